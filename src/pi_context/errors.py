@@ -1,0 +1,123 @@
+"""The one exception hierarchy of pi-context.
+
+::
+
+    PiContextError
+    ├── SessionError                 a session file or tree cannot be used as asked
+    │   ├── SessionFormatError       a line is not a valid entry (names file and line)
+    │   ├── SessionLockedError       another process holds the session's append lock
+    │   └── TreeError                a parent cycle, a duplicate or unknown id
+    ├── PromptError                  invalid system-prompt options (e.g. a bad section name)
+    ├── ResourceError                a context file, skill or extension cannot be loaded
+    │   └── SettingsError            a settings file is not valid JSON or has a bad value
+    ├── CompactionError              a compaction or branch summary could not be produced
+    │   └── CompactionCancelledError
+    ├── ProviderError                a model request failed (``kind`` classifies it)
+    └── ToolError                    a tool was called with bad arguments (its message goes to the model)
+
+Every error that is about a file carries ``path`` (and ``line`` where there is one), and
+its ``str()`` names them, so the CLI can print one line and exit non-zero.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+__all__ = [
+    "CompactionCancelledError",
+    "CompactionError",
+    "PiContextError",
+    "PromptError",
+    "ProviderError",
+    "ProviderErrorKind",
+    "ResourceError",
+    "SessionError",
+    "SessionFormatError",
+    "SessionLockedError",
+    "SettingsError",
+    "ToolError",
+    "TreeError",
+]
+
+
+class PiContextError(Exception):
+    """Base class of every error raised by pi-context."""
+
+
+class SessionError(PiContextError):
+    """A session file or tree cannot be used as asked."""
+
+    def __init__(self, message: str, *, path: str | Path | None = None, line: int | None = None):
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.reason = message
+        where = ""
+        if self.path is not None:
+            where = f"{self.path}:{line}: " if line is not None else f"{self.path}: "
+        super().__init__(f"{where}{message}")
+
+
+class SessionFormatError(SessionError):
+    """A line of a session file is not a valid entry."""
+
+
+class SessionLockedError(SessionError):
+    """Another process is appending to the same session file."""
+
+
+class TreeError(SessionError):
+    """The entry tree is inconsistent: a parent cycle, a duplicate id, an unknown id."""
+
+
+class PromptError(PiContextError):
+    """The system-prompt options are invalid."""
+
+
+class ResourceError(PiContextError):
+    """A resource (context file, skill, extension) cannot be loaded."""
+
+    def __init__(self, message: str, *, path: str | Path | None = None):
+        self.path = str(path) if path is not None else None
+        super().__init__(f"{self.path}: {message}" if self.path else message)
+
+
+class SettingsError(ResourceError):
+    """A settings file is broken."""
+
+
+class CompactionError(PiContextError):
+    """A compaction or branch summary could not be produced; nothing was appended."""
+
+
+class CompactionCancelledError(CompactionError):
+    """The compaction was cancelled."""
+
+
+ProviderErrorKind = Literal["context_overflow", "transient", "authentication", "aborted", "other"]
+
+
+class ProviderError(PiContextError):
+    """A model request failed.
+
+    ``kind`` is ``context_overflow`` (the prompt does not fit the window), ``transient``
+    (429, 5xx, a dropped connection: worth retrying), ``authentication``, ``aborted`` or
+    ``other``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: ProviderErrorKind = "other",
+        status: int | None = None,
+        retry_after: float | None = None,
+    ):
+        self.kind: ProviderErrorKind = kind
+        self.status = status
+        self.retry_after = retry_after
+        super().__init__(message)
+
+
+class ToolError(PiContextError):
+    """A tool call failed; the message is what the model sees."""

@@ -1,0 +1,142 @@
+"""The model interface every provider adapter implements, and every caller uses.
+
+A :class:`Model` streams one response for a :class:`ModelRequest`. The stream is a sequence
+of :data:`StreamEvent` values ending with exactly one :class:`StreamDone`, which carries the
+final assistant message (``stopReason`` ``error`` or ``aborted`` on failure, with the
+classified :class:`~pi_context.errors.ProviderError` beside it). Cancellation is asyncio
+cancellation of the consuming task.
+
+Compaction, branch summaries and the agent loop all talk to models only through this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeAlias, runtime_checkable
+
+from pi_context.errors import ProviderError
+from pi_context.messages import AssistantMessage, Message, ThinkingLevel, ToolDeclaration
+
+__all__ = [
+    "CacheMode",
+    "Model",
+    "ModelCost",
+    "ModelInfo",
+    "ModelRequest",
+    "RequestOptions",
+    "StreamDone",
+    "StreamEvent",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallDelta",
+    "ToolCallStart",
+    "complete",
+]
+
+CacheMode = Literal["default", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCost:
+    """Prices in dollars per million tokens."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """What a caller needs to know about a model to budget its context."""
+
+    provider: str
+    id: str
+    api: str
+    context_window: int
+    max_tokens: int
+    name: str | None = None
+    base_url: str | None = None
+    reasoning: bool = False
+    images: bool = False
+    cost: ModelCost = field(default_factory=ModelCost)
+    system_messages_mid_conversation: bool = False
+    """True when the provider accepts system messages after the first one; prompt patches
+    are then delivered in place instead of as one collapsed leading prompt."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestOptions:
+    max_tokens: int | None = None
+    temperature: float | None = None
+    thinking_level: ThinkingLevel = "off"
+    cache: CacheMode = "default"
+    """``none`` for one-off requests (summaries) that must never write the prompt cache."""
+    session_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One request: a fixed system prompt and/or system messages inside ``messages``."""
+
+    messages: Sequence[Message]
+    system_prompt: str | None = None
+    tools: Sequence[ToolDeclaration] = ()
+    options: RequestOptions = field(default_factory=RequestOptions)
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+    index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    text: str
+    index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    id: str
+    name: str
+    index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    id: str
+    arguments_json: str
+    index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StreamDone:
+    message: AssistantMessage
+    error: ProviderError | None = None
+
+
+StreamEvent: TypeAlias = TextDelta | ThinkingDelta | ToolCallStart | ToolCallDelta | StreamDone
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A streaming model. Implementations must end every stream with one ``StreamDone``."""
+
+    @property
+    def info(self) -> ModelInfo: ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
+
+
+async def complete(model: Model, request: ModelRequest) -> StreamDone:
+    """Run a request to the end and return its ``StreamDone``."""
+    done: StreamDone | None = None
+    async for event in model.stream(request):
+        if isinstance(event, StreamDone):
+            done = event
+    if done is None:
+        raise ProviderError(f"{model.info.provider}/{model.info.id}: stream ended without a result")
+    return done

@@ -1,0 +1,177 @@
+"""Session entries: one JSON line each, decoded lazily.
+
+An :class:`Entry` knows its ``type``, ``id``, ``parent_id`` and, for message entries, the
+message ``role`` without decoding the rest of its line; the full mapping is decoded on first
+use of :attr:`Entry.data` and cached. The raw line bytes are kept, so an entry read from a
+file is written back byte for byte, whatever fields it holds.
+
+Entries built in this process (see :func:`make_entry`) start from a mapping whose keys are in
+the order pi writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, Final, cast
+
+from pi_context import _json
+from pi_context.errors import SessionFormatError
+from pi_context.messages import AgentMessage
+
+__all__ = [
+    "ENTRY_TYPES",
+    "MODEL_VISIBLE_ROLES",
+    "Entry",
+    "iso_now",
+    "make_entry",
+]
+
+ENTRY_TYPES: Final = frozenset(
+    {
+        "message",
+        "thinking_level_change",
+        "model_change",
+        "compaction",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+        "context_edit",
+        "usage",
+    }
+)
+"""Entry types pi 1.6.0 writes. Others are kept and round-tripped, never interpreted."""
+
+MODEL_VISIBLE_ROLES: Final = frozenset({"user", "assistant", "toolResult"})
+
+# Keys that pi writes before ``id`` for these types (JS insertion order).
+_LEADING_KEYS: Final[dict[str, tuple[str, ...]]] = {
+    "custom": ("customType", "data"),
+    "custom_message": ("customType", "content", "display", "details"),
+}
+
+
+def iso_now() -> str:
+    """An entry timestamp: ISO-8601 UTC with milliseconds, as ``new Date().toISOString()``."""
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+class Entry:
+    """One session entry (any line after the header)."""
+
+    __slots__ = ("_data", "_raw", "id", "line", "parent_id", "role", "type")
+
+    def __init__(
+        self,
+        type: str,
+        id: str,
+        parent_id: str | None,
+        *,
+        role: str | None = None,
+        raw: bytes | None = None,
+        data: dict[str, Any] | None = None,
+        line: int | None = None,
+        path: str | None = None,
+    ) -> None:
+        if raw is None and data is None:
+            raise ValueError("an entry needs its raw line or its data")
+        self.type = type
+        self.id = id
+        self.parent_id = parent_id
+        self.role = role
+        self.line = line
+        self._raw = raw
+        self._data = data
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any], *, line: int | None = None) -> Entry:
+        """An entry from a decoded mapping (its ``type``/``id``/``parentId`` are read off it)."""
+        message = data.get("message")
+        role = message.get("role") if isinstance(message, dict) else None
+        parent = data.get("parentId")
+        return cls(
+            str(data.get("type")),
+            str(data.get("id")),
+            parent if isinstance(parent, str) else None,
+            role=role if isinstance(role, str) else None,
+            data=data,
+            line=line,
+        )
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The full JSON mapping of the entry (decoded on first use)."""
+        if self._data is None:
+            assert self._raw is not None
+            try:
+                value = _json.loads(self._raw)
+            except ValueError as exc:
+                raise SessionFormatError(f"entry {self.id} is not valid JSON: {exc}", line=self.line) from exc
+            if not isinstance(value, dict):
+                raise SessionFormatError(f"entry {self.id} is not a JSON object", line=self.line)
+            self._data = value
+        return self._data
+
+    @property
+    def raw(self) -> bytes:
+        """The entry's JSON line without the trailing newline."""
+        if self._raw is None:
+            assert self._data is not None
+            self._raw = _json.dumps(self._data)
+        return self._raw
+
+    @property
+    def is_decoded(self) -> bool:
+        return self._data is not None
+
+    @property
+    def timestamp(self) -> str | None:
+        value = self.data.get("timestamp")
+        return value if isinstance(value, str) else None
+
+    @property
+    def message(self) -> AgentMessage | None:
+        """The message of a ``message`` entry, else ``None``."""
+        if self.type != "message":
+            return None
+        value = self.data.get("message")
+        return cast(AgentMessage, value) if isinstance(value, dict) else None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    def __repr__(self) -> str:
+        role = f" {self.role}" if self.role else ""
+        return f"<Entry {self.type}{role} {self.id} parent={self.parent_id}>"
+
+
+def make_entry(
+    type: str,
+    id: str,
+    parent_id: str | None,
+    fields: Mapping[str, Any],
+    *,
+    timestamp: str | None = None,
+) -> Entry:
+    """Build a new entry with pi's key order; ``None`` values in ``fields`` are omitted.
+
+    Keys go ``type, id, parentId, timestamp`` then ``fields`` in the given order, except for
+    ``custom`` and ``custom_message`` entries, whose own fields come before ``id`` as pi writes
+    them. Use an explicit ``...`` (Ellipsis) value to write a JSON ``null``.
+    """
+    data: dict[str, Any] = {"type": type}
+    leading = _LEADING_KEYS.get(type, ())
+    for key in leading:
+        if key in fields and fields[key] is not None:
+            data[key] = None if fields[key] is ... else fields[key]
+    data["id"] = id
+    data["parentId"] = parent_id
+    data["timestamp"] = timestamp if timestamp is not None else iso_now()
+    for key, value in fields.items():
+        if key in leading or value is None:
+            continue
+        data[key] = None if value is ... else value
+    return Entry.from_data(data)
