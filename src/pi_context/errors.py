@@ -9,7 +9,8 @@
     │   └── TreeError                a parent cycle, a duplicate or unknown id
     ├── PromptError                  invalid system-prompt options (e.g. a bad section name)
     ├── ResourceError                a context file, skill or extension cannot be loaded
-    │   └── SettingsError            a settings file is not valid JSON or has a bad value
+    │   ├── SettingsError            a settings file is not valid JSON or has a bad value
+    │   └── ExtensionError           an extension failed to load or misused the extension API
     ├── CompactionError              a compaction or branch summary could not be produced
     │   └── CompactionCancelledError
     ├── ProviderError                a model request failed (``kind`` classifies it)
@@ -27,6 +28,7 @@ from typing import Literal
 __all__ = [
     "CompactionCancelledError",
     "CompactionError",
+    "ExtensionError",
     "PiContextError",
     "PromptError",
     "ProviderError",
@@ -84,6 +86,16 @@ class ResourceError(PiContextError):
 
 class SettingsError(ResourceError):
     """A settings file is broken."""
+
+
+class ExtensionError(ResourceError):
+    """An extension could not be loaded, or used the extension API wrongly (names it)."""
+
+    def __init__(
+        self, message: str, *, path: str | Path | None = None, extension: str | None = None
+    ):
+        self.extension = extension
+        super().__init__(f"extension {extension}: {message}" if extension else message, path=path)
 
 
 class CompactionError(PiContextError):

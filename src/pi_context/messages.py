@@ -122,7 +122,8 @@ class ToolDeclaration(TypedDict):
     name: str
     description: str
     parameters: dict[str, Any]
-    constrainedSampling: NotRequired[bool]
+    constrainedSampling: NotRequired[dict[str, Any]]
+    """pi declares ``{"type": "json_schema", "strict": "prefer"}`` for its built-in tools."""
 
 
 class ToolRemoval(TypedDict):

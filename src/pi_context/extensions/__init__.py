@@ -1,1 +1,40 @@
-"""extensions"""
+"""Extensions: Python modules with ``register(pi)`` that subscribe to agent events.
+
+Load them with :func:`load_extensions` (agent dir, trusted project dir, entry points, explicit
+paths) and dispatch with the returned :class:`ExtensionRunner`. Event payloads and result types
+live in :mod:`pi_context.extensions.events`.
+"""
+
+from pi_context.extensions.api import (
+    Extension,
+    ExtensionAPI,
+    ExtensionContext,
+    ExtensionHost,
+    Handler,
+    RegisteredCommand,
+)
+from pi_context.extensions.loader import (
+    ENTRY_POINT_GROUP,
+    discover_extension_paths,
+    load_extension_module,
+    load_extensions,
+)
+from pi_context.extensions.replay import current_system_message
+from pi_context.extensions.runner import BeforeAgentStartOutcome, ExtensionRunner, HandlerFailure
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "BeforeAgentStartOutcome",
+    "Extension",
+    "ExtensionAPI",
+    "ExtensionContext",
+    "ExtensionHost",
+    "ExtensionRunner",
+    "Handler",
+    "HandlerFailure",
+    "RegisteredCommand",
+    "current_system_message",
+    "discover_extension_paths",
+    "load_extension_module",
+    "load_extensions",
+]

@@ -1,1 +1,75 @@
-"""prompt"""
+"""System-prompt sections, their diff/replay through transcript system messages, and the
+request-time projections (forced prompt, collapsed prompt)."""
+
+from pi_context.prompt.assemble import (
+    normalize_guidelines,
+    normalize_snippet,
+    options_from_resources,
+)
+from pi_context.prompt.replay import (
+    SystemState,
+    apply_forced_prompt,
+    collapse_system_messages,
+    declare_tool_changes,
+    diff_sections,
+    get_current_system_message,
+    get_current_system_prompt,
+    get_current_tools,
+    get_system_message_text,
+    render_system_message_update,
+    replay_system_state,
+    system_message_for_update,
+    to_tool_declaration,
+    tool_state_changes,
+)
+from pi_context.prompt.sections import (
+    BUILTIN_SECTIONS,
+    DEFAULT_SELECTED_TOOLS,
+    SystemPromptOptions,
+    build_rules,
+    build_sections,
+    build_system_prompt,
+    build_system_prompt_state,
+    escape_xml,
+    format_skills_for_prompt,
+    render_project_context,
+    render_prompt,
+    skills_reader,
+    validate_section_name,
+)
+from pi_context.prompt.wording import DEFAULT_WORDING, PromptWording
+
+__all__ = [
+    "BUILTIN_SECTIONS",
+    "DEFAULT_SELECTED_TOOLS",
+    "DEFAULT_WORDING",
+    "PromptWording",
+    "SystemPromptOptions",
+    "SystemState",
+    "apply_forced_prompt",
+    "build_rules",
+    "build_sections",
+    "build_system_prompt",
+    "build_system_prompt_state",
+    "collapse_system_messages",
+    "declare_tool_changes",
+    "diff_sections",
+    "escape_xml",
+    "format_skills_for_prompt",
+    "get_current_system_message",
+    "get_current_system_prompt",
+    "get_current_tools",
+    "get_system_message_text",
+    "normalize_guidelines",
+    "normalize_snippet",
+    "options_from_resources",
+    "render_project_context",
+    "render_prompt",
+    "render_system_message_update",
+    "replay_system_state",
+    "skills_reader",
+    "system_message_for_update",
+    "to_tool_declaration",
+    "tool_state_changes",
+    "validate_section_name",
+]

@@ -59,10 +59,16 @@ def iso_now() -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return "" if value is None else str(value)
+
+
 class Entry:
     """One session entry (any line after the header)."""
 
-    __slots__ = ("_data", "_raw", "id", "line", "parent_id", "role", "type")
+    __slots__ = ("_data", "_path", "_raw", "id", "line", "parent_id", "role", "type")
 
     def __init__(
         self,
@@ -83,22 +89,36 @@ class Entry:
         self.parent_id = parent_id
         self.role = role
         self.line = line
+        self._path = path
         self._raw = raw
         self._data = data
 
     @classmethod
-    def from_data(cls, data: dict[str, Any], *, line: int | None = None) -> Entry:
-        """An entry from a decoded mapping (its ``type``/``id``/``parentId`` are read off it)."""
+    def from_data(
+        cls,
+        data: dict[str, Any],
+        *,
+        line: int | None = None,
+        raw: bytes | None = None,
+        path: str | None = None,
+    ) -> Entry:
+        """An entry from a decoded mapping (its ``type``/``id``/``parentId`` are read off it).
+
+        ``raw``, when given, is the line the mapping was decoded from (kept for a byte-exact
+        round trip).
+        """
         message = data.get("message")
         role = message.get("role") if isinstance(message, dict) else None
         parent = data.get("parentId")
         return cls(
-            str(data.get("type")),
-            str(data.get("id")),
+            _text(data.get("type")),
+            _text(data.get("id")),
             parent if isinstance(parent, str) else None,
             role=role if isinstance(role, str) else None,
+            raw=raw,
             data=data,
             line=line,
+            path=path,
         )
 
     @property
@@ -109,9 +129,13 @@ class Entry:
             try:
                 value = _json.loads(self._raw)
             except ValueError as exc:
-                raise SessionFormatError(f"entry {self.id} is not valid JSON: {exc}", line=self.line) from exc
+                raise SessionFormatError(
+                    f"entry {self.id} is not valid JSON: {exc}", path=self._path, line=self.line
+                ) from exc
             if not isinstance(value, dict):
-                raise SessionFormatError(f"entry {self.id} is not a JSON object", line=self.line)
+                raise SessionFormatError(
+                    f"entry {self.id} is not a JSON object", path=self._path, line=self.line
+                )
             self._data = value
         return self._data
 

@@ -1,0 +1,174 @@
+"""Prompt-cache accounting, beyond pi: per request, per session, and why a request missed.
+
+Each request is reduced to a *fingerprint*: the ordered list of its parts as a provider sees
+them (tool declarations, each system-prompt section, each message), each with a short digest.
+Prompt caches are prefix caches, so the first part that differs from the previous request's
+fingerprint is what invalidated the cached prefix. When a request reads less from the cache
+than the previous request had cached (``cacheRead < previous cacheRead + cacheWrite``), the
+tracker names that part (``section:skills``, ``tools``, ``message:12:user``), or reports
+``unchanged prefix`` when nothing changed (the provider's cache expired or was evicted).
+
+Providers that cannot take system messages mid-conversation receive one collapsed leading
+prompt; pass ``collapse=True`` so section changes are located in that head.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_context import _json
+from pi_context.messages import AgentMessage, Message, ToolDeclaration, Usage
+
+from .transform import current_system_message
+
+__all__ = [
+    "CacheRecord",
+    "CacheTracker",
+    "Fingerprint",
+    "fingerprint_request",
+    "first_divergence",
+]
+
+UNCHANGED_PREFIX = "unchanged prefix"
+
+
+def _digest(value: Any) -> str:
+    data = value.encode() if isinstance(value, str) else _json.dumps(value)
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """Ordered ``(label, digest)`` parts of one request."""
+
+    parts: tuple[tuple[str, str], ...]
+
+    def labels(self) -> list[str]:
+        return [label for label, _ in self.parts]
+
+
+def _system_parts(message: Mapping[str, Any], out: list[tuple[str, str]]) -> None:
+    content = message.get("content")
+    if content:
+        out.append(("system:content", _digest(content)))
+    for name, value in (message.get("sections") or {}).items():
+        out.append((f"section:{name}", _digest(value if value is not None else "\0deleted")))
+    if message.get("toolsAdded"):
+        out.append(("tools", _digest(message["toolsAdded"])))
+    if message.get("toolsRemoved"):
+        out.append(("tools", _digest(message["toolsRemoved"])))
+
+
+def fingerprint_request(
+    messages: Sequence[Message | AgentMessage],
+    tools: Sequence[ToolDeclaration] = (),
+    *,
+    collapse: bool = False,
+) -> Fingerprint:
+    """Fingerprint a request in wire order: tools, system prompt sections, messages."""
+    parts: list[tuple[str, str]] = []
+    if tools:
+        parts.append(("tools", _digest(list(tools))))
+    if collapse:
+        head = current_system_message(list(messages))
+        if head is not None:
+            _system_parts(head, parts)
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        if role == "system":
+            if not collapse:
+                _system_parts(message, parts)
+            continue
+        parts.append((f"message:{index}:{role}", _digest(message)))
+    return Fingerprint(tuple(parts))
+
+
+def first_divergence(previous: Fingerprint, current: Fingerprint) -> str | None:
+    """The label of the first part of ``previous`` that ``current`` does not repeat, if any."""
+    known = {label for label, _ in previous.parts}
+    for index, (label, digest) in enumerate(previous.parts):
+        if index >= len(current.parts):
+            return label
+        cur_label, cur_digest = current.parts[index]
+        if cur_label == label and cur_digest == digest:
+            continue
+        # A part that the previous request did not have was inserted: it is the cause.
+        return cur_label if cur_label not in known else label
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class CacheRecord:
+    """Cache numbers of one request and, for a miss, what caused it."""
+
+    index: int
+    input: int
+    cache_read: int
+    cache_write: int
+    miss: bool
+    miss_cause: str | None
+
+
+@dataclass
+class CacheTracker:
+    """Accumulates :class:`CacheRecord` values over a session's requests."""
+
+    records: list[CacheRecord] = field(default_factory=list)
+    _previous: Fingerprint | None = None
+    _previous_cached: int = 0
+
+    def record(
+        self,
+        messages: Sequence[Message | AgentMessage],
+        tools: Sequence[ToolDeclaration],
+        usage: Usage,
+        *,
+        collapse: bool = False,
+    ) -> CacheRecord:
+        """Account one finished request."""
+        fingerprint = fingerprint_request(messages, tools, collapse=collapse)
+        cache_read = int(usage.get("cacheRead", 0) or 0)
+        cache_write = int(usage.get("cacheWrite", 0) or 0)
+        miss = False
+        cause: str | None = None
+        if (
+            self._previous is not None
+            and self._previous_cached > 0
+            and cache_read < self._previous_cached
+        ):
+            miss = True
+            cause = first_divergence(self._previous, fingerprint) or UNCHANGED_PREFIX
+        record = CacheRecord(
+            index=len(self.records),
+            input=int(usage.get("input", 0) or 0),
+            cache_read=cache_read,
+            cache_write=cache_write,
+            miss=miss,
+            miss_cause=cause,
+        )
+        self.records.append(record)
+        self._previous = fingerprint
+        self._previous_cached = cache_read + cache_write
+        return record
+
+    def reset(self) -> None:
+        """Forget the previous request (after a model switch the cache starts cold)."""
+        self._previous = None
+        self._previous_cached = 0
+
+    @property
+    def hit_ratio(self) -> float:
+        """Tokens read from cache over all prompt tokens of the tracked requests (0 when none)."""
+        return hit_ratio(
+            sum(r.input for r in self.records),
+            sum(r.cache_read for r in self.records),
+            sum(r.cache_write for r in self.records),
+        )
+
+
+def hit_ratio(input_tokens: int, cache_read: int, cache_write: int) -> float:
+    total = input_tokens + cache_read + cache_write
+    return cache_read / total if total else 0.0

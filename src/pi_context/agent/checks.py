@@ -1,0 +1,175 @@
+"""When to compact automatically: pi's ``_checkCompaction`` as a pure decision (compaction.md §4).
+
+The agent session calls :func:`check_compaction` before a new prompt (with aborted responses
+considered) and after a run (aborted responses skipped); the between-turn threshold test is
+:func:`threshold_exceeded`. The decision says what to do; the session does it (omit a failed
+attempt, compact, retry once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from pi_context.compaction.accounting import (
+    calculate_context_tokens,
+    estimate_context_tokens,
+    estimate_projected_context_tokens,
+    should_compact,
+)
+from pi_context.compaction.settings import CompactionSettings
+from pi_context.messages import AssistantMessage
+from pi_context.providers.base import ModelInfo
+from pi_context.providers.classify import is_context_overflow
+from pi_context.session.entries import Entry
+from pi_context.session.projection import js_date_ms
+
+__all__ = [
+    "CompactionDecision",
+    "check_compaction",
+    "latest_compaction_ms",
+    "threshold_exceeded",
+]
+
+
+class _Projected(Protocol):
+    @property
+    def entry(self) -> Entry: ...
+
+    @property
+    def messages(self) -> Sequence[Any]: ...
+
+
+class _Projection(Protocol):
+    @property
+    def entries(self) -> Sequence[Any]: ...
+
+    @property
+    def messages(self) -> Sequence[Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionDecision:
+    """``none``; ``threshold``; ``overflow`` (``will_retry``: omit the attempt, compact, retry);
+    ``exhausted`` (a second overflow after one recovery: report ``error_message``, do nothing)."""
+
+    action: Literal["none", "threshold", "overflow", "exhausted"]
+    will_retry: bool = False
+    error_message: str | None = None
+
+
+NONE = CompactionDecision("none")
+
+
+def latest_compaction_ms(branch: Sequence[Entry]) -> float | None:
+    """The time (ms) of the last compaction on the branch, if any."""
+    for entry in reversed(branch):
+        if entry.type == "compaction":
+            value = js_date_ms(entry.get("timestamp"))
+            return float(value) if value is not None else None
+    return None
+
+
+def threshold_exceeded(
+    projection: _Projection, branch: Sequence[Entry], info: ModelInfo, settings: CompactionSettings
+) -> bool:
+    """The between-turn test: the projected estimate is over ``window - reserveTokens``."""
+    if info.context_window <= 0 or not settings.enabled:
+        return False
+    tokens = estimate_projected_context_tokens(projection, branch).tokens
+    return should_compact(tokens, info.context_window, settings)
+
+
+def check_compaction(
+    message: AssistantMessage,
+    entry_id: str | None,
+    *,
+    branch: Sequence[Entry],
+    projection: _Projection,
+    info: ModelInfo,
+    settings: CompactionSettings,
+    skip_aborted: bool = True,
+    recovery_attempted: bool = False,
+) -> CompactionDecision:
+    """Decide what the session does after ``message`` (pi's ``_checkCompaction``, in its order)."""
+    if not settings.enabled:
+        return NONE
+    stop = message.get("stopReason")
+    if skip_aborted and stop == "aborted":
+        return NONE
+    same_model = message.get("provider") == info.provider and message.get("model") == info.id
+    window = info.context_window
+    if window <= 0:
+        return NONE
+    compacted_at = latest_compaction_ms(branch)
+    timestamp = message.get("timestamp")
+    if (
+        compacted_at is not None
+        and isinstance(timestamp, int | float)
+        and timestamp <= compacted_at
+    ):
+        return NONE
+
+    projected = entry_id is None or any(
+        p.entry.id == entry_id and any(m.get("role") == "assistant" for m in p.messages)
+        for p in projection.entries
+    )
+    after: Sequence[Entry] = ()
+    if entry_id is not None:
+        ids = [e.id for e in branch]
+        if entry_id in ids:
+            after = branch[ids.index(entry_id) + 1 :]
+    edit_after = any(e.type == "context_edit" for e in after)
+    last_edit_on_msg: Entry | None = None
+    for e in after:
+        if e.type == "context_edit" and e.get("targetId") == entry_id:
+            last_edit_on_msg = e
+    retained = entry_id is None or (
+        not any(e.type == "compaction" for e in after)
+        and (last_edit_on_msg is None or last_edit_on_msg.get("replacement") is not None)
+    )
+    usage_matches = projected and not edit_after
+    explicit = stop == "error" and is_context_overflow(message)
+    overflow = same_model and (
+        (explicit and retained) or (usage_matches and is_context_overflow(message, window))
+    )
+    raw_usage: Any = message.get("usage")
+    usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
+    recoverable_length = (
+        same_model
+        and projected
+        and stop == "length"
+        and info.max_tokens > 0
+        and int(usage.get("output", 0) or 0) < info.max_tokens
+    )
+    if overflow or recoverable_length:
+        will_retry = stop != "stop"
+        if not will_retry:
+            return CompactionDecision("overflow", will_retry=False)
+        if recovery_attempted:
+            what = "Context overflow" if overflow else "Truncated-response"
+            return CompactionDecision(
+                "exhausted",
+                error_message=(
+                    f"{what} recovery failed after one compact-and-retry attempt; "
+                    "the request still does not fit the model's context window"
+                ),
+            )
+        return CompactionDecision("overflow", will_retry=True)
+
+    if any(p.entry.type == "context_edit" for p in projection.entries):
+        tokens = estimate_projected_context_tokens(projection, branch).tokens
+    elif stop == "error" or calculate_context_tokens(usage) == 0:
+        estimate = estimate_context_tokens(projection.messages)
+        if estimate.last_usage_index is not None and compacted_at is not None:
+            used = projection.messages[estimate.last_usage_index]
+            ts = used.get("timestamp")
+            if isinstance(ts, int | float) and ts <= compacted_at:
+                return NONE
+        tokens = estimate.tokens
+    else:
+        tokens = int(calculate_context_tokens(usage))
+    if should_compact(tokens, window, settings):
+        return CompactionDecision("threshold")
+    return NONE

@@ -1,0 +1,451 @@
+"""The agent loop: turns of model requests and tool batches (pi-agent-core's ``agentLoop``).
+
+One run starts with the messages of a prompt (system patch, user message, extension messages),
+then repeats a *turn*: build the request from a fresh session projection, pass it through the
+transform chain, stream the assistant message, execute its tool calls, and continue while there
+were tool calls or queued messages. Between turns the host may compact and patch the system
+prompt (:meth:`LoopHost.prepare_next_turn`).
+
+The loop owns no state beyond the run: everything it needs comes from a :class:`LoopHost`
+(``AgentSession`` in production, small fakes in tests). Every message is persisted through the
+host as soon as it is final, so an abort at any point leaves a valid session:
+
+- during streaming, the partial assistant message is stored with ``stopReason: "aborted"`` and
+  without its (incomplete) tool calls;
+- during tool execution, finished results are kept and every other call gets an error result
+  ``Operation aborted`` marked ``details: {"aborted": true}``.
+
+Cancellation is asyncio cancellation of the task running :meth:`AgentLoop.run`; the loop finishes
+its bookkeeping, emits ``turn_end``/``agent_end`` and returns a result with ``aborted=True``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pi_context import _json
+from pi_context.errors import ProviderError, ToolError
+from pi_context.messages import (
+    AgentMessage,
+    AssistantContent,
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolDeclaration,
+    ToolResultMessage,
+    assistant_message,
+    text_block,
+    tool_result_message,
+)
+from pi_context.providers.base import (
+    Model,
+    ModelRequest,
+    RequestOptions,
+    StreamDone,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
+)
+from pi_context.tools.base import ToolOutcome
+
+from .events import (
+    AgentEnd,
+    AgentEvent,
+    AgentStart,
+    AssistantStreamEvent,
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    TurnEnd,
+    TurnStart,
+)
+
+__all__ = [
+    "ABORTED_TOOL_TEXT",
+    "AgentLoop",
+    "LoopHost",
+    "RunResult",
+    "ToolOutcome",
+    "aborted_tool_result",
+]
+
+ABORTED_TOOL_TEXT = "Operation aborted"
+_SERIALIZED_TOOLS = frozenset({"write", "edit"})
+
+
+class LoopHost(Protocol):
+    """What the loop needs from its owner."""
+
+    @property
+    def model(self) -> Model: ...
+
+    def request_options(self) -> RequestOptions: ...
+
+    def persist(self, message: AgentMessage) -> str | None:
+        """Store a final message; return its entry id (``None`` without a session)."""
+
+    def context_messages(self) -> list[AgentMessage]:
+        """A fresh projection of the session: what the next request is built from."""
+
+    async def transform(self, messages: list[AgentMessage]) -> list[AgentMessage]:
+        """The transform-context chain (never changes the stored session)."""
+
+    def to_llm(self, messages: list[AgentMessage]) -> list[Message]: ...
+
+    def declared_tools(self) -> list[ToolDeclaration]: ...
+
+    async def execute_tool(self, call: ToolCall) -> ToolOutcome:
+        """Run one tool call. Raising makes an error result; unknown tools are the host's to report."""
+
+    async def prepare_next_turn(self) -> list[AgentMessage]:
+        """Between turns: compaction check and system patch; returns messages to add first."""
+
+    def take_queued(self) -> list[AgentMessage]: ...
+
+    def has_queued(self) -> bool: ...
+
+    def after_request(self, request: ModelRequest, message: AssistantMessage) -> None:
+        """Called once per model request with its final message (cache accounting)."""
+
+    async def after_turn(
+        self, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
+    ) -> None:
+        """The turn's messages are persisted (extension ``turn_end``)."""
+
+
+@dataclass
+class RunResult:
+    """What one run added and how it ended."""
+
+    messages: list[AgentMessage] = field(default_factory=list)
+    last_assistant: AssistantMessage | None = None
+    last_assistant_entry_id: str | None = None
+    last_error: ProviderError | None = None
+    aborted: bool = False
+    turns: int = 0
+
+
+def aborted_tool_result(call: ToolCall) -> ToolResultMessage:
+    """The result a tool call gets when the run is aborted before it finished."""
+    return tool_result_message(
+        call["id"],
+        call["name"],
+        [text_block(ABORTED_TOOL_TEXT)],
+        is_error=True,
+        details={"aborted": True},
+    )
+
+
+def _length_stop_result(call: ToolCall) -> ToolResultMessage:
+    text = (
+        f'Tool call "{call["name"]}" was not executed: the response hit the output token limit, '
+        "so its arguments may be incomplete. Retry with a shorter call."
+    )
+    return tool_result_message(
+        call["id"], call["name"], [text_block(text)], is_error=True, details={}
+    )
+
+
+class _Partial:
+    """Accumulates stream events into assistant content blocks, by content index."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.open_index: int | None = None
+
+    def content(self, *, complete_calls: bool) -> list[AssistantContent]:
+        out: list[AssistantContent] = []
+        for index in sorted(self.blocks):
+            block = self.blocks[index]
+            if block["type"] == "text":
+                out.append({"type": "text", "text": block["text"]})
+            elif block["type"] == "thinking":
+                out.append({"type": "thinking", "thinking": block["thinking"]})
+            elif complete_calls:
+                try:
+                    args = _json.loads(block["json"] or "{}")
+                except ValueError:
+                    continue
+                out.append(
+                    {
+                        "type": "toolCall",
+                        "id": block["id"],
+                        "name": block["name"],
+                        "arguments": args,
+                    }
+                )
+        return out
+
+
+class AgentLoop:
+    """Runs turns for one host; ``emit`` receives every event synchronously, in order."""
+
+    def __init__(self, host: LoopHost, emit: Callable[[AgentEvent], None]) -> None:
+        self.host = host
+        self.emit = emit
+
+    # -- messages -----------------------------------------------------------------------------
+
+    def _add(self, message: AgentMessage, result: RunResult) -> str | None:
+        self.emit(MessageStart(message))
+        entry_id = self.host.persist(message)
+        result.messages.append(message)
+        self.emit(MessageEnd(message, entry_id))
+        return entry_id
+
+    # -- the run ------------------------------------------------------------------------------
+
+    async def run(self, start: Sequence[AgentMessage]) -> RunResult:
+        """Run until the model stops asking for tools and nothing is queued (or an abort)."""
+        result = RunResult()
+        self.emit(AgentStart())
+        try:
+            await self._turns(list(start), result)
+        except asyncio.CancelledError:
+            result.aborted = True
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+        self.emit(AgentEnd(tuple(result.messages)))
+        return result
+
+    async def _turns(self, start: list[AgentMessage], result: RunResult) -> None:
+        batch = start
+        first = True
+        while True:
+            if not first:
+                batch = await self.host.prepare_next_turn()
+                batch.extend(self.host.take_queued())
+            self.emit(TurnStart())
+            first = False
+            for message in batch:
+                self._add(message, result)
+            result.turns += 1
+            assistant = await self._request(result)
+            if assistant["stopReason"] in ("error", "aborted"):
+                self.emit(TurnEnd(assistant, ()))
+                await self.host.after_turn(assistant, ())
+                if assistant["stopReason"] == "aborted":
+                    raise asyncio.CancelledError
+                return
+            calls: list[ToolCall] = [b for b in assistant["content"] if b["type"] == "toolCall"]
+            tool_results = await self._execute(assistant, calls, result)
+            self.emit(TurnEnd(assistant, tuple(tool_results)))
+            await self.host.after_turn(assistant, tool_results)
+            if not calls and not self.host.has_queued():
+                return
+
+    async def _request(self, result: RunResult) -> AssistantMessage:
+        host = self.host
+        messages = await host.transform(host.context_messages())
+        request = ModelRequest(
+            messages=host.to_llm(messages),
+            tools=tuple(host.declared_tools()),
+            options=host.request_options(),
+        )
+        info = host.model.info
+        partial = _Partial()
+        self.emit(
+            MessageStart(assistant_message([], api=info.api, provider=info.provider, model=info.id))
+        )
+        done: StreamDone | None = None
+        try:
+            async for event in host.model.stream(request):
+                if isinstance(event, StreamDone):
+                    done = event
+                    break
+                self._on_delta(partial, event)
+        except asyncio.CancelledError:
+            self._close_open(partial)
+            message = assistant_message(
+                partial.content(complete_calls=False),
+                api=info.api,
+                provider=info.provider,
+                model=info.id,
+                stop_reason="aborted",
+            )
+            self._finish_assistant(message, result)
+            return message
+        except ProviderError as exc:
+            done = StreamDone(
+                assistant_message(
+                    partial.content(complete_calls=False),
+                    api=info.api,
+                    provider=info.provider,
+                    model=info.id,
+                    stop_reason="error",
+                    error_message=str(exc),
+                ),
+                exc,
+            )
+        if done is None:
+            missing = ProviderError(f"{info.provider}/{info.id}: stream ended without a result")
+            done = StreamDone(
+                assistant_message(
+                    partial.content(complete_calls=False),
+                    api=info.api,
+                    provider=info.provider,
+                    model=info.id,
+                    stop_reason="error",
+                    error_message=str(missing),
+                ),
+                missing,
+            )
+        self._close_open(partial, done.message)
+        result.last_error = done.error
+        host.after_request(request, done.message)
+        self._finish_assistant(done.message, result)
+        return done.message
+
+    def _finish_assistant(self, message: AssistantMessage, result: RunResult) -> None:
+        entry_id = self.host.persist(message)
+        result.messages.append(message)
+        result.last_assistant = message
+        result.last_assistant_entry_id = entry_id
+        self.emit(MessageEnd(message, entry_id))
+
+    # -- streaming events ---------------------------------------------------------------------
+
+    def _update(self, event: AssistantStreamEvent) -> None:
+        self.emit(MessageUpdate(event))
+
+    def _close_open(self, partial: _Partial, final: AssistantMessage | None = None) -> None:
+        index = partial.open_index
+        if index is None:
+            return
+        partial.open_index = None
+        block = partial.blocks[index]
+        if block["type"] == "text":
+            self._update(AssistantStreamEvent("text_end", index, content=block["text"]))
+        elif block["type"] == "thinking":
+            self._update(AssistantStreamEvent("thinking_end", index, content=block["thinking"]))
+        else:
+            call: dict[str, Any] | None = None
+            if final is not None:
+                for b in final["content"]:
+                    if b["type"] == "toolCall" and b["id"] == block["id"]:
+                        call = dict(b)
+            self._update(AssistantStreamEvent("toolcall_end", index, tool_call=call))
+
+    def _on_delta(
+        self, partial: _Partial, event: TextDelta | ThinkingDelta | ToolCallStart | ToolCallDelta
+    ) -> None:
+        index = event.index
+        if partial.open_index is not None and partial.open_index != index:
+            self._close_open(partial)
+        if isinstance(event, TextDelta):
+            if index not in partial.blocks:
+                partial.blocks[index] = {"type": "text", "text": ""}
+                partial.open_index = index
+                self._update(AssistantStreamEvent("text_start", index))
+            partial.blocks[index]["text"] += event.text
+            self._update(AssistantStreamEvent("text_delta", index, delta=event.text))
+        elif isinstance(event, ThinkingDelta):
+            if index not in partial.blocks:
+                partial.blocks[index] = {"type": "thinking", "thinking": ""}
+                partial.open_index = index
+                self._update(AssistantStreamEvent("thinking_start", index))
+            partial.blocks[index]["thinking"] += event.text
+            self._update(AssistantStreamEvent("thinking_delta", index, delta=event.text))
+        elif isinstance(event, ToolCallStart):
+            partial.blocks[index] = {
+                "type": "toolCall",
+                "id": event.id,
+                "name": event.name,
+                "json": "",
+            }
+            partial.open_index = index
+            self._update(
+                AssistantStreamEvent(
+                    "toolcall_start", index, tool_call_id=event.id, tool_name=event.name
+                )
+            )
+        else:
+            block = partial.blocks.setdefault(
+                index, {"type": "toolCall", "id": event.id, "name": "", "json": ""}
+            )
+            partial.open_index = index
+            block["json"] += event.arguments_json
+            self._update(AssistantStreamEvent("toolcall_delta", index, delta=event.arguments_json))
+
+    # -- tools --------------------------------------------------------------------------------
+
+    async def _execute(
+        self, assistant: AssistantMessage, calls: list[ToolCall], result: RunResult
+    ) -> list[ToolResultMessage]:
+        if not calls:
+            return []
+        if assistant["stopReason"] == "length":
+            refused = [_length_stop_result(call) for call in calls]
+            for r in refused:
+                self._add(r, result)
+            return refused
+        done: dict[str, ToolResultMessage] = {}
+        locks: dict[str, asyncio.Lock] = {}
+
+        async def run_one(call: ToolCall) -> None:
+            lock: asyncio.Lock | None = None
+            path = call["arguments"].get("path") if isinstance(call["arguments"], dict) else None
+            if call["name"] in _SERIALIZED_TOOLS and isinstance(path, str):
+                lock = locks.setdefault(path, asyncio.Lock())
+            started = time.monotonic()
+            if lock is not None:
+                async with lock:
+                    outcome = await self._run_tool(call)
+            else:
+                outcome = await self._run_tool(call)
+            duration = int((time.monotonic() - started) * 1000)
+            message = tool_result_message(
+                call["id"],
+                call["name"],
+                list(outcome.content),
+                is_error=outcome.is_error,
+                details=outcome.details,
+            )
+            message["durationMs"] = duration
+            done[call["id"]] = message
+            self.emit(
+                ToolExecutionEnd(call["id"], call["name"], message, outcome.is_error, duration)
+            )
+
+        for call in calls:
+            self.emit(ToolExecutionStart(call["id"], call["name"], call["arguments"]))
+        aborted = False
+        try:
+            await asyncio.gather(*(run_one(call) for call in calls))
+        except asyncio.CancelledError:
+            aborted = True
+        results: list[ToolResultMessage] = []
+        for call in calls:
+            message = done.get(call["id"])
+            if message is None:
+                message = aborted_tool_result(call)
+                self.emit(ToolExecutionEnd(call["id"], call["name"], message, True))
+            self._add(message, result)
+            results.append(message)
+        if aborted:
+            self.emit(TurnEnd(assistant, tuple(results)))
+            raise asyncio.CancelledError
+        return results
+
+    async def _run_tool(self, call: ToolCall) -> ToolOutcome:
+        if "argumentsError" in call:
+            text = f'Invalid arguments for tool "{call["name"]}": {call["argumentsError"]}'
+            return ToolOutcome([text_block(text)], details={}, is_error=True)
+        try:
+            return await self.host.execute_tool(call)
+        except ToolError as exc:
+            return ToolOutcome([text_block(str(exc))], details={}, is_error=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - tool code (incl. extension tools) must not end the run
+            return ToolOutcome(
+                [text_block(str(exc) or type(exc).__name__)], details={}, is_error=True
+            )

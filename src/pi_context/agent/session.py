@@ -1,0 +1,888 @@
+"""``AgentSession``: the library facade over a session file, a model, tools and extensions.
+
+::
+
+    sess = await AgentSession.create(cwd="/my/project", model=model)
+    async for event in sess.prompt("Fix the failing test"):
+        ...
+    await sess.compact("keep the API decisions")
+    await sess.navigate(entry_id, summarize=True)
+
+A prompt runs as a background task whose events ``prompt()`` yields; ``abort()`` cancels it at
+any point and leaves a valid session (see :mod:`pi_context.agent.loop`). A prompt sent while a
+run is busy is queued and delivered before the run's next request (or as a follow-up turn).
+
+Around the loop the session does what pi's ``AgentSession`` does: the pre-prompt compaction
+check, ``before_agent_start``, the system-prompt patch at run start and between turns, the
+between-turn threshold compaction, and after the run the overflow recovery (omit the failed
+attempt with ``context_edit``, compact, retry once), agent-level retries of transient errors
+and the post-run threshold check. Compaction and navigation live in :mod:`.operations`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from pi_context.compaction.accounting import estimate_projected_context_tokens
+from pi_context.compaction.settings import (
+    CompactionSettings,
+    RetrySettings,
+    resolve_compaction_settings,
+    resolve_retry_settings,
+)
+from pi_context.errors import PiContextError, ProviderError
+from pi_context.extensions import ExtensionContext, ExtensionRunner
+from pi_context.extensions.events import (
+    BeforeAgentStartEvent,
+    CustomMessageDraft,
+    TurnEndEvent,
+)
+from pi_context.messages import (
+    AgentMessage,
+    AssistantMessage,
+    ImageContent,
+    Message,
+    ToolCall,
+    ToolDeclaration,
+    ToolResultMessage,
+    now_ms,
+    text_block,
+    text_of,
+    user_message,
+)
+from pi_context.prompt import (
+    SystemPromptOptions,
+    build_sections,
+    build_system_prompt,
+    system_message_for_update,
+)
+from pi_context.providers.base import Model, ModelRequest, RequestOptions
+from pi_context.resources.loader import LoadedResources, ResourceLoader
+from pi_context.resources.settings import deep_merge_settings
+from pi_context.resources.skills import expand_skill_command
+from pi_context.session import Session, convert_to_llm
+from pi_context.tools import Tool, ToolOutcome, default_tools, run_tool, tool_declarations
+
+from .cache import CacheTracker, hit_ratio
+from .checks import check_compaction, threshold_exceeded
+from .events import (
+    AgentEvent,
+    AgentSettled,
+    AutoRetryEnd,
+    AutoRetryStart,
+    CacheUpdate,
+    CompactionEnd,
+    EntryAppended,
+    ExtensionError,
+    QueueUpdate,
+)
+from .loop import AgentLoop, RunResult
+from .operations import CompactionOps
+from .transform import TransformChain
+
+__all__ = ["AgentSession", "SessionStats"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStats:
+    """Totals over every entry of the session file (pi's ``/session`` numbers) plus the context.
+
+    ``tokens`` and ``cost`` sum assistant, summary and usage entries; ``hit_ratio`` is cache
+    reads over all prompt tokens of assistant responses; ``context_tokens`` is ``None`` right
+    after a compaction until the next response reports usage.
+    """
+
+    tokens: int
+    cost: float
+    cache_read: int
+    cache_write: int
+    hit_ratio: float
+    context_tokens: int | None
+    context_window: int | None
+    input: int = 0
+    output: int = 0
+    requests: int = 0
+
+
+def _usage_numbers(usage: Any) -> tuple[int, int, int, int, int, float]:
+    if not isinstance(usage, Mapping):
+        return 0, 0, 0, 0, 0, 0.0
+
+    def num(key: str) -> int:
+        value = usage.get(key)
+        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+    inp, out, cr, cw = num("input"), num("output"), num("cacheRead"), num("cacheWrite")
+    total = num("totalTokens") or inp + out + cr + cw
+    cost = usage.get("cost")
+    dollars = cost.get("total", 0) if isinstance(cost, Mapping) else 0
+    return inp, out, cr, cw, total, float(dollars or 0)
+
+
+def _snippet(text: str) -> str:
+    return " ".join(text.split())
+
+
+class AgentSession(CompactionOps):
+    """One agent over one session. Create with :meth:`create` or :meth:`open`."""
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        cwd: str,
+        model: Model | None,
+        loader: ResourceLoader,
+        resources: LoadedResources,
+        tools: Sequence[Tool],
+        extensions: ExtensionRunner | None,
+        settings_override: Mapping[str, Any] | None = None,
+        sleep: Callable[[float], Any] | None = None,
+    ) -> None:
+        self.session = session
+        self.cwd = cwd
+        self._model = model
+        self._loader = loader
+        self._resources = resources
+        self._settings_override = dict(settings_override or {})
+        self._extensions = extensions
+        self._tools: dict[str, Tool] = {}
+        self._builtin_tools = list(tools)
+        self._active: list[str] = []
+        self._set_tools()
+        self._listeners: list[Callable[[AgentEvent], None]] = []
+        self._stream: asyncio.Queue[AgentEvent | None] | None = None
+        self._run_task: asyncio.Task[None] | None = None
+        self._queue: list[AgentMessage] = []
+        self._run_options: SystemPromptOptions | None = None
+        self._run_forced: str | None = None
+        self._recovery_attempted = False
+        self._turn_index = 0
+        self._sleep = sleep or asyncio.sleep
+        self.cache = CacheTracker()
+        self._chain = TransformChain(
+            hidden_tools=lambda: self._options().hidden_tools,
+            forced_prompt=lambda: self._run_forced,
+        )
+        if extensions is not None:
+            self._chain.context_phase = extensions.emit_context
+            extensions.on_error(lambda f: self._emit(ExtensionError(f.event, f.error, f.extension)))
+        self._loop = AgentLoop(self, self._emit)
+        super().__init__()
+
+    # -- construction ---------------------------------------------------------------------------
+
+    @classmethod
+    async def create(
+        cls,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        model: Model | None = None,
+        session_file: str | os.PathLike[str] | None = None,
+        agent_dir: str | os.PathLike[str] | None = None,
+        settings: Mapping[str, Any] | None = None,
+        tools: Sequence[Tool] | None = None,
+        extensions: ExtensionRunner | None = None,
+        trusted: bool | None = None,
+        no_context_files: bool = False,
+        system_prompt: str | None = None,
+        append_system_prompt: Sequence[str] | None = None,
+        load_extensions: bool = False,
+        ids: Callable[[], str] | None = None,
+        clock: Callable[[], int] | None = None,
+        sleep: Callable[[float], Any] | None = None,
+    ) -> AgentSession:
+        """A new session in ``cwd`` (in memory when ``session_file`` is ``None``).
+
+        ``settings`` is merged over the loaded settings files; ``tools`` replaces the four
+        built-ins; ``extensions`` is a ready runner, or ``load_extensions=True`` discovers them
+        (agent dir, trusted project, entry points).
+        """
+        work = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
+        if session_file is None:
+            session = Session.in_memory(work, ids=ids, clock=clock)
+        else:
+            session = Session.create(session_file, cwd=work, ids=ids, clock=clock)
+        return cls._assemble(
+            session,
+            work,
+            model,
+            agent_dir,
+            settings,
+            tools,
+            extensions,
+            trusted,
+            no_context_files,
+            system_prompt,
+            append_system_prompt,
+            load_extensions,
+            sleep,
+        )
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        model: Model | None = None,
+        agent_dir: str | os.PathLike[str] | None = None,
+        settings: Mapping[str, Any] | None = None,
+        tools: Sequence[Tool] | None = None,
+        extensions: ExtensionRunner | None = None,
+        trusted: bool | None = None,
+        no_context_files: bool = False,
+        system_prompt: str | None = None,
+        append_system_prompt: Sequence[str] | None = None,
+        load_extensions: bool = False,
+        ids: Callable[[], str] | None = None,
+        clock: Callable[[], int] | None = None,
+        sleep: Callable[[float], Any] | None = None,
+    ) -> AgentSession:
+        """Resume a session file; it runs in its header's ``cwd`` unless ``cwd`` is given."""
+        session = Session.open(path, ids=ids, clock=clock)
+        work = os.fspath(cwd) if cwd is not None else (session.cwd or os.getcwd())
+        return cls._assemble(
+            session,
+            os.path.abspath(work),
+            model,
+            agent_dir,
+            settings,
+            tools,
+            extensions,
+            trusted,
+            no_context_files,
+            system_prompt,
+            append_system_prompt,
+            load_extensions,
+            sleep,
+        )
+
+    @classmethod
+    def _assemble(
+        cls,
+        session: Session,
+        cwd: str,
+        model: Model | None,
+        agent_dir: str | os.PathLike[str] | None,
+        settings: Mapping[str, Any] | None,
+        tools: Sequence[Tool] | None,
+        extensions: ExtensionRunner | None,
+        trusted: bool | None,
+        no_context_files: bool,
+        system_prompt: str | None,
+        append_system_prompt: Sequence[str] | None,
+        load_extensions: bool,
+        sleep: Callable[[float], Any] | None,
+    ) -> AgentSession:
+        loader = ResourceLoader(
+            cwd,
+            agent_dir=agent_dir,
+            trusted=trusted,
+            no_context_files=no_context_files,
+            system_prompt=system_prompt,
+            append_system_prompt=append_system_prompt,
+        )
+        resources = loader.load()
+        if extensions is None and load_extensions:
+            from pi_context.extensions import load_extensions as _load
+
+            extensions = _load(cwd=cwd, agent_dir=loader.agent_dir, trusted=resources.trusted)
+        built = list(tools) if tools is not None else default_tools(cwd)
+        sess = cls(
+            session,
+            cwd=cwd,
+            model=model,
+            loader=loader,
+            resources=resources,
+            tools=built,
+            extensions=extensions,
+            settings_override=settings,
+            sleep=sleep,
+        )
+        if extensions is not None:
+            extensions.bind_host(
+                sess,
+                lambda: ExtensionContext(
+                    Path(cwd), session=sess, get_system_prompt=lambda: sess.system_prompt
+                ),
+            )
+        return sess
+
+    # -- events -----------------------------------------------------------------------------------
+
+    def subscribe(self, callback: Callable[[AgentEvent], None]) -> Callable[[], None]:
+        """Receive every event (also those outside ``prompt()``, e.g. of ``compact()``).
+
+        Returns a function that unsubscribes.
+        """
+        self._listeners.append(callback)
+        return lambda: self._listeners.remove(callback) if callback in self._listeners else None
+
+    def _emit(self, event: AgentEvent) -> None:
+        if self._stream is not None:
+            self._stream.put_nowait(event)
+        for listener in list(self._listeners):
+            listener(event)
+
+    # -- state ------------------------------------------------------------------------------------
+
+    @property
+    def model(self) -> Model:
+        if self._model is None:
+            raise PiContextError("No model configured: pass model= or configure an API key")
+        return self._model
+
+    @property
+    def model_or_none(self) -> Model | None:
+        return self._model
+
+    @property
+    def busy(self) -> bool:
+        return self._run_task is not None and not self._run_task.done()
+
+    @property
+    def resources(self) -> LoadedResources:
+        return self._resources
+
+    @property
+    def extensions(self) -> ExtensionRunner | None:
+        return self._extensions
+
+    @property
+    def settings_data(self) -> dict[str, Any]:
+        return deep_merge_settings(self._resources.settings.data, self._settings_override)
+
+    def compaction_settings(self) -> CompactionSettings:
+        info = self._model.info if self._model is not None else None
+        key = f"{info.provider}/{info.id}" if info is not None else None
+        return resolve_compaction_settings(self.settings_data, key)
+
+    def retry_settings(self) -> RetrySettings:
+        return resolve_retry_settings(self.settings_data)
+
+    def set_model(self, model: Model) -> None:
+        """Switch models (recorded as a ``model_change`` entry); the prompt cache starts cold."""
+        self._model = model
+        self.session.append_model_change(model.info.provider, model.info.id)
+        self.cache.reset()
+
+    # -- tools (also the extension host API) ----------------------------------------------------
+
+    def _set_tools(self) -> None:
+        all_tools = list(self._builtin_tools)
+        if self._extensions is not None:
+            all_tools.extend(self._extensions.tools())
+        self._tools = {t.name: t for t in all_tools}
+        if not self._active:
+            self._active = list(self._tools)
+        else:
+            self._active = [n for n in self._active if n in self._tools]
+
+    def get_active_tools(self) -> list[str]:
+        return list(self._active)
+
+    def set_active_tools(self, names: Sequence[str]) -> None:
+        """Change the loadout; the prompt and declarations are patched at the next turn."""
+        kept = [n for n in self._active if n in names]
+        self._active = kept + [n for n in names if n in self._tools and n not in kept]
+
+    def send_message(self, message: CustomMessageDraft, *, trigger_turn: bool = False) -> None:
+        """Queue an extension message for the next turn (``trigger_turn`` is not supported
+        while idle: the message waits for the next prompt)."""
+        self._queue.append(_custom_message(message))
+
+    def append_entry(self, custom_type: str, data: Any = None) -> None:
+        self.session.append_custom(custom_type, data)
+
+    # -- system prompt ----------------------------------------------------------------------------
+
+    def base_options(self) -> SystemPromptOptions:
+        """The prompt options from resources and the active tools (pi's base options)."""
+        res = self._resources
+        snippets: dict[str, str] = {}
+        guidelines: dict[str, list[str]] = {}
+        for tool in self._tools.values():
+            if tool.prompt_snippet:
+                text = _snippet(tool.prompt_snippet)
+                if text:
+                    snippets[tool.name] = text
+            if tool.prompt_guidelines:
+                seen: list[str] = []
+                for g in tool.prompt_guidelines:
+                    g = g.strip()
+                    if g and g not in seen:
+                        seen.append(g)
+                guidelines[tool.name] = seen
+        return SystemPromptOptions(
+            cwd=self.cwd,
+            custom_prompt=res.system_prompt,
+            selected_tools=tuple(self._active),
+            tool_snippets=snippets,
+            tool_guidelines=guidelines,
+            append_system_prompt=res.append_text,
+            context_files=tuple(res.context_files),
+            skills=tuple(res.skills),
+        )
+
+    def _options(self) -> SystemPromptOptions:
+        return self._run_options if self._run_options is not None else self.base_options()
+
+    @property
+    def system_prompt(self) -> str:
+        """The prompt text as the model would get it now (forced text when a run forces one)."""
+        if self._run_forced is not None:
+            return self._run_forced
+        return build_system_prompt(self._options())
+
+    def _active_tool_objects(self) -> list[Tool]:
+        return [self._tools[n] for n in self._active if n in self._tools]
+
+    def _system_patch(self, options: SystemPromptOptions) -> AgentMessage | None:
+        patch = system_message_for_update(
+            self.session.projection().messages,
+            build_sections(options),
+            tool_declarations(self._active_tool_objects()),
+        )
+        return cast("AgentMessage | None", patch)
+
+    def expand_skill_command(self, text: str) -> str:
+        """``/skill:name args`` → the skill's block plus the args; other text unchanged."""
+        return expand_skill_command(text, self._resources.skills)
+
+    async def reload(self) -> None:
+        """Re-read settings, context files, skills and SYSTEM/APPEND files; the changed
+        sections are patched at the next run (nothing is sent or stored now)."""
+        if self.busy:
+            raise PiContextError("Wait for the current response to finish before reloading.")
+        self._resources = self._loader.load()
+        self._set_tools()
+
+    # -- LoopHost ---------------------------------------------------------------------------------
+
+    def request_options(self) -> RequestOptions:
+        level = self.session.projection().thinking_level
+        return RequestOptions(
+            session_id=self.session.id,
+            thinking_level=cast(Any, level) if self.model.info.reasoning else "off",
+        )
+
+    def persist(self, message: AgentMessage) -> str | None:
+        if message.get("role") == "assistant" and message.get("stopReason") not in (
+            "error",
+            "length",
+        ):
+            self._recovery_attempted = False
+        if message.get("role") == "custom":
+            custom = cast(dict[str, Any], message)
+            return self.session.append_custom_message(
+                custom["customType"],
+                custom["content"],
+                custom.get("display", True),
+                custom.get("details"),
+            ).id
+        return self.session.append_message(message).id
+
+    def context_messages(self) -> list[AgentMessage]:
+        return list(self.session.projection().messages)
+
+    async def transform(self, messages: list[AgentMessage]) -> list[AgentMessage]:
+        return await self._chain(messages)
+
+    def to_llm(self, messages: list[AgentMessage]) -> list[Message]:
+        return convert_to_llm(messages)
+
+    def declared_tools(self) -> list[ToolDeclaration]:
+        hidden = set(self._options().hidden_tools)
+        return tool_declarations(t for t in self._active_tool_objects() if t.name not in hidden)
+
+    async def execute_tool(self, call: ToolCall) -> ToolOutcome:
+        tool = self._tools.get(call["name"])
+        if tool is None or call["name"] not in self._active:
+            return ToolOutcome([text_block(f"Tool {call['name']} not found")], {}, True)
+        return await run_tool(tool, call["id"], call["arguments"], cwd=Path(self.cwd))
+
+    async def prepare_next_turn(self) -> list[AgentMessage]:
+        model = self.model
+        settings = self.compaction_settings()
+        projection = self.session.projection()
+        if threshold_exceeded(projection, self.session.branch_entries(), model.info, settings):
+            await self._auto_compact("threshold", will_retry=False)
+        options = self._options().evolve(selected_tools=tuple(self._active))
+        if self._run_options is not None:
+            self._run_options = options
+        patch = self._system_patch(options)
+        return [patch] if patch is not None else []
+
+    def take_queued(self) -> list[AgentMessage]:
+        queued, self._queue = self._queue, []
+        if queued:
+            self._emit(QueueUpdate())
+        return queued
+
+    def has_queued(self) -> bool:
+        return bool(self._queue)
+
+    def after_request(self, request: ModelRequest, message: AssistantMessage) -> None:
+        info = self.model.info
+        record = self.cache.record(
+            request.messages,
+            request.tools,
+            message["usage"],
+            collapse=not info.system_messages_mid_conversation,
+        )
+        self._emit(
+            CacheUpdate(
+                record.index,
+                record.input,
+                record.cache_read,
+                record.cache_write,
+                self.cache.hit_ratio,
+                record.miss_cause,
+            )
+        )
+
+    async def after_turn(
+        self, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
+    ) -> None:
+        index = self._turn_index
+        self._turn_index += 1
+        runner = self._extensions
+        if runner is None or not runner.has_handlers(TurnEndEvent.type):
+            return
+        outcome = "completed"
+        if message["stopReason"] == "aborted":
+            outcome = "aborted"
+        elif message["stopReason"] == "error":
+            outcome = "error"
+        await runner.emit_boundary(
+            TurnEndEvent(index, message, list(tool_results), outcome=cast(Any, outcome))
+        )
+
+    # -- prompting --------------------------------------------------------------------------------
+
+    async def prompt(
+        self, text: str, *, images: Sequence[ImageContent] = ()
+    ) -> AsyncIterator[AgentEvent]:
+        """Send a prompt and iterate the events of the run it starts.
+
+        While a run is busy the message is queued instead (delivered before that run's next
+        request); this call then yields one ``queue_update`` and returns.
+        """
+        if self.busy:
+            self._queue.append(user_message(self.expand_skill_command(text), images=images))
+            update = QueueUpdate(steering=[_text(m) for m in self._queue])
+            self._emit(update)
+            yield update
+            return
+        self._ensure_idle_for("prompt")
+        stream: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+        self._stream = stream
+        task = asyncio.create_task(self._run_prompt(text, images))
+        self._run_task = task
+        task.add_done_callback(lambda _t: stream.put_nowait(None))
+        try:
+            while True:
+                item = await stream.get()
+                if item is None:
+                    break
+                yield item
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.wait([task])
+            if self._stream is stream:
+                self._stream = None
+        task.result()
+
+    async def run(self, text: str, *, images: Sequence[ImageContent] = ()) -> list[AgentEvent]:
+        """Run a prompt to the end and return its events (a convenience over :meth:`prompt`)."""
+        return [event async for event in self.prompt(text, images=images)]
+
+    def abort(self) -> None:
+        """Stop the running prompt (and its compaction or retry wait) as soon as possible."""
+        if self._run_task is not None and not self._run_task.done():
+            self._run_task.cancel()
+        self._abort_operation()
+
+    async def _run_prompt(self, text: str, images: Sequence[ImageContent]) -> None:
+        aborted = False
+        self._turn_index = 0
+        try:
+            self._recovery_attempted = False
+            expanded = self.expand_skill_command(text)
+            self.model  # noqa: B018 - fail early without a model
+            await self._pre_prompt_check()
+            options, forced, extra = await self._before_agent_start(expanded, images)
+            self._run_options = options
+            self._run_forced = forced
+            start: list[AgentMessage] = []
+            patch = self._system_patch(options)
+            if patch is not None:
+                start.append(patch)
+            start.append(user_message(expanded, images=images))
+            start.extend(extra)
+            result = await self._loop.run(start)
+            aborted = result.aborted
+            if not aborted:
+                aborted = await self._after_run(result)
+        except asyncio.CancelledError:
+            aborted = True
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+        finally:
+            self._run_options = None
+            self._run_forced = None
+            self._emit(AgentSettled(aborted=aborted))
+
+    async def _before_agent_start(
+        self, text: str, images: Sequence[ImageContent]
+    ) -> tuple[SystemPromptOptions, str | None, list[AgentMessage]]:
+        options = self.base_options()
+        runner = self._extensions
+        if runner is None or not runner.has_handlers(BeforeAgentStartEvent.type):
+            return options, None, []
+        mutable = options.to_json()
+        before_tools = list(mutable["selectedTools"])
+        event = BeforeAgentStartEvent(
+            message_type="user",
+            system_prompt_options=mutable,
+            prompt=text,
+            images=list(images),
+            system_prompt=build_system_prompt(options),
+        )
+        outcome = await runner.emit_before_agent_start(event)
+        if list(mutable.get("selectedTools") or []) == before_tools:
+            mutable["selectedTools"] = list(self._active)
+        else:
+            self.set_active_tools(list(mutable.get("selectedTools") or []))
+            mutable["selectedTools"] = list(self._active)
+        forced = mutable.get("forceSystemPrompt")
+        if outcome.system_prompt is not None:
+            forced = outcome.system_prompt
+        new_options = SystemPromptOptions.from_json(mutable).evolve(
+            context_files=options.context_files,
+            skills=options.skills,
+            force_system_prompt=None,
+        )
+        extra = [_custom_message(draft) for draft in outcome.messages]
+        return new_options, forced if isinstance(forced, str) else None, extra
+
+    # -- checks around the run --------------------------------------------------------------------
+
+    def _last_assistant(self) -> tuple[AssistantMessage, str] | None:
+        for entry in reversed(self.session.branch_entries()):
+            if entry.type == "message" and entry.role == "assistant" and entry.message is not None:
+                return cast(AssistantMessage, entry.message), entry.id
+        return None
+
+    async def _pre_prompt_check(self) -> None:
+        last = self._last_assistant()
+        if last is None:
+            return
+        decision = check_compaction(
+            last[0],
+            last[1],
+            branch=self.session.branch_entries(),
+            projection=self.session.projection(),
+            info=self.model.info,
+            settings=self.compaction_settings(),
+            skip_aborted=False,
+        )
+        if decision.action == "threshold":
+            await self._auto_compact("threshold", will_retry=False)
+        elif decision.action == "overflow":
+            if decision.will_retry:
+                self._omit_attempt(last[0], last[1])
+            await self._auto_compact("overflow", will_retry=False)
+
+    async def _after_run(self, result: RunResult) -> bool:
+        """Post-run handling; returns whether the run was aborted meanwhile."""
+        retries = 0
+        while True:
+            message = result.last_assistant
+            entry_id = result.last_assistant_entry_id
+            if message is None:
+                return False
+            if self._should_retry(message, result.last_error, retries):
+                retries += 1
+                result = await self._auto_retry(message, entry_id, result, retries)
+                if result.aborted:
+                    return True
+                continue
+            if retries:
+                self._emit(
+                    AutoRetryEnd(
+                        message["stopReason"] != "error", retries, message.get("errorMessage")
+                    )
+                )
+                retries = 0
+            decision = check_compaction(
+                message,
+                entry_id,
+                branch=self.session.branch_entries(),
+                projection=self.session.projection(),
+                info=self.model.info,
+                settings=self.compaction_settings(),
+                skip_aborted=True,
+                recovery_attempted=self._recovery_attempted,
+            )
+            if decision.action == "exhausted":
+                self._emit(CompactionEnd("overflow", None, False, False, decision.error_message))
+                await self._compact_failed_event("overflow", decision.error_message, False, False)
+                return False
+            if decision.action == "none":
+                return False
+            if decision.action == "overflow" and decision.will_retry:
+                self._recovery_attempted = True
+                self._omit_attempt(message, entry_id)
+                go_on = await self._auto_compact("overflow", will_retry=True)
+            else:
+                go_on = await self._auto_compact(
+                    "overflow" if decision.action == "overflow" else "threshold",
+                    will_retry=False,
+                )
+            if not go_on:
+                return False
+            result = await self._loop.run(self.take_queued())
+            if result.aborted:
+                return True
+
+    def _should_retry(
+        self, message: AssistantMessage, error: ProviderError | None, attempts: int
+    ) -> bool:
+        if message["stopReason"] != "error":
+            return False
+        retry = self.retry_settings()
+        if not retry.enabled or attempts >= retry.max_retries:
+            return False
+        if error is not None:
+            return error.kind == "transient"
+        from pi_context.compaction.summarize import is_retryable
+        from pi_context.providers.classify import is_context_overflow
+
+        return not is_context_overflow(message) and is_retryable(message)
+
+    async def _auto_retry(
+        self, message: AssistantMessage, entry_id: str | None, result: RunResult, attempt: int
+    ) -> RunResult:
+        retry = self.retry_settings()
+        delay = min(retry.base_delay_ms * 2 ** (attempt - 1), retry.max_delay_ms)
+        if result.last_error is not None and result.last_error.retry_after is not None:
+            delay = min(int(result.last_error.retry_after * 1000), retry.max_delay_ms)
+        self._emit(
+            AutoRetryStart(attempt, retry.max_retries, delay, message.get("errorMessage") or "")
+        )
+        self._omit_attempt(message, entry_id)
+        await self._sleep(delay / 1000)
+        return await self._loop.run(self.take_queued())
+
+    def _omit_attempt(self, message: AssistantMessage, entry_id: str | None) -> None:
+        """Hide a failed attempt and its tool results from the model with ``context_edit``s."""
+        if entry_id is None:
+            return
+        call_ids = {b["id"] for b in message["content"] if b["type"] == "toolCall"}
+        targets = [entry_id]
+        seen = False
+        for projected in self.session.projection().entries:
+            entry = projected.entry
+            if entry.id == entry_id:
+                seen = True
+                continue
+            if not seen or entry.type != "message":
+                continue
+            if entry.role == "assistant":
+                break
+            msg = entry.message
+            if entry.role == "toolResult" and msg is not None and msg.get("toolCallId") in call_ids:
+                targets.append(entry.id)
+        for target in targets:
+            appended = self.session.append_context_edit(target, None)
+            self._emit(EntryAppended(appended.data))
+
+    # -- stats ------------------------------------------------------------------------------------
+
+    def stats(self) -> SessionStats:
+        """Token, cost and cache totals of the whole file, and the current context size."""
+        inp = out = cr = cw = total = requests = 0
+        cost = 0.0
+        a_inp = a_cr = a_cw = 0
+        for entry in self.session.entries:
+            usage: Any = None
+            if entry.type == "message" and entry.role in ("assistant", "toolResult"):
+                msg = entry.message
+                usage = msg.get("usage") if msg is not None else None
+                if entry.role == "assistant" and usage is not None:
+                    requests += 1
+                    i, _, r, w, _, _ = _usage_numbers(usage)
+                    a_inp, a_cr, a_cw = a_inp + i, a_cr + r, a_cw + w
+            elif entry.type in ("compaction", "branch_summary", "usage"):
+                usage = entry.get("usage")
+            i, o, r, w, t, c = _usage_numbers(usage)
+            inp, out, cr, cw, total, cost = inp + i, out + o, cr + r, cw + w, total + t, cost + c
+        window = self._model.info.context_window if self._model is not None else None
+        return SessionStats(
+            tokens=total,
+            cost=cost,
+            cache_read=cr,
+            cache_write=cw,
+            hit_ratio=hit_ratio(a_inp, a_cr, a_cw),
+            context_tokens=self._context_tokens(),
+            context_window=window if window and window > 0 else None,
+            input=inp,
+            output=out,
+            requests=requests,
+        )
+
+    def _context_tokens(self) -> int | None:
+        branch = self.session.branch_entries()
+        projection = self.session.projection()
+        last_compaction = max(
+            (i for i, e in enumerate(branch) if e.type == "compaction"), default=None
+        )
+        if last_compaction is not None:
+            after = {e.id for e in branch[last_compaction + 1 :]}
+            fresh = any(
+                p.entry.id in after
+                and any(
+                    m.get("role") == "assistant" and m.get("stopReason") not in ("error", "aborted")
+                    for m in p.messages
+                )
+                for p in projection.entries
+            )
+            if not fresh:
+                return None
+        return estimate_projected_context_tokens(projection, branch).tokens
+
+    def _ensure_idle_for(self, what: str) -> None:
+        if self.compacting:
+            raise PiContextError(
+                f"Wait for the current compaction or tree navigation to finish before {what}."
+            )
+
+    def close(self) -> None:
+        self.session.close()
+
+
+def _text(message: AgentMessage) -> str:
+    content: Any = message.get("content")
+    return text_of(content) if isinstance(content, str | list) else ""
+
+
+def _custom_message(draft: CustomMessageDraft) -> AgentMessage:
+    msg: dict[str, Any] = {
+        "role": "custom",
+        "customType": draft.custom_type,
+        "content": draft.content,
+        "display": draft.display,
+    }
+    if draft.details is not None:
+        msg["details"] = draft.details
+    msg["timestamp"] = now_ms()
+    return cast(AgentMessage, msg)

@@ -1,0 +1,67 @@
+"""The seam between the terminal front end and the agent.
+
+:class:`AgentHost` is everything interactive mode and the slash commands use: the running
+agent session plus what only the application knows (where sessions live, which models and
+skills exist). ``pi_context.cli.app`` implements it on top of ``AgentSession``; tests may
+implement it with fakes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from pi_context.agent.events import AgentEvent
+from pi_context.providers.base import Model
+from pi_context.session.store import Session
+
+__all__ = ["AgentHost"]
+
+
+class AgentHost(Protocol):
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def model(self) -> Model: ...
+
+    def prompt(self, text: str) -> AsyncIterator[AgentEvent]:
+        """Run one user prompt; yields every event of the run."""
+        ...
+
+    def abort(self) -> None: ...
+
+    async def compact(self, instructions: str | None) -> Any: ...
+
+    async def navigate(self, entry_id: str, *, summarize: bool, instructions: str | None) -> Any:
+        """Move the leaf (``/tree``); the result may carry ``editor_text`` / ``summary_entry_id``."""
+        ...
+
+    async def reload(self) -> Any: ...
+
+    def subscribe(self, callback: Callable[[AgentEvent], None]) -> Callable[[], None]:
+        """Receive events emitted outside :meth:`prompt` (compaction, navigation)."""
+        ...
+
+    def expand_skill_command(self, text: str) -> str: ...
+
+    def skill_names(self) -> list[str]: ...
+
+    def context_messages(self) -> Sequence[Mapping[str, Any]]:
+        """The messages of the current projection (for the context estimate)."""
+        ...
+
+    def available_models(self) -> list[str]: ...
+
+    def switch_model(self, ref: str) -> None: ...
+
+    def session_dir(self) -> Path | None: ...
+
+    async def new_session(self) -> AgentHost: ...
+
+    async def open_session(self, path: Path) -> AgentHost: ...
+
+    async def fork_session(self, leaf_id: str | None) -> AgentHost:
+        """A new session file holding the path up to ``leaf_id``."""
+        ...

@@ -1,0 +1,211 @@
+"""The application around one :class:`~pi_context.agent.session.AgentSession`.
+
+:class:`AppConfig` holds what the command line decided once (agent dir, session dir, prompt
+options, how to resolve model names); :class:`AppAgent` wraps the running agent session and
+implements :class:`pi_context.cli.agent_api.AgentHost` for interactive mode: new, resumed and
+forked sessions are created with the same configuration, in pi's session directory.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pi_context import storage
+from pi_context.agent.events import AgentEvent
+from pi_context.agent.session import AgentSession
+from pi_context.cli.scripted import load_scripted_model, scripted_spec
+from pi_context.errors import PiContextError, ProviderError
+from pi_context.providers.base import Model
+from pi_context.session.store import Session
+
+__all__ = ["AppAgent", "AppConfig", "resolve_cli_model"]
+
+
+def _providers_models() -> Any:
+    """``pi_context.providers.models`` when it is installed (it resolves real providers)."""
+    try:
+        return importlib.import_module("pi_context.providers.models")
+    except ModuleNotFoundError:
+        return None
+
+
+def resolve_cli_model(spec: str | None, env: Mapping[str, str] | None = None) -> Model | None:
+    """The model for ``--model SPEC``.
+
+    ``scripted:<file>`` (or ``$PICTX_SCRIPTED_MODEL`` without ``--model``) plays a replies
+    file (a testing aid, see :mod:`pi_context.cli.scripted`); anything else goes to the
+    provider registry. ``None`` when no model is configured at all.
+    """
+    scripted = scripted_spec(spec, env)
+    if scripted is not None:
+        return load_scripted_model(scripted)
+    models = _providers_models()
+    if spec is not None:
+        if models is None or not hasattr(models, "resolve_model"):
+            raise ProviderError(f"Unknown model '{spec}': no provider registry is available")
+        return models.resolve_model(spec)  # type: ignore[no-any-return]
+    if models is not None and hasattr(models, "default_model"):
+        return models.default_model()  # type: ignore[no-any-return]
+    return None
+
+
+def _model_names() -> list[str]:
+    models = _providers_models()
+    lister = getattr(models, "list_models", None) if models is not None else None
+    if not callable(lister):
+        return []
+    names = []
+    for item in lister():
+        info = getattr(item, "info", item)
+        provider, ident = getattr(info, "provider", None), getattr(info, "id", None)
+        names.append(f"{provider}/{ident}" if provider and ident else str(item))
+    return names
+
+
+@dataclass
+class AppConfig:
+    """Decisions of the command line that every session of this process shares."""
+
+    cwd: str
+    agent_dir: Path
+    session_dir: Path | None
+    """Where new sessions go; ``None`` = in memory (``--no-session``)."""
+    no_context_files: bool = False
+    system_prompt: str | None = None
+    append_system_prompt: Sequence[str] = ()
+    model_resolver: Callable[[str | None], Model | None] = field(default=resolve_cli_model)
+
+    def _kwargs(self) -> dict[str, Any]:
+        return {
+            "agent_dir": self.agent_dir,
+            "no_context_files": self.no_context_files,
+            "system_prompt": self.system_prompt,
+            "append_system_prompt": list(self.append_system_prompt) or None,
+            "load_extensions": True,
+        }
+
+    async def create(self, model: Model | None, *, cwd: str | None = None) -> AgentSession:
+        """A new session in the session dir, named as pi names it (written with the first message)."""
+        work = cwd or self.cwd
+        if self.session_dir is None:
+            return await AgentSession.create(cwd=work, model=model, **self._kwargs())
+        self.session_dir.mkdir(parents=True, exist_ok=True)
+        path, sid, stamp = storage.new_session_path(self.session_dir)
+        agent = await AgentSession.create(
+            cwd=work, model=model, session_file=path, **self._kwargs()
+        )
+        # the file name and the header must agree (pi lists sessions by both)
+        agent.session.header["id"] = sid
+        agent.session.header["timestamp"] = stamp
+        return agent
+
+    async def open(self, path: Path, model: Model | None) -> AgentSession:
+        """Resume ``path`` (runs in its header cwd); a missing file becomes a new session there."""
+        if not path.exists():
+            return await AgentSession.create(
+                cwd=self.cwd, model=model, session_file=path, **self._kwargs()
+            )
+        header = storage.read_header(path)
+        work = header.get("cwd") if header else None
+        if isinstance(work, str) and not os.path.isdir(work):
+            raise PiContextError(f"The session's working directory does not exist: {work}")
+        return await AgentSession.open(path, model=model, **self._kwargs())
+
+
+class AppAgent:
+    """An :class:`AgentSession` plus the application: implements ``AgentHost``."""
+
+    def __init__(self, agent: AgentSession, config: AppConfig) -> None:
+        self.agent = agent
+        self.config = config
+
+    @property
+    def session(self) -> Session:
+        return self.agent.session
+
+    @property
+    def model(self) -> Model:
+        return self.agent.model
+
+    def prompt(self, text: str) -> AsyncIterator[AgentEvent]:
+        return self.agent.prompt(text)
+
+    def abort(self) -> None:
+        self.agent.abort()
+
+    async def compact(self, instructions: str | None) -> Any:
+        return await self.agent.compact(instructions)
+
+    async def navigate(self, entry_id: str, *, summarize: bool, instructions: str | None) -> Any:
+        return await self.agent.navigate(entry_id, summarize=summarize, instructions=instructions)
+
+    async def reload(self) -> Any:
+        return await self.agent.reload()
+
+    def subscribe(self, callback: Callable[[AgentEvent], None]) -> Callable[[], None]:
+        return self.agent.subscribe(callback)
+
+    def expand_skill_command(self, text: str) -> str:
+        return self.agent.expand_skill_command(text)
+
+    def skill_names(self) -> list[str]:
+        return [skill.name for skill in self.agent.resources.skills]
+
+    def context_messages(self) -> Sequence[Mapping[str, Any]]:
+        return self.agent.session.projection().messages
+
+    def context_tokens(self) -> int | None:
+        return self.agent.stats().context_tokens
+
+    def available_models(self) -> list[str]:
+        return _model_names()
+
+    def switch_model(self, ref: str) -> None:
+        model = self.config.model_resolver(ref)
+        if model is None:
+            raise ProviderError(f"Unknown model '{ref}'")
+        self.agent.set_model(model)
+
+    def session_dir(self) -> Path | None:
+        if self.agent.session.file_path is not None:
+            return self.agent.session.file_path.parent
+        return self.config.session_dir
+
+    def _model(self) -> Model | None:
+        return self.agent.model_or_none
+
+    async def new_session(self) -> AppAgent:
+        return AppAgent(await self.config.create(self._model(), cwd=self.agent.cwd), self.config)
+
+    async def open_session(self, path: Path) -> AppAgent:
+        return AppAgent(await self.config.open(path, self._model()), self.config)
+
+    async def fork_session(self, leaf_id: str | None) -> AppAgent:
+        directory = self.session_dir()
+        if directory is None:
+            forked = self.agent.session.fork(None, leaf_id)
+            agent = await AgentSession.create(
+                cwd=self.agent.cwd, model=self._model(), **self.config._kwargs()
+            )
+            agent.session = forked
+            return AppAgent(agent, self.config)
+        directory.mkdir(parents=True, exist_ok=True)
+        path, _, _ = storage.new_session_path(directory)
+        self.agent.session.fork(path, leaf_id).close()
+        if not path.exists():
+            # nothing to write yet (fork before the first message): start fresh there
+            return AppAgent(
+                await AgentSession.create(
+                    cwd=self.agent.cwd,
+                    model=self._model(),
+                    session_file=path,
+                    **self.config._kwargs(),
+                ),
+                self.config,
+            )
+        return AppAgent(await self.config.open(path, self._model()), self.config)

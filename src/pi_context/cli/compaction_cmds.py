@@ -1,0 +1,258 @@
+"""``pictx compact FILE`` and ``pictx session compaction FILE ID``.
+
+``compact`` appends a compaction to a session file (or, with ``--dry-run``, only reports what
+it would summarize and keep). Without ``--model`` the offline summarizer writes the summary, so
+the command works with no provider configured. ``session compaction`` shows what an existing
+compaction replaced: the summarized entries next to the summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pi_context import _json
+from pi_context.compaction.engine import Compactor
+from pi_context.compaction.prepare import CompactionPreparation, require_preparation
+from pi_context.compaction.settings import (
+    CompactionSettings,
+    RetrySettings,
+    resolve_compaction_settings,
+    resolve_retry_settings,
+)
+from pi_context.errors import CompactionError, SessionError
+from pi_context.messages import text_of
+from pi_context.providers.base import Model
+from pi_context.session import Entry, Session
+from pi_context.session.projection import entry_messages
+from pi_context.tokens import estimate_tokens
+
+__all__ = ["compact_command", "compaction_report", "register", "show_compaction_command"]
+
+_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.buffer.write(_json.dumps(value) + b"\n")
+    sys.stdout.flush()
+
+
+def _unique(ids: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
+
+
+def _settings_data() -> dict[str, Any]:
+    from pi_context.resources.settings import load_settings
+
+    return load_settings().data
+
+
+def _resolve_model(spec: str) -> Model:
+    from pi_context.cli.scripted import load_scripted_model, scripted_spec
+
+    path = scripted_spec(spec)
+    if path is not None:
+        return load_scripted_model(path)
+    providers = importlib.import_module("pi_context.providers")
+    resolve = getattr(providers, "resolve_model", None)
+    if resolve is None:
+        raise CompactionError(f"no provider is available for model {spec!r}")
+    model: Model = resolve(spec)
+    return model
+
+
+def _tokens_after_kept(prep: CompactionPreparation, session: Session) -> int:
+    """Estimated context without the (not yet written) summary: the kept messages."""
+    projection = session.projection()
+    start = prep.cut.first_kept_index if prep.cut is not None else len(projection.entries)
+    total = 0
+    for item in projection.entries[start:]:
+        if item.entry.type == "compaction":
+            continue
+        total += sum(estimate_tokens(m) for m in item.messages if m.get("role") != "system")
+    return total
+
+
+def compaction_report(prep: CompactionPreparation, tokens_after: int) -> dict[str, Any]:
+    """The JSON report of ``pictx compact`` (same keys for dry runs and real runs)."""
+    read, modified = prep.file_ops.lists()
+    return {
+        "firstKeptEntryId": prep.first_kept_entry_id,
+        "tokensBefore": prep.tokens_before,
+        "tokensAfter": tokens_after,
+        "isSplitTurn": prep.is_split_turn,
+        "messagesToSummarize": _unique(prep.summarize_entry_ids),
+        "turnPrefixMessages": _unique(prep.turn_prefix_entry_ids),
+        "readFiles": read,
+        "modifiedFiles": modified,
+        "serializedHistory": prep.serialized_history(),
+        "serializedTurnPrefix": prep.serialized_turn_prefix(),
+    }
+
+
+@click.command("compact")
+@click.argument("file", type=_FILE)
+@click.option("--instructions", "instructions", default=None, help="Extra focus for the summary.")
+@click.option(
+    "--keep-recent-tokens",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Tokens of recent context to keep verbatim (default: settings, 20000).",
+)
+@click.option("--offline", is_flag=True, help="Use the offline summarizer (no model).")
+@click.option(
+    "--model",
+    "model_spec",
+    default=None,
+    help="Summarize with this model (e.g. scripted:replies.json).",
+)
+@click.option("--dry-run", is_flag=True, help="Only report what would be summarized and kept.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def compact_command(
+    file: Path,
+    instructions: str | None,
+    keep_recent_tokens: int | None,
+    offline: bool,
+    model_spec: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Compact the current branch of a session FILE (appends a compaction entry)."""
+    if offline and model_spec:
+        raise click.UsageError("--offline and --model exclude each other")
+    data = _settings_data()
+    model = None if offline or model_spec is None else _resolve_model(model_spec)
+    key = f"{model.info.provider}/{model.info.id}" if model is not None else None
+    settings: CompactionSettings = resolve_compaction_settings(data, key)
+    retry: RetrySettings = resolve_retry_settings(data)
+    if keep_recent_tokens is not None:
+        settings = settings.with_keep_recent(keep_recent_tokens)
+    if model is None:
+        settings = replace(settings, summarizer="offline")
+    with Session.open(file) as session:
+        for problem in session.problems:
+            click.echo(f"pictx: warning: {problem}", err=True)
+        prep = require_preparation(
+            session.branch_entries(), settings, projection=session.projection()
+        )
+        if dry_run:
+            report = compaction_report(prep, _tokens_after_kept(prep, session))
+        else:
+            compactor = Compactor(session, model, settings, retry=retry)
+            result = asyncio.run(compactor.compact(instructions))
+            assert result is not None  # manual compaction raises on failure
+            report = compaction_report(prep, result.estimated_tokens_after)
+            report["entryId"] = result.entry.id
+            report["offline"] = result.offline
+    if as_json:
+        _print_json(report)
+        return
+    verb = "would keep" if dry_run else "kept"
+    click.echo(
+        f"{'dry run: ' if dry_run else ''}summarized {len(report['messagesToSummarize'])} entries"
+        f"{' (split turn)' if report['isSplitTurn'] else ''}; {verb} from "
+        f"{report['firstKeptEntryId']}; tokens {report['tokensBefore']} -> {report['tokensAfter']}"
+    )
+    if not dry_run:
+        click.echo(f"appended compaction {report['entryId']}")
+
+
+def _entry_line(entry: Entry) -> str:
+    messages = entry_messages(entry)
+    if not messages:
+        return f"{entry.id}  {entry.type}"
+    message: dict[str, Any] = dict(messages[-1])
+    role = message.get("role")
+    if role == "compactionSummary" or role == "branchSummary":
+        text = str(message.get("summary", ""))
+    elif role == "bashExecution":
+        text = "$ " + str(message.get("command", ""))
+    else:
+        text = text_of(message.get("content"), " ")
+        if not text and role == "assistant":
+            calls = [
+                b.get("name") for b in message.get("content", []) if b.get("type") == "toolCall"
+            ]
+            text = "tool calls: " + ", ".join(str(c) for c in calls)
+    flat = " ".join(text.split())
+    if len(flat) > 90:
+        flat = flat[:89] + "…"
+    return f"{entry.id}  {role:<17} {flat}"
+
+
+def _replaced_entries(session: Session, compaction: Entry) -> tuple[list[Entry], list[Entry]]:
+    """(summarized entries, kept entries) of a compaction on its own path."""
+    path = session.branch_entries(compaction.id)[:-1]
+    first_kept = compaction.get("firstKeptEntryId")
+    start = 0
+    for index in range(len(path) - 1, -1, -1):
+        if path[index].type == "compaction":
+            previous = path[index]
+            prev_kept = previous.get("firstKeptEntryId")
+            start = next((i for i, e in enumerate(path) if e.id == prev_kept), index + 1)
+            if prev_kept == previous.id:
+                start = index + 1
+            break
+    cut = next((i for i, e in enumerate(path) if e.id == first_kept), len(path))
+    summarized = [e for e in path[start:cut] if e.type != "compaction"]
+    return summarized, path[cut:]
+
+
+@click.command("compaction")
+@click.argument("file", type=_FILE)
+@click.argument("entry_id")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def show_compaction_command(file: Path, entry_id: str, as_json: bool) -> None:
+    """Show what compaction ENTRY_ID of FILE replaced: the summarized entries and the summary."""
+    with Session.open(file) as session:
+        entry = session.get(entry_id)
+        if entry is None:
+            raise SessionError(f"no entry with id {entry_id!r}", path=file)
+        if entry.type != "compaction":
+            raise SessionError(f"entry {entry_id} is a {entry.type}, not a compaction", path=file)
+        summarized, kept = _replaced_entries(session, entry)
+        data = entry.data
+        if as_json:
+            _print_json(
+                {
+                    "id": entry.id,
+                    "summary": data.get("summary"),
+                    "firstKeptEntryId": data.get("firstKeptEntryId"),
+                    "tokensBefore": data.get("tokensBefore"),
+                    "fromHook": data.get("fromHook"),
+                    "details": data.get("details"),
+                    "summarizedEntries": [
+                        {"id": e.id, "type": e.type, "role": e.role} for e in summarized
+                    ],
+                    "summarizedTokens": sum(
+                        estimate_tokens(m) for e in summarized for m in entry_messages(e)
+                    ),
+                    "keptEntries": [e.id for e in kept],
+                }
+            )
+            return
+        tokens = sum(estimate_tokens(m) for e in summarized for m in entry_messages(e))
+        click.echo(
+            f"compaction {entry.id}: {len(summarized)} entries (~{tokens} tokens) summarized, "
+            f"kept from {data.get('firstKeptEntryId')}, tokensBefore {data.get('tokensBefore')}"
+        )
+        click.echo("\n== summarized entries ==")
+        for item in summarized:
+            click.echo(_entry_line(item))
+        click.echo("\n== summary ==")
+        click.echo(str(data.get("summary", "")))
+
+
+def register(group: click.Group) -> None:
+    """Add ``compact`` to ``pictx`` and ``compaction`` to ``pictx session``."""
+    group.add_command(compact_command)
+    session_group = group.commands.get("session")
+    if isinstance(session_group, click.Group):
+        session_group.add_command(show_compaction_command)

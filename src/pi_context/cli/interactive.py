@@ -1,0 +1,286 @@
+"""Interactive mode: ``pictx`` with no prompt in a terminal.
+
+* Input: prompt_toolkit with persistent history (``<agentDir>/pictx-history``), completion of
+  slash commands and ``/skill:<name>``, multi-line input (Alt+Enter or Esc Enter inserts a
+  newline, as does Enter after a trailing backslash; pasted text keeps its newlines).
+* Output: the answer streams as Markdown; thinking is dimmed; tool calls and their collapsed
+  results are shown as they run (see :mod:`pi_context.cli.render`).
+* Status: model, context tokens of the window (with percent), cache hit ratio and cost, in the
+  bottom toolbar while typing and printed after every run.
+* Esc or Ctrl-C during a run aborts it (a second press cancels outright); Ctrl-C at the prompt
+  clears the line, Ctrl-D or ``/quit`` leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.input import Input, create_input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
+from prompt_toolkit.output import Output
+from rich.console import Console
+from rich.text import Text
+
+from pi_context.agent.events import AgentEvent
+from pi_context.cli.agent_api import AgentHost
+from pi_context.cli.render import EventRenderer
+from pi_context.cli.slash import COMMANDS, command_names, run_slash
+from pi_context.cli.stats import collect_stats, status_line
+from pi_context.errors import PiContextError
+
+__all__ = ["InteractiveShell", "SlashCompleter", "run_interactive"]
+
+T = TypeVar("T")
+
+
+class SlashCompleter(Completer):
+    """Completes ``/commands`` and ``/skill:<name>`` at the start of the input."""
+
+    def __init__(self, skills: Callable[[], Iterable[str]]) -> None:
+        self._skills = skills
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        if not text.startswith("/") or " " in text or "\n" in text:
+            return
+        candidates = [*command_names(), *(f"/skill:{name}" for name in self._skills())]
+        for candidate in candidates:
+            if candidate.startswith(text):
+                name = candidate[1:]
+                meta = COMMANDS[name].help if name in COMMANDS else "skill"
+                yield Completion(candidate, start_position=-len(text), display_meta=meta)
+
+
+def _key_bindings() -> KeyBindings:
+    bindings = KeyBindings()
+
+    @bindings.add(Keys.Escape, Keys.Enter)
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add(Keys.Enter)
+    def _enter(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.text.endswith("\\") and buffer.cursor_position == len(buffer.text):
+            buffer.delete_before_cursor(1)
+            buffer.insert_text("\n")
+            return
+        buffer.validate_and_handle()
+
+    return bindings
+
+
+class InteractiveShell:
+    """The read-run-render loop; implements :class:`pi_context.cli.slash.Shell`."""
+
+    def __init__(
+        self,
+        agent: AgentHost,
+        *,
+        console: Console | None = None,
+        history: History | None = None,
+        pt_input: Input | None = None,
+        pt_output: Output | None = None,
+    ) -> None:
+        self.agent = agent
+        self.console = console or Console(highlight=False)
+        self.cwd = Path(agent.session.cwd or Path.cwd())
+        self._quit = False
+        self._editor = ""
+        self._input = pt_input
+        self._prompt: PromptSession[str] = PromptSession(
+            history=history or InMemoryHistory(),
+            completer=SlashCompleter(lambda: self.agent.skill_names()),
+            complete_while_typing=True,
+            key_bindings=_key_bindings(),
+            multiline=True,
+            bottom_toolbar=lambda: self.status(),
+            input=pt_input,
+            output=pt_output,
+        )
+        self._unsubscribe: Callable[[], None] | None = None
+        self._renderer: EventRenderer | None = None
+        self._busy = False
+        self._listen()
+
+    # -- Shell protocol ----------------------------------------------------------------------
+
+    async def ask(self, question: str, default: str = "") -> str:
+        session: PromptSession[str] = PromptSession(input=self._input, output=self._prompt.output)
+        try:
+            return await session.prompt_async(question, default=default)
+        except (KeyboardInterrupt, EOFError):
+            return ""
+
+    async def send(self, text: str) -> None:
+        renderer = self._new_renderer()
+
+        async def consume() -> None:
+            async for event in self.agent.prompt(text):
+                renderer.handle(event)
+
+        try:
+            await self._abortable(consume(), self.agent.abort, cancel_on_first=False)
+        finally:
+            renderer.close()
+            self._renderer = None
+        self.print_status()
+
+    async def busy(self, label: str, work: Callable[[], Awaitable[T]]) -> T | None:
+        renderer = self._new_renderer()
+        renderer.spinner(label)
+        self._busy = True
+        try:
+            return await self._abortable(work(), self.agent.abort, cancel_on_first=True)
+        finally:
+            self._busy = False
+            renderer.close()
+            self._renderer = None
+            self.print_status()
+
+    def switch(self, agent: AgentHost) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self.agent = agent
+        self.cwd = Path(agent.session.cwd or self.cwd)
+        self._listen()
+
+    def set_editor(self, text: str) -> None:
+        self._editor = text
+
+    def request_quit(self) -> None:
+        self._quit = True
+
+    # -- status --------------------------------------------------------------------------------
+
+    def status(self) -> str:
+        info = self.agent.model.info
+        stats = collect_stats(self.agent.session.entries, self.agent.context_messages())
+        return status_line(stats, f"{info.provider}/{info.id}", info.context_window)
+
+    def print_status(self) -> None:
+        self.console.print(Text(self.status(), style="dim"))
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    def _estimate(self) -> int | None:
+        return collect_stats((), self.agent.context_messages()).context_tokens
+
+    def _new_renderer(self) -> EventRenderer:
+        self._renderer = EventRenderer(self.console, estimate_after=self._estimate)
+        return self._renderer
+
+    def _listen(self) -> None:
+        def on_event(event: AgentEvent) -> None:
+            # events outside a prompt (compaction, branch summaries) render while busy();
+            # during send() the prompt's own event stream is rendered instead
+            if self._renderer is not None and self._busy:
+                self._renderer.handle(event)
+
+        self._unsubscribe = self.agent.subscribe(on_event)
+
+    async def _abortable(
+        self, work: Awaitable[T], abort: Callable[[], None], *, cancel_on_first: bool
+    ) -> T | None:
+        """Await ``work``; Esc or Ctrl-C aborts it (cancels on the second press)."""
+        task: asyncio.Future[T] = asyncio.ensure_future(work)
+        presses = 0
+
+        def on_keys() -> None:
+            nonlocal presses
+            for press in keys.read_keys():
+                if press.key in (Keys.Escape, Keys.ControlC):
+                    presses += 1
+                    if presses == 1:
+                        self.console.print(Text("Aborting…", style="yellow"))
+                        abort()
+                    if cancel_on_first or presses > 1:
+                        task.cancel()
+
+        keys = self._input or create_input()
+        watching = keys.raw_mode() if self._is_tty(keys) else contextlib.nullcontext()
+        try:
+            with watching, keys.attach(on_keys):
+                return await task
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                raise
+            self.console.print(Text("Cancelled.", style="yellow"))
+            return None
+        except PiContextError as exc:
+            self.console.print(Text(f"Error: {exc}", style="red"))
+            return None
+
+    @staticmethod
+    def _is_tty(keys: Input) -> bool:
+        try:
+            return os.isatty(keys.fileno())
+        except (NotImplementedError, OSError, ValueError):
+            return False
+
+    # -- main loop -----------------------------------------------------------------------------
+
+    def _banner(self) -> None:
+        session = self.agent.session
+        where = session.file_path or "in-memory session"
+        self.console.print(Text(f"pictx — {where}", style="bold"))
+        self.console.print(
+            Text(
+                "Type /help for commands. Enter sends, Alt+Enter adds a line, Esc aborts.",
+                style="dim",
+            )
+        )
+        self.print_status()
+
+    async def run(self) -> int:
+        """Read and run until ``/quit`` or Ctrl-D; returns the exit code."""
+        self._banner()
+        while not self._quit:
+            try:
+                line = await self._prompt.prompt_async("› ", default=self._editor)
+            except KeyboardInterrupt:
+                self._editor = ""
+                continue
+            except EOFError:
+                break
+            self._editor = ""
+            if not line.strip():
+                continue
+            try:
+                if await run_slash(self, line):
+                    continue
+                await self.send(line)
+            except PiContextError as exc:
+                self.console.print(Text(f"Error: {exc}", style="red"))
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        return 0
+
+
+def history_for(agent_dir: Path | None) -> History:
+    """Input history kept across runs in ``<agentDir>/pictx-history``."""
+    if agent_dir is None:
+        return InMemoryHistory()
+    try:
+        agent_dir.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return InMemoryHistory()
+    return FileHistory(str(agent_dir / "pictx-history"))
+
+
+async def run_interactive(agent: AgentHost, *, agent_dir: Path | None = None, **kwargs: Any) -> int:
+    """Start interactive mode on ``agent``."""
+    shell = InteractiveShell(agent, history=history_for(agent_dir), **kwargs)
+    return await shell.run()

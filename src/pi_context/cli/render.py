@@ -1,0 +1,242 @@
+"""Rendering agent events in the terminal with rich.
+
+The answer streams as Markdown in a live region that is re-rendered as deltas arrive and left
+in place when the message ends. Thinking is dimmed, tool calls show their name and arguments,
+tool results are collapsed to their first lines (with the count of hidden lines), errors are
+red. Compaction shows a spinner while it runs and the tokens before and after when it ends.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.spinner import Spinner
+from rich.text import Text
+
+from pi_context.agent.events import (
+    AgentEvent,
+    AutoRetryStart,
+    CompactionEnd,
+    CompactionStart,
+    ExtensionError,
+    MessageEnd,
+    MessageUpdate,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+)
+from pi_context.cli.stats import format_tokens
+
+__all__ = ["COLLAPSED_LINES", "EventRenderer", "collapse"]
+
+COLLAPSED_LINES = 8
+"""Tool output lines shown before the rest is collapsed."""
+
+
+def collapse(text: str, keep: int = COLLAPSED_LINES) -> tuple[str, int]:
+    """The first ``keep`` lines of ``text`` and how many lines were hidden."""
+    lines = text.rstrip("\n").split("\n")
+    if len(lines) <= keep:
+        return "\n".join(lines), 0
+    return "\n".join(lines[:keep]), len(lines) - keep
+
+
+def _args_preview(args: Mapping[str, Any], limit: int = 160) -> str:
+    if set(args) == {"command"} or "command" in args:
+        text = str(args.get("command", ""))
+    elif "path" in args:
+        text = str(args["path"])
+    else:
+        text = json.dumps(dict(args), ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class _Stream:
+    """The assistant message being streamed: text, thinking and tool-call blocks by index."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, list[str]] = {}
+        self.kinds: dict[int, str] = {}
+
+    def feed(self, kind: str, index: int, delta: str | None, name: str | None) -> None:
+        base = kind.split("_")[0]
+        if kind.endswith("_start"):
+            self.kinds[index] = base
+            self.blocks[index] = [name] if base == "toolcall" and name else []
+        elif kind.endswith("_delta") and delta is not None and base in ("text", "thinking"):
+            self.kinds.setdefault(index, base)
+            self.blocks.setdefault(index, []).append(delta)
+
+    def renderable(self) -> RenderableType:
+        parts: list[RenderableType] = []
+        for index in sorted(self.blocks):
+            text = "".join(self.blocks[index])
+            kind = self.kinds.get(index)
+            if kind == "thinking":
+                parts.append(Text(text, style="dim italic"))
+            elif kind == "toolcall":
+                parts.append(Text(f"⚙ {text} …", style="cyan"))
+            elif text:
+                parts.append(Markdown(text))
+        return Group(*parts)
+
+
+class EventRenderer:
+    """Turns agent events into terminal output; call :meth:`close` when a run ends."""
+
+    def __init__(self, console: Console, *, estimate_after: Callable[[], int | None] | None = None):
+        self.console = console
+        self._live: Live | None = None
+        self._stream: _Stream | None = None
+        self._spinner: Live | None = None
+        self._estimate_after = estimate_after
+
+    # -- live regions ------------------------------------------------------------------------
+
+    def _start_live(self) -> None:
+        self._stop_spinner()
+        self._stream = _Stream()
+        self._live = Live(
+            self._stream.renderable(),
+            console=self.console,
+            auto_refresh=False,
+            vertical_overflow="visible",
+            transient=False,
+        )
+        self._live.start()
+
+    def _stop_live(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+        self._live = None
+        self._stream = None
+
+    def spinner(self, text: str) -> None:
+        """Show ``text`` with a spinner until the next output (or :meth:`close`)."""
+        self._stop_spinner()
+        self._spinner = Live(
+            Spinner("dots", text=Text(text, style="yellow")),
+            console=self.console,
+            refresh_per_second=8,
+            transient=True,
+        )
+        self._spinner.start()
+
+    def _stop_spinner(self) -> None:
+        if self._spinner is not None:
+            self._spinner.stop()
+        self._spinner = None
+
+    def close(self) -> None:
+        self._stop_live()
+        self._stop_spinner()
+
+    # -- events ------------------------------------------------------------------------------
+
+    def __call__(self, event: AgentEvent) -> None:
+        self.handle(event)
+
+    def handle(self, event: AgentEvent) -> None:
+        if isinstance(event, MessageUpdate):
+            step = event.event
+            if self._live is None or self._stream is None:
+                self._start_live()
+            assert self._stream is not None
+            assert self._live is not None
+            self._stream.feed(step.kind, step.content_index, step.delta, step.tool_name)
+            self._live.update(self._stream.renderable(), refresh=True)
+        elif isinstance(event, MessageEnd):
+            self._message_end(event)
+        elif isinstance(event, ToolExecutionStart):
+            self._stop_live()
+            self.console.print(
+                Text.assemble(
+                    ("▶ ", "cyan"), (event.tool_name, "bold cyan"), " ", _args_preview(event.args)
+                )
+            )
+        elif isinstance(event, ToolExecutionEnd):
+            self._tool_end(event)
+        elif isinstance(event, CompactionStart):
+            self._stop_live()
+            self.spinner(f"Compacting the context ({event.reason})… Esc to cancel")
+        elif isinstance(event, CompactionEnd):
+            self._compaction_end(event)
+        elif isinstance(event, AutoRetryStart):
+            self._stop_live()
+            self.console.print(
+                f"[yellow]Retrying ({event.attempt}/{event.max_attempts}) in "
+                f"{event.delay_ms / 1000:.1f}s: {event.error_message}[/yellow]"
+            )
+        elif isinstance(event, ExtensionError):
+            self.console.print(f"[red]extension error in {event.event}: {event.error}[/red]")
+
+    def _message_end(self, event: MessageEnd) -> None:
+        message: Mapping[str, Any] = event.message
+        if message.get("role") != "assistant":
+            return
+        if self._live is None:
+            # nothing was streamed (e.g. a replayed or very short answer): render it whole
+            self._start_live()
+            assert self._stream is not None
+            for index, block in enumerate(message.get("content") or []):
+                if not isinstance(block, dict):
+                    continue
+                kind = block.get("type")
+                if kind == "text":
+                    self._stream.feed("text_delta", index, str(block.get("text", "")), None)
+                elif kind == "thinking":
+                    self._stream.feed("thinking_delta", index, str(block.get("thinking", "")), None)
+        assert self._live is not None
+        assert self._stream is not None
+        # tool calls are shown when they run; drop the streaming placeholders
+        for index, kind in list(self._stream.kinds.items()):
+            if kind == "toolcall":
+                self._stream.blocks.pop(index, None)
+        self._live.update(self._stream.renderable(), refresh=True)
+        self._stop_live()
+        stop = message.get("stopReason")
+        if stop in ("error", "aborted"):
+            reason = message.get("errorMessage") or (
+                "Aborted" if stop == "aborted" else "Request failed"
+            )
+            self.console.print(Text(str(reason), style="red"))
+        elif stop == "length":
+            self.console.print(Text("(the answer hit the output token limit)", style="yellow"))
+
+    def _tool_end(self, event: ToolExecutionEnd) -> None:
+        blocks = event.result.get("content") or []
+        text = "\n".join(
+            str(b.get("text", ""))
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "text"
+        )
+        shown, hidden = collapse(text)
+        style = "red" if event.is_error else "dim"
+        if shown:
+            self.console.print(Text(shown, style=style))
+        if hidden:
+            self.console.print(Text(f"… {hidden} more lines (collapsed)", style="dim italic"))
+
+    def _compaction_end(self, event: CompactionEnd) -> None:
+        self._stop_spinner()
+        if event.aborted:
+            self.console.print("[yellow]Compaction cancelled.[/yellow]")
+            return
+        if event.result is None:
+            self.console.print(
+                f"[red]Compaction failed: {event.error_message or 'unknown error'}[/red]"
+            )
+            return
+        before = event.result.get("tokensBefore")
+        after = self._estimate_after() if self._estimate_after is not None else None
+        text = "Compacted"
+        if isinstance(before, int | float):
+            text += f": {format_tokens(before)} tokens before"
+            if after is not None:
+                text += f" → {format_tokens(after)} after"
+        self.console.print(Text(text, style="green"))

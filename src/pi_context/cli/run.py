@@ -1,0 +1,284 @@
+"""``pictx [options] [messages...]``: start the agent (interactive, ``-p`` or ``--mode json``).
+
+Mode: ``--mode json`` streams events; ``-p``, piped stdin or a non-terminal stdout print the
+final answer; otherwise interactive. Piped stdin is read, trimmed and put before the first
+message; ``@file`` arguments are inlined as ``<file name="...">`` blocks, as pi does.
+
+Sessions live where pi keeps them (see :mod:`pi_context.storage`): a new one per run unless
+``-c/--continue`` (the newest), ``-r/--resume`` (pick one), ``--session <path|id>`` or
+``--no-session`` (in memory) says otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pi_context import _json, storage
+from pi_context.cli.agent_api import AgentHost
+from pi_context.cli.app import AppAgent, AppConfig, resolve_cli_model
+from pi_context.errors import PiContextError, ResourceError
+from pi_context.export import SessionDocument, default_html_name, export_html
+from pi_context.resources import paths
+
+__all__ = ["agent_command", "build_prompts", "wants_agent"]
+
+
+def wants_agent(args: Sequence[str], group: click.Group) -> bool:
+    """Whether ``pictx ARGS`` runs the agent (no subcommand named first, no group help)."""
+    if not args:
+        return True
+    first = args[0]
+    if first in group.commands:
+        return False
+    return first not in ("-h", "--help", "--version")
+
+
+def _file_block(arg: str, cwd: str) -> str:
+    raw = paths.expand_home(arg[1:])
+    target = Path(raw if os.path.isabs(raw) else os.path.join(cwd, raw))
+    if not target.is_file():
+        raise ResourceError(f"File not found: {os.path.abspath(target)}")
+    text = target.read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff")
+    if not text:
+        return ""
+    return f'<file name="{os.path.abspath(target)}">\n{text}\n</file>\n'
+
+
+def build_prompts(args: Sequence[str], stdin_text: str | None, cwd: str) -> list[str]:
+    """pi's rule: first prompt = stdin + ``@file`` blocks + first message, no separators."""
+    files = "".join(_file_block(a, cwd) for a in args if a.startswith("@"))
+    messages = [a for a in args if not a.startswith("@")]
+    head = (stdin_text or "") + files
+    if messages:
+        return [head + messages[0], *messages[1:]]
+    return [head] if head else []
+
+
+def _setting(agent_dir: Path, cwd: str, key: str) -> Any:
+    """A raw settings value (project over global), read before any trust decision as pi does."""
+    value = None
+    for file in (agent_dir / "settings.json", Path(cwd) / ".pi" / "settings.json"):
+        try:
+            data = _json.loads(file.read_bytes())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and key in data:
+            value = data[key]
+    return value
+
+
+def _pick_session(directory: Path) -> Path | None:
+    sessions = storage.list_sessions(directory)
+    if not sessions:
+        click.echo("No saved sessions in this project; starting a new one.", err=True)
+        return None
+    for number, info in enumerate(sessions[:30], start=1):
+        title = info.name or info.first_message or "(empty)"
+        click.echo(
+            f"{number:>3} {info.created[:19]} {info.message_count:>4} msgs  {title[:70]}", err=True
+        )
+    choice = click.prompt("Resume #", default="1", err=True, show_default=True)
+    if not str(choice).isdigit() or not 1 <= int(choice) <= min(30, len(sessions)):
+        raise click.ClickException(f"no session number {choice}")
+    return sessions[int(choice) - 1].path
+
+
+async def _start(
+    config: AppConfig,
+    *,
+    cont: bool,
+    resume: bool,
+    session_arg: str | None,
+    model_spec: str | None,
+    interactive: bool,
+) -> AppAgent | None:
+    model = config.model_resolver(model_spec)
+    directory = config.session_dir
+    path: Path | None = None
+    if session_arg is not None:
+        local = directory or storage.default_session_dir(config.cwd, config.agent_dir)
+        match = storage.resolve_session_arg(
+            session_arg, cwd=config.cwd, directory=local, agent=config.agent_dir
+        )
+        if match.other_project:
+            click.echo(f"Session found in different project: {match.cwd}", err=True)
+            confirmed = interactive and click.confirm(
+                "Fork this session into current directory?", default=False, err=True
+            )
+            if not confirmed:
+                return None
+            target = directory or storage.default_session_dir(config.cwd, config.agent_dir)
+            forked = storage.fork_from(match.path, target, cwd=config.cwd)
+            return AppAgent(await config.open(forked, model), config)
+        path = match.path
+    elif cont and directory is not None:
+        custom = directory != storage.default_session_dir(config.cwd, config.agent_dir)
+        path = storage.find_latest_session(directory, cwd=config.cwd if custom else None)
+    elif resume and directory is not None:
+        path = _pick_session(directory)
+    if path is not None:
+        return AppAgent(await config.open(path, model), config)
+    return AppAgent(await config.create(model), config)
+
+
+async def _run(
+    config: AppConfig,
+    options: dict[str, Any],
+    prompts: list[str],
+    mode: str,
+) -> int:
+    interactive = mode == "interactive"
+    app = await _start(
+        config,
+        cont=options["cont"],
+        resume=options["resume"],
+        session_arg=options["session"],
+        model_spec=options["model"],
+        interactive=interactive,
+    )
+    if app is None:
+        return 0
+    host: AgentHost = app
+    try:
+        if options["name"] is not None:
+            app.session.append_session_info(options["name"])
+        if interactive:
+            from pi_context.cli.interactive import InteractiveShell, history_for
+
+            shell = InteractiveShell(host, history=history_for(config.agent_dir))
+            for text in prompts:
+                await shell.send(text)
+            return await shell.run()
+        from pi_context.cli.print_mode import run_print
+
+        if app.agent.model_or_none is None:
+            raise PiContextError("No model configured: use --model or set up a provider key")
+        if not prompts:
+            raise click.ClickException("no prompt given (pass a message, @file or pipe stdin)")
+        return await run_print(
+            app.agent,
+            prompts,
+            mode="json" if mode == "json" else "text",
+            out=sys.stdout,
+            err=sys.stderr,
+            header=app.session.header,
+        )
+    finally:
+        app.agent.close()
+
+
+@click.command(
+    "chat",
+    context_settings={"help_option_names": ["-h", "--help"], "ignore_unknown_options": False},
+)
+@click.option("-p", "--print", "print_mode", is_flag=True, help="One-shot: print the final answer.")
+@click.option(
+    "--mode",
+    type=click.Choice(["text", "json"]),
+    default=None,
+    help="json: every event as a JSON line.",
+)
+@click.option(
+    "-c", "--continue", "cont", is_flag=True, help="Continue the newest session of this project."
+)
+@click.option("-r", "--resume", is_flag=True, help="Pick a session of this project to resume.")
+@click.option(
+    "--session", default=None, metavar="PATH|ID", help="Open a session file or id (prefix)."
+)
+@click.option("--session-dir", default=None, metavar="DIR", help="Keep sessions in DIR.")
+@click.option("--no-session", is_flag=True, help="Do not save the session.")
+@click.option(
+    "--model", default=None, metavar="SPEC", help="provider/model (or scripted:<file> for tests)."
+)
+@click.option("-nc", "--no-context-files", is_flag=True, help="Do not load AGENTS.md / CLAUDE.md.")
+@click.option(
+    "--system-prompt", default=None, metavar="TEXT|FILE", help="Replace the default prompt."
+)
+@click.option(
+    "--append-system-prompt",
+    multiple=True,
+    metavar="TEXT|FILE",
+    help="Add to the prompt (repeatable).",
+)
+@click.option("-n", "--name", default=None, help="Name the session.")
+@click.option(
+    "--export",
+    "export_path",
+    default=None,
+    metavar="SESSION.jsonl",
+    help="Write SESSION as HTML and exit.",
+)
+@click.argument("messages", nargs=-1)
+def agent_command(
+    print_mode: bool,
+    mode: str | None,
+    cont: bool,
+    resume: bool,
+    session: str | None,
+    session_dir: str | None,
+    no_session: bool,
+    model: str | None,
+    no_context_files: bool,
+    system_prompt: str | None,
+    append_system_prompt: tuple[str, ...],
+    name: str | None,
+    export_path: str | None,
+    messages: tuple[str, ...],
+) -> int:
+    """Talk to the agent: interactive in a terminal, or one-shot with -p / --mode json."""
+    cwd = os.getcwd()
+    if export_path is not None:
+        doc = SessionDocument.load(export_path)
+        out = Path(messages[0]) if messages else Path(cwd) / default_html_name(Path(export_path))
+        written = export_html(doc, out)
+        click.echo(f"Exported to: {written}")
+        return 0
+    if name is not None:
+        name = name.strip()
+        if not name:
+            raise click.ClickException("--name requires a non-empty value")
+    exclusive = [
+        flag
+        for flag, on in (("--continue", cont), ("--resume", resume), ("--session", session))
+        if on
+    ]
+    if len(exclusive) > 1:
+        raise click.ClickException(f"{' and '.join(exclusive)} cannot be combined")
+    stdin_text = None
+    if not sys.stdin.isatty():
+        stdin_text = sys.stdin.read().strip()
+    if mode == "json":
+        run_mode = "json"
+    elif print_mode or stdin_text is not None or not sys.stdout.isatty():
+        run_mode = "print"
+    else:
+        run_mode = "interactive"
+    agent_dir = storage.agent_dir()
+    directory: Path | None = None
+    if not no_session:
+        setting = _setting(agent_dir, cwd, "sessionDir")
+        directory = storage.session_dir(
+            cwd,
+            agent=agent_dir,
+            cli_dir=session_dir,
+            setting=setting if isinstance(setting, str) else None,
+        )
+    config = AppConfig(
+        cwd=cwd,
+        agent_dir=agent_dir,
+        session_dir=directory,
+        no_context_files=no_context_files,
+        system_prompt=system_prompt,
+        append_system_prompt=append_system_prompt,
+        model_resolver=resolve_cli_model,
+    )
+    prompts = build_prompts(messages, stdin_text, cwd)
+    options = {"cont": cont, "resume": resume, "session": session, "model": model, "name": name}
+    return asyncio.run(_run(config, options, prompts, run_mode))

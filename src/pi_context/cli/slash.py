@@ -1,0 +1,400 @@
+"""Slash commands of the interactive mode.
+
+A line starting with ``/`` (after trimming) is a command: ``/name`` followed by its argument
+text. ``/skill:<name> [args]`` expands a skill into the user message. Commands act on a
+:class:`Shell` (the interactive controller), so they can be tested without a terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from pi_context import storage
+from pi_context.cli.agent_api import AgentHost
+from pi_context.cli.stats import collect_stats, format_tokens
+from pi_context.errors import PiContextError
+from pi_context.export import SessionDocument, entry_kind, entry_preview, export_file
+
+__all__ = [
+    "COMMANDS",
+    "Shell",
+    "SlashCommand",
+    "command_names",
+    "document_of",
+    "parse_slash",
+    "run_slash",
+    "tree_rows",
+]
+
+
+class Shell(Protocol):
+    """What slash commands need from the interactive controller."""
+
+    agent: AgentHost
+    console: Console
+    cwd: Path
+
+    async def ask(self, question: str, default: str = "") -> str:
+        """Read one line from the user (empty on cancel)."""
+        ...
+
+    async def send(self, text: str) -> None:
+        """Run ``text`` as a user prompt, rendering the events."""
+        ...
+
+    async def busy(self, label: str, work: Callable[[], Awaitable[Any]]) -> Any:
+        """Run ``work`` with a spinner and abort on Esc/Ctrl-C."""
+        ...
+
+    def switch(self, agent: AgentHost) -> None:
+        """Continue with another session."""
+        ...
+
+    def set_editor(self, text: str) -> None:
+        """Pre-fill the next input line."""
+        ...
+
+    def request_quit(self) -> None: ...
+
+
+Handler = Callable[[Shell, str], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class SlashCommand:
+    name: str
+    usage: str
+    help: str
+    handler: Handler
+
+
+def parse_slash(line: str) -> tuple[str, str] | None:
+    """``("compact", "keep the API notes")`` for ``/compact keep the API notes``; else ``None``."""
+    text = line.strip()
+    if not text.startswith("/") or len(text) < 2:
+        return None
+    name, _, rest = text[1:].partition(" ")
+    if name.startswith("skill:"):
+        return "skill", text[1:]
+    return name, rest.strip()
+
+
+def document_of(agent: AgentHost) -> SessionDocument:
+    """The live session as an export document (current leaf, not the file's last line)."""
+    session = agent.session
+    return SessionDocument.from_entries(
+        session.header,
+        [entry.data for entry in session.entries],
+        session.leaf_id,
+        path=session.file_path,
+    )
+
+
+def tree_rows(doc: SessionDocument) -> list[tuple[str, str]]:
+    """``(entry id, display line)`` for ``/tree``: metadata entries left out, branch points indented."""
+    hidden = {"label", "session_info", "thinking_level_change", "custom", "model_change", "usage"}
+    on_path = {str(e["id"]) for e in doc.active_path}
+    labels = doc.labels()
+    rows = []
+    for entry, depth in doc.preorder():
+        eid = str(entry["id"])
+        kind = entry_kind(entry)
+        if entry.get("type") in hidden or kind in ("system", "toolResult"):
+            continue
+        marker = "◉" if eid == doc.leaf_id else ("●" if eid in on_path else "○")
+        label = f" [{labels[eid]}]" if eid in labels else ""
+        rows.append((eid, f"{'  ' * depth}{marker} {eid} {kind}{label}: {entry_preview(entry)}"))
+    return rows
+
+
+# -- handlers ------------------------------------------------------------------------------
+
+
+async def _help(shell: Shell, _args: str) -> None:
+    table = Table(show_header=False, box=None)
+    for command in COMMANDS.values():
+        table.add_row(Text(command.usage, style="bold"), command.help)
+    table.add_row(Text("/skill:<name> [args]", style="bold"), "run a skill with optional arguments")
+    shell.console.print(table)
+    shell.console.print(
+        "Enter sends; Alt+Enter (or Esc then Enter) adds a line; Esc/Ctrl-C aborts a run."
+    )
+
+
+async def _quit(shell: Shell, _args: str) -> None:
+    shell.request_quit()
+
+
+async def _compact(shell: Shell, args: str) -> None:
+    agent = shell.agent
+    await shell.busy("Compacting…", lambda: agent.compact(args or None))
+
+
+async def _reload(shell: Shell, _args: str) -> None:
+    await shell.agent.reload()
+    shell.console.print("[green]Reloaded settings, context files, skills and prompts.[/green]")
+
+
+async def _skill(shell: Shell, text: str) -> None:
+    expanded = shell.agent.expand_skill_command("/" + text)
+    if expanded.startswith("/skill:"):
+        name = text.split(" ", 1)[0][len("skill:") :]
+        shell.console.print(f"[red]Unknown skill: {name}[/red]")
+        return
+    await shell.send(expanded)
+
+
+async def _export(shell: Shell, args: str) -> None:
+    doc = document_of(shell.agent)
+    target = export_file(doc, args or None, cwd=shell.cwd)
+    shell.console.print(f"Exported to: {target}")
+
+
+async def _session(shell: Shell, _args: str) -> None:
+    session = shell.agent.session
+    stats = collect_stats(session.entries, shell.agent.context_messages())
+    ratio = stats.cache_hit_ratio
+    rows = [
+        ("Name", session.name or "(none)"),
+        ("File", str(session.file_path) if session.file_path else "In-memory"),
+        ("Id", session.id),
+        ("Entries", str(stats.entries)),
+        ("Messages", f"{stats.user_messages} user, {stats.assistant_messages} assistant"),
+        ("Tools", f"{stats.tool_calls} calls, {stats.tool_results} results"),
+        ("Compactions", str(stats.compactions)),
+        (
+            "Tokens",
+            f"input {stats.input:,} · output {stats.output:,} · cache read {stats.cache_read:,}"
+            f" · cache write {stats.cache_write:,}",
+        ),
+        ("Cache hit ratio", f"{ratio * 100:.1f}%" if ratio is not None else "–"),
+        ("Context", f"{format_tokens(stats.context_tokens or 0)} tokens (estimate)"),
+        ("Cost", f"${stats.cost:.4f}"),
+    ]
+    table = Table(show_header=False, box=None)
+    for key, value in rows:
+        table.add_row(Text(key, style="bold"), value)
+    shell.console.print(table)
+
+
+async def _model(shell: Shell, args: str) -> None:
+    agent = shell.agent
+    if not args:
+        info = agent.model.info
+        shell.console.print(
+            f"Current model: {info.provider}/{info.id} (window {info.context_window:,})"
+        )
+        available = agent.available_models()
+        if available:
+            shell.console.print("Available: " + ", ".join(available))
+        args = (await shell.ask("Switch to (empty keeps it): ")).strip()
+        if not args:
+            return
+    agent.switch_model(args)
+    info = agent.model.info
+    shell.console.print(f"Model: {info.provider}/{info.id}")
+
+
+async def _name(shell: Shell, args: str) -> None:
+    session = shell.agent.session
+    if not args:
+        shell.console.print(f"Session name: {session.name or '(none)'}")
+        return
+    session.append_session_info(args)
+    shell.console.print(f"Session name: {session.name}")
+
+
+async def _label(shell: Shell, args: str) -> None:
+    """``/label text`` labels the current leaf; ``/label <id> text`` another entry; ``/label`` lists."""
+    session = shell.agent.session
+    if not args:
+        labels = session.labels
+        if not labels:
+            shell.console.print("No labels.")
+        for target, text in labels.items():
+            shell.console.print(f"{target}: {text}")
+        return
+    first, _, rest = args.partition(" ")
+    if session.get(first) is not None:
+        target, text = first, rest.strip()
+    else:
+        if session.leaf_id is None:
+            shell.console.print("[red]Nothing to label yet.[/red]")
+            return
+        target, text = session.leaf_id, args
+    session.append_label(target, text or None)
+    shell.console.print(f"Label of {target}: {text or '(cleared)'}")
+
+
+async def _tree(shell: Shell, _args: str) -> None:
+    agent = shell.agent
+    doc = document_of(agent)
+    rows = tree_rows(doc)
+    if not rows:
+        shell.console.print("The session is empty.")
+        return
+    for index, (_, line) in enumerate(rows, start=1):
+        shell.console.print(Text(f"{index:>3} {line}"), soft_wrap=True)
+    choice = (await shell.ask("Go to # or id (L <#> <text> labels; empty cancels): ")).strip()
+    if not choice:
+        return
+    if choice[:2].lower() == "l ":
+        number, _, text = choice[2:].strip().partition(" ")
+        target = _pick(rows, number)
+        if target is None:
+            shell.console.print("[red]No such entry.[/red]")
+            return
+        agent.session.append_label(target, text.strip() or None)
+        shell.console.print(f"Label of {target}: {text.strip() or '(cleared)'}")
+        return
+    target = _pick(rows, choice)
+    if target is None:
+        shell.console.print("[red]No such entry.[/red]")
+        return
+    if target == agent.session.leaf_id:
+        shell.console.print("Already there.")
+        return
+    answer = (
+        (
+            await shell.ask(
+                "Summarize the branch you are leaving? [y]es / [n]o / [c]ustom instructions: "
+            )
+        )
+        .strip()
+        .lower()
+    )
+    summarize = answer.startswith(("y", "c"))
+    instructions = None
+    if answer.startswith("c"):
+        instructions = (await shell.ask("Instructions for the summary: ")).strip() or None
+    label = "Summarizing the branch…" if summarize else "Moving…"
+    result = await shell.busy(
+        label, lambda: agent.navigate(target, summarize=summarize, instructions=instructions)
+    )
+    editor = getattr(result, "editor_text", None)
+    if isinstance(editor, str) and editor:
+        shell.set_editor(editor)
+    summary_id = getattr(result, "summary_entry_id", None)
+    note = f" (branch summary {summary_id})" if summary_id else ""
+    shell.console.print(f"[green]Now at {agent.session.leaf_id or 'the root'}{note}.[/green]")
+
+
+def _pick(rows: Sequence[tuple[str, str]], choice: str) -> str | None:
+    if choice.isdigit() and 1 <= int(choice) <= len(rows):
+        return rows[int(choice) - 1][0]
+    for eid, _ in rows:
+        if eid == choice:
+            return eid
+    return None
+
+
+async def _new(shell: Shell, _args: str) -> None:
+    shell.switch(await shell.agent.new_session())
+    shell.console.print("[green]New session.[/green]")
+
+
+async def _resume(shell: Shell, _args: str) -> None:
+    directory = shell.agent.session_dir()
+    sessions = storage.list_sessions(directory) if directory is not None else []
+    if not sessions:
+        shell.console.print("No saved sessions in this project.")
+        return
+    for number, info in enumerate(sessions[:30], start=1):
+        title = info.name or info.first_message or "(empty)"
+        shell.console.print(
+            Text(f"{number:>3} {info.created[:19]} {info.message_count:>4} msgs  {title[:70]}")
+        )
+    choice = (await shell.ask("Resume # (empty cancels): ")).strip()
+    if not choice.isdigit() or not 1 <= int(choice) <= min(30, len(sessions)):
+        return
+    info = sessions[int(choice) - 1]
+    shell.switch(await shell.agent.open_session(info.path))
+    shell.console.print(f"[green]Resumed {info.path.name}.[/green]")
+
+
+async def _fork(shell: Shell, _args: str) -> None:
+    session = shell.agent.session
+    users = [e for e in session.branch_entries() if e.type == "message" and e.role == "user"]
+    if not users:
+        shell.console.print("No user message to fork from.")
+        return
+    for number, entry in enumerate(users, start=1):
+        shell.console.print(Text(f"{number:>3} {entry_preview(entry.data)}"))
+    choice = (await shell.ask("Fork before message # (empty cancels): ")).strip()
+    if not choice.isdigit() or not 1 <= int(choice) <= len(users):
+        return
+    entry = users[int(choice) - 1]
+    forked = await shell.agent.fork_session(entry.parent_id)
+    shell.switch(forked)
+    message = entry.message
+    text = ""
+    if message is not None:
+        content = message.get("content")
+        if isinstance(content, str):
+            text = content
+        elif isinstance(content, list):
+            text = "".join(
+                str(b.get("text", ""))
+                for b in content
+                if isinstance(b, dict) and b.get("type") == "text"
+            )
+    shell.set_editor(text)
+    shell.console.print(
+        f"[green]Forked into {forked.session.file_path or 'a new session'}.[/green]"
+    )
+
+
+COMMANDS: dict[str, SlashCommand] = {
+    c.name: c
+    for c in (
+        SlashCommand(
+            "compact", "/compact [instructions]", "summarize older messages now", _compact
+        ),
+        SlashCommand("tree", "/tree", "move in the session tree, label, summarize a branch", _tree),
+        SlashCommand("reload", "/reload", "re-read settings, AGENTS.md, skills, prompts", _reload),
+        SlashCommand("export", "/export [file.html|file.jsonl]", "export the session", _export),
+        SlashCommand("session", "/session", "file, counts, tokens, cache, cost", _session),
+        SlashCommand("model", "/model [provider/id]", "show or switch the model", _model),
+        SlashCommand("name", "/name [name]", "show or set the session name", _name),
+        SlashCommand("label", "/label [id] [text]", "label the current (or given) entry", _label),
+        SlashCommand("new", "/new", "start a new session", _new),
+        SlashCommand("resume", "/resume", "resume a saved session of this project", _resume),
+        SlashCommand("fork", "/fork", "new session from before an earlier message", _fork),
+        SlashCommand("help", "/help", "this list", _help),
+        SlashCommand("quit", "/quit", "leave (also /exit, Ctrl-D)", _quit),
+    )
+}
+_ALIASES = {"exit": "quit", "q": "quit", "?": "help"}
+
+
+def command_names() -> list[str]:
+    """Every command as typed, for completion."""
+    return ["/" + name for name in COMMANDS]
+
+
+async def run_slash(shell: Shell, line: str) -> bool:
+    """Run ``line`` if it is a slash command; ``False`` when it is not one (send it as text)."""
+    parsed = parse_slash(line)
+    if parsed is None:
+        return False
+    name, args = parsed
+    if name == "skill":
+        handler: Handler = _skill
+    else:
+        command = COMMANDS.get(_ALIASES.get(name, name))
+        if command is None:
+            shell.console.print(f"[red]Unknown command /{name}. Type /help for the list.[/red]")
+            return True
+        handler = command.handler
+    try:
+        await handler(shell, args)
+    except PiContextError as exc:
+        shell.console.print(Text(f"Error: {exc}", style="red"))
+    return True

@@ -1,0 +1,278 @@
+"""Branch summaries: what a user leaves behind when moving to another point of the tree.
+
+:func:`collect_branch_entries` gathers the entries between the old leaf and the deepest common
+ancestor with the target; :func:`prepare_branch_entries` turns them into messages newest-first
+within a token budget (a summary entry that overflows is still kept while the total is under
+90% of the budget, as pi does); :func:`generate_branch_summary` asks a model (or the offline
+summarizer) for the summary; :func:`summarize_branch` runs the whole navigation and appends the
+``branch_summary`` entry where pi puts it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from pi_context.compaction.file_ops import FileOperations, format_file_operations
+from pi_context.compaction.prompts import BRANCH_PREAMBLE, branch_prompt
+from pi_context.compaction.serialize import serialize_conversation
+from pi_context.compaction.settings import RetrySettings
+from pi_context.compaction.summarize import RetryEvent, request_summary
+from pi_context.errors import CompactionError, TreeError
+from pi_context.messages import AgentMessage, ThinkingLevel, Usage
+from pi_context.providers.base import Model
+from pi_context.session.entries import Entry
+from pi_context.session.projection import convert_to_llm, entry_messages, js_date_ms, project_entry
+from pi_context.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from pi_context.session.tree import TreeIndex
+
+__all__ = [
+    "NO_CONTENT_SUMMARY",
+    "BranchCollection",
+    "BranchPreparation",
+    "BranchSummaryResult",
+    "branch_entry_message",
+    "collect_branch_entries",
+    "collect_branch_entries_from_tree",
+    "generate_branch_summary",
+    "prepare_branch_entries",
+    "summarize_branch",
+]
+
+NO_CONTENT_SUMMARY = "No content to summarize"
+_DEFAULT_WINDOW = 128000
+
+
+@dataclass
+class BranchCollection:
+    entries: list[Entry]
+    common_ancestor_id: str | None
+
+
+@dataclass
+class BranchPreparation:
+    messages: list[AgentMessage]
+    entry_ids: list[str]
+    file_ops: FileOperations
+    total_tokens: int
+
+
+@dataclass
+class BranchSummaryResult:
+    summary: str
+    usage: Usage | None = None
+    read_files: list[str] = field(default_factory=list)
+    modified_files: list[str] = field(default_factory=list)
+    offline: bool = False
+
+    @property
+    def details(self) -> dict[str, list[str]]:
+        return {"readFiles": self.read_files, "modifiedFiles": self.modified_files}
+
+
+def collect_branch_entries_from_tree(
+    tree: TreeIndex, old_leaf_id: str | None, target_id: str | None
+) -> BranchCollection:
+    """pi's ``collectEntriesForBranchSummary`` over a tree index."""
+    if old_leaf_id is None:
+        return BranchCollection([], None)
+    old_leaf = tree.get(old_leaf_id)
+    old_ids = {e.id for e in tree.path(old_leaf)} if old_leaf is not None else set()
+    target = tree.get(target_id) if target_id is not None else None
+    target_path = tree.path(target) if target is not None else []
+    ancestor: str | None = None
+    for entry in reversed(target_path):
+        if entry.id in old_ids:
+            ancestor = entry.id
+            break
+    collected: list[Entry] = []
+    current = old_leaf
+    seen = 0
+    while current is not None and current.id != ancestor:
+        collected.append(current)
+        seen += 1
+        if seen > len(tree.entries):  # pragma: no cover - cycles are broken on load
+            raise TreeError(f"parent cycle through entry {current.id}")
+        current = tree.parent_of(current)
+    collected.reverse()
+    return BranchCollection(collected, ancestor)
+
+
+def collect_branch_entries(
+    session: Any, old_leaf_id: str | None, target_id: str
+) -> BranchCollection:
+    """Entries of the branch being left when moving from ``old_leaf_id`` to ``target_id``."""
+    tree = getattr(session, "tree", None)
+    if tree is None:
+        from pi_context.session.tree import TreeIndex
+
+        tree = TreeIndex(session.entries)
+    return collect_branch_entries_from_tree(tree, old_leaf_id, target_id)
+
+
+def branch_entry_message(entry: Entry, edit: Entry | None = None) -> AgentMessage | None:
+    """The message an entry contributes to a branch summary (tool results are left out)."""
+    kind = entry.type
+    if kind == "message":
+        if entry.role == "toolResult":
+            return None
+        messages = project_entry(entry, edit)
+        return messages[0] if messages else None
+    if kind == "custom_message":
+        messages = project_entry(entry, edit)
+        return messages[0] if messages else None
+    if kind == "branch_summary":
+        data = entry.data
+        ts = js_date_ms(data.get("timestamp")) if "timestamp" in data else None
+        return cast(
+            AgentMessage,
+            {
+                "role": "branchSummary",
+                "summary": data.get("summary"),
+                "fromId": data.get("fromId"),
+                "timestamp": ts,
+            },
+        )
+    if kind == "compaction":
+        messages = entry_messages(entry)
+        return messages[-1] if messages else None
+    return None
+
+
+def prepare_branch_entries(entries: Sequence[Entry], token_budget: int = 0) -> BranchPreparation:
+    """Messages of ``entries`` fitted newest-first into ``token_budget`` (0: unlimited)."""
+    ops = FileOperations()
+    for entry in entries:
+        if entry.type == "branch_summary" and not entry.get("fromHook"):
+            ops.seed(entry.get("details"))
+    edits: dict[str, Entry] = {}
+    for entry in entries:
+        if entry.type == "context_edit":
+            target = entry.get("targetId")
+            if isinstance(target, str):
+                edits[target] = entry
+    messages: list[AgentMessage] = []
+    ids: list[str] = []
+    total = 0
+    for entry in reversed(entries):
+        message = branch_entry_message(entry, edits.get(entry.id))
+        if message is None:
+            continue
+        ops.add_message(message)
+        tokens = estimate_tokens(message)
+        if token_budget > 0 and total + tokens > token_budget:
+            if entry.type in ("compaction", "branch_summary") and total < 0.9 * token_budget:
+                messages.append(message)
+                ids.append(entry.id)
+                total += tokens
+            break
+        messages.append(message)
+        ids.append(entry.id)
+        total += tokens
+    messages.reverse()
+    ids.reverse()
+    return BranchPreparation(messages, ids, ops, total)
+
+
+async def generate_branch_summary(
+    entries: Sequence[Entry],
+    model: Model | None,
+    *,
+    reserve_tokens: int = 16384,
+    custom_instructions: str | None = None,
+    replace_instructions: bool = False,
+    retry: RetrySettings | None = None,
+    thinking_level: ThinkingLevel = "off",
+    offline: bool = False,
+    on_event: Callable[[RetryEvent], None] | None = None,
+    sleep: Callable[[float], Any] | None = None,
+) -> BranchSummaryResult:
+    """Summarize a branch; with no model (or ``offline``) the offline summarizer writes it.
+
+    Raises :class:`CompactionError` on a model failure (nothing is appended by this function).
+    """
+    window = (model.info.context_window if model is not None else 0) or _DEFAULT_WINDOW
+    prepared = prepare_branch_entries(entries, window - reserve_tokens)
+    if not prepared.messages:
+        return BranchSummaryResult(NO_CONTENT_SUMMARY)
+    read, modified = prepared.file_ops.lists()
+    if model is None or offline:
+        from pi_context.compaction.offline import offline_branch_summary
+
+        text = offline_branch_summary(prepared.messages, read, modified)
+        usage = None
+        is_offline = True
+    else:
+        serialized = serialize_conversation(convert_to_llm(prepared.messages))
+        prompt = branch_prompt(serialized, custom_instructions, replace_instructions)
+        result = await request_summary(
+            model,
+            prompt,
+            label="Branch summarization",
+            source="branchSummary",
+            retry=retry,
+            thinking_level=thinking_level,
+            on_event=on_event,
+            sleep=sleep,
+        )
+        text, usage, is_offline = result.text, result.usage, False
+    summary = BRANCH_PREAMBLE + text + format_file_operations(read, modified)
+    return BranchSummaryResult(summary, usage, read, modified, is_offline)
+
+
+async def summarize_branch(
+    session: Any,
+    target_id: str,
+    model: Model | None,
+    *,
+    summarize: bool = True,
+    reserve_tokens: int = 16384,
+    custom_instructions: str | None = None,
+    replace_instructions: bool = False,
+    retry: RetrySettings | None = None,
+    offline: bool = False,
+    sleep: Callable[[float], Any] | None = None,
+) -> Entry | None:
+    """Move the session's leaf to ``target_id``, leaving a branch summary behind (pi's ``/tree``).
+
+    A ``user`` message or ``custom_message`` target moves the leaf to its parent (so the
+    message can be edited and resent); any other target becomes the leaf. Returns the appended
+    ``branch_summary`` entry, or ``None`` when no summary was written. On failure nothing
+    changes and :class:`CompactionError` is raised.
+    """
+    target = session.get(target_id)
+    if target is None:
+        raise CompactionError(f"Entry {target_id} not found")
+    old_leaf = session.leaf_id
+    if old_leaf == target_id:
+        return None
+    if (target.type == "message" and target.role == "user") or target.type == "custom_message":
+        new_leaf: str | None = target.parent_id
+    else:
+        new_leaf = target_id
+    collected = collect_branch_entries(session, old_leaf, target_id)
+    if not summarize or not collected.entries:
+        session.move_leaf(new_leaf)
+        return None
+    result = await generate_branch_summary(
+        collected.entries,
+        model,
+        reserve_tokens=reserve_tokens,
+        custom_instructions=custom_instructions,
+        replace_instructions=replace_instructions,
+        retry=retry,
+        offline=offline,
+        sleep=sleep,
+    )
+    entry: Entry = session.append_branch_summary(
+        old_leaf if old_leaf is not None else "root",
+        result.summary,
+        parent_id=new_leaf,
+        details=result.details,
+        usage=result.usage,
+        from_hook=False,
+    )
+    return entry

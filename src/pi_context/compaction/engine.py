@@ -1,0 +1,443 @@
+"""The compaction engine: prepare, ask a hook, summarize, check, append, report.
+
+:class:`Compactor` is what the agent loop holds per session. :meth:`Compactor.compact` runs one
+compaction and never leaves a session half-compacted: on any failure (a model error, a ``length``
+stop, a tool call in the reply, the guard, a hook cancel, asyncio cancellation) nothing is
+appended, failure events fire, and the context stays as it was. Manual compactions raise the
+failure; automatic ones return ``None``.
+
+Beyond pi, each switched by :class:`~pi_context.compaction.settings.CompactionSettings`: the
+offline summarizer (no model, or after a model failure), observation masking before
+summarizing, and the guard with its pause after repeated failures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from typing import Any, cast
+
+from pi_context.compaction.accounting import (
+    TokenCache,
+    estimate_projected_context_tokens,
+    should_compact,
+)
+from pi_context.compaction.events import (
+    BeforeCompact,
+    BeforeCompactHook,
+    CancelCompaction,
+    CompactionEnd,
+    CompactionEvent,
+    CompactionFailed,
+    CompactionFallback,
+    CompactionPaused,
+    CompactionReason,
+    CompactionResult,
+    CompactionStart,
+    CustomCompaction,
+    ObservationsMasked,
+    SessionCompact,
+)
+from pi_context.compaction.file_ops import format_file_operations
+from pi_context.compaction.guard import check_summary
+from pi_context.compaction.masking import mask_observations
+from pi_context.compaction.offline import offline_history_summary, offline_turn_prefix_summary
+from pi_context.compaction.prepare import CompactionPreparation, _prepare
+from pi_context.compaction.prompts import (
+    NO_PRIOR_HISTORY,
+    SPLIT_TURN_SEPARATOR,
+    history_prompt,
+    turn_prefix_prompt,
+)
+from pi_context.compaction.settings import CompactionSettings, RetrySettings
+from pi_context.compaction.summarize import combine_usage, request_summary
+from pi_context.errors import CompactionCancelledError, CompactionError
+from pi_context.messages import ThinkingLevel, Usage, now_ms
+from pi_context.providers.base import Model
+from pi_context.session.entries import Entry
+from pi_context.tokens import estimate_tokens
+
+__all__ = ["Compactor", "compact"]
+
+_FAILURE_PREFIX: dict[str, str] = {
+    "manual": "Compaction failed: ",
+    "threshold": "Auto-compaction failed: ",
+    "overflow": "Context overflow recovery failed: ",
+}
+
+
+class _Summary:
+    __slots__ = ("fallback_error", "offline", "text", "usage")
+
+    def __init__(
+        self, text: str, usage: Usage | None, offline: bool, fallback_error: str | None = None
+    ) -> None:
+        self.text = text
+        self.usage = usage
+        self.offline = offline
+        self.fallback_error = fallback_error
+
+
+class Compactor:
+    """Compaction for one session, with its settings, model, hook and failure state.
+
+    ``on_event`` receives every :data:`~pi_context.compaction.events.CompactionEvent`;
+    ``before_compact`` is pi's ``session_before_compact`` hook (sync or async) and may return
+    :class:`CancelCompaction` or :class:`CustomCompaction`. ``sleep`` and ``clock`` are
+    injectable for tests.
+    """
+
+    def __init__(
+        self,
+        session: Any,
+        model: Model | None = None,
+        settings: CompactionSettings | None = None,
+        *,
+        retry: RetrySettings | None = None,
+        on_event: Callable[[CompactionEvent], None] | None = None,
+        before_compact: BeforeCompactHook | None = None,
+        thinking_level: ThinkingLevel = "off",
+        sleep: Callable[[float], Awaitable[Any]] | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        self.session = session
+        self.model = model
+        self.settings = settings or CompactionSettings()
+        self.retry = retry or RetrySettings()
+        self.on_event = on_event
+        self.before_compact = before_compact
+        self.thinking_level: ThinkingLevel = thinking_level
+        self.sleep = sleep
+        self.clock = clock or now_ms
+        self.cache = TokenCache()
+        self.failures = 0
+        self.paused = False
+
+    # -- state -----------------------------------------------------------------------------
+
+    def _emit(self, event: CompactionEvent) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def resume(self) -> None:
+        """Re-enable automatic compaction after a pause (the user acted)."""
+        self.paused = False
+        self.failures = 0
+
+    def context_tokens(self) -> int:
+        """The canonical context estimate of the current leaf (pi's projected estimate)."""
+        projection = self.session.projection()
+        path = self.session.branch_entries()
+        return estimate_projected_context_tokens(projection, path, self.cache).tokens
+
+    def needs_compaction(self, context_window: int) -> bool:
+        if context_window <= 0 or self.paused:
+            return False
+        return should_compact(self.context_tokens(), context_window, self.settings)
+
+    def mask(self) -> list[Entry]:
+        """Apply observation masking now (regardless of the setting); return the edits."""
+        before = self.context_tokens()
+        edits = mask_observations(self.session, self.settings.mask_keep_turns)
+        if edits:
+            after = self.context_tokens()
+            self._emit(ObservationsMasked([e.get("targetId") for e in edits], before, after))
+        return edits
+
+    async def maybe_compact(
+        self, context_window: int, *, reason: CompactionReason = "threshold"
+    ) -> CompactionResult | None:
+        """The automatic check: mask first (when enabled), summarize only if still too big."""
+        if not self.settings.enabled or not self.needs_compaction(context_window):
+            return None
+        masked_enough = (
+            self.settings.mask_observations
+            and bool(self.mask())
+            and not self.needs_compaction(context_window)
+        )
+        if masked_enough:
+            return None
+        return await self.compact(reason=reason)
+
+    # -- compaction ------------------------------------------------------------------------
+
+    async def compact(
+        self,
+        custom_instructions: str | None = None,
+        *,
+        reason: CompactionReason = "manual",
+        will_retry: bool = False,
+    ) -> CompactionResult | None:
+        """Run one compaction. Manual ones raise on failure; automatic ones return ``None``."""
+        manual = reason == "manual"
+        if manual:
+            self.paused = False
+        elif self.paused or not self.settings.enabled:
+            return None
+        custom_instructions = (custom_instructions or "").strip() or None
+        masked: list[Entry] = []
+        if self.settings.mask_observations:
+            masked = self.mask()
+        path = self.session.branch_entries()
+        projection = self.session.projection()
+        prepared = _prepare(path, self.settings, projection, self.cache)
+        if isinstance(prepared, str):
+            if not manual:
+                return None
+            self._emit(CompactionStart(reason))
+            self._fail(reason, CompactionError(prepared), False)
+            raise CompactionError(prepared)
+        self._emit(CompactionStart(reason))
+        from_extension = False
+        try:
+            custom = await self._run_hook(
+                BeforeCompact(prepared, path, custom_instructions, reason, will_retry)
+            )
+            if isinstance(custom, CancelCompaction):
+                raise CompactionCancelledError("Compaction cancelled")
+            if isinstance(custom, CustomCompaction):
+                from_extension = True
+                entry = self.session.append_compaction(
+                    custom.summary,
+                    custom.first_kept_entry_id,
+                    custom.tokens_before,
+                    details=custom.details,
+                    usage=custom.usage,
+                    from_hook=True,
+                    system_message=self._snapshot(projection.messages),
+                )
+                result = self._result(entry, custom.usage, True, None, False, masked)
+            else:
+                summary = await self._summarize_checked(prepared, projection, custom_instructions)
+                read, modified = prepared.file_ops.lists()
+                entry = self.session.append_compaction(
+                    summary.text,
+                    prepared.first_kept_entry_id,
+                    prepared.tokens_before,
+                    details={"readFiles": read, "modifiedFiles": modified},
+                    usage=summary.usage,
+                    from_hook=False,
+                    system_message=self._snapshot(projection.messages),
+                )
+                result = self._result(
+                    entry, summary.usage, False, summary.fallback_error, summary.offline, masked
+                )
+        except asyncio.CancelledError:
+            self._fail(reason, None, from_extension, aborted=True)
+            raise
+        except CompactionError as exc:
+            aborted = isinstance(exc, CompactionCancelledError)
+            self._fail(reason, exc, from_extension, aborted=aborted)
+            if manual:
+                raise
+            return None
+        self.failures = 0
+        self._emit(SessionCompact(result.entry, from_extension, reason, will_retry))
+        self._emit(CompactionEnd(reason, result, False, will_retry))
+        return result
+
+    async def _run_hook(self, payload: BeforeCompact) -> Any:
+        if self.before_compact is None:
+            return None
+        answer = self.before_compact(payload)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return answer
+
+    def _snapshot(self, messages: Sequence[Any]) -> dict[str, Any] | None:
+        from pi_context.prompt import get_current_system_message
+
+        current = get_current_system_message(messages)
+        if current is None:
+            return None
+        snapshot = dict(current)
+        snapshot["timestamp"] = self.clock()
+        return snapshot
+
+    def _result(
+        self,
+        entry: Entry,
+        usage: Usage | None,
+        from_extension: bool,
+        fallback_error: str | None,
+        offline: bool,
+        masked: list[Entry],
+    ) -> CompactionResult:
+        after = sum(estimate_tokens(m) for m in self.session.projection().messages)
+        return CompactionResult(
+            summary=entry.get("summary"),
+            first_kept_entry_id=entry.get("firstKeptEntryId"),
+            tokens_before=entry.get("tokensBefore"),
+            estimated_tokens_after=after,
+            usage=usage,
+            details=entry.get("details"),
+            entry=entry,
+            from_extension=from_extension,
+            offline=offline,
+            fallback_error=fallback_error,
+            masked_entry_ids=[str(e.get("targetId")) for e in masked],
+        )
+
+    def _fail(
+        self,
+        reason: CompactionReason,
+        exc: CompactionError | None,
+        from_extension: bool,
+        *,
+        aborted: bool = False,
+    ) -> None:
+        message = None if aborted or exc is None else _FAILURE_PREFIX[reason] + str(exc)
+        self._emit(CompactionEnd(reason, None, aborted, False, message))
+        self._emit(CompactionFailed(reason, message, aborted, False, from_extension))
+        if aborted:
+            return
+        self.failures += 1
+        limit = self.settings.max_consecutive_failures
+        if limit > 0 and self.failures >= limit and not self.paused:
+            self.paused = True
+            self._emit(
+                CompactionPaused(
+                    self.failures,
+                    f"Automatic compaction is paused after {self.failures} failures in a row; "
+                    "compact manually (or resume) to turn it back on.",
+                )
+            )
+
+    # -- summaries -------------------------------------------------------------------------
+
+    async def _summarize_checked(
+        self, prep: CompactionPreparation, projection: Any, custom: str | None
+    ) -> _Summary:
+        mode = self.settings.summarizer
+        if mode == "offline" or (self.model is None and mode == "auto"):
+            summary = self._offline(prep, custom, None)
+            self._guard(prep, projection, summary)
+            return summary
+        if self.model is None:
+            raise CompactionError("No model available for summarization")
+        try:
+            summary = await self._model_summary(self.model, prep, custom)
+            self._guard(prep, projection, summary)
+            return summary
+        except CompactionCancelledError:
+            raise
+        except CompactionError as exc:
+            if mode != "auto":
+                raise
+            self._emit(CompactionFallback(str(exc)))
+            summary = self._offline(prep, custom, str(exc))
+            self._guard(prep, projection, summary)
+            return summary
+
+    def _guard(self, prep: CompactionPreparation, projection: Any, summary: _Summary) -> None:
+        if not self.settings.guard:
+            return
+        read, modified = prep.file_ops.lists()
+        after = self._tokens_after(prep, projection, summary.text)
+        problem = check_summary(
+            summary.text,
+            tokens_before=prep.tokens_before,
+            tokens_after=after,
+            read_files=read,
+            modified_files=modified,
+        )
+        if problem is not None:
+            raise CompactionError(f"Compaction guard: {problem}")
+
+    def _tokens_after(self, prep: CompactionPreparation, projection: Any, text: str) -> int:
+        """Estimated context after appending: snapshot + summary + kept non-system messages."""
+        snapshot = self._snapshot(projection.messages)
+        total = estimate_tokens(snapshot) if snapshot is not None else 0
+        total += estimate_tokens({"role": "compactionSummary", "summary": text})
+        start = prep.cut.first_kept_index if prep.cut is not None else len(projection.entries)
+        for item in projection.entries[start:]:
+            if item.entry.type == "compaction":
+                continue
+            if any(m.get("role") == "system" for m in item.messages):
+                total += sum(estimate_tokens(m) for m in item.messages if m.get("role") != "system")
+            else:
+                total += self.cache.item_tokens(item)
+        return total
+
+    def _offline(
+        self, prep: CompactionPreparation, custom: str | None, fallback_error: str | None
+    ) -> _Summary:
+        read, modified = prep.file_ops.lists()
+        history = offline_history_summary(
+            prep.messages_to_summarize, prep.previous_summary, read, modified, custom
+        )
+        if prep.is_split_turn and prep.turn_prefix_messages:
+            history += SPLIT_TURN_SEPARATOR + offline_turn_prefix_summary(prep.turn_prefix_messages)
+        text = history + format_file_operations(read, modified)
+        return _Summary(text, None, True, fallback_error)
+
+    async def _model_summary(
+        self, model: Model, prep: CompactionPreparation, custom: str | None
+    ) -> _Summary:
+        def ask(prompt: str, label: str) -> Awaitable[Any]:
+            return request_summary(
+                model,
+                prompt,
+                label=label,
+                retry=self.retry,
+                thinking_level=self.thinking_level,
+                on_event=cast(Callable[[Any], None], self._emit),
+                sleep=self.sleep,
+            )
+
+        usage: Usage | None = None
+        if prep.is_split_turn and prep.turn_prefix_messages:
+            history = (
+                prep.previous_summary if prep.previous_summary is not None else NO_PRIOR_HISTORY
+            )
+            if prep.messages_to_summarize:
+                r = await ask(
+                    history_prompt(prep.serialized_history(), prep.previous_summary, custom),
+                    "Summarization",
+                )
+                history, usage = r.text, r.usage
+            p = await ask(
+                turn_prefix_prompt(prep.serialized_turn_prefix(), custom),
+                "Turn prefix summarization",
+            )
+            text = history + SPLIT_TURN_SEPARATOR + p.text
+            usage = combine_usage(usage, p.usage) if usage is not None else p.usage
+        else:
+            r = await ask(
+                history_prompt(prep.serialized_history(), prep.previous_summary, custom),
+                "Summarization",
+            )
+            text, usage = r.text, r.usage
+        read, modified = prep.file_ops.lists()
+        return _Summary(text + format_file_operations(read, modified), usage, False)
+
+
+async def compact(
+    session: Any,
+    model: Model | None = None,
+    settings: CompactionSettings | None = None,
+    *,
+    custom_instructions: str | None = None,
+    keep_recent_tokens: int | None = None,
+    reason: CompactionReason = "manual",
+    retry: RetrySettings | None = None,
+    on_event: Callable[[CompactionEvent], None] | None = None,
+    before_compact: BeforeCompactHook | None = None,
+    sleep: Callable[[float], Awaitable[Any]] | None = None,
+) -> CompactionResult | None:
+    """One compaction of ``session``'s current leaf (see :class:`Compactor`)."""
+    settings = settings or CompactionSettings()
+    if keep_recent_tokens is not None:
+        settings = replace(settings, keep_recent_tokens=keep_recent_tokens)
+    compactor = Compactor(
+        session,
+        model,
+        settings,
+        retry=retry,
+        on_event=on_event,
+        before_compact=before_compact,
+        sleep=sleep,
+    )
+    return await compactor.compact(custom_instructions, reason=reason)

@@ -1,0 +1,34 @@
+"""The summary guard: reject a summary that would not help.
+
+A summary is rejected (as a compaction failure, nothing appended) when the context it leaves
+would not be smaller than the context before, or when it lost any of the read/modified file
+names the preparation tracked. Repeated failures pause automatic compaction (see
+:class:`~pi_context.compaction.engine.Compactor`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["check_summary"]
+
+
+def check_summary(
+    summary: str,
+    *,
+    tokens_before: int | None,
+    tokens_after: int,
+    read_files: Sequence[str],
+    modified_files: Sequence[str],
+) -> str | None:
+    """The reason to reject ``summary``, or ``None`` when it passes."""
+    if tokens_before is not None and tokens_before > 0 and tokens_after >= tokens_before:
+        return (
+            "summary would not shrink the context "
+            f"({tokens_before} tokens before, about {tokens_after} after)"
+        )
+    missing = [path for path in (*read_files, *modified_files) if path not in summary]
+    if missing:
+        shown = ", ".join(missing[:3]) + (" …" if len(missing) > 3 else "")
+        return f"summary dropped tracked files from its file lists ({shown})"
+    return None

@@ -1,0 +1,210 @@
+"""One summarization request: model call, retries with backoff, and pi's failure rules.
+
+A summary request never declares tools and never writes the prompt cache
+(``RequestOptions(cache="none")``). Transient errors (the provider classified the error as
+``transient``, or its text matches a transient phrase) are retried ``retry.max_retries`` times
+with exponential backoff; anything else, an ``error`` or ``length`` stop, or a tool call in the
+reply is a failure (:class:`~pi_context.errors.CompactionError`). Cancellation is asyncio
+cancellation and stops at once, including during a backoff sleep.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pi_context.compaction.prompts import SUMMARY_SYSTEM_PROMPT
+from pi_context.compaction.settings import RetrySettings
+from pi_context.errors import CompactionCancelledError, CompactionError, ProviderError
+from pi_context.messages import AssistantMessage, ThinkingLevel, Usage, empty_usage, user_message
+from pi_context.providers.base import Model, ModelRequest, RequestOptions, complete
+
+__all__ = [
+    "RetryAttemptStart",
+    "RetryFinished",
+    "RetryScheduled",
+    "SummaryResult",
+    "combine_usage",
+    "is_retryable",
+    "request_summary",
+    "summary_max_tokens",
+]
+
+SummarySource = Literal["compaction", "branchSummary"]
+
+
+@dataclass(frozen=True, slots=True)
+class RetryScheduled:
+    """A transient failure; the next attempt starts after ``delay_ms``."""
+
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+
+
+@dataclass(frozen=True, slots=True)
+class RetryAttemptStart:
+    source: SummarySource
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class RetryFinished:
+    success: bool
+    attempt: int
+    final_error: str | None = None
+
+
+RetryEvent = RetryScheduled | RetryAttemptStart | RetryFinished
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryResult:
+    text: str
+    usage: Usage
+
+
+_QUOTA = re.compile(
+    r"insufficient_quota|out of budget|quota exceeded|exceeded your current quota|billing|"
+    r"monthly usage limit|available balance|usage limit|\b1308\b",
+    re.IGNORECASE,
+)
+_TRANSIENT = re.compile(
+    r"overloaded|server (?:is )?busy|high demand|at capacity|rate.?limit|too many requests|"
+    r"\b(?:429|500|502|503|504|520|524)\b|service (?:temporarily )?unavailable|"
+    r"server error|internal error|provider returned error|upstream|network|connection|"
+    r"other side closed|fetch failed|getaddrinfo|ECONNRESET|ECONNABORTED|ECONNREFUSED|"
+    r"ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|socket hang up|timed? ?out|terminated|"
+    r"websocket|premature|stream ended|please retry|retry (?:after|in)|ResourceExhausted",
+    re.IGNORECASE,
+)
+
+
+def is_retryable(message: Mapping[str, Any], error: ProviderError | None = None) -> bool:
+    """Whether a failed response is worth retrying (a transient error, not a quota problem)."""
+    if message.get("stopReason") != "error":
+        return False
+    text = str(message.get("errorMessage") or (str(error) if error else ""))
+    if not text or _QUOTA.search(text):
+        return False
+    if error is not None and error.kind == "transient":
+        return True
+    if error is not None and error.kind in ("authentication", "aborted", "context_overflow"):
+        return False
+    return bool(_TRANSIENT.search(text))
+
+
+def combine_usage(a: Mapping[str, Any], b: Mapping[str, Any]) -> Usage:
+    """Sum two usages field by field (cost parts too), as pi does for split-turn summaries."""
+    out: dict[str, Any] = {}
+    for key in ("input", "output", "cacheRead", "cacheWrite"):
+        out[key] = a.get(key, 0) + b.get(key, 0)
+    for key in ("cacheWrite1h", "reasoning"):
+        if key in a or key in b:
+            out[key] = a.get(key, 0) + b.get(key, 0)
+    out["totalTokens"] = a.get("totalTokens", 0) + b.get("totalTokens", 0)
+    cost_a = a.get("cost") or {}
+    cost_b = b.get("cost") or {}
+    cost: dict[str, Any] = {
+        key: cost_a.get(key, 0) + cost_b.get(key, 0)
+        for key in ("input", "output", "cacheRead", "cacheWrite", "total")
+    }
+    if "totalFromProvider" in cost_a and "totalFromProvider" in cost_b:
+        cost["totalFromProvider"] = cost_a["totalFromProvider"] + cost_b["totalFromProvider"]
+    out["cost"] = cost
+    return out  # type: ignore[return-value]
+
+
+def summary_max_tokens(model: Model, prompt_chars: int) -> int | None:
+    """The output limit pi-ai would use: the model's max, clamped to what fits the window."""
+    info = model.info
+    window = info.context_window
+    if window <= 0:
+        return None
+    estimated_input = math.ceil((prompt_chars + len(SUMMARY_SYSTEM_PROMPT)) / 3.5)
+    margin = max(4096, math.ceil(estimated_input * 0.15))
+    room = window - estimated_input - margin
+    if room < 32768:
+        room = min(32768, window - estimated_input - 4096)
+    return min(info.max_tokens, max(1, room)) if info.max_tokens > 0 else max(1, room)
+
+
+def _text_of(message: AssistantMessage) -> str:
+    return "\n".join(
+        str(block.get("text", ""))
+        for block in message.get("content", [])
+        if block.get("type") == "text"
+    )
+
+
+async def request_summary(
+    model: Model,
+    prompt: str,
+    *,
+    label: str,
+    source: SummarySource = "compaction",
+    retry: RetrySettings | None = None,
+    thinking_level: ThinkingLevel = "off",
+    on_event: Callable[[RetryEvent], None] | None = None,
+    sleep: Callable[[float], Awaitable[Any]] | None = None,
+) -> SummaryResult:
+    """Ask ``model`` for a summary of ``prompt``; raise :class:`CompactionError` on failure.
+
+    ``label`` names the request in error messages (``Summarization``, ``Turn prefix
+    summarization``, ``Branch summarization``). ``sleep`` replaces ``asyncio.sleep`` (tests).
+    """
+    import asyncio
+
+    retry = retry or RetrySettings()
+    do_sleep = sleep or asyncio.sleep
+    emit = on_event or (lambda _event: None)
+    level: ThinkingLevel = thinking_level if model.info.reasoning else "off"
+    request = ModelRequest(
+        messages=[user_message(prompt)],
+        system_prompt=SUMMARY_SYSTEM_PROMPT,
+        options=RequestOptions(
+            max_tokens=summary_max_tokens(model, len(prompt)),
+            cache="none",
+            thinking_level=level,
+        ),
+    )
+    attempt = 0
+    max_attempts = retry.max_attempts
+    while True:
+        done = await complete(model, request)
+        message = done.message
+        stop = message.get("stopReason")
+        if stop == "error" and attempt < max_attempts and is_retryable(message, done.error):
+            attempt += 1
+            delay = retry.delay_ms(attempt)
+            error_text = str(message.get("errorMessage") or done.error or "")
+            emit(RetryScheduled(attempt, max_attempts, delay, error_text))
+            await do_sleep(delay / 1000)
+            emit(RetryAttemptStart(source, label))
+            continue
+        if attempt:
+            emit(
+                RetryFinished(
+                    stop not in ("error", "aborted"),
+                    attempt,
+                    str(message.get("errorMessage")) if stop == "error" else None,
+                )
+            )
+        break
+    if stop == "aborted":
+        raise CompactionCancelledError(f"{label} was aborted")
+    if stop == "error":
+        detail = message.get("errorMessage") or (str(done.error) if done.error else "Unknown error")
+        raise CompactionError(f"{label} failed: {detail}")
+    if stop == "length":
+        raise CompactionError(
+            f"{label} failed: generation hit the token cap and the summary is incomplete"
+        )
+    if any(block.get("type") == "toolCall" for block in message.get("content", [])):
+        raise CompactionError(f"{label} attempted to call a tool")
+    usage: Usage = message.get("usage") or empty_usage()  # type: ignore[unreachable]
+    return SummaryResult(_text_of(message), usage)

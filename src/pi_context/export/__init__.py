@@ -1,0 +1,41 @@
+"""Session exports: a self-contained HTML page and a branch-only JSONL session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pi_context.export.document import SessionDocument, entry_kind, entry_preview
+from pi_context.export.html import default_html_name, export_html, render_html, replay_system_prompt
+from pi_context.export.jsonl import branch_lines, default_jsonl_name, export_jsonl
+
+__all__ = [
+    "SessionDocument",
+    "branch_lines",
+    "default_html_name",
+    "default_jsonl_name",
+    "entry_kind",
+    "entry_preview",
+    "export_file",
+    "export_html",
+    "export_jsonl",
+    "render_html",
+    "replay_system_prompt",
+]
+
+
+def export_file(
+    doc: SessionDocument, out: str | Path | None = None, *, cwd: Path | None = None
+) -> Path:
+    """Export ``doc`` by the target's extension: ``.jsonl`` → branch session, else HTML.
+
+    Without ``out`` an HTML page named ``pi-session-<basename>.html`` goes into ``cwd``.
+    """
+    base = cwd or Path.cwd()
+    if out is None:
+        return export_html(doc, base / default_html_name(doc.path))
+    target = Path(out)
+    if not target.is_absolute():
+        target = base / target
+    if target.suffix == ".jsonl":
+        return export_jsonl(doc, target)
+    return export_html(doc, target)

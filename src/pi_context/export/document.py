@@ -1,0 +1,250 @@
+"""A read-only view of one session file for exports: entries, tree, active path, labels.
+
+Exports only need to read, so this works straight from the JSONL (the same reading rules as
+pi: blank and malformed lines are skipped, the first parsed line must be the header, the leaf
+is the last entry). A live session passes its own entries and leaf to
+:meth:`SessionDocument.from_entries`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pi_context import _json
+from pi_context.errors import SessionFormatError
+
+__all__ = ["SessionDocument", "entry_kind", "entry_preview", "text_of_content"]
+
+
+def text_of_content(content: Any) -> str:
+    """The text blocks of a content value joined (a string is returned as is)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+    )
+
+
+def entry_preview(entry: Mapping[str, Any]) -> str:
+    """A one-line preview of an entry (at most 80 characters)."""
+    kind = entry.get("type")
+    message = entry.get("message")
+    if kind == "message" and isinstance(message, dict):
+        role = message.get("role")
+        if role in ("user", "custom"):
+            content = message.get("content")
+            text = content if isinstance(content, str) else text_of_content(content)
+        elif role == "assistant":
+            content = message.get("content")
+            blocks = (
+                [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+            )
+            text = " ".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+            calls = [str(b.get("name", "")) for b in blocks if b.get("type") == "toolCall"]
+            if calls:
+                text = (text + " " if text else "") + "→ " + ", ".join(calls)
+        elif role == "toolResult":
+            text = f"{message.get('toolName', '')} result"
+        elif role == "system":
+            text = "system prompt"
+        elif role == "bashExecution":
+            text = f"$ {message.get('command', '')}"
+        else:
+            text = str(role)
+        return " ".join(text.split())[:80]
+    if kind in ("compaction", "branch_summary"):
+        return " ".join(str(entry.get("summary", "")).split())[:80]
+    if kind == "model_change":
+        return f"{entry.get('provider')}/{entry.get('modelId')}"
+    if kind == "thinking_level_change":
+        return str(entry.get("thinkingLevel"))
+    if kind == "label":
+        return f"{entry.get('targetId')}: {entry.get('label', '(cleared)')}"
+    if kind == "session_info":
+        return str(entry.get("name", ""))
+    if kind == "custom_message":
+        content = entry.get("content")
+        return " ".join(
+            (content if isinstance(content, str) else text_of_content(content)).split()
+        )[:80]
+    return ""
+
+
+def entry_kind(entry: Mapping[str, Any]) -> str:
+    message = entry.get("message")
+    if entry.get("type") == "message" and isinstance(message, dict):
+        return str(message.get("role"))
+    return str(entry.get("type"))
+
+
+@dataclass
+class SessionDocument:
+    """One session: its header, entries in file order and the active leaf."""
+
+    header: dict[str, Any]
+    entries: list[dict[str, Any]]
+    leaf_id: str | None
+    path: Path | None = None
+    by_id: dict[str, dict[str, Any]] = field(init=False)
+    children: dict[str | None, list[str]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.by_id = {}
+        self.children = {}
+        for entry in self.entries:
+            self.by_id.setdefault(str(entry["id"]), entry)
+        for entry in self.entries:
+            parent = entry.get("parentId")
+            key = (
+                parent
+                if isinstance(parent, str) and parent in self.by_id and parent != entry["id"]
+                else None
+            )
+            self.children.setdefault(key, []).append(str(entry["id"]))
+
+    @classmethod
+    def from_entries(
+        cls,
+        header: Mapping[str, Any],
+        entries: Iterable[Mapping[str, Any]],
+        leaf_id: str | None,
+        *,
+        path: Path | None = None,
+    ) -> SessionDocument:
+        return cls(dict(header), [dict(e) for e in entries], leaf_id, path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> SessionDocument:
+        """Read a session file (any version; entries without ids are chained in file order)."""
+        file = Path(path)
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise SessionFormatError(f"cannot read session: {exc.strerror}", path=file) from exc
+        header: dict[str, Any] | None = None
+        entries: list[dict[str, Any]] = []
+        previous: str | None = None
+        for number, raw in enumerate(data.split(b"\n"), start=1):
+            if not raw.strip():
+                continue
+            try:
+                value = _json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(value, dict):
+                continue
+            if header is None:
+                if value.get("type") != "session" or not isinstance(value.get("id"), str):
+                    raise SessionFormatError("not a valid pi session", path=file, line=number)
+                header = value
+                continue
+            if not isinstance(value.get("id"), str):
+                value = {**value, "id": f"#{number}", "parentId": previous}
+            previous = value["id"]
+            entries.append(value)
+        if header is None:
+            raise SessionFormatError("not a valid pi session (no header)", path=file)
+        leaf = entries[-1]["id"] if entries else None
+        return cls(header, entries, leaf, file)
+
+    # -- tree -------------------------------------------------------------------------------
+
+    def path_to(self, entry_id: str | None) -> list[dict[str, Any]]:
+        """Root-first entries from the root to ``entry_id`` (empty for ``None``)."""
+        out: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        current = self.by_id.get(entry_id) if entry_id is not None else None
+        while current is not None and current["id"] not in seen:
+            seen.add(current["id"])
+            out.append(current)
+            parent = current.get("parentId")
+            current = self.by_id.get(parent) if isinstance(parent, str) else None
+        out.reverse()
+        return out
+
+    @property
+    def active_path(self) -> list[dict[str, Any]]:
+        return self.path_to(self.leaf_id)
+
+    def preorder(self) -> list[tuple[dict[str, Any], int]]:
+        """Every entry once with its display depth; depth grows only at branch points."""
+        out: list[tuple[dict[str, Any], int]] = []
+        visited: set[str] = set()
+        stack: list[tuple[str, int]] = [(eid, 0) for eid in reversed(self.children.get(None, []))]
+        while stack:
+            eid, depth = stack.pop()
+            if eid in visited:
+                continue
+            visited.add(eid)
+            out.append((self.by_id[eid], depth))
+            kids = self.children.get(eid, [])
+            child_depth = depth + 1 if len(kids) > 1 else depth
+            stack.extend((kid, child_depth) for kid in reversed(kids))
+        # entries caught in a parent cycle never reach a root: list them at the top level
+        for entry in self.entries:
+            if entry["id"] not in visited:
+                visited.add(entry["id"])
+                out.append((entry, 0))
+        return out
+
+    def labels(self) -> dict[str, str]:
+        """Resolved labels: the last ``label`` entry per target wins; one without text clears."""
+        result: dict[str, str] = {}
+        for entry in self.entries:
+            if entry.get("type") != "label" or not isinstance(entry.get("targetId"), str):
+                continue
+            text = entry.get("label")
+            if isinstance(text, str) and text:
+                result[entry["targetId"]] = text
+            else:
+                result.pop(entry["targetId"], None)
+        return result
+
+    def name(self) -> str | None:
+        name: str | None = None
+        for entry in self.entries:
+            if entry.get("type") == "session_info":
+                value = entry.get("name")
+                name = value.strip() or None if isinstance(value, str) else None
+        return name
+
+    def tool_results(self) -> dict[str, dict[str, Any]]:
+        """Tool-result messages by ``toolCallId``."""
+        found: dict[str, dict[str, Any]] = {}
+        for entry in self.entries:
+            message = entry.get("message")
+            if (
+                entry.get("type") == "message"
+                and isinstance(message, dict)
+                and message.get("role") == "toolResult"
+                and isinstance(message.get("toolCallId"), str)
+            ):
+                found[message["toolCallId"]] = message
+        return found
+
+    def replaced_ranges(self, path: Sequence[Mapping[str, Any]]) -> dict[str, tuple[int, int]]:
+        """For each compaction on ``path``: the ``[start, end)`` path indices it replaced.
+
+        A compaction summarizes from the previous compaction's first kept entry up to (not
+        including) its own first kept entry; retain-none or a dangling id means everything up
+        to the compaction itself.
+        """
+        ranges: dict[str, tuple[int, int]] = {}
+        start = 0
+        for index, entry in enumerate(path):
+            if entry.get("type") != "compaction":
+                continue
+            kept = entry.get("firstKeptEntryId")
+            end = index
+            for j in range(index):
+                if path[j].get("id") == kept:
+                    end = j
+                    break
+            ranges[str(entry["id"])] = (start, max(start, end))
+            start = max(start, end)
+        return ranges

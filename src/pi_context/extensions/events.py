@@ -1,0 +1,496 @@
+"""Typed payloads of the extension events and the results handlers may return.
+
+Every event is a dataclass with a class-level ``type`` (pi's event name). Handlers receive
+``(event, ctx)`` and may return the matching ``*Result`` (or ``None``). Field names are the
+Python spelling of pi's payload keys (``willRetry`` → ``will_retry``).
+
+Objects that belong to other layers (compaction preparations, system-prompt options, session
+entries) are typed loosely here on purpose: the events carry whatever the agent passes, so
+this module stays below the agent in the layering.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from pi_context.messages import (
+    AgentMessage,
+    AssistantMessage,
+    ImageContent,
+    ToolResultMessage,
+    Usage,
+    UserContent,
+)
+
+__all__ = [
+    "EVENT_TYPES",
+    "AgentBeforeSettleEvent",
+    "AgentEndEvent",
+    "AgentStartEvent",
+    "BeforeAgentStartEvent",
+    "BeforeAgentStartResult",
+    "BoundaryResult",
+    "BranchSummaryDraft",
+    "CompactionDraft",
+    "CompactionReason",
+    "ContextEvent",
+    "ContextResult",
+    "ContextWithSystemEvent",
+    "CustomMessageDraft",
+    "Event",
+    "InputEvent",
+    "InputResult",
+    "MessageEndEvent",
+    "MessageEndResult",
+    "MessageStartEvent",
+    "ResourcesDiscoverEvent",
+    "ResourcesDiscoverResult",
+    "SessionBeforeCompactEvent",
+    "SessionBeforeCompactResult",
+    "SessionBeforeTreeEvent",
+    "SessionBeforeTreeResult",
+    "SessionCompactEvent",
+    "SessionCompactFailedEvent",
+    "SessionShutdownEvent",
+    "SessionStartEvent",
+    "SessionTreeEvent",
+    "ToolCallEvent",
+    "ToolCallResult",
+    "ToolExecutionEndEvent",
+    "ToolExecutionStartEvent",
+    "ToolResultEvent",
+    "ToolResultResult",
+    "TreePreparation",
+    "TurnEndEvent",
+    "TurnStartEvent",
+]
+
+CompactionReason = Literal["manual", "threshold", "overflow"]
+Outcome = Literal["completed", "aborted", "error"]
+
+
+class Event:
+    """Base of every event payload; ``type`` is pi's event name."""
+
+    type: ClassVar[str]
+
+
+# --- drafts handlers hand back --------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class CustomMessageDraft:
+    """A ``custom`` message an extension adds (persisted as a ``custom_message`` entry)."""
+
+    custom_type: str
+    content: str | list[UserContent]
+    display: bool = True
+    details: Any = None
+
+
+@dataclass(slots=True)
+class CompactionDraft:
+    """An extension's own compaction: stored verbatim with ``fromHook: true``.
+
+    ``first_kept_entry_id`` ``None`` means retain-none.
+    """
+
+    summary: str
+    first_kept_entry_id: str | None
+    tokens_before: int
+    usage: Usage | None = None
+    details: Any = None
+
+
+@dataclass(slots=True)
+class BranchSummaryDraft:
+    """An extension's own branch summary (used only when the user asked for a summary)."""
+
+    summary: str
+    details: Any = None
+    usage: Usage | None = None
+
+
+# --- run start and context -------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class BeforeAgentStartEvent(Event):
+    """Once per run started by a prompt or a triggering custom message, before the run's
+    system-prompt patch is computed. ``system_prompt_options`` is the mutable option object
+    (a mapping or an object with attributes); changes are used for this run."""
+
+    type: ClassVar[str] = "before_agent_start"
+    message_type: Literal["user", "custom"]
+    system_prompt_options: Any
+    prompt: str | None = None
+    images: list[ImageContent] = field(default_factory=list)
+    message: AgentMessage | None = None
+    system_prompt: str = ""
+    """The prompt as it stands (a forced prompt once a handler set one)."""
+
+    def _options_field(self, name: str) -> Any:
+        opts = self.system_prompt_options
+        return opts.get(name) if isinstance(opts, Mapping) else getattr(opts, name, None)
+
+    def _set_options_field(self, name: str, value: Any) -> None:
+        opts = self.system_prompt_options
+        if isinstance(opts, MutableMapping):
+            opts[name] = value
+        else:
+            setattr(opts, name, value)
+
+    def set_section(self, name: str, text: str | None) -> None:
+        """Add, replace (``text``) or drop (``None``) a custom prompt section for this run."""
+        sections = self._options_field("sections")
+        if sections is None:
+            sections = {}
+            self._set_options_field("sections", sections)
+        if text is None:
+            sections.pop(name, None)
+        else:
+            sections[name] = text
+
+    @property
+    def selected_tools(self) -> list[str]:
+        return list(
+            self._options_field("selectedTools") or self._options_field("selected_tools") or []
+        )
+
+    def set_selected_tools(self, names: list[str]) -> None:
+        """Change the run's tool loadout (declarations and ``<tools>``/``<rules>`` follow)."""
+        opts = self.system_prompt_options
+        key = "selectedTools"
+        if not isinstance(opts, Mapping) and not hasattr(opts, key):
+            key = "selected_tools"
+        self._set_options_field(key, list(names))
+
+
+@dataclass(slots=True)
+class BeforeAgentStartResult:
+    message: CustomMessageDraft | None = None
+    system_prompt: str | None = None
+    """Force this text as the run's whole system prompt."""
+
+
+@dataclass(slots=True)
+class ContextEvent(Event):
+    """Before every request: the conversation without system messages (phase 1)."""
+
+    type: ClassVar[str] = "context"
+    messages: list[AgentMessage]
+
+
+@dataclass(slots=True)
+class ContextWithSystemEvent(Event):
+    """Before every request, after ``context``: the full transcript, system messages included."""
+
+    type: ClassVar[str] = "context_with_system"
+    messages: list[AgentMessage]
+
+
+@dataclass(slots=True)
+class ContextResult:
+    messages: list[AgentMessage] | None = None
+
+
+# --- compaction ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SessionBeforeCompactEvent(Event):
+    type: ClassVar[str] = "session_before_compact"
+    preparation: Any
+    branch_entries: list[Any]
+    reason: CompactionReason
+    custom_instructions: str | None = None
+    will_retry: bool = False
+    signal: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass(slots=True)
+class SessionBeforeCompactResult:
+    cancel: bool = False
+    compaction: CompactionDraft | None = None
+
+
+@dataclass(slots=True)
+class SessionCompactEvent(Event):
+    type: ClassVar[str] = "session_compact"
+    compaction_entry: Any
+    from_extension: bool
+    reason: CompactionReason
+    will_retry: bool = False
+
+
+@dataclass(slots=True)
+class SessionCompactFailedEvent(Event):
+    type: ClassVar[str] = "session_compact_failed"
+    reason: CompactionReason
+    aborted: bool
+    error_message: str | None = None
+    will_retry: bool = False
+    from_extension: bool = False
+
+
+# --- tree navigation -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class TreePreparation:
+    target_id: str
+    old_leaf_id: str | None
+    common_ancestor_id: str | None
+    entries_to_summarize: list[Any]
+    user_wants_summary: bool
+    custom_instructions: str | None = None
+    replace_instructions: bool | None = None
+    label: str | None = None
+
+
+@dataclass(slots=True)
+class SessionBeforeTreeEvent(Event):
+    type: ClassVar[str] = "session_before_tree"
+    preparation: TreePreparation
+    signal: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass(slots=True)
+class SessionBeforeTreeResult:
+    cancel: bool = False
+    summary: BranchSummaryDraft | None = None
+    custom_instructions: str | None = None
+    replace_instructions: bool | None = None
+    label: str | None = None
+
+
+@dataclass(slots=True)
+class SessionTreeEvent(Event):
+    type: ClassVar[str] = "session_tree"
+    new_leaf_id: str | None
+    old_leaf_id: str | None
+    summary_entry: Any = None
+    from_extension: bool | None = None
+
+
+# --- boundaries ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class TurnEndEvent(Event):
+    """After an assistant message and its tool results are persisted. ``entries`` (draft
+    entries to append) and ``continue_`` form the proposal a handler may replace."""
+
+    type: ClassVar[str] = "turn_end"
+    turn_index: int
+    message: AssistantMessage
+    tool_results: list[ToolResultMessage]
+    message_entry_id: str | None = None
+    tool_result_entry_ids: list[str] = field(default_factory=list)
+    outcome: Outcome = "completed"
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    continue_: bool = False
+    context: Any = None
+
+
+@dataclass(slots=True)
+class AgentBeforeSettleEvent(Event):
+    type: ClassVar[str] = "agent_before_settle"
+    outcome: Outcome = "completed"
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    continue_: bool = False
+    context: Any = None
+
+
+@dataclass(slots=True)
+class BoundaryResult:
+    """Each field given replaces the proposal: draft ``entries`` (``custom``,
+    ``custom_message``, ``context_edit``, ``compaction``) and whether to ``continue_``."""
+
+    entries: list[dict[str, Any]] | None = None
+    continue_: bool | None = None
+
+
+# --- messages, tools, input ------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class MessageStartEvent(Event):
+    type: ClassVar[str] = "message_start"
+    message: AgentMessage
+
+
+@dataclass(slots=True)
+class MessageEndEvent(Event):
+    type: ClassVar[str] = "message_end"
+    message: AgentMessage
+
+
+@dataclass(slots=True)
+class MessageEndResult:
+    """Replace the finalized message before it is persisted (same role only)."""
+
+    message: AgentMessage | None = None
+
+
+@dataclass(slots=True)
+class ToolCallEvent(Event):
+    """Before a tool runs; a handler may block it (the model sees ``reason`` as the error)."""
+
+    type: ClassVar[str] = "tool_call"
+    tool_call_id: str
+    tool_name: str
+    input: dict[str, Any]
+
+
+@dataclass(slots=True)
+class ToolCallResult:
+    block: bool = False
+    reason: str | None = None
+
+
+@dataclass(slots=True)
+class ToolResultEvent(Event):
+    """After a tool ran, before its result is stored; handlers may rewrite the result."""
+
+    type: ClassVar[str] = "tool_result"
+    tool_call_id: str
+    tool_name: str
+    input: dict[str, Any]
+    content: list[UserContent]
+    details: Any
+    is_error: bool
+
+
+@dataclass(slots=True)
+class ToolResultResult:
+    content: list[UserContent] | None = None
+    details: Any = None
+    is_error: bool | None = None
+
+
+@dataclass(slots=True)
+class ToolExecutionStartEvent(Event):
+    type: ClassVar[str] = "tool_execution_start"
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+
+
+@dataclass(slots=True)
+class ToolExecutionEndEvent(Event):
+    type: ClassVar[str] = "tool_execution_end"
+    tool_call_id: str
+    tool_name: str
+    result: Any
+    is_error: bool
+
+
+@dataclass(slots=True)
+class InputEvent(Event):
+    """Text the user submitted, before slash commands and templates are expanded."""
+
+    type: ClassVar[str] = "input"
+    text: str
+    images: list[ImageContent] = field(default_factory=list)
+    source: Literal["interactive", "rpc", "extension", "cli"] = "interactive"
+
+
+@dataclass(slots=True)
+class InputResult:
+    """``text`` transforms the input (later handlers see it); ``handled`` swallows it."""
+
+    text: str | None = None
+    handled: bool = False
+
+
+@dataclass(slots=True)
+class ResourcesDiscoverEvent(Event):
+    type: ClassVar[str] = "resources_discover"
+    cwd: str
+    reason: Literal["startup", "reload"]
+
+
+@dataclass(slots=True)
+class ResourcesDiscoverResult:
+    skill_paths: list[str] = field(default_factory=list)
+    prompt_paths: list[str] = field(default_factory=list)
+    theme_paths: list[str] = field(default_factory=list)
+
+
+# --- notifications ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SessionStartEvent(Event):
+    type: ClassVar[str] = "session_start"
+    reason: Literal["startup", "new", "resume", "fork", "reload"] = "startup"
+
+
+@dataclass(slots=True)
+class SessionShutdownEvent(Event):
+    type: ClassVar[str] = "session_shutdown"
+
+
+@dataclass(slots=True)
+class AgentStartEvent(Event):
+    type: ClassVar[str] = "agent_start"
+
+
+@dataclass(slots=True)
+class AgentEndEvent(Event):
+    type: ClassVar[str] = "agent_end"
+    messages: list[AgentMessage] = field(default_factory=list)
+    will_retry: bool = False
+
+
+@dataclass(slots=True)
+class TurnStartEvent(Event):
+    type: ClassVar[str] = "turn_start"
+    turn_index: int = 0
+
+
+EVENT_CLASSES: tuple[type[Event], ...] = (
+    BeforeAgentStartEvent,
+    ContextEvent,
+    ContextWithSystemEvent,
+    SessionBeforeCompactEvent,
+    SessionCompactEvent,
+    SessionCompactFailedEvent,
+    SessionBeforeTreeEvent,
+    SessionTreeEvent,
+    TurnEndEvent,
+    AgentBeforeSettleEvent,
+    MessageStartEvent,
+    MessageEndEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionEndEvent,
+    InputEvent,
+    ResourcesDiscoverEvent,
+    SessionStartEvent,
+    SessionShutdownEvent,
+    AgentStartEvent,
+    AgentEndEvent,
+    TurnStartEvent,
+)
+
+EVENT_TYPES: frozenset[str] = frozenset(cls.type for cls in EVENT_CLASSES)
+"""Every event name ``pi.on`` accepts."""
+
+AnyResult: TypeAlias = (
+    BeforeAgentStartResult
+    | ContextResult
+    | SessionBeforeCompactResult
+    | SessionBeforeTreeResult
+    | BoundaryResult
+    | MessageEndResult
+    | ToolCallResult
+    | ToolResultResult
+    | InputResult
+    | ResourcesDiscoverResult
+)

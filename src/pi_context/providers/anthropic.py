@@ -1,0 +1,382 @@
+"""Anthropic Messages through the official ``anthropic`` SDK, with prompt-cache breakpoints.
+
+System prompt delivery (chosen so every request extends the previous one):
+
+* The **leading** system message of the transcript (the full prompt, as sections) becomes the
+  ``system`` parameter, rendered once with pi's ``getSystemMessageText``. It is never rewritten
+  while the conversation grows: later patches do not touch it.
+* Every **later** system message (a section patch) stays at its place in the conversation as a
+  user-side text block with pi's update framing (``Updated system prompt section "name":``...),
+  appended to the user turn it falls in (after any ``tool_result`` blocks of that turn).
+* After a compaction the transcript starts with the compaction's replayed system snapshot, so
+  the ``system`` parameter is rebuilt once there, as it must be.
+
+Cache breakpoints (``cache_control: ephemeral``), at most two:
+
+1. on the last ``system`` block: tools + system prompt, the stable head, cached on its own;
+2. on the last content block of the last message: the whole conversation so far, so the next
+   request (which extends it) reads it back.
+
+Anthropic's cache order is tools -> system -> messages, so a change to the tool list is a full
+miss; a section patch costs only the bytes after the previous breakpoint. Requests with
+``options.cache == "none"`` (summaries) carry no breakpoint and write nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Self, cast
+
+import anthropic
+import httpx2
+
+from pi_context.errors import ProviderError
+from pi_context.messages import (
+    AssistantMessage,
+    ImageContent,
+    StopReason,
+    ThinkingLevel,
+    ToolResultMessage,
+    UserMessage,
+)
+from pi_context.providers.base import (
+    ModelInfo,
+    ModelRequest,
+    StreamDone,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
+)
+from pi_context.providers.classify import make_error
+from pi_context.providers.delivery import (
+    Delivery,
+    SystemUpdate,
+    plan_delivery,
+    sanitize_tool_id,
+    user_blocks,
+)
+from pi_context.providers.usage import MessageBuilder, make_usage
+
+__all__ = ["THINKING_BUDGETS", "AnthropicModel", "anthropic_messages", "anthropic_tools"]
+
+EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
+
+THINKING_BUDGETS: dict[ThinkingLevel, int] = {
+    "minimal": 1024,
+    "low": 2048,
+    "medium": 8192,
+    "high": 16384,
+    "xhigh": 32000,
+    "max": 32000,
+}
+
+_STOP: dict[str, StopReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "toolUse",
+    "refusal": "error",
+}
+
+
+def _image(image: ImageContent) -> dict[str, Any]:
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": image["mimeType"], "data": image["data"]},
+    }
+
+
+def _user_content(blocks: list[Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for block in blocks:
+        if block["type"] == "text":
+            out.append({"type": "text", "text": block["text"]})
+        else:
+            out.append(_image(cast(ImageContent, block)))
+    return out
+
+
+def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    for block in message["content"]:
+        if block["type"] == "text":
+            if block["text"]:
+                content.append({"type": "text", "text": block["text"]})
+        else:
+            content.append(_image(block))
+    result: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": sanitize_tool_id(message["toolCallId"]),
+        "content": content or [{"type": "text", "text": "(no output)"}],
+    }
+    if message.get("isError"):
+        result["is_error"] = True
+    return result
+
+
+def _assistant_content(message: AssistantMessage) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for block in message["content"]:
+        if block["type"] == "text":
+            text = block["text"]
+            if text:
+                out.append({"type": "text", "text": text})
+        elif block["type"] == "thinking":
+            thinking = block
+            signature = thinking.get("thinkingSignature")
+            if thinking.get("redacted") and signature:
+                out.append({"type": "redacted_thinking", "data": signature})
+            elif signature:
+                out.append(
+                    {"type": "thinking", "thinking": thinking["thinking"], "signature": signature}
+                )
+            # Unsigned thinking (from another provider) cannot be replayed; it is left out.
+        else:
+            call = block
+            out.append(
+                {
+                    "type": "tool_use",
+                    "id": sanitize_tool_id(call["id"]),
+                    "name": call["name"],
+                    "input": call.get("arguments") or {},
+                }
+            )
+    return out
+
+
+def anthropic_messages(delivery: Delivery, *, cache: bool = True) -> list[dict[str, Any]]:
+    """The ``messages`` array: user-side items merged into alternating turns, breakpoint last."""
+    turns: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if not blocks:
+            return
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+
+    for item in delivery.items:
+        if isinstance(item, SystemUpdate):
+            add("user", [{"type": "text", "text": item.text}])
+            continue
+        role = item["role"]
+        if role == "user":
+            blocks = user_blocks(cast(UserMessage, item)["content"])
+            add("user", _user_content(list(blocks)) or [{"type": "text", "text": "(empty)"}])
+        elif role == "toolResult":
+            add("user", [_tool_result(cast(ToolResultMessage, item))])
+        elif role == "assistant":
+            add("assistant", _assistant_content(cast(AssistantMessage, item)))
+    if cache and turns:
+        turns[-1]["content"][-1]["cache_control"] = dict(EPHEMERAL)
+    return turns
+
+
+def anthropic_system(delivery: Delivery, *, cache: bool = True) -> list[dict[str, Any]] | None:
+    """The ``system`` parameter: one text block with the leading prompt, breakpoint on it."""
+    if not delivery.system:
+        return None
+    block: dict[str, Any] = {"type": "text", "text": delivery.system}
+    if cache:
+        block["cache_control"] = dict(EPHEMERAL)
+    return [block]
+
+
+def anthropic_tools(delivery: Delivery) -> list[dict[str, Any]]:
+    return [
+        {"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}
+        for t in delivery.tools
+    ]
+
+
+class AnthropicModel:
+    """A :class:`~pi_context.providers.base.Model` over the Anthropic Messages API."""
+
+    def __init__(
+        self,
+        info: ModelInfo,
+        *,
+        api_key: str | None = None,
+        auth_token: str | None = None,
+        base_url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        client: anthropic.AsyncAnthropic | None = None,
+        max_retries: int = 0,
+        timeout: float = 600.0,
+    ) -> None:
+        self._info = info
+        self._client = client or anthropic.AsyncAnthropic(
+            api_key=api_key if api_key or auth_token else "missing-key",
+            auth_token=auth_token,
+            base_url=base_url or info.base_url,
+            default_headers=dict(headers or {}),
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+
+    @property
+    def info(self) -> ModelInfo:
+        return self._info
+
+    async def aclose(self) -> None:
+        """Close the HTTP client (its pooled connections)."""
+        await self._client.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def build_params(self, request: ModelRequest) -> dict[str, Any]:
+        """The keyword arguments for ``messages.create``."""
+        delivery = plan_delivery(
+            request.messages,
+            mode="user_turn",
+            system_prompt=request.system_prompt,
+            tools=request.tools,
+        )
+        opts = request.options
+        cache = opts.cache != "none"
+        max_tokens = opts.max_tokens or self._info.max_tokens
+        params: dict[str, Any] = {
+            "model": self._info.id,
+            "max_tokens": max_tokens,
+            "messages": anthropic_messages(delivery, cache=cache),
+            "stream": True,
+        }
+        system = anthropic_system(delivery, cache=cache)
+        if system is not None:
+            params["system"] = system
+        tools = anthropic_tools(delivery)
+        if tools:
+            params["tools"] = tools
+        if self._info.reasoning and opts.thinking_level != "off":
+            budget = min(THINKING_BUDGETS[opts.thinking_level], max(1024, max_tokens - 1024))
+            params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            params["max_tokens"] = max(max_tokens, budget + 1024)
+        elif opts.temperature is not None:
+            params["temperature"] = opts.temperature
+        return params
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        builder = MessageBuilder(self._info)
+        try:
+            params = self.build_params(request)
+            async for event in self._run(params, builder):
+                yield event
+        except anthropic.APIStatusError as exc:
+            status = exc.status_code if exc.status_code != 200 else None
+            err = make_error(
+                _status_text(exc),
+                status=status,
+                headers=dict(exc.response.headers),
+                provider=self._info.provider,
+            )
+            yield StreamDone(builder.finish("error", error=str(err)), err)
+        except (anthropic.APIError, httpx2.HTTPError, OSError) as exc:
+            err = make_error(
+                f"connection error: {exc}", provider=self._info.provider, kind="transient"
+            )
+            yield StreamDone(builder.finish("error", error=str(err)), err)
+
+    async def _run(
+        self, params: dict[str, Any], builder: MessageBuilder
+    ) -> AsyncIterator[StreamEvent]:
+        stream = await self._client.messages.create(**params)
+        stop_raw: str | None = None
+        finished = False
+        usage: dict[str, int] = {}
+        kinds: dict[int, str] = {}
+        ids: dict[int, str] = {}
+        try:
+            async for raw in stream:
+                event = raw.model_dump(mode="json", exclude_none=True)
+                kind = event.get("type")
+                if kind == "message_start":
+                    message = event.get("message") or {}
+                    builder.response_id = message.get("id")
+                    builder.response_model = message.get("model")
+                    _merge_usage(usage, message.get("usage") or {})
+                elif kind == "content_block_start":
+                    index = int(event.get("index") or 0)
+                    block = event.get("content_block") or {}
+                    kinds[index] = block.get("type", "")
+                    if kinds[index] == "tool_use":
+                        ids[index] = block.get("id") or f"toolu_{index}"
+                        builder.tool_start(ids[index], block.get("name") or "")
+                        yield ToolCallStart(ids[index], block.get("name") or "", index)
+                    elif kinds[index] == "redacted_thinking":
+                        builder.redacted_thinking(block.get("data") or "")
+                    elif kinds[index] == "text" and block.get("text"):
+                        builder.text(block["text"], index)
+                        yield TextDelta(block["text"], index)
+                elif kind == "content_block_delta":
+                    index = int(event.get("index") or 0)
+                    delta = event.get("delta") or {}
+                    dtype = delta.get("type")
+                    if dtype == "text_delta":
+                        builder.text(delta.get("text", ""), index)
+                        yield TextDelta(delta.get("text", ""), index)
+                    elif dtype == "thinking_delta":
+                        builder.thinking(delta.get("thinking", ""), index)
+                        yield ThinkingDelta(delta.get("thinking", ""), index)
+                    elif dtype == "signature_delta":
+                        builder.thinking("", index, signature=delta.get("signature", ""))
+                    elif dtype == "input_json_delta" and index in ids:
+                        partial = delta.get("partial_json", "")
+                        builder.tool_arguments(ids[index], partial)
+                        if partial:
+                            yield ToolCallDelta(ids[index], partial, index)
+                elif kind == "message_delta":
+                    stop_raw = (event.get("delta") or {}).get("stop_reason") or stop_raw
+                    _merge_usage(usage, event.get("usage") or {})
+                elif kind == "message_stop":
+                    finished = True
+        finally:
+            await stream.close()
+        builder.usage = make_usage(
+            input=usage.get("input_tokens", 0),
+            output=usage.get("output_tokens", 0),
+            cache_read=usage.get("cache_read_input_tokens", 0),
+            cache_write=usage.get("cache_creation_input_tokens", 0),
+        )
+        if not finished:
+            err = ProviderError("stream ended before the response was complete", kind="transient")
+            yield StreamDone(builder.finish("error", error=str(err)), err)
+            return
+        stop = _STOP.get(stop_raw or "end_turn", "stop")
+        if stop == "error":
+            err = ProviderError(f"response stopped: {stop_raw}", kind="other")
+            yield StreamDone(builder.finish("error", raw_stop=stop_raw, error=str(err)), err)
+            return
+        yield StreamDone(builder.finish(stop, raw_stop=stop_raw))
+
+
+def _merge_usage(into: dict[str, int], usage: Mapping[str, Any]) -> None:
+    """Later usage reports are cumulative: a present, non-null field replaces the earlier one."""
+    for key in (
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+    ):
+        value = usage.get(key)
+        if isinstance(value, int):
+            into[key] = value
+
+
+def _status_text(exc: anthropic.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            kind = inner.get("type")
+            prefix = f"{exc.status_code} " if exc.status_code != 200 else ""
+            return f"{prefix}{kind + ': ' if kind else ''}{inner['message']}"
+    return str(exc.message)

@@ -1,0 +1,308 @@
+"""Turning a projected transcript into what a provider receives, keeping the cached prefix stable.
+
+A request's messages may hold system messages anywhere: the first carries the whole prompt as
+``sections``, later ones carry patches (changed sections, ``null`` for removed ones, tool
+deltas). How they reach the wire is the :data:`SystemDelivery` mode:
+
+``in_place``
+    The leading system message is rendered in full (pi's ``getSystemMessageText``); every later
+    system message stays where it is, rendered as an update ("Updated system prompt section ...").
+    Earlier bytes never change, so each request extends the previous one. pi does this for
+    models that accept system messages mid-conversation.
+``user_turn``
+    The same, but updates travel as user-side text (for APIs with one system prompt, such as
+    Anthropic's ``system`` parameter, and for chat templates that reject late system messages).
+    The leading prompt stays byte-identical, so the prefix cache survives a patch.
+``collapse``
+    pi's fallback: one leading replayed prompt, later system messages dropped. Any patch
+    rewrites the head of the request, a cache miss once per prompt change.
+
+:func:`plan_delivery` produces the wire-neutral :class:`Delivery`; the adapters map it to their
+JSON. The replay helpers follow pi-ai's transcript functions (system-prompt spec §4-§5, §10).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias, cast
+
+from pi_context import _json
+from pi_context.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    TextContent,
+    ToolCall,
+    ToolDeclaration,
+    ToolResultMessage,
+    UserContent,
+    text_of,
+)
+
+__all__ = [
+    "Delivery",
+    "DeliveryItem",
+    "SystemDelivery",
+    "SystemUpdate",
+    "normalize_transcript",
+    "plan_delivery",
+    "render_system_update",
+    "replay_system",
+    "replay_tools",
+    "sanitize_tool_id",
+    "system_text",
+    "tool_arguments_json",
+    "user_blocks",
+]
+
+SystemDelivery = Literal["in_place", "user_turn", "collapse"]
+
+NO_RESULT_TEXT = "No result provided"
+
+
+def _content_text(content: str | Sequence[Any] | None) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return text_of(content, "\n")
+
+
+def system_text(message: SystemMessage | None) -> str:
+    """The full prompt text of a system message: content, then non-null sections, by blank lines."""
+    if message is None:
+        return ""
+    parts = [_content_text(message.get("content"))]
+    parts.extend(v for v in (message.get("sections") or {}).values() if v is not None)
+    return "\n\n".join(p for p in parts if p)
+
+
+def render_system_update(message: SystemMessage) -> str:
+    """A later system message as in-place text: its content, then one framed part per section."""
+    parts: list[str] = []
+    content = _content_text(message.get("content"))
+    if content:
+        parts.append(content)
+    for name, value in (message.get("sections") or {}).items():
+        if value is None:
+            parts.append(f'Removed system prompt section "{name}".')
+        else:
+            parts.append(f'Updated system prompt section "{name}":\n\n{value}')
+    return "\n\n".join(parts)
+
+
+def replay_tools(messages: Iterable[Message]) -> list[ToolDeclaration]:
+    """The tool declarations in force after the transcript's system messages (removals first)."""
+    tools: dict[str, ToolDeclaration] = {}
+    for message in messages:
+        if message["role"] != "system":
+            continue
+        system = message
+        for removed in system.get("toolsRemoved") or []:
+            tools.pop(removed["name"], None)
+        for added in system.get("toolsAdded") or []:
+            tools[added["name"]] = added
+    return list(tools.values())
+
+
+def replay_system(messages: Iterable[Message]) -> SystemMessage | None:
+    """pi's ``getCurrentSystemMessage``: the state all system messages add up to, or ``None``."""
+    listed = list(messages)
+    content: list[str] = []
+    sections: dict[str, str] = {}
+    timestamp: int | None = None
+    for message in listed:
+        if message["role"] != "system":
+            continue
+        system = message
+        if timestamp is None:
+            timestamp = system.get("timestamp", 0)
+        text = _content_text(system.get("content"))
+        if text:
+            content.append(text)
+        for name, value in (system.get("sections") or {}).items():
+            if value is None:
+                sections.pop(name, None)
+            else:
+                sections[name] = value
+    tools = replay_tools(listed)
+    if timestamp is None and not tools:
+        return None
+    result: dict[str, Any] = {"role": "system", "content": "\n\n".join(content)}
+    if sections:
+        result["sections"] = sections
+    if tools:
+        result["toolsAdded"] = tools
+    result["timestamp"] = timestamp if timestamp is not None else 0
+    return cast(SystemMessage, result)
+
+
+_TOOL_ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def sanitize_tool_id(call_id: str, max_len: int = 64) -> str:
+    """A tool-call id that strict APIs accept (``[A-Za-z0-9_-]``, bounded), deterministically."""
+    clean = _TOOL_ID_BAD.sub("_", call_id) or "call"
+    if len(clean) <= max_len and clean == call_id:
+        return clean
+    if len(clean) > max_len:
+        digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        clean = clean[: max_len - 13] + "_" + digest
+    return clean
+
+
+def normalize_transcript(messages: Sequence[Message]) -> list[Message]:
+    """Make a transcript acceptable to strict APIs without changing what came before.
+
+    * Assistant messages that failed (``error``/``aborted``) are left out with their results:
+      they were never a real turn.
+    * Tool results whose call is not in the transcript are left out.
+    * A tool call without a result before the next assistant or user message (or the end)
+      gets a synthetic error result, so every ``tool_use`` is answered.
+
+    The output depends only on the messages before each point plus the next user/assistant
+    message, so a transcript that only grows keeps a stable converted prefix.
+    """
+    out: list[Message] = []
+    dropped_calls: set[str] = set()
+    open_calls: list[ToolCall] = []
+    answered: set[str] = set()
+    known_calls: set[str] = set()
+
+    def close_open() -> None:
+        for call in open_calls:
+            if call["id"] not in answered:
+                result: ToolResultMessage = {
+                    "role": "toolResult",
+                    "toolCallId": call["id"],
+                    "toolName": call["name"],
+                    "content": [{"type": "text", "text": NO_RESULT_TEXT}],
+                    "isError": True,
+                    "timestamp": 0,
+                }
+                out.append(result)
+        open_calls.clear()
+        answered.clear()
+
+    for message in messages:
+        role = message["role"]
+        if role == "assistant":
+            assistant = cast(AssistantMessage, message)
+            close_open()
+            calls = [b for b in assistant["content"] if b["type"] == "toolCall"]
+            if assistant.get("stopReason") in ("error", "aborted"):
+                dropped_calls.update(c["id"] for c in calls)
+                continue
+            out.append(message)
+            for block in calls:
+                call = block
+                open_calls.append(call)
+                known_calls.add(call["id"])
+        elif role == "toolResult":
+            result_msg = cast(ToolResultMessage, message)
+            call_id = result_msg["toolCallId"]
+            if call_id in dropped_calls or call_id not in known_calls or call_id in answered:
+                continue
+            if not any(c["id"] == call_id for c in open_calls):
+                continue
+            answered.add(call_id)
+            out.append(message)
+        elif role == "user":
+            close_open()
+            out.append(message)
+        else:
+            out.append(message)
+    close_open()
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class SystemUpdate:
+    """A later system message, rendered for in-place delivery."""
+
+    text: str
+    message: SystemMessage
+
+
+DeliveryItem: TypeAlias = Message | SystemUpdate
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """A request ready for an adapter: the leading prompt, the items after it, the tools.
+
+    ``lead_parts`` names every part of the leading prompt (``system_prompt``, ``content``, then
+    one per section) with its text, in order, for cache fingerprints.
+    """
+
+    mode: SystemDelivery
+    system: str | None
+    items: list[DeliveryItem] = field(default_factory=list)
+    tools: list[ToolDeclaration] = field(default_factory=list)
+    lead_parts: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _lead_parts(message: SystemMessage) -> list[tuple[str, str]]:
+    parts: list[tuple[str, str]] = []
+    content = _content_text(message.get("content"))
+    if content:
+        parts.append(("content", content))
+    for name, value in (message.get("sections") or {}).items():
+        if value:
+            parts.append((name, value))
+    return parts
+
+
+def plan_delivery(
+    messages: Sequence[Message],
+    *,
+    mode: SystemDelivery,
+    system_prompt: str | None = None,
+    tools: Sequence[ToolDeclaration] = (),
+) -> Delivery:
+    """Split a transcript into leading prompt + items for ``mode`` (see the module docstring).
+
+    ``tools`` are the declarations to send; when empty, the transcript's replayed declarations
+    are used (tools keep the order in which they were first declared, so the list is stable).
+    """
+    normalized = normalize_transcript(messages)
+    declared = list(tools) if tools else replay_tools(normalized)
+    lead_parts: list[tuple[str, str]] = []
+    if system_prompt:
+        lead_parts.append(("system_prompt", system_prompt))
+    items: list[DeliveryItem] = []
+    if mode == "collapse":
+        state = replay_system(normalized)
+        if state is not None:
+            lead_parts.extend(_lead_parts(state))
+        items.extend(m for m in normalized if m["role"] != "system")
+    else:
+        rest: Sequence[Message] = normalized
+        if normalized and normalized[0]["role"] == "system":
+            lead_parts.extend(_lead_parts(normalized[0]))
+            rest = normalized[1:]
+        for message in rest:
+            if message["role"] == "system":
+                system = message
+                text = render_system_update(system)
+                if text:
+                    items.append(SystemUpdate(text, system))
+            else:
+                items.append(message)
+    lead = "\n\n".join(text for _, text in lead_parts) or None
+    return Delivery(mode=mode, system=lead, items=items, tools=declared, lead_parts=lead_parts)
+
+
+def user_blocks(content: str | Sequence[UserContent]) -> list[UserContent]:
+    """User content as a list of blocks (a string becomes one text block), empties dropped."""
+    if isinstance(content, str):
+        return [cast(TextContent, {"type": "text", "text": content})] if content else []
+    return [b for b in content if b["type"] != "text" or b["text"]]
+
+
+def tool_arguments_json(call: ToolCall) -> str:
+    """Tool-call arguments as pi writes them (``JSON.stringify``), stable across requests."""
+    return _json.js_stringify(call.get("arguments") or {})

@@ -1,0 +1,332 @@
+"""OpenAI-compatible Chat Completions through the official ``openai`` SDK.
+
+Works with OpenAI and with local servers (vLLM, llama.cpp's ``llama-server``, Ollama, LM Studio)
+by base URL. Streams text, reasoning text (``reasoning_content``/``reasoning`` deltas that
+local servers send), tool calls and usage (``prompt_tokens_details.cached_tokens`` becomes
+``cacheRead``; ``input`` excludes it).
+
+Prompt cache: OpenAI caches request prefixes automatically. The body is built so that each
+request of a growing conversation extends the previous one: system patches are delivered in
+place (as ``system`` messages when the model accepts them mid-conversation, else as ``user``
+messages), tool-call arguments are serialized exactly as stored, and tools keep their order.
+For ``openai`` itself the session id is sent as ``prompt_cache_key`` to keep a session on warm
+cache shards.
+
+The SDK's own retries are off by default (``max_retries=0``): a 429 or 5xx surfaces as a
+``transient`` :class:`~pi_context.errors.ProviderError` with ``retry_after`` and the agent's
+retry policy decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Self, cast
+
+import httpx2
+import openai
+
+from pi_context.errors import ProviderError
+from pi_context.messages import (
+    AssistantMessage,
+    ImageContent,
+    Message,
+    StopReason,
+    ToolResultMessage,
+    UserMessage,
+)
+from pi_context.providers.base import (
+    ModelInfo,
+    ModelRequest,
+    StreamDone,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
+)
+from pi_context.providers.classify import make_error
+from pi_context.providers.delivery import (
+    Delivery,
+    SystemDelivery,
+    SystemUpdate,
+    plan_delivery,
+    tool_arguments_json,
+    user_blocks,
+)
+from pi_context.providers.usage import MessageBuilder, make_usage
+
+__all__ = ["OpenAIChatModel", "openai_messages", "openai_tools"]
+
+_STOP: dict[str, StopReason] = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "toolUse",
+    "function_call": "toolUse",
+    "content_filter": "error",
+}
+
+
+def _image_part(image: ImageContent) -> dict[str, Any]:
+    url = f"data:{image['mimeType']};base64,{image['data']}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _user_content(blocks: list[Any]) -> str | list[dict[str, Any]]:
+    if len(blocks) == 1 and blocks[0]["type"] == "text":
+        return cast(str, blocks[0]["text"])
+    parts: list[dict[str, Any]] = []
+    for block in blocks:
+        if block["type"] == "text":
+            parts.append({"type": "text", "text": block["text"]})
+        else:
+            parts.append(_image_part(cast(ImageContent, block)))
+    return parts
+
+
+def _assistant(message: AssistantMessage) -> dict[str, Any]:
+    text = "".join(b["text"] for b in message["content"] if b["type"] == "text")
+    calls = [b for b in message["content"] if b["type"] == "toolCall"]
+    out: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None}
+    if calls:
+        out["tool_calls"] = [
+            {
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["name"], "arguments": tool_arguments_json(call)},
+            }
+            for call in calls
+        ]
+    return out
+
+
+def _tool_result(message: ToolResultMessage) -> tuple[dict[str, Any], list[ImageContent]]:
+    texts = [b["text"] for b in message["content"] if b["type"] == "text"]
+    images = [b for b in message["content"] if b["type"] == "image"]
+    text = "\n".join(texts)
+    if images and not text:
+        text = "(see attached image)"
+    return {"role": "tool", "tool_call_id": message["toolCallId"], "content": text}, images
+
+
+def openai_messages(delivery: Delivery) -> list[dict[str, Any]]:
+    """The ``messages`` array of a Chat Completions request for a planned delivery."""
+    out: list[dict[str, Any]] = []
+    if delivery.system is not None:
+        out.append({"role": "system", "content": delivery.system})
+    pending_images: list[ImageContent] = []
+
+    def flush_images() -> None:
+        if pending_images:
+            parts: list[dict[str, Any]] = [{"type": "text", "text": "Images from tool results:"}]
+            parts.extend(_image_part(img) for img in pending_images)
+            out.append({"role": "user", "content": parts})
+            pending_images.clear()
+
+    for item in delivery.items:
+        if isinstance(item, SystemUpdate):
+            flush_images()
+            role = "system" if delivery.mode == "in_place" else "user"
+            out.append({"role": role, "content": item.text})
+            continue
+        message: Message = item
+        role = message["role"]
+        if role == "toolResult":
+            result, images = _tool_result(cast(ToolResultMessage, message))
+            out.append(result)
+            pending_images.extend(images)
+            continue
+        flush_images()
+        if role == "user":
+            blocks = user_blocks(cast(UserMessage, message)["content"])
+            out.append({"role": "user", "content": _user_content(list(blocks)) if blocks else ""})
+        elif role == "assistant":
+            out.append(_assistant(cast(AssistantMessage, message)))
+    flush_images()
+    return out
+
+
+def openai_tools(delivery: Delivery) -> list[dict[str, Any]]:
+    """Tool declarations as Chat Completions ``function`` tools."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool["name"],
+                "description": tool["description"],
+                "parameters": tool["parameters"],
+            },
+        }
+        for tool in delivery.tools
+    ]
+
+
+class OpenAIChatModel:
+    """A :class:`~pi_context.providers.base.Model` over an OpenAI-compatible chat endpoint."""
+
+    def __init__(
+        self,
+        info: ModelInfo,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        client: openai.AsyncOpenAI | None = None,
+        max_retries: int = 0,
+        timeout: float = 600.0,
+        system_delivery: SystemDelivery | None = None,
+    ) -> None:
+        self._info = info
+        self._client = client or openai.AsyncOpenAI(
+            api_key=api_key or "not-needed",
+            base_url=base_url or info.base_url,
+            default_headers=dict(headers or {}),
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+        self.system_delivery: SystemDelivery = system_delivery or (
+            "in_place" if info.system_messages_mid_conversation else "user_turn"
+        )
+
+    @property
+    def info(self) -> ModelInfo:
+        return self._info
+
+    async def aclose(self) -> None:
+        """Close the HTTP client (its pooled connections)."""
+        await self._client.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def build_params(self, request: ModelRequest) -> dict[str, Any]:
+        """The keyword arguments for ``chat.completions.create`` (exposed for tests and tools)."""
+        delivery = plan_delivery(
+            request.messages,
+            mode=self.system_delivery,
+            system_prompt=request.system_prompt,
+            tools=request.tools,
+        )
+        opts = request.options
+        params: dict[str, Any] = {
+            "model": self._info.id,
+            "messages": openai_messages(delivery),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        tools = openai_tools(delivery)
+        if tools:
+            params["tools"] = tools
+        is_openai = self._info.provider == "openai"
+        max_tokens = opts.max_tokens
+        if max_tokens is not None:
+            params["max_completion_tokens" if is_openai else "max_tokens"] = max_tokens
+        if opts.temperature is not None:
+            params["temperature"] = opts.temperature
+        if self._info.reasoning and opts.thinking_level != "off":
+            level = opts.thinking_level
+            params["reasoning_effort"] = "high" if level in ("xhigh", "max") else level
+        if is_openai and opts.session_id and opts.cache != "none":
+            params["prompt_cache_key"] = opts.session_id
+        return params
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        builder = MessageBuilder(self._info)
+        try:
+            params = self.build_params(request)
+            async for event in self._run(params, builder):
+                yield event
+        except openai.APIStatusError as exc:
+            err = make_error(
+                _status_text(exc),
+                status=exc.status_code,
+                headers=dict(exc.response.headers),
+                provider=self._info.provider,
+            )
+            yield StreamDone(builder.finish("error", error=str(err)), err)
+        except (openai.APIError, httpx2.HTTPError, OSError) as exc:
+            err = make_error(
+                f"connection error: {exc}", provider=self._info.provider, kind="transient"
+            )
+            yield StreamDone(builder.finish("error", error=str(err)), err)
+
+    async def _run(
+        self, params: dict[str, Any], builder: MessageBuilder
+    ) -> AsyncIterator[StreamEvent]:
+        stream = await self._client.chat.completions.create(**params)
+        finish: str | None = None
+        calls: dict[int, str] = {}
+        try:
+            async for chunk in stream:
+                data = chunk.model_dump(mode="json", exclude_none=True)
+                builder.response_id = builder.response_id or data.get("id")
+                builder.response_model = builder.response_model or data.get("model")
+                usage = data.get("usage")
+                if usage:
+                    cached = int(
+                        (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+                    )
+                    builder.usage = make_usage(
+                        input=int(usage.get("prompt_tokens") or 0) - cached,
+                        output=int(usage.get("completion_tokens") or 0),
+                        cache_read=cached,
+                    )
+                for choice in data.get("choices") or []:
+                    delta = choice.get("delta") or {}
+                    reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                    if isinstance(reasoning, str) and reasoning:
+                        builder.thinking(reasoning)
+                        yield ThinkingDelta(reasoning)
+                    text = delta.get("content")
+                    if isinstance(text, str) and text:
+                        builder.text(text)
+                        yield TextDelta(text)
+                    for call in delta.get("tool_calls") or []:
+                        for event in _tool_call_events(call, calls, builder):
+                            yield event
+                    if choice.get("finish_reason"):
+                        finish = choice["finish_reason"]
+        finally:
+            await stream.close()
+        if finish is None:
+            err = ProviderError("stream ended before the response was complete", kind="transient")
+            yield StreamDone(builder.finish("error", error=str(err)), err)
+            return
+        stop = _STOP.get(finish, "stop")
+        if stop == "stop" and builder.has_tool_calls():
+            stop = "toolUse"
+        if stop == "error":
+            err = ProviderError(f"response stopped: {finish}", kind="other")
+            yield StreamDone(builder.finish("error", raw_stop=finish, error=str(err)), err)
+            return
+        yield StreamDone(builder.finish(stop, raw_stop=finish))
+
+
+def _tool_call_events(
+    call: dict[str, Any], calls: dict[int, str], builder: MessageBuilder
+) -> list[StreamEvent]:
+    events: list[StreamEvent] = []
+    index = int(call.get("index") or 0)
+    function = call.get("function") or {}
+    if index not in calls:
+        call_id = call.get("id") or f"call_{index}"
+        calls[index] = call_id
+        name = function.get("name") or ""
+        builder.tool_start(call_id, name)
+        events.append(ToolCallStart(call_id, name, index))
+    arguments = function.get("arguments")
+    if arguments:
+        builder.tool_arguments(calls[index], arguments)
+        events.append(ToolCallDelta(calls[index], arguments, index))
+    return events
+
+
+def _status_text(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return f"{exc.status_code} {inner['message']}"
+    return f"{exc.status_code} {exc.message}"

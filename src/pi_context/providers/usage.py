@@ -1,0 +1,200 @@
+"""Usage records with cache fields, costs from the registry's prices, and message assembly.
+
+Every adapter reports usage the same way: ``input`` counts prompt tokens that were neither
+read from nor written to the prompt cache, ``cacheRead`` and ``cacheWrite`` the ones that were,
+``output`` the generated tokens (reasoning included). :class:`MessageBuilder` collects streamed
+blocks into the final assistant message so that adapters only translate events.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from pi_context import _json
+from pi_context.messages import (
+    AssistantContent,
+    AssistantMessage,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    Usage,
+    now_ms,
+)
+from pi_context.providers.base import ModelCost, ModelInfo
+
+__all__ = ["MessageBuilder", "make_usage", "price_usage"]
+
+
+def price_usage(usage: Usage, cost: ModelCost) -> Usage:
+    """Fill ``usage["cost"]`` from prices in dollars per million tokens; returns ``usage``."""
+    per = 1_000_000.0
+    parts = {
+        "input": usage["input"] * cost.input / per,
+        "output": usage["output"] * cost.output / per,
+        "cacheRead": usage["cacheRead"] * cost.cache_read / per,
+        "cacheWrite": usage["cacheWrite"] * cost.cache_write / per,
+    }
+    usage["cost"] = {
+        "input": parts["input"],
+        "output": parts["output"],
+        "cacheRead": parts["cacheRead"],
+        "cacheWrite": parts["cacheWrite"],
+        "total": sum(parts.values()),
+    }
+    return usage
+
+
+def make_usage(
+    *,
+    input: int = 0,
+    output: int = 0,
+    cache_read: int = 0,
+    cache_write: int = 0,
+    cost: ModelCost | None = None,
+) -> Usage:
+    """A usage record in pi's key order, priced when ``cost`` is given."""
+    usage: Usage = {
+        "input": max(0, input),
+        "output": max(0, output),
+        "cacheRead": max(0, cache_read),
+        "cacheWrite": max(0, cache_write),
+        "totalTokens": max(0, input) + max(0, output) + max(0, cache_read) + max(0, cache_write),
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
+    return price_usage(usage, cost) if cost is not None else usage
+
+
+@dataclass
+class _PendingCall:
+    id: str
+    name: str
+    arguments: str = ""
+
+
+@dataclass
+class MessageBuilder:
+    """Accumulates streamed blocks; :meth:`finish` returns the assistant message.
+
+    Blocks keep the order in which they started. Consecutive text (or thinking) deltas with
+    the same index join one block.
+    """
+
+    info: ModelInfo
+    blocks: list[AssistantContent | _PendingCall] = field(default_factory=list)
+    usage: Usage | None = None
+    response_id: str | None = None
+    response_model: str | None = None
+    started: float = field(default_factory=time.monotonic)
+    _open: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    def text(self, delta: str, index: int = 0) -> None:
+        slot = self._open.get(("text", index))
+        if slot is None:
+            self._close_kind("thinking")
+            self._open[("text", index)] = len(self.blocks)
+            self.blocks.append(cast(TextContent, {"type": "text", "text": delta}))
+        else:
+            block = cast(TextContent, self.blocks[slot])
+            block["text"] += delta
+
+    def thinking(self, delta: str, index: int = 0, signature: str | None = None) -> None:
+        slot = self._open.get(("thinking", index))
+        if slot is None:
+            self._close_kind("text")
+            self._open[("thinking", index)] = len(self.blocks)
+            block: ThinkingContent = {"type": "thinking", "thinking": delta}
+            self.blocks.append(block)
+        else:
+            existing = cast(ThinkingContent, self.blocks[slot])
+            existing["thinking"] += delta
+            block = existing
+        if signature:
+            block["thinkingSignature"] = block.get("thinkingSignature", "") + signature
+
+    def redacted_thinking(self, data: str) -> None:
+        self.blocks.append(
+            cast(
+                ThinkingContent,
+                {"type": "thinking", "thinking": "", "thinkingSignature": data, "redacted": True},
+            )
+        )
+
+    def tool_start(self, call_id: str, name: str) -> None:
+        self._close_kind("text")
+        self._close_kind("thinking")
+        self.blocks.append(_PendingCall(call_id, name))
+
+    def tool_arguments(self, call_id: str, delta: str) -> None:
+        for block in reversed(self.blocks):
+            if isinstance(block, _PendingCall) and block.id == call_id:
+                block.arguments += delta
+                return
+
+    def _close_kind(self, kind: str) -> None:
+        for key in [k for k in self._open if k[0] == kind]:
+            del self._open[key]
+
+    def content(self) -> list[AssistantContent]:
+        out: list[AssistantContent] = []
+        for block in self.blocks:
+            if isinstance(block, _PendingCall):
+                out.append(_finish_call(block))
+            else:
+                out.append(block)
+        return out
+
+    def has_tool_calls(self) -> bool:
+        return any(isinstance(b, _PendingCall) for b in self.blocks)
+
+    def finish(
+        self,
+        stop: StopReason,
+        *,
+        raw_stop: str | None = None,
+        error: str | None = None,
+    ) -> AssistantMessage:
+        usage = self.usage if self.usage is not None else make_usage()
+        price_usage(usage, self.info.cost)
+        msg: dict[str, Any] = {
+            "role": "assistant",
+            "content": self.content(),
+            "api": self.info.api,
+            "provider": self.info.provider,
+            "model": self.info.id,
+        }
+        if self.response_model and self.response_model != self.info.id:
+            msg["responseModel"] = self.response_model
+        if self.response_id:
+            msg["responseId"] = self.response_id
+        msg["usage"] = usage
+        msg["stopReason"] = stop
+        if error is not None:
+            msg["errorMessage"] = error
+        if raw_stop is not None:
+            msg["rawStopReason"] = raw_stop
+        msg["timestamp"] = now_ms()
+        msg["durationMs"] = int((time.monotonic() - self.started) * 1000)
+        return cast(AssistantMessage, msg)
+
+
+def _finish_call(call: _PendingCall) -> ToolCall:
+    result: dict[str, Any] = {"type": "toolCall", "id": call.id, "name": call.name}
+    text = call.arguments.strip()
+    if not text:
+        result["arguments"] = {}
+        return cast(ToolCall, result)
+    try:
+        parsed = _json.loads(text)
+    except ValueError as exc:
+        result["arguments"] = {}
+        result["argumentsError"] = f"invalid JSON arguments: {exc}: {text[:200]}"
+        return cast(ToolCall, result)
+    if isinstance(parsed, dict):
+        result["arguments"] = parsed
+    else:
+        result["arguments"] = {}
+        result["argumentsError"] = f"arguments are not a JSON object: {text[:200]}"
+    return cast(ToolCall, result)

@@ -1,0 +1,66 @@
+"""Markdown frontmatter as pi reads it, parsed with YAML 1.2 semantics.
+
+YAML 1.2 matters: under YAML 1.1 ``yes``/``on`` would be booleans, while pi only treats the
+boolean ``true`` as enabling, e.g., ``disable-model-invocation``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+__all__ = ["FrontmatterError", "parse_frontmatter", "strip_frontmatter"]
+
+
+class FrontmatterError(ValueError):
+    """The frontmatter is not valid YAML (the message is the parser's)."""
+
+
+def _normalize(text: str) -> str:
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _split(text: str) -> tuple[str | None, str]:
+    text = _normalize(text)
+    if not text.startswith("---"):
+        return None, text
+    end = text.find("\n---", 3)
+    if end == -1:
+        return None, text
+    return text[4:end], text[end + 4 :]
+
+
+def _yaml() -> YAML:
+    yaml = YAML(typ="safe", pure=True)
+    yaml.version = (1, 2)
+    return yaml
+
+
+def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    """``(frontmatter, body)``; no (closed) frontmatter gives ``({}, whole text)``.
+
+    The body after a frontmatter block is trimmed. Raises :class:`FrontmatterError` on a YAML
+    syntax error; a document that is not a mapping counts as empty.
+    """
+    raw, body = _split(text)
+    if raw is None:
+        return {}, body
+    try:
+        data = _yaml().load(raw + "\n")
+    except YAMLError as exc:
+        raise FrontmatterError(str(exc)) from exc
+    except ValueError as exc:  # e.g. a duplicate key or a bad scalar
+        raise FrontmatterError(str(exc)) from exc
+    if not isinstance(data, dict):
+        data = {}
+    return {str(k): v for k, v in data.items()}, body.strip()
+
+
+def strip_frontmatter(text: str) -> str:
+    """The body only (BOM stripped, newlines normalized, trimmed when frontmatter existed)."""
+    raw, body = _split(text)
+    return body if raw is None else body.strip()

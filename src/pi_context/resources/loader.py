@@ -1,0 +1,257 @@
+"""``ResourceLoader``: everything that feeds the system prompt, gathered in one pass.
+
+Trust first (it decides what else may be read), then settings, context files, the custom
+prompt (``SYSTEM.md``), the addendum (``APPEND_SYSTEM.md``) and skills, every problem collected
+as a :class:`~pi_context.resources.types.Diagnostic` rather than raised. Only a broken settings
+or trust file raises (:class:`~pi_context.errors.SettingsError`), because silently ignoring it
+would change behaviour the user configured.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pi_context.resources.context_files import load_context_files, read_text_file
+from pi_context.resources.paths import agent_dir as default_agent_dir
+from pi_context.resources.paths import expand_home, home_dir
+from pi_context.resources.settings import Settings, load_settings
+from pi_context.resources.skills import (
+    ScanMode,
+    SkillsResult,
+    collect_skill_entries,
+    dedupe_skills,
+    load_explicit_skill_path,
+    load_skill_from_file,
+)
+from pi_context.resources.trust import (
+    TRUST_FILE_NAME,
+    TrustDecision,
+    TrustStore,
+    resolve_project_trust,
+)
+from pi_context.resources.types import ContextFile, Diagnostic, Skill, SkillSourceInfo
+
+__all__ = ["LoadedResources", "ResourceLoader", "find_git_root", "resolve_prompt_input"]
+
+
+@dataclass(slots=True)
+class LoadedResources:
+    """The result of one load (``/reload`` is simply another load)."""
+
+    cwd: str
+    agent_dir: str
+    trust: TrustDecision
+    settings: Settings
+    context_files: list[ContextFile] = field(default_factory=list)
+    skills: list[Skill] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    system_prompt: str | None = None
+    system_prompt_source: str | None = None
+    append_system_prompt: list[str] = field(default_factory=list)
+    append_system_prompt_sources: list[str] = field(default_factory=list)
+
+    @property
+    def trusted(self) -> bool:
+        return self.trust.trusted
+
+    @property
+    def append_text(self) -> str:
+        """The addendum: every append source joined with a blank line."""
+        return "\n\n".join(self.append_system_prompt)
+
+
+def resolve_prompt_input(
+    source: str, base: str, diagnostics: list[Diagnostic]
+) -> tuple[str, str | None]:
+    """``(text, file path or None)``: the file's content when ``source`` names a file,
+    otherwise ``source`` itself as literal text."""
+    path = os.path.join(base, expand_home(source))
+    if os.path.isfile(path):
+        try:
+            return read_text_file(path, diagnostics), os.path.abspath(path)
+        except (OSError, ValueError) as exc:
+            diagnostics.append(Diagnostic("warning", f"Could not read {path}: {exc}", path))
+    return source, None
+
+
+def find_git_root(start: str) -> str | None:
+    """The nearest ancestor of ``start`` (inclusive) containing a ``.git`` entry."""
+    directory = start
+    while True:
+        if os.path.lexists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+class ResourceLoader:
+    """Loads context files, SYSTEM/APPEND_SYSTEM, skills and settings for one directory.
+
+    ``trusted=None`` decides trust as pi does non-interactively (saved decision in
+    ``<agentDir>/trust.json``, else trusted when the project has nothing that needs trust, else
+    ``defaultProjectTrust`` with ``ask`` meaning no). ``system_prompt``/``append_system_prompt``
+    replace discovery (text or file path each), like pi's CLI flags.
+    """
+
+    def __init__(
+        self,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        agent_dir: str | os.PathLike[str] | None = None,
+        home: str | os.PathLike[str] | None = None,
+        trusted: bool | None = None,
+        no_context_files: bool = False,
+        no_skills: bool = False,
+        skill_paths: Sequence[str] = (),
+        system_prompt: str | None = None,
+        append_system_prompt: Sequence[str] | None = None,
+    ):
+        self.cwd = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
+        self.agent_dir = os.path.abspath(
+            os.fspath(agent_dir) if agent_dir is not None else default_agent_dir()
+        )
+        self.home = os.path.abspath(os.fspath(home) if home is not None else home_dir())
+        self.trusted = trusted
+        self.no_context_files = no_context_files
+        self.no_skills = no_skills
+        self.skill_paths = tuple(skill_paths)
+        self.system_prompt = system_prompt
+        self.append_system_prompt = (
+            None if append_system_prompt is None else tuple(append_system_prompt)
+        )
+
+    @property
+    def trust_store(self) -> TrustStore:
+        return TrustStore(Path(self.agent_dir) / TRUST_FILE_NAME)
+
+    def load(self) -> LoadedResources:
+        global_settings = load_settings(self.agent_dir, None)
+        if self.trusted is not None:
+            trust = TrustDecision(self.trusted, "override")
+        else:
+            trust = resolve_project_trust(
+                self.cwd,
+                self.trust_store,
+                default=global_settings.default_project_trust,
+                home=self.home,
+            )
+        settings = load_settings(self.agent_dir, self.cwd, trusted=trust.trusted)
+        res = LoadedResources(self.cwd, self.agent_dir, trust, settings)
+        if not self.no_context_files:
+            res.context_files = load_context_files(
+                self.cwd, self.agent_dir, diagnostics=res.diagnostics
+            )
+        self._load_prompts(res)
+        self._load_skills(res)
+        return res
+
+    reload = load
+
+    # ------------------------------------------------------------------ prompts
+
+    def _discover(self, name: str, trusted: bool) -> str | None:
+        project = os.path.join(self.cwd, ".pi", name)
+        if trusted and os.path.isfile(project):
+            return project
+        global_file = os.path.join(self.agent_dir, name)
+        return global_file if os.path.isfile(global_file) else None
+
+    def _load_prompts(self, res: LoadedResources) -> None:
+        if self.system_prompt is not None:
+            res.system_prompt, res.system_prompt_source = resolve_prompt_input(
+                self.system_prompt, self.cwd, res.diagnostics
+            )
+        else:
+            found = self._discover("SYSTEM.md", res.trusted)
+            if found is not None:
+                res.system_prompt, res.system_prompt_source = resolve_prompt_input(
+                    found, self.cwd, res.diagnostics
+                )
+        sources: Sequence[str]
+        if self.append_system_prompt is not None:
+            sources = self.append_system_prompt
+        else:
+            found = self._discover("APPEND_SYSTEM.md", res.trusted)
+            sources = [found] if found is not None else []
+        for source in sources:
+            text, path = resolve_prompt_input(source, self.cwd, res.diagnostics)
+            res.append_system_prompt.append(text)
+            if path is not None:
+                res.append_system_prompt_sources.append(path)
+
+    # ------------------------------------------------------------------ skills
+
+    def _roots(self, res: LoadedResources) -> list[tuple[str, ScanMode, str, str, str]]:
+        """``(dir, mode, source, scope, sourceInfo.baseDir)`` in pi's discovery order."""
+        roots: list[tuple[str, ScanMode, str, str, str]] = []
+        for base, settings_data in (
+            (os.path.join(self.cwd, ".pi"), res.settings.project_data),
+            (self.agent_dir, res.settings.global_data),
+        ):
+            entries = settings_data.get("skills")
+            if isinstance(entries, list):
+                scope = "project" if base != self.agent_dir else "user"
+                for entry in entries:
+                    if isinstance(entry, str) and entry and entry[0] not in "!+-":
+                        path = os.path.join(base, expand_home(entry.strip()))
+                        roots.append((path, "pi", "local", scope, base))
+        if res.trusted:
+            pi_dir = os.path.join(self.cwd, ".pi")
+            roots.append((os.path.join(pi_dir, "skills"), "pi", "auto", "project", pi_dir))
+            home_agents = os.path.join(self.home, ".agents", "skills")
+            git_root = find_git_root(self.cwd)
+            directory = self.cwd
+            while True:
+                agents = os.path.join(directory, ".agents")
+                skills_dir = os.path.join(agents, "skills")
+                if skills_dir != home_agents:
+                    roots.append((skills_dir, "agents", "auto", "project", agents))
+                parent = os.path.dirname(directory)
+                if directory == git_root or parent == directory:
+                    break
+                directory = parent
+        roots.append((os.path.join(self.agent_dir, "skills"), "pi", "auto", "user", self.agent_dir))
+        home_agents_dir = os.path.join(self.home, ".agents")
+        roots.append(
+            (os.path.join(home_agents_dir, "skills"), "agents", "auto", "user", home_agents_dir)
+        )
+        return roots
+
+    def _load_skills(self, res: LoadedResources) -> None:
+        collected = SkillsResult()
+        seen_files: set[str] = set()
+        if not self.no_skills:
+            for root, mode, source, scope, info_base in self._roots(res):
+                files = (
+                    collect_skill_entries(root, mode, collected.diagnostics)
+                    if os.path.isdir(root)
+                    else ([root] if root.endswith(".md") and os.path.isfile(root) else [])
+                )
+                for path in files:
+                    key = os.path.realpath(path)
+                    if key in seen_files:
+                        continue
+                    seen_files.add(key)
+
+                    def info(
+                        p: str, s: str = source, sc: str = scope, b: str = info_base
+                    ) -> SkillSourceInfo:
+                        return SkillSourceInfo(p, s, sc, base_dir=b)
+
+                    skill, diags = load_skill_from_file(path, info)
+                    collected.diagnostics += diags
+                    if skill is not None:
+                        collected.skills.append(skill)
+
+        def temporary(p: str) -> SkillSourceInfo:
+            return SkillSourceInfo(p, "local", "temporary", base_dir=os.path.dirname(p))
+
+        for raw in self.skill_paths:
+            load_explicit_skill_path(raw, self.cwd, temporary, collected)
+        res.diagnostics += collected.diagnostics
+        res.skills = dedupe_skills(collected.skills, res.diagnostics)

@@ -1,0 +1,55 @@
+"""Where pi keeps its configuration, so a pi user's files just work.
+
+The agent dir is ``$PI_CODING_AGENT_DIR`` (a leading ``~`` expanded) or ``~/.pi/agent``; a
+project's own configuration lives in ``<cwd>/.pi``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = [
+    "AGENT_DIR_ENV",
+    "CONFIG_DIR_NAME",
+    "agent_dir",
+    "expand_home",
+    "home_dir",
+    "project_config_dir",
+    "resolve_cwd",
+]
+
+AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
+CONFIG_DIR_NAME = ".pi"
+
+
+def home_dir() -> Path:
+    """The user's home (``$HOME`` when set, as Node's ``os.homedir()`` does)."""
+    home = os.environ.get("HOME")
+    return Path(home) if home else Path.home()
+
+
+def expand_home(path: str) -> str:
+    """Expand a leading ``~`` (alone or followed by a separator) to the home directory."""
+    if path == "~":
+        return str(home_dir())
+    if path.startswith(("~/", "~\\")):
+        return str(home_dir() / path[2:])
+    return path
+
+
+def agent_dir() -> Path:
+    """pi's global agent dir: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``."""
+    env = os.environ.get(AGENT_DIR_ENV)
+    if env:
+        return Path(os.path.abspath(expand_home(env)))
+    return home_dir() / CONFIG_DIR_NAME / "agent"
+
+
+def resolve_cwd(cwd: str | os.PathLike[str] | None = None) -> Path:
+    """An absolute working directory, normalized but not resolved through symlinks."""
+    return Path(os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd()))
+
+
+def project_config_dir(cwd: str | os.PathLike[str]) -> Path:
+    return resolve_cwd(cwd) / CONFIG_DIR_NAME

@@ -1,0 +1,161 @@
+"""The current leaf's path and projection, kept up to date as entries are appended.
+
+pi 1.6.0 re-walks the whole path after every append. Here an append under the current leaf
+extends the path and the projection in place: a plain entry adds its messages, a
+``context_edit`` re-projects only its target, and only a compaction rebuilds the (already
+compacted, hence short) context from the path. The result equals
+:func:`~pi_context.session.projection.projection_of_path` of the same path, which the tests
+check.
+"""
+
+from __future__ import annotations
+
+from pi_context.messages import AgentMessage
+from pi_context.session.entries import Entry
+from pi_context.session.projection import (
+    ModelRef,
+    ProjectedEntry,
+    Projection,
+    apply_settings,
+    project_entry,
+)
+from pi_context.session.tree import TreeIndex
+
+__all__ = ["LiveProjection"]
+
+
+class LiveProjection:
+    """Path, context entries and messages of one leaf, updated incrementally.
+
+    Nothing is computed until first asked for: opening a session does not decode its entries.
+    """
+
+    def __init__(self, tree: TreeIndex) -> None:
+        self._tree = tree
+        self._leaf: Entry | None = None
+        self._path: list[Entry] | None = []
+        self._path_index: dict[str, int] = {}
+        self._valid = False
+        self._ctx: list[ProjectedEntry] = []
+        self._ctx_pos: dict[str, list[int]] = {}
+        self._edits: dict[str, Entry] = {}
+        self._messages: list[AgentMessage] | None = None
+        self._level = "off"
+        self._model: ModelRef | None = None
+
+    def reset(self, leaf: Entry | None) -> None:
+        """Forget everything; it is recomputed for ``leaf`` when next needed."""
+        self._leaf = leaf
+        self._path = None
+        self._valid = False
+        self._messages = None
+
+    @property
+    def path(self) -> list[Entry]:
+        """Root→leaf path of the current leaf (do not modify)."""
+        if self._path is None:
+            self._path = self._tree.path(self._leaf)
+            self._path_index = {}
+            for index, entry in enumerate(self._path):
+                self._path_index.setdefault(entry.id, index)
+        return self._path
+
+    def on_path(self, entry_id: str) -> bool:
+        _ = self.path
+        return entry_id in self._path_index
+
+    def _ensure(self) -> None:
+        if self._valid:
+            return
+        self._level, self._model = "off", None
+        for entry in self.path:
+            self._level, self._model = apply_settings(entry, self._level, self._model)
+        self._rebuild_context()
+        self._valid = True
+
+    def _rebuild_context(self) -> None:
+        path = self.path
+        last = -1
+        for index in range(len(path) - 1, -1, -1):
+            if path[index].type == "compaction":
+                last = index
+                break
+        if last < 0:
+            entries = path
+        else:
+            compaction = path[last]
+            first_kept = compaction.get("firstKeptEntryId")
+            start = self._path_index.get(first_kept) if isinstance(first_kept, str) else None
+            kept: list[Entry] = []
+            if start is not None and start < last:
+                kept = [e for e in path[start:last] if not _is_system(e)]
+            entries = [compaction, *kept, *path[last + 1 :]]
+        self._ctx = []
+        self._ctx_pos = {}
+        self._edits = {}
+        for entry in entries:
+            if entry.type == "context_edit":
+                target = entry.get("targetId")
+                if isinstance(target, str):
+                    self._edits[target] = entry
+        for entry in entries:
+            self._add(entry)
+        self._messages = None
+
+    def _add(self, entry: Entry) -> None:
+        index = len(self._ctx)
+        if entry.type == "compaction" and index > 0:
+            messages: list[AgentMessage] = []
+        else:
+            messages = project_entry(entry, self._edits.get(entry.id))
+        self._ctx.append(ProjectedEntry(entry, messages))
+        self._ctx_pos.setdefault(entry.id, []).append(index)
+
+    def push(self, entry: Entry) -> None:
+        """``entry`` was appended as a child of the current leaf."""
+        self._leaf = entry
+        if self._path is None:
+            return
+        self._path.append(entry)
+        self._path_index.setdefault(entry.id, len(self._path) - 1)
+        if not self._valid:
+            return
+        self._level, self._model = apply_settings(entry, self._level, self._model)
+        if entry.type == "compaction":
+            self._rebuild_context()
+            return
+        if entry.type == "context_edit":
+            target = entry.get("targetId")
+            if isinstance(target, str):
+                self._edits[target] = entry
+                for index in self._ctx_pos.get(target, ()):
+                    old = self._ctx[index].entry
+                    if old.type == "compaction" and index > 0:
+                        continue
+                    self._ctx[index] = ProjectedEntry(old, project_entry(old, entry))
+                self._messages = None
+        self._add(entry)
+        if self._messages is not None:
+            self._messages.extend(self._ctx[-1].messages)
+
+    @property
+    def messages(self) -> list[AgentMessage]:
+        self._ensure()
+        if self._messages is None:
+            self._messages = [m for p in self._ctx for m in p.messages]
+        return self._messages
+
+    def snapshot(self) -> Projection:
+        """A :class:`Projection` the caller may modify without affecting the session."""
+        messages = list(self.messages)
+        leaf_id = self._leaf.id if self._leaf is not None else None
+        return Projection(list(self._ctx), messages, self._level, self._model, leaf_id)
+
+
+def _is_system(entry: Entry) -> bool:
+    if entry.type != "message":
+        return False
+    if entry.role is not None:
+        return entry.role == "system"
+    message = entry.data.get("message")
+    return isinstance(message, dict) and message.get("role") == "system"

@@ -1,0 +1,246 @@
+"""Reading session files: split, scan, validate the header, migrate v1/v2 to v3.
+
+The loader splits the file bytes on ``\\n`` only (never ``splitlines``: U+2028 and friends occur
+raw inside JSON strings) and reads each line's ``type``/``id``/``parentId`` (and message role)
+with a regular expression that matches the key order pi writes. Only lines that do not match,
+and the last line (the one a crash can tear), are decoded in full up front; the rest decode
+lazily when first used (:class:`~pi_context.session.entries.Entry`).
+
+Like pi 1.6.0, blank lines and lines that are not JSON objects are skipped, and the first JSON
+line must be a ``session`` header with a string ``id``. Unlike pi, every skipped line is reported
+as a :class:`LoadProblem`, and reading never writes to the file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pi_context import _json
+from pi_context.errors import SessionFormatError
+from pi_context.session.entries import Entry
+
+__all__ = [
+    "CURRENT_VERSION",
+    "LoadProblem",
+    "ScanResult",
+    "is_js_blank",
+    "migrate_entries",
+    "parse_session_bytes",
+    "scan_lines",
+]
+
+CURRENT_VERSION: Final = 3
+
+# {"type":"T","id":"I","parentId":"P"|null,"timestamp":"…","message":{"role":"R"
+_FAST = re.compile(
+    rb'\{"type":"([A-Za-z_]+)","id":"([^"\\]*)","parentId":(?:"([^"\\]*)"|null),'
+    rb'"timestamp":"[^"\\]*"(?:,"message":\{"role":"([A-Za-z]+)")?'
+)
+# custom / custom_message entries put their own fields before "id"; they are rare: full decode.
+
+# JavaScript's String.prototype.trim() whitespace (differs from str.strip()).
+_JS_WHITESPACE: Final = frozenset(
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+def is_js_blank(text: str) -> bool:
+    """True when JavaScript's ``text.trim()`` would be empty."""
+    return all(ch in _JS_WHITESPACE for ch in text)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadProblem:
+    """A line the loader skipped or repaired: which file, which line (1-based), and why."""
+
+    path: str | None
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.path else f"line {self.line}"
+        return f"{where}: {self.reason}"
+
+
+@dataclass(slots=True)
+class ScanResult:
+    """What :func:`scan_lines` found in a file's bytes."""
+
+    header: dict[str, Any] | None = None
+    header_line: int | None = None
+    entries: list[Entry] = field(default_factory=list)
+    problems: list[LoadProblem] = field(default_factory=list)
+    blank_lines: int = 0
+    malformed_lines: int = 0
+    trailing_newline: bool = True
+    """False when the last line lacks its ``\\n`` (pi's loader appends one; we do on next append)."""
+    torn_tail: bool = False
+    """True when the last line is unterminated and not valid JSON (a crash mid-append)."""
+
+    @property
+    def version(self) -> int:
+        """The header's version (a missing version means v1, as in pi)."""
+        if self.header is None:
+            return CURRENT_VERSION
+        value = self.header.get("version")
+        return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+def _decode_object(line: bytes) -> dict[str, Any] | None:
+    try:
+        value = _json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _blank(line: bytes) -> bool:
+    if not line.strip():
+        return True
+    if line.isascii():
+        return False
+    return is_js_blank(line.decode("utf-8", errors="replace"))
+
+
+def scan_lines(
+    data: bytes,
+    *,
+    path: str | None = None,
+    strip_bom: bool = False,
+    header_seen: bool = False,
+    first_line: int = 1,
+    require_header: bool = True,
+) -> ScanResult:
+    """Split ``data`` into the header and lazily decoded entries, collecting problems.
+
+    ``strip_bom`` reproduces pi's ``parseSessionEntries`` (which trims the whole text first, so
+    a leading BOM is ignored); the file loader, like pi's ``loadEntriesFromFile``, treats a
+    BOM-prefixed first line as malformed. ``header_seen`` and ``first_line`` scan a tail of a
+    file whose header was already read (lines numbered from ``first_line``).
+    ``require_header=False`` takes the first JSON object as the header whatever it holds (pi's
+    ``parseSessionEntries`` view) instead of raising.
+    """
+    result = ScanResult()
+    if strip_bom and data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    lines = data.split(b"\n")
+    last_index = len(lines) - 1
+    if lines[-1] == b"":
+        lines.pop()
+        last_index = len(lines) - 1
+    else:
+        result.trailing_newline = not data
+    del data
+    entries = result.entries
+    problems = result.problems
+    fast = _FAST.match
+    header_found = header_seen
+    for index, line in enumerate(lines):
+        number = index + first_line
+        m = fast(line) if header_found and index != last_index else None
+        if (
+            m is not None
+            and line.endswith((b"}", b"}\r"))
+            and (m.group(4) is not None or m.group(1) != b"message")
+        ):
+            parent = m.group(3)
+            role = m.group(4)
+            entries.append(
+                Entry(
+                    m.group(1).decode(),
+                    m.group(2).decode("utf-8", errors="replace"),
+                    parent.decode("utf-8", errors="replace") if parent is not None else None,
+                    role=role.decode() if role is not None else None,
+                    raw=line,
+                    line=number,
+                    path=path,
+                )
+            )
+            continue
+        if _blank(line):
+            result.blank_lines += 1
+            continue
+        obj = _decode_object(line)
+        if obj is None:
+            result.malformed_lines += 1
+            if index == last_index and not result.trailing_newline:
+                result.torn_tail = True
+                reason = "incomplete last line (torn write?): skipped"
+            else:
+                reason = "not a JSON object: skipped"
+            problems.append(LoadProblem(path, number, reason))
+            continue
+        if not header_found:
+            valid = obj.get("type") == "session" and isinstance(obj.get("id"), str)
+            if require_header and not valid:
+                raise SessionFormatError(
+                    "not a valid pi session (the first JSON line must be a session header "
+                    "with a string id)",
+                    path=path,
+                    line=number,
+                )
+            header_found = True
+            result.header = obj
+            result.header_line = number
+            continue
+        entries.append(Entry.from_data(obj, line=number, raw=line, path=path))
+    return result
+
+
+def parse_session_bytes(data: bytes, *, path: str | None = None) -> ScanResult:
+    """Scan ``data`` and require a header (an empty or all-blank file has none)."""
+    result = scan_lines(data, path=path)
+    if result.header is None:
+        raise SessionFormatError(
+            "not a valid pi session (no session header line)", path=path, line=1
+        )
+    return result
+
+
+def migrate_entries(
+    header: dict[str, Any], entries: list[Entry], new_id: Callable[[], str]
+) -> tuple[dict[str, Any], list[Entry]]:
+    """Migrate a v1/v2 session to v3 in memory, as pi 1.6.0 does on load.
+
+    v1 → v2: every entry gets a fresh id and the previous entry as parent (a linear chain); a
+    compaction's ``firstKeptEntryIndex`` (an index into the file including the header) becomes
+    ``firstKeptEntryId``. v2 → v3: message role ``hookMessage`` becomes ``custom``. The header
+    gets ``version: 3``. Returns new objects; the inputs are not modified.
+    """
+    version = header.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        version = 1
+    if version >= CURRENT_VERSION:
+        return header, entries
+    new_header = dict(header)
+    datas = [dict(e.data) for e in entries]
+    if version < 2:
+        ids = [new_id() for _ in datas]
+        previous: str | None = None
+        for data, entry_id in zip(datas, ids, strict=True):
+            data["id"] = entry_id
+            data["parentId"] = previous
+            previous = entry_id
+        for data in datas:
+            index = data.get("firstKeptEntryIndex")
+            if data.get("type") == "compaction" and isinstance(index, int | float):
+                del data["firstKeptEntryIndex"]
+                if index == int(index) and 1 <= index <= len(ids):
+                    data["firstKeptEntryId"] = ids[int(index) - 1]
+    for data in datas:
+        message = data.get("message")
+        if (
+            data.get("type") == "message"
+            and isinstance(message, dict)
+            and message.get("role") == "hookMessage"
+        ):
+            data["message"] = {**message, "role": "custom"}
+    new_header["version"] = CURRENT_VERSION
+    migrated = [
+        Entry.from_data(data, line=entry.line) for data, entry in zip(datas, entries, strict=True)
+    ]
+    return new_header, migrated

@@ -1,0 +1,385 @@
+"""Projection: the messages the model sees for one leaf of the session tree.
+
+Raw entries stay in the file; each request is rebuilt from them (lecture §9.5). The rules are
+pi 1.6.0's (session-format.md §9):
+
+* **Context entries** (``buildContextEntries``): the root→leaf path; if it holds a compaction,
+  the newest one comes first, then the path entries from its ``firstKeptEntryId`` up to it
+  (minus ``system`` messages, whose state the compaction's ``systemMessage`` snapshot carries),
+  then everything after it.
+* **Context edits**: the latest ``context_edit`` per target among those entries wins; a ``null``
+  replacement omits the target, otherwise only its ``content`` is replaced.
+* **Entry → messages** (``sessionEntryToContextMessages``): messages as stored (null content
+  normalized), ``custom_message``/``branch_summary``/``compaction`` as synthesized messages.
+* Thinking level and model come from the whole path, not the compacted range.
+
+:func:`convert_to_llm` then maps the agent roles to the four a provider understands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final, TypedDict, cast
+
+from pi_context.messages import AgentMessage, Message
+from pi_context.session.entries import Entry
+
+__all__ = [
+    "BRANCH_SUMMARY_PREFIX",
+    "BRANCH_SUMMARY_SUFFIX",
+    "COMPACTION_SUMMARY_PREFIX",
+    "COMPACTION_SUMMARY_SUFFIX",
+    "ModelRef",
+    "ProjectedEntry",
+    "Projection",
+    "bash_execution_text",
+    "build_context_entries",
+    "convert_to_llm",
+    "entry_messages",
+    "js_date_ms",
+    "project_entry",
+    "projection_of_path",
+]
+
+# Wrappers around summaries as the model sees them (structural text; the model's view of a
+# compacted or abandoned history must match pi's for transcripts and token counts to agree).
+COMPACTION_SUMMARY_PREFIX: Final = (
+    "The conversation history before this point was compacted into the following summary:"
+    "\n\n<summary>\n"
+)
+COMPACTION_SUMMARY_SUFFIX: Final = "\n</summary>"
+BRANCH_SUMMARY_PREFIX: Final = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+BRANCH_SUMMARY_SUFFIX: Final = "</summary>"
+
+_EDITABLE_ROLES: Final = frozenset({"user", "assistant", "toolResult", "custom"})
+_BLOCK_ROLES: Final = frozenset({"assistant", "toolResult"})
+
+
+class ModelRef(TypedDict):
+    """The model selected on a path: ``{"provider", "modelId"}``."""
+
+    provider: str
+    modelId: str
+
+
+# -- JavaScript Date parsing (entry timestamp → message timestamp) ---------------------------
+
+_ISO = re.compile(
+    r"^([+-]\d{6}|\d{4})-(\d{2})-(\d{2})"
+    r"(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?"
+    r"\s*(Z|[+-]\d{2}(?::?\d{2})?)?$"
+)
+
+
+def js_date_ms(value: Any) -> int | float | None:
+    """``new Date(value).getTime()`` for entry timestamps; ``None`` where JavaScript gives NaN.
+
+    ISO date-times with optional fraction and zone; a zone-less date-time is read as UTC
+    (JavaScript reads it in local time; pi's goldens ran with TZ=UTC). ``null`` gives 0.
+    """
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int | float):
+        return value
+    if not isinstance(value, str):
+        return None
+    m = _ISO.match(value.strip())
+    if m is None:
+        return None
+    year_text, month, day, hour, minute, second, fraction, zone = m.groups()
+    try:
+        year = int(year_text)
+        base = datetime(2000, int(month), int(day), tzinfo=UTC)
+        moment = base.replace(year=year) if 1 <= year <= 9999 else None
+    except ValueError:
+        return None
+    if moment is None:
+        return None
+    if hour is not None:
+        if int(hour) > 24 or int(minute) > 59 or (second is not None and int(second) > 59):
+            return None
+        moment += timedelta(hours=int(hour), minutes=int(minute), seconds=int(second or 0))
+    ms = int(moment.timestamp()) * 1000
+    if fraction:
+        ms += int((fraction + "00")[:3])
+    if zone and zone != "Z":
+        sign = -1 if zone[0] == "+" else 1
+        digits = zone[1:].replace(":", "")
+        offset = int(digits[:2]) * 60 + (int(digits[2:4]) if len(digits) >= 4 else 0)
+        ms += sign * offset * 60_000
+    return ms
+
+
+# -- entry → messages -------------------------------------------------------------------------
+
+
+def _with_content(message: Mapping[str, Any], content: Any) -> dict[str, Any]:
+    out = dict(message)
+    out["content"] = content
+    return out
+
+
+def entry_messages(entry: Entry) -> list[AgentMessage]:
+    """The messages one entry contributes (pi's ``sessionEntryToContextMessages``)."""
+    kind = entry.type
+    if kind == "message":
+        message = entry.data.get("message")
+        if not isinstance(message, dict):
+            return []
+        if message.get("content") is None:
+            role = message.get("role")
+            if role == "system":
+                message = _with_content(message, "")
+            elif role in ("user", "assistant", "toolResult"):
+                message = _with_content(message, [])
+        return [cast(AgentMessage, message)]
+    if kind == "custom_message":
+        data = entry.data
+        custom: dict[str, Any] = {"role": "custom", "customType": data.get("customType")}
+        content = data.get("content")
+        custom["content"] = [] if content is None else content
+        for key in ("display", "details"):
+            if key in data:
+                custom[key] = data[key]
+        custom["timestamp"] = js_date_ms(data.get("timestamp")) if "timestamp" in data else None
+        return [cast(AgentMessage, custom)]
+    if kind == "branch_summary":
+        data = entry.data
+        summary = data.get("summary")
+        if not summary:
+            return []
+        return [
+            cast(
+                AgentMessage,
+                {
+                    "role": "branchSummary",
+                    "summary": summary,
+                    "fromId": data.get("fromId"),
+                    "timestamp": _entry_ms(data),
+                },
+            )
+        ]
+    if kind == "compaction":
+        data = entry.data
+        out: list[AgentMessage] = []
+        system = data.get("systemMessage")
+        if isinstance(system, dict):
+            out.append(cast(AgentMessage, system))
+        summary_message: dict[str, Any] = {
+            "role": "compactionSummary",
+            "summary": data.get("summary"),
+        }
+        if "tokensBefore" in data:
+            summary_message["tokensBefore"] = data["tokensBefore"]
+        summary_message["timestamp"] = _entry_ms(data)
+        out.append(cast(AgentMessage, summary_message))
+        return out
+    return []
+
+
+def _entry_ms(data: Mapping[str, Any]) -> int | float | None:
+    return js_date_ms(data.get("timestamp")) if "timestamp" in data else None
+
+
+def project_entry(entry: Entry, edit: Entry | None) -> list[AgentMessage]:
+    """An entry's messages after its latest context edit (pi's ``projectContextEntry``)."""
+    messages = entry_messages(entry)
+    if edit is None:
+        return messages
+    replacement = edit.get("replacement")
+    if not isinstance(replacement, dict):
+        return []
+    content = replacement.get("content")
+    out: list[AgentMessage] = []
+    for message in messages:
+        role = message.get("role")
+        if role not in _EDITABLE_ROLES:
+            out.append(message)
+            continue
+        new_content = content
+        if isinstance(content, str) and role in _BLOCK_ROLES:
+            new_content = [{"type": "text", "text": content}]
+        edited = dict(message)
+        if "content" in replacement:
+            edited["content"] = new_content
+        else:
+            edited.pop("content", None)
+        out.append(cast(AgentMessage, edited))
+    return out
+
+
+# -- context entries and projection ---------------------------------------------------------
+
+
+def _is_system_message(entry: Entry) -> bool:
+    if entry.type != "message":
+        return False
+    if entry.role is not None:
+        return entry.role == "system"
+    message = entry.data.get("message")
+    return isinstance(message, dict) and message.get("role") == "system"
+
+
+def build_context_entries(path: Sequence[Entry]) -> list[Entry]:
+    """The entries that feed the context of ``path``'s leaf (pi's ``buildContextEntries``)."""
+    last = -1
+    for index in range(len(path) - 1, -1, -1):
+        if path[index].type == "compaction":
+            last = index
+            break
+    if last < 0:
+        return list(path)
+    compaction = path[last]
+    return [compaction, *_kept_before(path, last, compaction), *path[last + 1 :]]
+
+
+def _kept_before(path: Sequence[Entry], index: int, compaction: Entry) -> list[Entry]:
+    first_kept = compaction.get("firstKeptEntryId")
+    kept: list[Entry] = []
+    found = False
+    for entry in path[:index]:
+        if not found:
+            if entry.id != first_kept:
+                continue
+            found = True
+        if not _is_system_message(entry):
+            kept.append(entry)
+    return kept
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectedEntry:
+    """One context entry and the messages it contributes (possibly none)."""
+
+    entry: Entry
+    messages: list[AgentMessage]
+
+
+@dataclass(slots=True)
+class Projection:
+    """The model's view of one leaf: context entries, their messages, thinking level, model."""
+
+    entries: list[ProjectedEntry] = field(default_factory=list)
+    messages: list[AgentMessage] = field(default_factory=list)
+    thinking_level: str = "off"
+    model: ModelRef | None = None
+    leaf_id: str | None = None
+
+    def message_sources(self) -> list[tuple[Entry, AgentMessage]]:
+        """``(source entry, message)`` for every message, in order."""
+        return [(p.entry, m) for p in self.entries for m in p.messages]
+
+
+def path_settings(path: Iterable[Entry]) -> tuple[str, ModelRef | None]:
+    """Thinking level and model in effect at the end of ``path``."""
+    level = "off"
+    model: ModelRef | None = None
+    for entry in path:
+        level, model = apply_settings(entry, level, model)
+    return level, model
+
+
+def apply_settings(entry: Entry, level: str, model: ModelRef | None) -> tuple[str, ModelRef | None]:
+    """Thinking level and model after ``entry``, given those before it."""
+    kind = entry.type
+    if kind == "message":
+        if entry.role == "assistant" or (entry.role is None and _role_of(entry) == "assistant"):
+            message = entry.data.get("message")
+            if isinstance(message, dict):
+                model = cast(
+                    ModelRef, {"provider": message.get("provider"), "modelId": message.get("model")}
+                )
+    elif kind == "thinking_level_change":
+        value = entry.get("thinkingLevel")
+        level = value if isinstance(value, str) and value else level
+    elif kind == "model_change":
+        model = cast(ModelRef, {"provider": entry.get("provider"), "modelId": entry.get("modelId")})
+    return level, model
+
+
+def _role_of(entry: Entry) -> str | None:
+    message = entry.data.get("message")
+    role = message.get("role") if isinstance(message, dict) else None
+    return role if isinstance(role, str) else None
+
+
+def projection_of_path(path: Sequence[Entry]) -> Projection:
+    """The projection of a root→leaf path (pi's ``buildSessionProjection``)."""
+    ctx = build_context_entries(path)
+    edits: dict[str, Entry] = {}
+    for entry in ctx:
+        if entry.type == "context_edit":
+            target = entry.get("targetId")
+            if isinstance(target, str):
+                edits[target] = entry
+    projected: list[ProjectedEntry] = []
+    messages: list[AgentMessage] = []
+    for index, entry in enumerate(ctx):
+        if entry.type == "compaction" and index > 0:
+            items: list[AgentMessage] = []
+        else:
+            items = project_entry(entry, edits.get(entry.id))
+        projected.append(ProjectedEntry(entry, items))
+        messages.extend(items)
+    level, model = path_settings(path)
+    leaf_id = path[-1].id if path else None
+    return Projection(projected, messages, level, model, leaf_id)
+
+
+# -- convert_to_llm -------------------------------------------------------------------------
+
+
+def bash_execution_text(message: Mapping[str, Any]) -> str:
+    """The user-visible text of a ``bashExecution`` message (pi's exact layout)."""
+    fence = "`" * 3
+    text = f"Ran `{message.get('command', '')}`\n"
+    output = message.get("output")
+    text += f"{fence}\n{output}\n{fence}" if output else "(no output)"
+    exit_code = message.get("exitCode")
+    if message.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif isinstance(exit_code, int | float) and not isinstance(exit_code, bool) and exit_code != 0:
+        text += f"\n\nCommand exited with code {exit_code}"
+    path = message.get("fullOutputPath")
+    if message.get("truncated") and path:
+        text += f"\n\n[Output truncated. Full output: {path}]"
+    return text
+
+
+def _user(content: Any, timestamp: Any) -> Message:
+    return cast(Message, {"role": "user", "content": content, "timestamp": timestamp})
+
+
+def convert_to_llm(messages: Iterable[AgentMessage | Mapping[str, Any]]) -> list[Message]:
+    """Map agent messages to provider roles (pi's ``convertToLlm``); unknown roles are dropped."""
+    out: list[Message] = []
+    for message in messages:
+        role = message.get("role")
+        timestamp = message.get("timestamp")
+        if role in ("system", "user", "assistant", "toolResult"):
+            out.append(cast(Message, message))
+        elif role == "bashExecution":
+            if not message.get("excludeFromContext"):
+                text = bash_execution_text(message)
+                out.append(_user([{"type": "text", "text": text}], timestamp))
+        elif role == "custom":
+            content = message.get("content")
+            if isinstance(content, str):
+                content = [{"type": "text", "text": content}]
+            out.append(_user(content, timestamp))
+        elif role == "branchSummary":
+            text = BRANCH_SUMMARY_PREFIX + str(message.get("summary")) + BRANCH_SUMMARY_SUFFIX
+            out.append(_user([{"type": "text", "text": text}], timestamp))
+        elif role == "compactionSummary":
+            text = (
+                COMPACTION_SUMMARY_PREFIX + str(message.get("summary")) + COMPACTION_SUMMARY_SUFFIX
+            )
+            out.append(_user([{"type": "text", "text": text}], timestamp))
+    return out

@@ -1,0 +1,702 @@
+"""A session: a pi v3 JSONL file (or memory), its entry tree, current leaf and projection.
+
+Reading never changes the file (pi 1.6.0 repairs a missing final newline, fills empty files
+and rewrites legacy files as soon as it reads them). Writing is append-only and follows pi's
+lazy creation: a new session's file appears, header and entries at once, when the session
+first holds a user or assistant message; later entries are appended one line each, under an
+advisory lock. A legacy (v1/v2) file is migrated in memory when read and rewritten as v3
+(atomically: temporary file, fsync, rename) only when something is first appended to it.
+
+The path to the current leaf and its projection are kept up to date as entries are appended,
+so appending and asking for the context again costs time proportional to the new entry, not
+to the session.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final
+
+from pi_context import _json
+from pi_context.errors import SessionError, SessionFormatError, TreeError
+from pi_context.messages import AgentMessage
+from pi_context.session._live import LiveProjection
+from pi_context.session._writer import SessionFile, atomic_write
+from pi_context.session.codec import (
+    CURRENT_VERSION,
+    LoadProblem,
+    migrate_entries,
+    scan_lines,
+)
+from pi_context.session.entries import Entry, make_entry
+from pi_context.session.projection import Projection, projection_of_path
+from pi_context.session.tree import TreeIndex, normalize_name
+
+__all__ = ["Session", "new_entry_id", "new_session_id"]
+
+_CONTEXT_EDIT_ROLES: Final = frozenset({"user", "assistant", "toolResult"})
+_DEFAULT_LOCK_TIMEOUT: Final = 10.0
+
+
+def new_session_id() -> str:
+    """A UUIDv7 string (time-ordered), pi's default session id."""
+    ms = time.time_ns() // 1_000_000
+    value = (ms & ((1 << 48) - 1)) << 80 | int.from_bytes(secrets.token_bytes(10), "big")
+    value &= ~(0xF << 76)
+    value |= 0x7 << 76
+    value &= ~(0x3 << 62)
+    value |= 0x2 << 62
+    return str(uuid.UUID(int=value))
+
+
+def new_entry_id() -> str:
+    """8 lowercase hex digits (the first 8 of a random UUID, as pi)."""
+    return uuid.uuid4().hex[:8]
+
+
+def _iso_from_ms(ms: int) -> str:
+    moment = datetime.fromtimestamp(ms / 1000, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def _wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Session:
+    """A session tree with a current leaf; see the module docstring for the file rules.
+
+    Construct with :meth:`open`, :meth:`create` or :meth:`in_memory`. ``ids`` (a callable
+    returning a fresh 8-hex id) and ``clock`` (returning Unix milliseconds) are injectable for
+    tests; ``pi_context.testing`` has ``SequentialIds`` and ``FixedClock``.
+    """
+
+    def __init__(
+        self,
+        header: dict[str, Any],
+        entries: Sequence[Entry] = (),
+        *,
+        file_path: Path | None = None,
+        persisted: bool = False,
+        file_size: int = 0,
+        problems: Sequence[LoadProblem] = (),
+        needs_rewrite: bool = False,
+        ids: Callable[[], str] | None = None,
+        clock: Callable[[], int] | None = None,
+        lock_timeout: float | None = _DEFAULT_LOCK_TIMEOUT,
+    ) -> None:
+        self.header = header
+        self.file_path = file_path
+        self.problems: list[LoadProblem] = list(problems)
+        self.lock_timeout = lock_timeout
+        self._ids = ids or new_entry_id
+        self._clock = clock or _wall_ms
+        self._tree = TreeIndex(entries)
+        for cycle in self._tree.cycles:
+            first = self._tree.by_id[cycle[0]]
+            self.problems.append(
+                LoadProblem(
+                    str(file_path) if file_path else None,
+                    first.line or 0,
+                    f"parent cycle {' -> '.join(cycle)}: entry treated as a root",
+                )
+            )
+        self._leaf: Entry | None = self._tree.entries[-1] if self._tree.entries else None
+        self._live = LiveProjection(self._tree)
+        self._live.reset(self._leaf)
+        self._persisted = persisted
+        self._file_size = file_size
+        self._needs_rewrite = needs_rewrite
+        self._empty_file = False
+        self._file: SessionFile | None = None
+        self._known_lines = 0
+        self._closed = False
+
+    # -- construction -----------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        lock_timeout: float | None = _DEFAULT_LOCK_TIMEOUT,
+        cwd: str | None = None,
+        ids: Callable[[], str] | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> Session:
+        """Read a session file. The file is not modified (not even repaired or migrated).
+
+        An empty (0-byte) file opens as an empty session whose header is written with its first
+        message, as pi does (``cwd`` defaults to the process's). Anything else without a valid
+        header raises :class:`~pi_context.errors.SessionFormatError`; skipped lines are listed
+        in :attr:`problems`.
+        """
+        file_path = Path(path)
+        try:
+            data = file_path.read_bytes()
+        except FileNotFoundError as exc:
+            raise SessionError("no such session file", path=file_path) from exc
+        except OSError as exc:
+            raise SessionError(f"cannot read session file: {exc.strerror}", path=file_path) from exc
+        id_source = ids or new_entry_id
+        if not data:
+            header = cls._new_header(cwd or os.getcwd(), None, None, clock or _wall_ms)
+            empty = cls(
+                header,
+                file_path=file_path,
+                persisted=False,
+                ids=ids,
+                clock=clock,
+                lock_timeout=lock_timeout,
+            )
+            empty._empty_file = True
+            return empty
+        size = len(data)
+        newline_count = data.count(b"\n")
+        scan = scan_lines(data, path=str(file_path))
+        del data
+        if scan.header is None:
+            raise SessionFormatError(
+                "not a valid pi session (no session header line)", path=file_path, line=1
+            )
+        header = scan.header
+        entries = scan.entries
+        needs_rewrite = scan.version < CURRENT_VERSION
+        if needs_rewrite:
+            header, entries = migrate_entries(header, entries, id_source)
+        session = cls(
+            header,
+            entries,
+            file_path=file_path,
+            persisted=True,
+            file_size=size,
+            problems=scan.problems,
+            needs_rewrite=needs_rewrite,
+            ids=ids,
+            clock=clock,
+            lock_timeout=lock_timeout,
+        )
+        session._known_lines = newline_count
+        return session
+
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike[str] | None,
+        *,
+        cwd: str,
+        session_id: str | None = None,
+        parent_session: str | None = None,
+        lock_timeout: float | None = _DEFAULT_LOCK_TIMEOUT,
+        ids: Callable[[], str] | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> Session:
+        """A new session. Its file (if ``path`` is given) is created with the first user or
+        assistant message; an existing file at ``path`` is never overwritten."""
+        file_path = Path(path) if path is not None else None
+        if file_path is not None and file_path.exists():
+            raise SessionError("session file already exists; not overwriting it", path=file_path)
+        if session_id is not None and not re.fullmatch(
+            r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", session_id
+        ):
+            raise SessionError(f"invalid session id {session_id!r}")
+        header = cls._new_header(cwd, session_id, parent_session, clock or _wall_ms)
+        return cls(header, file_path=file_path, ids=ids, clock=clock, lock_timeout=lock_timeout)
+
+    @classmethod
+    def in_memory(
+        cls,
+        cwd: str,
+        *,
+        session_id: str | None = None,
+        ids: Callable[[], str] | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> Session:
+        """A session that is never written to disk."""
+        return cls.create(None, cwd=cwd, session_id=session_id, ids=ids, clock=clock)
+
+    @staticmethod
+    def _new_header(
+        cwd: str, session_id: str | None, parent_session: str | None, clock: Callable[[], int]
+    ) -> dict[str, Any]:
+        header: dict[str, Any] = {
+            "type": "session",
+            "version": CURRENT_VERSION,
+            "id": session_id or new_session_id(),
+            "timestamp": _iso_from_ms(clock()),
+            "cwd": cwd,
+        }
+        if parent_session is not None:
+            header["parentSession"] = parent_session
+        return header
+
+    # -- reading ------------------------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        return str(self.header.get("id"))
+
+    @property
+    def cwd(self) -> str | None:
+        value = self.header.get("cwd")
+        return value if isinstance(value, str) else None
+
+    @property
+    def entries(self) -> Sequence[Entry]:
+        """All entries in file order."""
+        return self._tree.entries
+
+    @property
+    def tree(self) -> TreeIndex:
+        return self._tree
+
+    def get(self, entry_id: str) -> Entry | None:
+        """The entry with this id (the later one when a file repeats an id)."""
+        return self._tree.get(entry_id)
+
+    def __len__(self) -> int:
+        return len(self._tree.entries)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self._tree.entries)
+
+    @property
+    def leaf_id(self) -> str | None:
+        return self._leaf.id if self._leaf is not None else None
+
+    @property
+    def leaf(self) -> Entry | None:
+        return self._leaf
+
+    def branch_entries(self, leaf_id: str | None = None) -> list[Entry]:
+        """Root→leaf path (pi's ``getBranch``); the current leaf by default.
+
+        Raises :class:`~pi_context.errors.TreeError` for an unknown id (pi returns ``[]``).
+        """
+        if leaf_id is None:
+            return list(self._live.path)
+        return self._tree.path(self._tree.require(leaf_id))
+
+    def children(self, entry_id: str) -> list[Entry]:
+        return self._tree.children(entry_id)
+
+    def leaves(self) -> list[Entry]:
+        """Entries without children, in file order."""
+        return self._tree.leaves()
+
+    def roots(self) -> list[Entry]:
+        return self._tree.roots()
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Entry id → label (latest label entry per target in file order; cleared ones absent)."""
+        return dict(self._tree.labels)
+
+    def label_of(self, entry_id: str) -> str | None:
+        return self._tree.labels.get(entry_id)
+
+    @property
+    def name(self) -> str | None:
+        """The display name from the latest ``session_info`` entry."""
+        return self._tree.name
+
+    def common_ancestor(self, a: str, b: str) -> str | None:
+        """The deepest entry on both root paths (``None`` when in different trees)."""
+        return self._tree.common_ancestor(a, b)
+
+    def projection(self, leaf_id: str | None = None) -> Projection:
+        """What the model sees at ``leaf_id`` (default: the current leaf).
+
+        Raises :class:`~pi_context.errors.TreeError` for an unknown id (pi silently falls back
+        to the last entry).
+        """
+        if leaf_id is None or (self._leaf is not None and leaf_id == self._leaf.id):
+            return self._live.snapshot()
+        return projection_of_path(self._tree.path(self._tree.require(leaf_id)))
+
+    def messages(self, leaf_id: str | None = None) -> list[AgentMessage]:
+        """The projected messages at ``leaf_id`` (default: the current leaf)."""
+        return self.projection(leaf_id).messages
+
+    # -- leaf ------------------------------------------------------------------------------------
+
+    def move_leaf(self, entry_id: str | None) -> None:
+        """Make ``entry_id`` the current leaf (pi's ``branch``); ``None`` = pi's ``resetLeaf``:
+        the next append starts a new root."""
+        entry = None if entry_id is None else self._tree.require(entry_id)
+        if entry is self._leaf:
+            return
+        self._leaf = entry
+        self._live.reset(entry)
+
+    # -- appending ---------------------------------------------------------------------------------
+
+    def _timestamp(self) -> str:
+        return _iso_from_ms(self._clock())
+
+    def _fresh_id(self) -> str:
+        for _ in range(100):
+            candidate = self._ids()
+            if candidate not in self._tree.by_id:
+                return candidate
+        return str(uuid.uuid4())
+
+    def _new(self, kind: str, fields: Mapping[str, Any]) -> Entry:
+        """A new entry under the current leaf, keys in pi's order."""
+        return make_entry(kind, self._fresh_id(), self.leaf_id, fields, timestamp=self._timestamp())
+
+    def append_entry(self, entry: Entry) -> Entry:
+        """Append a prepared entry (its parent should be the current leaf) and make it the leaf."""
+        if self._closed:
+            raise SessionError("session is closed", path=self.file_path)
+        if entry.id in self._tree.by_id:
+            raise TreeError(f"duplicate entry id {entry.id!r}")
+        if entry.parent_id is not None and entry.parent_id not in self._tree.by_id:
+            raise TreeError(f"parent {entry.parent_id!r} of the new entry does not exist")
+        self._persist(entry)
+        self._tree.add(entry)
+        if self._leaf is not None and entry.parent_id == self._leaf.id:
+            self._leaf = entry
+            self._live.push(entry)
+        else:
+            self._leaf = entry
+            self._live.reset(entry)
+        return entry
+
+    def append_message(self, message: AgentMessage | Mapping[str, Any]) -> Entry:
+        """Append a ``message`` entry (any role except the runtime-only summary roles)."""
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            raise SessionError("a message must be a mapping with a string 'role'")
+        if message["role"] in ("compactionSummary", "branchSummary"):
+            raise SessionError(
+                f"{message['role']} messages are derived; append a compaction or branch summary"
+            )
+        return self.append_entry(self._new("message", {"message": dict(message)}))
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str | None,
+        tokens_before: int | None,
+        *,
+        details: Any = None,
+        usage: Mapping[str, Any] | None = None,
+        from_hook: bool = False,
+        system_message: Mapping[str, Any] | None = None,
+    ) -> Entry:
+        """Append a compaction. ``first_kept_entry_id=None`` keeps nothing (stores its own id)."""
+        if first_kept_entry_id is not None and not self._live.on_path(first_kept_entry_id):
+            raise TreeError(
+                f"firstKeptEntryId {first_kept_entry_id!r} is not on the current branch"
+            )
+        entry_id = self._fresh_id()
+        fields: dict[str, Any] = {
+            "summary": summary,
+            "firstKeptEntryId": first_kept_entry_id or entry_id,
+            "tokensBefore": tokens_before,
+            "details": details,
+            "usage": dict(usage) if usage is not None else None,
+            "fromHook": from_hook,
+            "systemMessage": dict(system_message) if system_message is not None else None,
+        }
+        entry = make_entry(
+            "compaction", entry_id, self.leaf_id, fields, timestamp=self._timestamp()
+        )
+        return self.append_entry(entry)
+
+    def append_branch_summary(
+        self,
+        from_id: str | None,
+        summary: str,
+        *,
+        parent_id: str | None,
+        details: Any = None,
+        usage: Mapping[str, Any] | None = None,
+        from_hook: bool = False,
+    ) -> Entry:
+        """Move the leaf to ``parent_id`` and append a branch summary there (pi's
+        ``branchWithSummary``); ``from_id`` is the abandoned leaf (``None`` → ``"root"``)."""
+        self.move_leaf(parent_id)
+        fields: dict[str, Any] = {
+            "fromId": from_id if from_id is not None else "root",
+            "summary": summary,
+            "details": details,
+            "usage": dict(usage) if usage is not None else None,
+            "fromHook": from_hook,
+        }
+        return self.append_entry(self._new("branch_summary", fields))
+
+    def append_context_edit(self, target_id: str, replacement: Mapping[str, Any] | None) -> Entry:
+        """Replace (``{"content": ...}``) or omit (``None``) a model-visible entry on the branch."""
+        target = self._tree.require(target_id)
+        if not self._live.on_path(target_id):
+            raise TreeError(f"context_edit target {target_id!r} is not on the current branch")
+        role = target.role if target.type == "message" else None
+        if target.type == "message" and role is None:
+            message = target.data.get("message")
+            role = message.get("role") if isinstance(message, dict) else None
+        if not (target.type == "custom_message" or role in _CONTEXT_EDIT_ROLES):
+            raise TreeError(
+                f"context_edit target {target_id!r} must be a user, assistant or toolResult "
+                "message or a custom_message"
+            )
+        value: Any = ...
+        if replacement is not None:
+            value = dict(replacement)
+            content = value.get("content")
+            if isinstance(content, str) and role in ("assistant", "toolResult"):
+                value["content"] = [{"type": "text", "text": content}]
+        return self.append_entry(
+            self._new("context_edit", {"targetId": target_id, "replacement": value})
+        )
+
+    def append_label(self, target_id: str, label: str | None) -> Entry:
+        """Label an entry (``None`` or ``""`` clears its label)."""
+        self._tree.require(target_id)
+        return self.append_entry(
+            self._new("label", {"targetId": target_id, "label": label or None})
+        )
+
+    def append_model_change(self, provider: str, model_id: str) -> Entry:
+        return self.append_entry(
+            self._new("model_change", {"provider": provider, "modelId": model_id})
+        )
+
+    def append_thinking_level_change(self, level: str) -> Entry:
+        return self.append_entry(self._new("thinking_level_change", {"thinkingLevel": level}))
+
+    def append_session_info(self, name: str) -> Entry:
+        """Set the display name (line breaks become spaces; empty clears)."""
+        clean = normalize_name(name)
+        return self.append_entry(self._new("session_info", {"name": clean}))
+
+    def append_custom(self, custom_type: str, data: Any = None) -> Entry:
+        """Extension state (never shown to the model)."""
+        return self.append_entry(self._new("custom", {"customType": custom_type, "data": data}))
+
+    def append_custom_message(
+        self, custom_type: str, content: Any, display: bool = True, details: Any = None
+    ) -> Entry:
+        """An extension message the model sees as a user message (``details`` stay hidden)."""
+        fields = {
+            "customType": custom_type,
+            "content": content,
+            "display": display,
+            "details": details,
+        }
+        return self.append_entry(self._new("custom_message", fields))
+
+    def append_usage(
+        self,
+        kind: str,
+        provider: str,
+        model: str,
+        usage: Mapping[str, Any],
+        note: str | None = None,
+    ) -> Entry:
+        """Model usage outside the conversation (e.g. cache warming); counted in totals only."""
+        fields = {
+            "kind": kind,
+            "provider": provider,
+            "model": model,
+            "usage": dict(usage),
+            "note": note,
+        }
+        return self.append_entry(self._new("usage", fields))
+
+    # -- persistence ------------------------------------------------------------------------------
+
+    @property
+    def is_persisted(self) -> bool:
+        """True once the header is in the file."""
+        return self._persisted
+
+    def _has_conversation(self, extra: Entry | None = None) -> bool:
+        entries: Sequence[Entry] = self._tree.entries
+        if extra is not None:
+            entries = [*entries, extra]
+        return any(e.type == "message" and e.role in ("user", "assistant") for e in entries)
+
+    def _persist(self, entry: Entry) -> None:
+        if self.file_path is None:
+            return
+        if not self._persisted:
+            if not self._has_conversation(entry):
+                return  # lazy creation: the file appears with the first conversation message
+            self._write_new_file([*self._tree.entries, entry])
+            return
+        if self._needs_rewrite:
+            self._rewrite_legacy(entry)
+            return
+        self._append_line(entry)
+
+    def _lines(self, entries: Sequence[Entry]) -> bytes:
+        parts = [_json.dumps(self.header)]
+        parts.extend(e.raw for e in entries)
+        parts.append(b"")
+        return b"\n".join(parts)
+
+    def _write_new_file(self, entries: Sequence[Entry]) -> None:
+        assert self.file_path is not None
+        data = self._lines(entries)
+        if self._empty_file:
+            handle = SessionFile(self.file_path)
+            with handle.locked(self.lock_timeout) as size:
+                if size != 0:
+                    handle.close()
+                    raise SessionError(
+                        "session file is no longer empty (written by another process)",
+                        path=self.file_path,
+                    )
+                handle.append(data)
+        else:
+            handle = SessionFile(self.file_path, create=True)
+            with handle.locked(self.lock_timeout):
+                handle.append(data)
+        self._file = handle
+        self._persisted = True
+        self._empty_file = False
+        self._file_size = len(data)
+        self._known_lines = data.count(b"\n")
+
+    def _rewrite_legacy(self, entry: Entry) -> None:
+        assert self.file_path is not None
+        handle = self._handle()
+        with handle.locked(self.lock_timeout) as size:
+            if size != self._file_size:
+                raise SessionError(
+                    "legacy session file changed since it was read; reopen it",
+                    path=self.file_path,
+                )
+            data = self._lines([*self._tree.entries, entry])
+            atomic_write(self.file_path, data)
+        handle.close()
+        self._file = None
+        self._needs_rewrite = False
+        self._file_size = len(data)
+        self._known_lines = data.count(b"\n")
+
+    def _handle(self) -> SessionFile:
+        if self._file is None:
+            assert self.file_path is not None
+            self._file = SessionFile(self.file_path)
+        return self._file
+
+    def _append_line(self, entry: Entry) -> None:
+        handle = self._handle()
+        with handle.locked(self.lock_timeout) as size:
+            if size < self._file_size:
+                raise SessionError("session file shrank since it was read", path=self.file_path)
+            if size > self._file_size:
+                self._merge_foreign(handle, size)
+            data = entry.raw + b"\n"
+            if not handle.ends_with_newline(size):
+                data = b"\n" + data
+            written = handle.append(data)
+        self._file_size = size + written
+        self._known_lines += data.count(b"\n")
+
+    def _merge_foreign(self, handle: SessionFile, size: int) -> None:
+        """Take in lines another process appended since we last read or wrote the file."""
+        # pi-context writers start with "\n" when the file lacks one, so the tail's first
+        # segment is either a fresh line or empty (the end of our unterminated last line).
+        tail = handle.read_from(self._file_size, size)
+        scan = scan_lines(
+            tail,
+            path=str(self.file_path),
+            header_seen=True,
+            first_line=self._known_lines + 1,
+        )
+        self.problems.extend(scan.problems)
+        self._tree.extend(scan.entries)
+        self._file_size = size
+        self._known_lines += tail.count(b"\n")
+
+    def flush(self) -> None:
+        """Write a file-backed session's pending entries now, even without a conversation yet."""
+        if self.file_path is None or self._persisted:
+            return
+        self._write_new_file(list(self._tree.entries))
+
+    def fork(self, new_path: str | os.PathLike[str] | None, leaf_id: str | None = None) -> Session:
+        """A new session holding the root→leaf path (pi's ``createBranchedSession``).
+
+        The header names this session's file as ``parentSession``. Label entries are dropped
+        from the copied path (parents re-chained around them) and re-created at the end, one
+        per labelled entry on the path.
+        """
+        path = self.branch_entries(leaf_id)
+        forked = Session.create(
+            new_path,
+            cwd=self.cwd or os.getcwd(),
+            parent_session=str(self.file_path) if self.file_path is not None else None,
+            lock_timeout=self.lock_timeout,
+            ids=self._ids,
+            clock=self._clock,
+        )
+        kept_ids = [e.id for e in path if e.type != "label"]
+        labels_on_path = self._tree.labels
+        previous: str | None = None
+        redirect: dict[str, str] = {}
+        pending_labels: list[str] = []
+        for entry in path:
+            if entry.type == "label":
+                pending_labels.append(entry.id)
+                continue
+            for label_id in pending_labels:
+                redirect[label_id] = entry.id
+            pending_labels.clear()
+            data_changed = entry.parent_id != previous
+            first_kept = entry.get("firstKeptEntryId") if entry.type == "compaction" else None
+            if isinstance(first_kept, str) and first_kept in redirect:
+                data_changed = True
+            if data_changed:
+                data = dict(entry.data)
+                data["parentId"] = previous
+                if isinstance(first_kept, str) and first_kept in redirect:
+                    data["firstKeptEntryId"] = redirect[first_kept]
+                copy = Entry.from_data(data)
+            else:
+                copy = Entry(entry.type, entry.id, entry.parent_id, role=entry.role, raw=entry.raw)
+            forked._tree.add(copy)
+            forked._leaf = copy
+            previous = entry.id
+        forked._live.reset(forked._leaf)
+        for entry_id in kept_ids:
+            label = labels_on_path.get(entry_id)
+            if label:
+                forked.append_label(entry_id, label)
+        if forked.file_path is not None and not forked._persisted and forked._has_conversation():
+            forked.flush()
+        return forked
+
+    def close(self) -> None:
+        """Release the file handle. Pending (unwritten) entries of a new session are dropped,
+        as pi drops a session that never got a message."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        self._closed = True
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = str(self.file_path) if self.file_path else "memory"
+        return f"<Session {self.id} {where} entries={len(self)} leaf={self.leaf_id}>"

@@ -1,0 +1,220 @@
+"""The entry tree: parents, paths to the root, children, leaves, labels, common ancestors.
+
+Entries link to their parent by ``parentId``. As in pi 1.6.0, when two entries share an id the
+later one in file order is the one an id refers to, an entry whose parent is unknown or is
+itself is a root, and a path walk that meets an unknown parent stops there.
+
+pi 1.6.0 loops forever on a parent cycle. Here a cycle is found when entries are added (in
+time linear in the entries added) and broken at its member that comes first in the file: that
+entry is treated as a root and the cycle is reported, so every walk terminates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+
+from pi_context.errors import TreeError
+from pi_context.session.entries import Entry
+
+__all__ = ["TreeIndex", "normalize_name"]
+
+_NEWLINES = re.compile(r"[\r\n]+")
+_JS_SPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+def normalize_name(name: str) -> str:
+    """A session name as pi shows it: runs of CR/LF become one space, then trimmed."""
+    return _NEWLINES.sub(" ", name).strip(_JS_SPACE)
+
+
+class TreeIndex:
+    """Id index and parent/child structure over entries in file order.
+
+    ``children``, ``labels`` and the session name are built on first use and then kept up to
+    date as entries are added, so loading stays a single cheap pass.
+    """
+
+    def __init__(self, entries: Iterable[Entry] = ()) -> None:
+        self.entries: list[Entry] = []
+        self.by_id: dict[str, Entry] = {}
+        self.order: dict[int, int] = {}
+        self.forced_roots: set[int] = set()
+        self.cycles: list[list[str]] = []
+        self._children: dict[str, list[Entry]] | None = None
+        self._labels: dict[str, str] | None = None
+        self._name: str | None = None
+        self._name_built = False
+        self.extend(entries)
+
+    # -- building -----------------------------------------------------------------------
+
+    def extend(self, entries: Iterable[Entry]) -> None:
+        """Add entries (in file order), then find and break any parent cycle they close."""
+        added: list[Entry] = []
+        for entry in entries:
+            self.order[id(entry)] = len(self.entries)
+            self.entries.append(entry)
+            self.by_id[entry.id] = entry
+            added.append(entry)
+        if not added:
+            return
+        self._check_cycles(added)
+        for entry in added:
+            self._index(entry)
+
+    def add(self, entry: Entry) -> None:
+        """Add one new entry whose parent (if any) is already known: no cycle is possible."""
+        self.order[id(entry)] = len(self.entries)
+        self.entries.append(entry)
+        self.by_id[entry.id] = entry
+        self._index(entry)
+
+    def _index(self, entry: Entry) -> None:
+        if self._children is not None:
+            parent = self.parent_of(entry)
+            if parent is not None:
+                self._children.setdefault(parent.id, []).append(entry)
+        if self._labels is not None and entry.type == "label":
+            self._apply_label(self._labels, entry)
+        if self._name_built and entry.type == "session_info":
+            self._name = self._name_of(entry)
+
+    def _check_cycles(self, start: Sequence[Entry]) -> None:
+        done: set[int] = set()
+        for first in start:
+            walk: list[Entry] = []
+            on_walk: set[int] = set()
+            entry: Entry | None = self.by_id.get(first.id)
+            while entry is not None and id(entry) not in done:
+                if id(entry) in on_walk:
+                    cycle = walk[walk.index(entry) :]
+                    head = min(cycle, key=lambda e: self.order[id(e)])
+                    self.forced_roots.add(id(head))
+                    self.cycles.append([e.id for e in cycle])
+                    break
+                on_walk.add(id(entry))
+                walk.append(entry)
+                entry = self.parent_of(entry)
+            done.update(on_walk)
+
+    # -- queries --------------------------------------------------------------------------
+
+    def get(self, entry_id: str) -> Entry | None:
+        return self.by_id.get(entry_id)
+
+    def require(self, entry_id: str) -> Entry:
+        entry = self.by_id.get(entry_id)
+        if entry is None:
+            raise TreeError(f"no entry with id {entry_id!r}")
+        return entry
+
+    def parent_of(self, entry: Entry) -> Entry | None:
+        """The entry's parent, or ``None`` for a root (no, unknown or own id as parent)."""
+        parent_id = entry.parent_id
+        if parent_id is None or parent_id == entry.id or id(entry) in self.forced_roots:
+            return None
+        return self.by_id.get(parent_id)
+
+    def path(self, leaf: Entry | None) -> list[Entry]:
+        """Root-first path ending at ``leaf`` (pi's ``getBranch``); empty for ``None``."""
+        out: list[Entry] = []
+        limit = len(self.entries) + 1
+        entry = leaf
+        while entry is not None:
+            out.append(entry)
+            if len(out) > limit:  # pragma: no cover - cycles are broken when added
+                raise TreeError(f"parent cycle through entry {entry.id}")
+            entry = self.parent_of(entry)
+        out.reverse()
+        return out
+
+    @property
+    def children_map(self) -> dict[str, list[Entry]]:
+        if self._children is None:
+            children: dict[str, list[Entry]] = {}
+            for entry in self.entries:
+                parent = self.parent_of(entry)
+                if parent is not None:
+                    children.setdefault(parent.id, []).append(entry)
+            self._children = children
+        return self._children
+
+    def children(self, entry_id: str) -> list[Entry]:
+        return list(self.children_map.get(entry_id, ()))
+
+    def roots(self) -> list[Entry]:
+        return [e for e in self.entries if self.parent_of(e) is None]
+
+    def leaves(self) -> list[Entry]:
+        """Entries without children, in file order."""
+        children = self.children_map
+        return [e for e in self.entries if e.id not in children]
+
+    def preorder(self) -> Iterator[tuple[Entry, int]]:
+        """``(entry, depth)`` for the whole forest, roots in file order, children in file order."""
+        children = self.children_map
+        for root in self.roots():
+            stack: list[tuple[Entry, int, frozenset[str]]] = [(root, 0, frozenset())]
+            while stack:
+                entry, depth, ancestors = stack.pop()
+                yield entry, depth
+                if entry.id in ancestors:
+                    continue
+                below = ancestors | {entry.id}
+                for child in reversed(children.get(entry.id, ())):
+                    stack.append((child, depth + 1, below))
+
+    def common_ancestor(self, a: str, b: str) -> str | None:
+        """Id of the deepest entry on both root paths, or ``None`` if they share none."""
+        on_a = {id(e) for e in self.path(self.require(a))}
+        for entry in reversed(self.path(self.require(b))):
+            if id(entry) in on_a:
+                return entry.id
+        return None
+
+    # -- labels and name -------------------------------------------------------------------
+
+    @staticmethod
+    def _apply_label(labels: dict[str, str], entry: Entry) -> None:
+        target = entry.get("targetId")
+        if not isinstance(target, str):
+            return
+        label = entry.get("label")
+        if isinstance(label, str) and label:
+            labels[target] = label
+        else:
+            labels.pop(target, None)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Entry id → its current label (the last label entry for it in file order wins)."""
+        if self._labels is None:
+            labels: dict[str, str] = {}
+            for entry in self.entries:
+                if entry.type == "label":
+                    self._apply_label(labels, entry)
+            self._labels = labels
+        return self._labels
+
+    @staticmethod
+    def _name_of(entry: Entry) -> str | None:
+        name = entry.get("name")
+        if not isinstance(name, str):
+            return None
+        clean = normalize_name(name)
+        return clean or None
+
+    @property
+    def name(self) -> str | None:
+        """The session's display name (the latest ``session_info`` entry), if any."""
+        if not self._name_built:
+            self._name = None
+            for entry in self.entries:
+                if entry.type == "session_info":
+                    self._name = self._name_of(entry)
+            self._name_built = True
+        return self._name

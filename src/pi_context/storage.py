@@ -1,0 +1,406 @@
+"""Where sessions live on disk, exactly where pi 1.6.0 puts them, and how one is picked.
+
+pi and pictx share one layout, so each lists and resumes the other's sessions::
+
+    <agentDir>/sessions/--<cwd with / \\ : replaced by ->--/<timestamp>_<sessionId>.jsonl
+
+``agentDir`` is ``$PI_CODING_AGENT_DIR`` (``~`` expanded) or ``~/.pi/agent``. The session
+directory can be overridden (highest first) by ``--session-dir``, ``$PI_CODING_AGENT_SESSION_DIR``
+and the ``sessionDir`` setting.
+
+Picking follows pi: ``--continue`` takes the newest file by modification time;
+``--session ARG`` is a path when it looks like one, otherwise a session id matched exactly and
+then by (case-sensitive) prefix, first in the current project's directory, then in every
+project's directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pi_context import _json
+from pi_context.errors import SessionError
+from pi_context.resources import paths
+
+__all__ = [
+    "SESSION_ID_PATTERN",
+    "SessionInfo",
+    "SessionMatch",
+    "agent_dir",
+    "default_session_dir",
+    "encode_cwd",
+    "find_latest_session",
+    "fork_from",
+    "list_all_sessions",
+    "list_sessions",
+    "looks_like_path",
+    "new_session_id",
+    "new_session_path",
+    "read_header",
+    "read_session_info",
+    "resolve_session_arg",
+    "session_dir",
+    "session_file_name",
+]
+
+SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
+"""What a caller-supplied session id must look like (pi's rule)."""
+
+_HEADER_SCAN_LINES = 64
+"""How many lines to try before giving up on finding the first parsable line."""
+
+
+def agent_dir(env: Mapping[str, str] | None = None) -> Path:
+    """pi's agent directory: ``$PI_CODING_AGENT_DIR`` (``~`` expanded) or ``~/.pi/agent``."""
+    if env is None:
+        return paths.agent_dir()
+    configured = env.get(paths.AGENT_DIR_ENV)
+    if configured:
+        return Path(os.path.abspath(paths.expand_home(configured)))
+    return paths.home_dir() / paths.CONFIG_DIR_NAME / "agent"
+
+
+def encode_cwd(cwd: str | os.PathLike[str]) -> str:
+    """The directory name pi uses for a working directory: ``/home/u/proj`` → ``--home-u-proj--``.
+
+    The cwd is made absolute but not resolved through symlinks (as pi does); one leading
+    separator is dropped and every ``/``, ``\\`` and ``:`` becomes ``-``.
+    """
+    text = os.path.abspath(os.fspath(cwd))
+    if text.startswith(("/", "\\")):
+        text = text[1:]
+    return "--" + re.sub(r"[/\\:]", "-", text) + "--"
+
+
+def default_session_dir(cwd: str | os.PathLike[str], agent: Path) -> Path:
+    """``<agentDir>/sessions/--<enc>--`` for ``cwd``."""
+    return agent / "sessions" / encode_cwd(cwd)
+
+
+def session_dir(
+    cwd: str | os.PathLike[str],
+    *,
+    agent: Path | None = None,
+    cli_dir: str | None = None,
+    setting: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Path:
+    """The directory new sessions of ``cwd`` go to.
+
+    Precedence: ``--session-dir`` (``cli_dir``) > ``$PI_CODING_AGENT_SESSION_DIR`` > the
+    ``sessionDir`` setting > the default per-cwd directory. Relative values are taken against
+    the process cwd, as pi does.
+    """
+    environ = os.environ if env is None else env
+    for value in (cli_dir, environ.get("PI_CODING_AGENT_SESSION_DIR"), setting):
+        if value:
+            return Path(os.path.abspath(paths.expand_home(value)))
+    return default_session_dir(cwd, agent if agent is not None else agent_dir(environ))
+
+
+def _iso_timestamp(now: datetime | None = None) -> str:
+    moment = now or datetime.now(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def session_file_name(timestamp: str, session_id: str) -> str:
+    """``<timestamp with : and . replaced by ->_<id>.jsonl`` (pi's file name)."""
+    return re.sub(r"[:.]", "-", timestamp) + f"_{session_id}.jsonl"
+
+
+def new_session_id(now_ms: int | None = None) -> str:
+    """A fresh UUIDv7 string (time-ordered, as pi's session ids)."""
+    ms = int(time.time() * 1000) if now_ms is None else now_ms
+    rand = secrets.randbits(74)
+    value = (ms & ((1 << 48) - 1)) << 80
+    value |= 0x7 << 76
+    value |= (rand >> 62) << 64  # 12 bits rand_a
+    value |= 0b10 << 62
+    value |= rand & ((1 << 62) - 1)
+    hex_text = f"{value:032x}"
+    return f"{hex_text[:8]}-{hex_text[8:12]}-{hex_text[12:16]}-{hex_text[16:20]}-{hex_text[20:]}"
+
+
+def new_session_path(directory: Path, *, session_id: str | None = None) -> tuple[Path, str, str]:
+    """A path for a new session in ``directory``: ``(path, session_id, header_timestamp)``."""
+    sid = session_id or new_session_id()
+    if not SESSION_ID_PATTERN.match(sid):
+        raise SessionError(f"invalid session id {sid!r}")
+    stamp = _iso_timestamp()
+    return directory / session_file_name(stamp, sid), sid, stamp
+
+
+def read_header(path: Path) -> dict[str, Any] | None:
+    """The session header of ``path``, or ``None`` when it is not a pi session.
+
+    As pi: the first line that parses as JSON must be an object with ``type == "session"`` and
+    a string ``id``. Unreadable files count as not a session.
+    """
+    try:
+        with path.open("rb") as handle:
+            for _ in range(_HEADER_SCAN_LINES):
+                line = handle.readline()
+                if not line:
+                    return None
+                if not line.strip():
+                    continue
+                try:
+                    value = _json.loads(line)
+                except ValueError:
+                    continue
+                if (
+                    isinstance(value, dict)
+                    and value.get("type") == "session"
+                    and isinstance(value.get("id"), str)
+                ):
+                    return value
+                return None
+    except OSError:
+        return None
+    return None
+
+
+def _parse_iso_ms(text: Any) -> int | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """What a session list or picker shows about one session file."""
+
+    path: Path
+    id: str
+    cwd: str
+    created: str
+    modified: float
+    """File modification time (seconds since the epoch)."""
+    last_activity_ms: int
+    """The latest message timestamp, else the header time (pi's ordering for id prefixes)."""
+    name: str | None
+    first_message: str
+    message_count: int
+    parent_session: str | None
+
+
+def _first_text(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                return str(block.get("text", ""))
+    return ""
+
+
+def read_session_info(path: Path) -> SessionInfo | None:
+    """Scan one session file for listing; ``None`` when it is not a session."""
+    header = read_header(path)
+    if header is None:
+        return None
+    try:
+        stat = path.stat()
+        data = path.read_bytes()
+    except OSError:
+        return None
+    name: str | None = None
+    first = ""
+    count = 0
+    last_ms = _parse_iso_ms(header.get("timestamp")) or 0
+    seen_header = False
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            entry = _json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict):
+            continue
+        if not seen_header:
+            seen_header = True
+            continue
+        kind = entry.get("type")
+        if kind == "session_info":
+            value = entry.get("name")
+            name = value.strip() or None if isinstance(value, str) else None
+        elif kind == "message" and isinstance(entry.get("message"), dict):
+            message = entry["message"]
+            role = message.get("role")
+            if role in ("user", "assistant"):
+                count += 1
+                stamp = message.get("timestamp")
+                if isinstance(stamp, int | float) and stamp > last_ms:
+                    last_ms = int(stamp)
+            if role == "user" and not first:
+                first = " ".join(_first_text(message).split())
+    parent = header.get("parentSession")
+    return SessionInfo(
+        path=path,
+        id=str(header["id"]),
+        cwd=str(header.get("cwd", "")),
+        created=str(header.get("timestamp", "")),
+        modified=stat.st_mtime,
+        last_activity_ms=last_ms,
+        name=name,
+        first_message=first,
+        message_count=count,
+        parent_session=parent if isinstance(parent, str) else None,
+    )
+
+
+def list_sessions(directory: Path) -> list[SessionInfo]:
+    """Every session file in ``directory``, newest modification first."""
+    if not directory.is_dir():
+        return []
+    found = []
+    for path in directory.glob("*.jsonl"):
+        info = read_session_info(path)
+        if info is not None:
+            found.append(info)
+    found.sort(key=lambda info: (info.modified, info.path.name), reverse=True)
+    return found
+
+
+def list_all_sessions(agent: Path) -> list[SessionInfo]:
+    """The sessions of every project under ``<agentDir>/sessions``, newest first."""
+    root = agent / "sessions"
+    if not root.is_dir():
+        return []
+    found: list[SessionInfo] = []
+    for child in sorted(root.iterdir()):
+        if child.is_dir():
+            found.extend(list_sessions(child))
+    found.sort(key=lambda info: (info.modified, info.path.name), reverse=True)
+    return found
+
+
+def find_latest_session(directory: Path, *, cwd: str | None = None) -> Path | None:
+    """The session ``--continue`` resumes: newest mtime with a readable header.
+
+    Pass ``cwd`` when ``directory`` is a custom session directory shared by several projects;
+    then only sessions whose header ``cwd`` equals it count.
+    """
+    if not directory.is_dir():
+        return None
+    candidates: list[tuple[float, str, Path]] = []
+    for path in directory.glob("*.jsonl"):
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            continue
+        candidates.append((mtime, path.name, path))
+    for _, _, path in sorted(candidates, reverse=True):
+        header = read_header(path)
+        if header is None:
+            continue
+        if cwd is not None and header.get("cwd") != cwd:
+            continue
+        return path
+    return None
+
+
+def looks_like_path(arg: str) -> bool:
+    """pi treats a ``--session`` value as a path if it has a separator or ends with ``.jsonl``."""
+    return "/" in arg or "\\" in arg or arg.endswith(".jsonl")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMatch:
+    """The result of resolving a ``--session`` argument."""
+
+    path: Path
+    exists: bool
+    """False for a path that does not exist yet (it becomes a new session there)."""
+    other_project: bool = False
+    """True when an id matched a session of another project (pi offers to fork it)."""
+    cwd: str | None = None
+
+
+def _match_id(sessions: Iterable[SessionInfo], arg: str) -> SessionInfo | None:
+    ordered = sorted(sessions, key=lambda info: info.last_activity_ms, reverse=True)
+    for info in ordered:
+        if info.id == arg:
+            return info
+    for info in ordered:
+        if info.id.startswith(arg):
+            return info
+    return None
+
+
+def resolve_session_arg(arg: str, *, cwd: str, directory: Path, agent: Path) -> SessionMatch:
+    """Resolve ``--session ARG`` the way pi does.
+
+    Raises :class:`SessionError` (``No session found matching '<arg>'``) when an id matches
+    nothing, and when an existing non-empty file at a given path is not a session.
+    """
+    if looks_like_path(arg):
+        path = Path(os.path.abspath(os.path.join(cwd, paths.expand_home(arg))))
+        if not path.exists():
+            return SessionMatch(path=path, exists=False)
+        if path.stat().st_size > 0 and read_header(path) is None:
+            raise SessionError("Session file is not a valid pi session", path=path)
+        header = read_header(path)
+        return SessionMatch(path=path, exists=True, cwd=str(header.get("cwd")) if header else None)
+    local = _match_id(list_sessions(directory), arg)
+    if local is not None:
+        return SessionMatch(path=local.path, exists=True, cwd=local.cwd)
+    everywhere = _match_id(list_all_sessions(agent), arg)
+    if everywhere is not None:
+        other = os.path.abspath(everywhere.cwd) != os.path.abspath(cwd)
+        return SessionMatch(
+            path=everywhere.path, exists=True, other_project=other, cwd=everywhere.cwd
+        )
+    raise SessionError(f"No session found matching '{arg}'")
+
+
+def fork_from(source: Path, directory: Path, *, cwd: str, session_id: str | None = None) -> Path:
+    """Copy every entry of ``source`` verbatim into a new session of ``cwd`` (pi's ``forkFrom``).
+
+    The new header has a fresh id, ``cwd`` and ``parentSession`` = the source path; the entry
+    lines are copied byte for byte. Returns the new file's path.
+    """
+    header = read_header(source)
+    if header is None:
+        raise SessionError("Session file is not a valid pi session", path=source)
+    path, sid, stamp = new_session_path(directory, session_id=session_id)
+    new_header = {
+        "type": "session",
+        "version": 3,
+        "id": sid,
+        "timestamp": stamp,
+        "cwd": cwd,
+        "parentSession": str(source),
+    }
+    lines = [_json.dumps(new_header)]
+    seen_header = False
+    for raw in source.read_bytes().split(b"\n"):
+        line = raw.rstrip(b"\r")
+        if not line.strip():
+            continue
+        if not seen_header:
+            try:
+                value = _json.loads(line)
+            except ValueError:
+                continue
+            seen_header = isinstance(value, dict) and value.get("type") == "session"
+            if seen_header:
+                continue
+        lines.append(line)
+    directory.mkdir(parents=True, exist_ok=True)
+    with path.open("xb") as handle:
+        handle.write(b"".join(line + b"\n" for line in lines))
+    return path

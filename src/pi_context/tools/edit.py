@@ -1,0 +1,329 @@
+"""The ``edit`` tool: exact, unique text replacements in one file.
+
+Every ``oldText`` is matched against the original file (not against the result of earlier
+edits), must occur exactly once, and must not overlap another edit. When some ``oldText`` is
+not found verbatim, all of them are matched in a *fuzzy* copy of the file (NFKC, trailing
+blanks dropped, typographic quotes/dashes/spaces made plain); the lines such an edit touches
+are then rewritten from that copy. Uniqueness is always judged on the fuzzy copy, so text that
+differs only in trailing blanks counts as a duplicate.
+
+The file's BOM and line endings survive: CRLF (or CR) files get the replacement spliced into the
+original bytes, with new line breaks in the ending of the line where the replacement starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import itertools
+import json
+import os
+import unicodedata
+from bisect import bisect_right
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from pi_context.errors import ToolError
+from pi_context.tools.base import (
+    CONSTRAINED_SAMPLING,
+    AbortSignal,
+    PathLocks,
+    Tool,
+    ToolOutcome,
+    UpdateCallback,
+    error_outcome,
+    resolve_path,
+    text_outcome,
+)
+from pi_context.tools.edit_diff import display_diff, first_changed_line, unified_patch
+
+__all__ = ["EditTool", "Span", "apply_edits", "fuzzy_normalize", "splice", "splice_original"]
+
+_FUZZY_TABLE: Final = str.maketrans(
+    {
+        **dict.fromkeys("‘’‚‛", "'"),
+        **dict.fromkeys("“”„‟", '"'),
+        **dict.fromkeys("‐‑‒–—―−", "-"),
+        **dict.fromkeys(
+            "\xa0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "
+        ),
+    }
+)
+
+
+def fuzzy_normalize(text: str) -> str:
+    """The fuzzy form used for matching: NFKC, no trailing blanks per line, plain punctuation."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
+    return text.translate(_FUZZY_TABLE)
+
+
+def _lf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@dataclass(frozen=True, slots=True)
+class _Match:
+    index: int
+    start: int
+    end: int
+    new_text: str
+
+
+def _edit_errors(path: str, count: int) -> tuple[str, str, str]:
+    """(not found, not unique, empty) message templates for a single edit or for ``edits[i]``."""
+    if count == 1:
+        return (
+            f"Could not find the exact text in {path}. The old text must match exactly including all whitespace and newlines.",
+            "Found {n} occurrences of the text in "
+            + path
+            + ". The text must be unique. Please provide more context to make it unique.",
+            f"oldText must not be empty in {path}.",
+        )
+    return (
+        "Could not find edits[{i}] in "
+        + path
+        + ". The oldText must match exactly including all whitespace and newlines.",
+        "Found {n} occurrences of edits[{i}] in "
+        + path
+        + ". Each oldText must be unique. Please provide more context to make it unique.",
+        "edits[{i}].oldText must not be empty in " + path + ".",
+    )
+
+
+def apply_edits(content: str, edits: list[tuple[str, str]], path: str) -> list[Span]:
+    """Plan ``(oldText, newText)`` pairs on LF-normalized ``content`` as sorted disjoint spans;
+    raise :class:`ToolError` with pi's wording when an edit is empty, missing, ambiguous,
+    overlapping or a no-op."""
+    not_found, not_unique, empty = _edit_errors(path, len(edits))
+    pairs = [(_lf(old), _lf(new)) for old, new in edits]
+    for i, (old, _new) in enumerate(pairs):
+        if not old:
+            raise ToolError(empty.format(i=i))
+    fuzzy_content = fuzzy_normalize(content)
+    fuzzy_mode = any(old not in content for old, _ in pairs)
+    haystack = fuzzy_content if fuzzy_mode else content
+    matches: list[_Match] = []
+    for i, (old, new) in enumerate(pairs):
+        fuzzy_old = fuzzy_normalize(old)
+        needle = fuzzy_old if fuzzy_mode else old
+        start = haystack.find(needle)
+        if start < 0:
+            raise ToolError(not_found.format(i=i))
+        occurrences = fuzzy_content.count(fuzzy_old)
+        if occurrences > 1:
+            raise ToolError(not_unique.format(n=occurrences, i=i))
+        matches.append(_Match(i, start, start + len(needle), new))
+    matches.sort(key=lambda m: m.start)
+    for prev, cur in itertools.pairwise(matches):
+        if cur.start < prev.end:
+            a, b = prev.index, cur.index
+            raise ToolError(
+                f"edits[{a}] and edits[{b}] overlap in {path}. Merge them into one edit or target disjoint regions."
+            )
+    spans = (
+        _fuzzy_spans(content, fuzzy_content, matches)
+        if fuzzy_mode
+        else [(m.start, m.end, m.new_text) for m in matches]
+    )
+    if splice(content, spans) == content:
+        if len(edits) == 1:
+            raise ToolError(
+                f"No changes made to {path}. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected."
+            )
+        raise ToolError(f"No changes made to {path}. The replacements produced identical content.")
+    return spans
+
+
+Span = tuple[int, int, str]
+"""``(start, end, replacement)`` in the LF-normalized text."""
+
+
+def splice(text: str, spans: list[Span]) -> str:
+    """``text`` with each sorted, disjoint span replaced."""
+    out: list[str] = []
+    pos = 0
+    for start, end, replacement in spans:
+        out.append(text[pos:start])
+        out.append(replacement)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    starts.extend(i + 1 for i, ch in enumerate(text) if ch == "\n")
+    return starts
+
+
+def _fuzzy_spans(content: str, fuzzy: str, matches: list[_Match]) -> list[Span]:
+    """Spans covering the whole lines the matches touch, rewritten from the fuzzy copy."""
+    f_starts, c_starts = _line_starts(fuzzy), _line_starts(content)
+    if len(f_starts) != len(c_starts):  # normalization never adds or removes line breaks
+        raise ToolError("internal error: fuzzy normalization changed the line count")
+
+    def span_end(starts: list[int], text: str, line: int) -> int:
+        return starts[line + 1] if line + 1 < len(starts) else len(text)
+
+    # Group matches whose touched line ranges meet, so each group is rewritten once.
+    groups: list[tuple[int, int, list[_Match]]] = []
+    for m in matches:
+        first = bisect_right(f_starts, m.start) - 1
+        last = bisect_right(f_starts, m.end - 1) - 1
+        if groups and first <= groups[-1][1]:
+            g_first, g_last, members = groups[-1]
+            groups[-1] = (g_first, max(g_last, last), [*members, m])
+        else:
+            groups.append((first, last, [m]))
+    spans: list[Span] = []
+    for first, last, members in groups:
+        parts: list[str] = []
+        f_pos = f_starts[first]
+        for m in members:
+            parts.append(fuzzy[f_pos : m.start])
+            parts.append(m.new_text)
+            f_pos = m.end
+        parts.append(fuzzy[f_pos : span_end(f_starts, fuzzy, last)])
+        spans.append((c_starts[first], span_end(c_starts, content, last), "".join(parts)))
+    return spans
+
+
+def splice_original(original: str, spans: list[Span]) -> str:
+    """Apply spans computed on the LF-normalized form of ``original`` to ``original`` itself.
+
+    Untouched bytes (CRLF or CR endings included) stay; line breaks inside a replacement take
+    the ending of the line where that replacement starts.
+    """
+    if "\r" not in original:
+        return splice(original, spans)
+    orig_pos: list[int] = []
+    i = 0
+    while i < len(original):
+        orig_pos.append(i)
+        i += 2 if original.startswith("\r\n", i) else 1
+    orig_pos.append(len(original))
+    mapped: list[Span] = []
+    for start, end, replacement in spans:
+        o_start = orig_pos[start]
+        line_break = _line_ending_at(original, o_start)
+        mapped.append((o_start, orig_pos[end], replacement.replace("\n", line_break)))
+    return splice(original, mapped)
+
+
+def _line_ending_at(original: str, pos: int) -> str:
+    for i in range(pos, len(original)):
+        ch = original[i]
+        if ch == "\r":
+            return "\r\n" if original.startswith("\r\n", i) else "\r"
+        if ch == "\n":
+            return "\n"
+    return "\r\n" if "\r\n" in original else ("\r" if "\r" in original else "\n")
+
+
+class EditTool(Tool):
+    """Replace exact, unique snippets of one file; several disjoint edits per call."""
+
+    name = "edit"
+    description = (
+        "Edit one file by exact text replacement. Each entry of edits replaces one oldText with "
+        "its newText. Every oldText must appear exactly once in the original file and must not "
+        "overlap another entry; all entries are matched against the original, not against each "
+        "other's results. Merge changes that sit close together into one entry."
+    )
+    parameters: dict[str, Any] = {  # noqa: RUF012 - class-level schema, never mutated
+        "type": "object",
+        "required": ["path", "edits"],
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "File to edit, relative to the cwd or absolute",
+            },
+            "edits": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["oldText", "newText"],
+                    "properties": {
+                        "oldText": {
+                            "type": "string",
+                            "description": "Exact text to replace; unique in the file",
+                        },
+                        "newText": {
+                            "type": "string",
+                            "description": "The text to put in its place",
+                        },
+                    },
+                },
+                "description": "One or more disjoint replacements in this file",
+            },
+        },
+    }
+    prompt_snippet = "Change a file by exact-text replacements (several disjoint ones per call)"
+    prompt_guidelines = (
+        "Batch all edits to one file into a single edit call; keep each oldText short, exact "
+        "and unique.",
+    )
+    constrained_sampling = CONSTRAINED_SAMPLING
+
+    def __init__(self, *, locks: PathLocks | None = None) -> None:
+        self.locks = locks if locks is not None else PathLocks()
+
+    def prepare_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Accept ``edits`` as a JSON string or a single object, and legacy top-level
+        ``oldText``/``newText``; refuse a call with no edit at all."""
+        edits = arguments.get("edits")
+        if isinstance(edits, str):
+            with contextlib.suppress(ValueError):
+                edits = json.loads(edits)
+        if isinstance(edits, dict):
+            edits = [edits]
+        old, new = arguments.get("oldText"), arguments.get("newText")
+        if isinstance(old, str) and isinstance(new, str):
+            edits = [*(edits if isinstance(edits, list) else []), {"oldText": old, "newText": new}]
+            arguments = {k: v for k, v in arguments.items() if k not in ("oldText", "newText")}
+        if edits is None or edits == []:
+            raise ToolError(
+                "Edit tool input is invalid. edits must contain at least one replacement."
+            )
+        return {**arguments, "edits": edits}
+
+    async def execute(
+        self,
+        call_id: str,
+        arguments: dict[str, Any],
+        *,
+        cwd: Path,
+        signal: AbortSignal | None = None,
+        on_update: UpdateCallback | None = None,
+    ) -> ToolOutcome:
+        raw_path: str = arguments["path"]
+        path = resolve_path(raw_path, cwd)
+        edits = [(e["oldText"], e["newText"]) for e in arguments["edits"]]
+        async with self.locks.lock(path):
+            if signal is not None and signal.is_set():
+                return error_outcome("Operation aborted")
+            if not path.is_file() or not os.access(path, os.R_OK | os.W_OK):
+                code = "ENOENT" if not path.exists() else ("EISDIR" if path.is_dir() else "EACCES")
+                raise ToolError(f"Could not edit file: {raw_path}. Error code: {code}.")
+            try:
+                original = path.read_bytes().decode("utf-8", "replace")
+            except OSError as exc:
+                code = errno.errorcode.get(exc.errno or 0, "EIO")
+                raise ToolError(f"Could not edit file: {raw_path}. Error code: {code}.") from exc
+            bom = original.startswith("\ufeff")
+            body = original[1:] if bom else original
+            normalized = _lf(body)
+            spans = apply_edits(normalized, edits, raw_path)
+            edited = splice(normalized, spans)
+            written = splice_original(body, spans)
+            path.write_bytes((("\ufeff" if bom else "") + written).encode("utf-8", "replace"))
+        details = {
+            "diff": display_diff(normalized, edited),
+            "patch": unified_patch(raw_path, normalized, edited),
+            "firstChangedLine": first_changed_line(normalized, edited),
+        }
+        return text_outcome(
+            f"Successfully replaced {len(edits)} block(s) in {raw_path}.", details=details
+        )

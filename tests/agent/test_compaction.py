@@ -1,0 +1,217 @@
+"""Automatic and manual compaction, overflow recovery and tree navigation through AgentSession."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pi_context.agent.events import CompactionEnd, CompactionStart, EntryAppended, TreeNavigated
+from pi_context.errors import CompactionError, PiContextError, TreeError
+from pi_context.messages import text_of
+from pi_context.providers.base import ModelInfo
+from pi_context.testing import ScriptedModel, failure, reply
+
+from .conftest import MakeSession
+
+OFFLINE = {"compaction": {"keepRecentTokens": 1, "summarizer": "offline"}}
+OVERFLOW = "prompt is too long: 200000 tokens > 128000 maximum"
+
+
+def types(sess: Any) -> list[str]:
+    return [e.type for e in sess.session.entries]
+
+
+async def test_overflow_is_recovered_once(make_session: MakeSession) -> None:
+    model = ScriptedModel(
+        [reply("first answer " * 200), failure(OVERFLOW, "context_overflow"), reply("recovered")]
+    )
+    sess = await make_session(model, settings=OFFLINE)
+    await sess.run("question one " * 200)
+    events = await sess.run("question two")
+    assert types(sess)[-4:] == ["message", "context_edit", "compaction", "message"]
+    failed = sess.session.entries[-4]
+    edit = sess.session.entries[-3]
+    assert edit.get("targetId") == failed.id
+    assert edit.get("replacement") is None
+    starts = [e for e in events if isinstance(e, CompactionStart)]
+    ends = [e for e in events if isinstance(e, CompactionEnd)]
+    assert [s.reason for s in starts] == ["overflow"]
+    assert ends[0].will_retry
+    assert ends[0].result is not None
+    assert any(isinstance(e, EntryAppended) for e in events)
+    # The retry is built from the compacted projection: snapshot system + summary.
+    retry = model.requests[-1].messages
+    assert retry[0]["role"] == "system"
+    assert "summary" in text_of(retry[1]["content"])
+    assert text_of(sess.session.entries[-1].message["content"]) == "recovered"  # type: ignore[index]
+    model.assert_complete()
+
+
+async def test_second_overflow_after_recovery_is_reported_not_compacted(
+    make_session: MakeSession,
+) -> None:
+    model = ScriptedModel(
+        [
+            reply("first answer " * 200),
+            failure(OVERFLOW, "context_overflow"),
+            failure(OVERFLOW, "context_overflow"),
+        ]
+    )
+    sess = await make_session(model, settings=OFFLINE)
+    await sess.run("question one " * 200)
+    events = await sess.run("question two")
+    ends = [e for e in events if isinstance(e, CompactionEnd)]
+    assert len(ends) == 2
+    assert ends[1].result is None
+    assert ends[1].will_retry is False
+    assert ends[1].error_message is not None
+    assert "recovery failed" in ends[1].error_message
+    assert types(sess).count("compaction") == 1
+    model.assert_complete()
+
+
+async def test_silent_overflow_compacts_without_retry(make_session: MakeSession) -> None:
+    small = ModelInfo(
+        provider="scripted",
+        id="scripted-model",
+        api="scripted",
+        context_window=1000,
+        max_tokens=100,
+    )
+    model = ScriptedModel(
+        [reply("first " * 200), reply("fine", input_tokens=1500)], model_info=small
+    )
+    sess = await make_session(model, settings=OFFLINE)
+    await sess.run("question one " * 200)
+    events = await sess.run("two")
+    ends = [e for e in events if isinstance(e, CompactionEnd)]
+    assert [(e.reason, e.will_retry) for e in ends] == [("overflow", False)]
+    assert types(sess)[-1] == "compaction"
+    model.assert_complete()
+
+
+async def test_threshold_compaction_between_turns(make_session: MakeSession) -> None:
+    info = ModelInfo(
+        provider="scripted",
+        id="scripted-model",
+        api="scripted",
+        context_window=10_000,
+        max_tokens=1000,
+    )
+    settings = {
+        "compaction": {"keepRecentTokens": 1, "reserveTokens": 2000, "summarizer": "offline"}
+    }
+    model = ScriptedModel(
+        [
+            reply("earlier " * 200, input_tokens=1000),
+            reply(tool_calls=[("bash", {"command": "echo hi"})], input_tokens=9000),
+            reply("after compaction", input_tokens=500),
+        ],
+        model_info=info,
+    )
+    sess = await make_session(model, settings=settings)
+    await sess.run("first " * 200)
+    events = await sess.run("second")
+    starts = [e for e in events if isinstance(e, CompactionStart)]
+    assert [s.reason for s in starts] == ["threshold"]
+    kinds = types(sess)
+    # The compaction sits between the tool result and the next assistant message.
+    assert kinds[-2:] == ["compaction", "message"]
+    last_request = model.requests[-1].messages
+    assert last_request[0]["role"] == "system"
+    assert "summary" in text_of(last_request[1]["content"])
+    model.assert_complete()
+
+
+async def test_no_between_turn_check_when_the_run_ends(make_session: MakeSession) -> None:
+    info = ModelInfo(
+        provider="scripted",
+        id="scripted-model",
+        api="scripted",
+        context_window=10_000,
+        max_tokens=1000,
+    )
+    settings = {"compaction": {"enabled": False}}
+    model = ScriptedModel([reply("big", input_tokens=9500)], model_info=info)
+    sess = await make_session(model, settings=settings)
+    events = await sess.run("x")
+    assert not [e for e in events if isinstance(e, CompactionStart)]
+
+
+async def test_manual_compaction(make_session: MakeSession) -> None:
+    model = ScriptedModel([reply("answer " * 200), reply("two " * 200)])
+    sess = await make_session(model, settings=OFFLINE)
+    with pytest.raises(CompactionError):
+        await sess.compact()  # nothing yet
+    await sess.run("question " * 200)
+    await sess.run("more " * 200)
+    seen: list[str] = []
+    unsubscribe = sess.subscribe(lambda e: seen.append(e.type))
+    result = await sess.compact("keep file names")
+    unsubscribe()
+    assert seen == ["compaction_start", "compaction_end"]
+    assert result["summary"]
+    assert types(sess)[-1] == "compaction"
+    with pytest.raises(CompactionError, match="Already compacted"):
+        await sess.compact()
+    stats = sess.stats()
+    assert stats.context_tokens is None  # unknown until the next response
+
+
+async def test_navigate_with_summary(make_session: MakeSession) -> None:
+    model = ScriptedModel([reply("A1"), reply("B1"), reply("C1")])
+    sess = await make_session(model, settings=OFFLINE)
+    await sess.run("first question")
+    await sess.run("second question")
+    entries = sess.session.entries
+    second_user = [e for e in entries if e.role == "user"][1]
+    old_leaf = sess.session.leaf_id
+    events: list[Any] = []
+    sess.subscribe(events.append)
+    result = await sess.navigate(second_user.id, summarize=True, label="retry")
+    assert result.editor_text == "second question"
+    assert result.summary_entry_id is not None
+    summary = sess.session.get(result.summary_entry_id)
+    assert summary is not None
+    assert summary.type == "branch_summary"
+    assert summary.parent_id == second_user.parent_id
+    assert summary.get("fromId") == old_leaf
+    assert sess.session.leaf.type == "label"  # type: ignore[union-attr]
+    assert isinstance(events[-1], TreeNavigated)
+    await sess.run("second question, again")
+    request = model.requests[-1].messages
+    wrapped = [text_of(m["content"]) for m in request if m["role"] == "user"]
+    assert any("summary" in t for t in wrapped)
+    assert wrapped[-1] == "second question, again"
+    # The abandoned branch is still in the file.
+    assert sess.session.get(old_leaf) is not None  # type: ignore[arg-type]
+
+
+async def test_navigate_without_summary_and_errors(make_session: MakeSession) -> None:
+    model = ScriptedModel([reply("A1")])
+    sess = await make_session(model)
+    await sess.run("first")
+    assistant = next(e for e in sess.session.entries if e.role == "assistant")
+    same = await sess.navigate(sess.session.leaf_id)  # type: ignore[arg-type]
+    assert not same.cancelled
+    system = sess.session.entries[0]
+    result = await sess.navigate(system.id)
+    assert result.summary_entry_id is None
+    assert sess.session.leaf_id == system.id
+    await sess.navigate(assistant.id)
+    assert sess.session.leaf_id == assistant.id
+    with pytest.raises(TreeError, match="not found"):
+        await sess.navigate("nope")
+
+
+async def test_navigation_refused_while_busy(make_session: MakeSession) -> None:
+    model = ScriptedModel([reply("slow", delay=3600)])
+    sess = await make_session(model)
+    agen = sess.prompt("go")
+    await agen.__anext__()
+    with pytest.raises(PiContextError, match="Wait for the current response"):
+        await sess.navigate("x")
+    sess.abort()
+    async for _ in agen:
+        pass

@@ -1,0 +1,204 @@
+"""Extension events as the agent session dispatches them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pi_context.agent.events import ExtensionError
+from pi_context.extensions import ExtensionAPI, load_extensions
+from pi_context.extensions.events import (
+    BeforeAgentStartResult,
+    BranchSummaryDraft,
+    CompactionDraft,
+    ContextResult,
+    SessionBeforeCompactResult,
+    SessionBeforeTreeResult,
+)
+from pi_context.messages import AgentMessage, text_of
+from pi_context.testing import ScriptedModel, reply
+
+from .conftest import MakeSession
+
+
+def runner_with(project: Path, register: Any) -> Any:
+    return load_extensions(
+        cwd=project, include_discovered=False, registrations=[("test-ext", register)]
+    )
+
+
+async def test_before_agent_start_section_is_patched_and_stored(
+    make_session: MakeSession, project: Path
+) -> None:
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("before_agent_start")
+        def add(event: Any, ctx: Any) -> None:
+            event.set_section("team_notes", "<team_notes>\nRun make check.\n</team_notes>")
+
+    model = ScriptedModel([reply("ok"), reply("again")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    await sess.run("hi")
+    await sess.run("again")
+    systems = [e.message for e in sess.session.entries if e.role == "system"]
+    assert len(systems) == 1  # unchanged on the second run: no new patch
+    sections = systems[0]["sections"]  # type: ignore[index]
+    assert "team_notes" in sections
+    assert list(sections)[-1] == "team_notes"
+
+
+async def test_forced_prompt_is_sent_but_never_stored(
+    make_session: MakeSession, project: Path
+) -> None:
+    def register(pi: ExtensionAPI) -> BeforeAgentStartResult | None:
+        pi.on("before_agent_start", lambda e, c: BeforeAgentStartResult(system_prompt="FORCED"))
+        return None
+
+    model = ScriptedModel([reply("ok")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    await sess.run("hi")
+    sent = model.requests[0].messages
+    assert sent[0]["role"] == "system"
+    assert sent[0]["content"] == "FORCED"
+    assert "sections" not in sent[0]
+    assert [m["role"] for m in sent] == ["system", "user"]
+    stored = sess.session.entries[0].message
+    assert stored is not None
+    assert "sections" in stored
+    assert "FORCED" not in str(stored)
+
+
+async def test_context_handler_prunes_without_losing_the_prompt(
+    make_session: MakeSession, project: Path
+) -> None:
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("context")
+        def last_only(event: Any, ctx: Any) -> ContextResult:
+            assert all(m["role"] != "system" for m in event.messages)
+            return ContextResult(messages=event.messages[-1:])
+
+    model = ScriptedModel([reply("one"), reply("two")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    await sess.run("first")
+    await sess.run("second")
+    sent = model.requests[1].messages
+    assert [m["role"] for m in sent] == ["system", "user"]
+    assert text_of(sent[1]["content"]) == "second"
+    assert "sections" in sent[0]
+    # The stored session still has everything.
+    roles = [m["role"] for m in sess.session.projection().messages]
+    assert roles == ["system", "user", "assistant", "user", "assistant"]
+
+
+async def test_raising_handler_is_reported_and_the_run_goes_on(
+    make_session: MakeSession, project: Path
+) -> None:
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("context")
+        def broken(event: Any, ctx: Any) -> None:
+            raise RuntimeError("kaput")
+
+    model = ScriptedModel([reply("fine")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    events = await sess.run("hi")
+    errors = [e for e in events if isinstance(e, ExtensionError)]
+    assert errors
+    assert errors[0].event == "context"
+    assert "kaput" in errors[0].error
+    assert events[-1].type == "agent_settled"
+
+
+async def test_custom_compaction_from_extension(make_session: MakeSession, project: Path) -> None:
+    seen: list[str] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("session_before_compact")
+        def custom(event: Any, ctx: Any) -> SessionBeforeCompactResult:
+            seen.append(event.reason)
+            prep = event.preparation
+            return SessionBeforeCompactResult(
+                compaction=CompactionDraft(
+                    summary="custom summary",
+                    first_kept_entry_id=prep.first_kept_entry_id,
+                    tokens_before=prep.tokens_before,
+                )
+            )
+
+        @pi.on("session_compact")
+        def done(event: Any, ctx: Any) -> None:
+            seen.append(f"compact:{event.from_extension}")
+
+    model = ScriptedModel([reply("a " * 200), reply("b " * 200)])
+    sess = await make_session(
+        model,
+        extensions=runner_with(project, register),
+        settings={"compaction": {"keepRecentTokens": 1}},
+    )
+    await sess.run("q " * 200)
+    await sess.run("r " * 200)
+    result = await sess.compact()
+    assert result["summary"] == "custom summary"
+    entry = sess.session.entries[-1]
+    assert entry.type == "compaction"
+    assert entry.get("fromHook") is True
+    assert seen == ["manual", "compact:True"]
+
+
+async def test_tree_hooks(make_session: MakeSession, project: Path) -> None:
+    calls: list[str] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("session_before_tree")
+        def before(event: Any, ctx: Any) -> SessionBeforeTreeResult:
+            calls.append(f"before:{event.preparation.user_wants_summary}")
+            return SessionBeforeTreeResult(summary=BranchSummaryDraft(summary="from ext"))
+
+        @pi.on("session_tree")
+        def after(event: Any, ctx: Any) -> None:
+            calls.append(f"tree:{event.from_extension}")
+
+    model = ScriptedModel([reply("one"), reply("two")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    await sess.run("first")
+    await sess.run("second")
+    first_assistant = next(e for e in sess.session.entries if e.role == "assistant")
+    result = await sess.navigate(first_assistant.id, summarize=True)
+    summary = sess.session.get(result.summary_entry_id)  # type: ignore[arg-type]
+    assert summary is not None
+    assert summary.get("summary") == "from ext"
+    assert summary.get("fromHook") is True
+    assert calls == ["before:True", "tree:True"]
+
+
+async def test_turn_end_sees_each_turn(make_session: MakeSession, project: Path) -> None:
+    turns: list[tuple[int, int]] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("turn_end")
+        def end(event: Any, ctx: Any) -> None:
+            turns.append((event.turn_index, len(event.tool_results)))
+
+    model = ScriptedModel([reply(tool_calls=[("bash", {"command": "echo x"})]), reply("done")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    await sess.run("go")
+    assert turns == [(0, 1), (1, 0)]
+
+
+async def test_extension_message_is_stored_as_custom_message(
+    make_session: MakeSession, project: Path
+) -> None:
+    from pi_context.extensions.events import CustomMessageDraft
+
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("before_agent_start")
+        def note(event: Any, ctx: Any) -> BeforeAgentStartResult:
+            return BeforeAgentStartResult(
+                message=CustomMessageDraft(custom_type="note", content="remember X")
+            )
+
+    model = ScriptedModel([reply("ok")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    await sess.run("hi")
+    kinds = [e.type for e in sess.session.entries]
+    assert kinds == ["message", "message", "custom_message", "message"]
+    sent: list[AgentMessage] = list(model.requests[0].messages)  # type: ignore[arg-type]
+    assert text_of(sent[-1]["content"]) == "remember X"  # type: ignore[arg-type]

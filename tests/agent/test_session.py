@@ -1,0 +1,223 @@
+"""AgentSession: prompts, patches, queueing, abort, retries, stats."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_context.agent.events import (
+    AgentSettled,
+    AutoRetryStart,
+    CacheUpdate,
+    QueueUpdate,
+    ToolExecutionEnd,
+)
+from pi_context.errors import PiContextError
+from pi_context.messages import text_of
+from pi_context.session import Session
+from pi_context.testing import ScriptedModel, failure, reply
+from pi_context.tools import Tool, ToolOutcome
+
+from .conftest import MakeSession
+
+
+def kinds(session: Any) -> list[str]:
+    return [f"{e.type}:{e.role}" if e.role else e.type for e in session.session.entries]
+
+
+async def test_first_prompt_stores_the_full_prompt_then_nothing_until_it_changes(
+    make_session: MakeSession,
+) -> None:
+    model = ScriptedModel([reply("one"), reply("two")])
+    sess = await make_session(model)
+    events = await sess.run("hello")
+    assert isinstance(events[-1], AgentSettled)
+    await sess.run("again")
+    assert kinds(sess) == [
+        "message:system",
+        "message:user",
+        "message:assistant",
+        "message:user",
+        "message:assistant",
+    ]
+    system = sess.session.entries[0].message
+    assert system is not None
+    assert next(iter(system["sections"])) == "preamble"  # type: ignore[typeddict-item]
+    assert [t["name"] for t in system["toolsAdded"]] == ["read", "bash", "edit", "write"]  # type: ignore[typeddict-item]
+    # Both requests start with the same system message: the second extends the first.
+    first, second = model.requests
+    assert second.messages[: len(first.messages)] == first.messages
+    model.assert_complete()
+
+
+async def test_tools_run_in_the_project(make_session: MakeSession, project: Path) -> None:
+    model = ScriptedModel(
+        [
+            reply(tool_calls=[("write", {"path": "notes.txt", "content": "alpha\nbeta\n"})]),
+            reply(tool_calls=[("read", {"path": "notes.txt"})]),
+            reply(tool_calls=[("edit", {"path": "notes.txt", "oldText": "zzz", "newText": "y"})]),
+            reply("done"),
+        ]
+    )
+    sess = await make_session(model)
+    events = await sess.run("work")
+    assert (project / "notes.txt").read_text() == "alpha\nbeta\n"
+    ends = [e for e in events if isinstance(e, ToolExecutionEnd)]
+    assert [e.is_error for e in ends] == [False, False, True]
+    assert "alpha" in text_of(ends[1].result["content"])
+
+
+async def test_abort_while_streaming_leaves_a_valid_session(make_session: MakeSession) -> None:
+    model = ScriptedModel([reply("slow", delay=3600)])
+    sess = await make_session(model)
+    seen: list[str] = []
+
+    async def consume() -> None:
+        async for event in sess.prompt("go"):
+            seen.append(event.type)
+            if event.type == "message_start" and len(model.requests) == 1:
+                sess.abort()
+
+    await consume()
+    assert seen[-1] == "agent_settled"
+    assert not sess.busy
+    last = sess.session.entries[-1].message
+    assert last is not None
+    assert last["stopReason"] == "aborted"  # type: ignore[typeddict-item]
+    reopened = sess.session.projection().messages
+    assert [m["role"] for m in reopened] == ["system", "user", "assistant"]
+
+
+class GateTool(Tool):
+    """A tool that waits until the test opens its gate."""
+
+    name = "wait"
+    description = "Wait for the gate."
+    parameters: dict[str, Any] = {"type": "object", "properties": {}}  # noqa: RUF012
+
+    def __init__(self) -> None:
+        self.entered = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def execute(self, call_id: str, arguments: dict[str, Any], **_: Any) -> ToolOutcome:
+        self.entered.set()
+        await self.gate.wait()
+        return ToolOutcome([{"type": "text", "text": "opened"}])
+
+
+async def test_prompt_while_busy_is_queued_and_delivered(make_session: MakeSession) -> None:
+    tool = GateTool()
+    model = ScriptedModel([reply(tool_calls=[("wait", {})]), reply("saw both")])
+    sess = await make_session(model, tools=[tool])
+
+    async def first() -> list[str]:
+        return [e.type async for e in sess.prompt("start")]
+
+    task = asyncio.create_task(first())
+    await tool.entered.wait()
+    assert sess.busy
+    queued = [e async for e in sess.prompt("and this")]
+    assert isinstance(queued[0], QueueUpdate)
+    assert list(queued[0].steering) == ["and this"]
+    tool.gate.set()
+    seen = await task
+    assert "queue_update" in seen
+    texts = [text_of(m["content"]) for m in model.requests[1].messages if m["role"] == "user"]
+    assert texts == ["start", "and this"]
+    roles = [m["role"] for m in sess.session.projection().messages]
+    assert roles == ["system", "user", "assistant", "toolResult", "user", "assistant"]
+
+
+async def test_transient_error_is_retried_after_omitting_the_attempt(
+    make_session: MakeSession,
+) -> None:
+    model = ScriptedModel([failure("429 rate limited", "transient", status=429), reply("ok")])
+    sess = await make_session(model)
+    events = await sess.run("hi")
+    assert any(isinstance(e, AutoRetryStart) for e in events)
+    assert kinds(sess)[-3:] == ["message:assistant", "context_edit", "message:assistant"]
+    # The retried request no longer carries the failed attempt.
+    assert [m["role"] for m in model.requests[1].messages] == ["system", "user"]
+    ends = [e for e in events if e.type == "auto_retry_end"]
+    assert ends[0].to_json() == {"type": "auto_retry_end", "success": True, "attempt": 1}
+
+
+async def test_authentication_error_is_not_retried(make_session: MakeSession) -> None:
+    model = ScriptedModel([failure("invalid x-api-key", "authentication", status=401)])
+    sess = await make_session(model)
+    await sess.run("hi")
+    model.assert_complete()
+    assert kinds(sess)[-1] == "message:assistant"
+
+
+async def test_no_model_fails_clearly(make_session: MakeSession) -> None:
+    sess = await make_session(None)
+    with pytest.raises(PiContextError, match="No model"):
+        await sess.run("hi")
+
+
+async def test_stats_sum_usage_and_cache(make_session: MakeSession) -> None:
+    model = ScriptedModel(
+        [
+            reply("a", input_tokens=100, output_tokens=10, cache_write=900),
+            reply("b", input_tokens=50, output_tokens=5, cache_read=900),
+        ]
+    )
+    sess = await make_session(model)
+    events = await sess.run("one")
+    events += await sess.run("two")
+    stats = sess.stats()
+    assert stats.tokens == 100 + 10 + 900 + 50 + 5 + 900
+    assert stats.cache_read == 900
+    assert stats.cache_write == 900
+    assert stats.hit_ratio == pytest.approx(900 / (100 + 900 + 50 + 900))
+    assert stats.context_window == 128_000
+    assert stats.requests == 2
+    updates = [e for e in events if isinstance(e, CacheUpdate)]
+    assert [u.miss_cause for u in updates] == [None, None]
+
+
+async def test_session_file_round_trip(make_session: MakeSession, project: Path) -> None:
+    path = project.parent / "s.jsonl"
+    model = ScriptedModel([reply("one")])
+    sess = await make_session(model, session_file=path)
+    await sess.run("hello")
+    sess.close()
+    reopened = Session.open(path)
+    assert [m["role"] for m in reopened.projection().messages] == ["system", "user", "assistant"]
+
+
+async def test_skill_command_is_expanded(make_session: MakeSession, project: Path) -> None:
+    skill = project / ".pi" / "skills" / "greet"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: greet\ndescription: Say hi.\n---\nWave.\n")
+    model = ScriptedModel([reply("ok")])
+    sess = await make_session(model)
+    assert sess.expand_skill_command("plain") == "plain"
+    expanded = sess.expand_skill_command("/skill:greet loudly")
+    assert expanded.startswith('<skill name="greet"')
+    assert expanded.endswith("loudly")
+    await sess.run("/skill:greet loudly")
+    user = model.requests[0].messages[-1]
+    assert text_of(user["content"]).startswith('<skill name="greet"')
+
+
+async def test_reload_patches_only_the_changed_section(
+    make_session: MakeSession, project: Path
+) -> None:
+    model = ScriptedModel([reply("one"), reply("two"), reply("three")])
+    sess = await make_session(model)
+    await sess.run("one")
+    await sess.reload()
+    await sess.run("two")  # nothing changed: no new system message
+    (project / "AGENTS.md").write_text("Use tabs.\n")
+    await sess.reload()
+    events = await sess.run("three")
+    systems = [e.message for e in sess.session.entries if e.role == "system"]
+    assert len(systems) == 2
+    assert list(systems[1]["sections"]) == ["project_context"]  # type: ignore[index]
+    updates = [e for e in events if isinstance(e, CacheUpdate)]
+    assert updates

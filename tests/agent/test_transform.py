@@ -1,0 +1,211 @@
+"""The transform-context chain: handler phases, restoration, hidden declarations, forced prompt."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, cast
+
+from pi_context.agent.transform import (
+    NamedHandler,
+    TransformChain,
+    apply_forced_prompt,
+    current_system_message,
+    hide_declarations,
+    run_context_handlers,
+)
+from pi_context.messages import AgentMessage, user_message
+
+READ = {"name": "read", "description": "r", "parameters": {}}
+BASH = {"name": "bash", "description": "b", "parameters": {}}
+
+
+def system(sections: dict[str, Any], ts: int, **extra: Any) -> AgentMessage:
+    return cast(
+        AgentMessage,
+        {"role": "system", "content": "", "sections": sections, "timestamp": ts, **extra},
+    )
+
+
+def transcript() -> list[AgentMessage]:
+    return [
+        system({"preamble": "P", "cwd": "<cwd>\n/x\n</cwd>"}, 10, toolsAdded=[READ, BASH]),
+        user_message("one", timestamp=11),
+        cast(
+            AgentMessage,
+            {
+                "role": "assistant",
+                "content": [],
+                "api": "a",
+                "provider": "p",
+                "model": "m",
+                "usage": {},
+                "stopReason": "stop",
+                "timestamp": 12,
+            },
+        ),
+        system({"skills": "<skills>\nS\n</skills>"}, 13),
+        user_message("two", timestamp=14),
+    ]
+
+
+async def test_handlers_see_no_system_messages_and_unchanged_list_keeps_them_in_place() -> None:
+    seen: list[list[str]] = []
+
+    def look(messages: list[AgentMessage]) -> None:
+        seen.append([m["role"] for m in messages])
+
+    msgs = transcript()
+    out = await run_context_handlers(msgs, [NamedHandler(look)])
+    assert seen == [["user", "assistant", "user"]]
+    assert out == msgs  # system messages stay where they were
+
+
+async def test_changed_list_gets_one_replayed_head() -> None:
+    def last_only(messages: list[AgentMessage]) -> list[AgentMessage]:
+        return messages[-1:]
+
+    out = await run_context_handlers(transcript(), [NamedHandler(last_only)])
+    assert [m["role"] for m in out] == ["system", "user"]
+    head = cast(dict[str, Any], out[0])
+    assert list(head["sections"]) == ["preamble", "cwd", "skills"]
+    assert head["toolsAdded"] == [READ, BASH]
+    assert head["timestamp"] == 10
+
+
+async def test_in_place_list_edit_counts_as_a_change() -> None:
+    def drop_first(messages: list[AgentMessage]) -> None:
+        del messages[0]
+
+    out = await run_context_handlers(transcript(), [NamedHandler(drop_first)])
+    assert [m["role"] for m in out] == ["system", "assistant", "user"]
+
+
+async def test_returning_the_same_elements_keeps_system_messages() -> None:
+    async def same(messages: list[AgentMessage]) -> list[AgentMessage]:
+        return list(messages)
+
+    msgs = transcript()
+    out = await run_context_handlers(msgs, [NamedHandler(same)])
+    assert [m["role"] for m in out] == [m["role"] for m in msgs]
+
+
+async def test_stored_messages_are_never_changed() -> None:
+    def mutate(messages: list[AgentMessage]) -> None:
+        messages[0]["content"] = "rewritten"  # type: ignore[typeddict-item]
+
+    def strip_all(messages: list[AgentMessage]) -> list[AgentMessage]:
+        for m in messages:
+            if m["role"] == "system":
+                m["sections"] = {}  # type: ignore[typeddict-unknown-key]
+        return messages
+
+    msgs = transcript()
+    before = copy.deepcopy(msgs)
+    chain = TransformChain(
+        context=[NamedHandler(mutate)],
+        context_with_system=[NamedHandler(strip_all)],
+        hidden_tools=lambda: {"bash"},
+        forced_prompt=lambda: "FORCED",
+    )
+    out = await chain(msgs)
+    assert msgs == before
+    assert out[1]["content"] == "rewritten"
+
+
+async def test_raising_handler_is_reported_and_skipped() -> None:
+    errors: list[tuple[str, str | None, str]] = []
+
+    def bad(messages: list[AgentMessage]) -> None:
+        raise ValueError("nope")
+
+    def last_only(messages: list[AgentMessage]) -> list[AgentMessage]:
+        return messages[-1:]
+
+    out = await run_context_handlers(
+        transcript(),
+        [NamedHandler(bad, "ext-a"), NamedHandler(last_only, "ext-b")],
+        on_error=lambda ev, ext, exc: errors.append((ev, ext, str(exc))),
+    )
+    assert errors == [("context", "ext-a", "nope")]
+    assert [m["role"] for m in out] == ["system", "user"]
+
+
+async def test_context_with_system_sees_everything_and_losing_the_head_is_reported() -> None:
+    errors: list[str] = []
+    seen: list[list[str]] = []
+
+    def drop_system(messages: list[AgentMessage]) -> list[AgentMessage]:
+        seen.append([m["role"] for m in messages])
+        return [m for m in messages if m["role"] != "system"]
+
+    out = await run_context_handlers(
+        transcript(),
+        [],
+        [NamedHandler(drop_system)],
+        on_error=lambda ev, ext, exc: errors.append(ev),
+    )
+    assert seen == [["system", "user", "assistant", "system", "user"]]
+    assert [m["role"] for m in out] == ["user", "assistant", "user"]  # honored
+    assert errors == ["context_with_system"]
+
+
+def test_hidden_declarations_are_removed_everywhere() -> None:
+    msgs = [
+        *transcript(),
+        cast(
+            AgentMessage,
+            {"role": "system", "content": "", "timestamp": 20, "toolsRemoved": [{"name": "bash"}]},
+        ),
+    ]
+    out = hide_declarations(msgs, {"bash"})
+    assert cast(dict[str, Any], out[0])["toolsAdded"] == [READ]
+    assert "toolsRemoved" not in out[-1]
+    assert cast(dict[str, Any], msgs[0])["toolsAdded"] == [READ, BASH]  # input untouched
+    assert hide_declarations(msgs, ()) == msgs
+
+
+def test_forced_prompt_replaces_system_messages_with_one_head() -> None:
+    out = apply_forced_prompt(hide_declarations(transcript(), {"bash"}), "FORCED")
+    assert out[0] == {"role": "system", "content": "FORCED", "toolsAdded": [READ], "timestamp": 10}
+    assert [m["role"] for m in out] == ["system", "user", "assistant", "user"]
+    assert apply_forced_prompt(transcript(), None) == transcript()
+
+
+def test_forced_prompt_without_state_uses_the_clock() -> None:
+    out = apply_forced_prompt([user_message("x", timestamp=1)], "", clock=lambda: 99)
+    assert out[0] == {"role": "system", "content": "", "timestamp": 99}
+
+
+async def test_chain_order_context_then_hidden_then_forced() -> None:
+    order: list[str] = []
+
+    def ctx(messages: list[AgentMessage]) -> list[AgentMessage]:
+        order.append("context")
+        return messages[-1:]
+
+    def hidden() -> set[str]:
+        order.append("hidden")
+        return {"read"}
+
+    def forced() -> str:
+        order.append("forced")
+        return "F"
+
+    out = await TransformChain(
+        context=[NamedHandler(ctx)], hidden_tools=hidden, forced_prompt=forced
+    )(transcript())
+    assert order == ["context", "hidden", "forced"]
+    assert out[0] == {"role": "system", "content": "F", "toolsAdded": [BASH], "timestamp": 10}
+
+
+def test_replay_moves_readded_sections_and_tools_to_the_end() -> None:
+    msgs = [
+        system({"a": "1", "b": "2"}, 5, toolsAdded=[READ, BASH]),
+        system({"a": None}, 6, toolsRemoved=[{"name": "read"}]),
+        system({"a": "3", "b": "4"}, 7, toolsAdded=[READ]),
+    ]
+    head = cast(dict[str, Any], current_system_message(msgs))
+    assert list(head["sections"].items()) == [("b", "4"), ("a", "3")]
+    assert [t["name"] for t in head["toolsAdded"]] == ["bash", "read"]
+    assert head["timestamp"] == 5
+    assert current_system_message([user_message("x")]) is None

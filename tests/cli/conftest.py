@@ -1,0 +1,64 @@
+"""Fixtures for driving ``pictx`` in-process with a scripted model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from pi_context.cli.main import main
+
+
+class Run:
+    def __init__(self, code: int, out: str, err: str) -> None:
+        self.code, self.out, self.err = code, out, err
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project directory as cwd, with a private agent dir and home."""
+    work = tmp_path / "proj"
+    work.mkdir()
+    (tmp_path / "home").mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    monkeypatch.delenv("PICTX_SCRIPTED_MODEL", raising=False)
+    return work
+
+
+@pytest.fixture
+def replies(tmp_path: Path) -> Callable[[Sequence[Any]], str]:
+    """Write a replies file; returns the ``--model`` value for it."""
+    counter = iter(range(1000))
+
+    def write(items: Sequence[Any]) -> str:
+        path = tmp_path / f"replies{next(counter)}.json"
+        path.write_text(json.dumps(list(items)), encoding="utf-8")
+        return f"scripted:{path}"
+
+    return write
+
+
+@pytest.fixture
+def pictx() -> Callable[..., Run]:
+    """Run ``pictx ARGS`` in-process with ``stdin`` (not a terminal)."""
+
+    def run(*args: str, stdin: str = "") -> Run:
+        runner = CliRunner()
+        with runner.isolation(input=stdin) as (out, err, _):
+            code = main(list(args))
+            return Run(code, out.getvalue().decode(), err.getvalue().decode())
+
+    return run
+
+
+def sessions_of(agent: Path, cwd: Path) -> list[Path]:
+    from pi_context.storage import default_session_dir
+
+    return sorted(default_session_dir(cwd, agent).glob("*.jsonl"))

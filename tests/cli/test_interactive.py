@@ -1,0 +1,257 @@
+"""Interactive mode driven in a real pseudo-terminal (pexpect), with a scripted model.
+
+Each test starts ``pictx`` as a user would, types into it, and checks both what the terminal
+shows and what the session file (pi's format, where pi keeps it) records.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+
+PICTX = Path(sys.executable).parent / "pictx"
+PROMPT = "› "
+TIMEOUT = 30
+
+
+class Terminal:
+    """One ``pictx`` process in an 100x40 pseudo-terminal."""
+
+    def __init__(self, tmp: Path, replies: Sequence[Any], *args: str) -> None:
+        self.tmp = tmp
+        self.project = tmp / "proj"
+        self.agent_dir = tmp / "agent"
+        self.project.mkdir(exist_ok=True)
+        (tmp / "home").mkdir(exist_ok=True)
+        script = tmp / "replies.json"
+        script.write_text(json.dumps(list(replies)), encoding="utf-8")
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(tmp / "home"),
+            "PI_CODING_AGENT_DIR": str(self.agent_dir),
+            "TERM": "xterm-256color",
+            "LANG": "C.UTF-8",
+        }
+        self.log = (tmp / "terminal.log").open("w", encoding="utf-8")
+        self.child = pexpect.spawn(
+            str(PICTX),
+            ["--model", f"scripted:{script}", *args],
+            cwd=str(self.project),
+            env=env,
+            encoding="utf-8",
+            dimensions=(40, 100),
+            timeout=TIMEOUT,
+        )
+        self.child.logfile_read = self.log
+        self.expect(PROMPT)
+
+    def expect(self, pattern: str) -> None:
+        self.child.expect_exact(pattern)
+
+    def say(self, line: str) -> None:
+        """Type a line and press Enter."""
+        self.child.send(line)
+        self.child.send("\r")
+
+    def command(self, line: str, until: str) -> None:
+        self.say(line)
+        self.expect(until)
+
+    def entries(self) -> list[dict[str, Any]]:
+        [file] = self.session_files()
+        return [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines()]
+
+    def session_files(self) -> list[Path]:
+        return sorted((self.agent_dir / "sessions").glob("*/*.jsonl"))
+
+    def quit(self) -> int:
+        self.say("/quit")
+        self.child.expect(pexpect.EOF)
+        self.child.close()
+        self.log.close()
+        return int(self.child.exitstatus or 0)
+
+
+@pytest.fixture
+def terminal(tmp_path: Path) -> Iterator[type[Terminal]]:
+    started: list[Terminal] = []
+
+    def start(replies: Sequence[Any], *args: str) -> Terminal:
+        term = Terminal(tmp_path, replies, *args)
+        started.append(term)
+        return term
+
+    yield start  # type: ignore[misc]
+    for term in started:
+        if term.child.isalive():
+            term.child.terminate(force=True)
+
+
+def _users(entries: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for e in entries:
+        message = e.get("message") or {}
+        if e.get("type") == "message" and message.get("role") == "user":
+            out.append("".join(b.get("text", "") for b in message["content"]))
+    return out
+
+
+def test_conversation_with_tool_call_status_and_multiline(terminal: Any, tmp_path: Path) -> None:
+    term = terminal(
+        [
+            "Hello! I am **scripted**.",
+            {
+                "text": "Let me look.",
+                "toolCalls": [{"name": "bash", "arguments": {"command": "seq 1 30"}}],
+                "usage": {"input": 1000, "output": 20, "cacheWrite": 1000},
+            },
+            {
+                "text": "There are thirty lines.",
+                "usage": {"input": 100, "output": 20, "cacheRead": 1900},
+            },
+            "Two lines received.",
+        ]
+    )
+    term.command("hello", "Hello! I am")
+    term.expect("scripted/replies · ctx")
+    term.say("count the lines")
+    term.expect("bash")
+    term.expect("seq 1 30")
+    term.expect("22 more lines (collapsed)")
+    term.expect("There are thirty lines.")
+    # status line: context of the window with percent, cache hit ratio, cost
+    term.expect("/128.0k (")
+    term.expect("cache 63%")
+    # multi-line input: a trailing backslash continues the line
+    term.child.send("first line\\")
+    term.child.send("\r")
+    term.say("second line")
+    term.expect("Two lines received.")
+    term.command("/session", "Cache hit ratio")
+    term.expect("2 calls" if False else "1 calls")
+    assert term.quit() == 0
+    entries = term.entries()
+    assert _users(entries) == ["hello", "count the lines", "first line\nsecond line"]
+    results = [e["message"] for e in entries if e.get("message", {}).get("role") == "toolResult"]
+    assert "30" in results[0]["content"][0]["text"]
+
+
+def test_compact_tree_with_branch_summary(terminal: Any, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 1}}))
+    term = terminal(
+        [
+            "Answer one.",
+            "Answer two.",
+            "## Goal\nSUMMARY-OF-COMPACTION",
+            "Answer three.",
+            "BRANCH-SUMMARY-TEXT",
+        ]
+    )
+    term.command("question one", "Answer one.")
+    term.command("question two", "Answer two.")
+    term.command("/compact keep the answers", "Compacted")
+    term.expect("tokens before")
+    term.command("question three", "Answer three.")
+    # /tree: list, go back to "question two" and summarize the branch being left
+    term.say("/tree")
+    term.expect("Go to #")
+    tree_text = term.child.before
+    assert "question one" in tree_text
+    assert "compaction" in tree_text
+    entries = term.entries()
+    target = next(
+        e["id"]
+        for e in entries
+        if e.get("message", {}).get("role") == "user" and "question three" in str(e["message"])
+    )
+    term.say(target)
+    term.expect("Summarize the branch")
+    term.say("y")
+    term.expect("branch summary")
+    term.expect(PROMPT)
+    # the user message comes back into the editor; send it again
+    term.say("")
+    term.expect(PROMPT)
+    assert term.quit() == 0
+    entries = term.entries()
+    kinds = [e["type"] for e in entries]
+    assert "compaction" in kinds
+    compaction = next(e for e in entries if e["type"] == "compaction")
+    assert "SUMMARY-OF-COMPACTION" in compaction["summary"]
+    summary = next(e for e in entries if e["type"] == "branch_summary")
+    assert "BRANCH-SUMMARY-TEXT" in summary["summary"]
+    assert summary["fromId"] == next(
+        e["id"] for e in reversed(entries) if e.get("message", {}).get("role") == "assistant"
+    )
+
+
+def test_reload_after_editing_agents_md_and_skill_command(terminal: Any, tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "AGENTS.md").write_text("Rule: ALPHA-RULE\n")
+    skill = tmp_path / "agent" / "skills" / "greet"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: greet\ndescription: Greets people politely.\n---\nSay GREETING-BODY to {{who}}.\n"
+    )
+    term = terminal(["First.", "Second.", "Greeted."])
+    term.command("hi", "First.")
+    (project / "AGENTS.md").write_text("Rule: BETA-RULE\n")
+    term.command("/reload", "Reloaded")
+    term.command("again", "Second.")
+    # completion of skill names
+    term.child.send("/skill:gr")
+    term.child.send("\t")
+    term.expect("eet")
+    term.say(" the team")
+    term.expect("Greeted.")
+    assert term.quit() == 0
+    entries = term.entries()
+    systems = [
+        json.dumps(e["message"]) for e in entries if e.get("message", {}).get("role") == "system"
+    ]
+    assert "ALPHA-RULE" in systems[0]
+    assert "BETA-RULE" in systems[-1]
+    last_user = _users(entries)[-1]
+    assert '<skill name="greet"' in last_user
+    assert "GREETING-BODY" in last_user
+    assert last_user.rstrip().endswith("the team")
+
+
+def test_escape_aborts_a_slow_answer(terminal: Any) -> None:
+    term = terminal([{"text": "never shown", "delay": 600}, "After abort."])
+    term.say("take your time")
+    term.expect("take your time")
+    term.child.send("\x1b")
+    term.expect("Aborting")
+    term.expect(PROMPT)
+    term.command("next", "After abort.")
+    assert term.quit() == 0
+    roles = [
+        e["message"].get("stopReason")
+        for e in term.entries()
+        if e.get("message", {}).get("role") == "assistant"
+    ]
+    assert roles[-1] == "stop"
+
+
+def test_export_from_the_terminal(terminal: Any, tmp_path: Path) -> None:
+    term = terminal(["Exported answer."])
+    term.command("hello", "Exported answer.")
+    term.command("/export out.html", "Exported to:")
+    term.command("/export branch.jsonl", "Exported to:")
+    assert term.quit() == 0
+    html = (tmp_path / "proj" / "out.html").read_text()
+    assert "Exported answer." in html
+    lines = (tmp_path / "proj" / "branch.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["type"] == "session"

@@ -1,0 +1,155 @@
+"""``pictx -p`` and ``pictx --mode json`` with a scripted model, as a shell user runs them."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_context.cli.print_mode import final_text_outcome
+from pi_context.cli.run import build_prompts
+from pi_context.errors import ResourceError
+from pi_context.messages import assistant_message, text_block
+from pi_context.storage import read_header
+from tests.cli.conftest import Run, sessions_of
+
+Pictx = Callable[..., Run]
+Replies = Callable[[list[Any]], str]
+
+
+def test_print_prints_final_answer_and_saves_session_where_pi_does(
+    project: Path, pictx: Pictx, replies: Replies
+) -> None:
+    run = pictx("-p", "--model", replies(["Hello **there**"]), "hi")
+    assert (run.code, run.out, run.err) == (0, "Hello **there**\n", "")
+    [file] = sessions_of(project.parent / "agent", project)
+    header = read_header(file)
+    assert header is not None
+    assert header["cwd"] == str(project)
+    assert file.name == re.sub(r"[:.]", "-", header["timestamp"]) + f"_{header['id']}.jsonl"
+    kinds = [
+        json.loads(line).get("message", {}).get("role") for line in file.read_text().splitlines()
+    ]
+    assert kinds.count("user") == 1
+    assert kinds.count("assistant") == 1
+
+
+def test_json_mode_streams_header_then_events(
+    project: Path, pictx: Pictx, replies: Replies
+) -> None:
+    run = pictx("--mode", "json", "--model", replies([{"text": "ok", "thinking": "hmm"}]), "go")
+    assert run.code == 0
+    records = [json.loads(line) for line in run.out.splitlines()]
+    assert records[0]["type"] == "session"
+    assert records[0]["version"] == 3
+    types = [r["type"] for r in records[1:]]
+    assert types[0] == "agent_start"
+    assert types[-1] == "agent_settled"
+    assert "message_update" in types
+    ends = [r["message"] for r in records if r["type"] == "message_end"]
+    assert ends[-1]["role"] == "assistant"
+    assert ends[-1]["content"][-1] == {"type": "text", "text": "ok"}
+
+
+def test_print_error_goes_to_stderr_with_exit_1(
+    project: Path, pictx: Pictx, replies: Replies
+) -> None:
+    run = pictx(
+        "-p", "--model", replies([{"error": "quota exceeded", "errorKind": "authentication"}]), "hi"
+    )
+    assert run.code == 1
+    assert run.out == ""
+    assert "quota exceeded" in run.err
+
+
+def test_json_mode_exits_0_even_when_the_answer_failed(
+    project: Path, pictx: Pictx, replies: Replies
+) -> None:
+    run = pictx(
+        "--mode",
+        "json",
+        "--model",
+        replies([{"error": "boom", "errorKind": "authentication"}]),
+        "hi",
+    )
+    assert run.code == 0
+    last_end = [json.loads(x) for x in run.out.splitlines() if '"message_end"' in x][-1]
+    assert last_end["message"]["stopReason"] == "error"
+
+
+def test_continue_resumes_the_newest_session(project: Path, pictx: Pictx, replies: Replies) -> None:
+    assert pictx("-p", "--model", replies(["first answer"]), "one").code == 0
+    run = pictx("-c", "-p", "--model", replies(["second answer"]), "two")
+    assert run.out == "second answer\n"
+    [file] = sessions_of(project.parent / "agent", project)
+    texts = re.findall(r'"text":"([a-z ]+)"', file.read_text())
+    assert texts == ["one", "first answer", "two", "second answer"]
+
+
+def test_session_by_id_prefix_and_no_session(project: Path, pictx: Pictx, replies: Replies) -> None:
+    pictx("-p", "--model", replies(["a"]), "one")
+    [file] = sessions_of(project.parent / "agent", project)
+    header = read_header(file)
+    assert header is not None
+    run = pictx("--session", header["id"][:13], "-p", "--model", replies(["b"]), "two")
+    assert run.code == 0
+    assert file.read_text().count('"role":"user"') == 2
+    pictx("--no-session", "-p", "--model", replies(["c"]), "three")
+    assert len(sessions_of(project.parent / "agent", project)) == 1
+    missing = pictx("--session", "zzzz", "-p", "--model", replies(["d"]), "x")
+    assert missing.code == 1
+    assert "No session found matching 'zzzz'" in missing.err
+
+
+def test_stdin_and_file_args_form_the_first_prompt(project: Path) -> None:
+    (project / "notes.txt").write_text("\ufeffline one\n")
+    prompts = build_prompts(["@notes.txt", "Review", "Then this"], "diff", str(project))
+    assert prompts == [
+        f'diff<file name="{project / "notes.txt"}">\nline one\n\n</file>\nReview',
+        "Then this",
+    ]
+    with pytest.raises(ResourceError, match="File not found"):
+        build_prompts(["@missing.txt"], None, str(project))
+
+
+def test_piped_stdin_forces_print_mode(project: Path, pictx: Pictx, replies: Replies) -> None:
+    run = pictx("--model", replies(["piped answer"]), stdin="  question from a pipe \n")
+    assert run.out == "piped answer\n"
+    [file] = sessions_of(project.parent / "agent", project)
+    assert '"text":"question from a pipe"' in file.read_text()
+
+
+def test_name_and_export_flags(project: Path, pictx: Pictx, replies: Replies) -> None:
+    pictx("-p", "-n", " My  run ", "--model", replies(["x"]), "hi")
+    [file] = sessions_of(project.parent / "agent", project)
+    assert '"name":"My  run"' in file.read_text() or '"name":"My run"' in file.read_text()
+    run = pictx("--export", str(file))
+    assert run.code == 0
+    out = project / f"pi-session-{file.stem}.html"
+    assert run.out == f"Exported to: {out}\n"
+    assert "My" in out.read_text()
+    assert pictx("-n", "  ", "-p", "x").code == 1
+
+
+def test_final_text_outcome_rules() -> None:
+    def msg(stop: Any, error: str | None = None) -> Any:
+        return assistant_message(
+            [text_block("a"), text_block("b")],
+            api="x",
+            provider="p",
+            model="m",
+            stop_reason=stop,
+            error_message=error,
+        )
+
+    assert final_text_outcome(msg("stop")) == (["a", "b"], None, 0)
+    assert final_text_outcome(msg("aborted")) == ([], "Request aborted", 1)
+    assert final_text_outcome(msg("error", "bad key")) == ([], "bad key", 1)
+    lines, note, code = final_text_outcome(msg("length"))
+    assert (lines, code) == (["a", "b"], 1)
+    assert note
+    assert final_text_outcome(None) == ([], None, 0)

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import pytest
+
+from pi_context.compaction.settings import (
+    CompactionSettings,
+    RetrySettings,
+    resolve_branch_summary_settings,
+    resolve_compaction_settings,
+    resolve_retry_settings,
+)
+from pi_context.errors import SettingsError
+
+
+def test_defaults_are_pis() -> None:
+    s = resolve_compaction_settings({})
+    assert (s.enabled, s.reserve_tokens, s.keep_recent_tokens) == (True, 16384, 20000)
+    assert s.to_json() == {"enabled": True, "reserveTokens": 16384, "keepRecentTokens": 20000}
+    assert s == CompactionSettings()
+
+
+def test_model_override_beats_ordinary_value_per_field() -> None:
+    data = {
+        "compaction": {
+            "enabled": False,
+            "reserveTokens": 1000,
+            "keepRecentTokens": 2000,
+            "modelOverrides": {"anthropic/claude": {"reserveTokens": 400000}},
+        }
+    }
+    s = resolve_compaction_settings(data, "anthropic/claude")
+    assert (s.enabled, s.reserve_tokens, s.keep_recent_tokens) == (False, 400000, 2000)
+    other = resolve_compaction_settings(data, "openai/gpt")
+    assert other.reserve_tokens == 1000
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"compaction": {"reserveTokens": -1}}, "Invalid compaction.reserveTokens setting"),
+        ({"compaction": {"keepRecentTokens": 1.5}}, "Invalid compaction.keepRecentTokens"),
+        ({"compaction": {"modelOverrides": {"p/m": 3}}}, 'modelOverrides["p/m"] setting'),
+        (
+            {"compaction": {"modelOverrides": {"p/m": {"reserveTokens": "x"}}}},
+            'modelOverrides["p/m"].reserveTokens',
+        ),
+        ({"compaction": {"summarizer": "gpt"}}, "compaction.summarizer"),
+        ({"compaction": []}, "Invalid compaction setting"),
+    ],
+)
+def test_invalid_values_name_the_setting(data: dict[str, object], message: str) -> None:
+    with pytest.raises(SettingsError, match=message.replace("[", r"\[").replace(".", r"\.")):
+        resolve_compaction_settings(data, "p/m")
+
+
+def test_beyond_pi_settings() -> None:
+    s = resolve_compaction_settings(
+        {
+            "compaction": {
+                "summarizer": "offline",
+                "maskObservations": True,
+                "maskKeepTurns": 5,
+                "guard": False,
+                "maxConsecutiveFailures": 0,
+            }
+        }
+    )
+    assert (s.summarizer, s.mask_observations, s.mask_keep_turns, s.guard) == (
+        "offline",
+        True,
+        5,
+        False,
+    )
+    assert s.max_consecutive_failures == 0
+
+
+def test_retry_settings_and_backoff() -> None:
+    r = resolve_retry_settings(
+        {"retry": {"maxRetries": 5, "baseDelayMs": 100, "maxAgentDelayMs": 250}}
+    )
+    assert [r.delay_ms(n) for n in (1, 2, 3, 4)] == [100, 200, 250, 250]
+    assert r.max_attempts == 5
+    assert resolve_retry_settings({"retry": {"enabled": False}}).max_attempts == 0
+    assert RetrySettings().delay_ms(1) == 2000
+    assert (
+        resolve_branch_summary_settings({"branchSummary": {"reserveTokens": 5}}).reserve_tokens == 5
+    )

@@ -1,0 +1,395 @@
+"""Conformance checks for session loading, migration, tree and projection against pi 1.6.0.
+
+Each ``check_*`` function returns a list of mismatch descriptions (empty = conformant). Golden
+values may be inlined (``full``), or long lists may be replaced by row digests
+(``{sha256, n, ...}``, ``rows``/``digest`` detail levels); :func:`same_rows` accepts both. Ids
+are raw entry ids or, for sessions migrated from v1 (``idsAreIndexRefs``), ``#N`` line refs.
+
+Deliberate differences from pi are listed in :data:`EXPECTED_DIFFERENCES` (case → reason); a
+check consults it and expects our behaviour instead of pi's. ``test_sessions.py`` verifies
+that every listed difference is actually met, so the list cannot go stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pi_context.errors import SessionFormatError, TreeError
+from pi_context.session import Session, convert_to_llm, projection_of_path
+from pi_context.session.codec import scan_lines
+from pi_context.session.entries import Entry
+from pi_context.testing import SequentialIds
+from pi_context.tokens import estimate_tokens
+from tests.conformance import registry
+
+registry.claim(
+    "session",
+    "input",
+    "detail",
+    "lines",
+    "load",
+    "parse",
+    "open",
+    "idsAreIndexRefs",
+    "migrate",
+    "manager",
+    "targets",
+    "store",
+)
+registry.claim(
+    "session.target",
+    "leaf",
+    "why",
+    "pathLength",
+    "thinkingLevel",
+    "model",
+    "contextEntries",
+    "messages",
+    "llmRoles",
+    "projectionSourcesEqualContextEntries",
+    "contextEqualsProjection",
+)
+
+# (what, reason). ``what`` names the golden field whose pi value we deliberately do not match.
+EXPECTED_DIFFERENCES: dict[str, tuple[str, str]] = {
+    "open.fileChanged": (
+        "open",
+        "pi 1.6.0 writes to a file it opens (final newline repair, header for an empty file, "
+        "migration rewrite); reading here never modifies the file.",
+    ),
+    "target.missing-id": (
+        "targets",
+        "pi silently falls back to the last entry (projection) or an empty path (getBranch) for "
+        "an unknown leaf id; we raise TreeError naming the id.",
+    ),
+}
+
+
+def rows_digest(rows: list[Any]) -> str:
+    text = json.dumps(rows, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def same_rows(expected: Any, ours: list[Any]) -> bool:
+    """Compare a golden list, or its row digest, with ours."""
+    if isinstance(expected, dict) and "sha256" in expected:
+        return expected.get("n") == len(ours) and expected["sha256"] == rows_digest(ours)
+    return bool(expected == ours)
+
+
+def message_key(message: Any) -> str:
+    text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()[:16]
+
+
+class Loaded:
+    """A golden, its input bytes, and our session for it (or the error we raised)."""
+
+    def __init__(self, golden: dict[str, Any]) -> None:
+        self.golden = golden
+        self.path = registry.conformance_dir() / golden["input"]["file"]
+        self.data = self.path.read_bytes()
+        self.index_refs = bool(golden.get("idsAreIndexRefs"))
+        self.session: Session | None = None
+        self.error: Exception | None = None
+        try:
+            self.session = Session.open(self.path, ids=SequentialIds(), cwd="/")
+        except SessionFormatError as exc:
+            self.error = exc
+        self._ref_of: dict[int, str] = {}
+        self._entry_of_ref: dict[str, Entry] = {}
+        if self.session is not None:
+            for index, entry in enumerate(self.session.entries, start=1):
+                ref = f"#{index}" if self.index_refs else entry.id
+                self._ref_of[id(entry)] = ref
+                self._entry_of_ref[ref] = entry
+
+    def ref(self, entry: Entry | None) -> str | None:
+        if entry is None:
+            return None
+        return self._ref_of.get(id(entry), entry.id)
+
+    def ref_of_id(self, entry_id: str | None) -> str | None:
+        if entry_id is None or self.session is None:
+            return entry_id
+        entry = self.session.get(entry_id)
+        return self.ref(entry) if entry is not None else entry_id
+
+    def id_of_ref(self, ref: str) -> str:
+        entry = self._entry_of_ref.get(ref)
+        if entry is None:
+            return ref
+        return entry.id
+
+
+def _kind(entry: Entry | dict[str, Any]) -> str:
+    data = entry.data if isinstance(entry, Entry) else entry
+    kind = str(data.get("type"))
+    message = data.get("message")
+    if kind == "message" and isinstance(message, dict):
+        return f"message:{message.get('role')}"
+    return kind
+
+
+def check_lines(loaded: Loaded) -> list[str]:
+    expected = loaded.golden["lines"]
+    if not loaded.data:
+        return [] if expected["physicalLines"] == 0 else ["empty file but lines expected"]
+    scan = scan_lines(loaded.data, require_header=False)
+    problems = []
+    if scan.malformed_lines != expected["malformedLines"]:
+        problems.append(f"malformed lines {scan.malformed_lines} != {expected['malformedLines']}")
+    if scan.blank_lines != expected["blankLines"]:
+        problems.append(f"blank lines {scan.blank_lines} != {expected['blankLines']}")
+    if scan.trailing_newline != expected["trailingNewline"]:
+        problems.append("trailing newline differs")
+    return problems
+
+
+def check_load(loaded: Loaded) -> list[str]:
+    expected = loaded.golden["load"]
+    problems: list[str] = []
+    session = loaded.session
+    valid = session is not None and bool(loaded.data)
+    if valid != expected["headerValid"]:
+        return [f"headerValid {valid} != {expected['headerValid']}"]
+    if not valid:
+        return [] if expected["entries"] == 0 else ["invalid header but entries expected"]
+    scan = scan_lines(loaded.data)
+    if 1 + len(scan.entries) != expected["entries"]:
+        problems.append(f"entries {1 + len(scan.entries)} != {expected['entries']}")
+    kinds = Counter(["session", *(_kind(e) for e in scan.entries)])
+    if dict(kinds) != expected["kinds"]:
+        problems.append(f"kinds {dict(kinds)} != {expected['kinds']}")
+    needs_repair = not scan.trailing_newline
+    if needs_repair != (expected["fileRepair"] is not None):
+        problems.append("final-newline repair expectation differs")
+    return problems
+
+
+def check_parse(loaded: Loaded) -> list[str]:
+    expected = loaded.golden["parse"]
+    if not loaded.data.strip():
+        found = 0
+        first = None
+        kinds: dict[str, int] = {}
+    else:
+        scan = scan_lines(loaded.data, strip_bom=True, require_header=False)
+        items: list[dict[str, Any] | Entry] = []
+        if scan.header is not None:
+            items.append(scan.header)
+        items.extend(scan.entries)
+        found = len(items)
+        first = str(scan.header.get("type")) if scan.header is not None else None
+        kinds = dict(Counter(_kind(e) for e in items))
+    problems = []
+    if found != expected["entries"]:
+        problems.append(f"parse entries {found} != {expected['entries']}")
+    if first != expected["firstType"]:
+        problems.append(f"firstType {first} != {expected['firstType']}")
+    if kinds != expected["kinds"]:
+        problems.append(f"parse kinds {kinds} != {expected['kinds']}")
+    return problems
+
+
+def check_open(loaded: Loaded, before: bytes) -> list[str]:
+    expected = loaded.golden["open"]
+    problems: list[str] = []
+    if loaded.path.read_bytes() != before:
+        problems.append("opening modified the file")
+    if "error" in expected:
+        if loaded.error is None:
+            problems.append("pi refuses this file but we opened it")
+        elif "not a valid pi session" not in str(loaded.error):
+            problems.append(f"unexpected error text: {loaded.error}")
+        return problems
+    session = loaded.session
+    if session is None:
+        return [f"we refused a file pi opens: {loaded.error}"]
+    if len(session.tree.by_id) != expected["entryCount"]:
+        problems.append(f"entryCount {len(session.tree.by_id)} != {expected['entryCount']}")
+    last = session.entries[-1] if session.entries else None
+    if (session.leaf is last) != expected["leafIsLastEntry"]:
+        problems.append("leaf is not the last entry")
+    if session.header.get("version") != expected["headerVersion"]:
+        problems.append(f"header version {session.header.get('version')}")
+    # expected difference "open.fileChanged": pi changed the file; we must not (checked above).
+    return problems
+
+
+def check_migrate(loaded: Loaded) -> list[str]:
+    expected = loaded.golden["migrate"]
+    session = loaded.session
+    assert session is not None
+    raw = scan_lines(loaded.data)
+    problems: list[str] = []
+    version = raw.header.get("version") if raw.header else None
+    if version != expected["versionBefore"]:
+        problems.append(f"versionBefore {version}")
+    if session.header.get("version") != expected["versionAfter"]:
+        problems.append("versionAfter differs")
+    before = raw.entries
+    after = list(session.entries)
+    assigned = sum(1 for a, b in zip(before, after, strict=True) if a.id != b.id)
+    if assigned != expected["idsAssigned"]:
+        problems.append(f"idsAssigned {assigned} != {expected['idsAssigned']}")
+    renamed = sum(
+        1
+        for a, b in zip(before, after, strict=True)
+        if _kind(a) == "message:hookMessage" and _kind(b) == "message:custom"
+    )
+    if renamed != expected["hookMessagesRenamed"]:
+        problems.append(f"hookMessagesRenamed {renamed}")
+    custom_after = sum(1 for b in after if _kind(b) == "message:custom")
+    if custom_after != expected["customRoleAfter"]:
+        problems.append(f"customRoleAfter {custom_after}")
+    compactions = []
+    for index, (a, b) in enumerate(zip(before, after, strict=True), start=1):
+        if a.type != "compaction":
+            continue
+        first_kept = b.get("firstKeptEntryId")
+        compactions.append(
+            {
+                "index": index,
+                "firstKeptEntryIndexBefore": a.get("firstKeptEntryIndex"),
+                "firstKeptEntryId": loaded.ref_of_id(first_kept) if first_kept else None,
+                "hasFirstKeptEntryIndexAfter": "firstKeptEntryIndex" in b.data,
+            }
+        )
+    if compactions != expected["compactions"]:
+        problems.append(f"compactions {compactions} != {expected['compactions']}")
+    if expected["parentChainLinear"] is not None:
+        linear = all(b.parent_id == (after[i - 1].id if i else None) for i, b in enumerate(after))
+        if linear != expected["parentChainLinear"]:
+            problems.append("parent chain linearity differs")
+    return problems
+
+
+def check_manager(loaded: Loaded) -> list[str]:
+    expected = loaded.golden["manager"]
+    session = loaded.session
+    assert session is not None
+    ref = loaded.ref
+    problems: list[str] = []
+    if session.header != expected["header"]:
+        problems.append(f"header {session.header} != {expected['header']}")
+    if len(session.tree.by_id) != expected["entryCount"]:
+        problems.append("entryCount differs")
+    if "entries" in expected and len(session.entries) != expected["entries"]:
+        problems.append("entries differs")
+    if ref(session.leaf) != expected["leafId"]:
+        problems.append(f"leafId {ref(session.leaf)} != {expected['leafId']}")
+    leaf_type = session.leaf.type if session.leaf else None
+    if leaf_type != expected["leafType"]:
+        problems.append("leafType differs")
+    if session.name != expected["sessionName"]:
+        problems.append(f"sessionName {session.name!r} != {expected['sessionName']!r}")
+    labels = {loaded.ref_of_id(k): v for k, v in session.labels.items()}
+    if labels != expected["labels"]:
+        problems.append(f"labels {labels} != {expected['labels']}")
+    leaves = [ref(e) for e in session.leaves()]
+    if not same_rows(expected["leaves"], leaves):
+        problems.append(f"leaves {leaves} != {expected['leaves']}")
+    kinds = dict(Counter(_kind(e) for e in session.entries))
+    if kinds != expected["kinds"]:
+        problems.append(f"kinds {kinds} != {expected['kinds']}")
+    preorder: list[list[Any]] = []
+    for entry, depth in session.tree.preorder():
+        row: list[Any] = [ref(entry), depth]
+        label = session.label_of(entry.id)
+        if label is not None:
+            row.append(label)
+        preorder.append(row)
+    if not same_rows(expected["treePreorder"], preorder):
+        problems.append("treePreorder differs")
+    if len(session.roots()) != expected["treeRoots"]:
+        problems.append(f"treeRoots {len(session.roots())} != {expected['treeRoots']}")
+    return problems
+
+
+def _expected_message(loaded: Loaded, row: list[Any]) -> Any:
+    source, _role, _tokens, ref = row
+    if ref == "=":
+        entry = loaded._entry_of_ref.get(source)
+        return entry.data.get("message") if entry is not None else None
+    return loaded.golden.get("store", {}).get("messages", {}).get(ref[2:], ...)
+
+
+def check_target(loaded: Loaded, target: dict[str, Any]) -> list[str]:
+    session = loaded.session
+    assert session is not None
+    why = target["why"]
+    problems: list[str] = []
+    leaf_ref = target["leaf"]
+    if why == "missing-id":
+        # Expected difference "target.missing-id".
+        for call in (session.projection, session.branch_entries):
+            try:
+                call(leaf_ref)
+            except TreeError as exc:
+                if leaf_ref not in str(exc):
+                    problems.append(f"TreeError does not name the id: {exc}")
+            else:
+                problems.append(f"{call.__name__}({leaf_ref!r}) did not raise TreeError")
+        return problems
+    leaf_id = loaded.id_of_ref(leaf_ref) if leaf_ref is not None else None
+    if leaf_id is None:
+        path: list[Entry] = []
+    else:
+        path = session.branch_entries(leaf_id)
+    reference = projection_of_path(path)
+    session.move_leaf(leaf_id)
+    projection = session.projection()
+    if len(path) != target["pathLength"]:
+        problems.append(f"pathLength {len(path)} != {target['pathLength']}")
+    if projection.thinking_level != target["thinkingLevel"]:
+        problems.append(f"thinkingLevel {projection.thinking_level} != {target['thinkingLevel']}")
+    if projection.model != target["model"]:
+        problems.append(f"model {projection.model} != {target['model']}")
+    # "contextEqualsProjection" / "projectionSourcesEqualContextEntries" compare pi's two code
+    # paths; ours are the incremental live projection and the from-scratch one.
+    if projection.messages != reference.messages or [p.entry for p in projection.entries] != [
+        p.entry for p in reference.entries
+    ]:
+        problems.append("live projection differs from projection_of_path")
+    ctx = [[loaded.ref(p.entry), p.entry.type, len(p.messages)] for p in projection.entries]
+    if not same_rows(target["contextEntries"], ctx):
+        problems.append(f"contextEntries {ctx} != {target['contextEntries']}")
+    rows: list[list[Any]] = []
+    messages = []
+    for p in projection.entries:
+        stored = p.entry.data.get("message") if p.entry.type == "message" else None
+        for message in p.messages:
+            key = "=" if message is stored else f"m:{message_key(message)}"
+            rows.append([loaded.ref(p.entry), message.get("role"), estimate_tokens(message), key])
+            messages.append(message)
+    expected_rows = target["messages"]
+    if isinstance(expected_rows, list):
+        if len(expected_rows) != len(rows):
+            problems.append(f"{len(rows)} messages != {len(expected_rows)}")
+        for ours, theirs, message in zip(rows, expected_rows, messages, strict=False):
+            if ours[:3] != theirs[:3]:
+                problems.append(f"message row {ours[:3]} != {theirs[:3]}")
+                continue
+            want = _expected_message(loaded, theirs)
+            if want is ...:
+                if ours[3] != theirs[3]:
+                    problems.append(f"message {theirs[:2]} differs (key {ours[3]})")
+            elif message != want:
+                problems.append(f"message {theirs[:2]} differs: {message!r:.200} != {want!r:.200}")
+    elif not same_rows(expected_rows, rows):
+        problems.append("message rows digest differs")
+    roles = dict(Counter(m["role"] for m in convert_to_llm(messages)))
+    if roles != target["llmRoles"]:
+        problems.append(f"llmRoles {roles} != {target['llmRoles']}")
+    return problems
+
+
+def load_case(path: Path) -> tuple[Loaded, bytes]:
+    golden = registry.load_golden(path)
+    data = (registry.conformance_dir() / golden["input"]["file"]).read_bytes()
+    return Loaded(golden), data

@@ -1,0 +1,1 @@
+"""Tests of pi_context.providers."""

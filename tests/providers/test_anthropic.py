@@ -1,0 +1,368 @@
+"""The Anthropic adapter against the replay server over real HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from pi_context.messages import Message, SystemMessage, user_message
+from pi_context.providers.anthropic import AnthropicModel
+from pi_context.providers.base import (
+    ModelCost,
+    ModelInfo,
+    ModelRequest,
+    RequestOptions,
+    StreamDone,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    complete,
+)
+from tests.providers.replay_server import ReplayServer, anthropic_sse, json_reply, stream
+
+_OPEN: list[AnthropicModel] = []
+
+
+def info(**kw: Any) -> ModelInfo:
+    base: dict[str, Any] = {
+        "provider": "anthropic",
+        "id": "claude-test",
+        "api": "anthropic-messages",
+        "context_window": 200_000,
+        "max_tokens": 8_000,
+        "reasoning": True,
+        "cost": ModelCost(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75),
+    }
+    base.update(kw)
+    return ModelInfo(**base)
+
+
+def model(server: ReplayServer, **kw: Any) -> AnthropicModel:
+    m = AnthropicModel(info(**kw), api_key="sk-ant-test", base_url=server.url)
+    _OPEN.append(m)
+    return m
+
+
+@pytest.fixture(autouse=True)
+async def _close_models() -> AsyncIterator[None]:
+    yield
+    while _OPEN:
+        await _OPEN.pop().aclose()
+
+
+def message_start(input_tokens: int = 10, read: int = 0, write: int = 0) -> dict[str, Any]:
+    return {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": input_tokens,
+                "output_tokens": 1,
+                "cache_read_input_tokens": read,
+                "cache_creation_input_tokens": write,
+            },
+        },
+    }
+
+
+def text_block(index: int, *pieces: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = [
+        {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {"type": "text", "text": ""},
+        }
+    ]
+    events += [
+        {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}}
+        for p in pieces
+    ]
+    events.append({"type": "content_block_stop", "index": index})
+    return events
+
+
+def finish(stop: str = "end_turn", output: int = 5) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": output},
+        },
+        {"type": "message_stop"},
+    ]
+
+
+def reply_text(text: str, **usage: int) -> Any:
+    return stream(anthropic_sse([message_start(**usage), *text_block(0, text), *finish()]))
+
+
+def ask(text: str = "hi") -> ModelRequest:
+    return ModelRequest(messages=[user_message(text, timestamp=1)])
+
+
+async def test_thinking_text_usage_and_cost(server: ReplayServer) -> None:
+    events = [
+        message_start(input_tokens=50, read=1000, write=200),
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "thinking_delta", "thinking": "Hmm."},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "signature_delta", "signature": "sig=="},
+        },
+        {"type": "content_block_stop", "index": 0},
+        *text_block(1, "Hel", "lo"),
+        *finish(output=30),
+    ]
+    server.add(stream(anthropic_sse(events)))
+    m = model(server)
+    request = ModelRequest(
+        messages=[user_message("hi", timestamp=1)],
+        options=RequestOptions(thinking_level="low"),
+    )
+    got = [e async for e in m.stream(request)]
+    assert [e.text for e in got if isinstance(e, ThinkingDelta)] == ["Hmm."]
+    assert [e.text for e in got if isinstance(e, TextDelta)] == ["Hel", "lo"]
+    done = got[-1]
+    assert isinstance(done, StreamDone)
+    assert done.error is None
+    msg = done.message
+    assert msg["content"] == [
+        {"type": "thinking", "thinking": "Hmm.", "thinkingSignature": "sig=="},
+        {"type": "text", "text": "Hello"},
+    ]
+    assert msg["stopReason"] == "stop"
+    assert msg.get("responseId") == "msg_1"
+    usage = msg["usage"]
+    assert (usage["input"], usage["output"], usage["cacheRead"], usage["cacheWrite"]) == (
+        50,
+        30,
+        1000,
+        200,
+    )
+    assert usage["totalTokens"] == 1280
+    assert usage["cost"]["cacheWrite"] == pytest.approx(200 * 3.75 / 1e6)
+    assert usage["cost"]["total"] == pytest.approx((150 + 450 + 300 + 750) / 1e6)
+    body = server.requests[0].json()
+    assert server.requests[0].path == "/v1/messages"
+    headers = server.requests[0].headers
+    assert "sk-ant-test" in headers.get("x-api-key", headers.get("authorization", ""))
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert body["messages"] == [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}],
+        }
+    ]
+
+
+async def test_tool_use_stream(server: ReplayServer) -> None:
+    events = [
+        message_start(),
+        *text_block(0, "Let me look."),
+        {
+            "type": "content_block_start",
+            "index": 1,
+            "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": '{"path": '},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": '"a.py"}'},
+        },
+        {"type": "content_block_stop", "index": 1},
+        *finish("tool_use"),
+    ]
+    server.add(stream(anthropic_sse(events)))
+    got = [e async for e in model(server).stream(ask())]
+    assert [e.arguments_json for e in got if isinstance(e, ToolCallDelta)] == [
+        '{"path": ',
+        '"a.py"}',
+    ]
+    done = got[-1]
+    assert isinstance(done, StreamDone)
+    assert done.message["stopReason"] == "toolUse"
+    assert done.message["content"][1] == {
+        "type": "toolCall",
+        "id": "toolu_1",
+        "name": "read",
+        "arguments": {"path": "a.py"},
+    }
+
+
+async def test_system_prompt_tools_and_tool_results_on_the_wire(server: ReplayServer) -> None:
+    server.add(reply_text("done"))
+    system: SystemMessage = {
+        "role": "system",
+        "content": "",
+        "sections": {"preamble": "You help.", "cwd": "<cwd>\n/p\n</cwd>"},
+        "toolsAdded": [{"name": "read", "description": "Read", "parameters": {"type": "object"}}],
+        "timestamp": 1,
+    }
+    messages: list[Message] = [
+        system,
+        user_message("go", timestamp=2),
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "toolCall", "id": "call|odd", "name": "read", "arguments": {"p": 1}}
+            ],
+            "api": "x",
+            "provider": "x",
+            "model": "x",
+            "usage": {
+                "input": 0,
+                "output": 0,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "totalTokens": 0,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+            },
+            "stopReason": "toolUse",
+            "timestamp": 3,
+        },
+    ]
+    await complete(model(server), ModelRequest(messages=messages))
+    body = server.requests[0].json()
+    assert body["system"] == [
+        {
+            "type": "text",
+            "text": "You help.\n\n<cwd>\n/p\n</cwd>",
+            "cache_control": {"type": "ephemeral"},
+        }
+    ]
+    assert body["tools"] == [
+        {"name": "read", "description": "Read", "input_schema": {"type": "object"}}
+    ]
+    # The unanswered call gets a synthetic error result; the odd id is made valid.
+    assert body["messages"][1] == {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "call_odd", "name": "read", "input": {"p": 1}}],
+    }
+    assert body["messages"][2] == {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "call_odd",
+                "content": [{"type": "text", "text": "No result provided"}],
+                "is_error": True,
+                "cache_control": {"type": "ephemeral"},
+            }
+        ],
+    }
+
+
+async def test_no_cache_option_sends_no_breakpoints(server: ReplayServer) -> None:
+    server.add(reply_text("summary"))
+    request = ModelRequest(
+        messages=[user_message("summarize", timestamp=1)],
+        system_prompt="You summarize.",
+        options=RequestOptions(cache="none", max_tokens=500),
+    )
+    await complete(model(server), request)
+    raw = server.requests[0].body
+    assert b"cache_control" not in raw
+    assert server.requests[0].json()["max_tokens"] == 500
+
+
+async def test_prompt_too_long_is_overflow(server: ReplayServer) -> None:
+    server.add(
+        json_reply(
+            400,
+            {
+                "type": "error",
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": "prompt is too long: 210000 tokens > 200000 maximum",
+                },
+            },
+        )
+    )
+    done = await complete(model(server), ask())
+    assert done.error is not None
+    assert done.error.kind == "context_overflow"
+    assert "prompt is too long" in done.message.get("errorMessage", "")
+
+
+async def test_overloaded_error_event_mid_stream_is_transient(server: ReplayServer) -> None:
+    events = [
+        message_start(),
+        *text_block(0, "par"),
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    ]
+    server.add(stream(anthropic_sse(events)))
+    done = await complete(model(server), ask())
+    assert done.error is not None
+    assert done.error.kind == "transient"
+    assert done.message["content"] == [{"type": "text", "text": "par"}]
+
+
+async def test_429_then_success(server: ReplayServer) -> None:
+    server.add(
+        json_reply(
+            429,
+            {"type": "error", "error": {"type": "rate_limit_error", "message": "Rate limited"}},
+            {"retry-after": "3"},
+        ),
+        reply_text("ok"),
+    )
+    m = model(server)
+    first = await complete(m, ask())
+    assert first.error is not None
+    assert (first.error.kind, first.error.retry_after) == ("transient", 3.0)
+    second = await complete(m, ask())
+    assert second.error is None
+    assert second.message["content"] == [{"type": "text", "text": "ok"}]
+
+
+async def test_stream_cut_midway(server: ReplayServer) -> None:
+    server.add(stream(anthropic_sse([message_start(), *text_block(0, "so far")][:3]), cut=True))
+    done = await complete(model(server), ask())
+    assert done.error is not None
+    assert done.error.kind == "transient"
+    assert done.message["content"] == [{"type": "text", "text": "so far"}]
+
+
+async def test_authentication_failure(server: ReplayServer) -> None:
+    server.add(
+        json_reply(
+            401,
+            {
+                "type": "error",
+                "error": {"type": "authentication_error", "message": "invalid x-api-key"},
+            },
+        )
+    )
+    done = await complete(model(server), ask())
+    assert done.error is not None
+    assert done.error.kind == "authentication"
+
+
+async def test_bearer_token(server: ReplayServer) -> None:
+    server.add(reply_text("ok"))
+    m = AnthropicModel(info(), auth_token="tok-1", base_url=server.url)
+    _OPEN.append(m)
+    await complete(m, ask())
+    assert server.requests[0].headers["authorization"] == "Bearer tok-1"

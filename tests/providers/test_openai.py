@@ -1,0 +1,351 @@
+"""The OpenAI-compatible adapter against the replay server over real HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from pi_context.messages import Message, tool_result_message, user_message
+from pi_context.providers.base import (
+    ModelCost,
+    ModelInfo,
+    ModelRequest,
+    RequestOptions,
+    StreamDone,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStart,
+    complete,
+)
+from pi_context.providers.openai import OpenAIChatModel
+from tests.providers.replay_server import ReplayServer, json_reply, openai_sse, stream
+
+
+def info(**kw: Any) -> ModelInfo:
+    base: dict[str, Any] = {
+        "provider": "local-vllm",
+        "id": "test-model",
+        "api": "openai-completions",
+        "context_window": 32_000,
+        "max_tokens": 4_000,
+        "cost": ModelCost(input=2.0, output=8.0, cache_read=0.5),
+    }
+    base.update(kw)
+    return ModelInfo(**base)
+
+
+_OPEN: list[OpenAIChatModel] = []
+
+
+def model(server: ReplayServer, **kw: Any) -> OpenAIChatModel:
+    m = OpenAIChatModel(info(**kw), api_key="sk-test", base_url=server.url + "/v1")
+    _OPEN.append(m)
+    return m
+
+
+@pytest.fixture(autouse=True)
+async def _close_models() -> AsyncIterator[None]:
+    yield
+    while _OPEN:
+        await _OPEN.pop().aclose()
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "test-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        **extra,
+    }
+
+
+def usage_chunk(prompt: int, completion: int, cached: int) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "test-model",
+        "choices": [],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        },
+    }
+
+
+def ask(text: str = "hi") -> ModelRequest:
+    return ModelRequest(messages=[user_message(text, timestamp=1)])
+
+
+async def events_of(m: OpenAIChatModel, request: ModelRequest) -> list[Any]:
+    return [e async for e in m.stream(request)]
+
+
+async def test_text_thinking_and_usage_with_cache(server: ReplayServer) -> None:
+    server.add(
+        stream(
+            openai_sse(
+                [
+                    chunk({"role": "assistant", "reasoning_content": "Let me think."}),
+                    chunk({"content": "Hello"}),
+                    chunk({"content": " world"}),
+                    chunk({}, "stop"),
+                    usage_chunk(1000, 20, 600),
+                ]
+            )
+        )
+    )
+    events = await events_of(model(server), ask())
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hello", " world"]
+    assert [e.text for e in events if isinstance(e, ThinkingDelta)] == ["Let me think."]
+    done = events[-1]
+    assert isinstance(done, StreamDone)
+    assert done.error is None
+    msg = done.message
+    assert msg["stopReason"] == "stop"
+    assert msg["content"] == [
+        {"type": "thinking", "thinking": "Let me think."},
+        {"type": "text", "text": "Hello world"},
+    ]
+    usage = msg["usage"]
+    assert (usage["input"], usage["cacheRead"], usage["output"]) == (400, 600, 20)
+    assert usage["totalTokens"] == 1020
+    assert usage["cost"]["input"] == pytest.approx(400 * 2.0 / 1e6)
+    assert usage["cost"]["cacheRead"] == pytest.approx(600 * 0.5 / 1e6)
+    assert usage["cost"]["total"] == pytest.approx((800 + 160 + 300) / 1e6)
+    body = server.requests[0].json()
+    assert server.requests[0].path == "/v1/chat/completions"
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+    assert body["messages"] == [{"role": "user", "content": "hi"}]
+    assert server.requests[0].headers["authorization"] == "Bearer sk-test"
+
+
+async def test_tool_calls_stream_in_pieces(server: ReplayServer) -> None:
+    server.add(
+        stream(
+            openai_sse(
+                [
+                    chunk(
+                        {
+                            "tool_calls": [
+                                {
+                                    "index": 0,
+                                    "id": "call_a",
+                                    "type": "function",
+                                    "function": {"name": "read", "arguments": '{"pa'},
+                                }
+                            ]
+                        }
+                    ),
+                    chunk({"tool_calls": [{"index": 0, "function": {"arguments": 'th":"a.py"}'}}]}),
+                    chunk(
+                        {
+                            "tool_calls": [
+                                {
+                                    "index": 1,
+                                    "id": "call_b",
+                                    "type": "function",
+                                    "function": {"name": "bash", "arguments": "{bad"},
+                                }
+                            ]
+                        }
+                    ),
+                    chunk({}, "tool_calls"),
+                ]
+            )
+        )
+    )
+    request = ModelRequest(
+        messages=[user_message("read a.py", timestamp=1)],
+        tools=[{"name": "read", "description": "Read a file", "parameters": {"type": "object"}}],
+    )
+    events = await events_of(model(server), request)
+    starts = [e for e in events if isinstance(e, ToolCallStart)]
+    assert [(s.id, s.name) for s in starts] == [("call_a", "read"), ("call_b", "bash")]
+    done = events[-1]
+    assert isinstance(done, StreamDone)
+    assert done.message["stopReason"] == "toolUse"
+    first, second = done.message["content"]
+    assert first == {
+        "type": "toolCall",
+        "id": "call_a",
+        "name": "read",
+        "arguments": {"path": "a.py"},
+    }
+    assert second["type"] == "toolCall"
+    assert second["arguments"] == {}
+    assert "invalid JSON" in second.get("argumentsError", "")
+    body = server.requests[0].json()
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "read",
+                "description": "Read a file",
+                "parameters": {"type": "object"},
+            },
+        }
+    ]
+
+
+async def test_transcript_with_tool_round_trip_is_serialized(server: ReplayServer) -> None:
+    server.add(stream(openai_sse([chunk({"content": "ok"}, "stop")])))
+    call_msg: Message = {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Reading."},
+            {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "x", "n": 1.5}},
+        ],
+        "api": "openai-completions",
+        "provider": "p",
+        "model": "m",
+        "usage": {
+            "input": 0,
+            "output": 0,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": 0,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+        },
+        "stopReason": "toolUse",
+        "timestamp": 2,
+    }
+    messages: list[Message] = [
+        user_message("go", timestamp=1),
+        call_msg,
+        tool_result_message("c1", "read", [{"type": "text", "text": "content"}], timestamp=3),
+    ]
+    await complete(model(server), ModelRequest(messages=messages, system_prompt="Be brief."))
+    body = server.requests[0].json()
+    assert body["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "go"},
+        {
+            "role": "assistant",
+            "content": "Reading.",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "read", "arguments": '{"path":"x","n":1.5}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "content"},
+    ]
+
+
+async def test_overflow_error_is_classified(server: ReplayServer) -> None:
+    server.add(
+        json_reply(
+            400,
+            {
+                "error": {
+                    "message": "This model's maximum context length is 8192 tokens. However, "
+                    "your messages resulted in 9000 tokens.",
+                    "type": "invalid_request_error",
+                    "code": "context_length_exceeded",
+                }
+            },
+        )
+    )
+    done = await complete(model(server), ask())
+    assert done.error is not None
+    assert done.error.kind == "context_overflow"
+    assert done.error.status == 400
+    assert done.message["stopReason"] == "error"
+    assert "maximum context length" in done.message.get("errorMessage", "")
+
+
+async def test_429_then_success(server: ReplayServer) -> None:
+    server.add(
+        json_reply(429, {"error": {"message": "Rate limit reached"}}, {"retry-after": "7"}),
+        stream(openai_sse([chunk({"content": "fine"}, "stop")])),
+    )
+    m = model(server)
+    first = await complete(m, ask())
+    assert first.error is not None
+    assert first.error.kind == "transient"
+    assert first.error.retry_after == 7.0
+    second = await complete(m, ask())
+    assert second.error is None
+    assert second.message["content"] == [{"type": "text", "text": "fine"}]
+    assert len(server.requests) == 2
+
+
+async def test_sdk_retries_honor_retry_after_when_enabled(server: ReplayServer) -> None:
+    server.add(
+        json_reply(503, {"error": {"message": "overloaded"}}, {"retry-after-ms": "1"}),
+        stream(openai_sse([chunk({"content": "back"}, "stop")])),
+    )
+    m = OpenAIChatModel(info(), api_key="k", base_url=server.url + "/v1", max_retries=1)
+    _OPEN.append(m)
+    done = await complete(m, ask())
+    assert done.error is None
+    assert len(server.requests) == 2
+
+
+async def test_stream_cut_midway_is_transient_and_keeps_partial_text(
+    server: ReplayServer,
+) -> None:
+    server.add(stream(openai_sse([chunk({"content": "partial"})], done=False), cut=True))
+    done = await complete(model(server), ask())
+    assert done.error is not None
+    assert done.error.kind == "transient"
+    assert done.message["stopReason"] == "error"
+    assert done.message["content"] == [{"type": "text", "text": "partial"}]
+
+
+async def test_stream_ending_without_finish_reason_is_transient(server: ReplayServer) -> None:
+    server.add(stream(openai_sse([chunk({"content": "half"})])))
+    done = await complete(model(server), ask())
+    assert done.error is not None
+    assert done.error.kind == "transient"
+
+
+async def test_auth_failure(server: ReplayServer) -> None:
+    server.add(json_reply(401, {"error": {"message": "Incorrect API key provided"}}))
+    done = await complete(model(server), ask())
+    assert done.error is not None
+    assert done.error.kind == "authentication"
+    assert done.error.status == 401
+
+
+async def test_connection_refused_is_transient() -> None:
+    with ReplayServer() as srv:
+        url = srv.url
+    m = OpenAIChatModel(info(), api_key="k", base_url=url + "/v1")
+    _OPEN.append(m)
+    done = await complete(m, ask())
+    assert done.error is not None
+    assert done.error.kind == "transient"
+
+
+async def test_openai_provider_sends_cache_key_and_completion_limit(server: ReplayServer) -> None:
+    server.add(stream(openai_sse([chunk({"content": "x"}, "stop")])))
+    m = model(server, provider="openai", reasoning=True)
+    options = RequestOptions(max_tokens=100, thinking_level="low", session_id="sess-1")
+    await complete(m, ModelRequest(messages=[user_message("q", timestamp=1)], options=options))
+    body = server.requests[0].json()
+    assert body["prompt_cache_key"] == "sess-1"
+    assert body["max_completion_tokens"] == 100
+    assert body["reasoning_effort"] == "low"
+    assert "max_tokens" not in body
+
+
+def test_guard_blocks_outside_connections() -> None:
+    import socket
+
+    sock = socket.socket()
+    try:
+        with pytest.raises(AssertionError, match=r"outside 127\.0\.0\.1"):
+            sock.connect(("192.0.2.1", 80))
+    finally:
+        sock.close()

@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pi_context import _json
+from pi_context.errors import PiContextError, SessionFormatError
+from pi_context.session import Session, migrate_entries, scan_lines
+from pi_context.testing import FixedClock, SequentialIds
+from tests.session.conftest import DATA
+from tests.session.helpers import assistant, user
+
+HEADER = b'{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}'
+
+
+def test_fast_scan_agrees_with_full_decode() -> None:
+    for path in DATA.glob("*.jsonl"):
+        data = path.read_bytes()
+        try:
+            scan = scan_lines(data)
+        except SessionFormatError:
+            continue
+        for entry in scan.entries:
+            full = _json.loads(entry.raw)
+            assert entry.type == full["type"], path.name
+            assert entry.id == full.get("id", ""), path.name
+            parent = full.get("parentId")
+            assert entry.parent_id == (parent if isinstance(parent, str) else None)
+            if entry.role is not None:
+                assert entry.role == full["message"]["role"]
+
+
+def test_blank_malformed_crlf_and_separators() -> None:
+    lines = [
+        HEADER,
+        b"",
+        b"   \t",
+        b"\xef\xbb\xbf",  # U+FEFF alone: blank for JavaScript's trim()
+        b"{broken",
+        b'{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"role":"user","content":"a\xe2\x80\xa8b","timestamp":1}}\r',
+    ]
+    scan = scan_lines(b"\n".join(lines) + b"\n")
+    assert scan.blank_lines == 3
+    assert scan.malformed_lines == 1
+    assert [p.line for p in scan.problems] == [5]
+    assert len(scan.entries) == 1
+    assert scan.entries[0].data["message"]["content"] == "a\u2028b"
+    assert scan.entries[0].raw.endswith(b"}\r")
+
+
+def test_bom_header_is_malformed_for_loader_but_not_parse() -> None:
+    data = (DATA / "tiny_bom_header.jsonl").read_bytes()
+    with pytest.raises(SessionFormatError):
+        scan_lines(data)
+    assert scan_lines(data, strip_bom=True).header is not None
+
+
+def test_lines_before_header_are_skipped() -> None:
+    scan = scan_lines((DATA / "tiny_malformed_then_header.jsonl").read_bytes())
+    assert scan.header is not None
+    assert scan.header_line == 2
+
+
+def test_v1_migration_assigns_linear_ids_and_first_kept() -> None:
+    scan = scan_lines((DATA / "legacy_v1.jsonl").read_bytes())
+    assert scan.version == 1
+    assert scan.header is not None
+    header, entries = migrate_entries(scan.header, scan.entries, SequentialIds())
+    assert header["version"] == 3
+    assert list(header)[-1] == "version"
+    assert [e.id for e in entries] == [f"{i:08x}" for i in range(1, len(entries) + 1)]
+    assert all(e.parent_id == (entries[i - 1].id if i else None) for i, e in enumerate(entries))
+    compactions = [e for e in entries if e.type == "compaction"]
+    assert compactions[0].data["firstKeptEntryId"] == entries[8].id  # index 9 incl. header
+    assert "firstKeptEntryId" not in compactions[1].data  # index 0 pointed at the header
+    assert all("firstKeptEntryIndex" not in c.data for c in compactions)
+    assert "firstKeptEntryIndex" in scan.entries[[e.type for e in scan.entries].index("compaction")].data
+
+
+# -- properties -------------------------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=400))
+def test_arbitrary_bytes_load_or_raise_our_error(data: bytes) -> None:
+    try:
+        scan = scan_lines(data)
+    except PiContextError:
+        return
+    for entry in scan.entries:
+        try:
+            _ = entry.data
+        except PiContextError:
+            pass
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from([HEADER, b"", b"{", b"null", b"[]", b'{"type":"x","id":"a","parentId":null,"timestamp":"t"}',
+                                 b'{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"user"}}',
+                                 b"\xff\xfe", b'{"type":"session","id":"s2"}']), max_size=12),
+       st.booleans())
+def test_line_soup_loads_with_problems_or_raises(lines: list[bytes], newline: bool) -> None:
+    data = b"\n".join(lines) + (b"\n" if newline else b"")
+    try:
+        scan = scan_lines(data)
+    except SessionFormatError as exc:
+        assert exc.line is not None
+        return
+    for entry in scan.entries:
+        assert isinstance(entry.data, dict)
+
+
+TEXT = st.text(st.characters(blacklist_categories=["Cs"]), max_size=30)
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant", "custom", "custom_message", "info"]), TEXT, JSONISH), min_size=1, max_size=8))
+def test_appended_entries_reload_identically(tmp_path_factory: pytest.TempPathFactory, items: list[tuple[str, str, object]]) -> None:
+    path: Path = tmp_path_factory.mktemp("prop") / "s.jsonl"
+    s = Session.create(path, cwd="/", ids=SequentialIds(), clock=FixedClock())
+    s.append_message(user("start"))
+    for kind, text, value in items:
+        if kind == "user":
+            s.append_message(user(text))
+        elif kind == "assistant":
+            s.append_message(assistant(text))
+        elif kind == "custom":
+            s.append_custom(text or "t", value)
+        elif kind == "custom_message":
+            s.append_custom_message(text or "t", text, details=value)
+        else:
+            s.append_session_info(text)
+    again = Session.open(path)
+    assert again.problems == []
+    assert [e.data for e in again.entries] == [e.data for e in s.entries]
+    assert [e.raw for e in again.entries] == [e.raw for e in s.entries]
+    assert again.projection().messages == s.projection().messages

@@ -1,0 +1,202 @@
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pi_context.session import (
+    Entry,
+    Session,
+    build_projection,
+    convert_to_llm,
+    js_date_ms,
+    projection_of_path,
+)
+from pi_context.session.projection import bash_execution_text
+from pi_context.testing import FixedClock, SequentialIds
+from tests.session.helpers import assistant, tool_result, user
+
+
+def new() -> Session:
+    return Session.in_memory("/", ids=SequentialIds(), clock=FixedClock())
+
+
+def roles(s: Session) -> list[str]:
+    return [m["role"] for m in s.projection().messages]
+
+
+def test_compaction_keeps_snapshot_summary_kept_non_system_and_after() -> None:
+    s = new()
+    s.append_message({"role": "system", "content": "", "sections": {"preamble": "p"}, "timestamp": 1})
+    s.append_message(user("old"))
+    s.append_message(assistant("old reply"))
+    kept = s.append_message(user("kept"))
+    s.append_message({"role": "system", "content": "", "sections": {"cwd": "c"}, "timestamp": 2})
+    s.append_message(assistant("kept reply"))
+    snapshot = {"role": "system", "content": "", "sections": {"preamble": "p", "cwd": "c"}, "timestamp": 3}
+    c = s.append_compaction("summary", kept.id, 100, system_message=snapshot)
+    s.append_message(user("new"))
+    projection = s.projection()
+    assert roles(s) == ["system", "compactionSummary", "user", "assistant", "user"]
+    assert projection.messages[0] == snapshot
+    assert projection.entries[0].entry is c
+    summary = projection.messages[1]
+    assert summary == {"role": "compactionSummary", "summary": "summary", "tokensBefore": 100,
+                       "timestamp": projection.messages[1]["timestamp"]}
+
+
+def test_only_newest_compaction_contributes() -> None:
+    s = new()
+    a = s.append_message(user("a"))
+    s.append_compaction("first", a.id, 10)
+    s.append_message(user("b"))
+    c2 = s.append_compaction("second", a.id, 20)
+    projection = s.projection()
+    assert projection.entries[0].entry is c2
+    texts = [m.get("summary") for m in projection.messages if m["role"] == "compactionSummary"]
+    assert texts == ["second"]
+    older = [p for p in projection.entries if p.entry.type == "compaction" and p.entry is not c2]
+    assert older
+    assert older[0].messages == []
+
+
+def test_context_edit_latest_wins_and_null_omits() -> None:
+    s = new()
+    u = s.append_message(user("question"))
+    a = s.append_message(assistant("long answer", calls=[("read", {"path": "x"})]))
+    s.append_context_edit(a.id, {"content": "v1"})
+    s.append_context_edit(a.id, {"content": "v2"})
+    edited = s.projection().messages[1]
+    assert edited["content"] == [{"type": "text", "text": "v2"}]
+    assert edited["role"] == "assistant"
+    assert edited["model"] == "claude-x"  # metadata kept
+    assert a.data["message"]["content"][0]["text"] == "long answer"  # raw entry untouched
+    s.append_context_edit(u.id, None)
+    assert roles(s) == ["assistant"]
+    # the edit is branch-relative: another branch does not see it
+    s.move_leaf(a.id)
+    assert roles(s) == ["user", "assistant"]
+    assert s.projection().messages[1]["content"][0]["text"] == "long answer"
+
+
+def test_thinking_level_and_model_from_full_path() -> None:
+    s = new()
+    s.append_thinking_level_change("high")
+    s.append_model_change("openai", "gpt-x")
+    u = s.append_message(user("q"))
+    assert s.projection().model == {"provider": "openai", "modelId": "gpt-x"}
+    s.append_message(assistant("r", provider="anthropic", model="claude-y"))
+    s.append_compaction("sum", None, 1)
+    projection = s.projection()
+    assert projection.thinking_level == "high"
+    assert projection.model == {"provider": "anthropic", "modelId": "claude-y"}
+    assert s.projection(u.id).model == {"provider": "openai", "modelId": "gpt-x"}
+    assert build_projection(list(s.entries), None).messages == []
+
+
+def test_custom_message_and_branch_summary_messages() -> None:
+    s = new()
+    s.append_message(user("q"))
+    s.append_custom_message("note", "see this", display=False, details={"hidden": True})
+    s.append_branch_summary("x", "", parent_id=s.leaf_id)  # empty summary contributes nothing
+    s.append_branch_summary("y", "went elsewhere", parent_id=s.leaf_id)
+    messages = s.projection().messages
+    assert [m["role"] for m in messages] == ["user", "custom", "branchSummary"]
+    assert messages[1]["details"] == {"hidden": True}
+    llm = convert_to_llm(messages)
+    assert [m["role"] for m in llm] == ["user", "user", "user"]
+    assert llm[1]["content"] == [{"type": "text", "text": "see this"}]
+    text = llm[2]["content"][0]["text"]  # type: ignore[index]
+    assert text.endswith("<summary>\nwent elsewhere</summary>")
+
+
+def test_bash_execution_text_layout() -> None:
+    base = {"role": "bashExecution", "command": "ls", "output": "a\n", "cancelled": False,
+            "truncated": True, "exitCode": 2, "fullOutputPath": "/tmp/o", "timestamp": 1}
+    assert bash_execution_text(base) == (
+        "Ran `ls`\n```\na\n\n```\n\nCommand exited with code 2\n\n[Output truncated. Full output: /tmp/o]"
+    )
+    quiet = {**base, "output": "", "cancelled": True, "truncated": False}
+    assert bash_execution_text(quiet) == "Ran `ls`\n(no output)\n\n(command cancelled)"
+    assert convert_to_llm([{**base, "excludeFromContext": True}]) == []
+
+
+def test_js_date_ms() -> None:
+    assert js_date_ms("2025-01-15T10:00:00.000Z") == 1736935200000
+    assert js_date_ms("2025-01-15T10:00:00.5-0530") == 1736955000500
+    assert js_date_ms("garbage") is None
+    assert js_date_ms(None) == 0
+
+
+# -- property: the incremental projection equals the from-scratch one -------------------------
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["user", "assistant", "tool", "edit", "omit", "compact", "move", "label",
+                         "model", "level", "custom_message", "system"]),
+        st.integers(min_value=0, max_value=10_000),
+    ),
+    max_size=40,
+)
+
+
+def apply(s: Session, op: str, n: int) -> None:
+    entries = s.entries
+    visible = [e for e in s.branch_entries() if e.type == "message" and e.role in ("user", "assistant", "toolResult")]
+    if op == "user":
+        s.append_message(user(f"u{n}"))
+    elif op == "assistant":
+        s.append_message(assistant(f"a{n}", calls=[("read", {"n": n})] if n % 2 else None))
+    elif op == "tool":
+        s.append_message(tool_result(f"r{n}"))
+    elif op in ("edit", "omit") and visible:
+        target = visible[n % len(visible)]
+        s.append_context_edit(target.id, None if op == "omit" else {"content": f"e{n}"})
+    elif op == "compact":
+        path = s.branch_entries()
+        keep = path[n % len(path)].id if path and n % 3 else None
+        s.append_compaction(f"s{n}", keep, n, system_message={"role": "system", "content": f"snap{n}", "timestamp": n})
+    elif op == "move" and entries:
+        s.move_leaf(entries[n % len(entries)].id)
+    elif op == "label" and entries:
+        s.append_label(entries[n % len(entries)].id, f"l{n}")
+    elif op == "model":
+        s.append_model_change("p", f"m{n}")
+    elif op == "level":
+        s.append_thinking_level_change(["low", "high"][n % 2])
+    elif op == "custom_message":
+        s.append_custom_message("t", f"c{n}")
+    elif op == "system":
+        s.append_message({"role": "system", "content": "", "sections": {"x": str(n)}, "timestamp": n})
+
+
+@settings(max_examples=60, deadline=None)
+@given(OPS)
+def test_live_projection_matches_projection_of_path(ops: list[tuple[str, int]]) -> None:
+    s = new()
+    for op, n in ops:
+        apply(s, op, n)
+        live = s.projection()
+        scratch = projection_of_path(s.branch_entries())
+        assert live.messages == scratch.messages
+        assert [p.entry for p in live.entries] == [p.entry for p in scratch.entries]
+        assert (live.thinking_level, live.model) == (scratch.thinking_level, scratch.model)
+
+
+def test_projection_is_a_copy() -> None:
+    s = new()
+    s.append_message(user("q"))
+    first = s.projection()
+    first.messages.append({"role": "user", "content": "injected", "timestamp": 0})  # type: ignore[typeddict-item]
+    assert len(s.projection().messages) == 1
+
+
+def test_entry_messages_normalize_null_content() -> None:
+    e = Entry.from_data({"type": "message", "id": "a", "parentId": None, "timestamp": "t",
+                         "message": {"role": "user", "content": None, "timestamp": 1}})
+    s = new()
+    assert projection_of_path([e]).messages == [{"role": "user", "content": [], "timestamp": 1}]
+    assert s.projection().messages == []
+
+

@@ -1,0 +1,104 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pi_context.errors import TreeError
+from pi_context.session import Entry, Session, TreeIndex
+from pi_context.testing import FixedClock, SequentialIds
+from tests.session.conftest import DATA
+from tests.session.helpers import assistant, user
+
+
+def entry(entry_id: str, parent: str | None, kind: str = "custom", **extra: Any) -> Entry:
+    return Entry.from_data({"type": kind, "id": entry_id, "parentId": parent, **extra})
+
+
+def branched() -> Session:
+    s = Session.in_memory("/", ids=SequentialIds(), clock=FixedClock())
+    s.append_message(user("root"))  # 1
+    s.append_message(assistant("a"))  # 2
+    s.append_message(user("left"))  # 3
+    s.append_message(assistant("left reply"))  # 4
+    s.move_leaf("00000002")
+    s.append_message(user("right"))  # 5
+    s.append_message(assistant("right reply"))  # 6
+    return s
+
+
+def test_paths_children_leaves() -> None:
+    s = branched()
+    assert [e.id for e in s.branch_entries()] == ["00000001", "00000002", "00000005", "00000006"]
+    assert [e.id for e in s.branch_entries("00000004")] == ["00000001", "00000002", "00000003", "00000004"]
+    assert [e.id for e in s.children("00000002")] == ["00000003", "00000005"]
+    assert [e.id for e in s.leaves()] == ["00000004", "00000006"]
+    assert s.common_ancestor("00000004", "00000006") == "00000002"
+    assert s.common_ancestor("00000004", "00000003") == "00000003"
+
+
+def test_common_ancestor_across_roots_is_none() -> None:
+    s = branched()
+    s.move_leaf(None)
+    s.append_message(user("second root"))
+    assert s.common_ancestor("00000007", "00000004") is None
+    assert len(s.roots()) == 2
+
+
+def test_unknown_ids_raise() -> None:
+    s = branched()
+    with pytest.raises(TreeError, match="zzzz"):
+        s.branch_entries("zzzz")
+    with pytest.raises(TreeError):
+        s.move_leaf("zzzz")
+    with pytest.raises(TreeError):
+        s.common_ancestor("zzzz", "00000001")
+
+
+def test_labels_last_wins_and_clearing() -> None:
+    s = branched()
+    s.append_label("00000001", "first")
+    s.append_label("00000001", "renamed")
+    s.append_label("00000003", "x")
+    s.append_label("00000003", None)
+    assert s.labels == {"00000001": "renamed"}
+    assert s.label_of("00000003") is None
+
+
+def test_self_parent_is_a_root_and_terminates() -> None:
+    tree = TreeIndex([entry("aaaaaaaa", "aaaaaaaa"), entry("bbbbbbbb", "aaaaaaaa")])
+    assert [e.id for e in tree.path(tree.require("bbbbbbbb"))] == ["aaaaaaaa", "bbbbbbbb"]
+    assert [e.id for e in tree.roots()] == ["aaaaaaaa"]
+
+
+def test_parent_cycle_is_broken_and_reported(tmp_path: Any) -> None:
+    path = tmp_path / "cycle.jsonl"
+    lines = [
+        '{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}',
+        '{"type":"custom","customType":"x","id":"aaaaaaaa","parentId":"cccccccc","timestamp":"t"}',
+        '{"type":"custom","customType":"x","id":"bbbbbbbb","parentId":"aaaaaaaa","timestamp":"t"}',
+        '{"type":"custom","customType":"x","id":"cccccccc","parentId":"bbbbbbbb","timestamp":"t"}',
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    s = Session.open(path)
+    assert [e.id for e in s.branch_entries()] == ["aaaaaaaa", "bbbbbbbb", "cccccccc"]
+    assert any("cycle" in p.reason and p.line == 2 for p in s.problems)
+    assert [e.id for e, _ in s.tree.preorder()] == ["aaaaaaaa", "bbbbbbbb", "cccccccc"]
+    assert s.projection().messages == []
+
+
+def test_duplicate_ids_resolve_to_later_entry_like_pi() -> None:
+    s = Session.open(DATA / "edge_cases.jsonl")
+    dup = s.get("c405cddf")
+    assert dup is not None
+    assert dup.parent_id == "835e7cd7"
+    assert len(s.entries) == len(s.tree.by_id) + 1
+
+
+def test_preorder_depths() -> None:
+    s = branched()
+    rows = [(e.id, depth) for e, depth in s.tree.preorder()]
+    assert rows == [
+        ("00000001", 0), ("00000002", 1), ("00000003", 2), ("00000004", 3),
+        ("00000005", 2), ("00000006", 3),
+    ]

@@ -1,0 +1,236 @@
+"""Session locations and picking, as pi 1.6.0 lays them out."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pi_context.errors import SessionError
+from pi_context.storage import (
+    SESSION_ID_PATTERN,
+    agent_dir,
+    default_session_dir,
+    encode_cwd,
+    find_latest_session,
+    list_sessions,
+    looks_like_path,
+    new_session_id,
+    new_session_path,
+    read_header,
+    read_session_info,
+    resolve_session_arg,
+    session_dir,
+    session_file_name,
+)
+
+
+def write_session(
+    directory: Path,
+    sid: str,
+    *,
+    cwd: str = "/home/u/proj",
+    stamp: str = "2026-01-05T10:00:00.000Z",
+    messages: tuple[tuple[str, str, int], ...] = (),
+    mtime: float | None = None,
+    name: str | None = None,
+) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / session_file_name(stamp, sid)
+    lines = [{"type": "session", "version": 3, "id": sid, "timestamp": stamp, "cwd": cwd}]
+    parent = None
+    for n, (role, text, ms) in enumerate(messages):
+        eid = f"{n + 1:08x}"
+        lines.append(
+            {
+                "type": "message",
+                "id": eid,
+                "parentId": parent,
+                "timestamp": stamp,
+                "message": {
+                    "role": role,
+                    "content": [{"type": "text", "text": text}],
+                    "timestamp": ms,
+                },
+            }
+        )
+        parent = eid
+    if name is not None:
+        lines.append(
+            {
+                "type": "session_info",
+                "id": "ffffffff",
+                "parentId": parent,
+                "timestamp": stamp,
+                "name": name,
+            }
+        )
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_encode_cwd_matches_pi_example() -> None:
+    assert encode_cwd("/home/u/proj") == "--home-u-proj--"
+    assert encode_cwd("/a:b/c") == "--a-b-c--"
+
+
+def test_default_dir_and_file_name() -> None:
+    agent = Path("/x/agent")
+    assert default_session_dir("/home/u/proj", agent) == Path("/x/agent/sessions/--home-u-proj--")
+    assert (
+        session_file_name("2026-01-05T10:00:00.000Z", "abc") == "2026-01-05T10-00-00-000Z_abc.jsonl"
+    )
+
+
+def test_agent_dir_from_env_expands_home() -> None:
+    home = str(Path.home())
+    assert agent_dir({"PI_CODING_AGENT_DIR": "~/pi"}) == Path(home) / "pi"
+    assert agent_dir({}) == Path(home) / ".pi" / "agent"
+
+
+def test_session_dir_precedence(tmp_path: Path) -> None:
+    env = {"PI_CODING_AGENT_SESSION_DIR": str(tmp_path / "env")}
+    assert (
+        session_dir("/p", agent=tmp_path, cli_dir=str(tmp_path / "cli"), env=env, setting="s")
+        == tmp_path / "cli"
+    )
+    assert (
+        session_dir("/p", agent=tmp_path, env=env, setting=str(tmp_path / "s")) == tmp_path / "env"
+    )
+    assert session_dir("/p", agent=tmp_path, env={}, setting=str(tmp_path / "s")) == tmp_path / "s"
+    assert session_dir("/p", agent=tmp_path, env={}) == tmp_path / "sessions" / "--p--"
+
+
+def test_new_session_id_is_uuid7_and_valid() -> None:
+    sid = new_session_id(now_ms=1_767_225_600_000)
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", sid)
+    assert int(sid.replace("-", "")[:12], 16) == 1_767_225_600_000
+    assert SESSION_ID_PATTERN.match(sid)
+
+
+@given(st.integers(min_value=0, max_value=2**48 - 1), st.integers(min_value=0, max_value=2**48 - 1))
+def test_session_ids_sort_by_time(a: int, b: int) -> None:
+    if a < b:
+        assert new_session_id(a) < new_session_id(b)
+
+
+def test_new_session_path_rejects_bad_id(tmp_path: Path) -> None:
+    path, sid, stamp = new_session_path(tmp_path, session_id="my.id")
+    assert path.name.endswith("_my.id.jsonl")
+    assert sid == "my.id"
+    assert path.name.startswith(re.sub(r"[:.]", "-", stamp))
+    with pytest.raises(SessionError):
+        new_session_path(tmp_path, session_id="-bad")
+
+
+def test_read_header_rules(tmp_path: Path) -> None:
+    good = tmp_path / "g.jsonl"
+    good.write_text(
+        '{"type":"session"\n{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/"}\n'
+    )
+    assert read_header(good) == {
+        "type": "session",
+        "version": 3,
+        "id": "x",
+        "timestamp": "t",
+        "cwd": "/",
+    }
+    bom = tmp_path / "b.jsonl"
+    bom.write_bytes(
+        b'\xef\xbb\xbf{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/"}\n'
+    )
+    assert read_header(bom) is None
+    no_id = tmp_path / "n.jsonl"
+    no_id.write_text('{"type":"session","version":3}\n')
+    assert read_header(no_id) is None
+    assert read_header(tmp_path / "missing.jsonl") is None
+
+
+def test_conformance_degenerate_headers() -> None:
+    data = Path(__file__).parent / "data" / "conformance" / "sessions" / "small"
+    assert read_header(data / "tiny_malformed_then_header.jsonl") is not None
+    for name in ("tiny_bom_header", "tiny_header_without_id", "tiny_no_header", "tiny_empty"):
+        assert read_header(data / f"{name}.jsonl") is None, name
+
+
+def test_session_info_counts_and_name(tmp_path: Path) -> None:
+    path = write_session(
+        tmp_path,
+        "s1",
+        messages=(
+            ("user", "hello\nworld", 1_800_000_000_000),
+            ("assistant", "hi", 1_800_000_000_500),
+        ),
+        name=" Named ",
+    )
+    info = read_session_info(path)
+    assert info is not None
+    assert (info.id, info.message_count, info.first_message, info.name) == (
+        "s1",
+        2,
+        "hello world",
+        "Named",
+    )
+    assert info.last_activity_ms == 1_800_000_000_500
+
+
+def test_continue_picks_newest_mtime_with_header(tmp_path: Path) -> None:
+    old = write_session(tmp_path, "old", mtime=1000)
+    write_session(tmp_path, "new", mtime=2000, cwd="/other")
+    broken = tmp_path / "zzz.jsonl"
+    broken.write_text("not json\n")
+    os.utime(broken, (3000, 3000))
+    assert find_latest_session(tmp_path) == tmp_path / session_file_name(
+        "2026-01-05T10:00:00.000Z", "new"
+    )
+    assert find_latest_session(tmp_path, cwd="/home/u/proj") == old
+    assert find_latest_session(tmp_path / "none") is None
+    assert [info.id for info in list_sessions(tmp_path)] == ["new", "old"]
+
+
+def test_looks_like_path() -> None:
+    assert looks_like_path("a/b")
+    assert looks_like_path("x.jsonl")
+    assert looks_like_path("a\\b")
+    assert not looks_like_path("0194abcd")
+
+
+def test_resolve_id_exact_then_prefix_local_first(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    here = default_session_dir("/home/u/proj", agent)
+    there = default_session_dir("/home/u/other", agent)
+    write_session(here, "abc-1", messages=(("user", "a", 100),))
+    recent = write_session(here, "abc-2", messages=(("user", "b", 200),))
+    exact = write_session(here, "abc", messages=(("user", "c", 50),))
+    foreign = write_session(there, "zed-9", cwd="/home/u/other")
+
+    assert resolve_session_arg("abc", cwd="/home/u/proj", directory=here, agent=agent).path == exact
+    assert (
+        resolve_session_arg("abc-", cwd="/home/u/proj", directory=here, agent=agent).path == recent
+    )
+    match = resolve_session_arg("zed", cwd="/home/u/proj", directory=here, agent=agent)
+    assert (match.path, match.other_project, match.cwd) == (foreign, True, "/home/u/other")
+    with pytest.raises(SessionError, match="No session found matching 'ABC'"):
+        resolve_session_arg("ABC", cwd="/home/u/proj", directory=here, agent=agent)
+
+
+def test_resolve_path_new_existing_and_invalid(tmp_path: Path) -> None:
+    missing = resolve_session_arg(
+        "new.jsonl", cwd=str(tmp_path), directory=tmp_path, agent=tmp_path
+    )
+    assert (missing.path, missing.exists) == (tmp_path / "new.jsonl", False)
+    existing = write_session(tmp_path / "d", "s")
+    found = resolve_session_arg(str(existing), cwd="/", directory=tmp_path, agent=tmp_path)
+    assert found.exists
+    assert found.cwd == "/home/u/proj"
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text("hello\n")
+    with pytest.raises(SessionError, match="not a valid pi session"):
+        resolve_session_arg(str(junk), cwd="/", directory=tmp_path, agent=tmp_path)

@@ -1,0 +1,126 @@
+"""Tool declarations, argument validation and the error boundary of run_tool."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_context.errors import ToolError
+from pi_context.tools import (
+    BUILTIN_TOOL_NAMES,
+    CONSTRAINED_SAMPLING,
+    Tool,
+    ToolOutcome,
+    default_tools,
+    resolve_path,
+    run_tool,
+    select_tools,
+    text_outcome,
+    tool_declarations,
+    validate_arguments,
+)
+
+
+class Boom(Tool):
+    name = "boom"
+    description = "raises"
+    parameters = {"type": "object", "required": [], "properties": {"n": {"type": "integer"}}}  # noqa: RUF012
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    async def execute(self, call_id: str, arguments: dict[str, Any], **_: Any) -> ToolOutcome:
+        raise self.exc
+
+
+def test_default_tools_in_pi_order_with_pi_schema_layout() -> None:
+    tools = default_tools()
+    assert [t.name for t in tools] == list(BUILTIN_TOOL_NAMES) == ["read", "bash", "edit", "write"]
+    decls = tool_declarations(tools)
+    for decl in decls:
+        assert list(decl) == ["name", "description", "parameters", "constrainedSampling"]
+        assert decl["constrainedSampling"] == CONSTRAINED_SAMPLING
+        assert list(decl["parameters"]) == ["type", "required", "properties"]
+        for prop in decl["parameters"]["properties"].values():
+            assert next(iter(prop)) == "type"
+    edits = decls[2]["parameters"]["properties"]["edits"]
+    assert list(edits) == ["type", "items", "description"]
+    # Declarations are copies: changing one never changes the tool.
+    decls[0]["parameters"]["properties"].clear()
+    assert tool_declarations(tools)[0]["parameters"]["properties"]
+    json.dumps(decls)
+
+
+def test_write_and_edit_share_one_lock_table() -> None:
+    tools = {t.name: t for t in default_tools()}
+    assert tools["edit"].locks is tools["write"].locks  # type: ignore[attr-defined]
+
+
+def test_select_tools_keeps_requested_order_and_skips_unknown() -> None:
+    tools = default_tools()
+    assert [t.name for t in select_tools(tools, ["write", "nope", "read", "write"])] == [
+        "write",
+        "read",
+    ]
+
+
+def test_validation_coerces_and_drops_null_optionals() -> None:
+    read = default_tools()[0]
+    assert validate_arguments(read, {"path": "a", "offset": "5", "limit": None}) == {
+        "path": "a",
+        "offset": 5,
+    }
+
+
+def test_validation_error_lists_every_problem() -> None:
+    edit = default_tools()[2]
+    with pytest.raises(ToolError) as info:
+        validate_arguments(edit, {"path": 3.5, "edits": [{"oldText": 1, "newText": []}]})
+    lines = str(info.value).split("\n")
+    assert lines[0] == 'Validation failed for tool "edit":'
+    assert "  - edits.0.newText: must be string" in lines
+    assert "Received arguments:" in lines
+
+
+async def test_run_tool_turns_any_failure_into_an_error_result(tmp_path: Path) -> None:
+    for exc, text in [
+        (ToolError("bad call"), "bad call"),
+        (RuntimeError("kaput"), "kaput"),
+        (
+            FileNotFoundError(2, "No such file or directory", "/x"),
+            "ENOENT: no such file or directory, '/x'",
+        ),
+    ]:
+        out = await run_tool(Boom(exc), "c", {}, cwd=tmp_path)
+        assert out == ToolOutcome([{"type": "text", "text": text}], {}, True)
+    out = await run_tool(Boom(RuntimeError()), "c", "not an object", cwd=tmp_path)
+    assert out.is_error
+    assert out.text.startswith('Validation failed for tool "boom":\n  - root: must be object')
+
+
+async def test_cancellation_propagates(tmp_path: Path) -> None:
+    with pytest.raises(asyncio.CancelledError):
+        await run_tool(Boom(asyncio.CancelledError()), "c", {}, cwd=tmp_path)
+
+
+async def test_signal_set_before_start_aborts(tmp_path: Path) -> None:
+    signal = asyncio.Event()
+    signal.set()
+    out = await run_tool(Boom(RuntimeError()), "c", {}, cwd=tmp_path, signal=signal)
+    assert out.text == "Operation aborted"
+
+
+def test_resolve_path(tmp_path: Path) -> None:
+    assert resolve_path("a.txt", tmp_path) == tmp_path / "a.txt"
+    assert resolve_path("@a.txt", tmp_path) == tmp_path / "a.txt"
+    assert resolve_path("~/x", tmp_path) == Path.home() / "x"
+    assert resolve_path("file:///etc/hosts", tmp_path) == Path("/etc/hosts")
+    assert resolve_path("a\u202fb", tmp_path) == tmp_path / "a b"
+
+
+def test_text_outcome() -> None:
+    assert text_outcome("x").text == "x"

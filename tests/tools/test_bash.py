@@ -1,0 +1,211 @@
+"""The bash tool: output, exit codes, truncation with a spill file, timeout, abort, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from pi_context.tools import BashTool, ToolOutcome, run_tool
+from pi_context.tools.bash import format_seconds
+
+from .conftest import Runner
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (waits a little for a just-killed process to go)."""
+    for _ in range(300):
+        if not _running(pid):
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); treat it as dead.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def _wait_for_file(path: Path) -> str:
+    for _ in range(500):
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{path} never appeared")
+
+
+async def test_merged_output_and_exit_code(call: Runner) -> None:
+    out = await call(BashTool(), command="echo out; echo err >&2; exit 3")
+    assert out.is_error
+    assert out.text == "out\nerr\n\n\nCommand exited with code 3"
+    assert out.details is None
+
+
+async def test_success_and_no_output(call: Runner, tmp_path: Path) -> None:
+    out = await call(BashTool(), command="pwd")
+    assert out.text == f"{tmp_path}\n"
+    assert not out.is_error
+    assert out.details is None
+    assert (await call(BashTool(), command="true")).text == "(no output)"
+
+
+async def test_signal_death_is_128_plus_signo(call: Runner) -> None:
+    out = await call(BashTool(), command="kill -9 $$")
+    assert out.text.endswith("Command exited with code 137")
+
+
+async def test_tail_truncation_saves_full_output(call: Runner) -> None:
+    out = await call(BashTool(), command="seq 1 3000")
+    assert not out.is_error
+    trunc = out.details["truncation"]
+    full = Path(out.details["fullOutputPath"])
+    try:
+        assert out.text.startswith("1001\n")
+        assert out.text.endswith(f"3000\n\n[Showing lines 1001-3000 of 3000. Full output: {full}]")
+        assert trunc["truncatedBy"] == "lines"
+        assert trunc["totalLines"] == 3000
+        assert full.read_text() == "".join(f"{i}\n" for i in range(1, 3001))
+        assert full.stat().st_mode & 0o777 == 0o600
+    finally:
+        full.unlink()
+
+
+async def test_partial_last_line(call: Runner) -> None:
+    out = await call(BashTool(), command="head -c 60000 /dev/zero | tr '\\0' x")
+    full = Path(out.details["fullOutputPath"])
+    full.unlink()
+    assert out.text.endswith(
+        f"[Showing last 50.0KB of line 1 (line is 58.6KB). Full output: {full}]"
+    )
+    assert out.details["truncation"]["lastLinePartial"] is True
+
+
+async def test_large_output_beyond_memory_window(call: Runner) -> None:
+    # 1 MB of output: only a bounded tail is kept in memory; totals still cover everything.
+    out = await call(BashTool(), command="yes abcdefghi | head -n 100000")
+    full = Path(out.details["fullOutputPath"])
+    try:
+        assert full.stat().st_size == 1_000_000
+        assert out.details["truncation"]["totalLines"] == 100000
+        assert out.text.endswith(f"[Showing lines 98001-100000 of 100000. Full output: {full}]")
+    finally:
+        full.unlink()
+
+
+async def test_timeout_kills_and_reports(call: Runner) -> None:
+    out = await call(BashTool(), command="echo started; sleep 30", timeout=0.5)
+    assert out.is_error
+    assert out.details == {}
+    assert out.text == "started\n\n\nCommand timed out after 0.5 seconds"
+
+
+@pytest.mark.parametrize(
+    ("timeout", "message"),
+    [
+        (0, "Invalid timeout: must be a finite number of seconds"),
+        (-1, "Invalid timeout: must be a finite number of seconds"),
+        (3e6, "Invalid timeout: maximum is 2147483.647 seconds"),
+    ],
+)
+async def test_invalid_timeout(call: Runner, timeout: float, message: str) -> None:
+    out = await call(BashTool(), command="true", timeout=timeout)
+    assert out.is_error
+    assert out.text == message
+
+
+async def test_abort_signal_kills_process_group(tmp_path: Path) -> None:
+    signal = asyncio.Event()
+    task = asyncio.create_task(
+        run_tool(
+            BashTool(),
+            "c",
+            {"command": "sleep 30 & echo $! > child.pid; echo go; wait"},
+            cwd=tmp_path,
+            signal=signal,
+        )
+    )
+    child = int(await _wait_for_file(tmp_path / "child.pid"))
+    signal.set()
+    out = await task
+    assert out.is_error
+    assert out.text == "go\n\n\nCommand aborted"
+    assert not _alive(child)
+
+
+async def test_task_cancellation_kills_process_group(tmp_path: Path) -> None:
+    task = asyncio.create_task(
+        run_tool(BashTool(), "c", {"command": "sleep 30 & echo $! > child.pid; wait"}, cwd=tmp_path)
+    )
+    child = int(await _wait_for_file(tmp_path / "child.pid"))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not _alive(child)
+
+
+async def test_environment_and_settings(tmp_path: Path) -> None:
+    os.environ["PI_MODEL"] = "inherited"
+    try:
+        tool = BashTool(
+            command_prefix="export GREETING=hi",
+            agent_dir=tmp_path / "agent",
+            session_env=lambda: {"PI_SESSION_ID": "sess-1"},
+        )
+        out = await run_tool(
+            tool,
+            "c",
+            {"command": 'echo "$GREETING ${PI_MODEL:-unset} $PI_SESSION_ID ${PATH%%:*}"'},
+            cwd=tmp_path,
+        )
+    finally:
+        del os.environ["PI_MODEL"]
+    assert out.text == f"hi unset sess-1 {tmp_path / 'agent' / 'bin'}\n"
+
+
+async def test_missing_cwd_and_shell(tmp_path: Path) -> None:
+    out = await run_tool(BashTool(), "c", {"command": "true"}, cwd=tmp_path / "gone")
+    assert (
+        out.text
+        == f"Working directory does not exist: {tmp_path / 'gone'}\nCannot execute bash commands."
+    )
+    out = await run_tool(
+        BashTool(shell_path="/no/such/shell"), "c", {"command": "true"}, cwd=tmp_path
+    )
+    assert out.text == "Custom shell path not found: /no/such/shell"
+
+
+async def test_live_updates(tmp_path: Path) -> None:
+    updates: list[ToolOutcome] = []
+    out = await run_tool(
+        BashTool(), "c", {"command": "echo one"}, cwd=tmp_path, on_update=updates.append
+    )
+    assert out.text == "one\n"
+    assert updates[0] == ToolOutcome([])
+    assert all(not u.is_error for u in updates)
+
+
+def test_format_seconds() -> None:
+    assert format_seconds(5.0) == "5"
+    assert format_seconds(1.5) == "1.5"
+
+
+async def test_timeout_after_shell_exit_names_background_processes(call: Runner) -> None:
+    out = await call(BashTool(), command="(sleep 30; echo late) & echo bg", timeout=0.5)
+    assert out.is_error
+    assert out.text.startswith(
+        "bg\n\n\nCommand timed out after 0.5 seconds. The shell exited with code 0 after "
+    )
+    assert out.text.endswith(
+        " seconds, but background processes it started kept writing output until the timeout."
+    )

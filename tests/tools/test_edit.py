@@ -1,0 +1,187 @@
+"""The edit tool: exact unique replacement, fuzzy matching, line endings, diffs, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pi_context.errors import ToolError
+from pi_context.tools import EditTool
+from pi_context.tools.edit import apply_edits, fuzzy_normalize, splice, splice_original
+
+from .conftest import Runner
+
+
+def edit(old: str, new: str) -> dict[str, str]:
+    return {"oldText": old, "newText": new}
+
+
+async def test_single_edit_result_and_details(call: Runner, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("foo\nbar\nfoo\n")
+    out = await call(EditTool(), path="f.txt", edits=[edit("bar\n", "BAR\nBAZ\n")])
+    assert not out.is_error
+    assert out.text == "Successfully replaced 1 block(s) in f.txt."
+    assert (tmp_path / "f.txt").read_text() == "foo\nBAR\nBAZ\nfoo\n"
+    assert out.details["diff"] == " 1 foo\n-2 bar\n+2 BAR\n+3 BAZ\n 3 foo"
+    assert out.details["patch"] == (
+        "--- f.txt\n+++ f.txt\n@@ -1,3 +1,4 @@\n foo\n-bar\n+BAR\n+BAZ\n foo\n"
+    )
+    assert out.details["firstChangedLine"] == 2
+    assert list(out.details) == ["diff", "patch", "firstChangedLine"]
+
+
+async def test_several_edits_match_the_original(call: Runner, tmp_path: Path) -> None:
+    (tmp_path / "f.py").write_text("a = 1\nb = 2\nc = 3\n")
+    out = await call(
+        EditTool(), path="f.py", edits=[edit("c = 3", "c = 30"), edit("a = 1", "a = 10")]
+    )
+    assert out.text == "Successfully replaced 2 block(s) in f.py."
+    assert (tmp_path / "f.py").read_text() == "a = 10\nb = 2\nc = 30\n"
+
+
+async def test_not_found_single_and_multi(call: Runner, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("hello\n")
+    out = await call(EditTool(), path="f.txt", edits=[edit("bye", "x")])
+    assert out.is_error
+    assert out.details == {}
+    assert out.text == (
+        "Could not find the exact text in f.txt. The old text must match exactly including all "
+        "whitespace and newlines."
+    )
+    out = await call(EditTool(), path="f.txt", edits=[edit("hello", "x"), edit("bye", "y")])
+    assert out.text == (
+        "Could not find edits[1] in f.txt. The oldText must match exactly including all "
+        "whitespace and newlines."
+    )
+    assert (tmp_path / "f.txt").read_text() == "hello\n"
+
+
+async def test_ambiguous(call: Runner, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("x\nx\nx\n")
+    out = await call(EditTool(), path="f.txt", edits=[edit("x", "y")])
+    assert out.text == (
+        "Found 3 occurrences of the text in f.txt. The text must be unique. Please provide more "
+        "context to make it unique."
+    )
+    out = await call(EditTool(), path="f.txt", edits=[edit("x\nx\nx", "z"), edit("x", "y")])
+    assert out.text.startswith(
+        "Found 3 occurrences of edits[1] in f.txt. Each oldText must be unique."
+    )
+
+
+async def test_uniqueness_is_judged_on_the_fuzzy_form(call: Runner, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("foo\nfoo \n")
+    out = await call(EditTool(), path="f.txt", edits=[edit("foo\n", "bar\n")])
+    assert out.text.startswith("Found 2 occurrences of the text in f.txt.")
+
+
+async def test_overlap(call: Runner, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("abcdef\n")
+    out = await call(EditTool(), path="f.txt", edits=[edit("cde", "X"), edit("abc", "Y")])
+    assert out.text == (
+        "edits[1] and edits[0] overlap in f.txt. Merge them into one edit or target disjoint regions."
+    )
+
+
+async def test_no_op(call: Runner, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("same\n")
+    out = await call(EditTool(), path="f.txt", edits=[edit("same", "same")])
+    assert out.text.startswith(
+        "No changes made to f.txt. The replacement produced identical content."
+    )
+    out = await call(EditTool(), path="f.txt", edits=[edit("sa", "sa"), edit("me", "me")])
+    assert out.text == "No changes made to f.txt. The replacements produced identical content."
+
+
+async def test_empty_old_text(call: Runner, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("a")
+    out = await call(EditTool(), path="f.txt", edits=[edit("", "b")])
+    assert out.text == "oldText must not be empty in f.txt."
+    out = await call(EditTool(), path="f.txt", edits=[edit("a", "b"), edit("", "c")])
+    assert out.text == "edits[1].oldText must not be empty in f.txt."
+
+
+async def test_missing_file(call: Runner) -> None:
+    out = await call(EditTool(), path="nope.txt", edits=[edit("a", "b")])
+    assert out.text == "Could not edit file: nope.txt. Error code: ENOENT."
+
+
+async def test_argument_repairs(call: Runner, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("one two three")
+    assert not (
+        await call(EditTool(), path="f.txt", edits='[{"oldText":"one","newText":"1"}]')
+    ).is_error
+    assert not (
+        await call(EditTool(), path="f.txt", edits={"oldText": "two", "newText": "2"})
+    ).is_error
+    assert not (await call(EditTool(), path="f.txt", oldText="three", newText="3")).is_error
+    assert (tmp_path / "f.txt").read_text() == "1 2 3"
+    out = await call(EditTool(), path="f.txt", edits=[])
+    assert out.text == "Edit tool input is invalid. edits must contain at least one replacement."
+    out = await call(EditTool(), path="f.txt", edits=[{"oldText": "1"}])
+    assert "edits.0: must have required property 'newText'" in out.text
+
+
+async def test_fuzzy_match_rewrites_touched_lines_only(call: Runner, tmp_path: Path) -> None:
+    original = "keep \u201cthis\u201d  \nsay \u201chi\u201d   \nend\n"
+    (tmp_path / "f.txt").write_text(original)
+    out = await call(EditTool(), path="f.txt", edits=[edit('say "hi"', 'say "hello"')])
+    assert not out.is_error, out.text
+    assert (tmp_path / "f.txt").read_text() == 'keep \u201cthis\u201d  \nsay "hello"\nend\n'
+
+
+async def test_crlf_and_bom_survive(call: Runner, tmp_path: Path) -> None:
+    (tmp_path / "w.txt").write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\nthree\r\n")
+    out = await call(EditTool(), path="w.txt", edits=[edit("two\n", "2\n2b\n")])
+    assert not out.is_error, out.text
+    assert (tmp_path / "w.txt").read_bytes() == b"\xef\xbb\xbfone\r\n2\r\n2b\r\nthree\r\n"
+    assert out.details["diff"] == " 1 one\n-2 two\n+2 2\n+3 2b\n 3 three"
+
+
+async def test_long_context_is_elided(call: Runner, tmp_path: Path) -> None:
+    lines = [f"line{i}" for i in range(1, 21)]
+    (tmp_path / "f.txt").write_text("\n".join(lines) + "\n")
+    out = await call(EditTool(), path="f.txt", edits=[edit("line10\n", "TEN\n")])
+    assert out.details["diff"].split("\n") == [
+        "    ...",
+        "  6 line6",
+        "  7 line7",
+        "  8 line8",
+        "  9 line9",
+        "-10 line10",
+        "+10 TEN",
+        " 11 line11",
+        " 12 line12",
+        " 13 line13",
+        " 14 line14",
+        "    ...",
+    ]
+    assert "@@ -6,9 +6,9 @@" in out.details["patch"]
+
+
+def test_apply_edits_raises_tool_error() -> None:
+    with pytest.raises(ToolError, match="Could not find"):
+        apply_edits("abc", [("zzz", "y")], "p")
+
+
+def test_fuzzy_normalize() -> None:
+    assert fuzzy_normalize("a\u2014b \u00a0\n\u2018q\u2019\u3000x") == "a-b\n'q' x"
+
+
+@given(
+    st.lists(st.sampled_from(["a", "b", "\n", "\r\n", "\r", "x"]), max_size=30).map("".join),
+    st.text(alphabet="yz\n", max_size=5),
+)
+def test_splice_original_matches_the_normalized_edit(original: str, replacement: str) -> None:
+    normalized = original.replace("\r\n", "\n").replace("\r", "\n")
+    if "x" not in normalized:
+        return
+    start = normalized.index("x")
+    spans = [(start, start + 1, replacement)]
+    written = splice_original(original, spans)
+    assert written.replace("\r\n", "\n").replace("\r", "\n") == splice(normalized, spans)
+    # Bytes outside the replaced span are untouched.
+    assert written.startswith(original[: original.index("x")])
