@@ -120,7 +120,9 @@ async def test_coding_task_compaction_and_branch_summary(tmp_path: Path) -> None
     assert ends[0].result is not None
     compaction = next(e for e in sess.session.entries if e.type == "compaction")
     assert "History summary" in compaction.get("summary")
-    assert "<modified-files>\nsrc/app.py\n</modified-files>" in compaction.get("summary")
+    # The cut fell inside the running turn: the read is summarized as a split-turn prefix.
+    assert "**Turn Context (split turn):**" in compaction.get("summary")
+    assert "<read-files>\nsrc/app.py\n</read-files>" in compaction.get("summary")
     assert compaction.get("fromHook") is False
     assert compaction.get("systemMessage")["sections"]["project_context"].count("Keep functions")
     # The request after the compaction starts from the snapshot and the summary.

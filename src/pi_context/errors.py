@@ -14,6 +14,7 @@
     ├── CompactionError              a compaction or branch summary could not be produced
     │   └── CompactionCancelledError
     ├── ProviderError                a model request failed (``kind`` classifies it)
+    │   └── ModelNotFoundError       a model name matches no model, or several
     └── ToolError                    a tool was called with bad arguments (its message goes to the model)
 
 Every error that is about a file carries ``path`` (and ``line`` where there is one), and
@@ -29,6 +30,7 @@ __all__ = [
     "CompactionCancelledError",
     "CompactionError",
     "ExtensionError",
+    "ModelNotFoundError",
     "PiContextError",
     "PromptError",
     "ProviderError",
@@ -129,6 +131,10 @@ class ProviderError(PiContextError):
         self.status = status
         self.retry_after = retry_after
         super().__init__(message)
+
+
+class ModelNotFoundError(ProviderError):
+    """A model name (``--model``) matches no known model, or is ambiguous."""
 
 
 class ToolError(PiContextError):

@@ -10,12 +10,23 @@ the numbers in the goldens depend on these exact rules, so they are reproduced l
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
 
 from pi_context._json import js_stringify, utf16_len
 
-__all__ = ["IMAGE_CHARS", "estimate_chars", "estimate_tokens"]
+__all__ = [
+    "IMAGE_CHARS",
+    "ContextEstimate",
+    "calculate_context_tokens",
+    "estimate_chars",
+    "estimate_context_tokens",
+    "estimate_tokens",
+    "get_last_assistant_usage",
+    "has_valid_usage",
+    "should_compact",
+]
 
 IMAGE_CHARS: Final = 4800
 """Characters an image block counts for (about 1200 tokens)."""
@@ -92,3 +103,103 @@ def estimate_chars(message: Mapping[str, Any]) -> int:
 def estimate_tokens(message: Mapping[str, Any]) -> int:
     """pi's ``estimateTokens(message)``: ``ceil(chars / 4)``."""
     return math.ceil(estimate_chars(message) / 4)
+
+
+# -- context-level accounting (pi's compaction/utils: usage-based context size) --------------
+
+
+class _EntryLike(Protocol):
+    """A session entry as far as usage lookup needs it."""
+
+    type: str
+    role: str | None
+
+    @property
+    def message(self) -> Any: ...
+
+
+class _Threshold(Protocol):
+    """Settings with pi's ``enabled`` and ``reserveTokens`` (e.g. ``CompactionSettings``)."""
+
+    @property
+    def enabled(self) -> bool: ...
+
+    @property
+    def reserve_tokens(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ContextEstimate:
+    """pi's ``{tokens, usageTokens, trailingTokens, lastUsageIndex}``."""
+
+    tokens: int
+    usage_tokens: int
+    trailing_tokens: int
+    last_usage_index: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tokens": self.tokens,
+            "usageTokens": self.usage_tokens,
+            "trailingTokens": self.trailing_tokens,
+            "lastUsageIndex": self.last_usage_index,
+        }
+
+
+def _num(value: Any) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return value
+
+
+def calculate_context_tokens(usage: Mapping[str, Any]) -> int | float:
+    """``totalTokens`` when non-zero, else ``input + output + cacheRead + cacheWrite``."""
+    total = _num(usage.get("totalTokens"))
+    if total:
+        return total
+    return (
+        _num(usage.get("input"))
+        + _num(usage.get("output"))
+        + _num(usage.get("cacheRead"))
+        + _num(usage.get("cacheWrite"))
+    )
+
+
+def has_valid_usage(message: Mapping[str, Any]) -> bool:
+    """An assistant message that finished (not aborted/error) and reported a non-zero usage."""
+    if message.get("role") != "assistant":
+        return False
+    if message.get("stopReason") in ("aborted", "error"):
+        return False
+    usage = message.get("usage")
+    return isinstance(usage, Mapping) and calculate_context_tokens(usage) > 0
+
+
+def estimate_context_tokens(messages: Sequence[Mapping[str, Any]]) -> ContextEstimate:
+    """Last valid usage plus the estimate of the messages after it (pi's ``estimateContextTokens``)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if has_valid_usage(message):
+            usage_tokens = int(calculate_context_tokens(message["usage"]))
+            trailing = sum(estimate_tokens(m) for m in messages[index + 1 :])
+            return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
+    total = sum(estimate_tokens(m) for m in messages)
+    return ContextEstimate(total, 0, total, None)
+
+
+def get_last_assistant_usage(entries: Sequence[_EntryLike]) -> dict[str, Any] | None:
+    """The usage of the last message entry holding an assistant message with valid usage."""
+    for entry in reversed(entries):
+        if entry.type != "message" or entry.role != "assistant":
+            continue
+        message = entry.message
+        if message is not None and has_valid_usage(message):
+            return dict(message["usage"])
+    return None
+
+
+def should_compact(context_tokens: float, context_window: float, settings: _Threshold) -> bool:
+    """pi's threshold: enabled and ``context_tokens > context_window - reserve_tokens`` (strict)."""
+    if not settings.enabled:
+        return False
+    return context_tokens > context_window - settings.reserve_tokens

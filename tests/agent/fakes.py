@@ -38,6 +38,7 @@ class FakeHost:
     turn_ends: list[tuple[AssistantMessage, Sequence[ToolResultMessage]]] = field(
         default_factory=list
     )
+    notified: list[str] = field(default_factory=list)
 
     def request_options(self) -> RequestOptions:
         return RequestOptions()
@@ -80,8 +81,15 @@ class FakeHost:
 
     async def after_turn(
         self, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
-    ) -> None:
+    ) -> bool:
         self.turn_ends.append((message, tool_results))
+        return False
+
+    async def finalize_message(self, message: AgentMessage) -> AgentMessage:
+        return message
+
+    async def notify(self, event: AgentEvent) -> None:
+        self.notified.append(event.type)
 
 
 def scripted(*replies: Any) -> ScriptedModel:

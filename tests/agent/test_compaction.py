@@ -215,3 +215,46 @@ async def test_navigation_refused_while_busy(make_session: MakeSession) -> None:
     sess.abort()
     async for _ in agen:
         pass
+
+
+async def test_abort_during_manual_compaction_appends_nothing(make_session: MakeSession) -> None:
+    import asyncio
+
+    from pi_context.errors import CompactionCancelledError
+
+    model = ScriptedModel([reply("answer " * 200), reply("two " * 200), reply("sum", delay=3600)])
+    sess = await make_session(model, settings={"compaction": {"keepRecentTokens": 1}})
+    await sess.run("question " * 200)
+    await sess.run("more " * 200)
+    before = len(sess.session.entries)
+    ends: list[Any] = []
+    sess.subscribe(lambda e: ends.append(e) if isinstance(e, CompactionEnd) else None)
+    task = asyncio.create_task(sess.compact())
+    while len(model.requests) < 3:
+        await asyncio.sleep(0)
+    assert sess.compacting
+    sess.abort()
+    with pytest.raises(CompactionCancelledError):
+        await task
+    assert len(sess.session.entries) == before
+    assert ends[-1].aborted
+    assert not sess.compacting
+
+
+async def test_abort_during_branch_summary_keeps_the_leaf(make_session: MakeSession) -> None:
+    import asyncio
+
+    model = ScriptedModel([reply("A1"), reply("B1"), reply("summary", delay=3600)])
+    sess = await make_session(model)
+    await sess.run("first")
+    await sess.run("second")
+    leaf = sess.session.leaf_id
+    first_assistant = next(e for e in sess.session.entries if e.role == "assistant")
+    task = asyncio.create_task(sess.navigate(first_assistant.id, summarize=True))
+    while len(model.requests) < 3:
+        await asyncio.sleep(0)
+    sess.abort()
+    result = await task
+    assert result.cancelled
+    assert result.aborted
+    assert sess.session.leaf_id == leaf

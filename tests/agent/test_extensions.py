@@ -202,3 +202,150 @@ async def test_extension_message_is_stored_as_custom_message(
     assert kinds == ["message", "message", "custom_message", "message"]
     sent: list[AgentMessage] = list(model.requests[0].messages)  # type: ignore[arg-type]
     assert text_of(sent[-1]["content"]) == "remember X"  # type: ignore[arg-type]
+
+
+async def test_lifecycle_notifications_in_order(make_session: MakeSession, project: Path) -> None:
+    seen: list[str] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        for name in (
+            "agent_start",
+            "turn_start",
+            "tool_execution_start",
+            "tool_execution_end",
+            "agent_end",
+        ):
+            pi.on(name, lambda e, c: seen.append(e.type))
+
+    model = ScriptedModel([reply(tool_calls=[("bash", {"command": "echo 1"})]), reply("done")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    await sess.run("go")
+    assert seen == [
+        "agent_start",
+        "turn_start",
+        "tool_execution_start",
+        "tool_execution_end",
+        "turn_start",
+        "agent_end",
+    ]
+
+
+async def test_message_end_can_rewrite_the_assistant_message(
+    make_session: MakeSession, project: Path
+) -> None:
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("message_end")
+        def redact(event: Any, ctx: Any) -> dict[str, Any] | None:
+            msg = event.message
+            if msg["role"] != "assistant":
+                return None
+            return {"message": {**msg, "content": [{"type": "text", "text": "[redacted]"}]}}
+
+    model = ScriptedModel([reply("secret")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    await sess.run("hi")
+    stored = sess.session.entries[-1].message
+    assert stored is not None
+    assert text_of(stored["content"]) == "[redacted]"  # type: ignore[arg-type]
+
+
+async def test_tool_call_block_and_tool_result_rewrite(
+    make_session: MakeSession, project: Path
+) -> None:
+    from pi_context.extensions.events import ToolCallResult, ToolResultResult
+
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("tool_call")
+        def guard(event: Any, ctx: Any) -> ToolCallResult | None:
+            if "rm " in event.input.get("command", ""):
+                return ToolCallResult(block=True, reason="rm is not allowed here")
+            return None
+
+        @pi.on("tool_result")
+        def shout(event: Any, ctx: Any) -> ToolResultResult:
+            return ToolResultResult(content=[{"type": "text", "text": "REWRITTEN"}])
+
+    model = ScriptedModel(
+        [
+            reply(tool_calls=[("bash", {"command": "rm -rf x"}), ("bash", {"command": "echo ok"})]),
+            reply("done"),
+        ]
+    )
+    sess = await make_session(model, extensions=runner_with(project, register))
+    await sess.run("go")
+    results = [e.message for e in sess.session.entries if e.role == "toolResult"]
+    assert text_of(results[0]["content"]) == "rm is not allowed here"  # type: ignore[index]
+    assert results[0]["isError"] is True  # type: ignore[index]
+    assert text_of(results[1]["content"]) == "REWRITTEN"  # type: ignore[index]
+
+
+async def test_turn_end_drafts_are_appended_and_continue_requests_one_more_turn(
+    make_session: MakeSession, project: Path
+) -> None:
+    calls = {"n": 0}
+
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("turn_end")
+        def nudge(event: Any, ctx: Any) -> dict[str, Any] | None:
+            calls["n"] += 1
+            if calls["n"] > 1:
+                return None
+            return {
+                "entries": [
+                    {"type": "custom", "customType": "marker", "data": {"turn": event.turn_index}},
+                    {"type": "custom_message", "customType": "nudge", "content": "Keep going."},
+                ],
+                "continue": True,
+            }
+
+    model = ScriptedModel([reply("first"), reply("second")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    await sess.run("go")
+    kinds = [e.type for e in sess.session.entries]
+    assert kinds == ["message", "message", "message", "custom", "custom_message", "message"]
+    assert text_of(model.requests[1].messages[-1]["content"]) == "Keep going."
+    model.assert_complete()
+
+
+async def test_invalid_turn_end_drafts_are_rejected_whole(
+    make_session: MakeSession, project: Path
+) -> None:
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("turn_end")
+        def bad(event: Any, ctx: Any) -> dict[str, Any]:
+            return {
+                "entries": [
+                    {"type": "custom", "customType": "ok"},
+                    {"type": "context_edit", "targetId": "missing", "replacement": None},
+                ]
+            }
+
+    model = ScriptedModel([reply("first")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    events = await sess.run("go")
+    assert [e.type for e in sess.session.entries] == ["message", "message", "message"]
+    errors = [e for e in events if isinstance(e, ExtensionError)]
+    assert "not on the current branch" in errors[0].error
+
+
+async def test_turn_end_compaction_draft(make_session: MakeSession, project: Path) -> None:
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("turn_end")
+        def compact(event: Any, ctx: Any) -> dict[str, Any]:
+            return {
+                "entries": [
+                    {"type": "compaction", "summary": "all of it", "firstKeptEntryId": None}
+                ]
+            }
+
+    model = ScriptedModel([reply("first"), reply("second")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    await sess.run("go")
+    entry = sess.session.entries[-1]
+    assert entry.type == "compaction"
+    assert entry.get("fromHook") is True
+    assert entry.get("firstKeptEntryId") == entry.id  # retain-none
+    assert entry.get("systemMessage")["role"] == "system"
+    await sess.run("next")
+    sent = model.requests[-1].messages
+    assert [m["role"] for m in sent] == ["system", "user", "user"]

@@ -374,3 +374,33 @@ async def test_host_actions_go_through_the_bound_host(tmp_path: Path) -> None:
     assert host.active == ["read", "bash", "write"]
     assert host.sent == [(CustomMessageDraft("note", "hello"), True)]
     assert host.entries == [("state", {"n": 1})]
+
+
+async def test_extension_tools_are_collected_and_run(tmp_path: Path) -> None:
+    from pi_context.errors import ToolError
+    from pi_context.tools import FunctionTool, run_tool
+
+    async def shout(args: dict[str, Any], cwd: Path) -> str:
+        if not args["text"]:
+            raise ToolError("nothing to shout")
+        return args["text"].upper()
+
+    def ext(pi: ExtensionAPI) -> None:
+        schema = {
+            "type": "object",
+            "required": ["text"],
+            "properties": {"text": {"type": "string"}},
+        }
+        pi.register_tool(
+            FunctionTool("shout", "Upper-case a text.", schema, shout, prompt_snippet="Shout")
+        )
+        pi.register_command("hello", lambda args, ctx: None, description="say hi")
+
+    runner = runner_of(ext)
+    (tool,) = runner.tools()
+    assert tool.declaration()["name"] == "shout"
+    assert (await run_tool(tool, "c", {"text": "hi"}, cwd=tmp_path)).text == "HI"
+    failed = await run_tool(tool, "c", {"text": ""}, cwd=tmp_path)
+    assert failed.is_error
+    assert failed.text == "nothing to shout"
+    assert [c.name for c in runner.commands()] == ["hello"]

@@ -193,3 +193,23 @@ def test_untrusted_project_keeps_context_files_only(tmp_path: Path) -> None:
     assert trusted.append_system_prompt == ["project append"]
     assert [s.name for s in trusted.skills] == ["p"]
     assert trusted.settings.compaction().reserve_tokens == 1
+
+
+def test_reload_records_trust_for_resources_created_during_the_session(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    loader = ResourceLoader(proj, agent_dir=agent, home=tmp_path / "home")
+    assert loader.load().trusted is True  # nothing needs trust yet
+    write(proj / ".pi" / "SYSTEM.md", "made during the session")
+    reloaded = loader.reload()
+    assert reloaded.trusted is True
+    assert reloaded.system_prompt == "made during the session"
+    assert TrustStore(agent / "trust.json").get(proj) is True
+    # a fresh process sees the saved decision; a project that needed trust at start is not saved
+    other = tmp_path / "other"
+    write(other / ".pi" / "SYSTEM.md", "x")
+    loader2 = ResourceLoader(other, agent_dir=agent, home=tmp_path / "home")
+    assert loader2.load().trusted is False
+    assert loader2.reload().trusted is False
+    assert TrustStore(agent / "trust.json").get(other) is None

@@ -143,9 +143,11 @@ def test_torn_tail_is_reported_skipped_and_next_append_starts_fresh(tmp_path: Pa
     assert "torn" in problem.reason
     reopened.append_message(user("three"))
     text = path.read_bytes().split(b"\n")
-    assert text[3].endswith(b'"times')
+    assert text[3].endswith(b'"times ')
     assert json.loads(text[4])["message"]["content"][0]["text"] == "three"
-    assert [e.id for e in Session.open(path).entries][-1] == reopened.leaf_id
+    again = Session.open(path)
+    assert [e.id for e in again.entries][-1] == reopened.leaf_id
+    assert [p.line for p in again.problems] == [4]  # still skipped, no longer last
 
 
 def test_unterminated_valid_last_line_loads_and_append_adds_newline(tmp_path: Path) -> None:
@@ -156,7 +158,7 @@ def test_unterminated_valid_last_line_loads_and_append_adds_newline(tmp_path: Pa
     assert s.problems == []
     s.append_message(user("hi"))
     data = path.read_bytes()
-    assert data.startswith(src + b"\n")
+    assert data.startswith(src + b" \n")
     assert data.count(b"\n") == 2
 
 

@@ -209,3 +209,15 @@ async def test_timeout_after_shell_exit_names_background_processes(call: Runner)
     assert out.text.endswith(
         " seconds, but background processes it started kept writing output until the timeout."
     )
+
+
+async def test_line_limit_hit_by_an_unterminated_last_line_still_saves_output(call: Runner) -> None:
+    out = await call(BashTool(), command="seq 1 2000; printf tail")
+    full = Path(out.details["fullOutputPath"])
+    try:
+        assert out.text.endswith(
+            f"2000\ntail\n\n[Showing lines 2-2001 of 2001. Full output: {full}]"
+        )
+        assert full.read_text().endswith("2000\ntail")
+    finally:
+        full.unlink()

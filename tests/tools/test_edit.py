@@ -185,3 +185,11 @@ def test_splice_original_matches_the_normalized_edit(original: str, replacement:
     assert written.replace("\r\n", "\n").replace("\r", "\n") == splice(normalized, spans)
     # Bytes outside the replaced span are untouched.
     assert written.startswith(original[: original.index("x")])
+
+
+async def test_undecodable_bytes_elsewhere_survive(call: Runner, tmp_path: Path) -> None:
+    (tmp_path / "latin1.txt").write_bytes(b"caf\xe9\nname = 1\n")
+    out = await call(EditTool(), path="latin1.txt", edits=[edit("name = 1", "name = 2")])
+    assert not out.is_error
+    assert (tmp_path / "latin1.txt").read_bytes() == b"caf\xe9\nname = 2\n"
+    assert out.details["diff"] == " 1 caf\ufffd\n-2 name = 1\n+2 name = 2"

@@ -53,3 +53,10 @@ async def test_aborted_before_writing(tmp_path: Path) -> None:
     assert out.is_error
     assert out.text == "Operation aborted"
     assert not (tmp_path / "x").exists()
+
+
+async def test_lone_surrogates_are_written_as_replacement_characters(
+    call: Runner, tmp_path: Path
+) -> None:
+    await call(WriteTool(), path="s.txt", content="a\ud800b")
+    assert (tmp_path / "s.txt").read_text() == "a\ufffdb"

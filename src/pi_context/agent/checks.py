@@ -71,6 +71,23 @@ def latest_compaction_ms(branch: Sequence[Entry]) -> float | None:
     return None
 
 
+def _older_than_compaction(
+    message: AssistantMessage, entry_id: str | None, branch: Sequence[Entry], at: float | None
+) -> bool:
+    """pi compares the message timestamp with the latest compaction's; a response stored in
+    the same millisecond would count as stale. With the entry known, its position on the
+    branch decides instead (deterministic)."""
+    if at is None:
+        return False
+    if entry_id is not None:
+        last = max((i for i, e in enumerate(branch) if e.type == "compaction"), default=-1)
+        for i, entry in enumerate(branch):
+            if entry.id == entry_id:
+                return i < last
+    timestamp = message.get("timestamp")
+    return isinstance(timestamp, int | float) and timestamp <= at
+
+
 def threshold_exceeded(
     projection: _Projection, branch: Sequence[Entry], info: ModelInfo, settings: CompactionSettings
 ) -> bool:
@@ -78,7 +95,7 @@ def threshold_exceeded(
     if info.context_window <= 0 or not settings.enabled:
         return False
     tokens = estimate_projected_context_tokens(projection, branch).tokens
-    return should_compact(tokens, info.context_window, settings)
+    return bool(should_compact(tokens, info.context_window, settings))
 
 
 def check_compaction(
@@ -103,12 +120,7 @@ def check_compaction(
     if window <= 0:
         return NONE
     compacted_at = latest_compaction_ms(branch)
-    timestamp = message.get("timestamp")
-    if (
-        compacted_at is not None
-        and isinstance(timestamp, int | float)
-        and timestamp <= compacted_at
-    ):
+    if _older_than_compaction(message, entry_id, branch, compacted_at):
         return NONE
 
     projected = entry_id is None or any(

@@ -25,7 +25,7 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from pi_context import _json
 from pi_context.errors import ProviderError, ToolError
@@ -116,8 +116,16 @@ class LoopHost(Protocol):
 
     async def after_turn(
         self, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
-    ) -> None:
-        """The turn's messages are persisted (extension ``turn_end``)."""
+    ) -> bool:
+        """The turn's messages are persisted (extension ``turn_end``); ``True`` asks for one
+        more request even when the model called no tool."""
+
+    async def finalize_message(self, message: AgentMessage) -> AgentMessage:
+        """The final form of a message before it is stored (extension ``message_end``)."""
+
+    async def notify(self, event: AgentEvent) -> None:
+        """Lifecycle events for extensions (``agent_start``, ``turn_start``, tool execution,
+        ``agent_end``); awaited in order, never on the abort path."""
 
 
 @dataclass
@@ -193,27 +201,40 @@ class AgentLoop:
 
     # -- messages -----------------------------------------------------------------------------
 
-    def _add(self, message: AgentMessage, result: RunResult) -> str | None:
+    async def _add(self, message: AgentMessage, result: RunResult) -> str | None:
         self.emit(MessageStart(message))
+        message = await self.host.finalize_message(message)
+        return self._store(message, result)
+
+    def _store(self, message: AgentMessage, result: RunResult) -> str | None:
+        """Persist without awaiting anything (the abort path)."""
         entry_id = self.host.persist(message)
         result.messages.append(message)
         self.emit(MessageEnd(message, entry_id))
         return entry_id
+
+    async def _notify(self, event: AgentEvent) -> None:
+        self.emit(event)
+        await self.host.notify(event)
 
     # -- the run ------------------------------------------------------------------------------
 
     async def run(self, start: Sequence[AgentMessage]) -> RunResult:
         """Run until the model stops asking for tools and nothing is queued (or an abort)."""
         result = RunResult()
-        self.emit(AgentStart())
         try:
+            await self._notify(AgentStart())
             await self._turns(list(start), result)
         except asyncio.CancelledError:
             result.aborted = True
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
-        self.emit(AgentEnd(tuple(result.messages)))
+        end = AgentEnd(tuple(result.messages))
+        if result.aborted:
+            self.emit(end)
+        else:
+            await self._notify(end)
         return result
 
     async def _turns(self, start: list[AgentMessage], result: RunResult) -> None:
@@ -223,10 +244,10 @@ class AgentLoop:
             if not first:
                 batch = await self.host.prepare_next_turn()
                 batch.extend(self.host.take_queued())
-            self.emit(TurnStart())
+            await self._notify(TurnStart())
             first = False
             for message in batch:
-                self._add(message, result)
+                await self._add(message, result)
             result.turns += 1
             assistant = await self._request(result)
             if assistant["stopReason"] in ("error", "aborted"):
@@ -238,8 +259,8 @@ class AgentLoop:
             calls: list[ToolCall] = [b for b in assistant["content"] if b["type"] == "toolCall"]
             tool_results = await self._execute(assistant, calls, result)
             self.emit(TurnEnd(assistant, tuple(tool_results)))
-            await self.host.after_turn(assistant, tool_results)
-            if not calls and not self.host.has_queued():
+            more = await self.host.after_turn(assistant, tool_results)
+            if not calls and not self.host.has_queued() and not more:
                 return
 
     async def _request(self, result: RunResult) -> AssistantMessage:
@@ -271,7 +292,7 @@ class AgentLoop:
                 model=info.id,
                 stop_reason="aborted",
             )
-            self._finish_assistant(message, result)
+            self._store_assistant(message, result)
             return message
         except ProviderError as exc:
             done = StreamDone(
@@ -301,15 +322,14 @@ class AgentLoop:
         self._close_open(partial, done.message)
         result.last_error = done.error
         host.after_request(request, done.message)
-        self._finish_assistant(done.message, result)
-        return done.message
+        final = cast(AssistantMessage, await host.finalize_message(done.message))
+        self._store_assistant(final, result)
+        return final
 
-    def _finish_assistant(self, message: AssistantMessage, result: RunResult) -> None:
-        entry_id = self.host.persist(message)
-        result.messages.append(message)
+    def _store_assistant(self, message: AssistantMessage, result: RunResult) -> None:
+        entry_id = self._store(message, result)
         result.last_assistant = message
         result.last_assistant_entry_id = entry_id
-        self.emit(MessageEnd(message, entry_id))
 
     # -- streaming events ---------------------------------------------------------------------
 
@@ -385,7 +405,7 @@ class AgentLoop:
         if assistant["stopReason"] == "length":
             refused = [_length_stop_result(call) for call in calls]
             for r in refused:
-                self._add(r, result)
+                await self._add(r, result)
             return refused
         done: dict[str, ToolResultMessage] = {}
         locks: dict[str, asyncio.Lock] = {}
@@ -411,14 +431,14 @@ class AgentLoop:
             )
             message["durationMs"] = duration
             done[call["id"]] = message
-            self.emit(
+            await self._notify(
                 ToolExecutionEnd(call["id"], call["name"], message, outcome.is_error, duration)
             )
 
-        for call in calls:
-            self.emit(ToolExecutionStart(call["id"], call["name"], call["arguments"]))
         aborted = False
         try:
+            for call in calls:
+                await self._notify(ToolExecutionStart(call["id"], call["name"], call["arguments"]))
             await asyncio.gather(*(run_one(call) for call in calls))
         except asyncio.CancelledError:
             aborted = True
@@ -428,7 +448,10 @@ class AgentLoop:
             if message is None:
                 message = aborted_tool_result(call)
                 self.emit(ToolExecutionEnd(call["id"], call["name"], message, True))
-            self._add(message, result)
+            if aborted:
+                self._store(message, result)
+            else:
+                await self._add(message, result)
             results.append(message)
         if aborted:
             self.emit(TurnEnd(assistant, tuple(results)))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from pi_context.compaction.branch import collect_branch_entries, generate_branch_summary
 from pi_context.compaction.settings import (
@@ -22,7 +22,12 @@ from pi_context.compaction.settings import (
     resolve_branch_summary_settings,
 )
 from pi_context.compaction.summarize import RetryAttemptStart, RetryFinished, RetryScheduled
-from pi_context.errors import CompactionError, PiContextError, TreeError
+from pi_context.errors import (
+    CompactionCancelledError,
+    CompactionError,
+    PiContextError,
+    TreeError,
+)
 from pi_context.extensions import ExtensionRunner
 from pi_context.extensions.events import (
     SessionBeforeTreeEvent,
@@ -46,6 +51,14 @@ from .events import (
 
 __all__ = ["CompactionOps", "NavigationResult"]
 
+_T = TypeVar("_T")
+
+
+def _cancelling() -> bool:
+    """Whether the current task itself is being cancelled (not just the awaited operation)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
 
 @dataclass(frozen=True, slots=True)
 class NavigationResult:
@@ -67,6 +80,7 @@ class CompactionOps:
     _queue: list[Any]
     _active: list[str]
     _tools: dict[str, Any]
+    _run_task: asyncio.Task[None] | None
 
     def __init__(self) -> None:
         self._operation: asyncio.Task[Any] | None = None
@@ -156,17 +170,18 @@ class CompactionOps:
 
         if self.busy:
             self.abort()
-            await asyncio.sleep(0)
+            if self._run_task is not None:
+                await asyncio.wait([self._run_task])
         text = instructions.strip() if instructions else None
-        self._operation_depth += 1
-        self._operation = asyncio.current_task()
+        task = asyncio.create_task(
+            run_compaction(self, "manual", text or None, will_retry=False, manual=True)
+        )
         try:
-            result = await run_compaction(
-                self, "manual", text or None, will_retry=False, manual=True
-            )
-        finally:
-            self._operation_depth -= 1
-            self._operation = None
+            result = await self._guarded(task)
+        except asyncio.CancelledError:
+            if task.cancelled() and not _cancelling():
+                raise CompactionCancelledError("Compaction cancelled") from None
+            raise
         if result is None:  # pragma: no cover - manual compactions raise instead
             raise CompactionError("Nothing to compact (session too small)")
         return result.to_json()
@@ -211,15 +226,20 @@ class CompactionOps:
             replace_instructions=replace_instructions,
             label=label,
         )
-        self._operation_depth += 1
-        self._operation = asyncio.current_task()
+        task = asyncio.create_task(self._navigate(prep, collected.entries, target))
         try:
-            return await self._navigate(prep, collected.entries, target)
+            return await self._guarded(task)
         except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            return NavigationResult(cancelled=True, aborted=True, new_leaf_id=session.leaf_id)
+            if task.cancelled() and not _cancelling():
+                return NavigationResult(cancelled=True, aborted=True, new_leaf_id=session.leaf_id)
+            raise
+
+    async def _guarded(self, task: asyncio.Task[_T]) -> _T:
+        """Await ``task`` as the session's abortable operation."""
+        self._operation_depth += 1
+        self._operation = task
+        try:
+            return await task
         finally:
             self._operation_depth -= 1
             self._operation = None

@@ -37,11 +37,7 @@ from pi_context.compaction.settings import (
 )
 from pi_context.errors import PiContextError, ProviderError
 from pi_context.extensions import ExtensionContext, ExtensionRunner
-from pi_context.extensions.events import (
-    BeforeAgentStartEvent,
-    CustomMessageDraft,
-    TurnEndEvent,
-)
+from pi_context.extensions.events import BeforeAgentStartEvent, CustomMessageDraft
 from pi_context.messages import (
     AgentMessage,
     AssistantMessage,
@@ -68,6 +64,7 @@ from pi_context.resources.skills import expand_skill_command
 from pi_context.session import Session, convert_to_llm
 from pi_context.tools import Tool, ToolOutcome, default_tools, run_tool, tool_declarations
 
+from . import ext_glue
 from .cache import CacheTracker, hit_ratio
 from .checks import check_compaction, threshold_exceeded
 from .events import (
@@ -505,7 +502,11 @@ class AgentSession(CompactionOps):
         tool = self._tools.get(call["name"])
         if tool is None or call["name"] not in self._active:
             return ToolOutcome([text_block(f"Tool {call['name']} not found")], {}, True)
-        return await run_tool(tool, call["id"], call["arguments"], cwd=Path(self.cwd))
+        blocked = await ext_glue.gate_tool_call(self._extensions, call)
+        if blocked is not None:
+            return blocked
+        outcome = await run_tool(tool, call["id"], call["arguments"], cwd=Path(self.cwd))
+        return await ext_glue.rewrite_tool_result(self._extensions, call, outcome)
 
     async def prepare_next_turn(self) -> list[AgentMessage]:
         model = self.model
@@ -549,20 +550,23 @@ class AgentSession(CompactionOps):
 
     async def after_turn(
         self, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
-    ) -> None:
+    ) -> bool:
         index = self._turn_index
         self._turn_index += 1
-        runner = self._extensions
-        if runner is None or not runner.has_handlers(TurnEndEvent.type):
-            return
-        outcome = "completed"
-        if message["stopReason"] == "aborted":
-            outcome = "aborted"
-        elif message["stopReason"] == "error":
-            outcome = "error"
-        await runner.emit_boundary(
-            TurnEndEvent(index, message, list(tool_results), outcome=cast(Any, outcome))
+        return await ext_glue.turn_end(
+            self._extensions,
+            self.session,
+            index,
+            message,
+            tool_results,
+            lambda error: self._emit(ExtensionError("turn_end", error)),
         )
+
+    async def finalize_message(self, message: AgentMessage) -> AgentMessage:
+        return await ext_glue.finalize_message(self._extensions, message)
+
+    async def notify(self, event: AgentEvent) -> None:
+        await ext_glue.notify(self._extensions, event, self._turn_index)
 
     # -- prompting --------------------------------------------------------------------------------
 
@@ -858,7 +862,7 @@ class AgentSession(CompactionOps):
             )
             if not fresh:
                 return None
-        return estimate_projected_context_tokens(projection, branch).tokens
+        return int(estimate_projected_context_tokens(projection, branch).tokens)
 
     def _ensure_idle_for(self, what: str) -> None:
         if self.compacting:

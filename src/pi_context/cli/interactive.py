@@ -220,7 +220,8 @@ class InteractiveShell:
             self.console.print(Text("Cancelled.", style="yellow"))
             return None
         except PiContextError as exc:
-            self.console.print(Text(f"Error: {exc}", style="red"))
+            if self._renderer is None or not self._renderer.errors_shown:
+                self.console.print(Text(f"Error: {exc}", style="red"))
             return None
 
     @staticmethod

@@ -23,6 +23,8 @@ COMMAND_MODULES = (
     "prompt_cmds",
     "compaction_cmds",
     "agent_cmds",
+    "run",
+    "interactive",
     "print_mode",
     "stats",
     "export_cmds",

@@ -95,6 +95,8 @@ class EventRenderer:
         self._stream: _Stream | None = None
         self._spinner: Live | None = None
         self._estimate_after = estimate_after
+        self.errors_shown = 0
+        """How many failures were already reported (so callers do not repeat them)."""
 
     # -- live regions ------------------------------------------------------------------------
 

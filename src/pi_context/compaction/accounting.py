@@ -13,12 +13,18 @@ re-measure every message (the estimate of an unedited message entry never change
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pi_context.compaction.settings import CompactionSettings
 from pi_context.session.entries import Entry
-from pi_context.tokens import estimate_tokens
+from pi_context.tokens import (
+    ContextEstimate,
+    calculate_context_tokens,
+    estimate_context_tokens,
+    estimate_tokens,
+    get_last_assistant_usage,
+    has_valid_usage,
+    should_compact,
+)
 
 __all__ = [
     "ContextEstimate",
@@ -48,108 +54,53 @@ class _ProjectionLike(Protocol):
     def messages(self) -> Sequence[Any]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ContextEstimate:
-    """pi's ``{tokens, usageTokens, trailingTokens, lastUsageIndex}``."""
-
-    tokens: int
-    usage_tokens: int
-    trailing_tokens: int
-    last_usage_index: int | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "tokens": self.tokens,
-            "usageTokens": self.usage_tokens,
-            "trailingTokens": self.trailing_tokens,
-            "lastUsageIndex": self.last_usage_index,
-        }
-
-
-def _num(value: Any) -> int | float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    return value
-
-
-def calculate_context_tokens(usage: Mapping[str, Any]) -> int | float:
-    """``totalTokens`` when non-zero, else ``input + output + cacheRead + cacheWrite``."""
-    total = _num(usage.get("totalTokens"))
-    if total:
-        return total
-    return (
-        _num(usage.get("input"))
-        + _num(usage.get("output"))
-        + _num(usage.get("cacheRead"))
-        + _num(usage.get("cacheWrite"))
-    )
-
-
-def has_valid_usage(message: Mapping[str, Any]) -> bool:
-    """An assistant message that finished (not aborted/error) and reported a non-zero usage."""
-    if message.get("role") != "assistant":
-        return False
-    if message.get("stopReason") in ("aborted", "error"):
-        return False
-    usage = message.get("usage")
-    return isinstance(usage, Mapping) and calculate_context_tokens(usage) > 0
-
-
-def estimate_context_tokens(messages: Sequence[Mapping[str, Any]]) -> ContextEstimate:
-    """Last valid usage plus the estimate of the messages after it (pi's ``estimateContextTokens``)."""
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if has_valid_usage(message):
-            usage_tokens = int(calculate_context_tokens(message["usage"]))
-            trailing = sum(estimate_tokens(m) for m in messages[index + 1 :])
-            return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
-    total = sum(estimate_tokens(m) for m in messages)
-    return ContextEstimate(total, 0, total, None)
-
-
-def get_last_assistant_usage(entries: Sequence[Entry]) -> dict[str, Any] | None:
-    """The usage of the last message entry holding an assistant message with valid usage."""
-    for entry in reversed(entries):
-        if entry.type != "message" or entry.role != "assistant":
-            continue
-        message = entry.message
-        if message is not None and has_valid_usage(message):
-            return dict(message["usage"])  # type: ignore[typeddict-item]
-    return None
-
-
-def should_compact(
-    context_tokens: float, context_window: float, settings: CompactionSettings
-) -> bool:
-    """pi's threshold: enabled and ``context_tokens > context_window - reserve_tokens`` (strict)."""
-    if not settings.enabled:
-        return False
-    return context_tokens > context_window - settings.reserve_tokens
-
-
 class TokenCache:
-    """Per-entry token estimates, reused while an entry's messages are its own unedited ones."""
+    """Per-entry token estimates and file operations, reused while an entry's messages are the same.
 
-    __slots__ = ("_by_entry",)
+    Entries are keyed by identity together with the identity of their projected message list:
+    an incrementally kept projection reuses both, so a repeated preparation only measures what
+    is new; a rebuilt or edited projected entry gets a new list and is measured again.
+    """
+
+    __slots__ = ("_ops", "_tokens")
 
     def __init__(self) -> None:
-        self._by_entry: dict[int, tuple[Entry, int]] = {}
+        self._tokens: dict[int, tuple[Entry, Sequence[Any], int]] = {}
+        self._ops: dict[int, tuple[Entry, Sequence[Any], tuple[tuple[str, str], ...]]] = {}
 
     def item_tokens(self, item: _Item) -> int:
-        """Σ estimate of the item's messages (cached for a message entry's own message)."""
-        entry = item.entry
+        """Σ estimate of the item's messages."""
         messages = item.messages
         if not messages:
             return 0
-        own = len(messages) == 1 and entry.type == "message" and messages[0] is entry.message
-        if own:
-            hit = self._by_entry.get(id(entry))
-            if hit is not None and hit[0] is entry:
-                return hit[1]
+        entry = item.entry
+        hit = self._tokens.get(id(entry))
+        if hit is not None and hit[0] is entry and hit[1] is messages:
+            return hit[2]
         total = sum(estimate_tokens(m) for m in messages)
-        if own:
-            self._by_entry[id(entry)] = (entry, total)
+        self._tokens[id(entry)] = (entry, messages, total)
         return total
+
+    def item_file_ops(self, item: _Item) -> tuple[tuple[str, str], ...]:
+        """``(tool, path)`` of the read/write/edit calls in the item's non-system messages."""
+        messages = item.messages
+        entry = item.entry
+        hit = self._ops.get(id(entry))
+        if hit is not None and hit[0] is entry and hit[1] is messages:
+            return hit[2]
+        from pi_context.compaction.file_ops import FileOperations
+
+        ops = FileOperations()
+        for message in messages:
+            if message.get("role") != "system":
+                ops.add_message(message)
+        found = tuple(
+            [("read", p) for p in ops.read]
+            + [("write", p) for p in ops.written]
+            + [("edit", p) for p in ops.edited]
+        )
+        self._ops[id(entry)] = (entry, messages, found)
+        return found
 
     def message_tokens(self, item: _Item) -> list[int]:
         if len(item.messages) == 1:
@@ -157,7 +108,8 @@ class TokenCache:
         return [estimate_tokens(m) for m in item.messages]
 
     def clear(self) -> None:
-        self._by_entry.clear()
+        self._tokens.clear()
+        self._ops.clear()
 
 
 def _current_system_tokens(messages: Sequence[Any]) -> int:
@@ -206,7 +158,12 @@ def estimate_projected_context_tokens(
             usage_tokens = int(calculate_context_tokens(item.messages[usage_msg]["usage"]))
             trailing = sum(estimate_tokens(m) for m in item.messages[usage_msg + 1 :])
             trailing += sum(cache.item_tokens(it) for it in items[usage_item + 1 :])
-            index = sum(len(it.messages) for it in items[:usage_item]) + usage_msg
+            after = (
+                len(item.messages)
+                - usage_msg
+                + sum(len(it.messages) for it in items[usage_item + 1 :])
+            )
+            index = len(projection.messages) - after
             return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
     total = _current_system_tokens(projection.messages)
     for item in items:

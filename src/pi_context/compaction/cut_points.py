@@ -17,7 +17,6 @@ omitted entries have no messages, and applies pi's recovery-omission rule.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -68,7 +67,8 @@ def _has_role(item: EntryItem, roles: frozenset[str]) -> bool:
     if item.entry.type == "compaction":
         return False
     for message in item.messages:
-        if isinstance(message, Mapping) and message.get("role") in roles:
+        # messages are plain dicts; the ABC check is only the slow fallback
+        if (type(message) is dict or isinstance(message, Mapping)) and message.get("role") in roles:
             return True
     return False
 
@@ -89,15 +89,32 @@ def find_turn_start_index(items: Sequence[EntryItem], index: int, start: int) ->
     return -1
 
 
+def _first_cut_point(items: Sequence[EntryItem], start: int, end: int) -> int:
+    for i in range(start, end):
+        if is_cut_point(items[i]):
+            return i
+    return -1
+
+
+def _last_cut_point(items: Sequence[EntryItem], start: int, end: int) -> int:
+    for i in range(end - 1, start - 1, -1):
+        if is_cut_point(items[i]):
+            return i
+    return -1
+
+
 def _walk_budget(
     items: Sequence[EntryItem],
-    cut_points: list[int],
     start: int,
     end: int,
     keep_recent_tokens: int,
     tokens: TokenFn,
 ) -> tuple[int, bool]:
-    cut = cut_points[0]
+    """``(cut, exceeded)``; ``cut`` is -1 when the range holds no cut point at all.
+
+    Cut points are found lazily around where the budget runs out, so the walk costs time
+    proportional to the kept range, not to the whole range (pi lists every cut point first).
+    """
     acc = 0
     for i in range(end - 1, start - 1, -1):
         t = tokens(items[i])
@@ -105,9 +122,11 @@ def _walk_budget(
             continue
         acc += t
         if acc >= keep_recent_tokens:
-            pos = bisect.bisect_left(cut_points, i)
-            return (cut_points[pos] if pos < len(cut_points) else cut_points[-1]), True
-    return cut, False
+            cut = _first_cut_point(items, i, end)
+            if cut == -1:
+                cut = _last_cut_point(items, start, i)
+            return cut, cut != -1
+    return _first_cut_point(items, start, end), False
 
 
 def _finish(items: Sequence[EntryItem], cut: int, start: int) -> CutPoint:
@@ -125,10 +144,9 @@ def find_cut_point(
     tokens: TokenFn,
 ) -> CutPoint:
     """pi's raw ``findCutPoint`` over path entries paired with their unedited messages."""
-    cut_points = [i for i in range(start, end) if is_cut_point(items[i])]
-    if not cut_points:
+    cut, _ = _walk_budget(items, start, end, keep_recent_tokens, tokens)
+    if cut == -1:
         return CutPoint(start, -1, False)
-    cut, _ = _walk_budget(items, cut_points, start, end, keep_recent_tokens, tokens)
     while cut > start:
         prev = items[cut - 1]
         if prev.entry.type == "compaction" or prev.messages:
@@ -151,10 +169,9 @@ def find_projected_cut_point(
     messages without any edit (context edits themselves never are); an intrinsically visible
     entry without projected messages was omitted by a ``context_edit``.
     """
-    cut_points = [i for i in range(start, end) if is_cut_point(items[i])]
-    if not cut_points:
+    cut, exceeded = _walk_budget(items, start, end, keep_recent_tokens, tokens)
+    if cut == -1:
         return CutPoint(start, -1, False)
-    cut, exceeded = _walk_budget(items, cut_points, start, end, keep_recent_tokens, tokens)
     if exceeded and _recovery_omission_applies(items, cut, end, intrinsically_visible):
         cut += 1
     while cut > start:

@@ -47,7 +47,7 @@ class FileOperations:
             self.edited[path] = None
 
     def _record(self, name: Any, arguments: Any) -> None:
-        if not isinstance(arguments, Mapping):
+        if name not in ("read", "write", "edit") or not isinstance(arguments, Mapping):
             return
         path = arguments.get("path")
         if not isinstance(path, str) or not path:
@@ -67,7 +67,7 @@ class FileOperations:
             if not isinstance(content, list):
                 return
             for block in content:
-                if isinstance(block, Mapping) and block.get("type") == "toolCall":
+                if type(block) is dict and block.get("type") == "toolCall":
                     self._record(block.get("name"), block.get("arguments"))
         elif role == "toolResult":
             nested = message.get("nestedCalls")

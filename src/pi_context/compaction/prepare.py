@@ -81,18 +81,34 @@ def intrinsically_visible(entry: Entry) -> bool:
 
 
 def _collect(
-    items: Sequence[EntryItem], start: int, end: int
+    items: Sequence[EntryItem],
+    start: int,
+    end: int,
+    ops: FileOperations,
+    cache: TokenCache,
 ) -> tuple[list[AgentMessage], list[str]]:
+    """Non-system messages of ``items[start:end]`` (compactions skipped), recording file ops."""
     messages: list[AgentMessage] = []
     ids: list[str] = []
-    for item in items[start:end]:
-        if item.entry.type == "compaction":
+    targets = {"read": ops.read, "write": ops.written, "edit": ops.edited}
+    for index in range(start, end):
+        item = items[index]
+        item_messages = item.messages
+        if not item_messages:
             continue
-        for message in item.messages:
-            if message.get("role") == "system":
-                continue
-            messages.append(message)
-            ids.append(item.entry.id)
+        entry = item.entry
+        if entry.type == "compaction":
+            continue
+        if len(item_messages) == 1 and item_messages[0].get("role") != "system":
+            messages.append(item_messages[0])
+            ids.append(entry.id)
+        else:
+            for message in item_messages:
+                if message.get("role") != "system":
+                    messages.append(message)
+                    ids.append(entry.id)
+        for tool, path in cache.item_file_ops(item):
+            targets[tool][path] = None
     return messages, ids
 
 
@@ -133,18 +149,16 @@ def _prepare(
         return NOTHING_TO_COMPACT
     first_kept = items[cut.first_kept_index].entry
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
-    to_summarize, summarize_ids = _collect(items, boundary, history_end)
-    prefix: list[AgentMessage] = []
-    prefix_ids: list[str] = []
-    if cut.is_split_turn:
-        prefix, prefix_ids = _collect(items, cut.turn_start_index, cut.first_kept_index)
-    if not to_summarize and not prefix:
-        return NOTHING_TO_COMPACT
     ops = FileOperations()
     if previous is not None and not previous.get("fromHook"):
         ops.seed(previous.get("details"))
-    ops.add_messages(to_summarize)
-    ops.add_messages(prefix)
+    to_summarize, summarize_ids = _collect(items, boundary, history_end, ops, cache)
+    prefix: list[AgentMessage] = []
+    prefix_ids: list[str] = []
+    if cut.is_split_turn:
+        prefix, prefix_ids = _collect(items, cut.turn_start_index, cut.first_kept_index, ops, cache)
+    if not to_summarize and not prefix:
+        return NOTHING_TO_COMPACT
     path_index = next(
         (i for i in range(len(path_entries) - 1, -1, -1) if path_entries[i] is first_kept),
         -1,

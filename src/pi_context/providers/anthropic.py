@@ -256,6 +256,11 @@ class AnthropicModel:
         tools = anthropic_tools(delivery)
         if tools:
             params["tools"] = tools
+            choice = opts.tool_choice
+            if choice in ("none", "required"):
+                params["tool_choice"] = {"type": "none" if choice == "none" else "any"}
+            elif choice != "auto":
+                params["tool_choice"] = {"type": "tool", "name": choice}
         if self._info.reasoning and opts.thinking_level != "off":
             budget = min(THINKING_BUDGETS[opts.thinking_level], max(1024, max_tokens - 1024))
             params["thinking"] = {"type": "enabled", "budget_tokens": budget}

@@ -74,6 +74,8 @@ class RequestOptions:
     cache: CacheMode = "default"
     """``none`` for one-off requests (summaries) that must never write the prompt cache."""
     session_id: str | None = None
+    tool_choice: str = "auto"
+    """``auto`` (the model decides), ``none``, ``required`` (some tool), or a tool name."""
 
 
 @dataclass(frozen=True, slots=True)

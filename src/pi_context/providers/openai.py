@@ -219,6 +219,11 @@ class OpenAIChatModel:
         tools = openai_tools(delivery)
         if tools:
             params["tools"] = tools
+            choice = opts.tool_choice
+            if choice in ("none", "required"):
+                params["tool_choice"] = choice
+            elif choice != "auto":
+                params["tool_choice"] = {"type": "function", "function": {"name": choice}}
         is_openai = self._info.provider == "openai"
         max_tokens = opts.max_tokens
         if max_tokens is not None:

@@ -72,6 +72,7 @@ class _PendingCall:
     id: str
     name: str
     arguments: str = ""
+    error: str | None = None
 
 
 @dataclass
@@ -133,6 +134,13 @@ class MessageBuilder:
                 block.arguments += delta
                 return
 
+    def tool_error(self, call_id: str, error: str) -> None:
+        """Mark a call as malformed; the message is kept as ``argumentsError``."""
+        for block in reversed(self.blocks):
+            if isinstance(block, _PendingCall) and block.id == call_id:
+                block.error = error
+                return
+
     def _close_kind(self, kind: str) -> None:
         for key in [k for k in self._open if k[0] == kind]:
             del self._open[key]
@@ -182,6 +190,10 @@ class MessageBuilder:
 
 def _finish_call(call: _PendingCall) -> ToolCall:
     result: dict[str, Any] = {"type": "toolCall", "id": call.id, "name": call.name}
+    if call.error is not None:
+        result["arguments"] = {}
+        result["argumentsError"] = call.error
+        return cast(ToolCall, result)
     text = call.arguments.strip()
     if not text:
         result["arguments"] = {}

@@ -30,6 +30,7 @@ from pi_context.resources.trust import (
     TRUST_FILE_NAME,
     TrustDecision,
     TrustStore,
+    project_needs_trust,
     resolve_project_trust,
 )
 from pi_context.resources.types import ContextFile, Diagnostic, Skill, SkillSourceInfo
@@ -124,12 +125,37 @@ class ResourceLoader:
         self.append_system_prompt = (
             None if append_system_prompt is None else tuple(append_system_prompt)
         )
+        self._needed_trust_at_start: bool | None = None
 
     @property
     def trust_store(self) -> TrustStore:
         return TrustStore(Path(self.agent_dir) / TRUST_FILE_NAME)
 
     def load(self) -> LoadedResources:
+        """Read everything from disk (the first load of a session)."""
+        if self._needed_trust_at_start is None:
+            self._needed_trust_at_start = project_needs_trust(self.cwd, self.home)
+        return self._load()
+
+    def reload(self) -> LoadedResources:
+        """``/reload``: read everything again.
+
+        As in pi, a project that had nothing needing trust when the session started, has some
+        now and has no saved decision is recorded as trusted (the user created those files in a
+        session they were already running).
+        """
+        if self._needed_trust_at_start is None:
+            return self.load()
+        if (
+            self.trusted is None
+            and not self._needed_trust_at_start
+            and project_needs_trust(self.cwd, self.home)
+            and self.trust_store.lookup(self.cwd) is None
+        ):
+            self.trust_store.set(self.cwd, True)
+        return self._load()
+
+    def _load(self) -> LoadedResources:
         global_settings = load_settings(self.agent_dir, None)
         if self.trusted is not None:
             trust = TrustDecision(self.trusted, "override")
@@ -149,8 +175,6 @@ class ResourceLoader:
         self._load_prompts(res)
         self._load_skills(res)
         return res
-
-    reload = load
 
     # ------------------------------------------------------------------ prompts
 

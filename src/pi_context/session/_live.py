@@ -17,6 +17,7 @@ from pi_context.session.projection import (
     ProjectedEntry,
     Projection,
     apply_settings,
+    path_settings,
     project_entry,
 )
 from pi_context.session.tree import TreeIndex
@@ -67,9 +68,7 @@ class LiveProjection:
     def _ensure(self) -> None:
         if self._valid:
             return
-        self._level, self._model = "off", None
-        for entry in self.path:
-            self._level, self._model = apply_settings(entry, self._level, self._model)
+        self._level, self._model = path_settings(self.path)
         self._rebuild_context()
         self._valid = True
 

@@ -6,8 +6,8 @@ its lock timeout) and then sees the first one's lines. pi 1.6.0 takes no lock; i
 need to honour ours, so the lock protects pi-context writers from each other only.
 
 Every line goes out in one ``write`` on an ``O_APPEND`` descriptor; if the file does not end
-with ``\\n`` (a torn last line left by a crash) a newline is written first, so the next entry
-always starts on a fresh line.
+with ``\\n`` (a torn last line left by a crash) the session writes ``" \\n"`` first, so the
+next entry always starts on a fresh line.
 """
 
 from __future__ import annotations

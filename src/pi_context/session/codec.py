@@ -78,6 +78,8 @@ class ScanResult:
     malformed_lines: int = 0
     trailing_newline: bool = True
     """False when the last line lacks its ``\\n`` (pi's loader appends one; we do on next append)."""
+    newlines: int = 0
+    """How many ``\\n`` the scanned bytes held."""
     torn_tail: bool = False
     """True when the last line is unterminated and not valid JSON (a crash mid-append)."""
 
@@ -135,32 +137,41 @@ def scan_lines(
     else:
         result.trailing_newline = not data
     del data
+    result.newlines = len(lines) - (0 if result.trailing_newline else 1)
     entries = result.entries
     problems = result.problems
     fast = _FAST.match
+    scanned = Entry.scanned
+    names: dict[bytes, str] = {}
+    previous_raw_id = b""
+    previous_id = ""
     header_found = header_seen
     for index, line in enumerate(lines):
-        number = index + first_line
         m = fast(line) if header_found and index != last_index else None
-        if (
-            m is not None
-            and line.endswith((b"}", b"}\r"))
-            and (m.group(4) is not None or m.group(1) != b"message")
-        ):
-            parent = m.group(3)
-            role = m.group(4)
-            entries.append(
-                Entry(
-                    m.group(1).decode(),
-                    m.group(2).decode("utf-8", errors="replace"),
-                    parent.decode("utf-8", errors="replace") if parent is not None else None,
-                    role=role.decode() if role is not None else None,
-                    raw=line,
-                    line=number,
-                    path=path,
+        if m is not None and line.endswith((b"}", b"}\r")):
+            kind_raw, id_raw, parent_raw, role_raw = m.groups()
+            if role_raw is not None or kind_raw != b"message":
+                kind = names.get(kind_raw)
+                if kind is None:
+                    kind = names[kind_raw] = kind_raw.decode()
+                role = None
+                if role_raw is not None:
+                    role = names.get(role_raw)
+                    if role is None:
+                        role = names[role_raw] = role_raw.decode()
+                if parent_raw is None:
+                    parent: str | None = None
+                elif parent_raw == previous_raw_id:
+                    parent = previous_id
+                else:
+                    parent = parent_raw.decode("utf-8", errors="replace")
+                previous_raw_id = id_raw
+                previous_id = id_raw.decode("utf-8", errors="replace")
+                entries.append(
+                    scanned(kind, previous_id, parent, role, line, index + first_line, path)
                 )
-            )
-            continue
+                continue
+        number = index + first_line
         if _blank(line):
             result.blank_lines += 1
             continue

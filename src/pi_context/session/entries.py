@@ -121,6 +121,29 @@ class Entry:
             path=path,
         )
 
+    @classmethod
+    def scanned(
+        cls,
+        type: str,
+        id: str,
+        parent_id: str | None,
+        role: str | None,
+        raw: bytes,
+        line: int,
+        path: str | None,
+    ) -> Entry:
+        """An entry from a line the loader scanned but did not decode (the fast path)."""
+        entry = cls.__new__(cls)
+        entry.type = type
+        entry.id = id
+        entry.parent_id = parent_id
+        entry.role = role
+        entry.line = line
+        entry._path = path
+        entry._raw = raw
+        entry._data = None
+        return entry
+
     @property
     def data(self) -> dict[str, Any]:
         """The full JSON mapping of the entry (decoded on first use)."""

@@ -277,13 +277,27 @@ class Projection:
         return [(p.entry, m) for p in self.entries for m in p.messages]
 
 
-def path_settings(path: Iterable[Entry]) -> tuple[str, ModelRef | None]:
-    """Thinking level and model in effect at the end of ``path``."""
-    level = "off"
+def path_settings(path: Sequence[Entry]) -> tuple[str, ModelRef | None]:
+    """Thinking level and model in effect at the end of ``path``.
+
+    Scans backwards and stops once both are found, so only the last few entries are decoded.
+    """
+    level: str | None = None
     model: ModelRef | None = None
-    for entry in path:
-        level, model = apply_settings(entry, level, model)
-    return level, model
+    model_found = False
+    for entry in reversed(path):
+        kind = entry.type
+        if level is None and kind == "thinking_level_change":
+            value = entry.get("thinkingLevel")
+            if isinstance(value, str) and value:
+                level = value
+        elif not model_found and kind in ("model_change", "message"):
+            _, found = apply_settings(entry, "off", None)
+            if found is not None:
+                model, model_found = found, True
+        if level is not None and model_found:
+            break
+    return level or "off", model
 
 
 def apply_settings(entry: Entry, level: str, model: ModelRef | None) -> tuple[str, ModelRef | None]:

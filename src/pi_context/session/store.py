@@ -160,7 +160,6 @@ class Session:
             empty._empty_file = True
             return empty
         size = len(data)
-        newline_count = data.count(b"\n")
         scan = scan_lines(data, path=str(file_path))
         del data
         if scan.header is None:
@@ -184,7 +183,7 @@ class Session:
             clock=clock,
             lock_timeout=lock_timeout,
         )
-        session._known_lines = newline_count
+        session._known_lines = scan.newlines
         return session
 
     @classmethod
@@ -599,7 +598,9 @@ class Session:
                 self._merge_foreign(handle, size)
             data = entry.raw + b"\n"
             if not handle.ends_with_newline(size):
-                data = b"\n" + data
+                # Finish the unterminated (possibly torn) last line. The space keeps a valid
+                # line valid and stops the loader's fast path from trusting a torn one.
+                data = b" \n" + data
             written = handle.append(data)
         self._file_size = size + written
         self._known_lines += data.count(b"\n")

@@ -41,9 +41,9 @@ class TreeIndex:
     def __init__(self, entries: Iterable[Entry] = ()) -> None:
         self.entries: list[Entry] = []
         self.by_id: dict[str, Entry] = {}
-        self.order: dict[int, int] = {}
         self.forced_roots: set[int] = set()
         self.cycles: list[list[str]] = []
+        self._unresolved: set[str] = set()
         self._children: dict[str, list[Entry]] | None = None
         self._labels: dict[str, str] | None = None
         self._name: str | None = None
@@ -53,22 +53,44 @@ class TreeIndex:
     # -- building -----------------------------------------------------------------------
 
     def extend(self, entries: Iterable[Entry]) -> None:
-        """Add entries (in file order), then find and break any parent cycle they close."""
-        added: list[Entry] = []
+        """Add entries (in file order), then find and break any parent cycle they close.
+
+        Without duplicate ids, a cycle needs an entry whose parent was not known yet when it
+        was added (a forward reference), so only such entries are walked from: a file pi
+        wrote is checked in one pass without any walk.
+        """
+        by_id = self.by_id
+        all_entries = self.entries
+        unresolved = self._unresolved
+        first = len(all_entries)
+        suspects: list[Entry] = []
+        duplicate = False
         for entry in entries:
-            self.order[id(entry)] = len(self.entries)
-            self.entries.append(entry)
-            self.by_id[entry.id] = entry
-            added.append(entry)
-        if not added:
-            return
-        self._check_cycles(added)
-        for entry in added:
-            self._index(entry)
+            entry_id = entry.id
+            parent = entry.parent_id
+            if parent is not None and parent not in by_id:
+                suspects.append(entry)
+                unresolved.add(parent)
+            if entry_id in by_id:
+                duplicate = True
+            elif entry_id in unresolved:
+                suspects.append(entry)
+            by_id[entry_id] = entry
+            all_entries.append(entry)
+        added = all_entries[first:]
+        if duplicate:
+            self._check_cycles(added)
+        elif suspects:
+            self._check_cycles(suspects)
+        if self._children is not None or self._labels is not None or self._name_built:
+            for entry in added:
+                self._index(entry)
 
     def add(self, entry: Entry) -> None:
-        """Add one new entry whose parent (if any) is already known: no cycle is possible."""
-        self.order[id(entry)] = len(self.entries)
+        """Add one new entry whose parent (if any) is already known."""
+        if entry.id in self.by_id or entry.id in self._unresolved:
+            self.extend([entry])
+            return
         self.entries.append(entry)
         self.by_id[entry.id] = entry
         self._index(entry)
@@ -92,7 +114,7 @@ class TreeIndex:
             while entry is not None and id(entry) not in done:
                 if id(entry) in on_walk:
                     cycle = walk[walk.index(entry) :]
-                    head = min(cycle, key=lambda e: self.order[id(e)])
+                    head = min(cycle, key=self._position)
                     self.forced_roots.add(id(head))
                     self.cycles.append([e.id for e in cycle])
                     break
@@ -100,6 +122,9 @@ class TreeIndex:
                 walk.append(entry)
                 entry = self.parent_of(entry)
             done.update(on_walk)
+
+    def _position(self, entry: Entry) -> int:
+        return next(i for i, e in enumerate(self.entries) if e is entry)
 
     # -- queries --------------------------------------------------------------------------
 

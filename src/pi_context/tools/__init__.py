@@ -6,6 +6,7 @@ A bad tool call never raises out of :func:`run_tool`: it becomes an error result
 from pi_context.tools.base import (
     CONSTRAINED_SAMPLING,
     AbortSignal,
+    FunctionTool,
     PathLocks,
     Tool,
     ToolOutcome,
@@ -37,6 +38,7 @@ __all__ = [
     "AbortSignal",
     "BashTool",
     "EditTool",
+    "FunctionTool",
     "PathLocks",
     "ReadTool",
     "Tool",

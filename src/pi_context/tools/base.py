@@ -17,9 +17,10 @@ import asyncio
 import errno
 import json
 import os
+import re
 import unicodedata
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
@@ -31,8 +32,10 @@ from pi_context.messages import TextContent, ToolDeclaration, UserContent, text_
 __all__ = [
     "CONSTRAINED_SAMPLING",
     "AbortSignal",
+    "FunctionTool",
     "PathLocks",
     "Tool",
+    "ToolFunction",
     "ToolOutcome",
     "UpdateCallback",
     "error_outcome",
@@ -41,7 +44,9 @@ __all__ = [
     "resolve_path",
     "run_tool",
     "text_outcome",
+    "utf8_bytes",
     "validate_arguments",
+    "without_surrogates",
 ]
 
 AbortSignal = asyncio.Event
@@ -125,6 +130,56 @@ class Tool(ABC):
         on_update: UpdateCallback | None = None,
     ) -> ToolOutcome:
         """Run the call with validated arguments."""
+
+
+ToolFunction = Callable[[dict[str, Any], Path], Awaitable["ToolOutcome | str"]]
+"""``async (arguments, cwd) -> ToolOutcome | str`` for :class:`FunctionTool`."""
+
+
+class FunctionTool(Tool):
+    """A tool made from an async function (the easy way for extensions to add one).
+
+    ::
+
+        async def shout(args, cwd):
+            return args["text"].upper()
+
+        pi.register_tool(FunctionTool("shout", "Upper-case a text.", {
+            "type": "object", "required": ["text"],
+            "properties": {"text": {"type": "string", "description": "Text to shout"}},
+        }, shout))
+
+    A plain string result becomes one text block; raise :class:`ToolError` for a bad call.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        function: ToolFunction,
+        *,
+        prompt_snippet: str | None = None,
+        prompt_guidelines: Sequence[str] = (),
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.parameters = parameters
+        self.function = function
+        self.prompt_snippet = prompt_snippet
+        self.prompt_guidelines = tuple(prompt_guidelines)
+
+    async def execute(
+        self,
+        call_id: str,
+        arguments: dict[str, Any],
+        *,
+        cwd: Path,
+        signal: AbortSignal | None = None,
+        on_update: UpdateCallback | None = None,
+    ) -> ToolOutcome:
+        result = await self.function(arguments, cwd)
+        return text_outcome(result) if isinstance(result, str) else result
 
 
 # --- argument validation -------------------------------------------------------------------
@@ -261,6 +316,21 @@ def os_error_message(exc: OSError, syscall: str | None = None) -> str:
     target = f" '{exc.filename}'" if exc.filename else ""
     where = f", {syscall}{target}" if syscall else (f",{target}" if target else "")
     return f"{code}: {reason[:1].lower()}{reason[1:]}{where}"
+
+
+# --- text ---------------------------------------------------------------------------------
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with lone surrogates (or escaped undecodable bytes) shown as U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def utf8_bytes(text: str) -> bytes:
+    """UTF-8 for writing a file; lone surrogates become U+FFFD as in Node."""
+    return without_surrogates(text).encode("utf-8")
 
 
 # --- paths --------------------------------------------------------------------------------

@@ -137,6 +137,8 @@ class _Output:
             result = _with_totals(result, self.total_lines, self.total_bytes)
         if not result.truncated:
             return (text or "(no output)"), result
+        if self._spill is None:  # cut by the line count of a final unterminated line
+            self._open_spill()
         last = result.total_lines
         first = last - result.output_lines + 1
         if result.last_line_partial:
@@ -240,17 +242,27 @@ class BashTool(Tool):
         shell = default_shell(self.shell_path)
         if self.command_prefix:
             command = f"{self.command_prefix}\n{command}"
-        proc = await asyncio.create_subprocess_exec(
-            shell,
-            "-c",
-            command,
-            cwd=str(cwd),
-            env=self.environment(),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                shell,
+                "-c",
+                command,
+                cwd=str(cwd),
+                env=self.environment(),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
         )
+        try:
+            proc = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            # Cancelled while the shell was starting: it may already run, so finish the
+            # spawn and kill its whole group rather than orphan what it started.
+            proc = await spawn
+            await _kill_and_reap(proc, None)
+            raise
         output = _Output()
         try:
             return await self._supervise(proc, output, arguments.get("timeout"), signal, on_update)
@@ -355,11 +367,18 @@ async def _watch_exit(proc: asyncio.subprocess.Process, started: float, out: lis
     out.append(time.monotonic() - started)
 
 
-async def _kill_and_reap(proc: asyncio.subprocess.Process, reader: asyncio.Task[None]) -> None:
+async def _kill_and_reap(
+    proc: asyncio.subprocess.Process, reader: asyncio.Task[None] | None
+) -> None:
     """Kill the command's process group, then let the reader drain to EOF and reap the shell."""
     _kill_group(proc)
-    with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(asyncio.shield(reader), 5)
+    if reader is not None:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(reader), 5)
+    else:
+        assert proc.stdout is not None
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(proc.stdout.read(), 5)
     await proc.wait()
 
 

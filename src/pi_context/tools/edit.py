@@ -35,6 +35,8 @@ from pi_context.tools.base import (
     error_outcome,
     resolve_path,
     text_outcome,
+    utf8_bytes,
+    without_surrogates,
 )
 from pi_context.tools.edit_diff import display_diff, first_changed_line, unified_patch
 
@@ -222,6 +224,13 @@ def _line_ending_at(original: str, pos: int) -> str:
     return "\r\n" if "\r\n" in original else ("\r" if "\r" in original else "\n")
 
 
+def _encode(text: str) -> bytes:
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate from the model: write U+FFFD like Node
+        return utf8_bytes(text)
+
+
 class EditTool(Tool):
     """Replace exact, unique snippets of one file; several disjoint edits per call."""
 
@@ -308,7 +317,8 @@ class EditTool(Tool):
                 code = "ENOENT" if not path.exists() else ("EISDIR" if path.is_dir() else "EACCES")
                 raise ToolError(f"Could not edit file: {raw_path}. Error code: {code}.")
             try:
-                original = path.read_bytes().decode("utf-8", "replace")
+                # Undecodable bytes survive the round trip (surrogateescape).
+                original = path.read_bytes().decode("utf-8", "surrogateescape")
             except OSError as exc:
                 code = errno.errorcode.get(exc.errno or 0, "EIO")
                 raise ToolError(f"Could not edit file: {raw_path}. Error code: {code}.") from exc
@@ -318,11 +328,12 @@ class EditTool(Tool):
             spans = apply_edits(normalized, edits, raw_path)
             edited = splice(normalized, spans)
             written = splice_original(body, spans)
-            path.write_bytes((("\ufeff" if bom else "") + written).encode("utf-8", "replace"))
+            path.write_bytes(_encode(("\ufeff" if bom else "") + written))
+        before, after = without_surrogates(normalized), without_surrogates(edited)
         details = {
-            "diff": display_diff(normalized, edited),
-            "patch": unified_patch(raw_path, normalized, edited),
-            "firstChangedLine": first_changed_line(normalized, edited),
+            "diff": display_diff(before, after),
+            "patch": unified_patch(raw_path, before, after),
+            "firstChangedLine": first_changed_line(before, after),
         }
         return text_outcome(
             f"Successfully replaced {len(edits)} block(s) in {raw_path}.", details=details

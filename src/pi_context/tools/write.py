@@ -15,6 +15,7 @@ from pi_context.tools.base import (
     error_outcome,
     resolve_path,
     text_outcome,
+    utf8_bytes,
 )
 
 __all__ = ["WriteTool"]
@@ -64,5 +65,5 @@ class WriteTool(Tool):
             if signal is not None and signal.is_set():
                 return error_outcome("Operation aborted")
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content.encode("utf-8", "replace"))
+            path.write_bytes(utf8_bytes(content))
         return text_outcome(f"Successfully wrote to {raw_path}")

