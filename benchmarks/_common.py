@@ -99,8 +99,16 @@ def rss_bytes() -> int:
     return resident_pages * os.sysconf("SC_PAGE_SIZE")
 
 
-def maxrss_bytes() -> int:
-    """Peak resident set size so far (``ru_maxrss`` is in KiB on Linux)."""
+def peak_rss_bytes() -> int:
+    """Peak resident set size of this process so far (``VmHWM`` in ``/proc/self/status``).
+
+    Not ``ru_maxrss``: Linux carries it over from the parent across ``fork``/``exec``, so in a
+    child started by a big benchmark process it would report the parent's peak.
+    """
+    with open("/proc/self/status", "rb") as handle:
+        for line in handle:
+            if line.startswith(b"VmHWM:"):
+                return int(line.split()[1]) * 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 

@@ -12,7 +12,7 @@ Each number is reported beside a baseline measured in the same run:
 * **append + rebuild**: ``append_message`` (written to a copy of the file) followed by
   ``projection()`` vs. adding the decoded entry to the id index + the pi-style rebuild.
 * **memory**: measured in fresh subprocesses, two ways: resident set size (``/proc/self/statm``
-  deltas, and the ``ru_maxrss`` peak) and ``tracemalloc`` (retained and peak Python
+  deltas, and the ``VmHWM`` peak) and ``tracemalloc`` (retained and peak Python
   allocations), for our loader and for the plain reader keeping every decoded line.
 
     .venv/bin/python benchmarks/bench_session.py [--files 2k 50k-branchy 100k] [--repeat 5]
@@ -36,7 +36,7 @@ from _common import (
     Sample,
     decode_all,
     fmt_ms,
-    maxrss_bytes,
+    peak_rss_bytes,
     pi_style_context,
     ratio,
     require_files,
@@ -224,12 +224,12 @@ def memory_child(mode: str, path: Path, trace: bool) -> dict[str, Any]:
     gc.collect()
     if trace:
         tracemalloc.start()
-    rss0, max0 = rss_bytes(), maxrss_bytes()
+    rss0, max0 = rss_bytes(), peak_rss_bytes()
     out: dict[str, Any] = {"mode": mode, "tracemalloc": trace, "file_bytes": path.stat().st_size}
     keep: Any = Session.open(path) if mode == "ours" else decode_all(path)
     gc.collect()
     out["rss_after_load"] = rss_bytes() - rss0
-    out["maxrss_during_load"] = maxrss_bytes() - max0
+    out["peak_rss_during_load"] = peak_rss_bytes() - max0
     if trace:
         current, peak = tracemalloc.get_traced_memory()
         out["traced_after_load"] = current
@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{_mb(ours['traced_after_load'])} ({ours['traced_after_load'] / size:.2f}x)",
                     f"{_mb(ours['traced_peak_load'])} ({ours['traced_peak_load'] / size:.2f}x)",
                     f"{_mb(ours['rss_after_load'])} ({ours['rss_after_load'] / size:.2f}x)",
-                    f"{_mb(ours['maxrss_during_load'])} ({ours['maxrss_during_load'] / size:.2f}x)",
+                    f"{_mb(ours['peak_rss_during_load'])} ({ours['peak_rss_during_load'] / size:.2f}x)",
                     f"{_mb(ours['traced_after_context'])} ({ours['traced_after_context'] / size:.2f}x)",
                     f"{_mb(base['traced_after_load'])} ({base['traced_after_load'] / size:.2f}x)",
                 ]
@@ -365,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
                     "retained after load (tracemalloc)",
                     "peak during load (tracemalloc)",
                     "RSS delta after load",
-                    "ru_maxrss delta",
+                    "peak RSS delta (VmHWM)",
                     "retained after first context",
                     "plain reader retained",
                 ],

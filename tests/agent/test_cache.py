@@ -133,3 +133,9 @@ async def test_session_names_the_section_that_broke_the_cache(
     assert update.to_json()["missCause"] == "section:skills"
     stats = sess.stats()
     assert stats.hit_ratio == 1000 / (5 + 1000 + 5 + 1000 + 10 + 1015)
+
+
+def test_removed_section_is_named() -> None:
+    a = [system({"preamble": "P", "docs": "D", "cwd": "C"}), user_message("a", timestamp=1)]
+    b = [system({"preamble": "P", "cwd": "C"}), user_message("a", timestamp=1)]
+    assert first_divergence(fingerprint_request(a), fingerprint_request(b)) == "section:docs"

@@ -258,3 +258,44 @@ async def test_abort_during_branch_summary_keeps_the_leaf(make_session: MakeSess
     assert result.cancelled
     assert result.aborted
     assert sess.session.leaf_id == leaf
+
+
+async def test_observation_masking_can_make_summarizing_unnecessary(
+    make_session: MakeSession,
+) -> None:
+    import sys
+
+    info = ModelInfo(
+        provider="scripted",
+        id="scripted-model",
+        api="scripted",
+        context_window=10_000,
+        max_tokens=1000,
+    )
+    big = [("bash", {"command": f"{sys.executable} -c \"print('x' * 12000)\""})]
+    model = ScriptedModel(
+        [
+            *(r for _ in range(3) for r in (reply(tool_calls=big), reply("ok"))),
+        ],
+        model_info=info,
+    )
+    settings = {
+        "compaction": {
+            "reserveTokens": 2000,
+            "maskObservations": True,
+            "maskKeepTurns": 1,
+            "summarizer": "offline",
+        }
+    }
+    sess = await make_session(model, settings=settings)
+    events = []
+    for n in range(3):
+        events += await sess.run(f"produce output {n}")
+    assert not [e for e in events if isinstance(e, CompactionStart)]
+    edits = [e for e in sess.session.entries if e.type == "context_edit"]
+    assert edits  # old tool results were masked instead
+    last = model.requests[-1].messages
+    masked = [
+        m for m in last if m["role"] == "toolResult" and "x" * 100 not in text_of(m["content"])
+    ]
+    assert masked

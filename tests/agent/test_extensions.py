@@ -349,3 +349,51 @@ async def test_turn_end_compaction_draft(make_session: MakeSession, project: Pat
     await sess.run("next")
     sent = model.requests[-1].messages
     assert [m["role"] for m in sent] == ["system", "user", "user"]
+
+
+async def test_loadout_change_mid_run_is_patched_between_turns(
+    make_session: MakeSession, project: Path
+) -> None:
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("tool_execution_end")
+        def narrow(event: Any, ctx: Any) -> None:
+            pi.set_active_tools(["read", "bash"])
+
+    model = ScriptedModel([reply(tool_calls=[("bash", {"command": "echo 1"})]), reply("done")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    await sess.run("go")
+    systems = [e.message for e in sess.session.entries if e.role == "system"]
+    assert len(systems) == 2
+    patch: Any = systems[1]
+    assert [t["name"] for t in patch["toolsRemoved"]] == ["edit", "write"]
+    assert "tools" in patch["sections"]
+    assert [t["name"] for t in model.requests[1].tools] == ["read", "bash"]
+    # The patch is in the second request, after the tool result.
+    assert [m["role"] for m in model.requests[1].messages][-2:] == ["toolResult", "system"]
+
+
+async def test_session_start_discovers_skills_and_shutdown_is_announced(
+    make_session: MakeSession, project: Path, tmp_path: Path
+) -> None:
+    extra = tmp_path / "extra-skills" / "lint"
+    extra.mkdir(parents=True)
+    (extra / "SKILL.md").write_text("---\nname: lint\ndescription: Run the linter.\n---\nRun it.\n")
+    seen: list[str] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("resources_discover")
+        def more(event: Any, ctx: Any) -> dict[str, Any]:
+            seen.append(f"discover:{event.reason}")
+            return {"skillPaths": [str(extra.parent)]}
+
+        pi.on("session_start", lambda e, c: seen.append(f"start:{e.reason}"))
+        pi.on("session_shutdown", lambda e, c: seen.append("shutdown"))
+
+    model = ScriptedModel([reply("ok")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    assert [s.name for s in sess.resources.skills] == ["lint"]
+    await sess.run("hi")
+    skills = model.requests[0].messages[0]["sections"]["skills"]  # type: ignore[typeddict-item]
+    assert "lint" in skills
+    await sess.aclose()
+    assert seen == ["discover:startup", "start:startup", "shutdown"]

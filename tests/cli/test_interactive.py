@@ -203,9 +203,13 @@ def test_compact_tree_with_branch_summary(terminal: Any, tmp_path: Path) -> None
     assert "SUMMARY-OF-COMPACTION" in compaction["summary"]
     summary = next(e for e in entries if e["type"] == "branch_summary")
     assert "BRANCH-SUMMARY-TEXT" in summary["summary"]
-    assert summary["fromId"] == next(
-        e["id"] for e in reversed(entries) if e.get("message", {}).get("role") == "assistant"
-    )
+    left = next(e for e in entries if "Answer three." in json.dumps(e.get("message", {})))
+    assert summary["fromId"] == left["id"]
+    # the summary hangs where the user went back to: the parent of "question three"
+    asked = [e for e in entries if "question three" in json.dumps(e.get("message", {}))]
+    assert summary["parentId"] == asked[0]["parentId"]
+    # the question came back into the editor and was sent again from the new position
+    assert asked[1]["parentId"] == summary["id"]
 
 
 def test_reload_after_editing_agents_md_and_skill_command(terminal: Any, tmp_path: Path) -> None:
@@ -270,3 +274,55 @@ def test_export_from_the_terminal(terminal: Any, tmp_path: Path) -> None:
     assert "Exported answer." in html
     lines = (tmp_path / "proj" / "branch.jsonl").read_text().splitlines()
     assert json.loads(lines[0])["type"] == "session"
+
+
+def test_session_commands_name_label_model_fork_new_resume(terminal: Any, tmp_path: Path) -> None:
+    second = tmp_path / "second.json"
+    second.write_text(json.dumps(["B1", "B2", "B3"]))
+    term = terminal(["A1"])
+    term.command("hello", "A1")
+    term.command("/name My Session", "Session name: My Session")
+    term.command("/label first-point", "first-point")
+    term.command(f"/model scripted:{second}", "Model: scripted/second")
+    term.command("next", "B1")
+    term.say("/fork")
+    term.expect("Fork before message #")
+    term.say("2")
+    term.expect("Forked into")
+    term.expect(PROMPT)
+    term.say("")  # the forked message is back in the editor: send it
+    term.expect("B2")
+    term.expect(PROMPT)
+    term.command("/new", "New session.")
+    term.command("fresh start", "B3")
+    term.say("/resume")
+    term.child.expect(r"(\d+) \S+ +\d+ msgs  My Session")
+    number = term.child.match.group(1)
+    term.expect("Resume #")
+    term.say(number)
+    term.expect("Resumed")
+    term.expect(PROMPT)
+    term.command("/help", "/compact")
+    assert term.quit() == 0
+
+    files = term.session_files()
+    assert len(files) == 3
+    sessions = [[json.loads(x) for x in f.read_text().splitlines()] for f in files]
+    [fork] = [s for s in sessions if s[0].get("parentSession")]
+    [fresh] = [s for s in sessions if _users(s) == ["fresh start"]]
+    [original] = [s for s in sessions if s is not fork and s is not fresh]
+    assert fork[0]["parentSession"] == str(
+        next(f for f, s in zip(files, sessions, strict=True) if s is original)
+    )
+    assert _users(original) == ["hello", "next"]
+    assert _users(fork) == ["hello", "next"]
+    assert any(e["type"] == "session_info" and e["name"] == "My Session" for e in original)
+    assert any(e["type"] == "label" and e.get("label") == "first-point" for e in original)
+    changes = [e for e in original if e["type"] == "model_change"]
+    assert (changes[-1]["provider"], changes[-1]["modelId"]) == ("scripted", "second")
+    answers = [
+        e["message"]["content"][0]["text"]
+        for e in fork
+        if e.get("message", {}).get("role") == "assistant"
+    ]
+    assert answers == ["A1", "B2"]

@@ -153,3 +153,49 @@ def test_final_text_outcome_rules() -> None:
     assert (lines, code) == (["a", "b"], 1)
     assert note
     assert final_text_outcome(None) == ([], None, 0)
+
+
+def test_prompt_flags_reach_the_system_prompt(
+    project: Path, pictx: Pictx, replies: Replies
+) -> None:
+    (project / "AGENTS.md").write_text("PROJECT-RULE-XYZ\n")
+    pictx("-p", "--model", replies(["a"]), "one")
+    pictx(
+        "--no-session",
+        "-p",
+        "--model",
+        replies(["b"]),
+        "--system-prompt",
+        "CUSTOM-PROMPT-TEXT",
+        "--append-system-prompt",
+        "APPENDED-1",
+        "--append-system-prompt",
+        "APPENDED-2",
+        "--no-context-files",
+        "two",
+    )
+    [file] = sessions_of(project.parent / "agent", project)
+    assert "PROJECT-RULE-XYZ" in file.read_text()
+    # the second run was in memory; check what it would send through json mode instead
+    run = pictx(
+        "--no-session",
+        "--mode",
+        "json",
+        "--model",
+        replies(["c"]),
+        "--system-prompt",
+        "CUSTOM-PROMPT-TEXT",
+        "--append-system-prompt",
+        "APPENDED-1",
+        "--no-context-files",
+        "three",
+    )
+    system = next(
+        json.loads(line)["message"]
+        for line in run.out.splitlines()
+        if '"message_end"' in line and '"role":"system"' in line
+    )
+    text = json.dumps(system)
+    assert "CUSTOM-PROMPT-TEXT" in text
+    assert "APPENDED-1" in text
+    assert "PROJECT-RULE-XYZ" not in text

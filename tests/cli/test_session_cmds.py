@@ -33,11 +33,15 @@ def test_context_json_shape_and_tokens() -> None:
     assert all(isinstance(r["tokens"], int) for r in rows)
     # the context edit on the last tool result is applied
     edited = [r for r in rows if r["message"]["role"] == "toolResult"][-1]
-    assert edited["message"]["content"] == [{"type": "text", "text": "PASS src/list.test.ts (3 tests)"}]
+    assert edited["message"]["content"] == [
+        {"type": "text", "text": "PASS src/list.test.ts (3 tests)"}
+    ]
 
 
 def test_context_at_other_leaf() -> None:
-    code, out, _ = run("session", "context", str(DATA / "branched.jsonl"), "--leaf", "87addaeb", "--json")
+    code, out, _ = run(
+        "session", "context", str(DATA / "branched.jsonl"), "--leaf", "87addaeb", "--json"
+    )
     assert code == 0
     assert json.loads(out)["leafId"] == "87addaeb"
 
@@ -62,10 +66,17 @@ def test_info_and_tree() -> None:
     assert out.count("← leaf") == 1
 
 
-@pytest.mark.parametrize("args", [("session", "context", str(DATA / "tiny_no_header.jsonl")),
-                                  ("session", "info", "/nonexistent/x.jsonl"),
-                                  ("session", "context", str(EXAMPLE), "--leaf", "zzzzzzzz")])
-def test_errors_are_one_line_and_nonzero(args: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("session", "context", str(DATA / "tiny_no_header.jsonl")),
+        ("session", "info", "/nonexistent/x.jsonl"),
+        ("session", "context", str(EXAMPLE), "--leaf", "zzzzzzzz"),
+    ],
+)
+def test_errors_are_one_line_and_nonzero(
+    args: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
     code = main(list(args))
     err = capsys.readouterr().err
     assert code == 1

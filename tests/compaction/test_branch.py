@@ -14,7 +14,7 @@ from pi_context.compaction.prompts import BRANCH_PREAMBLE
 from pi_context.errors import CompactionError
 from pi_context.messages import user_message
 from pi_context.testing import ScriptedModel, failure, reply
-from tests.compaction.helpers import add_turn, build_session
+from tests.compaction.helpers import build_session
 
 
 def forked_session():  # type: ignore[no-untyped-def]
@@ -98,10 +98,27 @@ async def test_offline_branch_summary_and_no_content() -> None:
 
 
 async def test_moving_forward_or_without_summary_just_moves_the_leaf() -> None:
-    session = build_session(1)
-    first = session.entries[0].id
+    session = build_session(2)
+    count = len(session.entries)
+    first, reply_0 = session.entries[0].id, session.entries[3].id
     last = session.leaf_id
-    assert await summarize_branch(session, first, None, summarize=False) is None
-    assert session.leaf_id is None  # user target without parent: new root position
-    add_turn(session, 9)
+    # moving forward (target is a descendant): nothing to summarize, no entry
+    session.move_leaf(reply_0)
     assert last is not None
+    assert await summarize_branch(session, last, None) is None
+    assert session.leaf_id == last
+    # no summary requested: a user target moves the leaf to its parent (here: no parent)
+    assert await summarize_branch(session, first, None, summarize=False) is None
+    assert session.leaf_id is None
+    assert len(session.entries) == count
+
+
+async def test_label_is_attached_to_the_summary_and_becomes_the_leaf() -> None:
+    session, fork_point, _old_leaf = forked_session()
+    entry = await summarize_branch(session, fork_point, None, label="tried B")
+    assert entry is not None
+    assert session.label_of(entry.id) == "tried B"
+    leaf = session.leaf
+    assert leaf is not None
+    assert leaf.type == "label"
+    assert leaf.parent_id == entry.id

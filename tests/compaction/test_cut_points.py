@@ -92,3 +92,29 @@ def test_preparation_summarizes_everything_before_the_kept_range(
             assert entry.id in covered
     assert all(ids.index(i) < first for i in covered)
     assert all(m.get("role") != "system" for m in prep.messages_to_summarize)
+
+
+def test_recovery_omission_moves_the_cut_onto_the_omitted_attempt() -> None:
+    from pi_context.messages import user_message
+    from tests.compaction.helpers import assistant, new_session
+
+    session = new_session()
+    big = session.append_message(user_message("x" * 40000, timestamp=1))
+    attempt = session.append_message(assistant("partial"))
+    session.append_context_edit(attempt.id, None)
+    prep = prepare_compaction(
+        session.branch_entries(),
+        CompactionSettings(keep_recent_tokens=1000),
+        projection=session.projection(),
+    )
+    assert prep is not None
+    assert prep.first_kept_entry_id == attempt.id
+    assert prep.is_split_turn
+    assert prep.turn_prefix_entry_ids == [big.id]
+    assert prep.messages_to_summarize == []
+    # an unrelated replacement edit after the cut blocks the rule: nothing to summarize
+    session.append_context_edit(big.id, {"content": "y" * 40000})
+    assert (
+        prepare_compaction(session.branch_entries(), CompactionSettings(keep_recent_tokens=1000))
+        is None
+    )

@@ -311,3 +311,43 @@ async def test_compaction_persists_and_reloads(tmp_path: Any) -> None:
     assert messages[0]["role"] == "compactionSummary"
     assert orphan_tool_results(messages) == []
     reloaded.close()
+
+
+async def test_entry_stores_the_system_prompt_snapshot_at_the_boundary() -> None:
+    from tests.compaction.helpers import new_session
+
+    session = new_session()
+    session.append_message(
+        {
+            "role": "system",
+            "content": "",
+            "sections": {"preamble": "You help.", "cwd": "<cwd>\n/w\n</cwd>"},
+            "timestamp": 5,
+        }
+    )
+    for n in range(6):
+        add_turn(session, n)
+    session.append_message(
+        {"role": "system", "content": "", "sections": {"cwd": "<cwd>\n/x\n</cwd>"}, "timestamp": 6}
+    )
+    add_turn(session, 6)
+    compactor = Compactor(
+        session, None, CompactionSettings(keep_recent_tokens=TURN), clock=lambda: 777
+    )
+    result = await compactor.compact()
+    assert result is not None
+    snapshot = session.entries[-1].data["systemMessage"]
+    assert snapshot["role"] == "system"
+    assert snapshot["sections"] == {"preamble": "You help.", "cwd": "<cwd>\n/x\n</cwd>"}
+    assert snapshot["timestamp"] == 777
+    messages = session.projection().messages
+    assert [m["role"] for m in messages[:2]] == ["system", "compactionSummary"]
+    assert all(m["role"] != "system" for m in messages[2:])
+
+
+async def test_quota_errors_are_never_retried() -> None:
+    session = build_session(6)
+    model = ScriptedModel([failure("insufficient_quota: check your billing", "transient")])
+    with pytest.raises(CompactionError, match="insufficient_quota"):
+        await compact(session, model, SMALL_KEEP, sleep=no_sleep)
+    assert len(model.requests) == 1

@@ -96,3 +96,31 @@ def test_offline_summary_content_and_merge() -> None:
     assert "### In Progress\n(none)" in merged
     assert "- [x] Fix the login bug." in merged
     assert "Wait for the user's next request." in merged
+
+
+def test_offline_merge_replaces_state_lines_instead_of_repeating_them() -> None:
+    def turn(n: int, tool: str) -> list[dict[str, object]]:
+        return [
+            {"role": "user", "content": f"task {n}", "timestamp": 1},
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "toolCall",
+                        "id": f"c{n}",
+                        "name": tool,
+                        "arguments": {"path": f"f{n}"},
+                    },
+                    {"type": "text", "text": f"finished {n}"},
+                ],
+                "timestamp": 1,
+            },
+        ]
+
+    first = offline_history_summary(turn(1, "read"), None, ["f1"], [])
+    second = offline_history_summary(turn(2, "read") + turn(3, "bash"), first, ["f1", "f2"], [])
+    assert second.count("Tool calls so far") == 1
+    assert "- [x] Tool calls so far: bash ×1, read ×2" in second
+    assert second.count("Files read:") == 1
+    assert second.count("Latest assistant conclusion") == 1
+    assert "finished 3" in second

@@ -103,26 +103,28 @@ def text_matches(expected: Any, text: str) -> bool:
 
 
 def _rows_match(expected: Any, got: list[list[Any]]) -> bool:
-    """Compare message rows on ``[sourceId, role, tokens]`` (ids only where pi gave one)."""
-    if isinstance(expected, dict):  # row digest: count, and head/tail when present
-        if expected.get("n") != len(got):
-            return False
-        head = expected.get("head") or []
-        tail = expected.get("tail") or []
-        pairs = list(zip(head, got[: len(head)], strict=False))
-        if tail:
-            pairs += list(zip(tail, got[len(got) - len(tail) :], strict=False))
-        return all(_row_eq(e, g) for e, g in pairs)
-    if len(expected) != len(got):
-        return False
-    return all(_row_eq(e, g) for e, g in zip(expected, got, strict=True))
+    """Message rows ``[sourceId, role, tokens, ref]`` against a golden list or row digest."""
+    if isinstance(expected, dict):  # row digest: sha256 of the compact JSON of the rows
+        text = json.dumps(got, separators=(",", ":"), ensure_ascii=False)
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return bool(expected.get("n") == len(got) and expected.get("sha256") == digest)
+    return bool(expected == got)
 
 
-def _row_eq(expected: list[Any], got: list[Any]) -> bool:
-    src, role, tokens = expected[0], expected[1], expected[2]
-    if role != got[1] or tokens != got[2]:
-        return False
-    return src is None or src == got[0]
+def message_rows(ids: list[str], messages: list[Any], s: LoadedSession) -> list[list[Any]]:
+    """pi's harness rows: the source id and ``=`` only for a stored message used unchanged,
+    else ``null`` and ``m:<first 16 hex of sha256(JSON.stringify(message))>``."""
+    rows: list[list[Any]] = []
+    for entry_id, message in zip(ids, messages, strict=True):
+        entry = s.by_id.get(entry_id)
+        stored = entry.message if entry is not None else None
+        if stored is not None and stored is message:
+            rows.append([s.ref(entry_id), message.get("role"), estimate_tokens(message), "="])
+        else:
+            text = _json.js_stringify(message)
+            key = hashlib.sha256(_well_formed(text).encode("utf-8")).hexdigest()[:16]
+            rows.append([None, message.get("role"), estimate_tokens(message), f"m:{key}"])
+    return rows
 
 
 # -- units ---------------------------------------------------------------------------------
@@ -303,6 +305,7 @@ class LoadedSession:
                 self.ref_of[entry.id] = f"#{index}"
         self.entries = entries
         self.tree = TreeIndex(entries)
+        self.by_id = {e.id: e for e in entries}
         self.by_ref = {self.ref(e.id): e for e in entries}
 
     def ref(self, entry_id: str | None) -> str | None:
@@ -312,12 +315,6 @@ class LoadedSession:
 
     def get(self, ref: str | None) -> Entry | None:
         return None if ref is None else self.by_ref.get(ref)
-
-
-def _message_rows(ids: list[str], messages: list[Any], s: LoadedSession) -> list[list[Any]]:
-    return [
-        [s.ref(i), m.get("role"), estimate_tokens(m)] for i, m in zip(ids, messages, strict=True)
-    ]
 
 
 def check_target(golden: dict[str, Any], s: LoadedSession, target: dict[str, Any]) -> list[str]:
@@ -359,9 +356,14 @@ def check_target(golden: dict[str, Any], s: LoadedSession, target: dict[str, Any
         if not text_matches(target["serialized"], text):
             out.append("serialized transcript differs")
     items = _items(path)
+    token_memo = {id(item): _raw_tokens(item) for item in items}  # large sessions: measure once
+
+    def tokens_of(item: Any) -> int:
+        return token_memo[id(item)]
+
     for row in target.get("findCutPoint", []):
         cp = find_cut_point(
-            items, row["startIndex"], row["endIndex"], row["keepRecentTokens"], _raw_tokens
+            items, row["startIndex"], row["endIndex"], row["keepRecentTokens"], tokens_of
         )
         got = [
             cp.first_kept_index,
@@ -425,10 +427,10 @@ def _check_prepare(
         and not text_matches(prev, prep.previous_summary)
     ):
         out.append("previousSummary differs")
-    rows = _message_rows(prep.summarize_entry_ids, prep.messages_to_summarize, s)
+    rows = message_rows(prep.summarize_entry_ids, prep.messages_to_summarize, s)
     if not _rows_match(expected["messagesToSummarize"], rows):
         out.append("messagesToSummarize differ")
-    prefix_rows = _message_rows(prep.turn_prefix_entry_ids, prep.turn_prefix_messages, s)
+    prefix_rows = message_rows(prep.turn_prefix_entry_ids, prep.turn_prefix_messages, s)
     if not _rows_match(expected["turnPrefixMessages"], prefix_rows):
         out.append("turnPrefixMessages differ")
     for key, got_rows in (("messagesToSummarizeTokens", rows), ("turnPrefixTokens", prefix_rows)):
@@ -474,10 +476,7 @@ def check_branch_summary(s: LoadedSession, case: dict[str, Any]) -> list[str]:
         expected = done[row["sameAs"]] if "sameAs" in row else row
         done[index] = expected
         prepared = prepare_branch_entries(collected.entries, row["tokenBudget"])
-        rows = [
-            [s.ref(i), m.get("role"), estimate_tokens(m)]
-            for i, m in zip(prepared.entry_ids, prepared.messages, strict=True)
-        ]
+        rows = message_rows(prepared.entry_ids, prepared.messages, s)
         tag = f"budget {row['tokenBudget']}"
         if not _rows_match(expected["messages"], rows):
             out.append(f"{tag}: messages {rows} != {expected['messages']}")

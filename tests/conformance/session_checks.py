@@ -13,11 +13,11 @@ that every listed difference is actually met, so the list cannot go stale.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from pi_context._json import js_stringify
 from pi_context.errors import SessionFormatError, TreeError
 from pi_context.session import Session, convert_to_llm, projection_of_path
 from pi_context.session.codec import scan_lines
@@ -69,9 +69,17 @@ EXPECTED_DIFFERENCES: dict[str, tuple[str, str]] = {
 }
 
 
+EXERCISED: set[str] = set()
+"""Keys of :data:`EXPECTED_DIFFERENCES` that some golden actually exercised."""
+
+
+def _sha256_js(value: Any) -> str:
+    """sha256 of ``JSON.stringify(value)`` as UTF-8 (how pi's harness digests)."""
+    return hashlib.sha256(js_stringify(value).encode("utf-8")).hexdigest()
+
+
 def rows_digest(rows: list[Any]) -> str:
-    text = json.dumps(rows, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+    return _sha256_js(rows)
 
 
 def same_rows(expected: Any, ours: list[Any]) -> bool:
@@ -82,8 +90,8 @@ def same_rows(expected: Any, ours: list[Any]) -> bool:
 
 
 def message_key(message: Any) -> str:
-    text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()[:16]
+    """The ``m:<key>`` of a synthesized or edited message in a golden's ``store``."""
+    return _sha256_js(message)[:16]
 
 
 class Loaded:
@@ -217,7 +225,8 @@ def check_open(loaded: Loaded, before: bytes) -> list[str]:
         problems.append("leaf is not the last entry")
     if session.header.get("version") != expected["headerVersion"]:
         problems.append(f"header version {session.header.get('version')}")
-    # expected difference "open.fileChanged": pi changed the file; we must not (checked above).
+    if expected.get("fileChanged"):
+        EXERCISED.add("open.fileChanged")  # pi changed the file; we did not (checked above)
     return problems
 
 
@@ -326,7 +335,7 @@ def check_target(loaded: Loaded, target: dict[str, Any]) -> list[str]:
     problems: list[str] = []
     leaf_ref = target["leaf"]
     if why == "missing-id":
-        # Expected difference "target.missing-id".
+        EXERCISED.add("target.missing-id")
         for call in (session.projection, session.branch_entries):
             try:
                 call(leaf_ref)
@@ -376,10 +385,9 @@ def check_target(loaded: Loaded, target: dict[str, Any]) -> list[str]:
                 problems.append(f"message row {ours[:3]} != {theirs[:3]}")
                 continue
             want = _expected_message(loaded, theirs)
-            if want is ...:
-                if ours[3] != theirs[3]:
-                    problems.append(f"message {theirs[:2]} differs (key {ours[3]})")
-            elif message != want:
+            if ours[3] != theirs[3]:
+                problems.append(f"message {theirs[:2]} ref {ours[3]} != {theirs[3]}")
+            elif want is not ... and message != want:
                 problems.append(f"message {theirs[:2]} differs: {message!r:.200} != {want!r:.200}")
     elif not same_rows(expected_rows, rows):
         problems.append("message rows digest differs")

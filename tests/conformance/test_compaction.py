@@ -63,3 +63,27 @@ def test_expected_differences_are_documented() -> None:
     assert "## Compaction" in doc
     for key in checks.EXPECTED_DIFFERENCES:
         assert key in doc, key
+
+
+def test_row_digests_are_checked_like_full_rows() -> None:
+    """Larger sessions store message rows as ``{sha256, n}`` digests; ours must hash equal."""
+    import hashlib
+    import json
+
+    (case, path), *_ = [c for c in SESSION_CASES if c[0] == "sessions/compaction_single"]
+    golden, session = _session(case, path)
+    assert session is not None
+    target = golden["targets"][0]
+    result = target["prepareCompaction"][0]["result"]
+    rows = result["messagesToSummarize"]
+    text = json.dumps(rows, separators=(",", ":"), ensure_ascii=False)
+    digest = {"sha256": hashlib.sha256(text.encode()).hexdigest(), "n": len(rows)}
+    leaf = session.get(target["leaf"])
+    assert leaf is not None
+    path_entries = session.tree.path(leaf)
+    keep = target["prepareCompaction"][0]["keepRecentTokens"]
+    digested = {**result, "messagesToSummarize": digest}
+    assert checks._check_prepare(golden, session, path_entries, keep, digested) == []
+    broken = {**digest, "n": len(rows) + 1}
+    bad = {**result, "messagesToSummarize": broken}
+    assert checks._check_prepare(golden, session, path_entries, keep, bad) != []

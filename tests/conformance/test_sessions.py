@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conformance import registry
 from tests.conformance.session_checks import (
+    EXERCISED,
     EXPECTED_DIFFERENCES,
     check_lines,
     check_load,
@@ -17,6 +20,7 @@ from tests.conformance.session_checks import (
     check_parse,
     check_target,
     load_case,
+    rows_digest,
 )
 
 CASES = list(registry.goldens("session"))
@@ -54,3 +58,55 @@ def test_expected_differences_are_documented() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "compatibility.md").read_text("utf-8")
     for key in EXPECTED_DIFFERENCES:
         assert f"`{key}`" in doc, f"expected difference {key} missing from docs/compatibility.md"
+
+
+def _digest_form(golden: dict[str, Any]) -> dict[str, Any]:
+    """The golden as a larger session's ``digest`` detail level would give it."""
+    out = copy.deepcopy(golden)
+    out["detail"] = "digest"
+    out.pop("store", None)
+    if "manager" in out:
+        for key in ("leaves", "treePreorder"):
+            rows = out["manager"][key]
+            out["manager"][key] = {"sha256": rows_digest(rows), "n": len(rows), "head": rows[:2]}
+    for target in out.get("targets", []):
+        for key in ("contextEntries", "messages"):
+            if isinstance(target.get(key), list):
+                rows = target[key]
+                target[key] = {"sha256": rows_digest(rows), "n": len(rows), "tail": rows[-2:]}
+    return out
+
+
+@pytest.mark.parametrize(("case", "path"), CASES, ids=[c for c, _ in CASES])
+def test_session_golden_in_digest_form(case: str, path: Path) -> None:
+    """The runner interprets digested rows: the same goldens, digested, still pass."""
+    loaded, _ = load_case(path)
+    if loaded.session is None:
+        return
+    loaded.golden = _digest_form(loaded.golden)
+    problems = check_manager(loaded) if "manager" in loaded.golden else []
+    for target in loaded.golden.get("targets", []):
+        problems += check_target(loaded, target)
+    assert not problems, "\n".join(problems)
+
+
+def test_digest_form_detects_a_difference() -> None:
+    case, path = next((c, p) for c, p in CASES if c.endswith("branched"))
+    loaded, _ = load_case(path)
+    golden = _digest_form(loaded.golden)
+    golden["targets"][0]["messages"]["sha256"] = "0" * 64
+    loaded.golden = golden
+    assert check_target(loaded, golden["targets"][0]) == ["message rows digest differs"], case
+
+
+def test_expected_differences_are_exercised() -> None:
+    """Each listed difference is met by some golden (the list cannot go stale)."""
+    if registry.conformance_dir() != registry.REPO_COPY:
+        pytest.skip("checked on the repository's own goldens")
+    for _case, path in CASES:
+        loaded, before = load_case(path)
+        check_open(loaded, before)
+        if loaded.session is not None:
+            for target in loaded.golden.get("targets", []):
+                check_target(loaded, target)
+    assert set(EXPECTED_DIFFERENCES) <= EXERCISED

@@ -192,6 +192,7 @@ async def test_before_agent_start_collects_messages_and_forces_prompt() -> None:
     assert [m.content for m in outcome.messages] == ["first", "second"]
     assert outcome.messages[1].display is False
     assert outcome.system_prompt == "FORCED"
+    assert not outcome.selected_tools_changed
     assert options["forceSystemPrompt"] == "FORCED"
     assert options["sections"] == {"notes": "be brief"}
 
@@ -404,3 +405,15 @@ async def test_extension_tools_are_collected_and_run(tmp_path: Path) -> None:
     assert failed.is_error
     assert failed.text == "nothing to shout"
     assert [c.name for c in runner.commands()] == ["hello"]
+
+
+async def test_before_agent_start_reports_a_changed_loadout() -> None:
+    def narrow(pi: ExtensionAPI) -> None:
+        pi.on("before_agent_start", lambda e, ctx: e.set_selected_tools(["read"]))
+
+    options: dict[str, Any] = {"selectedTools": ["read", "bash"]}
+    outcome = await runner_of(narrow).emit_before_agent_start(
+        BeforeAgentStartEvent("user", options)
+    )
+    assert outcome.selected_tools_changed
+    assert options["selectedTools"] == ["read"]

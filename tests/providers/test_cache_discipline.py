@@ -246,7 +246,7 @@ async def test_collapse_mode_rewrites_the_head_on_a_patch(server: ReplayServer) 
     """pi's fallback for models without mid-conversation system messages: a miss per patch."""
     requests, _ = conversation()
     bodies = await capture(openai_model(server, "collapse"), server, requests[1:3])
-    prev_start, prev_end = messages_span(bodies[0])
+    _prev_start, prev_end = messages_span(bodies[0])
     assert bodies[1][:prev_end] != bodies[0][:prev_end]
     sent = json.loads(bodies[1])["messages"]
     assert [m["role"] for m in sent].count("system") == 1

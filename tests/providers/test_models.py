@@ -158,7 +158,8 @@ def test_resolution_rules() -> None:
     )
     custom = reg.lookup("openai/gpt-9-preview")
     assert custom.entry.info.id == "gpt-9-preview"
-    assert custom.warning is not None and "custom model id" in custom.warning
+    assert custom.warning is not None
+    assert "custom model id" in custom.warning
     with pytest.raises(ModelNotFoundError, match="not found"):
         reg.lookup("no-such-model-anywhere")
     with pytest.raises(ModelNotFoundError, match="Unknown provider"):

@@ -349,3 +349,18 @@ def test_guard_blocks_outside_connections() -> None:
             sock.connect(("192.0.2.1", 80))
     finally:
         sock.close()
+
+
+async def test_error_inside_the_stream_is_classified(server: ReplayServer) -> None:
+    server.add(
+        stream(
+            openai_sse(
+                [chunk({"content": "a"}), {"error": {"message": "context length exceeded"}}],
+                done=False,
+            )
+        )
+    )
+    done = await complete(model(server), ask())
+    assert done.error is not None
+    assert done.error.kind == "context_overflow"
+    assert done.message["content"] == [{"type": "text", "text": "a"}]

@@ -17,7 +17,11 @@ def make_session(tmp_path: Path) -> Callable[..., Session]:
 
     def make(name: str = "s.jsonl", **kwargs: object) -> Session:
         return Session.create(
-            tmp_path / name, cwd="/work", ids=SequentialIds(), clock=FixedClock(), **kwargs  # type: ignore[arg-type]
+            tmp_path / name,
+            cwd="/work",
+            ids=SequentialIds(),
+            clock=FixedClock(),
+            **kwargs,  # type: ignore[arg-type]
         )
 
     return make

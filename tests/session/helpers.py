@@ -21,8 +21,13 @@ def user(text: str) -> UserMessage:
     return user_message(text, timestamp=1_700_000_000_000)
 
 
-def assistant(text: str = "ok", *, calls: list[tuple[str, dict[str, Any]]] | None = None,
-              provider: str = "anthropic", model: str = "claude-x") -> AssistantMessage:
+def assistant(
+    text: str = "ok",
+    *,
+    calls: list[tuple[str, dict[str, Any]]] | None = None,
+    provider: str = "anthropic",
+    model: str = "claude-x",
+) -> AssistantMessage:
     content: list[Any] = [text_block(text)]
     for n, (name, args) in enumerate(calls or [], start=1):
         content.append(tool_call(f"call_{n}", name, args))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -20,9 +21,13 @@ def _writer(path: Path, start: int, count: int, lock_timeout: float | None = Non
     """Child process body: append ``count`` entries, then exit without cleanup."""
     code = 0
     try:
-        s = Session.open(path, ids=SequentialIds(start), clock=FixedClock(), lock_timeout=lock_timeout)
+        s = Session.open(
+            path, ids=SequentialIds(start), clock=FixedClock(), lock_timeout=lock_timeout
+        )
         for n in range(count):
-            s.append_message(user(f"p{start} n{n} " + "x" * (n % 50)) if n % 2 else assistant(f"p{start} {n}"))
+            s.append_message(
+                user(f"p{start} n{n} " + "x" * (n % 50)) if n % 2 else assistant(f"p{start} {n}")
+            )
     except BaseException:  # the child must never return into pytest
         code = 1
     os._exit(code)
@@ -113,5 +118,5 @@ def test_two_processes_appending_never_interleave_bytes(tmp_path: Path) -> None:
     for start in (0x10000, 0x20000):
         own = [e for e in s.entries if int(e.id, 16) >= start and int(e.id, 16) < start + 0x10000]
         assert len(own) == 150
-        for prev, entry in zip(own, own[1:], strict=False):
+        for prev, entry in itertools.pairwise(own):
             assert entry.parent_id == prev.id

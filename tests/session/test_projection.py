@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,13 +26,20 @@ def roles(s: Session) -> list[str]:
 
 def test_compaction_keeps_snapshot_summary_kept_non_system_and_after() -> None:
     s = new()
-    s.append_message({"role": "system", "content": "", "sections": {"preamble": "p"}, "timestamp": 1})
+    s.append_message(
+        {"role": "system", "content": "", "sections": {"preamble": "p"}, "timestamp": 1}
+    )
     s.append_message(user("old"))
     s.append_message(assistant("old reply"))
     kept = s.append_message(user("kept"))
     s.append_message({"role": "system", "content": "", "sections": {"cwd": "c"}, "timestamp": 2})
     s.append_message(assistant("kept reply"))
-    snapshot = {"role": "system", "content": "", "sections": {"preamble": "p", "cwd": "c"}, "timestamp": 3}
+    snapshot = {
+        "role": "system",
+        "content": "",
+        "sections": {"preamble": "p", "cwd": "c"},
+        "timestamp": 3,
+    }
     c = s.append_compaction("summary", kept.id, 100, system_message=snapshot)
     s.append_message(user("new"))
     projection = s.projection()
@@ -42,8 +47,12 @@ def test_compaction_keeps_snapshot_summary_kept_non_system_and_after() -> None:
     assert projection.messages[0] == snapshot
     assert projection.entries[0].entry is c
     summary = projection.messages[1]
-    assert summary == {"role": "compactionSummary", "summary": "summary", "tokensBefore": 100,
-                       "timestamp": projection.messages[1]["timestamp"]}
+    assert summary == {
+        "role": "compactionSummary",
+        "summary": "summary",
+        "tokensBefore": 100,
+        "timestamp": projection.messages[1]["timestamp"],
+    }
 
 
 def test_only_newest_compaction_contributes() -> None:
@@ -112,8 +121,16 @@ def test_custom_message_and_branch_summary_messages() -> None:
 
 
 def test_bash_execution_text_layout() -> None:
-    base = {"role": "bashExecution", "command": "ls", "output": "a\n", "cancelled": False,
-            "truncated": True, "exitCode": 2, "fullOutputPath": "/tmp/o", "timestamp": 1}
+    base = {
+        "role": "bashExecution",
+        "command": "ls",
+        "output": "a\n",
+        "cancelled": False,
+        "truncated": True,
+        "exitCode": 2,
+        "fullOutputPath": "/tmp/o",
+        "timestamp": 1,
+    }
     assert bash_execution_text(base) == (
         "Ran `ls`\n```\na\n\n```\n\nCommand exited with code 2\n\n[Output truncated. Full output: /tmp/o]"
     )
@@ -133,8 +150,22 @@ def test_js_date_ms() -> None:
 
 OPS = st.lists(
     st.tuples(
-        st.sampled_from(["user", "assistant", "tool", "edit", "omit", "compact", "move", "label",
-                         "model", "level", "custom_message", "system"]),
+        st.sampled_from(
+            [
+                "user",
+                "assistant",
+                "tool",
+                "edit",
+                "omit",
+                "compact",
+                "move",
+                "label",
+                "model",
+                "level",
+                "custom_message",
+                "system",
+            ]
+        ),
         st.integers(min_value=0, max_value=10_000),
     ),
     max_size=40,
@@ -143,7 +174,11 @@ OPS = st.lists(
 
 def apply(s: Session, op: str, n: int) -> None:
     entries = s.entries
-    visible = [e for e in s.branch_entries() if e.type == "message" and e.role in ("user", "assistant", "toolResult")]
+    visible = [
+        e
+        for e in s.branch_entries()
+        if e.type == "message" and e.role in ("user", "assistant", "toolResult")
+    ]
     if op == "user":
         s.append_message(user(f"u{n}"))
     elif op == "assistant":
@@ -156,7 +191,12 @@ def apply(s: Session, op: str, n: int) -> None:
     elif op == "compact":
         path = s.branch_entries()
         keep = path[n % len(path)].id if path and n % 3 else None
-        s.append_compaction(f"s{n}", keep, n, system_message={"role": "system", "content": f"snap{n}", "timestamp": n})
+        s.append_compaction(
+            f"s{n}",
+            keep,
+            n,
+            system_message={"role": "system", "content": f"snap{n}", "timestamp": n},
+        )
     elif op == "move" and entries:
         s.move_leaf(entries[n % len(entries)].id)
     elif op == "label" and entries:
@@ -168,7 +208,9 @@ def apply(s: Session, op: str, n: int) -> None:
     elif op == "custom_message":
         s.append_custom_message("t", f"c{n}")
     elif op == "system":
-        s.append_message({"role": "system", "content": "", "sections": {"x": str(n)}, "timestamp": n})
+        s.append_message(
+            {"role": "system", "content": "", "sections": {"x": str(n)}, "timestamp": n}
+        )
 
 
 @settings(max_examples=60, deadline=None)
@@ -193,10 +235,15 @@ def test_projection_is_a_copy() -> None:
 
 
 def test_entry_messages_normalize_null_content() -> None:
-    e = Entry.from_data({"type": "message", "id": "a", "parentId": None, "timestamp": "t",
-                         "message": {"role": "user", "content": None, "timestamp": 1}})
+    e = Entry.from_data(
+        {
+            "type": "message",
+            "id": "a",
+            "parentId": None,
+            "timestamp": "t",
+            "message": {"role": "user", "content": None, "timestamp": 1},
+        }
+    )
     s = new()
     assert projection_of_path([e]).messages == [{"role": "user", "content": [], "timestamp": 1}]
     assert s.projection().messages == []
-
-

@@ -30,7 +30,12 @@ def branched() -> Session:
 def test_paths_children_leaves() -> None:
     s = branched()
     assert [e.id for e in s.branch_entries()] == ["00000001", "00000002", "00000005", "00000006"]
-    assert [e.id for e in s.branch_entries("00000004")] == ["00000001", "00000002", "00000003", "00000004"]
+    assert [e.id for e in s.branch_entries("00000004")] == [
+        "00000001",
+        "00000002",
+        "00000003",
+        "00000004",
+    ]
     assert [e.id for e in s.children("00000002")] == ["00000003", "00000005"]
     assert [e.id for e in s.leaves()] == ["00000004", "00000006"]
     assert s.common_ancestor("00000004", "00000006") == "00000002"
@@ -99,6 +104,10 @@ def test_preorder_depths() -> None:
     s = branched()
     rows = [(e.id, depth) for e, depth in s.tree.preorder()]
     assert rows == [
-        ("00000001", 0), ("00000002", 1), ("00000003", 2), ("00000004", 3),
-        ("00000005", 2), ("00000006", 3),
+        ("00000001", 0),
+        ("00000002", 1),
+        ("00000003", 2),
+        ("00000004", 3),
+        ("00000005", 2),
+        ("00000006", 3),
     ]

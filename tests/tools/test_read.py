@@ -131,3 +131,10 @@ async def test_missing_required_argument_is_a_validation_error(call: Runner) -> 
         "  - root: must have required property 'path'\n\n"
         'Received arguments:\n{\n  "offset": 1\n}'
     )
+
+
+async def test_directory_is_an_error(call: Runner, tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    out = await call(ReadTool(), path="d")
+    assert out.is_error
+    assert out.text == "EISDIR: illegal operation on a directory, read"

@@ -88,15 +88,17 @@ def fingerprint_request(
 
 def first_divergence(previous: Fingerprint, current: Fingerprint) -> str | None:
     """The label of the first part of ``previous`` that ``current`` does not repeat, if any."""
-    known = {label for label, _ in previous.parts}
+    now = {label for label, _ in current.parts}
     for index, (label, digest) in enumerate(previous.parts):
         if index >= len(current.parts):
             return label
         cur_label, cur_digest = current.parts[index]
-        if cur_label == label and cur_digest == digest:
-            continue
-        # A part that the previous request did not have was inserted: it is the cause.
-        return cur_label if cur_label not in known else label
+        if cur_label == label:
+            if cur_digest == digest:
+                continue
+            return label  # changed in place
+        # A part that is gone was removed; otherwise a part was inserted or moved here.
+        return label if label not in now else cur_label
     return None
 
 

@@ -37,7 +37,13 @@ from pi_context.compaction.settings import (
 )
 from pi_context.errors import PiContextError, ProviderError
 from pi_context.extensions import ExtensionContext, ExtensionRunner
-from pi_context.extensions.events import BeforeAgentStartEvent, CustomMessageDraft
+from pi_context.extensions.events import (
+    BeforeAgentStartEvent,
+    CustomMessageDraft,
+    ResourcesDiscoverEvent,
+    SessionShutdownEvent,
+    SessionStartEvent,
+)
 from pi_context.messages import (
     AgentMessage,
     AssistantMessage,
@@ -79,53 +85,18 @@ from .events import (
     QueueUpdate,
 )
 from .loop import AgentLoop, RunResult
-from .operations import CompactionOps
+from .recovery import RecoveryOps
+from .stats import SessionStats, session_stats
 from .transform import TransformChain
 
 __all__ = ["AgentSession", "SessionStats"]
-
-
-@dataclass(frozen=True, slots=True)
-class SessionStats:
-    """Totals over every entry of the session file (pi's ``/session`` numbers) plus the context.
-
-    ``tokens`` and ``cost`` sum assistant, summary and usage entries; ``hit_ratio`` is cache
-    reads over all prompt tokens of assistant responses; ``context_tokens`` is ``None`` right
-    after a compaction until the next response reports usage.
-    """
-
-    tokens: int
-    cost: float
-    cache_read: int
-    cache_write: int
-    hit_ratio: float
-    context_tokens: int | None
-    context_window: int | None
-    input: int = 0
-    output: int = 0
-    requests: int = 0
-
-
-def _usage_numbers(usage: Any) -> tuple[int, int, int, int, int, float]:
-    if not isinstance(usage, Mapping):
-        return 0, 0, 0, 0, 0, 0.0
-
-    def num(key: str) -> int:
-        value = usage.get(key)
-        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
-
-    inp, out, cr, cw = num("input"), num("output"), num("cacheRead"), num("cacheWrite")
-    total = num("totalTokens") or inp + out + cr + cw
-    cost = usage.get("cost")
-    dollars = cost.get("total", 0) if isinstance(cost, Mapping) else 0
-    return inp, out, cr, cw, total, float(dollars or 0)
 
 
 def _snippet(text: str) -> str:
     return " ".join(text.split())
 
 
-class AgentSession(CompactionOps):
+class AgentSession(RecoveryOps):
     """One agent over one session. Create with :meth:`create` or :meth:`open`."""
 
     def __init__(
@@ -205,7 +176,7 @@ class AgentSession(CompactionOps):
             session = Session.in_memory(work, ids=ids, clock=clock)
         else:
             session = Session.create(session_file, cwd=work, ids=ids, clock=clock)
-        return cls._assemble(
+        sess = cls._assemble(
             session,
             work,
             model,
@@ -220,6 +191,8 @@ class AgentSession(CompactionOps):
             load_extensions,
             sleep,
         )
+        await sess._started("startup")
+        return sess
 
     @classmethod
     async def open(
@@ -244,7 +217,7 @@ class AgentSession(CompactionOps):
         """Resume a session file; it runs in its header's ``cwd`` unless ``cwd`` is given."""
         session = Session.open(path, ids=ids, clock=clock)
         work = os.fspath(cwd) if cwd is not None else (session.cwd or os.getcwd())
-        return cls._assemble(
+        sess = cls._assemble(
             session,
             os.path.abspath(work),
             model,
@@ -259,6 +232,8 @@ class AgentSession(CompactionOps):
             load_extensions,
             sleep,
         )
+        await sess._started("resume")
+        return sess
 
     @classmethod
     def _assemble(
@@ -530,12 +505,12 @@ class AgentSession(CompactionOps):
         return bool(self._queue)
 
     def after_request(self, request: ModelRequest, message: AssistantMessage) -> None:
-        info = self.model.info
+        model = self.model
+        delivery = getattr(model, "system_delivery", None)
+        if delivery is None:
+            delivery = "in_place" if model.info.system_messages_mid_conversation else "collapse"
         record = self.cache.record(
-            request.messages,
-            request.tools,
-            message["usage"],
-            collapse=not info.system_messages_mid_conversation,
+            request.messages, request.tools, message["usage"], collapse=delivery == "collapse"
         )
         self._emit(
             CacheUpdate(
@@ -678,191 +653,11 @@ class AgentSession(CompactionOps):
         extra = [_custom_message(draft) for draft in outcome.messages]
         return new_options, forced if isinstance(forced, str) else None, extra
 
-    # -- checks around the run --------------------------------------------------------------------
-
-    def _last_assistant(self) -> tuple[AssistantMessage, str] | None:
-        for entry in reversed(self.session.branch_entries()):
-            if entry.type == "message" and entry.role == "assistant" and entry.message is not None:
-                return cast(AssistantMessage, entry.message), entry.id
-        return None
-
-    async def _pre_prompt_check(self) -> None:
-        last = self._last_assistant()
-        if last is None:
-            return
-        decision = check_compaction(
-            last[0],
-            last[1],
-            branch=self.session.branch_entries(),
-            projection=self.session.projection(),
-            info=self.model.info,
-            settings=self.compaction_settings(),
-            skip_aborted=False,
-        )
-        if decision.action == "threshold":
-            await self._auto_compact("threshold", will_retry=False)
-        elif decision.action == "overflow":
-            if decision.will_retry:
-                self._omit_attempt(last[0], last[1])
-            await self._auto_compact("overflow", will_retry=False)
-
-    async def _after_run(self, result: RunResult) -> bool:
-        """Post-run handling; returns whether the run was aborted meanwhile."""
-        retries = 0
-        while True:
-            message = result.last_assistant
-            entry_id = result.last_assistant_entry_id
-            if message is None:
-                return False
-            if self._should_retry(message, result.last_error, retries):
-                retries += 1
-                result = await self._auto_retry(message, entry_id, result, retries)
-                if result.aborted:
-                    return True
-                continue
-            if retries:
-                self._emit(
-                    AutoRetryEnd(
-                        message["stopReason"] != "error", retries, message.get("errorMessage")
-                    )
-                )
-                retries = 0
-            decision = check_compaction(
-                message,
-                entry_id,
-                branch=self.session.branch_entries(),
-                projection=self.session.projection(),
-                info=self.model.info,
-                settings=self.compaction_settings(),
-                skip_aborted=True,
-                recovery_attempted=self._recovery_attempted,
-            )
-            if decision.action == "exhausted":
-                self._emit(CompactionEnd("overflow", None, False, False, decision.error_message))
-                await self._compact_failed_event("overflow", decision.error_message, False, False)
-                return False
-            if decision.action == "none":
-                return False
-            if decision.action == "overflow" and decision.will_retry:
-                self._recovery_attempted = True
-                self._omit_attempt(message, entry_id)
-                go_on = await self._auto_compact("overflow", will_retry=True)
-            else:
-                go_on = await self._auto_compact(
-                    "overflow" if decision.action == "overflow" else "threshold",
-                    will_retry=False,
-                )
-            if not go_on:
-                return False
-            result = await self._loop.run(self.take_queued())
-            if result.aborted:
-                return True
-
-    def _should_retry(
-        self, message: AssistantMessage, error: ProviderError | None, attempts: int
-    ) -> bool:
-        if message["stopReason"] != "error":
-            return False
-        retry = self.retry_settings()
-        if not retry.enabled or attempts >= retry.max_retries:
-            return False
-        if error is not None:
-            return error.kind == "transient"
-        from pi_context.compaction.summarize import is_retryable
-        from pi_context.providers.classify import is_context_overflow
-
-        return not is_context_overflow(message) and is_retryable(message)
-
-    async def _auto_retry(
-        self, message: AssistantMessage, entry_id: str | None, result: RunResult, attempt: int
-    ) -> RunResult:
-        retry = self.retry_settings()
-        delay = min(retry.base_delay_ms * 2 ** (attempt - 1), retry.max_delay_ms)
-        if result.last_error is not None and result.last_error.retry_after is not None:
-            delay = min(int(result.last_error.retry_after * 1000), retry.max_delay_ms)
-        self._emit(
-            AutoRetryStart(attempt, retry.max_retries, delay, message.get("errorMessage") or "")
-        )
-        self._omit_attempt(message, entry_id)
-        await self._sleep(delay / 1000)
-        return await self._loop.run(self.take_queued())
-
-    def _omit_attempt(self, message: AssistantMessage, entry_id: str | None) -> None:
-        """Hide a failed attempt and its tool results from the model with ``context_edit``s."""
-        if entry_id is None:
-            return
-        call_ids = {b["id"] for b in message["content"] if b["type"] == "toolCall"}
-        targets = [entry_id]
-        seen = False
-        for projected in self.session.projection().entries:
-            entry = projected.entry
-            if entry.id == entry_id:
-                seen = True
-                continue
-            if not seen or entry.type != "message":
-                continue
-            if entry.role == "assistant":
-                break
-            msg = entry.message
-            if entry.role == "toolResult" and msg is not None and msg.get("toolCallId") in call_ids:
-                targets.append(entry.id)
-        for target in targets:
-            appended = self.session.append_context_edit(target, None)
-            self._emit(EntryAppended(appended.data))
-
     # -- stats ------------------------------------------------------------------------------------
 
     def stats(self) -> SessionStats:
         """Token, cost and cache totals of the whole file, and the current context size."""
-        inp = out = cr = cw = total = requests = 0
-        cost = 0.0
-        a_inp = a_cr = a_cw = 0
-        for entry in self.session.entries:
-            usage: Any = None
-            if entry.type == "message" and entry.role in ("assistant", "toolResult"):
-                msg = entry.message
-                usage = msg.get("usage") if msg is not None else None
-                if entry.role == "assistant" and usage is not None:
-                    requests += 1
-                    i, _, r, w, _, _ = _usage_numbers(usage)
-                    a_inp, a_cr, a_cw = a_inp + i, a_cr + r, a_cw + w
-            elif entry.type in ("compaction", "branch_summary", "usage"):
-                usage = entry.get("usage")
-            i, o, r, w, t, c = _usage_numbers(usage)
-            inp, out, cr, cw, total, cost = inp + i, out + o, cr + r, cw + w, total + t, cost + c
-        window = self._model.info.context_window if self._model is not None else None
-        return SessionStats(
-            tokens=total,
-            cost=cost,
-            cache_read=cr,
-            cache_write=cw,
-            hit_ratio=hit_ratio(a_inp, a_cr, a_cw),
-            context_tokens=self._context_tokens(),
-            context_window=window if window and window > 0 else None,
-            input=inp,
-            output=out,
-            requests=requests,
-        )
-
-    def _context_tokens(self) -> int | None:
-        branch = self.session.branch_entries()
-        projection = self.session.projection()
-        last_compaction = max(
-            (i for i, e in enumerate(branch) if e.type == "compaction"), default=None
-        )
-        if last_compaction is not None:
-            after = {e.id for e in branch[last_compaction + 1 :]}
-            fresh = any(
-                p.entry.id in after
-                and any(
-                    m.get("role") == "assistant" and m.get("stopReason") not in ("error", "aborted")
-                    for m in p.messages
-                )
-                for p in projection.entries
-            )
-            if not fresh:
-                return None
-        return int(estimate_projected_context_tokens(projection, branch).tokens)
+        return session_stats(self.session, self._model)
 
     def _ensure_idle_for(self, what: str) -> None:
         if self.compacting:
@@ -870,7 +665,33 @@ class AgentSession(CompactionOps):
                 f"Wait for the current compaction or tree navigation to finish before {what}."
             )
 
+    async def _started(self, reason: str) -> None:
+        """Extension ``resources_discover`` (extra skill paths) and ``session_start``."""
+        runner = self._extensions
+        if runner is None:
+            return
+        if runner.has_handlers(ResourcesDiscoverEvent.type):
+            found = await runner.emit_resources_discover(
+                ResourcesDiscoverEvent(self.cwd, "startup")
+            )
+            if found.skill_paths:
+                self._loader.skill_paths = (*self._loader.skill_paths, *found.skill_paths)
+                self._resources = self._loader.load()
+        if runner.has_handlers(SessionStartEvent.type):
+            await runner.emit(SessionStartEvent(cast(Any, reason)))
+
+    async def aclose(self) -> None:
+        """Abort any run, tell extensions (``session_shutdown``) and close the session file."""
+        self.abort()
+        if self._run_task is not None:
+            await asyncio.wait([self._run_task])
+        runner = self._extensions
+        if runner is not None and runner.has_handlers(SessionShutdownEvent.type):
+            await runner.emit(SessionShutdownEvent())
+        self.session.close()
+
     def close(self) -> None:
+        """Close the session file (see :meth:`aclose` to also notify extensions)."""
         self.session.close()
 
 

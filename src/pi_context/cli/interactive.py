@@ -26,6 +26,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input, create_input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding.key_processor import KeyPress
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.output import Output
 from rich.console import Console
@@ -198,9 +199,9 @@ class InteractiveShell:
         task: asyncio.Future[T] = asyncio.ensure_future(work)
         presses = 0
 
-        def on_keys() -> None:
+        def handle(presses_read: Iterable[KeyPress]) -> None:
             nonlocal presses
-            for press in keys.read_keys():
+            for press in presses_read:
                 if press.key in (Keys.Escape, Keys.ControlC):
                     presses += 1
                     if presses == 1:
@@ -209,6 +210,12 @@ class InteractiveShell:
                     if cancel_on_first or presses > 1:
                         task.cancel()
 
+        def on_keys() -> None:
+            handle(keys.read_keys())
+            # a lone Esc may start an escape sequence: the parser holds it until flushed
+            loop.call_later(0.05, lambda: handle(keys.flush_keys()))
+
+        loop = asyncio.get_running_loop()
         keys = self._input or create_input()
         watching = keys.raw_mode() if self._is_tty(keys) else contextlib.nullcontext()
         try:

@@ -185,7 +185,11 @@ def _tree_lines(session: Session) -> Iterator[str]:
     while stack:
         entry, prefix, rest, ancestors = stack.pop()
         mark = "*" if id(entry) in on_path else " "
-        text = f"{mark} {prefix}{entry.id} {_describe(entry)}"
+        try:
+            description = _describe(entry)
+        except SessionFormatError as exc:
+            description = f"(unreadable: {exc.reason})"
+        text = f"{mark} {prefix}{entry.id} {description}"
         label = labels.get(entry.id)
         if label:
             text += f"  [{label}]"

@@ -234,6 +234,9 @@ async def summarize_branch(
     replace_instructions: bool = False,
     retry: RetrySettings | None = None,
     offline: bool = False,
+    label: str | None = None,
+    thinking_level: ThinkingLevel = "off",
+    on_event: Callable[[RetryEvent], None] | None = None,
     sleep: Callable[[float], Any] | None = None,
 ) -> Entry | None:
     """Move the session's leaf to ``target_id``, leaving a branch summary behind (pi's ``/tree``).
@@ -241,7 +244,8 @@ async def summarize_branch(
     A ``user`` message or ``custom_message`` target moves the leaf to its parent (so the
     message can be edited and resent); any other target becomes the leaf. Returns the appended
     ``branch_summary`` entry, or ``None`` when no summary was written. On failure nothing
-    changes and :class:`CompactionError` is raised.
+    changes and :class:`CompactionError` is raised. A ``label`` is attached to the summary (or,
+    without one, to the target) and, as in pi, the label entry becomes the leaf.
     """
     target = session.get(target_id)
     if target is None:
@@ -256,6 +260,8 @@ async def summarize_branch(
     collected = collect_branch_entries(session, old_leaf, target_id)
     if not summarize or not collected.entries:
         session.move_leaf(new_leaf)
+        if label:
+            session.append_label(target_id, label)
         return None
     result = await generate_branch_summary(
         collected.entries,
@@ -264,7 +270,9 @@ async def summarize_branch(
         custom_instructions=custom_instructions,
         replace_instructions=replace_instructions,
         retry=retry,
+        thinking_level=thinking_level,
         offline=offline,
+        on_event=on_event,
         sleep=sleep,
     )
     entry: Entry = session.append_branch_summary(
@@ -275,4 +283,6 @@ async def summarize_branch(
         usage=result.usage,
         from_hook=False,
     )
+    if label:
+        session.append_label(entry.id, label)
     return entry

@@ -153,6 +153,42 @@ def _parse_sections(summary: str) -> dict[str, list[str]]:
     return sections
 
 
+_TOOL_COUNTS: Final = "- [x] Tool calls so far: "
+_STATE_PREFIXES: Final = (
+    _TOOL_COUNTS,
+    "- Files read: ",
+    "- **Latest assistant conclusion**: ",
+)
+_COUNT = re.compile(r"(\S+) ×(\d+)")
+
+
+def _tool_counts(line: str) -> dict[str, int]:
+    return {name: int(n) for name, n in _COUNT.findall(line[len(_TOOL_COUNTS) :])}
+
+
+def _replace_state(old: list[str], new: list[str]) -> tuple[list[str], list[str]]:
+    """Lines describing current state (tool counts, files read, latest conclusion) are
+    replaced by their new version instead of accumulating; tool counts add up."""
+    new_out = list(new)
+    kept: list[str] = []
+    for line in old:
+        prefix = next((p for p in _STATE_PREFIXES if line.startswith(p)), None)
+        replacement = next(
+            (i for i, n in enumerate(new_out) if prefix and n.startswith(prefix)), None
+        )
+        if prefix is None or replacement is None:
+            kept.append(line)
+            continue
+        if prefix == _TOOL_COUNTS:
+            counts = _tool_counts(line)
+            for name, n in _tool_counts(new_out[replacement]).items():
+                counts[name] = counts.get(name, 0) + n
+            new_out[replacement] = _TOOL_COUNTS + ", ".join(
+                f"{name} ×{n}" for name, n in sorted(counts.items())
+            )
+    return kept, new_out
+
+
 def _merge(old: list[str], new: list[str], *, keep_first: int = 0) -> list[str]:
     seen: set[str] = set()
     merged: list[str] = []
@@ -244,6 +280,8 @@ def offline_history_summary(
                 for item in old.get("In Progress", [])
             ]
         for name in _ORDER:
+            if name in old and name in new:
+                old[name], new[name] = _replace_state(old[name], new[name])
             if name in ("In Progress", "Next Steps"):
                 merged[name] = new.get(name, [])  # the current state replaces the old one
             elif name == "Done":

@@ -21,6 +21,7 @@ from pi_context.compaction.settings import RetrySettings
 from pi_context.errors import CompactionCancelledError, CompactionError, ProviderError
 from pi_context.messages import AssistantMessage, ThinkingLevel, Usage, empty_usage, user_message
 from pi_context.providers.base import Model, ModelRequest, RequestOptions, complete
+from pi_context.providers.classify import is_transient_text
 
 __all__ = [
     "RetryAttemptStart",
@@ -34,6 +35,12 @@ __all__ = [
 ]
 
 SummarySource = Literal["compaction", "branchSummary"]
+
+# Quota and billing problems are never retried, even when a provider calls them transient.
+_QUOTA_HINT = re.compile(
+    r"insufficient_quota|out of budget|quota exceeded|billing|usage limit|available balance",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,34 +75,18 @@ class SummaryResult:
     usage: Usage
 
 
-_QUOTA = re.compile(
-    r"insufficient_quota|out of budget|quota exceeded|exceeded your current quota|billing|"
-    r"monthly usage limit|available balance|usage limit|\b1308\b",
-    re.IGNORECASE,
-)
-_TRANSIENT = re.compile(
-    r"overloaded|server (?:is )?busy|high demand|at capacity|rate.?limit|too many requests|"
-    r"\b(?:429|500|502|503|504|520|524)\b|service (?:temporarily )?unavailable|"
-    r"server error|internal error|provider returned error|upstream|network|connection|"
-    r"other side closed|fetch failed|getaddrinfo|ECONNRESET|ECONNABORTED|ECONNREFUSED|"
-    r"ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|socket hang up|timed? ?out|terminated|"
-    r"websocket|premature|stream ended|please retry|retry (?:after|in)|ResourceExhausted",
-    re.IGNORECASE,
-)
-
-
 def is_retryable(message: Mapping[str, Any], error: ProviderError | None = None) -> bool:
     """Whether a failed response is worth retrying (a transient error, not a quota problem)."""
     if message.get("stopReason") != "error":
         return False
     text = str(message.get("errorMessage") or (str(error) if error else ""))
-    if not text or _QUOTA.search(text):
+    if not text:
         return False
-    if error is not None and error.kind == "transient":
-        return True
     if error is not None and error.kind in ("authentication", "aborted", "context_overflow"):
         return False
-    return bool(_TRANSIENT.search(text))
+    if error is not None and error.kind == "transient":
+        return not _QUOTA_HINT.search(text)
+    return is_transient_text(text)
 
 
 def combine_usage(a: Mapping[str, Any], b: Mapping[str, Any]) -> Usage:

@@ -88,6 +88,9 @@ class BeforeAgentStartOutcome:
     """Every handler's custom message, in order (appended to the run's starting messages)."""
     system_prompt: str | None
     """The forced prompt for this run, when a handler set one."""
+    selected_tools_changed: bool = False
+    """Whether handlers changed ``selectedTools`` (same names in order = unchanged). When not,
+    pi replaces the list by the live active tools, so ``pi.set_active_tools()`` wins."""
 
 
 def _snake(key: str) -> str:
@@ -237,6 +240,7 @@ class ExtensionRunner:
     ) -> BeforeAgentStartOutcome:
         messages: list[CustomMessageDraft] = []
         forced: str | None = None
+        tools_before = event.selected_tools
         for ext, handler in self._handlers(event.type):
             result = self._result(
                 ext, event, BeforeAgentStartResult, await self._call(ext, handler, event)
@@ -249,7 +253,7 @@ class ExtensionRunner:
                 forced = result.system_prompt
                 event.system_prompt = forced
                 _set_force_prompt(event.system_prompt_options, forced)
-        return BeforeAgentStartOutcome(messages, forced)
+        return BeforeAgentStartOutcome(messages, forced, event.selected_tools != tools_before)
 
     # --- context chain --------------------------------------------------------------------
 
@@ -263,6 +267,10 @@ class ExtensionRunner:
         system messages stay where they were. Phase 2, ``context_with_system``: handlers see
         and own the full transcript. The input list and its messages are never modified.
         """
+        if not (
+            self.has_handlers(ContextEvent.type) or self.has_handlers(ContextWithSystemEvent.type)
+        ):
+            return list(messages)
         current: list[AgentMessage] = copy.deepcopy(list(messages))
         for ext, handler in self._handlers(ContextEvent.type):
             visible = [m for m in current if m.get("role") != "system"]

@@ -52,6 +52,7 @@ from pi_context.providers.base import (
 from pi_context.providers.classify import make_error
 from pi_context.providers.delivery import (
     Delivery,
+    SystemDelivery,
     SystemUpdate,
     plan_delivery,
     sanitize_tool_id,
@@ -210,6 +211,7 @@ class AnthropicModel:
         timeout: float = 600.0,
     ) -> None:
         self._info = info
+        self.system_delivery: SystemDelivery = "user_turn"
         self._client = client or anthropic.AsyncAnthropic(
             api_key=api_key if api_key or auth_token else "missing-key",
             auth_token=auth_token,
@@ -237,7 +239,7 @@ class AnthropicModel:
         """The keyword arguments for ``messages.create``."""
         delivery = plan_delivery(
             request.messages,
-            mode="user_turn",
+            mode=self.system_delivery,
             system_prompt=request.system_prompt,
             tools=request.tools,
         )
@@ -284,10 +286,13 @@ class AnthropicModel:
                 provider=self._info.provider,
             )
             yield StreamDone(builder.finish("error", error=str(err)), err)
-        except (anthropic.APIError, httpx2.HTTPError, OSError) as exc:
+        except (anthropic.APIConnectionError, httpx2.HTTPError, OSError) as exc:
             err = make_error(
                 f"connection error: {exc}", provider=self._info.provider, kind="transient"
             )
+            yield StreamDone(builder.finish("error", error=str(err)), err)
+        except anthropic.APIError as exc:  # an error reported inside the stream
+            err = make_error(str(exc.message), provider=self._info.provider)
             yield StreamDone(builder.finish("error", error=str(err)), err)
 
     async def _run(

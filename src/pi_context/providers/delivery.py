@@ -41,6 +41,7 @@ from pi_context.messages import (
     UserContent,
     text_of,
 )
+from pi_context.providers.base import Model
 
 __all__ = [
     "Delivery",
@@ -53,6 +54,7 @@ __all__ = [
     "replay_system",
     "replay_tools",
     "sanitize_tool_id",
+    "system_delivery_of",
     "system_text",
     "tool_arguments_json",
     "user_blocks",
@@ -306,3 +308,15 @@ def user_blocks(content: str | Sequence[UserContent]) -> list[UserContent]:
 def tool_arguments_json(call: ToolCall) -> str:
     """Tool-call arguments as pi writes them (``JSON.stringify``), stable across requests."""
     return _json.js_stringify(call.get("arguments") or {})
+
+
+def system_delivery_of(model: Model) -> SystemDelivery:
+    """How ``model`` delivers system patches (adapters say so in ``system_delivery``).
+
+    Models that do not say: ``in_place`` when they accept mid-conversation system messages,
+    else pi's ``collapse``. Cache accounting uses this to fingerprint what is really sent.
+    """
+    declared = getattr(model, "system_delivery", None)
+    if declared in ("in_place", "user_turn", "collapse"):
+        return cast(SystemDelivery, declared)
+    return "in_place" if model.info.system_messages_mid_conversation else "collapse"

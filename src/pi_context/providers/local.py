@@ -46,7 +46,13 @@ from pi_context.providers.base import (
     ToolCallStart,
 )
 from pi_context.providers.catalog import LOCAL_MODEL
-from pi_context.providers.delivery import Delivery, SystemUpdate, plan_delivery, user_blocks
+from pi_context.providers.delivery import (
+    Delivery,
+    SystemDelivery,
+    SystemUpdate,
+    plan_delivery,
+    user_blocks,
+)
 from pi_context.providers.usage import MessageBuilder, make_usage
 
 __all__ = [
@@ -300,6 +306,7 @@ class LocalModel:
         self._path = Path(model_path) if model_path is not None else None
         self._threads = n_threads or max(1, min(4, os.cpu_count() or 1))
         self._temperature = temperature
+        self.system_delivery: SystemDelivery = "in_place"
         self._gen_lock = threading.Lock()
         self.last_prompt: str | None = None
         """The last rendered prompt (for tests and debugging)."""
@@ -321,7 +328,7 @@ class LocalModel:
         builder = MessageBuilder(self._info)
         delivery = plan_delivery(
             request.messages,
-            mode="in_place",
+            mode=self.system_delivery,
             system_prompt=request.system_prompt,
             tools=request.tools,
         )

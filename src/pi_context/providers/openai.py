@@ -251,10 +251,13 @@ class OpenAIChatModel:
                 provider=self._info.provider,
             )
             yield StreamDone(builder.finish("error", error=str(err)), err)
-        except (openai.APIError, httpx2.HTTPError, OSError) as exc:
+        except (openai.APIConnectionError, httpx2.HTTPError, OSError) as exc:
             err = make_error(
                 f"connection error: {exc}", provider=self._info.provider, kind="transient"
             )
+            yield StreamDone(builder.finish("error", error=str(err)), err)
+        except openai.APIError as exc:  # an error reported inside the stream
+            err = make_error(str(exc.message), provider=self._info.provider)
             yield StreamDone(builder.finish("error", error=str(err)), err)
 
     async def _run(

@@ -228,30 +228,50 @@ def migrate_entries(
     if version >= CURRENT_VERSION:
         return header, entries
     new_header = dict(header)
-    datas = [dict(e.data) for e in entries]
+    new_header["version"] = CURRENT_VERSION
     if version < 2:
+        datas = [dict(e.data) for e in entries]
         ids = [new_id() for _ in datas]
         previous: str | None = None
         for data, entry_id in zip(datas, ids, strict=True):
             data["id"] = entry_id
             data["parentId"] = previous
             previous = entry_id
-        for data in datas:
             index = data.get("firstKeptEntryIndex")
-            if data.get("type") == "compaction" and isinstance(index, int | float):
+            if (
+                data.get("type") == "compaction"
+                and isinstance(index, int | float)
+                and not isinstance(index, bool)
+            ):
                 del data["firstKeptEntryIndex"]
                 if index == int(index) and 1 <= index <= len(ids):
                     data["firstKeptEntryId"] = ids[int(index) - 1]
-    for data in datas:
-        message = data.get("message")
-        if (
-            data.get("type") == "message"
-            and isinstance(message, dict)
-            and message.get("role") == "hookMessage"
-        ):
-            data["message"] = {**message, "role": "custom"}
-    new_header["version"] = CURRENT_VERSION
-    migrated = [
-        Entry.from_data(data, line=entry.line) for data, entry in zip(datas, entries, strict=True)
-    ]
-    return new_header, migrated
+        for data in datas:
+            _rename_hook_message(data)
+        migrated = [
+            Entry.from_data(data, line=entry.line)
+            for data, entry in zip(datas, entries, strict=True)
+        ]
+        return new_header, migrated
+    # v2 → v3 touches only hook messages; every other entry keeps its original bytes.
+    out: list[Entry] = []
+    for entry in entries:
+        if entry.type == "message" and entry.role in (None, "hookMessage"):
+            data = dict(entry.data)
+            if _rename_hook_message(data):
+                out.append(Entry.from_data(data, line=entry.line))
+                continue
+        out.append(entry)
+    return new_header, out
+
+
+def _rename_hook_message(data: dict[str, Any]) -> bool:
+    message = data.get("message")
+    if (
+        data.get("type") == "message"
+        and isinstance(message, dict)
+        and message.get("role") == "hookMessage"
+    ):
+        data["message"] = {**message, "role": "custom"}
+        return True
+    return False

@@ -194,8 +194,10 @@ def project_entry(entry: Entry, edit: Entry | None) -> list[AgentMessage]:
     if edit is None:
         return messages
     replacement = edit.get("replacement")
-    if not isinstance(replacement, dict):
+    if replacement is None:
         return []
+    if not isinstance(replacement, dict):
+        replacement = {}  # no content to take: JavaScript reads ``undefined``
     content = replacement.get("content")
     out: list[AgentMessage] = []
     for message in messages:

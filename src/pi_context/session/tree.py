@@ -147,13 +147,16 @@ class TreeIndex:
     def path(self, leaf: Entry | None) -> list[Entry]:
         """Root-first path ending at ``leaf`` (pi's ``getBranch``); empty for ``None``."""
         out: list[Entry] = []
-        limit = len(self.entries) + 1
+        append = out.append
+        by_id = self.by_id
+        forced = self.forced_roots
         entry = leaf
         while entry is not None:
-            out.append(entry)
-            if len(out) > limit:  # pragma: no cover - cycles are broken when added
-                raise TreeError(f"parent cycle through entry {entry.id}")
-            entry = self.parent_of(entry)
+            append(entry)
+            parent_id = entry.parent_id
+            if parent_id is None or parent_id == entry.id or (forced and id(entry) in forced):
+                break
+            entry = by_id.get(parent_id)
         out.reverse()
         return out
 

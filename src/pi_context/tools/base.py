@@ -213,7 +213,7 @@ def _coerce(value: Any, schema: Mapping[str, Any]) -> Any:
     if kind == "boolean" and isinstance(value, str) and value in ("true", "false"):
         return value == "true"
     if kind == "string" and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return json.dumps(value)
+        return str(int(value)) if float(value).is_integer() else repr(float(value))
     return value
 
 
