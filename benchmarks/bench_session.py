@@ -54,14 +54,16 @@ SCRIPT = Path(__file__).resolve()
 # -- timings ------------------------------------------------------------------------------------
 
 
-def _baseline_round(path: Path, leaf_id: str, s: dict[str, Sample]) -> None:
+def _baseline_round(path: Path, leaf_id: str, s: dict[str, Sample]) -> list[Any]:
     seconds, decoded = timed(lambda: decode_all(path))
     s["load_baseline"].times.append(seconds)
     by_id = {entry["id"]: entry for entry in decoded[1]}
     seconds, _ = timed(lambda: pi_style_context(by_id, leaf_id))
     s["first_context_baseline"].times.append(seconds)
-    seconds, _ = timed(lambda: pi_style_context(by_id, leaf_id))
+    seconds, context = timed(lambda: pi_style_context(by_id, leaf_id))
     s["warm_context_baseline"].times.append(seconds)
+    messages: list[Any] = context[0]
+    return messages
 
 
 def bench_load_and_context(path: Path, repeat: int) -> dict[str, Sample]:
@@ -82,14 +84,18 @@ def bench_load_and_context(path: Path, repeat: int) -> dict[str, Sample]:
         s["load"].times.append(seconds)
         seconds, _ = timed(session.projection)
         s["first_context"].times.append(seconds)
-        seconds, _ = timed(session.projection)
+        seconds, projection = timed(session.projection)
         s["warm_context"].times.append(seconds)
         leaf_id = session.leaf_id
         session.close()
         del session
 
         assert leaf_id is not None
-        _baseline_round(path, leaf_id, s)
+        baseline_messages = _baseline_round(path, leaf_id, s)
+        # The baseline must compute the very same context, or the comparison means nothing.
+        if baseline_messages != projection.messages:
+            raise SystemExit(f"{path.name}: pi-style baseline and projection() disagree")
+        del projection, baseline_messages
         gc.collect()
     return s
 

@@ -55,13 +55,14 @@ PROFILES: dict[str, Profile] = {
     "large": Profile("session-100k", 100_000, (280, 4_400), 2_500, 0, 8),
 }
 
-_WORDS = tuple(
+_WORD_TEXT = (
     "the a to of and in for is on that with this it be as parser config module function test "
     "value error file line token cache session entry branch context summary build path index "
     "return import class def self async await request response model tool result output input "
     "fix bug refactor rename check update handle case when then else none true false list dict "
     "string bytes buffer offset length count limit retry timeout lock write read edit bash grep"
-).split()
+)
+_WORDS = tuple(_WORD_TEXT.split())
 _NON_ASCII = ("café", "naïve", "→", "✓", "日本語", "Ärger", "😀", "ß", "—")
 _FILES = [
     f"src/{pkg}/{mod}.{ext}"

@@ -134,7 +134,5 @@ def js_stringify(value: Any) -> str:
         if index_keys:
             index_keys.sort(key=int)
             keys = index_keys + [k for k in keys if not _is_array_index(k)]
-        return (
-            "{" + ",".join(_js_string(k) + ":" + js_stringify(value[k]) for k in keys) + "}"
-        )
+        return "{" + ",".join(_js_string(k) + ":" + js_stringify(value[k]) for k in keys) + "}"
     raise TypeError(f"not JSON-serializable: {type(value).__name__}")

@@ -263,7 +263,11 @@ def user_message(
 ) -> UserMessage:
     """A user prompt as pi stores it: a text block first, then any images."""
     content: list[UserContent] = [text_block(text), *images]
-    return {"role": "user", "content": content, "timestamp": now_ms() if timestamp is None else timestamp}
+    return {
+        "role": "user",
+        "content": content,
+        "timestamp": now_ms() if timestamp is None else timestamp,
+    }
 
 
 def assistant_message(
@@ -320,6 +324,4 @@ def text_of(content: str | Sequence[Mapping[str, Any]] | None, sep: str = "") ->
         return ""
     if isinstance(content, str):
         return content
-    return sep.join(
-        block.get("text", "") for block in content if block.get("type") == "text"
-    )
+    return sep.join(block.get("text", "") for block in content if block.get("type") == "text")

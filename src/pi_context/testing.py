@@ -94,9 +94,13 @@ def reply(
     )
 
 
-def failure(message: str, kind: ProviderErrorKind = "other", *, status: int | None = None) -> ScriptedReply:
+def failure(
+    message: str, kind: ProviderErrorKind = "other", *, status: int | None = None
+) -> ScriptedReply:
     """A reply that fails with a classified provider error."""
-    return ScriptedReply(error=ProviderError(message, kind=kind, status=status), stop_reason="error")
+    return ScriptedReply(
+        error=ProviderError(message, kind=kind, status=status), stop_reason="error"
+    )
 
 
 @dataclass
@@ -110,7 +114,11 @@ class ScriptedModel:
     replies: list[ScriptedReply | Callable[[ModelRequest], ScriptedReply]]
     model_info: ModelInfo = field(
         default_factory=lambda: ModelInfo(
-            provider="scripted", id="scripted-model", api="scripted", context_window=128_000, max_tokens=16_384
+            provider="scripted",
+            id="scripted-model",
+            api="scripted",
+            context_window=128_000,
+            max_tokens=16_384,
         )
     )
     requests: list[ModelRequest] = field(default_factory=list)
@@ -132,8 +140,13 @@ class ScriptedModel:
         if self.remaining:
             raise AssertionError(f"{self.remaining} scripted replies were never requested")
 
-    def _message(self, content: Sequence[AssistantContent], stop: StopReason, usage: Usage | None,
-                 error: str | None = None) -> AssistantMessage:
+    def _message(
+        self,
+        content: Sequence[AssistantContent],
+        stop: StopReason,
+        usage: Usage | None,
+        error: str | None = None,
+    ) -> AssistantMessage:
         return assistant_message(
             content,
             api=self.model_info.api,

@@ -88,6 +88,9 @@ class FakeHost:
     async def finalize_message(self, message: AgentMessage) -> AgentMessage:
         return message
 
+    def will_retry(self, result: Any) -> bool:
+        return False
+
     async def notify(self, event: AgentEvent) -> None:
         self.notified.append(event.type)
 

@@ -40,6 +40,7 @@ async def test_overflow_is_recovered_once(make_session: MakeSession) -> None:
     assert ends[0].will_retry
     assert ends[0].result is not None
     assert any(isinstance(e, EntryAppended) for e in events)
+    assert [e.to_json()["willRetry"] for e in events if e.type == "agent_end"] == [True, False]
     # The retry is built from the compacted projection: snapshot system + summary.
     retry = model.requests[-1].messages
     assert retry[0]["role"] == "system"

@@ -397,3 +397,96 @@ async def test_session_start_discovers_skills_and_shutdown_is_announced(
     assert "lint" in skills
     await sess.aclose()
     assert seen == ["discover:startup", "start:startup", "shutdown"]
+
+
+async def test_agent_before_settle_can_continue_once(
+    make_session: MakeSession, project: Path
+) -> None:
+    seen: list[str] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("agent_before_settle")
+        def settle(event: Any, ctx: Any) -> dict[str, Any]:
+            seen.append(event.outcome)
+            return {
+                "entries": [
+                    {"type": "custom_message", "customType": "check", "content": "Verify."}
+                ],
+                "continue": True,
+            }
+
+    model = ScriptedModel([reply("done"), reply("verified")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    await sess.run("go")
+    assert seen == ["completed"]
+    assert text_of(model.requests[1].messages[-1]["content"]) == "Verify."
+    model.assert_complete()
+
+
+async def test_idle_triggering_message_starts_a_run(
+    make_session: MakeSession, project: Path
+) -> None:
+    import asyncio
+
+    from pi_context.extensions.events import CustomMessageDraft
+
+    kinds: list[str] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("before_agent_start")
+        def start(event: Any, ctx: Any) -> None:
+            kinds.append(event.message_type)
+
+    model = ScriptedModel([reply("reacting")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    settled = asyncio.Event()
+    sess.subscribe(lambda e: settled.set() if e.type == "agent_settled" else None)
+    sess.send_message(CustomMessageDraft("alert", "The build broke."), trigger_turn=True)
+    await settled.wait()
+    assert kinds == ["custom"]
+    assert text_of(model.requests[0].messages[-1]["content"]) == "The build broke."
+    assert [e.type for e in sess.session.entries] == ["message", "custom_message", "message"]
+
+
+async def test_waiting_extension_message_joins_the_next_prompt(
+    make_session: MakeSession, project: Path
+) -> None:
+    from pi_context.extensions.events import CustomMessageDraft
+
+    model = ScriptedModel([reply("ok")])
+    sess = await make_session(model)
+    sess.send_message(CustomMessageDraft("note", "FYI: tests are slow."))
+    await sess.run("hello")
+    sent = [text_of(m["content"]) for m in model.requests[0].messages if m["role"] == "user"]
+    assert sent == ["hello", "FYI: tests are slow."]
+
+
+async def test_context_handlers_never_change_the_stored_session(
+    make_session: MakeSession, project: Path
+) -> None:
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("context")
+        def scribble(event: Any, ctx: Any) -> None:
+            for message in event.messages:
+                if message["role"] == "user":
+                    message["content"] = [{"type": "text", "text": "SCRIBBLED"}]
+
+        @pi.on("context_with_system")
+        def strip(event: Any, ctx: Any) -> None:
+            for message in event.messages:
+                if message["role"] == "system":
+                    message["sections"] = {"preamble": "tiny"}
+
+    model = ScriptedModel([reply("one"), reply("two")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    await sess.run("first")
+    await sess.run("second")
+    sent = model.requests[1].messages
+    assert [text_of(m["content"]) for m in sent if m["role"] == "user"] == [
+        "SCRIBBLED",
+        "SCRIBBLED",
+    ]
+    assert sent[0]["sections"] == {"preamble": "tiny"}  # type: ignore[typeddict-item]
+    stored = sess.session.projection().messages
+    assert [text_of(m["content"]) for m in stored if m["role"] == "user"] == ["first", "second"]  # type: ignore[arg-type]
+    assert "tools" in stored[0]["sections"]  # type: ignore[typeddict-item]

@@ -138,6 +138,7 @@ async def test_transient_error_is_retried_after_omitting_the_attempt(
     sess = await make_session(model)
     events = await sess.run("hi")
     assert any(isinstance(e, AutoRetryStart) for e in events)
+    assert [e.to_json()["willRetry"] for e in events if e.type == "agent_end"] == [True, False]
     assert kinds(sess)[-3:] == ["message:assistant", "context_edit", "message:assistant"]
     # The retried request no longer carries the failed attempt.
     assert [m["role"] for m in model.requests[1].messages] == ["system", "user"]
@@ -221,3 +222,41 @@ async def test_reload_patches_only_the_changed_section(
     assert list(systems[1]["sections"]) == ["project_context"]  # type: ignore[index]
     updates = [e for e in events if isinstance(e, CacheUpdate)]
     assert updates
+
+
+async def test_default_tools_setting_selects_the_loadout(make_session: MakeSession) -> None:
+    model = ScriptedModel([reply("ok")])
+    sess = await make_session(model, settings={"defaultTools": ["-bash", "-write"]})
+    assert sess.get_active_tools() == ["read", "edit"]
+    await sess.run("hi")
+    assert [t["name"] for t in model.requests[0].tools] == ["read", "edit"]
+
+
+async def test_reload_enables_tools_newly_added_to_default_tools(
+    make_session: MakeSession, project: Path
+) -> None:
+    settings_file = project / ".pi" / "settings.json"
+    settings_file.parent.mkdir()
+    settings_file.write_text('{"defaultTools": ["read"]}')
+    sess = await make_session(ScriptedModel([]))
+    assert sess.get_active_tools() == ["read"]
+    settings_file.write_text('{"defaultTools": ["read", "bash"]}')
+    await sess.reload()
+    assert sess.get_active_tools() == ["read", "bash"]
+
+
+async def test_resume_restores_the_recorded_loadout(
+    make_session: MakeSession, project: Path
+) -> None:
+    path = project.parent / "s.jsonl"
+    model = ScriptedModel([reply("ok")])
+    sess = await make_session(model, session_file=path, settings={"defaultTools": ["read"]})
+    await sess.run("hi")
+    sess.close()
+    from pi_context.agent.session import AgentSession
+
+    resumed = await AgentSession.open(
+        path, model=ScriptedModel([]), agent_dir=project.parent / "agent", trusted=True
+    )
+    assert resumed.get_active_tools() == ["read"]
+    resumed.close()

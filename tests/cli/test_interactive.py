@@ -172,7 +172,7 @@ def test_compact_tree_with_branch_summary(terminal: Any, tmp_path: Path) -> None
     term.command("question two", "Answer two.")
     term.say("/compact keep the answers")
     term.expect("Compacted")
-    term.expect("tokens before")
+    term.expect("tokens before → about")
     term.expect(PROMPT)
     term.command("question three", "Answer three.")
     # /tree: list, go back to "question two" and summarize the branch being left
@@ -191,6 +191,7 @@ def test_compact_tree_with_branch_summary(terminal: Any, tmp_path: Path) -> None
     term.expect("Summarize the branch")
     term.say("y")
     term.expect("branch summary")
+    term.expect(" tokens.")
     term.expect(PROMPT)
     # the user message comes back into the editor; send it again
     term.say("")

@@ -199,3 +199,67 @@ def test_prompt_flags_reach_the_system_prompt(
     assert "CUSTOM-PROMPT-TEXT" in text
     assert "APPENDED-1" in text
     assert "PROJECT-RULE-XYZ" not in text
+
+
+def test_session_of_another_project_is_not_opened_silently(
+    project: Path, pictx: Pictx, replies: Replies, monkeypatch: Any
+) -> None:
+    other = project.parent / "other"
+    other.mkdir()
+    monkeypatch.chdir(other)
+    pictx("-p", "--model", replies(["from other"]), "elsewhere")
+    [file] = sessions_of(project.parent / "agent", other)
+    header = read_header(file)
+    assert header is not None
+    monkeypatch.chdir(project)
+    run = pictx("--session", header["id"][:8], "-p", "--model", replies(["x"]), "hi")
+    assert run.code == 0
+    assert f"Session found in different project: {other}" in run.err
+    assert file.read_text().count('"role":"user"') == 1
+    assert sessions_of(project.parent / "agent", project) == []
+
+
+def test_continue_in_a_shared_session_dir_filters_by_cwd(
+    project: Path, pictx: Pictx, replies: Replies, monkeypatch: Any
+) -> None:
+    shared = project.parent / "shared"
+    pictx("--session-dir", str(shared), "-p", "--model", replies(["mine"]), "here")
+    other = project.parent / "other"
+    other.mkdir()
+    monkeypatch.chdir(other)
+    pictx("--session-dir", str(shared), "-p", "--model", replies(["theirs"]), "there")
+    monkeypatch.chdir(project)
+    pictx("--session-dir", str(shared), "-c", "-p", "--model", replies(["again"]), "here again")
+    texts = sorted(f.read_text() for f in shared.glob("*.jsonl"))
+    mine = next(t for t in texts if '"text":"here"' in t)
+    assert '"text":"here again"' in mine
+    theirs = next(t for t in texts if '"text":"there"' in t)
+    assert "here again" not in theirs
+
+
+def test_sigterm_aborts_a_json_run_with_exit_143(project: Path, replies: Replies) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    spec = replies([{"text": "too late", "delay": 600}])
+    pictx_bin = Path(sys.executable).parent / "pictx"
+    env = dict(os.environ)
+    with subprocess.Popen(
+        [str(pictx_bin), "--mode", "json", "--model", spec, "wait"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if '"message_end"' in line and '"role":"user"' in line:
+                break
+        proc.send_signal(signal.SIGTERM)
+        rest = proc.stdout.read()
+        code = proc.wait(timeout=60)
+    assert code == 143
+    assert '"type":"agent_settled","aborted":true' in rest

@@ -106,3 +106,19 @@ def test_python_dash_m_runs() -> None:
     )
     assert result.returncode == 0
     assert json.loads(result.stdout)["leafId"]
+
+
+def test_tree_survives_cycles_and_unreadable_lines(tmp_path: Path) -> None:
+    path = tmp_path / "odd.jsonl"
+    path.write_text(
+        '{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}\n'
+        '{"type":"label","id":"aaaaaaaa","parentId":"bbbbbbbb","timestamp":"t","targetId":"x"}\n'
+        '{"type":"label","id":"bbbbbbbb","parentId":"aaaaaaaa","timestamp":"t","targetId":"x"}\n'
+        '{"type":"message","id":"cccccccc","parentId":"bbbbbbbb","timestamp":"t","message":{"role":"user",,}\n'
+        '{"type":"label","id":"dddddddd","parentId":"bbbbbbbb","timestamp":"t","targetId":"x"}\n'
+    )
+    code, out, err = run("session", "tree", str(path))
+    assert code == 0
+    assert "unreadable" in out
+    assert "cycle" in err
+    assert main(["session", "tree", str(path), "--strict"]) == 1

@@ -65,6 +65,7 @@ async def test_successful_compaction_appends_entry_with_pi_fields() -> None:
     (request,) = model.requests
     assert request.tools == ()
     assert request.options.cache == "none"
+    assert request.options.session_id is not None  # a fresh routing id, not the session's
     assert request.system_prompt == SUMMARY_SYSTEM_PROMPT
     prompt = request.messages[0]["content"][0]["text"]
     assert prompt.startswith("<conversation>\n[User]: Request 0")

@@ -109,7 +109,7 @@ def test_parse_tool_calls() -> None:
 
 def test_grammar_names_every_tool_and_required_mode() -> None:
     grammar = tool_grammar([READ, {"name": "bash", "description": "d", "parameters": {}}])
-    assert grammar.startswith("root ::= call | text")
+    assert grammar.startswith("root ::= call | text call?")
     assert '"\\"read\\""' in grammar
     assert '"\\"bash\\""' in grammar
     assert '"\\"path\\"" ws ":" ws string' in grammar

@@ -7,7 +7,10 @@ import json
 import os
 import random
 import signal
+import subprocess
+import sys
 import time
+from collections import deque
 from pathlib import Path
 
 import pytest
@@ -16,18 +19,40 @@ from pi_context.session import Session
 from pi_context.testing import FixedClock, SequentialIds
 from tests.session.helpers import assistant, user
 
+ROOT = Path(__file__).resolve().parents[2]
+# A writer process: say "ready", wait for a line on stdin, then append until killed.
+_CHILD = """
+import sys
+from pi_context.session import Session
+from pi_context.testing import FixedClock, SequentialIds
+path, start = sys.argv[1], int(sys.argv[2])
+print("ready", flush=True)
+sys.stdin.readline()
+s = Session.open(path, ids=SequentialIds(start), clock=FixedClock(), lock_timeout=None)
+n = 0
+while True:
+    text = f"p{start} n{n} " + "x" * (n % 50)
+    s.append_message({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": n})
+    n += 1
+"""
 
-def _writer(path: Path, start: int, count: int, lock_timeout: float | None = None) -> None:
-    """Child process body: append ``count`` entries, then exit without cleanup."""
+
+def _spawn(path: Path, start: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(path), str(start)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=ROOT,
+    )
+
+
+def _writer(path: Path, start: int, count: int) -> None:
+    """Child process body (forked): append ``count`` entries, then exit without cleanup."""
     code = 0
     try:
-        s = Session.open(
-            path, ids=SequentialIds(start), clock=FixedClock(), lock_timeout=lock_timeout
-        )
+        s = Session.open(path, ids=SequentialIds(start), clock=FixedClock(), lock_timeout=None)
         for n in range(count):
-            s.append_message(
-                user(f"p{start} n{n} " + "x" * (n % 50)) if n % 2 else assistant(f"p{start} {n}")
-            )
+            s.append_message(user(f"p{start} n{n}") if n % 2 else assistant(f"p{start} {n}"))
     except BaseException:  # the child must never return into pytest
         code = 1
     os._exit(code)
@@ -50,16 +75,26 @@ def _check_loads(path: Path) -> Session:
 
 @pytest.mark.slow
 def test_killing_a_writer_at_random_points_leaves_a_loadable_file(tmp_path: Path) -> None:
+    """Separate writer processes are SIGKILLed at random moments while appending."""
     rng = random.Random(1234)
     path = tmp_path / "s.jsonl"
     _seed(path)
-    for round_ in range(25):
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - child
-            _writer(path, 0x1000 * (round_ + 1), 10_000)
-        time.sleep(rng.uniform(0.0, 0.03))
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+    rounds = 12
+    waiting = deque(_spawn(path, 0x1000 * (r + 1)) for r in range(2))
+    for round_ in range(rounds):
+        child = waiting.popleft()
+        if round_ + 2 < rounds:
+            waiting.append(_spawn(path, 0x1000 * (round_ + 3)))
+        assert child.stdin is not None
+        assert child.stdout is not None
+        assert child.stdout.readline() == b"ready\n"
+        child.stdin.write(b"go\n")
+        child.stdin.flush()
+        time.sleep(rng.uniform(0.01, 0.1))
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        child.stdin.close()
+        child.stdout.close()
         s = _check_loads(path)
         count = len(s.entries)
         s.append_message(user(f"after round {round_}"))
@@ -67,6 +102,7 @@ def test_killing_a_writer_at_random_points_leaves_a_loadable_file(tmp_path: Path
         again = Session.open(path)
         assert len(again.entries) == count + 1
         assert again.entries[-1].data["message"]["content"][0]["text"] == f"after round {round_}"
+    assert len(Session.open(path).entries) > rounds * 2  # the writers did write
 
 
 def test_truncation_at_any_byte_keeps_earlier_entries(tmp_path: Path) -> None:

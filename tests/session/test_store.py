@@ -389,3 +389,61 @@ def test_v2_rewrite_keeps_unchanged_lines_byte_for_byte(tmp_path: Path) -> None:
     ]
     assert len(changed) == 1  # only the hookMessage line
     assert b'"role":"custom"' in rewritten[1 + changed[0]]
+
+
+def test_torn_line_finished_by_another_writer_is_reread(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    s = Session.create(path, cwd="/", ids=SequentialIds(), clock=FixedClock())
+    s.append_message(user("one"))
+    s.close()
+    complete = (
+        b'{"type":"custom","customType":"x","id":"0000000a","parentId":"00000001","timestamp":"t"}'
+    )
+    path.write_bytes(path.read_bytes() + complete[:20])
+    reader = Session.open(path, ids=SequentialIds(100), clock=FixedClock())
+    assert [p.line for p in reader.problems] == [3]
+    other = Session.open(path, ids=SequentialIds(200), clock=FixedClock())
+    other.append_message(user("two"))  # finishes the torn line, then appends
+    reader.append_message(user("three"))
+    assert [p.line for p in reader.problems] == [3]
+    assert [e.id for e in reader.entries] == [e.id for e in Session.open(path).entries]
+    assert len(reader.entries) == 3
+
+
+def test_check_finds_lazily_trusted_bad_lines(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    header = b'{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/"}\n'
+    bad = b'{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"role":"user",,}\n'
+    good = b'{"type":"label","id":"bbbbbbbb","parentId":"aaaaaaaa","timestamp":"t","targetId":"aaaaaaaa"}\n'
+    path.write_bytes(header + bad + good)
+    s = Session.open(path)
+    assert s.problems == []
+    assert [(p.line, p.path) for p in s.check()] == [(2, str(path))]
+
+
+def test_fork_redirects_first_kept_from_dropped_label(
+    make_session: MakeSession, tmp_path: Path
+) -> None:
+    s = make_session()
+    u = s.append_message(user("hi"))
+    label = s.append_label(u.id, "mark")
+    a = s.append_message(assistant("a"))
+    c = s.append_compaction("sum", label.id, 10)
+    forked = s.fork(tmp_path / "f.jsonl")
+    copied = forked.get(c.id)
+    assert copied is not None
+    assert copied.data["firstKeptEntryId"] == a.id
+    assert label.id not in {e.id for e in forked.entries}
+    assert [m["role"] for m in forked.projection().messages] == ["compactionSummary", "assistant"]
+
+
+def test_fork_in_memory_and_without_conversation(make_session: MakeSession, tmp_path: Path) -> None:
+    s = make_session()
+    s.append_model_change("p", "m")
+    forked = s.fork(tmp_path / "f.jsonl")
+    assert not (tmp_path / "f.jsonl").exists()  # lazy: nothing to converse about yet
+    forked.append_message(user("now"))
+    assert (tmp_path / "f.jsonl").exists()
+    memory = s.fork(None)
+    assert memory.file_path is None
+    assert "parentSession" in memory.header

@@ -3,6 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pi_context.errors import TreeError
 from pi_context.session import Entry, Session, TreeIndex
@@ -111,3 +113,25 @@ def test_preorder_depths() -> None:
         ("00000005", 2),
         ("00000006", 3),
     ]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=1000), min_size=1, max_size=40), st.data())
+def test_common_ancestor_is_deepest_shared_path_entry(
+    parents: list[int], data: st.DataObject
+) -> None:
+    entries = []
+    for index, choice in enumerate(parents):
+        parent = None if index == 0 or choice % 7 == 0 else f"{choice % index:08x}"
+        entries.append(entry(f"{index:08x}", parent))
+    tree = TreeIndex(entries)
+    a = data.draw(st.sampled_from(entries)).id
+    b = data.draw(st.sampled_from(entries)).id
+    path_a = [e.id for e in tree.path(tree.require(a))]
+    path_b = [e.id for e in tree.path(tree.require(b))]
+    shared = [x for x in path_a if x in path_b]
+    assert tree.common_ancestor(a, b) == (shared[-1] if shared else None)
+    assert path_a[-1] == a
+    assert tree.cycles == []
+    # every entry is reached exactly once from the roots
+    assert sorted(e.id for e, _ in tree.preorder()) == sorted(e.id for e in entries)

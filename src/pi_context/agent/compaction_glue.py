@@ -46,6 +46,7 @@ def compactor_for(ops: CompactionOps) -> Compactor:
     if compactor is None:
         compactor = Compactor(ops.session)
         ops._compactor = compactor  # type: ignore[attr-defined]
+    compactor.session = ops.session  # the session object may have been replaced (fork)
     compactor.model = ops._model
     compactor.settings = ops.compaction_settings()
     compactor.retry = ops.retry_settings()

@@ -123,6 +123,9 @@ class LoopHost(Protocol):
     async def finalize_message(self, message: AgentMessage) -> AgentMessage:
         """The final form of a message before it is stored (extension ``message_end``)."""
 
+    def will_retry(self, result: RunResult) -> bool:
+        """Whether the owner will continue this run (``agent_end.willRetry``)."""
+
     async def notify(self, event: AgentEvent) -> None:
         """Lifecycle events for extensions (``agent_start``, ``turn_start``, tool execution,
         ``agent_end``); awaited in order, never on the abort path."""
@@ -230,7 +233,7 @@ class AgentLoop:
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
-        end = AgentEnd(tuple(result.messages))
+        end = AgentEnd(tuple(result.messages), not result.aborted and self.host.will_retry(result))
         if result.aborted:
             self.emit(end)
         else:

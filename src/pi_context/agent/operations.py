@@ -39,6 +39,7 @@ from pi_context.messages import text_of
 from pi_context.prompt import get_current_tools
 from pi_context.providers.base import Model
 from pi_context.session import Session
+from pi_context.tools import BUILTIN_TOOL_NAMES
 
 from .events import (
     AgentEvent,
@@ -323,7 +324,7 @@ class CompactionOps:
         )
 
     def _restore_tools(self) -> None:
-        """The loadout recorded on the new branch (plus tools it never mentions)."""
+        """The loadout recorded on the branch, plus non-built-in tools it never mentions."""
         systems: list[Mapping[str, Any]] = []
         for e in self.session.branch_entries():
             if e.type == "message" and e.role == "system" and e.message is not None:
@@ -339,5 +340,9 @@ class CompactionOps:
                 for t in (m or {}).get(key) or ():
                     mentioned.add(t.get("name"))
         names = [n for n in recorded if n in self._tools]
-        names += [n for n in self._tools if n not in mentioned and n not in names]
+        names += [
+            n
+            for n in self._tools
+            if n not in mentioned and n not in names and n not in BUILTIN_TOOL_NAMES
+        ]
         self._active = names

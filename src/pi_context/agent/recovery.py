@@ -5,7 +5,6 @@ run agent-level retries of transient errors, overflow recovery (omit the failed 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -27,6 +26,7 @@ class RecoveryOps(CompactionOps):
     _loop: AgentLoop
     _recovery_attempted: bool
     _sleep: Callable[[float], Any]
+    _retries: int = 0
 
     @property
     def model(self) -> Model:  # pragma: no cover - overridden
@@ -61,16 +61,40 @@ class RecoveryOps(CompactionOps):
                 self._omit_attempt(last[0], last[1])
             await self._auto_compact("overflow", will_retry=False)
 
+    def _decide(self, message: AssistantMessage, entry_id: str | None) -> Any:
+        return check_compaction(
+            message,
+            entry_id,
+            branch=self.session.branch_entries(),
+            projection=self.session.projection(),
+            info=self.model.info,
+            settings=self.compaction_settings(),
+            skip_aborted=True,
+            recovery_attempted=self._recovery_attempted,
+        )
+
+    def will_retry(self, result: RunResult) -> bool:
+        """Whether the session will continue this run (``agent_end.willRetry``): an automatic
+        retry of a transient error, or an overflow recovery."""
+        message = result.last_assistant
+        if message is None or result.aborted:
+            return False
+        if self._should_retry(message, result.last_error, self._retries):
+            return True
+        decision = self._decide(message, result.last_assistant_entry_id)
+        return bool(decision.action == "overflow" and decision.will_retry)
+
     async def _after_run(self, result: RunResult) -> bool:
         """Post-run handling; returns whether the run was aborted meanwhile."""
-        retries = 0
+        self._retries = 0
         while True:
+            retries = self._retries
             message = result.last_assistant
             entry_id = result.last_assistant_entry_id
             if message is None:
                 return False
             if self._should_retry(message, result.last_error, retries):
-                retries += 1
+                self._retries = retries = retries + 1
                 result = await self._auto_retry(message, entry_id, result, retries)
                 if result.aborted:
                     return True
@@ -81,17 +105,8 @@ class RecoveryOps(CompactionOps):
                         message["stopReason"] != "error", retries, message.get("errorMessage")
                     )
                 )
-                retries = 0
-            decision = check_compaction(
-                message,
-                entry_id,
-                branch=self.session.branch_entries(),
-                projection=self.session.projection(),
-                info=self.model.info,
-                settings=self.compaction_settings(),
-                skip_aborted=True,
-                recovery_attempted=self._recovery_attempted,
-            )
+                self._retries = 0
+            decision = self._decide(message, entry_id)
             if decision.action == "exhausted":
                 self._emit(CompactionEnd("overflow", None, False, False, decision.error_message))
                 await self._compact_failed_event("overflow", decision.error_message, False, False)
@@ -164,4 +179,3 @@ class RecoveryOps(CompactionOps):
         for target in targets:
             appended = self.session.append_context_edit(target, None)
             self._emit(EntryAppended(appended.data))
-

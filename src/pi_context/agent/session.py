@@ -16,7 +16,9 @@ Around the loop the session does what pi's ``AgentSession`` does: the pre-prompt
 check, ``before_agent_start``, the system-prompt patch at run start and between turns, the
 between-turn threshold compaction, and after the run the overflow recovery (omit the failed
 attempt with ``context_edit``, compact, retry once), agent-level retries of transient errors
-and the post-run threshold check. Compaction and navigation live in :mod:`.operations`.
+and the post-run threshold check (:mod:`.recovery`). Compaction and navigation live in
+:mod:`.operations`, extension dispatch around the loop in :mod:`.ext_glue`, totals in
+:mod:`.stats`.
 """
 
 from __future__ import annotations
@@ -24,20 +26,19 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from pi_context.compaction.accounting import estimate_projected_context_tokens
 from pi_context.compaction.settings import (
     CompactionSettings,
     RetrySettings,
     resolve_compaction_settings,
     resolve_retry_settings,
 )
-from pi_context.errors import PiContextError, ProviderError
+from pi_context.errors import PiContextError
 from pi_context.extensions import ExtensionContext, ExtensionRunner
 from pi_context.extensions.events import (
+    AgentBeforeSettleEvent,
     BeforeAgentStartEvent,
     CustomMessageDraft,
     ResourcesDiscoverEvent,
@@ -68,23 +69,26 @@ from pi_context.resources.loader import LoadedResources, ResourceLoader
 from pi_context.resources.settings import deep_merge_settings
 from pi_context.resources.skills import expand_skill_command
 from pi_context.session import Session, convert_to_llm
-from pi_context.tools import Tool, ToolOutcome, default_tools, run_tool, tool_declarations
+from pi_context.tools import (
+    BUILTIN_TOOL_NAMES,
+    Tool,
+    ToolOutcome,
+    default_tools,
+    run_tool,
+    tool_declarations,
+)
 
 from . import ext_glue
-from .cache import CacheTracker, hit_ratio
-from .checks import check_compaction, threshold_exceeded
+from .cache import CacheTracker
+from .checks import threshold_exceeded
 from .events import (
     AgentEvent,
     AgentSettled,
-    AutoRetryEnd,
-    AutoRetryStart,
     CacheUpdate,
-    CompactionEnd,
-    EntryAppended,
     ExtensionError,
     QueueUpdate,
 )
-from .loop import AgentLoop, RunResult
+from .loop import AgentLoop
 from .recovery import RecoveryOps
 from .stats import SessionStats, session_stats
 from .transform import TransformChain
@@ -346,15 +350,40 @@ class AgentSession(RecoveryOps):
 
     # -- tools (also the extension host API) ----------------------------------------------------
 
-    def _set_tools(self) -> None:
+    def _set_tools(self, *, newly_default: Sequence[str] = ()) -> None:
+        """Register built-in and extension tools. The first loadout follows the
+        ``defaultTools`` setting (built-ins only; other tools are always active); later calls
+        keep the loadout and add ``newly_default`` names."""
         all_tools = list(self._builtin_tools)
         if self._extensions is not None:
             all_tools.extend(self._extensions.tools())
         self._tools = {t.name: t for t in all_tools}
         if not self._active:
-            self._active = list(self._tools)
+            defaults = self._default_tool_names()
+            self._active = [n for n in defaults if n in self._tools] + [
+                n for n in self._tools if n not in BUILTIN_TOOL_NAMES
+            ]
         else:
-            self._active = [n for n in self._active if n in self._tools]
+            kept = [n for n in self._active if n in self._tools]
+            self._active = kept + [n for n in newly_default if n in self._tools and n not in kept]
+
+    def _default_tool_names(self) -> list[str]:
+        """pi's ``defaultTools``: plain names replace the built-in list; a list of only
+        ``+name`` / ``-name`` entries changes it."""
+        setting = self.settings_data.get("defaultTools")
+        names = list(BUILTIN_TOOL_NAMES)
+        if not isinstance(setting, list):
+            return names
+        entries = [e.strip() for e in setting if isinstance(e, str) and e.strip()]
+        if entries and all(e[0] in "+-" for e in entries):
+            for entry in entries:
+                name = entry[1:]
+                if entry[0] == "+" and name not in names:
+                    names.append(name)
+                elif entry[0] == "-" and name in names:
+                    names.remove(name)
+            return names
+        return entries
 
     def get_active_tools(self) -> list[str]:
         return list(self._active)
@@ -365,9 +394,14 @@ class AgentSession(RecoveryOps):
         self._active = kept + [n for n in names if n in self._tools and n not in kept]
 
     def send_message(self, message: CustomMessageDraft, *, trigger_turn: bool = False) -> None:
-        """Queue an extension message for the next turn (``trigger_turn`` is not supported
-        while idle: the message waits for the next prompt)."""
-        self._queue.append(_custom_message(message))
+        """An extension message: queued for the next turn of a busy run; while idle, with
+        ``trigger_turn`` it starts a run (its events go to :meth:`subscribe` listeners),
+        otherwise it waits for the next prompt."""
+        custom = _custom_message(message)
+        if trigger_turn and not self.busy and not self.compacting:
+            self._run_task = asyncio.get_running_loop().create_task(self._run(custom, None, ()))
+        else:
+            self._queue.append(custom)
 
     def append_entry(self, custom_type: str, data: Any = None) -> None:
         self.session.append_custom(custom_type, data)
@@ -432,8 +466,11 @@ class AgentSession(RecoveryOps):
         sections are patched at the next run (nothing is sent or stored now)."""
         if self.busy:
             raise PiContextError("Wait for the current response to finish before reloading.")
+        before = self._default_tool_names()
         self._resources = self._loader.load()
-        self._set_tools()
+        await self._discover_resources("reload")
+        after = self._default_tool_names()
+        self._set_tools(newly_default=[n for n in after if n not in before])
 
     # -- LoopHost ---------------------------------------------------------------------------------
 
@@ -584,32 +621,48 @@ class AgentSession(RecoveryOps):
         return [event async for event in self.prompt(text, images=images)]
 
     def abort(self) -> None:
-        """Stop the running prompt (and its compaction or retry wait) as soon as possible."""
+        """Stop the running prompt (and its compaction or retry wait) as soon as possible;
+        messages queued for it are dropped."""
         if self._run_task is not None and not self._run_task.done():
             self._run_task.cancel()
+            if self._queue:  # messages queued for the aborted run are dropped with it
+                self._queue.clear()
+                self._emit(QueueUpdate())
         self._abort_operation()
 
     async def _run_prompt(self, text: str, images: Sequence[ImageContent]) -> None:
+        expanded = self.expand_skill_command(text)
+        await self._run(user_message(expanded, images=images), expanded, images)
+
+    async def _run(
+        self, trigger: AgentMessage, text: str | None, images: Sequence[ImageContent]
+    ) -> None:
+        """One run started by a user prompt or a triggering custom message, until it settles."""
         aborted = False
         self._turn_index = 0
         try:
             self._recovery_attempted = False
-            expanded = self.expand_skill_command(text)
             self.model  # noqa: B018 - fail early without a model
             await self._pre_prompt_check()
-            options, forced, extra = await self._before_agent_start(expanded, images)
+            options, forced, extra = await self._before_agent_start(trigger, text, images)
             self._run_options = options
             self._run_forced = forced
             start: list[AgentMessage] = []
             patch = self._system_patch(options)
             if patch is not None:
                 start.append(patch)
-            start.append(user_message(expanded, images=images))
+            start.append(trigger)
+            start.extend(self.take_queued())  # extension messages waiting for the next run
             start.extend(extra)
             result = await self._loop.run(start)
             aborted = result.aborted
             if not aborted:
                 aborted = await self._after_run(result)
+            while not aborted and self._queue:  # queued while the run was settling
+                result = await self._loop.run(self.take_queued())
+                aborted = result.aborted or await self._after_run(result)
+            if not aborted:
+                aborted = await self._before_settle()
         except asyncio.CancelledError:
             aborted = True
             task = asyncio.current_task()
@@ -620,8 +673,28 @@ class AgentSession(RecoveryOps):
             self._run_forced = None
             self._emit(AgentSettled(aborted=aborted))
 
+    async def _before_settle(self) -> bool:
+        """Extension ``agent_before_settle`` (once per run): drafts are appended; ``continue``
+        runs once more. Returns whether that continuation was aborted."""
+        runner = self._extensions
+        if runner is None or not runner.has_handlers(AgentBeforeSettleEvent.type):
+            return False
+        last = self._last_assistant()
+        stop = last[0]["stopReason"] if last is not None else "stop"
+        outcome = "error" if stop == "error" else "completed"
+        proposal = await runner.emit_boundary(AgentBeforeSettleEvent(outcome=cast(Any, outcome)))
+        ext_glue.apply_boundary_drafts(
+            self.session,
+            proposal.entries or [],
+            lambda error: self._emit(ExtensionError("agent_before_settle", error)),
+        )
+        if not (proposal.continue_ or self._queue):
+            return False
+        result = await self._loop.run(self.take_queued())
+        return result.aborted or await self._after_run(result)
+
     async def _before_agent_start(
-        self, text: str, images: Sequence[ImageContent]
+        self, trigger: AgentMessage, text: str | None, images: Sequence[ImageContent]
     ) -> tuple[SystemPromptOptions, str | None, list[AgentMessage]]:
         options = self.base_options()
         runner = self._extensions
@@ -630,10 +703,11 @@ class AgentSession(RecoveryOps):
         mutable = options.to_json()
         before_tools = list(mutable["selectedTools"])
         event = BeforeAgentStartEvent(
-            message_type="user",
+            message_type="user" if trigger.get("role") == "user" else "custom",
             system_prompt_options=mutable,
             prompt=text,
             images=list(images),
+            message=None if trigger.get("role") == "user" else trigger,
             system_prompt=build_system_prompt(options),
         )
         outcome = await runner.emit_before_agent_start(event)
@@ -667,18 +741,27 @@ class AgentSession(RecoveryOps):
 
     async def _started(self, reason: str) -> None:
         """Extension ``resources_discover`` (extra skill paths) and ``session_start``."""
+        if reason == "resume":
+            self._restore_tools()
         runner = self._extensions
         if runner is None:
             return
-        if runner.has_handlers(ResourcesDiscoverEvent.type):
-            found = await runner.emit_resources_discover(
-                ResourcesDiscoverEvent(self.cwd, "startup")
-            )
-            if found.skill_paths:
-                self._loader.skill_paths = (*self._loader.skill_paths, *found.skill_paths)
-                self._resources = self._loader.load()
+        await self._discover_resources("startup")
         if runner.has_handlers(SessionStartEvent.type):
             await runner.emit(SessionStartEvent(cast(Any, reason)))
+
+    async def _discover_resources(self, reason: str) -> None:
+        """Extension ``resources_discover``: extra skill paths are loaded too."""
+        runner = self._extensions
+        if runner is None or not runner.has_handlers(ResourcesDiscoverEvent.type):
+            return
+        found = await runner.emit_resources_discover(
+            ResourcesDiscoverEvent(self.cwd, cast(Any, reason))
+        )
+        extra = [p for p in found.skill_paths if p not in self._loader.skill_paths]
+        if extra:
+            self._loader.skill_paths = (*self._loader.skill_paths, *extra)
+            self._resources = self._loader.load()
 
     async def aclose(self) -> None:
         """Abort any run, tell extensions (``session_shutdown``) and close the session file."""

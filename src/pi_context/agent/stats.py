@@ -51,56 +51,54 @@ def _usage_numbers(usage: Any) -> tuple[int, int, int, int, int, float]:
     return inp, out, cr, cw, total, float(dollars or 0)
 
 
+def session_stats(session: Session, model: Model | None) -> SessionStats:
+    """Token, cost and cache totals of the whole file, and the current context size."""
+    inp = out = cr = cw = total = requests = 0
+    cost = 0.0
+    a_inp = a_cr = a_cw = 0
+    for entry in session.entries:
+        usage: Any = None
+        if entry.type == "message" and entry.role in ("assistant", "toolResult"):
+            msg = entry.message
+            usage = msg.get("usage") if msg is not None else None
+            if entry.role == "assistant" and usage is not None:
+                requests += 1
+                i, _, r, w, _, _ = _usage_numbers(usage)
+                a_inp, a_cr, a_cw = a_inp + i, a_cr + r, a_cw + w
+        elif entry.type in ("compaction", "branch_summary", "usage"):
+            usage = entry.get("usage")
+        i, o, r, w, t, c = _usage_numbers(usage)
+        inp, out, cr, cw, total, cost = inp + i, out + o, cr + r, cw + w, total + t, cost + c
+    window = model.info.context_window if model is not None else None
+    return SessionStats(
+        tokens=total,
+        cost=cost,
+        cache_read=cr,
+        cache_write=cw,
+        hit_ratio=hit_ratio(a_inp, a_cr, a_cw),
+        context_tokens=context_tokens(session),
+        context_window=window if window and window > 0 else None,
+        input=inp,
+        output=out,
+        requests=requests,
+    )
 
-    def stats(self) -> SessionStats:
-        """Token, cost and cache totals of the whole file, and the current context size."""
-        inp = out = cr = cw = total = requests = 0
-        cost = 0.0
-        a_inp = a_cr = a_cw = 0
-        for entry in self.session.entries:
-            usage: Any = None
-            if entry.type == "message" and entry.role in ("assistant", "toolResult"):
-                msg = entry.message
-                usage = msg.get("usage") if msg is not None else None
-                if entry.role == "assistant" and usage is not None:
-                    requests += 1
-                    i, _, r, w, _, _ = _usage_numbers(usage)
-                    a_inp, a_cr, a_cw = a_inp + i, a_cr + r, a_cw + w
-            elif entry.type in ("compaction", "branch_summary", "usage"):
-                usage = entry.get("usage")
-            i, o, r, w, t, c = _usage_numbers(usage)
-            inp, out, cr, cw, total, cost = inp + i, out + o, cr + r, cw + w, total + t, cost + c
-        window = self._model.info.context_window if self._model is not None else None
-        return SessionStats(
-            tokens=total,
-            cost=cost,
-            cache_read=cr,
-            cache_write=cw,
-            hit_ratio=hit_ratio(a_inp, a_cr, a_cw),
-            context_tokens=self._context_tokens(),
-            context_window=window if window and window > 0 else None,
-            input=inp,
-            output=out,
-            requests=requests,
-        )
 
-    def _context_tokens(self) -> int | None:
-        branch = self.session.branch_entries()
-        projection = self.session.projection()
-        last_compaction = max(
-            (i for i, e in enumerate(branch) if e.type == "compaction"), default=None
-        )
-        if last_compaction is not None:
-            after = {e.id for e in branch[last_compaction + 1 :]}
-            fresh = any(
-                p.entry.id in after
-                and any(
-                    m.get("role") == "assistant" and m.get("stopReason") not in ("error", "aborted")
-                    for m in p.messages
-                )
-                for p in projection.entries
+def context_tokens(session: Session) -> int | None:
+    """pi's context estimate; ``None`` after a compaction until a response reports usage."""
+    branch = session.branch_entries()
+    projection = session.projection()
+    last_compaction = max((i for i, e in enumerate(branch) if e.type == "compaction"), default=None)
+    if last_compaction is not None:
+        after = {e.id for e in branch[last_compaction + 1 :]}
+        fresh = any(
+            p.entry.id in after
+            and any(
+                m.get("role") == "assistant" and m.get("stopReason") not in ("error", "aborted")
+                for m in p.messages
             )
-            if not fresh:
-                return None
-        return int(estimate_projected_context_tokens(projection, branch).tokens)
-
+            for p in projection.entries
+        )
+        if not fresh:
+            return None
+    return int(estimate_projected_context_tokens(projection, branch).tokens)

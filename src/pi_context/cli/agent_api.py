@@ -8,12 +8,12 @@ implement it with fakes.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
 from pi_context.agent.events import AgentEvent
-from pi_context.providers.base import Model
+from pi_context.providers.base import Model, ModelInfo
 from pi_context.session.store import Session
 
 __all__ = ["AgentHost"]
@@ -48,8 +48,16 @@ class AgentHost(Protocol):
 
     def skill_names(self) -> list[str]: ...
 
-    def context_messages(self) -> Sequence[Mapping[str, Any]]:
-        """The messages of the current projection (for the context estimate)."""
+    def model_info(self) -> ModelInfo | None:
+        """The current model, or ``None`` when none is configured."""
+        ...
+
+    def estimate_context(self) -> int:
+        """chars/4 estimate of everything the next request would carry (no usage figures)."""
+        ...
+
+    def context_tokens(self) -> int | None:
+        """Context size now (``None`` right after a compaction until the next response)."""
         ...
 
     def available_models(self) -> list[str]: ...

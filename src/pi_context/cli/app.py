@@ -20,8 +20,9 @@ from pi_context.agent.events import AgentEvent
 from pi_context.agent.session import AgentSession
 from pi_context.cli.scripted import load_scripted_model, scripted_spec
 from pi_context.errors import PiContextError, ProviderError
-from pi_context.providers.base import Model
+from pi_context.providers.base import Model, ModelInfo
 from pi_context.session.store import Session
+from pi_context.tokens import estimate_tokens
 
 __all__ = ["AppAgent", "AppConfig", "resolve_cli_model"]
 
@@ -156,8 +157,12 @@ class AppAgent:
     def skill_names(self) -> list[str]:
         return [skill.name for skill in self.agent.resources.skills]
 
-    def context_messages(self) -> Sequence[Mapping[str, Any]]:
-        return self.agent.session.projection().messages
+    def model_info(self) -> ModelInfo | None:
+        model = self.agent.model_or_none
+        return model.info if model is not None else None
+
+    def estimate_context(self) -> int:
+        return sum(estimate_tokens(m) for m in self.agent.session.projection().messages)
 
     def context_tokens(self) -> int | None:
         return self.agent.stats().context_tokens

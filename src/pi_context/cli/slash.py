@@ -159,7 +159,7 @@ async def _export(shell: Shell, args: str) -> None:
 
 async def _session(shell: Shell, _args: str) -> None:
     session = shell.agent.session
-    stats = collect_stats(session.entries, shell.agent.context_messages())
+    stats = collect_stats(session.entries, shell.agent.context_tokens())
     ratio = stats.cache_hit_ratio
     rows = [
         ("Name", session.name or "(none)"),
@@ -175,7 +175,12 @@ async def _session(shell: Shell, _args: str) -> None:
             f" · cache write {stats.cache_write:,}",
         ),
         ("Cache hit ratio", f"{ratio * 100:.1f}%" if ratio is not None else "–"),
-        ("Context", f"{format_tokens(stats.context_tokens or 0)} tokens (estimate)"),
+        (
+            "Context",
+            "unknown until the next response"
+            if stats.context_tokens is None
+            else f"{format_tokens(stats.context_tokens)} tokens",
+        ),
         ("Cost", f"${stats.cost:.4f}"),
     ]
     table = Table(show_header=False, box=None)
@@ -187,10 +192,13 @@ async def _session(shell: Shell, _args: str) -> None:
 async def _model(shell: Shell, args: str) -> None:
     agent = shell.agent
     if not args:
-        info = agent.model.info
-        shell.console.print(
-            f"Current model: {info.provider}/{info.id} (window {info.context_window:,})"
-        )
+        current = agent.model_info()
+        if current is None:
+            shell.console.print("No model configured.")
+        else:
+            shell.console.print(
+                f"Current model: {current.provider}/{current.id} (window {current.context_window:,})"
+            )
         available = agent.available_models()
         if available:
             shell.console.print("Available: " + ", ".join(available))
@@ -274,7 +282,8 @@ async def _tree(shell: Shell, _args: str) -> None:
     instructions = None
     if answer.startswith("c"):
         instructions = (await shell.ask("Instructions for the summary: ")).strip() or None
-    label = "Summarizing the branch…" if summarize else "Moving…"
+    label = "Summarizing the branch you leave…" if summarize else "Moving…"
+    before = agent.estimate_context()
     result = await shell.busy(
         label, lambda: agent.navigate(target, summarize=summarize, instructions=instructions)
     )
@@ -283,7 +292,11 @@ async def _tree(shell: Shell, _args: str) -> None:
         shell.set_editor(editor)
     summary_id = getattr(result, "summary_entry_id", None)
     note = f" (branch summary {summary_id})" if summary_id else ""
-    shell.console.print(f"[green]Now at {agent.session.leaf_id or 'the root'}{note}.[/green]")
+    after = agent.estimate_context()
+    shell.console.print(
+        f"[green]Now at {agent.session.leaf_id or 'the root'}{note}; context about "
+        f"{format_tokens(before)} → {format_tokens(after)} tokens.[/green]"
+    )
 
 
 def _pick(rows: Sequence[tuple[str, str]], choice: str) -> str | None:

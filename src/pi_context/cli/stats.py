@@ -8,11 +8,10 @@ pi's estimate for the current projection (last valid usage plus the messages aft
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pi_context.compaction.accounting import estimate_context_tokens
 from pi_context.session.entries import Entry
 
 __all__ = ["SessionStats", "collect_stats", "format_tokens", "status_line"]
@@ -52,10 +51,8 @@ def _add_usage(totals: list[float], usage: Any) -> None:
         totals[4] += float(cost["total"])
 
 
-def collect_stats(
-    entries: Iterable[Entry], context_messages: Sequence[Mapping[str, Any]] | None
-) -> SessionStats:
-    """Totals over ``entries``; the context size from the projected ``context_messages``."""
+def collect_stats(entries: Iterable[Entry], context_tokens: int | None = None) -> SessionStats:
+    """Totals over ``entries``; ``context_tokens`` is passed through (the agent knows it)."""
     totals = [0.0, 0.0, 0.0, 0.0, 0.0]
     users = assistants = calls = results = count = compactions = 0
     for entry in entries:
@@ -81,9 +78,6 @@ def collect_stats(
         elif entry.type in ("compaction", "branch_summary", "usage"):
             compactions += entry.type == "compaction"
             _add_usage(totals, entry.data.get("usage"))
-    context = None
-    if context_messages is not None:
-        context = estimate_context_tokens(context_messages).tokens
     return SessionStats(
         user_messages=users,
         assistant_messages=assistants,
@@ -95,7 +89,7 @@ def collect_stats(
         cache_read=int(totals[2]),
         cache_write=int(totals[3]),
         cost=totals[4],
-        context_tokens=context,
+        context_tokens=context_tokens,
         compactions=compactions,
     )
 
@@ -110,13 +104,18 @@ def format_tokens(count: float) -> str:
 
 
 def status_line(stats: SessionStats, model: str, context_window: int | None) -> str:
-    """``model · ctx 12.3k/128.0k (9.6%) · cache 85% · $0.0123``."""
+    """``model · ctx 12.3k/128.0k (9.6%) · cache 85% · $0.0123``.
+
+    The context reads ``ctx ?`` right after a compaction, until a response reports usage.
+    """
     parts = [model]
-    if stats.context_tokens is not None:
-        ctx = f"ctx {format_tokens(stats.context_tokens)}"
+    window = f"/{format_tokens(context_window)}" if context_window else ""
+    if stats.context_tokens is None:
+        parts.append(f"ctx ?{window}")
+    else:
+        ctx = f"ctx {format_tokens(stats.context_tokens)}{window}"
         if context_window:
-            percent = 100 * stats.context_tokens / context_window
-            ctx += f"/{format_tokens(context_window)} ({percent:.1f}%)"
+            ctx += f" ({100 * stats.context_tokens / context_window:.1f}%)"
         parts.append(ctx)
     ratio = stats.cache_hit_ratio
     parts.append(f"cache {ratio * 100:.0f}%" if ratio is not None else "cache –")

@@ -62,11 +62,13 @@ class TokenCache:
     is new; a rebuilt or edited projected entry gets a new list and is measured again.
     """
 
-    __slots__ = ("_ops", "_tokens")
+    __slots__ = ("_ops", "_tokens", "history")
 
     def __init__(self) -> None:
         self._tokens: dict[int, tuple[Entry, Sequence[Any], int]] = {}
         self._ops: dict[int, tuple[Entry, Sequence[Any], tuple[tuple[str, str], ...]]] = {}
+        self.history: Any = None
+        """The last preparation's summarized range, extended in place by the next one."""
 
     def item_tokens(self, item: _Item) -> int:
         """Σ estimate of the item's messages."""
@@ -110,6 +112,7 @@ class TokenCache:
     def clear(self) -> None:
         self._tokens.clear()
         self._ops.clear()
+        self.history = None
 
 
 def _current_system_tokens(messages: Sequence[Any]) -> int:

@@ -85,6 +85,9 @@ class FileOperations:
         """``(read_files, modified_files)`` as pi's ``computeFileLists``."""
         return compute_file_lists(self)
 
+    def copy(self) -> FileOperations:
+        return FileOperations(dict(self.read), dict(self.written), dict(self.edited))
+
     def to_json(self) -> dict[str, list[str]]:
         return {"read": list(self.read), "written": list(self.written), "edited": list(self.edited)}
 

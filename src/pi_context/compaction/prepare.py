@@ -9,6 +9,8 @@ summarized in two parts: the history before the turn, and the turn's prefix.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,6 +114,57 @@ def _collect(
     return messages, ids
 
 
+class _History:
+    """Messages, source ids and file ops of a summarized range, reusable by the next call.
+
+    Preparations on a growing session summarize the same projected entries again plus a few
+    new ones; when the entries already collected are still the same objects (no edit replaced
+    them, same previous compaction), only the new ones are visited.
+    """
+
+    __slots__ = ("ids", "items", "messages", "ops", "previous")
+
+    def __init__(self, previous: Entry | None, ops: FileOperations) -> None:
+        self.previous = previous
+        self.ops = ops
+        self.items: list[EntryItem] = []
+        self.messages: list[AgentMessage] = []
+        self.ids: list[str] = []
+
+    def reusable(
+        self, items: Sequence[EntryItem], start: int, end: int, previous: Entry | None
+    ) -> bool:
+        n = len(self.items)
+        if previous is not self.previous or start + n > end:
+            return False
+        return all(map(operator.is_, itertools.islice(items, start, start + n), self.items))
+
+    def extend(self, items: Sequence[EntryItem], start: int, end: int, cache: TokenCache) -> None:
+        lo = start + len(self.items)
+        messages, ids = _collect(items, lo, end, self.ops, cache)
+        self.items.extend(itertools.islice(items, lo, end))
+        self.messages.extend(messages)
+        self.ids.extend(ids)
+
+
+def _history(
+    items: Sequence[EntryItem],
+    start: int,
+    end: int,
+    previous: Entry | None,
+    cache: TokenCache,
+) -> _History:
+    memo = cache.history
+    if not isinstance(memo, _History) or not memo.reusable(items, start, end, previous):
+        ops = FileOperations()
+        if previous is not None and not previous.get("fromHook"):
+            ops.seed(previous.get("details"))
+        memo = _History(previous, ops)
+        cache.history = memo
+    memo.extend(items, start, end, cache)
+    return memo
+
+
 def _prepare(
     path_entries: Sequence[Entry],
     settings: CompactionSettings,
@@ -149,10 +202,10 @@ def _prepare(
         return NOTHING_TO_COMPACT
     first_kept = items[cut.first_kept_index].entry
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
-    ops = FileOperations()
-    if previous is not None and not previous.get("fromHook"):
-        ops.seed(previous.get("details"))
-    to_summarize, summarize_ids = _collect(items, boundary, history_end, ops, cache)
+    history = _history(items, boundary, history_end, previous, cache)
+    ops = history.ops.copy()
+    to_summarize = list(history.messages)
+    summarize_ids = list(history.ids)
     prefix: list[AgentMessage] = []
     prefix_ids: list[str] = []
     if cut.is_split_turn:

@@ -22,6 +22,7 @@ from pi_context.errors import CompactionCancelledError, CompactionError, Provide
 from pi_context.messages import AssistantMessage, ThinkingLevel, Usage, empty_usage, user_message
 from pi_context.providers.base import Model, ModelRequest, RequestOptions, complete
 from pi_context.providers.classify import is_transient_text
+from pi_context.session.store import new_session_id
 
 __all__ = [
     "RetryAttemptStart",
@@ -161,6 +162,8 @@ async def request_summary(
             max_tokens=summary_max_tokens(model, len(prompt)),
             cache="none",
             thinking_level=level,
+            # a fresh routing id per summary, as pi: never the conversation's cache key
+            session_id=new_session_id(),
         ),
     )
     attempt = 0

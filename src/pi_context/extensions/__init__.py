@@ -19,8 +19,8 @@ from pi_context.extensions.loader import (
     load_extension_module,
     load_extensions,
 )
-from pi_context.extensions.replay import current_system_message
 from pi_context.extensions.runner import BeforeAgentStartOutcome, ExtensionRunner, HandlerFailure
+from pi_context.prompt.replay import get_current_system_message as current_system_message
 
 __all__ = [
     "ENTRY_POINT_GROUP",

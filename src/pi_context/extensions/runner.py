@@ -62,8 +62,8 @@ from pi_context.extensions.events import (
     ToolResultResult,
     TurnEndEvent,
 )
-from pi_context.extensions.replay import current_system_message
-from pi_context.messages import AgentMessage, SystemMessage
+from pi_context.messages import AgentMessage
+from pi_context.prompt.replay import get_current_system_message
 from pi_context.tools.base import Tool
 
 __all__ = ["BeforeAgentStartOutcome", "ExtensionRunner", "HandlerFailure"]
@@ -142,9 +142,6 @@ class ExtensionRunner:
         *,
         cwd: Path | str = ".",
         load_errors: Sequence[Exception] = (),
-        current_system: Callable[
-            [list[AgentMessage]], SystemMessage | None
-        ] = current_system_message,
     ) -> None:
         self.extensions = list(extensions)
         self.cwd = Path(cwd)
@@ -154,7 +151,6 @@ class ExtensionRunner:
         self._listeners: list[Callable[[HandlerFailure], None]] = []
         self._host: ExtensionHost | None = None
         self._context_factory: Callable[[], ExtensionContext] = lambda: ExtensionContext(self.cwd)
-        self._current_system = current_system
 
     # --- wiring ---------------------------------------------------------------------------
 
@@ -285,7 +281,7 @@ class ExtensionRunner:
                 continue
             if not _changed(returned, snapshot):
                 continue
-            head = self._current_system(current)
+            head = get_current_system_message(current)
             current = ([head] if head is not None else []) + returned
         for ext, handler in self._handlers(ContextWithSystemEvent.type):
             started_with_system = bool(current) and current[0].get("role") == "system"

@@ -15,9 +15,10 @@ enforced. The system prompt lists the tools and asks for exactly::
 
     <tool_call>{"name": "read", "arguments": {"path": "notes.txt"}}</tool_call>
 
-and sampling is constrained by a llama.cpp grammar: a reply is either plain text that does not
-start with ``<``, or one tool call whose ``name`` is a declared tool and whose ``arguments``
-match that tool's JSON schema. So every emitted call parses and names a real tool. With
+and sampling is constrained by a llama.cpp grammar: a reply is one tool call whose ``name`` is a
+declared tool and whose ``arguments`` match that tool's JSON schema (required properties,
+simple types), or plain text (without ``<t``) optionally followed by one such call. So
+every emitted call parses and names a real tool. With
 ``tool_choice="required"`` (or a tool name) the grammar admits only the call. Tool results
 are shown to the model as user turns wrapped in ``<tool_result name="...">``.
 """
@@ -202,7 +203,7 @@ def _schema_rules(tool: ToolDeclaration, n: int) -> str | None:
 
 
 def tool_grammar(tools: Sequence[ToolDeclaration], *, required: bool = False) -> str:
-    """A GBNF grammar: plain text not starting with ``<``, or one well-formed tool call."""
+    """A GBNF grammar: one well-formed tool call, or text optionally followed by one."""
     calls: list[str] = []
     rules: list[str] = []
     for n, tool in enumerate(tools):
@@ -222,8 +223,9 @@ def tool_grammar(tools: Sequence[ToolDeclaration], *, required: bool = False) ->
         + " ) "
         + _json.js_stringify(CALL_CLOSE)
     )
-    root = "root ::= call" if required else "root ::= call | text"
-    text = "text ::= [^<] [^\\x00]*"
+    root = "root ::= call" if required else "root ::= call | text call?"
+    # Text may not contain "<t", so it cannot begin a malformed call; a valid call may follow.
+    text = 'text ::= textchar+\ntextchar ::= [^<] | "<" [^t]'
     extra = '\ninteger ::= "-"? ( "0" | [1-9] [0-9]* )\nboolean ::= "true" | "false"'
     return "\n".join([root, call, text, *rules]) + _JSON_RULES + extra
 
@@ -379,13 +381,11 @@ class LocalModel:
                     text_parts.append(payload)
                     output_tokens += 1
                     full = "".join(text_parts)
-                    head = full.lstrip()
-                    if tools and (not head or head.startswith("<")):
-                        continue  # possibly a tool call: hold it back
-                    delta = full[streamed:]
-                    if delta:
+                    upto = _releasable(full, streamed) if tools else len(full)
+                    if upto > streamed:
+                        delta = full[streamed:upto]
                         builder.text(delta)
-                        streamed = len(full)
+                        streamed = upto
                         yield TextDelta(delta)
                 elif kind == "error":
                     err = ProviderError(f"local model: {payload}")
@@ -402,9 +402,10 @@ class LocalModel:
         )
         if tools and CALL_OPEN in full:
             text, calls = parse_tool_calls(full, tools)
-            if text and streamed == 0:
-                builder.text(text)
-                yield TextDelta(text)
+            rest = text[streamed:].strip() if text.startswith(full[:streamed]) else ""
+            if rest:
+                builder.text(rest if streamed == 0 else " " + rest)
+                yield TextDelta(rest)
             for n, (name, args_json, error) in enumerate(calls, start=1):
                 call_id = f"local_{len(tokens)}_{n}"
                 builder.tool_start(call_id, name)
@@ -470,6 +471,17 @@ class LocalModel:
                 put("done", reason)
             except (RuntimeError, ValueError, OSError) as exc:
                 put("error", str(exc))
+
+
+def _releasable(full: str, streamed: int) -> int:
+    """How much of ``full`` can be shown: up to a ``<`` that may start a tool call."""
+    start = full.find("<", streamed)
+    while start >= 0:
+        tail = full[start:]
+        if CALL_OPEN.startswith(tail) or tail.startswith(CALL_OPEN):
+            return start
+        start = full.find("<", start + 1)
+    return len(full)
 
 
 def _common_prefix(llama: Any, tokens: list[int]) -> int:

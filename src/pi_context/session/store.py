@@ -89,6 +89,7 @@ class Session:
         file_size: int = 0,
         problems: Sequence[LoadProblem] = (),
         needs_rewrite: bool = False,
+        file_version: int = CURRENT_VERSION,
         ids: Callable[[], str] | None = None,
         clock: Callable[[], int] | None = None,
         lock_timeout: float | None = _DEFAULT_LOCK_TIMEOUT,
@@ -109,15 +110,36 @@ class Session:
                     f"parent cycle {' -> '.join(cycle)}: entry treated as a root",
                 )
             )
+        where = str(file_path) if file_path else None
+        for shadowed in self._tree.shadowed:
+            self.problems.append(
+                LoadProblem(
+                    where,
+                    shadowed.line or 0,
+                    f"duplicate id {shadowed.id}: a later entry with this id takes its place",
+                )
+            )
+        for orphan in self._tree.dangling():
+            self.problems.append(
+                LoadProblem(
+                    where,
+                    orphan.line or 0,
+                    f"parent {orphan.parent_id} of entry {orphan.id} does not exist: "
+                    "entry treated as a root",
+                )
+            )
+        self.problems.sort(key=lambda p: p.line)
         self._leaf: Entry | None = self._tree.entries[-1] if self._tree.entries else None
         self._live = LiveProjection(self._tree)
         self._live.reset(self._leaf)
         self._persisted = persisted
         self._file_size = file_size
         self._needs_rewrite = needs_rewrite
+        self.file_version = file_version
         self._empty_file = False
         self._file: SessionFile | None = None
         self._known_lines = 0
+        self._torn_from: int | None = None
         self._closed = False
 
     # -- construction -----------------------------------------------------------------------
@@ -160,6 +182,7 @@ class Session:
             empty._empty_file = True
             return empty
         size = len(data)
+        last_line_start = data.rfind(b"\n") + 1
         scan = scan_lines(data, path=str(file_path))
         del data
         if scan.header is None:
@@ -179,11 +202,14 @@ class Session:
             file_size=size,
             problems=scan.problems,
             needs_rewrite=needs_rewrite,
+            file_version=scan.version,
             ids=ids,
             clock=clock,
             lock_timeout=lock_timeout,
         )
         session._known_lines = scan.newlines
+        if scan.torn_tail:
+            session._torn_from = last_line_start
         return session
 
     @classmethod
@@ -324,6 +350,18 @@ class Session:
     def messages(self, leaf_id: str | None = None) -> list[AgentMessage]:
         """The projected messages at ``leaf_id`` (default: the current leaf)."""
         return self.projection(leaf_id).messages
+
+    def check(self) -> list[LoadProblem]:
+        """Decode every entry and return all problems: those found on load plus lines that
+        looked like entries but are not valid JSON (found lazily otherwise)."""
+        found = list(self.problems)
+        path = str(self.file_path) if self.file_path is not None else None
+        for entry in self._tree.entries:
+            try:
+                _ = entry.data
+            except SessionFormatError as exc:
+                found.append(LoadProblem(path, entry.line or 0, exc.reason))
+        return sorted(found, key=lambda p: p.line)
 
     # -- leaf ------------------------------------------------------------------------------------
 
@@ -514,6 +552,11 @@ class Session:
     # -- persistence ------------------------------------------------------------------------------
 
     @property
+    def is_legacy(self) -> bool:
+        """True while the file on disk is v1/v2 (migrated in memory; rewritten on append)."""
+        return self._needs_rewrite
+
+    @property
     def is_persisted(self) -> bool:
         """True once the header is in the file."""
         return self._persisted
@@ -580,6 +623,7 @@ class Session:
         handle.close()
         self._file = None
         self._needs_rewrite = False
+        self.file_version = CURRENT_VERSION
         self._file_size = len(data)
         self._known_lines = data.count(b"\n")
 
@@ -604,22 +648,30 @@ class Session:
             written = handle.append(data)
         self._file_size = size + written
         self._known_lines += data.count(b"\n")
+        self._torn_from = None
 
     def _merge_foreign(self, handle: SessionFile, size: int) -> None:
-        """Take in lines another process appended since we last read or wrote the file."""
-        # pi-context writers start with "\n" when the file lacks one, so the tail's first
-        # segment is either a fresh line or empty (the end of our unterminated last line).
-        tail = handle.read_from(self._file_size, size)
+        """Take in lines another process appended since we last read or wrote the file.
+
+        A torn last line we skipped on load is read again with them: its writer (or the next
+        one) has finished it with a newline, and the loader decides anew whether it is valid.
+        """
+        start = self._file_size if self._torn_from is None else self._torn_from
+        first_line = self._known_lines + 1
+        tail = handle.read_from(start, size)
+        if self._torn_from is not None:
+            self.problems = [p for p in self.problems if p.line != first_line]
         scan = scan_lines(
             tail,
             path=str(self.file_path),
             header_seen=True,
-            first_line=self._known_lines + 1,
+            first_line=first_line,
         )
         self.problems.extend(scan.problems)
         self._tree.extend(scan.entries)
         self._file_size = size
-        self._known_lines += tail.count(b"\n")
+        self._known_lines += scan.newlines
+        self._torn_from = start + tail.rfind(b"\n") + 1 if scan.torn_tail else None
 
     def flush(self) -> None:
         """Write a file-backed session's pending entries now, even without a conversation yet."""

@@ -44,6 +44,8 @@ class TreeIndex:
         self.forced_roots: set[int] = set()
         self.cycles: list[list[str]] = []
         self._unresolved: set[str] = set()
+        self.shadowed: list[Entry] = []
+        """Entries hidden by a later entry with the same id (pi resolves ids to the later one)."""
         self._children: dict[str, list[Entry]] | None = None
         self._labels: dict[str, str] | None = None
         self._name: str | None = None
@@ -73,6 +75,7 @@ class TreeIndex:
                 unresolved.add(parent)
             if entry_id in by_id:
                 duplicate = True
+                self.shadowed.append(by_id[entry_id])
             elif entry_id in unresolved:
                 suspects.append(entry)
             by_id[entry_id] = entry
@@ -122,6 +125,13 @@ class TreeIndex:
                 walk.append(entry)
                 entry = self.parent_of(entry)
             done.update(on_walk)
+
+    def dangling(self) -> list[Entry]:
+        """Entries whose parent id is not in the session (shown and walked as roots)."""
+        missing = {p for p in self._unresolved if p not in self.by_id}
+        if not missing:
+            return []
+        return [e for e in self.entries if e.parent_id in missing and e.parent_id != e.id]
 
     def _position(self, entry: Entry) -> int:
         return next(i for i, e in enumerate(self.entries) if e is entry)

@@ -30,11 +30,14 @@ from pi_context.errors import ToolError
 from pi_context.messages import TextContent, ToolDeclaration, UserContent, text_block
 
 __all__ = [
+    "ABORTED_TEXT",
     "CONSTRAINED_SAMPLING",
     "AbortSignal",
+    "ContextTool",
     "FunctionTool",
     "PathLocks",
     "Tool",
+    "ToolContext",
     "ToolFunction",
     "ToolOutcome",
     "UpdateCallback",
@@ -56,6 +59,7 @@ CONSTRAINED_SAMPLING: Final[dict[str, str]] = {"type": "json_schema", "strict": 
 """What pi declares for its built-in tools: prefer strict JSON-schema sampling."""
 
 ABORTED_TEXT: Final = "Operation aborted"
+"""The error text of a call stopped by its abort signal."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,11 +136,49 @@ class Tool(ABC):
         """Run the call with validated arguments."""
 
 
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """Everything about one call except its arguments, as :meth:`ContextTool.run` gets it."""
+
+    call_id: str
+    cwd: Path
+    signal: AbortSignal | None = None
+    on_update: UpdateCallback | None = None
+
+    @property
+    def aborted(self) -> bool:
+        """Whether the caller has asked the call to stop."""
+        return self.signal is not None and self.signal.is_set()
+
+
+class ContextTool(Tool):
+    """A tool written as ``run(arguments, ctx)``: the call's surroundings come as one value.
+
+    The built-in tools and :class:`FunctionTool` use it; :meth:`Tool.execute` stays the one
+    interface the agent calls.
+    """
+
+    async def execute(
+        self,
+        call_id: str,
+        arguments: dict[str, Any],
+        *,
+        cwd: Path,
+        signal: AbortSignal | None = None,
+        on_update: UpdateCallback | None = None,
+    ) -> ToolOutcome:
+        return await self.run(arguments, ToolContext(call_id, Path(cwd), signal, on_update))
+
+    @abstractmethod
+    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        """Run the call with validated arguments."""
+
+
 ToolFunction = Callable[[dict[str, Any], Path], Awaitable["ToolOutcome | str"]]
 """``async (arguments, cwd) -> ToolOutcome | str`` for :class:`FunctionTool`."""
 
 
-class FunctionTool(Tool):
+class FunctionTool(ContextTool):
     """A tool made from an async function (the easy way for extensions to add one).
 
     ::
@@ -169,16 +211,8 @@ class FunctionTool(Tool):
         self.prompt_snippet = prompt_snippet
         self.prompt_guidelines = tuple(prompt_guidelines)
 
-    async def execute(
-        self,
-        call_id: str,
-        arguments: dict[str, Any],
-        *,
-        cwd: Path,
-        signal: AbortSignal | None = None,
-        on_update: UpdateCallback | None = None,
-    ) -> ToolOutcome:
-        result = await self.function(arguments, cwd)
+    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        result = await self.function(arguments, ctx.cwd)
         return text_outcome(result) if isinstance(result, str) else result
 
 

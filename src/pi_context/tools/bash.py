@@ -25,8 +25,8 @@ from typing import IO, Any, Final
 from pi_context.errors import ToolError
 from pi_context.tools.base import (
     CONSTRAINED_SAMPLING,
-    AbortSignal,
-    Tool,
+    ContextTool,
+    ToolContext,
     ToolOutcome,
     UpdateCallback,
     error_outcome,
@@ -168,7 +168,7 @@ def _with_totals(result: TruncationResult, lines: int, size: int) -> TruncationR
     )
 
 
-class BashTool(Tool):
+class BashTool(ContextTool):
     """Run a command with the configured shell; output is merged, tail-truncated, saved."""
 
     name = "bash"
@@ -218,15 +218,7 @@ class BashTool(Tool):
             env.update(self.session_env())
         return env
 
-    async def execute(
-        self,
-        call_id: str,
-        arguments: dict[str, Any],
-        *,
-        cwd: Path,
-        signal: AbortSignal | None = None,
-        on_update: UpdateCallback | None = None,
-    ) -> ToolOutcome:
+    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         command: str = arguments["command"]
         timeout = arguments.get("timeout")
         if timeout is not None:
@@ -235,9 +227,9 @@ class BashTool(Tool):
                 raise ToolError("Invalid timeout: must be a finite number of seconds")
             if timeout > MAX_TIMEOUT_SECONDS:
                 raise ToolError(f"Invalid timeout: maximum is {MAX_TIMEOUT_SECONDS} seconds")
-        if not Path(cwd).is_dir():
+        if not ctx.cwd.is_dir():
             raise ToolError(
-                f"Working directory does not exist: {cwd}\nCannot execute bash commands."
+                f"Working directory does not exist: {ctx.cwd}\nCannot execute bash commands."
             )
         shell = default_shell(self.shell_path)
         if self.command_prefix:
@@ -247,7 +239,7 @@ class BashTool(Tool):
                 shell,
                 "-c",
                 command,
-                cwd=str(cwd),
+                cwd=str(ctx.cwd),
                 env=self.environment(),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -265,7 +257,7 @@ class BashTool(Tool):
             raise
         output = _Output()
         try:
-            return await self._supervise(proc, output, arguments.get("timeout"), signal, on_update)
+            return await self._supervise(proc, output, timeout, ctx)
         except BaseException:
             _kill_group(proc)  # cancelled: nothing the command started may outlive it
             with contextlib.suppress(BaseException):
@@ -278,21 +270,20 @@ class BashTool(Tool):
         self,
         proc: asyncio.subprocess.Process,
         output: _Output,
-        timeout: Any,
-        signal: AbortSignal | None,
-        on_update: UpdateCallback | None,
+        timeout: float | None,
+        ctx: ToolContext,
     ) -> ToolOutcome:
         started = time.monotonic()
         shell_exit: list[float] = []
-        reader = asyncio.create_task(self._pump(proc, output, on_update))
+        reader = asyncio.create_task(self._pump(proc, output, ctx.on_update))
         waiter = asyncio.create_task(proc.wait())
         watcher = asyncio.create_task(_watch_exit(proc, started, shell_exit))
-        aborter = asyncio.create_task(signal.wait()) if signal is not None else None
+        aborter = asyncio.create_task(ctx.signal.wait()) if ctx.signal is not None else None
         try:
             pending: set[asyncio.Future[Any]] = {reader}
             if aborter is not None:
                 pending.add(aborter)
-            deadline = None if timeout is None else started + float(timeout)
+            deadline = None if timeout is None else started + timeout
             while not reader.done():
                 remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
                 await asyncio.wait(pending, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
@@ -300,6 +291,7 @@ class BashTool(Tool):
                     await _kill_and_reap(proc, reader)
                     return _stopped(output, "Command aborted")
                 if deadline is not None and time.monotonic() >= deadline and not reader.done():
+                    assert timeout is not None  # a deadline exists only with a timeout
                     exited_early = proc.returncode is not None
                     await _kill_and_reap(proc, reader)
                     message = f"Command timed out after {format_seconds(timeout)} seconds"

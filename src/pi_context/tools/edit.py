@@ -21,17 +21,16 @@ import os
 import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 from pi_context.errors import ToolError
 from pi_context.tools.base import (
+    ABORTED_TEXT,
     CONSTRAINED_SAMPLING,
-    AbortSignal,
+    ContextTool,
     PathLocks,
-    Tool,
+    ToolContext,
     ToolOutcome,
-    UpdateCallback,
     error_outcome,
     resolve_path,
     text_outcome,
@@ -231,7 +230,7 @@ def _encode(text: str) -> bytes:
         return utf8_bytes(text)
 
 
-class EditTool(Tool):
+class EditTool(ContextTool):
     """Replace exact, unique snippets of one file; several disjoint edits per call."""
 
     name = "edit"
@@ -298,21 +297,13 @@ class EditTool(Tool):
             )
         return {**arguments, "edits": edits}
 
-    async def execute(
-        self,
-        call_id: str,
-        arguments: dict[str, Any],
-        *,
-        cwd: Path,
-        signal: AbortSignal | None = None,
-        on_update: UpdateCallback | None = None,
-    ) -> ToolOutcome:
+    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         raw_path: str = arguments["path"]
-        path = resolve_path(raw_path, cwd)
+        path = resolve_path(raw_path, ctx.cwd)
         edits = [(e["oldText"], e["newText"]) for e in arguments["edits"]]
         async with self.locks.lock(path):
-            if signal is not None and signal.is_set():
-                return error_outcome("Operation aborted")
+            if ctx.aborted:
+                return error_outcome(ABORTED_TEXT)
             if not path.is_file() or not os.access(path, os.R_OK | os.W_OK):
                 code = "ENOENT" if not path.exists() else ("EISDIR" if path.is_dir() else "EACCES")
                 raise ToolError(f"Could not edit file: {raw_path}. Error code: {code}.")

@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import base64
 import os
-from pathlib import Path
 from typing import Any, Final
 
 from pi_context.errors import ToolError
 from pi_context.messages import ImageContent, UserContent, text_block
 from pi_context.tools.base import (
     CONSTRAINED_SAMPLING,
-    AbortSignal,
-    Tool,
+    ContextTool,
+    ToolContext,
     ToolOutcome,
-    UpdateCallback,
     os_error_message,
     read_path_variants,
     resolve_path,
@@ -52,7 +50,7 @@ def sniff_image_mime(head: bytes) -> str | None:
     return None
 
 
-class ReadTool(Tool):
+class ReadTool(ContextTool):
     """Read a text file (windowed, truncated) or an image."""
 
     name = "read"
@@ -82,17 +80,9 @@ class ReadTool(Tool):
         self.images_unsupported_by = images_unsupported_by
         """Set to a model id when the current model cannot take images (recorded in details)."""
 
-    async def execute(
-        self,
-        call_id: str,
-        arguments: dict[str, Any],
-        *,
-        cwd: Path,
-        signal: AbortSignal | None = None,
-        on_update: UpdateCallback | None = None,
-    ) -> ToolOutcome:
+    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         raw_path: str = arguments["path"]
-        path = resolve_path(raw_path, cwd)
+        path = resolve_path(raw_path, ctx.cwd)
         if not path.exists():
             path = next((p for p in read_path_variants(path) if p.exists()), path)
         if not os.access(path, os.R_OK):

@@ -7,6 +7,7 @@ same key names pi stores in a tool result's ``details.truncation``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -80,50 +81,61 @@ class TruncationResult:
         }
 
 
+def _result(
+    text: str,
+    lines: list[str],
+    kept: list[str] | None,
+    by: TruncatedBy | None,
+    max_lines: int,
+    max_bytes: int,
+    *,
+    last_line_partial: bool = False,
+    first_line_exceeds_limit: bool = False,
+) -> TruncationResult:
+    """The record for ``text``: ``kept`` lines when cut (``by`` set), else the whole text."""
+    content = "\n".join(kept or []) if by is not None else text
+    return TruncationResult(
+        content=content,
+        truncated=by is not None,
+        truncated_by=by,
+        total_lines=len(lines),
+        total_bytes=_nbytes(text),
+        output_lines=len(kept or []) if by is not None else len(lines),
+        output_bytes=_nbytes(content),
+        last_line_partial=last_line_partial,
+        first_line_exceeds_limit=first_line_exceeds_limit,
+        max_lines=max_lines,
+        max_bytes=max_bytes,
+    )
+
+
+def _take(lines: Iterable[str], max_lines: int, max_bytes: int) -> tuple[list[str], TruncatedBy]:
+    """Whole lines in the given order while both limits hold, and which limit stopped it."""
+    kept: list[str] = []
+    used = 0
+    for count, line in enumerate(lines):
+        if count >= max_lines:
+            return kept, "lines"
+        used += _nbytes(line) + (1 if count > 0 else 0)
+        if used > max_bytes:
+            return kept, "bytes"
+        kept.append(line)
+    return kept, "lines"
+
+
 def truncate_head(
     text: str, *, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> TruncationResult:
     """Keep whole lines from the start while both limits hold."""
     lines = split_lines(text)
-    total_bytes = _nbytes(text)
-    total_lines = len(lines)
-
-    def result(
-        kept: list[str], by: TruncatedBy | None, *, first_too_big: bool = False
-    ) -> TruncationResult:
-        content = "\n".join(kept) if by is not None else text
-        return TruncationResult(
-            content=content,
-            truncated=by is not None,
-            truncated_by=by,
-            total_lines=total_lines,
-            total_bytes=total_bytes,
-            output_lines=len(kept) if by is not None else total_lines,
-            output_bytes=_nbytes(content),
-            last_line_partial=False,
-            first_line_exceeds_limit=first_too_big,
-            max_lines=max_lines,
-            max_bytes=max_bytes,
-        )
-
-    if total_lines <= max_lines and total_bytes <= max_bytes:
-        return result(lines, None)
+    if len(lines) <= max_lines and _nbytes(text) <= max_bytes:
+        return _result(text, lines, None, None, max_lines, max_bytes)
     if _nbytes(lines[0]) > max_bytes:
-        return result([], "bytes", first_too_big=True)
-    kept: list[str] = []
-    used = 0
-    by: TruncatedBy = "lines"
-    for i, line in enumerate(lines):
-        if i >= max_lines:
-            by = "lines"
-            break
-        size = _nbytes(line) + (1 if i > 0 else 0)
-        if used + size > max_bytes:
-            by = "bytes"
-            break
-        kept.append(line)
-        used += size
-    return result(kept, by)
+        return _result(
+            text, lines, [], "bytes", max_lines, max_bytes, first_line_exceeds_limit=True
+        )
+    kept, by = _take(lines, max_lines, max_bytes)
+    return _result(text, lines, kept, by, max_lines, max_bytes)
 
 
 def _tail_bytes(line: str, max_bytes: int) -> str:
@@ -140,43 +152,11 @@ def truncate_tail(
 ) -> TruncationResult:
     """Keep whole lines from the end while both limits hold; a huge last line is cut by bytes."""
     lines = split_lines(text)
-    total_bytes = _nbytes(text)
-    total_lines = len(lines)
-
-    def result(
-        kept: list[str], by: TruncatedBy | None, *, partial: bool = False
-    ) -> TruncationResult:
-        content = "\n".join(kept) if by is not None else text
-        return TruncationResult(
-            content=content,
-            truncated=by is not None,
-            truncated_by=by,
-            total_lines=total_lines,
-            total_bytes=total_bytes,
-            output_lines=len(kept) if by is not None else total_lines,
-            output_bytes=_nbytes(content),
-            last_line_partial=partial,
-            first_line_exceeds_limit=False,
-            max_lines=max_lines,
-            max_bytes=max_bytes,
-        )
-
-    if total_lines <= max_lines and total_bytes <= max_bytes:
-        return result(lines, None)
-    kept: list[str] = []
-    used = 0
-    by: TruncatedBy = "lines"
-    for count, line in enumerate(reversed(lines)):
-        if count >= max_lines:
-            by = "lines"
-            break
-        size = _nbytes(line) + (1 if count > 0 else 0)
-        if used + size > max_bytes:
-            by = "bytes"
-            if count == 0:
-                return result([_tail_bytes(line, max_bytes)], "bytes", partial=True)
-            break
-        kept.append(line)
-        used += size
+    if len(lines) <= max_lines and _nbytes(text) <= max_bytes:
+        return _result(text, lines, None, None, max_lines, max_bytes)
+    kept, by = _take(reversed(lines), max_lines, max_bytes)
+    if by == "bytes" and not kept:
+        partial = [_tail_bytes(lines[-1], max_bytes)]
+        return _result(text, lines, partial, "bytes", max_lines, max_bytes, last_line_partial=True)
     kept.reverse()
-    return result(kept, by)
+    return _result(text, lines, kept, by, max_lines, max_bytes)

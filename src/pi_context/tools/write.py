@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from pi_context.tools.base import (
+    ABORTED_TEXT,
     CONSTRAINED_SAMPLING,
-    AbortSignal,
+    ContextTool,
     PathLocks,
-    Tool,
+    ToolContext,
     ToolOutcome,
-    UpdateCallback,
     error_outcome,
     resolve_path,
     text_outcome,
@@ -21,7 +20,7 @@ from pi_context.tools.base import (
 __all__ = ["WriteTool"]
 
 
-class WriteTool(Tool):
+class WriteTool(ContextTool):
     """Write ``content`` to ``path`` as UTF-8, creating parent directories; nothing is added."""
 
     name = "write"
@@ -49,21 +48,13 @@ class WriteTool(Tool):
     def __init__(self, *, locks: PathLocks | None = None) -> None:
         self.locks = locks if locks is not None else PathLocks()
 
-    async def execute(
-        self,
-        call_id: str,
-        arguments: dict[str, Any],
-        *,
-        cwd: Path,
-        signal: AbortSignal | None = None,
-        on_update: UpdateCallback | None = None,
-    ) -> ToolOutcome:
+    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         raw_path: str = arguments["path"]
         content: str = arguments["content"]
-        path = resolve_path(raw_path, cwd)
+        path = resolve_path(raw_path, ctx.cwd)
         async with self.locks.lock(path):
-            if signal is not None and signal.is_set():
-                return error_outcome("Operation aborted")
+            if ctx.aborted:
+                return error_outcome(ABORTED_TEXT)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(utf8_bytes(content))
         return text_outcome(f"Successfully wrote to {raw_path}")

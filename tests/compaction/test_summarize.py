@@ -1,0 +1,119 @@
+"""Summary request helpers: retry classification, usage sums, output clamp, offline robustness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pi_context.compaction.offline import offline_history_summary, offline_turn_prefix_summary
+from pi_context.compaction.summarize import combine_usage, is_retryable, summary_max_tokens
+from pi_context.errors import ProviderError
+from pi_context.messages import empty_usage
+from pi_context.providers.base import ModelInfo
+from pi_context.testing import ScriptedModel
+
+
+def error(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "stopReason": "error", "errorMessage": text}
+
+
+def test_retry_classification() -> None:
+    assert is_retryable(error("529 overloaded_error"))
+    assert is_retryable(error("fetch failed: ECONNRESET"))
+    assert not is_retryable(error("invalid x-api-key"))
+    assert not is_retryable(error("You exceeded your current quota, check billing"))
+    assert not is_retryable({"role": "assistant", "stopReason": "length"})
+    assert is_retryable(error("odd"), ProviderError("odd", kind="transient"))
+    assert not is_retryable(error("503"), ProviderError("503", kind="authentication"))
+
+
+def test_combine_usage_sums_every_field() -> None:
+    a = empty_usage()
+    a["input"], a["totalTokens"] = 10, 10
+    a["cost"]["total"] = 0.5
+    b = dict(empty_usage(), reasoning=3)
+    b["output"], b["totalTokens"] = 4, 4
+    total = combine_usage(a, b)
+    assert (total["input"], total["output"], total["totalTokens"]) == (10, 4, 14)
+    assert total["reasoning"] == 3
+    assert total["cost"]["total"] == 0.5
+
+
+def test_output_limit_is_clamped_to_the_window() -> None:
+    def model(window: int, max_tokens: int) -> ScriptedModel:
+        return ScriptedModel([], model_info=ModelInfo("p", "m", "api", window, max_tokens))
+
+    assert summary_max_tokens(model(200_000, 8192), 3500) == 8192
+    small = summary_max_tokens(model(8000, 8192), 3500)
+    assert small is not None
+    assert small < 8000 - 1000
+    assert summary_max_tokens(model(0, 8192), 10) is None
+    assert summary_max_tokens(model(1000, 8192), 100_000) == 1
+
+
+text = st.text(max_size=200)
+block = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": text}),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("toolCall"),
+            "id": text,
+            "name": st.sampled_from(["read", "edit", "x"]),
+            "arguments": st.dictionaries(st.sampled_from(["path", "a"]), text),
+        }
+    ),
+    st.fixed_dictionaries({"type": st.just("thinking"), "thinking": text}),
+)
+message = st.one_of(
+    st.fixed_dictionaries({"role": st.just("user"), "content": st.one_of(text, st.lists(block))}),
+    st.fixed_dictionaries(
+        {
+            "role": st.just("assistant"),
+            "content": st.lists(block),
+            "stopReason": st.sampled_from(["stop", "toolUse", "error", "length"]),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "role": st.just("toolResult"),
+            "toolName": text,
+            "isError": st.booleans(),
+            "content": st.lists(block),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "role": st.just("bashExecution"),
+            "command": text,
+            "output": text,
+            "exitCode": st.integers(-1, 3),
+            "cancelled": st.booleans(),
+            "truncated": st.booleans(),
+        }
+    ),
+    st.fixed_dictionaries({"role": st.just("compactionSummary"), "summary": text}),
+)
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(message, max_size=12), st.one_of(st.none(), text), st.lists(text, max_size=3))
+def test_offline_summary_always_has_every_section(
+    messages: list[dict[str, Any]], previous: str | None, files: list[str]
+) -> None:
+    summary = offline_history_summary(messages, previous, files, [])
+    lines = summary.split("\n")
+    for heading in (
+        "## Goal",
+        "## Constraints & Preferences",
+        "### Done",
+        "### In Progress",
+        "### Blocked",
+        "## Key Decisions",
+        "## Next Steps",
+        "## Critical Context",
+    ):
+        assert lines.count(heading) == 1, heading
+    prefix = offline_turn_prefix_summary(messages)
+    assert prefix.startswith("## Original Request\n")

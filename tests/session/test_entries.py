@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import pytest
+
+from pi_context.errors import SessionFormatError
+from pi_context.session import Entry, make_entry
+
+
+def test_make_entry_key_order_and_omission() -> None:
+    e = make_entry("label", "aaaaaaaa", None, {"targetId": "b", "label": None}, timestamp="t")
+    assert list(e.data) == ["type", "id", "parentId", "timestamp", "targetId"]
+    assert (
+        e.raw == b'{"type":"label","id":"aaaaaaaa","parentId":null,"timestamp":"t","targetId":"b"}'
+    )
+
+
+def test_make_entry_explicit_null_and_leading_keys() -> None:
+    e = make_entry("context_edit", "a", "p", {"targetId": "x", "replacement": ...}, timestamp="t")
+    assert e.data["replacement"] is None
+    c = make_entry("custom", "a", None, {"customType": "k", "data": {"v": 1}}, timestamp="t")
+    assert list(c.data) == ["type", "customType", "data", "id", "parentId", "timestamp"]
+
+
+def test_entry_round_trips_raw_bytes_exactly() -> None:
+    raw = b'{"type":"x","id":"a","parentId":null,"n":1.50,"big":123456789012345678901234567890}'
+    e = Entry("x", "a", None, raw=raw)
+    assert e.data["big"] == 1.2345678901234568e29  # a double, as JavaScript reads it
+    assert e.raw == raw  # decoding does not replace the original bytes
+
+
+def test_entry_decode_errors_are_session_format_errors() -> None:
+    e = Entry("x", "a", None, raw=b"[1,2]", line=7)
+    with pytest.raises(SessionFormatError, match="not a JSON object") as info:
+        _ = e.data
+    assert info.value.line == 7
+    with pytest.raises(ValueError, match="raw line or its data"):
+        Entry("x", "a", None)
