@@ -36,9 +36,11 @@ def _str_len(value: Any) -> int:
     return utf16_len(value) if isinstance(value, str) else 0
 
 
-def _content_chars(content: Any) -> int:
+def _content_chars(content: Any, *, assistant: bool = False) -> int:
+    """Characters of a content value; assistant content counts thinking and tool calls, not
+    images, and is never a plain string."""
     if isinstance(content, str):
-        return utf16_len(content)
+        return 0 if assistant else utf16_len(content)
     if not isinstance(content, list):
         return 0
     chars = 0
@@ -48,21 +50,9 @@ def _content_chars(content: Any) -> int:
         kind = block.get("type")
         if kind == "text":
             chars += _str_len(block.get("text"))
-        elif kind == "image":
-            chars += IMAGE_CHARS
-    return chars
-
-
-def _assistant_chars(content: Any) -> int:
-    if not isinstance(content, list):
-        return 0
-    chars = 0
-    for block in content:
-        if not isinstance(block, Mapping):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            chars += _str_len(block.get("text"))
+        elif not assistant:
+            if kind == "image":
+                chars += IMAGE_CHARS
         elif kind == "thinking":
             chars += _str_len(block.get("thinking"))
         elif kind == "toolCall":
@@ -90,7 +80,7 @@ def estimate_chars(message: Mapping[str, Any]) -> int:
     if role in ("user", "toolResult", "custom"):
         return _content_chars(message.get("content"))
     if role == "assistant":
-        return _assistant_chars(message.get("content"))
+        return _content_chars(message.get("content"), assistant=True)
     if role == "system":
         return _system_chars(message)
     if role == "bashExecution":

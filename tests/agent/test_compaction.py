@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -300,3 +301,55 @@ async def test_observation_masking_can_make_summarizing_unnecessary(
         m for m in last if m["role"] == "toolResult" and "x" * 100 not in text_of(m["content"])
     ]
     assert masked
+
+
+async def test_pre_prompt_check_compacts_a_resumed_session(
+    make_session: MakeSession, project: Path
+) -> None:
+    from pi_context.agent.session import AgentSession
+    from pi_context.messages import assistant_message, empty_usage, user_message
+    from pi_context.session import Session
+
+    path = project.parent / "old.jsonl"
+    old = Session.create(path, cwd=str(project))
+    usage = empty_usage()
+    usage["input"], usage["totalTokens"] = 9500, 9500
+    for n in range(3):
+        old.append_message(user_message(f"old question {n} " * 100))
+        old.append_message(
+            assistant_message(
+                [{"type": "text", "text": f"old answer {n} " * 100}],
+                api="scripted",
+                provider="scripted",
+                model="scripted-model",
+                usage=usage if n == 2 else None,
+            )
+        )
+    old.close()
+    info = ModelInfo(
+        provider="scripted",
+        id="scripted-model",
+        api="scripted",
+        context_window=10_000,
+        max_tokens=1000,
+    )
+    model = ScriptedModel([reply("fresh")], model_info=info)
+    sess = await AgentSession.open(
+        path,
+        model=model,
+        agent_dir=project.parent / "agent",
+        trusted=True,
+        settings={
+            "compaction": {"reserveTokens": 2000, "keepRecentTokens": 1, "summarizer": "offline"}
+        },
+    )
+    events = await sess.run("new question")
+    kinds = [e.type for e in events]
+    assert kinds.index("compaction_start") < kinds.index("agent_start")
+    assert [e.type for e in sess.session.entries][-4:] == [
+        "compaction",
+        "message",
+        "message",
+        "message",
+    ]
+    sess.close()

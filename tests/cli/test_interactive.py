@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from pi_context.storage import default_session_dir, session_file_name
+
 pexpect = pytest.importorskip("pexpect")
 
 PICTX = Path(sys.executable).parent / "pictx"
@@ -25,7 +27,9 @@ TIMEOUT = 30
 class Terminal:
     """One ``pictx`` process in an 100x40 pseudo-terminal."""
 
-    def __init__(self, tmp: Path, replies: Sequence[Any], *args: str) -> None:
+    def __init__(
+        self, tmp: Path, replies: Sequence[Any], *args: str, wait_prompt: bool = True
+    ) -> None:
         self.tmp = tmp
         self.project = tmp / "proj"
         self.agent_dir = tmp / "agent"
@@ -52,7 +56,8 @@ class Terminal:
             timeout=TIMEOUT,
         )
         self.child.logfile_read = self.log
-        self.expect(PROMPT)
+        if wait_prompt:
+            self.expect(PROMPT)
 
     def expect(self, pattern: str) -> None:
         self.child.expect_exact(pattern)
@@ -87,8 +92,8 @@ class Terminal:
 def terminal(tmp_path: Path) -> Iterator[type[Terminal]]:
     started: list[Terminal] = []
 
-    def start(replies: Sequence[Any], *args: str) -> Terminal:
-        term = Terminal(tmp_path, replies, *args)
+    def start(replies: Sequence[Any], *args: str, wait_prompt: bool = True) -> Terminal:
+        term = Terminal(tmp_path, replies, *args, wait_prompt=wait_prompt)
         started.append(term)
         return term
 
@@ -327,3 +332,40 @@ def test_session_commands_name_label_model_fork_new_resume(terminal: Any, tmp_pa
         if e.get("message", {}).get("role") == "assistant"
     ]
     assert answers == ["A1", "B2"]
+
+
+def test_resume_flag_picks_a_saved_session(terminal: Any, tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    directory = default_session_dir(project, tmp_path / "agent")
+    directory.mkdir(parents=True)
+    stamp = "2026-01-05T10:00:00.000Z"
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "saved-1",
+        "timestamp": stamp,
+        "cwd": str(project),
+    }
+    user = {
+        "type": "message",
+        "id": "00000001",
+        "parentId": None,
+        "timestamp": "2026-01-05T10:00:01.000Z",
+        "message": {
+            "role": "user",
+            "content": [{"type": "text", "text": "an old question"}],
+            "timestamp": 1,
+        },
+    }
+    file = directory / session_file_name(stamp, "saved-1")
+    file.write_text(json.dumps(header) + "\n" + json.dumps(user) + "\n")
+    term = terminal(["Answered."], "-r", wait_prompt=False)
+    term.expect("an old question")
+    term.expect("Resume #")
+    term.say("1")
+    term.expect(PROMPT)
+    term.command("a new question", "Answered.")
+    assert term.quit() == 0
+    assert term.session_files() == [file]
+    assert _users(term.entries()) == ["an old question", "a new question"]

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -238,11 +242,6 @@ def test_continue_in_a_shared_session_dir_filters_by_cwd(
 
 
 def test_sigterm_aborts_a_json_run_with_exit_143(project: Path, replies: Replies) -> None:
-    import os
-    import signal
-    import subprocess
-    import sys
-
     spec = replies([{"text": "too late", "delay": 600}])
     pictx_bin = Path(sys.executable).parent / "pictx"
     env = dict(os.environ)

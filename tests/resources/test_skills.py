@@ -7,6 +7,7 @@ import pytest
 
 from pi_context.resources import (
     FrontmatterError,
+    ResourceLoader,
     expand_skill_command,
     load_skills,
     load_skills_from_dir,
@@ -128,3 +129,69 @@ def test_binary_and_non_utf8_skill_files(tmp_path: Path) -> None:
     messages = {Path(d.path or "").parent.name: d.message for d in res.diagnostics}
     assert "binary" in messages["bin"]
     assert "UTF-8" in messages["latin"]
+
+
+def test_source_info_names_where_each_skill_came_from(tmp_path: Path) -> None:
+    agent, proj, home, extra = (tmp_path / n for n in ("agent", "proj", "home", "extra"))
+    skill(agent, "skills/mine/SKILL.md", "description: user skill")
+    skill(proj, ".pi/skills/team/SKILL.md", "description: project skill")
+    skill(proj, ".agents/skills/shared/SKILL.md", "description: agents skill")
+    skill(proj, ".pi/listed/SKILL.md", "description: listed in settings")
+    (proj / ".pi" / "settings.json").write_text('{"skills": ["listed"]}')
+    skill(extra, "once/SKILL.md", "description: explicit path")
+    loaded = ResourceLoader(
+        proj, agent_dir=agent, home=home, trusted=True, skill_paths=[str(extra / "once")]
+    ).load()
+    info = {s.name: s.source_info.to_json() for s in loaded.skills if s.source_info}
+    pi_dir = str(proj / ".pi")
+    assert info == {
+        "listed": {
+            "path": str(proj / ".pi" / "listed" / "SKILL.md"),
+            "source": "local",
+            "scope": "project",
+            "origin": "top-level",
+            "baseDir": pi_dir,
+        },
+        "team": {
+            "path": str(proj / ".pi" / "skills" / "team" / "SKILL.md"),
+            "source": "auto",
+            "scope": "project",
+            "origin": "top-level",
+            "baseDir": pi_dir,
+        },
+        "shared": {
+            "path": str(proj / ".agents" / "skills" / "shared" / "SKILL.md"),
+            "source": "auto",
+            "scope": "project",
+            "origin": "top-level",
+            "baseDir": str(proj / ".agents"),
+        },
+        "mine": {
+            "path": str(agent / "skills" / "mine" / "SKILL.md"),
+            "source": "auto",
+            "scope": "user",
+            "origin": "top-level",
+            "baseDir": str(agent),
+        },
+        "once": {
+            "path": str(extra / "once" / "SKILL.md"),
+            "source": "local",
+            "scope": "temporary",
+            "origin": "top-level",
+            "baseDir": str(extra / "once"),
+        },
+    }
+    assert list(info) == ["listed", "team", "shared", "mine", "once"]
+
+
+def test_load_skills_from_dir_source_info_by_source(tmp_path: Path) -> None:
+    skill(tmp_path, "a/SKILL.md", "description: a")
+    for source, expected in (
+        ("user", ("local", "user")),
+        ("project", ("local", "project")),
+        ("cli", ("cli", "temporary")),
+    ):
+        [loaded] = load_skills_from_dir(str(tmp_path), source).skills
+        assert loaded.source_info is not None
+        got = loaded.source_info
+        assert (got.source, got.scope, got.base_dir) == (*expected, str(tmp_path / "a"))

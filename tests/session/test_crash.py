@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections import deque
 from pathlib import Path
 
 import pytest
@@ -20,42 +19,54 @@ from pi_context.testing import FixedClock, SequentialIds
 from tests.session.helpers import assistant, user
 
 ROOT = Path(__file__).resolve().parents[2]
-# A writer process: say "ready", wait for a line on stdin, then append until killed.
-_CHILD = """
-import sys
+# A single-threaded helper process that forks writers on request (cheap: imports happen once).
+# Each writer appends to the session until it is killed; children are reaped automatically.
+# The zygote reports a writer's pid once it has appended its first entry.
+_ZYGOTE = """
+import os, signal, sys
 from pi_context.session import Session
 from pi_context.testing import FixedClock, SequentialIds
-path, start = sys.argv[1], int(sys.argv[2])
-print("ready", flush=True)
-sys.stdin.readline()
-s = Session.open(path, ids=SequentialIds(start), clock=FixedClock(), lock_timeout=None)
-n = 0
-while True:
-    text = f"p{start} n{n} " + "x" * (n % 50)
-    s.append_message({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": n})
-    n += 1
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+path = sys.argv[1]
+for line in sys.stdin:
+    start = int(line)
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        s = Session.open(path, ids=SequentialIds(start), clock=FixedClock(), lock_timeout=None)
+        n = 0
+        while True:
+            text = f"p{start} n{n} " + "x" * (n % 50)
+            s.append_message({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": n})
+            if n == 0:
+                os.write(ready_w, b"w")  # it has appended once
+            n += 1
+    os.read(ready_r, 1)
+    os.close(ready_r)
+    os.close(ready_w)
+    print(pid, flush=True)
 """
 
 
-def _spawn(path: Path, start: int) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(path), str(start)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        cwd=ROOT,
-    )
+def _kill_and_wait(pid: int) -> None:
+    os.kill(pid, signal.SIGKILL)
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.001)
 
 
-def _writer(path: Path, start: int, count: int) -> None:
-    """Child process body (forked): append ``count`` entries, then exit without cleanup."""
-    code = 0
-    try:
-        s = Session.open(path, ids=SequentialIds(start), clock=FixedClock(), lock_timeout=None)
-        for n in range(count):
-            s.append_message(user(f"p{start} n{n}") if n % 2 else assistant(f"p{start} {n}"))
-    except BaseException:  # the child must never return into pytest
-        code = 1
-    os._exit(code)
+_APPENDER = """
+import sys
+from pi_context.session import Session
+from pi_context.testing import FixedClock, SequentialIds
+path, start, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+s = Session.open(path, ids=SequentialIds(start), clock=FixedClock(), lock_timeout=None)
+for n in range(count):
+    s.append_message({"role": "user", "content": [{"type": "text", "text": f"p{start} {n}"}], "timestamp": n})
+"""
 
 
 def _seed(path: Path) -> None:
@@ -64,45 +75,53 @@ def _seed(path: Path) -> None:
     s.close()
 
 
-def _check_loads(path: Path) -> Session:
+def _check_loads(path: Path, checked: int = 0) -> Session:
+    """Open ``path``: only the last line may be incomplete, and every entry decodes."""
     s = Session.open(path)
-    # only the last line can be incomplete; every earlier entry decodes
-    assert all(p.line == path.read_bytes().count(b"\n") + 1 for p in s.problems), s.problems
-    for entry in s.entries:
+    last_line = path.read_bytes().count(b"\n") + 1
+    assert all(p.line == last_line for p in s.problems), s.problems
+    for entry in s.entries[checked:]:
         assert isinstance(entry.data, dict)
     return s
 
 
 @pytest.mark.slow
 def test_killing_a_writer_at_random_points_leaves_a_loadable_file(tmp_path: Path) -> None:
-    """Separate writer processes are SIGKILLed at random moments while appending."""
+    """Writer processes are SIGKILLed at random moments while appending, many times."""
     rng = random.Random(1234)
     path = tmp_path / "s.jsonl"
     _seed(path)
-    rounds = 12
-    waiting = deque(_spawn(path, 0x1000 * (r + 1)) for r in range(2))
-    for round_ in range(rounds):
-        child = waiting.popleft()
-        if round_ + 2 < rounds:
-            waiting.append(_spawn(path, 0x1000 * (round_ + 3)))
-        assert child.stdin is not None
-        assert child.stdout is not None
-        assert child.stdout.readline() == b"ready\n"
-        child.stdin.write(b"go\n")
-        child.stdin.flush()
-        time.sleep(rng.uniform(0.01, 0.1))
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-        child.stdin.close()
-        child.stdout.close()
-        s = _check_loads(path)
-        count = len(s.entries)
-        s.append_message(user(f"after round {round_}"))
-        s.close()
-        again = Session.open(path)
-        assert len(again.entries) == count + 1
-        assert again.entries[-1].data["message"]["content"][0]["text"] == f"after round {round_}"
-    assert len(Session.open(path).entries) > rounds * 2  # the writers did write
+    rounds = 20
+    checked = 0
+    zygote = subprocess.Popen(
+        [sys.executable, "-c", _ZYGOTE, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert zygote.stdin is not None
+    assert zygote.stdout is not None
+    try:
+        for round_ in range(rounds):
+            zygote.stdin.write(f"{0x1000 * (round_ + 1)}\n".encode())
+            zygote.stdin.flush()
+            pid = int(zygote.stdout.readline())
+            time.sleep(rng.uniform(0.002, 0.02))
+            _kill_and_wait(pid)
+            s = _check_loads(path, checked)
+            count = checked = len(s.entries)
+            s.append_message(user(f"after round {round_}"))
+            s.close()
+            again = Session.open(path)
+            assert len(again.entries) == count + 1
+            assert (
+                again.entries[-1].data["message"]["content"][0]["text"] == f"after round {round_}"
+            )
+    finally:
+        zygote.stdin.close()
+        zygote.wait(timeout=10)
+        zygote.stdout.close()
+    assert len(Session.open(path).entries) >= 1 + 2 * rounds
 
 
 def test_truncation_at_any_byte_keeps_earlier_entries(tmp_path: Path) -> None:
@@ -131,15 +150,11 @@ def test_truncation_at_any_byte_keeps_earlier_entries(tmp_path: Path) -> None:
 def test_two_processes_appending_never_interleave_bytes(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     _seed(path)
-    pids = []
-    for start in (0x10000, 0x20000):
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - child
-            _writer(path, start, 150)
-        pids.append(pid)
-    for pid in pids:
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 0
+    writers = [
+        subprocess.Popen([sys.executable, "-c", _APPENDER, str(path), str(start), "150"], cwd=ROOT)
+        for start in (0x10000, 0x20000)
+    ]
+    assert [w.wait(timeout=60) for w in writers] == [0, 0]
     raw = path.read_bytes()
     assert raw.endswith(b"\n")
     lines = raw.split(b"\n")[:-1]

@@ -13,7 +13,9 @@ from pi_context.errors import ToolError
 from pi_context.tools import (
     BUILTIN_TOOL_NAMES,
     CONSTRAINED_SAMPLING,
+    ContextTool,
     Tool,
+    ToolContext,
     ToolOutcome,
     default_tools,
     resolve_path,
@@ -124,3 +126,50 @@ def test_resolve_path(tmp_path: Path) -> None:
 
 def test_text_outcome() -> None:
     assert text_outcome("x").text == "x"
+
+
+class Probe(ContextTool):
+    """Records the context of each call and says whether it was asked to stop."""
+
+    name = "probe"
+    description = "records its context"
+    parameters = {"type": "object", "properties": {"n": {"type": "integer"}}}  # noqa: RUF012
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[dict[str, Any], ToolContext]] = []
+
+    async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        self.calls.append((arguments, ctx))
+        return text_outcome("stopped" if ctx.aborted else "ran")
+
+
+async def test_context_tool_receives_the_whole_call(tmp_path: Path) -> None:
+    probe = Probe()
+    signal = asyncio.Event()
+    updates: list[ToolOutcome] = []
+    out = await run_tool(
+        probe, "c7", {"n": "3"}, cwd=tmp_path, signal=signal, on_update=updates.append
+    )
+    assert out.text == "ran"
+    [(arguments, ctx)] = probe.calls
+    assert arguments == {"n": 3}
+    assert (ctx.call_id, ctx.cwd, ctx.signal) == ("c7", tmp_path, signal)
+    assert ctx.on_update == updates.append
+    signal.set()
+    assert ctx.aborted
+
+
+async def test_context_tool_sees_an_abort_and_gets_a_path_cwd(tmp_path: Path) -> None:
+    probe = Probe()
+    signal = asyncio.Event()
+    signal.set()
+    out = await probe.execute("c8", {}, cwd=str(tmp_path), signal=signal)  # type: ignore[arg-type]
+    assert out.text == "stopped"
+    assert probe.calls[0][1].cwd == tmp_path
+    assert not ToolContext("c9", tmp_path).aborted
+
+
+def test_builtin_tools_are_context_tools_with_constrained_sampling() -> None:
+    for tool in default_tools():
+        assert isinstance(tool, ContextTool)
+        assert tool.declaration()["constrainedSampling"] == CONSTRAINED_SAMPLING  # type: ignore[typeddict-item]

@@ -62,13 +62,40 @@ def _system_parts(message: Mapping[str, Any], out: list[tuple[str, str]]) -> Non
         out.append(("tools", _digest(message["toolsRemoved"])))
 
 
+@dataclass
+class _Reuse:
+    """The previous request's messages and their parts, reused for identical objects."""
+
+    objects: list[object] = field(default_factory=list)
+    parts: list[tuple[tuple[str, str], ...]] = field(default_factory=list)
+
+
+def _message_parts(
+    message: Message | AgentMessage, index: int, collapse: bool
+) -> tuple[tuple[str, str], ...]:
+    role = message.get("role")
+    if role == "system":
+        if collapse:
+            return ()
+        out: list[tuple[str, str]] = []
+        _system_parts(message, out)
+        return tuple(out)
+    return ((f"message:{index}:{role}", _digest(message)),)
+
+
 def fingerprint_request(
     messages: Sequence[Message | AgentMessage],
     tools: Sequence[ToolDeclaration] = (),
     *,
     collapse: bool = False,
+    reuse: _Reuse | None = None,
 ) -> Fingerprint:
-    """Fingerprint a request in wire order: tools, system prompt sections, messages."""
+    """Fingerprint a request in wire order: tools, system prompt sections, messages.
+
+    With ``reuse`` (kept by :class:`CacheTracker`), a message that is the very object sent at
+    the same position last time keeps its parts without being hashed again: stored messages
+    are the same objects from one request to the next, so a turn hashes only what is new.
+    """
     parts: list[tuple[str, str]] = []
     if tools:
         parts.append(("tools", _digest(list(tools))))
@@ -76,13 +103,19 @@ def fingerprint_request(
         head = current_system_message(list(messages))
         if head is not None:
             _system_parts(head, parts)
+    old_objects = reuse.objects if reuse is not None else []
+    old_parts = reuse.parts if reuse is not None else []
+    per_message: list[tuple[tuple[str, str], ...]] = []
     for index, message in enumerate(messages):
-        role = message.get("role")
-        if role == "system":
-            if not collapse:
-                _system_parts(message, parts)
-            continue
-        parts.append((f"message:{index}:{role}", _digest(message)))
+        if index < len(old_objects) and old_objects[index] is message:
+            mine = old_parts[index]
+        else:
+            mine = _message_parts(message, index, collapse)
+        per_message.append(mine)
+        parts.extend(mine)
+    if reuse is not None:
+        reuse.objects = list(messages)
+        reuse.parts = per_message
     return Fingerprint(tuple(parts))
 
 
@@ -121,6 +154,8 @@ class CacheTracker:
     records: list[CacheRecord] = field(default_factory=list)
     _previous: Fingerprint | None = None
     _previous_cached: int = 0
+    _reuse: _Reuse = field(default_factory=_Reuse)
+    _reuse_collapse: bool | None = None
 
     def record(
         self,
@@ -131,7 +166,10 @@ class CacheTracker:
         collapse: bool = False,
     ) -> CacheRecord:
         """Account one finished request."""
-        fingerprint = fingerprint_request(messages, tools, collapse=collapse)
+        if self._reuse_collapse is not collapse:
+            self._reuse = _Reuse()
+            self._reuse_collapse = collapse
+        fingerprint = fingerprint_request(messages, tools, collapse=collapse, reuse=self._reuse)
         cache_read = int(usage.get("cacheRead", 0) or 0)
         cache_write = int(usage.get("cacheWrite", 0) or 0)
         miss = False

@@ -123,15 +123,17 @@ def check_compaction(
     if _older_than_compaction(message, entry_id, branch, compacted_at):
         return NONE
 
+    # The message is normally at the end: scan from there.
     projected = entry_id is None or any(
         p.entry.id == entry_id and any(m.get("role") == "assistant" for m in p.messages)
-        for p in projection.entries
+        for p in reversed(projection.entries)
     )
     after: Sequence[Entry] = ()
     if entry_id is not None:
-        ids = [e.id for e in branch]
-        if entry_id in ids:
-            after = branch[ids.index(entry_id) + 1 :]
+        for i in range(len(branch) - 1, -1, -1):
+            if branch[i].id == entry_id:
+                after = branch[i + 1 :]
+                break
     edit_after = any(e.type == "context_edit" for e in after)
     last_edit_on_msg: Entry | None = None
     for e in after:

@@ -142,7 +142,7 @@ class AgentSession(RecoveryOps):
             forced_prompt=lambda: self._run_forced,
         )
         if extensions is not None:
-            self._chain.context_phase = extensions.emit_context
+            self._chain.context_phase = self._extension_context
             extensions.on_error(lambda f: self._emit(ExtensionError(f.event, f.error, f.extension)))
         self._loop = AgentLoop(self, self._emit)
         super().__init__()
@@ -499,6 +499,14 @@ class AgentSession(RecoveryOps):
 
     def context_messages(self) -> list[AgentMessage]:
         return list(self.session.projection().messages)
+
+    async def _extension_context(self, messages: Sequence[AgentMessage]) -> list[AgentMessage]:
+        runner = self._extensions
+        if runner is None or not (
+            runner.has_handlers("context") or runner.has_handlers("context_with_system")
+        ):
+            return list(messages)  # no deep copy when no handler can see the messages
+        return await runner.emit_context(messages)
 
     async def transform(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         return await self._chain(messages)

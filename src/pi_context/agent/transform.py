@@ -11,7 +11,8 @@ In application order:
 3. the forced prompt: when a run forces a system prompt, all system messages are replaced by one
    head carrying the forced text and the current tool declarations.
 
-The chain works on a deep copy: nothing it does reaches the stored session.
+Nothing in the chain reaches the stored session: handlers get a deep copy, and the two
+projections build new messages instead of editing the ones they are given.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from pi_context.messages import AgentMessage, SystemMessage, now_ms
+from pi_context.prompt import get_current_system_message
 
 __all__ = [
     "ContextHandler",
@@ -60,60 +62,7 @@ def current_system_message(messages: Sequence[AgentMessage]) -> SystemMessage | 
     section moves to the end), tools are removed then added by name; the timestamp is the first
     system message's.
     """
-    try:
-        from pi_context import prompt as _prompt
-    except ImportError:  # pragma: no cover - the prompt package always exists
-        _prompt = None  # type: ignore[assignment]
-    replay = getattr(_prompt, "get_current_system_message", None)
-    if callable(replay):
-        return cast("SystemMessage | None", replay(messages))
-    return _replay(messages)
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(b.get("text", ""))
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text"
-        )
-    return ""
-
-
-def _replay(messages: Sequence[AgentMessage]) -> SystemMessage | None:
-    contents: list[str] = []
-    sections: dict[str, str] = {}
-    tools: dict[str, Any] = {}
-    timestamp: int | None = None
-    for message in messages:
-        if message.get("role") != "system":
-            continue
-        msg = cast(dict[str, Any], message)
-        if timestamp is None:
-            timestamp = int(msg.get("timestamp") or 0)
-        text = _content_text(msg.get("content"))
-        if text:
-            contents.append(text)
-        for name, value in (msg.get("sections") or {}).items():
-            if value is None:
-                sections.pop(name, None)
-            else:
-                sections[name] = value
-        for removed in msg.get("toolsRemoved") or ():
-            tools.pop(removed.get("name"), None)
-        for added in msg.get("toolsAdded") or ():
-            tools[added.get("name")] = added
-    if timestamp is None and not tools:
-        return None
-    head: dict[str, Any] = {"role": "system", "content": "\n\n".join(contents)}
-    if sections:
-        head["sections"] = sections
-    if tools:
-        head["toolsAdded"] = list(tools.values())
-    head["timestamp"] = timestamp if timestamp is not None else 0
-    return cast(SystemMessage, head)
+    return get_current_system_message(messages)
 
 
 async def _call(handler: ContextHandler, messages: list[AgentMessage]) -> list[AgentMessage] | None:
@@ -134,10 +83,14 @@ async def run_context_handlers(
     *,
     on_error: ErrorReporter | None = None,
 ) -> list[AgentMessage]:
-    """Phase 1 (``context``) and phase 2 (``context_with_system``) of the chain, on a copy."""
-    current: list[AgentMessage] = copy.deepcopy(list(messages))
+    """Phase 1 (``context``) and phase 2 (``context_with_system``) of the chain.
+
+    Handlers work on a deep copy, so nothing they do reaches the stored messages; without
+    handlers the messages pass through as a new list (nothing later in the chain mutates them).
+    """
     if not context and not context_with_system:
-        return current
+        return list(messages)
+    current: list[AgentMessage] = copy.deepcopy(list(messages))
     for named in context:
         visible = [m for m in current if m.get("role") != "system"]
         snapshot = list(visible)

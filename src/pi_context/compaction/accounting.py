@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from pi_context.compaction.file_ops import FileOperations
+from pi_context.prompt import get_current_system_message
 from pi_context.session.entries import Entry
 from pi_context.tokens import (
     ContextEstimate,
@@ -31,6 +33,7 @@ __all__ = [
     "TokenCache",
     "calculate_context_tokens",
     "estimate_context_tokens",
+    "estimate_kept_context_tokens",
     "estimate_projected_context_tokens",
     "get_last_assistant_usage",
     "has_valid_usage",
@@ -90,8 +93,6 @@ class TokenCache:
         hit = self._ops.get(id(entry))
         if hit is not None and hit[0] is entry and hit[1] is messages:
             return hit[2]
-        from pi_context.compaction.file_ops import FileOperations
-
         ops = FileOperations()
         for message in messages:
             if message.get("role") != "system":
@@ -104,11 +105,6 @@ class TokenCache:
         self._ops[id(entry)] = (entry, messages, found)
         return found
 
-    def message_tokens(self, item: _Item) -> list[int]:
-        if len(item.messages) == 1:
-            return [self.item_tokens(item)]
-        return [estimate_tokens(m) for m in item.messages]
-
     def clear(self) -> None:
         self._tokens.clear()
         self._ops.clear()
@@ -116,8 +112,6 @@ class TokenCache:
 
 
 def _current_system_tokens(messages: Sequence[Any]) -> int:
-    from pi_context.prompt import get_current_system_message
-
     current = get_current_system_message(messages)
     return estimate_tokens(current) if current is not None else 0
 
@@ -169,12 +163,35 @@ def estimate_projected_context_tokens(
             index = len(projection.messages) - after
             return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
     total = _current_system_tokens(projection.messages)
-    for item in items:
-        msgs = item.messages
-        if not msgs:
-            continue
-        if any(isinstance(m, Mapping) and m.get("role") == "system" for m in msgs):
-            total += sum(estimate_tokens(m) for m in msgs if m.get("role") != "system")
-        else:
-            total += cache.item_tokens(item)
+    total += sum(_non_system_tokens(item, cache) for item in items)
     return ContextEstimate(total, 0, total, None)
+
+
+def _non_system_tokens(item: _Item, cache: TokenCache) -> int:
+    """The item's messages without its system messages (the system state is counted once)."""
+    messages = item.messages
+    if any(isinstance(m, Mapping) and m.get("role") == "system" for m in messages):
+        return sum(estimate_tokens(m) for m in messages if m.get("role") != "system")
+    return cache.item_tokens(item)
+
+
+def estimate_kept_context_tokens(
+    projection: _ProjectionLike,
+    first_kept_index: int,
+    cache: TokenCache | None = None,
+    *,
+    summary: str | None = None,
+) -> int:
+    """The estimated context once a compaction keeps ``projection.entries[first_kept_index:]``.
+
+    The current system state once, the new summary (when given; a dry run has none yet) and
+    the kept non-system messages; older compactions no longer contribute.
+    """
+    cache = cache or TokenCache()
+    total = _current_system_tokens(projection.messages)
+    if summary is not None:
+        total += estimate_tokens({"role": "compactionSummary", "summary": summary})
+    for item in projection.entries[first_kept_index:]:
+        if item.entry.type != "compaction":
+            total += _non_system_tokens(item, cache)
+    return total

@@ -58,6 +58,8 @@ TokenFn = Callable[[EntryItem], int]
 
 @dataclass(frozen=True, slots=True)
 class CutPoint:
+    """Index (into the items) of the first kept entry and, for a split turn, of its start."""
+
     first_kept_index: int
     turn_start_index: int
     is_split_turn: bool
@@ -129,13 +131,6 @@ def _walk_budget(
     return _first_cut_point(items, start, end), False
 
 
-def _finish(items: Sequence[EntryItem], cut: int, start: int) -> CutPoint:
-    if is_turn_start(items[cut]):
-        return CutPoint(cut, -1, False)
-    turn_start = find_turn_start_index(items, cut, start)
-    return CutPoint(cut, turn_start, turn_start != -1)
-
-
 def find_cut_point(
     items: Sequence[EntryItem],
     start: int,
@@ -144,15 +139,7 @@ def find_cut_point(
     tokens: TokenFn,
 ) -> CutPoint:
     """pi's raw ``findCutPoint`` over path entries paired with their unedited messages."""
-    cut, _ = _walk_budget(items, start, end, keep_recent_tokens, tokens)
-    if cut == -1:
-        return CutPoint(start, -1, False)
-    while cut > start:
-        prev = items[cut - 1]
-        if prev.entry.type == "compaction" or prev.messages:
-            break
-        cut -= 1
-    return _finish(items, cut, start)
+    return _find(items, start, end, keep_recent_tokens, tokens, None)
 
 
 def find_projected_cut_point(
@@ -169,17 +156,37 @@ def find_projected_cut_point(
     messages without any edit (context edits themselves never are); an intrinsically visible
     entry without projected messages was omitted by a ``context_edit``.
     """
+    return _find(items, start, end, keep_recent_tokens, tokens, intrinsically_visible)
+
+
+def _find(
+    items: Sequence[EntryItem],
+    start: int,
+    end: int,
+    keep_recent_tokens: int,
+    tokens: TokenFn,
+    intrinsically_visible: Callable[[Entry], bool] | None,
+) -> CutPoint:
+    """Both variants; the recovery-omission rule applies only with ``intrinsically_visible``."""
     cut, exceeded = _walk_budget(items, start, end, keep_recent_tokens, tokens)
     if cut == -1:
         return CutPoint(start, -1, False)
-    if exceeded and _recovery_omission_applies(items, cut, end, intrinsically_visible):
+    if (
+        exceeded
+        and intrinsically_visible is not None
+        and _recovery_omission_applies(items, cut, end, intrinsically_visible)
+    ):
         cut += 1
+    # pull the metadata entries (no messages) right before the cut into the kept range
     while cut > start:
         prev = items[cut - 1]
         if prev.entry.type == "compaction" or prev.messages:
             break
         cut -= 1
-    return _finish(items, cut, start)
+    if is_turn_start(items[cut]):
+        return CutPoint(cut, -1, False)
+    turn_start = find_turn_start_index(items, cut, start)
+    return CutPoint(cut, turn_start, turn_start != -1)
 
 
 def _recovery_omission_applies(

@@ -16,11 +16,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
 from typing import Any, cast
 
 from pi_context.compaction.accounting import (
     TokenCache,
+    estimate_kept_context_tokens,
     estimate_projected_context_tokens,
     should_compact,
 )
@@ -55,9 +55,9 @@ from pi_context.compaction.settings import CompactionSettings, RetrySettings
 from pi_context.compaction.summarize import combine_usage, request_summary
 from pi_context.errors import CompactionCancelledError, CompactionError
 from pi_context.messages import ThinkingLevel, Usage, now_ms
+from pi_context.prompt import get_current_system_message
 from pi_context.providers.base import Model
 from pi_context.session.entries import Entry
-from pi_context.tokens import estimate_tokens
 
 __all__ = ["Compactor", "compact"]
 
@@ -247,8 +247,7 @@ class Compactor:
         return answer
 
     def _snapshot(self, messages: Sequence[Any]) -> dict[str, Any] | None:
-        from pi_context.prompt import get_current_system_message
-
+        """The current system message, stamped now, to store in the compaction entry."""
         current = get_current_system_message(messages)
         if current is None:
             return None
@@ -265,7 +264,8 @@ class Compactor:
         offline: bool,
         masked: list[Entry],
     ) -> CompactionResult:
-        after = sum(estimate_tokens(m) for m in self.session.projection().messages)
+        # pi: the estimate of every message of the new projection (the cache knows the kept ones)
+        after = sum(self.cache.item_tokens(item) for item in self.session.projection().entries)
         return CompactionResult(
             summary=entry.get("summary"),
             first_kept_entry_id=entry.get("firstKeptEntryId"),
@@ -310,32 +310,34 @@ class Compactor:
     async def _summarize_checked(
         self, prep: CompactionPreparation, projection: Any, custom: str | None
     ) -> _Summary:
+        """The summary the settings ask for, checked by the guard.
+
+        In ``auto`` mode a model failure (the guard's rejection included) falls back to the
+        offline summarizer, which is checked in turn; cancellation is never a failure.
+        """
         mode = self.settings.summarizer
         if mode == "offline" or (self.model is None and mode == "auto"):
-            summary = self._offline(prep, custom, None)
-            self._guard(prep, projection, summary)
-            return summary
+            return self._guarded(prep, projection, self._offline(prep, custom, None))
         if self.model is None:
             raise CompactionError("No model available for summarization")
         try:
             summary = await self._model_summary(self.model, prep, custom)
-            self._guard(prep, projection, summary)
-            return summary
+            return self._guarded(prep, projection, summary)
         except CompactionCancelledError:
             raise
         except CompactionError as exc:
             if mode != "auto":
                 raise
             self._emit(CompactionFallback(str(exc)))
-            summary = self._offline(prep, custom, str(exc))
-            self._guard(prep, projection, summary)
-            return summary
+            return self._guarded(prep, projection, self._offline(prep, custom, str(exc)))
 
-    def _guard(self, prep: CompactionPreparation, projection: Any, summary: _Summary) -> None:
+    def _guarded(self, prep: CompactionPreparation, projection: Any, summary: _Summary) -> _Summary:
+        """``summary`` if the guard is off or lets it pass; :class:`CompactionError` otherwise."""
         if not self.settings.guard:
-            return
+            return summary
         read, modified = prep.file_ops.lists()
-        after = self._tokens_after(prep, projection, summary.text)
+        start = prep.cut.first_kept_index if prep.cut is not None else len(projection.entries)
+        after = estimate_kept_context_tokens(projection, start, self.cache, summary=summary.text)
         problem = check_summary(
             summary.text,
             tokens_before=prep.tokens_before,
@@ -345,21 +347,7 @@ class Compactor:
         )
         if problem is not None:
             raise CompactionError(f"Compaction guard: {problem}")
-
-    def _tokens_after(self, prep: CompactionPreparation, projection: Any, text: str) -> int:
-        """Estimated context after appending: snapshot + summary + kept non-system messages."""
-        snapshot = self._snapshot(projection.messages)
-        total = estimate_tokens(snapshot) if snapshot is not None else 0
-        total += estimate_tokens({"role": "compactionSummary", "summary": text})
-        start = prep.cut.first_kept_index if prep.cut is not None else len(projection.entries)
-        for item in projection.entries[start:]:
-            if item.entry.type == "compaction":
-                continue
-            if any(m.get("role") == "system" for m in item.messages):
-                total += sum(estimate_tokens(m) for m in item.messages if m.get("role") != "system")
-            else:
-                total += self.cache.item_tokens(item)
-        return total
+        return summary
 
     def _offline(
         self, prep: CompactionPreparation, custom: str | None, fallback_error: str | None
@@ -430,7 +418,7 @@ async def compact(
     """One compaction of ``session``'s current leaf (see :class:`Compactor`)."""
     settings = settings or CompactionSettings()
     if keep_recent_tokens is not None:
-        settings = replace(settings, keep_recent_tokens=keep_recent_tokens)
+        settings = settings.with_keep_recent(keep_recent_tokens)
     compactor = Compactor(
         session,
         model,

@@ -1,22 +1,29 @@
 """Compaction, branch-summary and retry settings, and their resolution per model.
 
-pi 1.6.0 reads ``compaction.{enabled, reserveTokens, keepRecentTokens, modelOverrides}``,
-``branchSummary.reserveTokens`` and ``retry.{enabled, maxRetries, baseDelayMs, maxAgentDelayMs}``
-from the merged settings files. :func:`resolve_compaction_settings` applies pi's rules to a merged
-settings mapping (so the resources layer and tests share one implementation), including the
-per-model ``modelOverrides`` lookup keyed ``"<provider>/<modelId>"``.
-
-Settings that go beyond pi live under the same ``compaction`` object with names pi does not use
-(``summarizer``, ``maskObservations``, ``maskKeepTurns``, ``guard``, ``maxConsecutiveFailures``).
+pi's own keys are resolved by :mod:`pi_context.resources.settings`
+(:func:`~pi_context.resources.settings.compaction_settings_for` applies the per-model
+``modelOverrides`` lookup keyed ``"<provider>/<modelId>"``, and
+:func:`~pi_context.resources.settings.retry_settings_for` the ``retry`` keys); this module
+adds what only compaction needs on top: the switches that go beyond pi, under the same
+``compaction`` object with names pi does not use (``summarizer``, ``maskObservations``,
+``maskKeepTurns``, ``guard``, ``maxConsecutiveFailures``), ``branchSummary.reserveTokens``, and
+the retry backoff arithmetic.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from pi_context.errors import SettingsError
+from pi_context.resources.settings import (
+    DEFAULT_KEEP_RECENT_TOKENS,
+    DEFAULT_RESERVE_TOKENS,
+    CompactionConfig,
+    compaction_settings_for,
+    retry_settings_for,
+)
 
 __all__ = [
     "DEFAULT_KEEP_RECENT_TOKENS",
@@ -30,9 +37,7 @@ __all__ = [
     "resolve_retry_settings",
 ]
 
-DEFAULT_RESERVE_TOKENS: Final = 16384
-DEFAULT_KEEP_RECENT_TOKENS: Final = 20000
-_MAX_SAFE_INTEGER: Final = 2**53 - 1
+_MAX_SAFE_INTEGER = 2**53 - 1
 
 SummarizerMode = Literal["auto", "model", "offline"]
 """``auto``: the model when there is one, the offline summarizer otherwise and after a model
@@ -60,15 +65,14 @@ class CompactionSettings:
     """Automatic compaction pauses after this many failures in a row (0: never pause)."""
 
     def with_keep_recent(self, keep_recent_tokens: int) -> CompactionSettings:
+        """A copy keeping ``keep_recent_tokens`` (``--keep-recent-tokens``, tests)."""
         return replace(self, keep_recent_tokens=keep_recent_tokens)
 
     def to_json(self) -> dict[str, Any]:
         """pi's ``settings`` object as it appears in a preparation."""
-        return {
-            "enabled": self.enabled,
-            "reserveTokens": self.reserve_tokens,
-            "keepRecentTokens": self.keep_recent_tokens,
-        }
+        return CompactionConfig(
+            self.enabled, self.reserve_tokens, self.keep_recent_tokens
+        ).to_json()
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,29 +96,31 @@ class RetrySettings:
 
 @dataclass(frozen=True, slots=True)
 class BranchSummarySettings:
+    """pi's ``branchSummary`` settings (the token reserve of a branch-summary request)."""
+
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS
 
 
-def _is_safe_int(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return isinstance(value, int) and 0 <= value <= _MAX_SAFE_INTEGER
-
-
 def _int_setting(value: Any, name: str) -> int | None:
+    """A non-negative safe integer (a float with an integral value counts), ``None`` if unset."""
     if value is None:
         return None
-    if not _is_safe_int(value):
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_SAFE_INTEGER:
         raise SettingsError(
             f"Invalid {name} setting: {value!r}. Expected a non-negative safe integer."
         )
-    return int(value)
+    return value
 
 
-def _section(settings: Mapping[str, Any], name: str) -> Mapping[str, Any]:
-    value = settings.get(name)
+def _section(settings: Mapping[str, Any] | None, name: str) -> Mapping[str, Any]:
+    """The ``name`` object of the merged settings; anything but an object (or null) is an error.
+
+    pi quietly ignores a section of the wrong type; a typo there would silently switch
+    compaction back to its defaults, so it is an error here.
+    """
+    value = (settings or {}).get(name)
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -127,36 +133,17 @@ def resolve_compaction_settings(
 ) -> CompactionSettings:
     """The effective compaction settings for the model ``"<provider>/<modelId>"``.
 
-    ``settings`` is the merged settings mapping (global then project). Each of
-    ``reserveTokens``/``keepRecentTokens`` resolves as ``override ?? ordinary ?? default``;
-    ``enabled`` is never per model. Invalid values raise :class:`SettingsError` naming the key.
+    ``settings`` is the merged settings mapping (global then project). pi's three fields come
+    from :func:`~pi_context.resources.settings.compaction_settings_for` (``override ??
+    ordinary ?? default`` per field); the switches beyond pi are read here. Invalid values
+    raise :class:`SettingsError` naming the key.
     """
-    section = _section(settings or {}, "compaction")
-    enabled = section.get("enabled")
-    values: dict[str, int] = {}
-    overrides_raw = section.get("modelOverrides")
-    entry: Mapping[str, Any] | None = None
-    if model_key is not None and isinstance(overrides_raw, Mapping):
-        raw_entry = overrides_raw.get(model_key)
-        if raw_entry is not None and not isinstance(raw_entry, Mapping):
-            raise SettingsError(
-                f'Invalid compaction.modelOverrides["{model_key}"] setting: {raw_entry!r}. '
-                "Expected an object."
-            )
-        entry = raw_entry
-    for field, default in (
-        ("reserveTokens", DEFAULT_RESERVE_TOKENS),
-        ("keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS),
-    ):
-        ordinary = _int_setting(section.get(field), f"compaction.{field}")
-        override = None
-        if entry is not None:
-            override = _int_setting(
-                entry.get(field), f'compaction.modelOverrides["{model_key}"].{field}'
-            )
-        values[field] = (
-            override if override is not None else (ordinary if ordinary is not None else default)
-        )
+    section = _section(settings, "compaction")
+    provider = model_id = None
+    if model_key is not None:
+        # the lookup key is "<provider>/<modelId>" again, however the id itself uses "/"
+        provider, _, model_id = model_key.partition("/")
+    pi = compaction_settings_for(settings, provider, model_id)
     summarizer = section.get("summarizer", "auto")
     if summarizer not in ("auto", "model", "offline"):
         raise SettingsError(
@@ -168,9 +155,9 @@ def resolve_compaction_settings(
         section.get("maxConsecutiveFailures"), "compaction.maxConsecutiveFailures"
     )
     return CompactionSettings(
-        enabled=enabled is not False,
-        reserve_tokens=values["reserveTokens"],
-        keep_recent_tokens=values["keepRecentTokens"],
+        enabled=pi.enabled,
+        reserve_tokens=pi.reserve_tokens,
+        keep_recent_tokens=pi.keep_recent_tokens,
         summarizer=summarizer,
         mask_observations=section.get("maskObservations") is True,
         mask_keep_turns=3 if keep_turns is None else keep_turns,
@@ -181,21 +168,15 @@ def resolve_compaction_settings(
 
 def resolve_retry_settings(settings: Mapping[str, Any] | None = None) -> RetrySettings:
     """pi's ``retry`` settings (``enabled``, ``maxRetries``, ``baseDelayMs``, ``maxAgentDelayMs``)."""
-    section = _section(settings or {}, "retry")
-    max_retries = _int_setting(section.get("maxRetries"), "retry.maxRetries")
-    base = _int_setting(section.get("baseDelayMs"), "retry.baseDelayMs")
-    cap = _int_setting(section.get("maxAgentDelayMs"), "retry.maxAgentDelayMs")
-    return RetrySettings(
-        enabled=section.get("enabled") is not False,
-        max_retries=3 if max_retries is None else max_retries,
-        base_delay_ms=2000 if base is None else base,
-        max_delay_ms=60000 if cap is None else cap,
-    )
+    _section(settings, "retry")
+    pi = retry_settings_for(settings)
+    return RetrySettings(pi.enabled, pi.max_retries, pi.base_delay_ms, pi.max_agent_delay_ms)
 
 
 def resolve_branch_summary_settings(
     settings: Mapping[str, Any] | None = None,
 ) -> BranchSummarySettings:
-    section = _section(settings or {}, "branchSummary")
+    """``branchSummary.reserveTokens`` (default 16384)."""
+    section = _section(settings, "branchSummary")
     reserve = _int_setting(section.get("reserveTokens"), "branchSummary.reserveTokens")
     return BranchSummarySettings(DEFAULT_RESERVE_TOKENS if reserve is None else reserve)

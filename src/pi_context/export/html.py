@@ -23,6 +23,7 @@ from typing import Any
 
 from pi_context import _json
 from pi_context.export.document import SessionDocument, entry_kind, entry_preview, text_of_content
+from pi_context.export.markdown import markdown_to_html
 from pi_context.tokens import estimate_tokens
 
 __all__ = ["default_html_name", "export_html", "render_html", "replay_system_prompt"]
@@ -122,7 +123,9 @@ def _assistant_html(message: Mapping[str, Any]) -> str:
     for block in _blocks(message.get("content")):
         kind = block.get("type")
         if kind == "text":
-            parts.append(_pre(str(block.get("text", "")), "answer"))
+            parts.append(
+                f'<div class="answer">{markdown_to_html(str(block.get("text", "")))}</div>'
+            )
         elif kind == "thinking":
             text = (
                 "[redacted thinking]" if block.get("redacted") else str(block.get("thinking", ""))
@@ -455,6 +458,9 @@ details.replaced>summary{cursor:pointer;color:#b0417a;font-weight:600}
 pre.preview{color:#999} details.long[open]+pre.preview{display:none}
 .entry.off-branch{border-style:dotted} #off-branch h2{color:#888}
 img.attached{max-width:320px;display:block}
+.answer p{margin:4px 0} .answer pre.code{background:#f3f3f3;padding:6px;border-radius:4px}
+.answer code{background:#f3f3f3;padding:0 3px;border-radius:3px;font-size:13px}
+.answer h1,.answer h2,.answer h3{margin:8px 0 4px;font-size:16px}
 """
 
 _JS = """

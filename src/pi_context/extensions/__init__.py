@@ -2,7 +2,9 @@
 
 Load them with :func:`load_extensions` (agent dir, trusted project dir, entry points, explicit
 paths) and dispatch with the returned :class:`ExtensionRunner`. Event payloads and result types
-live in :mod:`pi_context.extensions.events`.
+live in :mod:`pi_context.extensions.events`. ``current_system_message`` is
+:func:`pi_context.prompt.get_current_system_message` (the replayed system head a ``context``
+handler's result is given), re-exported for handlers that work with whole transcripts.
 """
 
 from pi_context.extensions.api import (

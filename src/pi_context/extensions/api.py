@@ -115,8 +115,7 @@ class ExtensionAPI:
         if handler is None:
 
             def decorate(fn: H) -> H:
-                self._extension.handlers.setdefault(event, []).append(fn)
-                return fn
+                return self.on(event, fn)
 
             return decorate
         self._extension.handlers.setdefault(event, []).append(handler)

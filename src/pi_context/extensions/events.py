@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Literal
 
 from pi_context.messages import (
     AgentMessage,
@@ -337,12 +337,18 @@ class MessageEndResult:
 
 
 @dataclass(slots=True)
-class ToolCallEvent(Event):
+class _ToolEvent(Event):
+    """What every tool event starts with: the call's id and the tool's name."""
+
+    tool_call_id: str
+    tool_name: str
+
+
+@dataclass(slots=True)
+class ToolCallEvent(_ToolEvent):
     """Before a tool runs; a handler may block it (the model sees ``reason`` as the error)."""
 
     type: ClassVar[str] = "tool_call"
-    tool_call_id: str
-    tool_name: str
     input: dict[str, Any]
 
 
@@ -353,12 +359,10 @@ class ToolCallResult:
 
 
 @dataclass(slots=True)
-class ToolResultEvent(Event):
+class ToolResultEvent(_ToolEvent):
     """After a tool ran, before its result is stored; handlers may rewrite the result."""
 
     type: ClassVar[str] = "tool_result"
-    tool_call_id: str
-    tool_name: str
     input: dict[str, Any]
     content: list[UserContent]
     details: Any
@@ -373,18 +377,14 @@ class ToolResultResult:
 
 
 @dataclass(slots=True)
-class ToolExecutionStartEvent(Event):
+class ToolExecutionStartEvent(_ToolEvent):
     type: ClassVar[str] = "tool_execution_start"
-    tool_call_id: str
-    tool_name: str
     args: dict[str, Any]
 
 
 @dataclass(slots=True)
-class ToolExecutionEndEvent(Event):
+class ToolExecutionEndEvent(_ToolEvent):
     type: ClassVar[str] = "tool_execution_end"
-    tool_call_id: str
-    tool_name: str
     result: Any
     is_error: bool
 
@@ -481,16 +481,3 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
 
 EVENT_TYPES: frozenset[str] = frozenset(cls.type for cls in EVENT_CLASSES)
 """Every event name ``pi.on`` accepts."""
-
-AnyResult: TypeAlias = (
-    BeforeAgentStartResult
-    | ContextResult
-    | SessionBeforeCompactResult
-    | SessionBeforeTreeResult
-    | BoundaryResult
-    | MessageEndResult
-    | ToolCallResult
-    | ToolResultResult
-    | InputResult
-    | ResourcesDiscoverResult
-)

@@ -99,7 +99,12 @@ def _snake(key: str) -> str:
     return re.sub(r"(?<!^)([A-Z])", lambda m: "_" + m.group(1).lower(), key)
 
 
-_NESTED: dict[str, Callable[[Any], Any]] = {}
+_NESTED: dict[tuple[type, str], type] = {
+    (BeforeAgentStartResult, "message"): CustomMessageDraft,
+    (SessionBeforeCompactResult, "compaction"): CompactionDraft,
+    (SessionBeforeTreeResult, "summary"): BranchSummaryDraft,
+}
+"""Result fields holding a draft, which a mapping result spells as a nested mapping."""
 
 
 def _from_mapping(cls: type[R], value: dict[str, Any]) -> R:
@@ -110,18 +115,9 @@ def _from_mapping(cls: type[R], value: dict[str, Any]) -> R:
         name = _snake(key)
         if name not in names:
             continue
-        convert = _NESTED.get(f"{cls.__name__}.{name}")
-        kwargs[name] = convert(item) if convert is not None and isinstance(item, dict) else item
+        nested = _NESTED.get((cls, name))
+        kwargs[name] = _from_mapping(nested, item) if nested and isinstance(item, dict) else item
     return cls(**kwargs)
-
-
-_NESTED.update(
-    {
-        "BeforeAgentStartResult.message": lambda d: _from_mapping(CustomMessageDraft, d),
-        "SessionBeforeCompactResult.compaction": lambda d: _from_mapping(CompactionDraft, d),
-        "SessionBeforeTreeResult.summary": lambda d: _from_mapping(BranchSummaryDraft, d),
-    }
-)
 
 
 def _js_truthy(value: Any) -> bool:
@@ -204,6 +200,10 @@ class ExtensionRunner:
             return _FAILED
         return result
 
+    async def _ask(self, ext: Extension, handler: Handler, event: Event, cls: type[R]) -> R | None:
+        """Run one handler and read what it returned as a ``cls`` (``None``: nothing usable)."""
+        return self._result(ext, event, cls, await self._call(ext, handler, event))
+
     def _result(self, ext: Extension, event: Event, cls: type[R], value: Any) -> R | None:
         if value is None or value is _FAILED:
             return None
@@ -238,9 +238,7 @@ class ExtensionRunner:
         forced: str | None = None
         tools_before = event.selected_tools
         for ext, handler in self._handlers(event.type):
-            result = self._result(
-                ext, event, BeforeAgentStartResult, await self._call(ext, handler, event)
-            )
+            result = await self._ask(ext, handler, event, BeforeAgentStartResult)
             if result is None:
                 continue
             if result.message is not None:
@@ -272,7 +270,7 @@ class ExtensionRunner:
             visible = [m for m in current if m.get("role") != "system"]
             snapshot = list(visible)
             event = ContextEvent(visible)
-            result = self._result(ext, event, ContextResult, await self._call(ext, handler, event))
+            result = await self._ask(ext, handler, event, ContextResult)
             if result is not None and result.messages is not None:
                 returned = list(result.messages)
             elif _changed(event.messages, snapshot):
@@ -286,9 +284,7 @@ class ExtensionRunner:
         for ext, handler in self._handlers(ContextWithSystemEvent.type):
             started_with_system = bool(current) and current[0].get("role") == "system"
             event2 = ContextWithSystemEvent(current)
-            result = self._result(
-                ext, event2, ContextResult, await self._call(ext, handler, event2)
-            )
+            result = await self._ask(ext, handler, event2, ContextResult)
             current = (
                 list(result.messages) if result and result.messages is not None else event2.messages
             )
@@ -303,10 +299,7 @@ class ExtensionRunner:
     async def _before(self, event: Event, cls: type[R]) -> R | None:
         kept: R | None = None
         for ext, handler in self._handlers(event.type):
-            raw = await self._call(ext, handler, event)
-            if not _js_truthy(raw) or raw is _FAILED:
-                continue
-            result = self._result(ext, event, cls, raw)
+            result = await self._ask(ext, handler, event, cls)
             if result is None:
                 continue
             kept = result
@@ -332,7 +325,7 @@ class ExtensionRunner:
     async def emit_boundary(self, event: TurnEndEvent | AgentBeforeSettleEvent) -> BoundaryResult:
         """Let handlers replace the proposal (``entries`` to append, ``continue_``)."""
         for ext, handler in self._handlers(event.type):
-            result = self._result(ext, event, BoundaryResult, await self._call(ext, handler, event))
+            result = await self._ask(ext, handler, event, BoundaryResult)
             if result is None:
                 continue
             if result.entries is not None:
@@ -346,9 +339,7 @@ class ExtensionRunner:
     async def emit_message_end(self, event: MessageEndEvent) -> AgentMessage:
         """The finalized message, possibly replaced by handlers (same role only)."""
         for ext, handler in self._handlers(event.type):
-            result = self._result(
-                ext, event, MessageEndResult, await self._call(ext, handler, event)
-            )
+            result = await self._ask(ext, handler, event, MessageEndResult)
             if result is None or result.message is None:
                 continue
             if result.message.get("role") != event.message.get("role"):
@@ -365,16 +356,14 @@ class ExtensionRunner:
     async def emit_tool_call(self, event: ToolCallEvent) -> ToolCallResult | None:
         """The first handler that blocks the call wins."""
         for ext, handler in self._handlers(event.type):
-            result = self._result(ext, event, ToolCallResult, await self._call(ext, handler, event))
+            result = await self._ask(ext, handler, event, ToolCallResult)
             if result is not None and result.block:
                 return result
         return None
 
     async def emit_tool_result(self, event: ToolResultEvent) -> ToolResultResult:
         for ext, handler in self._handlers(event.type):
-            result = self._result(
-                ext, event, ToolResultResult, await self._call(ext, handler, event)
-            )
+            result = await self._ask(ext, handler, event, ToolResultResult)
             if result is None:
                 continue
             if result.content is not None:
@@ -387,7 +376,7 @@ class ExtensionRunner:
 
     async def emit_input(self, event: InputEvent) -> InputResult:
         for ext, handler in self._handlers(event.type):
-            result = self._result(ext, event, InputResult, await self._call(ext, handler, event))
+            result = await self._ask(ext, handler, event, InputResult)
             if result is None:
                 continue
             if result.handled:
@@ -401,9 +390,7 @@ class ExtensionRunner:
     ) -> ResourcesDiscoverResult:
         total = ResourcesDiscoverResult()
         for ext, handler in self._handlers(event.type):
-            result = self._result(
-                ext, event, ResourcesDiscoverResult, await self._call(ext, handler, event)
-            )
+            result = await self._ask(ext, handler, event, ResourcesDiscoverResult)
             if result is None:
                 continue
             total.skill_paths.extend(result.skill_paths)

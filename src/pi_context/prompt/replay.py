@@ -8,12 +8,14 @@ current state; diffing the desired sections against it gives the next patch, or 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from pi_context._json import js_stringify
 from pi_context.messages import SystemMessage, ToolDeclaration, now_ms, text_of
+from pi_context.prompt.sections import render_prompt
 
 __all__ = [
     "SystemState",
@@ -47,8 +49,6 @@ def _is_system(message: Mapping[str, Any]) -> bool:
 
 def to_tool_declaration(tool: Mapping[str, Any]) -> ToolDeclaration:
     """``{name, description, parameters, constrainedSampling?}`` with a JSON copy of the schema."""
-    import copy
-
     decl: dict[str, Any] = {
         "name": tool["name"],
         "description": tool.get("description", ""),
@@ -140,9 +140,7 @@ def get_system_message_text(message: Mapping[str, Any] | None) -> str:
     """Content text, then every non-null section, empty parts dropped, joined by a blank line."""
     if message is None:
         return ""
-    parts = [_content_text(message.get("content"))]
-    parts += [v for v in (message.get("sections") or {}).values() if v is not None]
-    return "\n\n".join(p for p in parts if p)
+    return render_prompt(message.get("sections") or {}, _content_text(message.get("content")))
 
 
 def get_current_system_prompt(messages: Iterable[Mapping[str, Any]]) -> str:

@@ -58,7 +58,9 @@ from pi_context.providers.usage import MessageBuilder, make_usage
 
 __all__ = [
     "GGUF_ENV",
+    "THREADS_ENV",
     "LocalModel",
+    "default_threads",
     "find_gguf",
     "local_available",
     "parse_tool_calls",
@@ -68,6 +70,7 @@ __all__ = [
 ]
 
 GGUF_ENV = "PICTX_LOCAL_GGUF"
+THREADS_ENV = "PICTX_LOCAL_THREADS"
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
 
@@ -270,25 +273,54 @@ def parse_tool_calls(
 # ---------------------------------------------------------------------------------------------
 # the model
 
-_LOADED: dict[tuple[str, int], Any] = {}
+_LOADED: dict[tuple[str, int, int], Any] = {}
 _LOAD_LOCK = threading.Lock()
 
 
+def default_threads() -> int:
+    """``$PICTX_LOCAL_THREADS``, else 1 on machines with at most 2 cores, else half of them.
+
+    llama.cpp's worker threads spin while they wait; on a small, busy machine a second thread
+    makes a 135M model an order of magnitude slower instead of faster.
+    """
+    env = os.environ.get(THREADS_ENV, "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    cores = os.cpu_count() or 1
+    return 1 if cores <= 2 else min(4, cores // 2)
+
+
 def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
-    key = (str(path), n_ctx)
+    key = (str(path), n_ctx, n_threads)
     with _LOAD_LOCK:
         llama = _LOADED.get(key)
         if llama is None:
-            from llama_cpp import Llama
+            import llama_cpp.llama as llama_module
 
-            llama = Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_threads=n_threads,
-                n_batch=512,
-                seed=0,
-                verbose=False,
-            )
+            # Extra buffer types (AMX/repacked weights) crash in VMs that advertise AMX but do
+            # not grant it; for a 135M model they bring nothing, so they are turned off.
+            low = llama_module.llama_cpp
+            original = low.llama_model_default_params
+
+            def without_extra_buffers() -> Any:
+                params = original()
+                if hasattr(params, "use_extra_bufts"):
+                    params.use_extra_bufts = False
+                return params
+
+            low.llama_model_default_params = without_extra_buffers
+            try:
+                llama = llama_module.Llama(
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    n_threads=n_threads,
+                    n_threads_batch=n_threads,
+                    n_batch=512,
+                    seed=0,
+                    verbose=False,
+                )
+            finally:
+                low.llama_model_default_params = original
             _LOADED[key] = llama
         return llama
 
@@ -306,7 +338,7 @@ class LocalModel:
     ) -> None:
         self._info = info
         self._path = Path(model_path) if model_path is not None else None
-        self._threads = n_threads or max(1, min(4, os.cpu_count() or 1))
+        self._threads = n_threads or default_threads()
         self._temperature = temperature
         self.system_delivery: SystemDelivery = "in_place"
         self._gen_lock = threading.Lock()

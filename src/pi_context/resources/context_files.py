@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from dataclasses import dataclass
 
 from pi_context.resources.types import ContextFile, Diagnostic
@@ -29,6 +30,7 @@ __all__ = [
     "find_shadowed_context_file",
     "load_context_file_from_dir",
     "load_context_files",
+    "read_error_reason",
     "read_text_file",
 ]
 
@@ -40,10 +42,6 @@ CONTEXT_FILE_NAMES: tuple[str, ...] = (
     "CLAUDE.MD",
 )
 MAX_CONTEXT_FILE_BYTES = 1024 * 1024
-
-
-class _Skip(Exception):
-    """A candidate that exists but must not be used (reason in the message)."""
 
 
 def read_text_file(
@@ -79,6 +77,24 @@ def read_text_file(
     return text
 
 
+def read_error_reason(exc: OSError | ValueError) -> str:
+    """Why :func:`read_text_file` failed, short enough for a diagnostic."""
+    if isinstance(exc, OSError):
+        if exc.errno == errno.ELOOP:
+            return "symlink loop"
+        if exc.strerror:
+            return exc.strerror
+    return str(exc)
+
+
+def _cannot_read(
+    path: str, exc: OSError | ValueError, diagnostics: list[Diagnostic] | None
+) -> None:
+    if diagnostics is not None:
+        message = f"Could not read {path}: {read_error_reason(exc)}"
+        diagnostics.append(Diagnostic("warning", message, path))
+
+
 def load_context_file_from_dir(
     directory: str, diagnostics: list[Diagnostic] | None = None
 ) -> ContextFile | None:
@@ -86,35 +102,22 @@ def load_context_file_from_dir(
     for name in CONTEXT_FILE_NAMES:
         path = os.path.join(directory, name)
         try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            continue
-        except NotADirectoryError:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                continue
+        except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
-            if diagnostics is not None:
-                reason = "symlink loop" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
-                diagnostics.append(Diagnostic("warning", f"Could not read {path}: {reason}", path))
-            continue
-        if not _is_regular(st.st_mode):
+            _cannot_read(path, exc, diagnostics)
             continue
         try:
             content = read_text_file(
                 path, diagnostics, max_bytes=MAX_CONTEXT_FILE_BYTES, reject_binary=True
             )
         except (OSError, ValueError) as exc:
-            if diagnostics is not None:
-                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-                diagnostics.append(Diagnostic("warning", f"Could not read {path}: {reason}", path))
+            _cannot_read(path, exc, diagnostics)
             continue
         return ContextFile(path, content)
     return None
-
-
-def _is_regular(mode: int) -> bool:
-    import stat
-
-    return stat.S_ISREG(mode)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from pi_context.resources.skills import (
     collect_skill_entries,
     dedupe_skills,
     load_explicit_skill_path,
-    load_skill_from_file,
+    source_info_for,
 )
 from pi_context.resources.trust import (
     TRUST_FILE_NAME,
@@ -33,7 +33,7 @@ from pi_context.resources.trust import (
     project_needs_trust,
     resolve_project_trust,
 )
-from pi_context.resources.types import ContextFile, Diagnostic, Skill, SkillSourceInfo
+from pi_context.resources.types import ContextFile, Diagnostic, Skill
 
 __all__ = ["LoadedResources", "ResourceLoader", "find_git_root", "resolve_prompt_input"]
 
@@ -256,25 +256,13 @@ class ResourceLoader:
                     if os.path.isdir(root)
                     else ([root] if root.endswith(".md") and os.path.isfile(root) else [])
                 )
+                info = source_info_for(source, scope, info_base)
                 for path in files:
                     key = os.path.realpath(path)
-                    if key in seen_files:
-                        continue
-                    seen_files.add(key)
-
-                    def info(
-                        p: str, s: str = source, sc: str = scope, b: str = info_base
-                    ) -> SkillSourceInfo:
-                        return SkillSourceInfo(p, s, sc, base_dir=b)
-
-                    skill, diags = load_skill_from_file(path, info)
-                    collected.diagnostics += diags
-                    if skill is not None:
-                        collected.skills.append(skill)
-
-        def temporary(p: str) -> SkillSourceInfo:
-            return SkillSourceInfo(p, "local", "temporary", base_dir=os.path.dirname(p))
-
+                    if key not in seen_files:
+                        seen_files.add(key)
+                        collected.add_file(path, info)
+        temporary = source_info_for("local", "temporary")
         for raw in self.skill_paths:
             load_explicit_skill_path(raw, self.cwd, temporary, collected)
         res.diagnostics += collected.diagnostics

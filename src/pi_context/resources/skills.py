@@ -9,6 +9,7 @@ wins (a collision diagnostic names the loser); the same file reached twice (syml
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -19,7 +20,7 @@ from typing import Literal
 import pathspec
 
 from pi_context._json import utf16_len
-from pi_context.resources.context_files import read_text_file
+from pi_context.resources.context_files import read_error_reason, read_text_file
 from pi_context.resources.frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
 from pi_context.resources.paths import expand_home
 from pi_context.resources.types import Diagnostic, Skill, SkillSourceInfo
@@ -27,15 +28,18 @@ from pi_context.resources.types import Diagnostic, Skill, SkillSourceInfo
 __all__ = [
     "MAX_DESCRIPTION_LENGTH",
     "MAX_NAME_LENGTH",
+    "MAX_SKILL_FILE_BYTES",
     "ScanMode",
     "SkillsResult",
     "collect_skill_entries",
     "dedupe_skills",
     "expand_skill_command",
+    "load_explicit_skill_path",
     "load_skill_from_file",
     "load_skills",
     "load_skills_from_dir",
     "skill_block",
+    "source_info_for",
 ]
 
 MAX_NAME_LENGTH = 64
@@ -52,6 +56,24 @@ SourceInfoFactory = Callable[[str], SkillSourceInfo]
 class SkillsResult:
     skills: list[Skill] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def add_file(self, path: str, source_info: SourceInfoFactory) -> None:
+        """Load one skill file into this result; its diagnostics come along."""
+        skill, diagnostics = load_skill_from_file(path, source_info)
+        self.diagnostics += diagnostics
+        if skill is not None:
+            self.skills.append(skill)
+
+
+def source_info_for(source: str, scope: str, base_dir: str | None = None) -> SourceInfoFactory:
+    """A factory giving every skill the same source and scope; ``base_dir`` ``None`` means
+    each skill file's own directory."""
+
+    def make(path: str) -> SkillSourceInfo:
+        base = base_dir if base_dir is not None else os.path.dirname(path)
+        return SkillSourceInfo(path, source, scope, base_dir=base)
+
+    return make
 
 
 # --------------------------------------------------------------------------- scanning
@@ -129,7 +151,7 @@ def collect_skill_entries(
             try:
                 st = os.stat(path)
             except OSError as exc:
-                if diagnostics is not None and getattr(exc, "errno", None) == 40:  # ELOOP
+                if diagnostics is not None and exc.errno == errno.ELOOP:
                     diagnostics.append(Diagnostic("warning", "symlink loop", path))
                 continue
             rel = prefix + name
@@ -182,7 +204,7 @@ def load_skill_from_file(
     try:
         text = read_text_file(path, diagnostics, max_bytes=MAX_SKILL_FILE_BYTES, reject_binary=True)
     except (OSError, ValueError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        reason = read_error_reason(exc)
         return None, [*diagnostics, Diagnostic("warning", f"cannot read skill: {reason}", path)]
     try:
         front, _body = parse_frontmatter(text)
@@ -222,10 +244,6 @@ def load_skill_from_file(
     return skill, diagnostics
 
 
-def _scope_for_source(source: str) -> str:
-    return source if source in ("user", "project") else "temporary"
-
-
 def load_skills_from_dir(
     directory: str,
     source: str,
@@ -235,19 +253,13 @@ def load_skills_from_dir(
 ) -> SkillsResult:
     """Every skill file under ``directory`` (no de-duplication; pi's ``loadSkillsFromDir``)."""
     result = SkillsResult()
-    factory = source_info or (
-        lambda p: SkillSourceInfo(
-            path=p,
-            source="local" if source in ("user", "project") else source,
-            scope=_scope_for_source(source),
-            base_dir=os.path.dirname(p),
+    if source_info is None:
+        local = source in ("user", "project")
+        source_info = source_info_for(
+            "local" if local else source, source if local else "temporary"
         )
-    )
     for path in collect_skill_entries(os.path.abspath(directory), mode, result.diagnostics):
-        skill, diags = load_skill_from_file(path, factory)
-        result.diagnostics += diags
-        if skill is not None:
-            result.skills.append(skill)
+        result.add_file(path, source_info)
     return result
 
 
@@ -321,10 +333,7 @@ def load_explicit_skill_path(
         result.diagnostics.append(Diagnostic("warning", "skill path is not a markdown file", path))
         return
     for file in files:
-        skill, diags = load_skill_from_file(file, source_info)
-        result.diagnostics += diags
-        if skill is not None:
-            result.skills.append(skill)
+        result.add_file(file, source_info)
 
 
 def load_skills(
@@ -352,10 +361,7 @@ def load_skills(
     if include_defaults:
         for directory in (user_dir, project_dir):
             for path in collect_skill_entries(directory, "pi", collected.diagnostics):
-                skill, diags = load_skill_from_file(path, info)
-                collected.diagnostics += diags
-                if skill is not None:
-                    collected.skills.append(skill)
+                collected.add_file(path, info)
     for raw in skill_paths:
         load_explicit_skill_path(raw, cwd_s, info, collected)
     diagnostics = list(collected.diagnostics)

@@ -35,7 +35,7 @@ class LiveProjection:
         self._tree = tree
         self._leaf: Entry | None = None
         self._path: list[Entry] | None = []
-        self._path_index: dict[str, int] = {}
+        self._path_index: dict[str, int] | None = None
         self._valid = False
         self._ctx: list[ProjectedEntry] = []
         self._ctx_pos: dict[str, list[int]] = {}
@@ -56,14 +56,33 @@ class LiveProjection:
         """Root→leaf path of the current leaf (do not modify)."""
         if self._path is None:
             self._path = self._tree.path(self._leaf)
-            self._path_index = {}
-            for index, entry in enumerate(self._path):
-                self._path_index.setdefault(entry.id, index)
+            self._path_index = None
         return self._path
+
+    def _index(self) -> dict[str, int]:
+        """Id → first position on the path (built on first use, then kept up to date)."""
+        path = self.path
+        if self._path_index is None:
+            index: dict[str, int] = {}
+            for position, entry in enumerate(path):
+                index.setdefault(entry.id, position)
+            self._path_index = index
+        return self._path_index
+
+    def _first_position(self, entry_id: str, before: int) -> int | None:
+        """First position of ``entry_id`` on the path before ``before``."""
+        if self._path_index is not None or self._tree.shadowed:
+            found = self._index().get(entry_id)
+            return found if found is not None and found < before else None
+        path = self.path
+        for position in range(before - 1, -1, -1):
+            if path[position].id == entry_id:
+                return position  # ids are unique, so this is the only one
+        return None
 
     def on_path(self, entry_id: str) -> bool:
         _ = self.path
-        return entry_id in self._path_index
+        return entry_id in self._index()
 
     def _ensure(self) -> None:
         if self._valid:
@@ -84,9 +103,9 @@ class LiveProjection:
         else:
             compaction = path[last]
             first_kept = compaction.get("firstKeptEntryId")
-            start = self._path_index.get(first_kept) if isinstance(first_kept, str) else None
+            start = self._first_position(first_kept, last) if isinstance(first_kept, str) else None
             kept: list[Entry] = []
-            if start is not None and start < last:
+            if start is not None:
                 kept = [e for e in path[start:last] if not _is_system(e)]
             entries = [compaction, *kept, *path[last + 1 :]]
         self._ctx = []
@@ -116,7 +135,8 @@ class LiveProjection:
         if self._path is None:
             return
         self._path.append(entry)
-        self._path_index.setdefault(entry.id, len(self._path) - 1)
+        if self._path_index is not None:
+            self._path_index.setdefault(entry.id, len(self._path) - 1)
         if not self._valid:
             return
         self._level, self._model = apply_settings(entry, self._level, self._model)

@@ -218,15 +218,9 @@ class FunctionTool(ContextTool):
 
 # --- argument validation -------------------------------------------------------------------
 
-_JSON_TYPES: Final[dict[str, str]] = {
-    "string": "string",
-    "number": "number",
-    "integer": "integer",
-    "boolean": "boolean",
-    "object": "object",
-    "array": "array",
-    "null": "null",
-}
+_JSON_TYPES: Final = frozenset(
+    ("string", "number", "integer", "boolean", "object", "array", "null")
+)
 
 
 def _coerce(value: Any, schema: Mapping[str, Any]) -> Any:

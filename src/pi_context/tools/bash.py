@@ -18,7 +18,7 @@ import signal as signals
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -157,8 +157,6 @@ class _Output:
 
 
 def _with_totals(result: TruncationResult, lines: int, size: int) -> TruncationResult:
-    from dataclasses import replace
-
     return replace(
         result,
         total_lines=lines,

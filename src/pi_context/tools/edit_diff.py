@@ -11,16 +11,11 @@ import difflib
 from collections.abc import Sequence
 from typing import Final
 
+from pi_context.tools.truncate import split_lines
+
 __all__ = ["CONTEXT_LINES", "display_diff", "first_changed_line", "unified_patch"]
 
 CONTEXT_LINES: Final = 4
-
-
-def _lines(text: str) -> list[str]:
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 def _opcodes(old: list[str], new: list[str]) -> Sequence[tuple[str, int, int, int, int]]:
@@ -32,7 +27,7 @@ def display_diff(old_text: str, new_text: str) -> str:
 
     Context runs longer than the context window are elided to one ``...`` line.
     """
-    old, new = _lines(old_text), _lines(new_text)
+    old, new = split_lines(old_text), split_lines(new_text)
     width = len(str(max(len(old_text.split("\n")), len(new_text.split("\n")))))
     skip = " " + " " * width + " ..."
     out: list[str] = []
@@ -60,7 +55,7 @@ def display_diff(old_text: str, new_text: str) -> str:
 
 def first_changed_line(old_text: str, new_text: str) -> int | None:
     """The 1-based line of the new text where the first change is, or ``None`` if equal."""
-    for tag, _i1, _i2, j1, _j2 in _opcodes(_lines(old_text), _lines(new_text)):
+    for tag, _i1, _i2, j1, _j2 in _opcodes(split_lines(old_text), split_lines(new_text)):
         if tag != "equal":
             return j1 + 1
     return None
