@@ -133,3 +133,57 @@ def test_session_compaction_rejects_a_non_compaction(session_file: Path, capsys:
     code, _, err = run(capsys, "session", "compaction", str(session_file), "00000001")
     assert code == 1
     assert "not a compaction" in err
+
+
+def test_dry_run_resolves_a_registry_model_and_its_overrides(
+    session_file: Path, tmp_path: Path, capsys: Any
+) -> None:
+    (tmp_path / "agent" / "settings.json").write_text(
+        json.dumps(
+            {
+                "compaction": {
+                    "modelOverrides": {"anthropic/claude-sonnet-4-5": {"keepRecentTokens": 527}}
+                }
+            }
+        )
+    )
+    code, out, err = run(
+        capsys,
+        "compact",
+        str(session_file),
+        "--model",
+        "anthropic/claude-sonnet-4-5",
+        "--dry-run",
+        "--json",
+    )
+    assert code == 0, err
+    by_model = json.loads(out)
+    code, out, _ = run(
+        capsys, "compact", str(session_file), "--dry-run", "--json", "--keep-recent-tokens", "527"
+    )
+    assert code == 0
+    assert by_model == json.loads(out)
+    code, _, err = run(capsys, "compact", str(session_file), "--model", "nope/nothing")
+    assert code == 1
+    assert "nope/nothing" in err
+
+
+def test_report_describes_the_preparation_the_compaction_used(
+    session_file: Path, tmp_path: Path, capsys: Any
+) -> None:
+    # masking runs inside the compaction: the report must show what was really summarized
+    (tmp_path / "agent" / "settings.json").write_text(
+        json.dumps({"compaction": {"maskObservations": True, "maskKeepTurns": 1}})
+    )
+    code, out, _ = run(
+        capsys, "compact", str(session_file), "--offline", "--json", "--keep-recent-tokens", "527"
+    )
+    assert code == 0
+    report = json.loads(out)
+    with Session.open(session_file) as session:
+        compaction = session.entries[-1]
+        assert compaction.type == "compaction"
+        assert any(e.type == "context_edit" for e in session.entries)
+        assert report["entryId"] == compaction.id
+        assert report["firstKeptEntryId"] == compaction.data["firstKeptEntryId"]
+        assert "masked" in report["serializedHistory"]

@@ -467,7 +467,7 @@ class AgentSession(RecoveryOps):
         if self.busy:
             raise PiContextError("Wait for the current response to finish before reloading.")
         before = self._default_tool_names()
-        self._resources = self._loader.load()
+        self._resources = self._loader.reload()
         await self._discover_resources("reload")
         after = self._default_tool_names()
         self._set_tools(newly_default=[n for n in after if n not in before])

@@ -2,15 +2,14 @@
 
 ``compact`` appends a compaction to a session file (or, with ``--dry-run``, only reports what
 it would summarize and keep; a dry run's ``tokensAfter`` counts the system-prompt snapshot and
-the kept messages, not the summary it has not written). Without ``--model`` the offline summarizer writes the summary, so
-the command works with no provider configured. ``session compaction`` shows what an existing
+the kept messages, not the summary it has not written). Without ``--model`` the offline
+summarizer writes the summary, so the command works with no provider configured. ``session compaction`` shows what an existing
 compaction replaced: the summarized entries next to the summary.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -20,7 +19,9 @@ from typing import Any
 import click
 
 from pi_context import _json
+from pi_context.compaction.accounting import estimate_kept_context_tokens
 from pi_context.compaction.engine import Compactor
+from pi_context.compaction.events import BeforeCompact
 from pi_context.compaction.prepare import CompactionPreparation, require_preparation
 from pi_context.compaction.settings import (
     CompactionSettings,
@@ -28,9 +29,10 @@ from pi_context.compaction.settings import (
     resolve_compaction_settings,
     resolve_retry_settings,
 )
-from pi_context.errors import CompactionError, SessionError
+from pi_context.errors import ProviderError, SessionError
 from pi_context.messages import text_of
 from pi_context.providers.base import Model
+from pi_context.resources.settings import load_settings
 from pi_context.session import Entry, Session
 from pi_context.session.projection import entry_messages
 from pi_context.tokens import estimate_tokens
@@ -49,40 +51,21 @@ def _unique(ids: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def _settings_data() -> dict[str, Any]:
-    from pi_context.resources.settings import load_settings
-
-    return load_settings().data
-
-
 def _resolve_model(spec: str) -> Model:
-    from pi_context.cli.scripted import load_scripted_model, scripted_spec
+    """The model for ``--model SPEC`` (``scripted:<file>`` or the provider registry)."""
+    from pi_context.cli.app import resolve_cli_model
 
-    path = scripted_spec(spec)
-    if path is not None:
-        return load_scripted_model(path)
-    providers = importlib.import_module("pi_context.providers")
-    resolve = getattr(providers, "resolve_model", None)
-    if resolve is None:
-        raise CompactionError(f"no provider is available for model {spec!r}")
-    model: Model = resolve(spec)
+    model = resolve_cli_model(spec)
+    if model is None:  # pragma: no cover - a spec always resolves or raises
+        raise ProviderError(f"Unknown model '{spec}'")
     return model
 
 
-def _tokens_after_kept(prep: CompactionPreparation, session: Session) -> int:
-    """Estimated context without the (not yet written) summary: the system-prompt snapshot
-    plus the kept messages."""
-    from pi_context.prompt import get_current_system_message
-
+def _dry_run_tokens_after(prep: CompactionPreparation, session: Session) -> int:
+    """Estimated context without the (not yet written) summary."""
     projection = session.projection()
     start = prep.cut.first_kept_index if prep.cut is not None else len(projection.entries)
-    snapshot = get_current_system_message(projection.messages)
-    total = estimate_tokens(snapshot) if snapshot is not None else 0
-    for item in projection.entries[start:]:
-        if item.entry.type == "compaction":
-            continue
-        total += sum(estimate_tokens(m) for m in item.messages if m.get("role") != "system")
-    return total
+    return estimate_kept_context_tokens(projection, start)
 
 
 def compaction_report(prep: CompactionPreparation, tokens_after: int) -> dict[str, Any]:
@@ -132,7 +115,7 @@ def compact_command(
     """Compact the current branch of a session FILE (appends a compaction entry)."""
     if offline and model_spec:
         raise click.UsageError("--offline and --model exclude each other")
-    data = _settings_data()
+    data = load_settings().data
     model = None if offline or model_spec is None else _resolve_model(model_spec)
     key = f"{model.info.provider}/{model.info.id}" if model is not None else None
     settings: CompactionSettings = resolve_compaction_settings(data, key)
@@ -144,16 +127,24 @@ def compact_command(
     with Session.open(file) as session:
         for problem in session.problems:
             click.echo(f"pictx: warning: {problem}", err=True)
-        prep = require_preparation(
-            session.branch_entries(), settings, projection=session.projection()
-        )
         if dry_run:
-            report = compaction_report(prep, _tokens_after_kept(prep, session))
+            prep = require_preparation(
+                session.branch_entries(), settings, projection=session.projection()
+            )
+            report = compaction_report(prep, _dry_run_tokens_after(prep, session))
         else:
-            compactor = Compactor(session, model, settings, retry=retry)
+            # report the preparation the compactor used (after any masking), not a second one
+            used: list[CompactionPreparation] = []
+
+            def keep_preparation(payload: BeforeCompact) -> None:
+                used.append(payload.preparation)
+
+            compactor = Compactor(
+                session, model, settings, retry=retry, before_compact=keep_preparation
+            )
             result = asyncio.run(compactor.compact(instructions))
             assert result is not None  # manual compaction raises on failure
-            report = compaction_report(prep, result.estimated_tokens_after)
+            report = compaction_report(used[-1], result.estimated_tokens_after)
             report["entryId"] = result.entry.id
             report["offline"] = result.offline
     if as_json:
