@@ -26,6 +26,7 @@ from pi_context.compaction.prompts import SPLIT_TURN_SEPARATOR, SUMMARY_SYSTEM_P
 from pi_context.errors import CompactionCancelledError, CompactionError
 from pi_context.session import Session
 from pi_context.testing import ScriptedModel, failure, reply
+from pi_context.tokens import estimate_tokens
 from tests.compaction.helpers import add_turn, build_session, last_turn_tokens, orphan_tool_results
 
 # build_session turns are 527 tokens each: keeping 527 cuts exactly at the last turn's start
@@ -61,6 +62,10 @@ async def test_successful_compaction_appends_entry_with_pi_fields() -> None:
     assert data["firstKeptEntryId"] == result.first_kept_entry_id
     assert data["tokensBefore"] == result.tokens_before
     assert result.estimated_tokens_after < result.tokens_before
+    # pi: the estimate of every message of the new projection
+    assert result.estimated_tokens_after == sum(
+        estimate_tokens(m) for m in session.projection().messages
+    )
     # one request, no tools, never writes the prompt cache, our system prompt
     (request,) = model.requests
     assert request.tools == ()
@@ -344,6 +349,7 @@ async def test_entry_stores_the_system_prompt_snapshot_at_the_boundary() -> None
     messages = session.projection().messages
     assert [m["role"] for m in messages[:2]] == ["system", "compactionSummary"]
     assert all(m["role"] != "system" for m in messages[2:])
+    assert result.estimated_tokens_after == sum(estimate_tokens(m) for m in messages)
 
 
 async def test_quota_errors_are_never_retried() -> None:

@@ -247,3 +247,24 @@ def test_entry_messages_normalize_null_content() -> None:
     s = new()
     assert projection_of_path([e]).messages == [{"role": "user", "content": [], "timestamp": 1}]
     assert s.projection().messages == []
+
+
+def test_summary_wrappers_differ_from_pi_only_in_sentences() -> None:
+    from pi_context.session import projection
+    from tests.conformance.conftest import pi_summary_wrappers
+
+    pi = pi_summary_wrappers()
+    ours = projection.SUMMARY_WRAPPERS
+    assert ours.compaction_intro != pi.compaction_intro
+    assert ours.branch_intro != pi.branch_intro
+    for wrappers in (pi, ours):
+        summary = {"role": "compactionSummary", "summary": "S", "tokensBefore": 1, "timestamp": 0}
+        branch = {"role": "branchSummary", "summary": "B", "fromId": "x", "timestamp": 0}
+        projection.SUMMARY_WRAPPERS = wrappers
+        try:
+            (c,) = convert_to_llm([summary])
+            (b,) = convert_to_llm([branch])
+        finally:
+            projection.SUMMARY_WRAPPERS = ours
+        assert c["content"][0]["text"] == wrappers.compaction_intro + "\n\n<summary>\nS\n</summary>"
+        assert b["content"][0]["text"] == wrappers.branch_intro + "\n\n<summary>\nB</summary>"

@@ -23,7 +23,7 @@ import inspect
 import re
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -406,10 +406,11 @@ def _changed(current: Sequence[Any], snapshot: Sequence[Any]) -> bool:
 
 
 def _set_force_prompt(options: Any, text: str) -> None:
+    """Record the forced prompt on the run's options (a mapping or an attribute object)."""
     if isinstance(options, dict):
         options["forceSystemPrompt"] = text
-    elif is_dataclass(options) or hasattr(options, "__dict__") or hasattr(options, "__slots__"):
-        for name in ("force_system_prompt", "forceSystemPrompt"):
-            if hasattr(options, name):
-                setattr(options, name, text)
-                return
+        return
+    for name in ("force_system_prompt", "forceSystemPrompt"):
+        if hasattr(options, name):
+            setattr(options, name, text)
+            return

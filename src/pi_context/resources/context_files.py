@@ -20,6 +20,7 @@ import os
 import stat
 from dataclasses import dataclass
 
+from pi_context.resources.paths import ancestors
 from pi_context.resources.types import ContextFile, Diagnostic
 
 __all__ = [
@@ -129,8 +130,7 @@ class GitPaths:
 
 def find_git_paths(cwd: str) -> GitPaths | None:
     """The repository holding ``cwd``: nearest ancestor with a ``.git`` file or directory."""
-    directory = cwd
-    while True:
+    for directory in ancestors(cwd):
         dot_git = os.path.join(directory, ".git")
         if os.path.lexists(dot_git):
             try:
@@ -156,10 +156,7 @@ def find_git_paths(cwd: str) -> GitPaths | None:
             except OSError:
                 return None
             return None
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
+    return None
 
 
 def find_shadowed_context_file(cwd: str) -> str | None:
@@ -201,19 +198,14 @@ def load_context_files(
         files.append(global_file)
         seen.add(global_file.path)
     shadowed = find_shadowed_context_file(cwd_s)
-    ancestors: list[ContextFile] = []
-    directory = cwd_s
-    while True:
+    nearest_first: list[ContextFile] = []
+    for directory in ancestors(cwd_s):
         found = load_context_file_from_dir(directory, diagnostics)
         if found is not None:
             is_shadowed = shadowed is not None and (
                 os.path.join(os.path.realpath(directory), os.path.basename(found.path)) == shadowed
             )
             if not is_shadowed and found.path not in seen:
-                ancestors.insert(0, found)
+                nearest_first.append(found)
                 seen.add(found.path)
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            break
-        directory = parent
-    return files + ancestors
+    return files + nearest_first[::-1]

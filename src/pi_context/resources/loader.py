@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pi_context.resources.context_files import load_context_files, read_text_file
 from pi_context.resources.paths import agent_dir as default_agent_dir
-from pi_context.resources.paths import expand_home, home_dir
+from pi_context.resources.paths import ancestors, expand_home, home_dir
 from pi_context.resources.settings import Settings, load_settings
 from pi_context.resources.skills import (
     ScanMode,
@@ -80,14 +80,7 @@ def resolve_prompt_input(
 
 def find_git_root(start: str) -> str | None:
     """The nearest ancestor of ``start`` (inclusive) containing a ``.git`` entry."""
-    directory = start
-    while True:
-        if os.path.lexists(os.path.join(directory, ".git")):
-            return directory
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
+    return next((d for d in ancestors(start) if os.path.lexists(os.path.join(d, ".git"))), None)
 
 
 class ResourceLoader:
@@ -229,16 +222,13 @@ class ResourceLoader:
             roots.append((os.path.join(pi_dir, "skills"), "pi", "auto", "project", pi_dir))
             home_agents = os.path.join(self.home, ".agents", "skills")
             git_root = find_git_root(self.cwd)
-            directory = self.cwd
-            while True:
+            for directory in ancestors(self.cwd):
                 agents = os.path.join(directory, ".agents")
                 skills_dir = os.path.join(agents, "skills")
                 if skills_dir != home_agents:
                     roots.append((skills_dir, "agents", "auto", "project", agents))
-                parent = os.path.dirname(directory)
-                if directory == git_root or parent == directory:
+                if directory == git_root:
                     break
-                directory = parent
         roots.append((os.path.join(self.agent_dir, "skills"), "pi", "auto", "user", self.agent_dir))
         home_agents_dir = os.path.join(self.home, ".agents")
         roots.append(

@@ -7,12 +7,14 @@ project's own configuration lives in ``<cwd>/.pi``.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = [
     "AGENT_DIR_ENV",
     "CONFIG_DIR_NAME",
     "agent_dir",
+    "ancestors",
     "expand_home",
     "home_dir",
     "project_config_dir",
@@ -49,6 +51,17 @@ def agent_dir() -> Path:
 def resolve_cwd(cwd: str | os.PathLike[str] | None = None) -> Path:
     """An absolute working directory, normalized but not resolved through symlinks."""
     return Path(os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd()))
+
+
+def ancestors(path: str) -> Iterator[str]:
+    """``path`` and then each parent up to the filesystem root (by string, no filesystem access)."""
+    directory = path
+    while True:
+        yield directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return
+        directory = parent
 
 
 def project_config_dir(cwd: str | os.PathLike[str]) -> Path:

@@ -23,7 +23,7 @@ from typing import Literal
 from pi_context._json import loads
 from pi_context.errors import SettingsError
 from pi_context.resources.paths import agent_dir as default_agent_dir
-from pi_context.resources.paths import home_dir
+from pi_context.resources.paths import ancestors, home_dir
 
 __all__ = [
     "TRUST_FILE_NAME",
@@ -94,15 +94,11 @@ class TrustStore:
     def lookup(self, cwd: str | os.PathLike[str]) -> tuple[str, bool] | None:
         """``(directory, decision)`` of the nearest saved decision for ``cwd`` or an ancestor."""
         data = self._load()
-        directory = canonical_dir(cwd)
-        while True:
+        for directory in ancestors(canonical_dir(cwd)):
             value = data.get(directory)
             if isinstance(value, bool):
                 return directory, value
-            parent = os.path.dirname(directory)
-            if parent == directory:
-                return None
-            directory = parent
+        return None
 
     def get(self, cwd: str | os.PathLike[str]) -> bool | None:
         found = self.lookup(cwd)
@@ -142,15 +138,8 @@ def project_needs_trust(
     if any(os.path.exists(os.path.join(pi_dir, name)) for name in TRUST_REQUIRING_ENTRIES):
         return True
     home_agents = os.path.join(os.path.abspath(os.fspath(home or home_dir())), ".agents", "skills")
-    directory = cwd_s
-    while True:
-        candidate = os.path.join(directory, ".agents", "skills")
-        if candidate != home_agents and os.path.isdir(candidate):
-            return True
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return False
-        directory = parent
+    candidates = (os.path.join(directory, ".agents", "skills") for directory in ancestors(cwd_s))
+    return any(c != home_agents and os.path.isdir(c) for c in candidates)
 
 
 TrustSource = Literal["override", "saved", "not-needed", "default"]

@@ -28,13 +28,13 @@ from pi_context.messages import AgentMessage, Message
 from pi_context.session.entries import Entry
 
 __all__ = [
-    "BRANCH_SUMMARY_PREFIX",
     "BRANCH_SUMMARY_SUFFIX",
-    "COMPACTION_SUMMARY_PREFIX",
     "COMPACTION_SUMMARY_SUFFIX",
+    "SUMMARY_WRAPPERS",
     "ModelRef",
     "ProjectedEntry",
     "Projection",
+    "SummaryWrappers",
     "bash_execution_text",
     "build_context_entries",
     "convert_to_llm",
@@ -44,17 +44,36 @@ __all__ = [
     "projection_of_path",
 ]
 
-# Wrappers around summaries as the model sees them (structural text; the model's view of a
-# compacted or abandoned history must match pi's for transcripts and token counts to agree).
-COMPACTION_SUMMARY_PREFIX: Final = (
-    "The conversation history before this point was compacted into the following summary:"
-    "\n\n<summary>\n"
-)
+# Wrappers around summaries as the model sees them. The tags and separators are pi's (they
+# decide token counts and transcript layout); the sentence before each tag is our own wording.
+# The conformance suite swaps in pi's sentences (``SUMMARY_WRAPPERS``) to compare byte for byte.
 COMPACTION_SUMMARY_SUFFIX: Final = "\n</summary>"
-BRANCH_SUMMARY_PREFIX: Final = (
-    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
-)
 BRANCH_SUMMARY_SUFFIX: Final = "</summary>"
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryWrappers:
+    """The sentences that introduce a compaction summary and a branch summary."""
+
+    compaction_intro: str = (
+        "Earlier turns of this conversation were condensed to save context; their summary follows."
+    )
+    branch_intro: str = (
+        "The user explored another branch of this session and came back; "
+        "a summary of that branch follows."
+    )
+
+    @property
+    def compaction_prefix(self) -> str:
+        return self.compaction_intro + "\n\n<summary>\n"
+
+    @property
+    def branch_prefix(self) -> str:
+        return self.branch_intro + "\n\n<summary>\n"
+
+
+SUMMARY_WRAPPERS = SummaryWrappers()
+"""The wrappers :func:`convert_to_llm` uses (module-level so a host can replace them)."""
 
 _EDITABLE_ROLES: Final = frozenset({"user", "assistant", "toolResult", "custom"})
 _BLOCK_ROLES: Final = frozenset({"assistant", "toolResult"})
@@ -391,11 +410,11 @@ def convert_to_llm(messages: Iterable[AgentMessage | Mapping[str, Any]]) -> list
                 content = [{"type": "text", "text": content}]
             out.append(_user(content, timestamp))
         elif role == "branchSummary":
-            text = BRANCH_SUMMARY_PREFIX + str(message.get("summary")) + BRANCH_SUMMARY_SUFFIX
+            prefix = SUMMARY_WRAPPERS.branch_prefix
+            text = prefix + str(message.get("summary")) + BRANCH_SUMMARY_SUFFIX
             out.append(_user([{"type": "text", "text": text}], timestamp))
         elif role == "compactionSummary":
-            text = (
-                COMPACTION_SUMMARY_PREFIX + str(message.get("summary")) + COMPACTION_SUMMARY_SUFFIX
-            )
+            prefix = SUMMARY_WRAPPERS.compaction_prefix
+            text = prefix + str(message.get("summary")) + COMPACTION_SUMMARY_SUFFIX
             out.append(_user([{"type": "text", "text": text}], timestamp))
     return out
