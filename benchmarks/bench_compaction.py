@@ -88,17 +88,26 @@ def bench_file(path: Path, repeat: int) -> dict[str, Any]:
     def rewalk_prepare() -> Any:
         return prepare_compaction(full_walk(), settings)
 
-    samples = {k: Sample(k) for k in ("prepare", "find_cut_point", "full_walk", "rewalk_prepare")}
+    live = getattr(getattr(session, "_live", None), "path", None)
+
+    def no_copy() -> Any:
+        # Diagnostic only: the live path list itself instead of branch_entries()'s copy.
+        return prepare_compaction(live, settings, projection=session.projection(), cache=cache)
+
+    runs: list[tuple[str, Any]] = [
+        ("prepare", incremental),
+        ("find_cut_point", cut),
+        ("full_walk", full_walk),
+        ("rewalk_prepare", rewalk_prepare),
+    ]
+    if isinstance(live, list) and live and live[-1] is leaf:
+        runs.append(("prepare_no_path_copy", no_copy))
+    samples = {name: Sample(name) for name, _ in runs}
     for _ in range(repeat):
-        for name, fn in (
-            ("prepare", incremental),
-            ("find_cut_point", cut),
-            ("full_walk", full_walk),
-            ("rewalk_prepare", rewalk_prepare),
-        ):
+        for name, fn in runs:
             seconds, result = timed(fn)
             samples[name].times.append(seconds)
-            if name == "rewalk_prepare":
+            if name in ("rewalk_prepare", "prepare_no_path_copy"):
                 assert result.first_kept_entry_id == prepared.first_kept_entry_id
                 assert result.tokens_before == prepared.tokens_before
             if name == "find_cut_point":
@@ -131,10 +140,11 @@ def main(argv: list[str] | None = None) -> int:
         result["timings"] = {k: v.to_json() for k, v in s.items()}
         report["files"][name] = result
         walk, rewalk = s["full_walk"], s["rewalk_prepare"]
-        for label, ours in (
-            ("prepare compaction", s["prepare"]),
-            ("find cut point", s["find_cut_point"]),
-        ):
+        measured = [("prepare compaction", s["prepare"]), ("find cut point", s["find_cut_point"])]
+        if "prepare_no_path_copy" in s:
+            diagnostic = "  (diagnostic: prepare without the path copy)"
+            measured.append((diagnostic, s["prepare_no_path_copy"]))
+        for label, ours in measured:
             rows.append(
                 [
                     name,

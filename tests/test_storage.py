@@ -234,3 +234,23 @@ def test_resolve_path_new_existing_and_invalid(tmp_path: Path) -> None:
     junk.write_text("hello\n")
     with pytest.raises(SessionError, match="not a valid pi session"):
         resolve_session_arg(str(junk), cwd="/", directory=tmp_path, agent=tmp_path)
+
+
+def test_fork_from_copies_entries_verbatim_under_a_new_header(tmp_path: Path) -> None:
+    from pi_context.storage import fork_from
+
+    source = write_session(
+        tmp_path / "a", "src", messages=(("user", "hi", 1), ("assistant", "yo", 2))
+    )
+    target_dir = tmp_path / "b"
+    forked = fork_from(source, target_dir, cwd="/new/cwd")
+    assert forked.parent == target_dir
+    old_lines = source.read_bytes().split(b"\n")
+    new_lines = forked.read_bytes().split(b"\n")
+    assert new_lines[1:] == old_lines[1:]
+    header = read_header(forked)
+    assert header is not None
+    assert header["cwd"] == "/new/cwd"
+    assert header["parentSession"] == str(source)
+    assert header["id"] != "src"
+    assert forked.name.endswith(f"_{header['id']}.jsonl")

@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
-__all__ = ["dumps", "js_number", "js_stringify", "loads", "utf16_len"]
+__all__ = ["JS_WHITESPACE", "dumps", "js_number", "js_stringify", "js_trim", "loads", "utf16_len"]
 
 
 def _reject_constant(name: str) -> Any:
@@ -136,3 +136,15 @@ def js_stringify(value: Any) -> str:
             keys = index_keys + [k for k in keys if not _is_array_index(k)]
         return "{" + ",".join(_js_string(k) + ":" + js_stringify(value[k]) for k in keys) + "}"
     raise TypeError(f"not JSON-serializable: {type(value).__name__}")
+
+
+JS_WHITESPACE: Final = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+"""What JavaScript's ``String.prototype.trim`` removes (more than ``str.strip()`` does)."""
+
+
+def js_trim(text: str) -> str:
+    """JavaScript's ``text.trim()``."""
+    return text.strip(JS_WHITESPACE)

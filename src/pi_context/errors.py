@@ -10,6 +10,7 @@
     ├── PromptError                  invalid system-prompt options (e.g. a bad section name)
     ├── ResourceError                a context file, skill or extension cannot be loaded
     │   ├── SettingsError            a settings file is not valid JSON or has a bad value
+    │   ├── FrontmatterError         a markdown file's frontmatter is not valid YAML
     │   └── ExtensionError           an extension failed to load or misused the extension API
     ├── CompactionError              a compaction or branch summary could not be produced
     │   └── CompactionCancelledError
@@ -30,6 +31,7 @@ __all__ = [
     "CompactionCancelledError",
     "CompactionError",
     "ExtensionError",
+    "FrontmatterError",
     "ModelNotFoundError",
     "PiContextError",
     "PromptError",
@@ -88,6 +90,13 @@ class ResourceError(PiContextError):
 
 class SettingsError(ResourceError):
     """A settings file is broken."""
+
+
+class FrontmatterError(ResourceError, ValueError):
+    """A markdown file's frontmatter is not valid YAML (the message is the parser's).
+
+    Also a ``ValueError``, as parsing errors are.
+    """
 
 
 class ExtensionError(ResourceError):

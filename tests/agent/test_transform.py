@@ -1,4 +1,5 @@
-"""The transform-context chain: handler phases, restoration, hidden declarations, forced prompt."""
+"""The transform-context chain: extension phases, restoration, hidden declarations, forced
+prompt, in that order."""
 
 from __future__ import annotations
 
@@ -6,13 +7,12 @@ import copy
 from typing import Any, cast
 
 from pi_context.agent.transform import (
-    NamedHandler,
     TransformChain,
     apply_forced_prompt,
     current_system_message,
     hide_declarations,
-    run_context_handlers,
 )
+from pi_context.extensions import ExtensionRunner, load_extensions
 from pi_context.messages import AgentMessage, user_message
 
 READ = {"name": "read", "description": "r", "parameters": {}}
@@ -48,6 +48,30 @@ def transcript() -> list[AgentMessage]:
     ]
 
 
+def runner_of(*registers: Any) -> ExtensionRunner:
+    """Extensions ``ext-a``, ``ext-b``, ... with the given ``register(pi)`` functions."""
+    return load_extensions(
+        cwd=".",
+        entry_points=False,
+        include_discovered=False,
+        registrations=[(f"ext-{chr(97 + i)}", r) for i, r in enumerate(registers)],
+    )
+
+
+def chain_of(*registers: Any, **options: Any) -> TransformChain:
+    """The agent's chain over an extension runner with the given ``register(pi)`` functions."""
+    return TransformChain(context_phase=runner_of(*registers).emit_context, **options)
+
+
+def on(event: str, handler: Any) -> Any:
+    return lambda pi: pi.on(event, lambda e, ctx: handler(e.messages))
+
+
+def returning(fn: Any) -> Any:
+    """A handler that returns ``fn(messages)`` as its new message list."""
+    return lambda messages: {"messages": fn(messages)}
+
+
 async def test_handlers_see_no_system_messages_and_unchanged_list_keeps_them_in_place() -> None:
     seen: list[list[str]] = []
 
@@ -55,16 +79,13 @@ async def test_handlers_see_no_system_messages_and_unchanged_list_keeps_them_in_
         seen.append([m["role"] for m in messages])
 
     msgs = transcript()
-    out = await run_context_handlers(msgs, [NamedHandler(look)])
+    out = await chain_of(on("context", look))(msgs)
     assert seen == [["user", "assistant", "user"]]
     assert out == msgs  # system messages stay where they were
 
 
 async def test_changed_list_gets_one_replayed_head() -> None:
-    def last_only(messages: list[AgentMessage]) -> list[AgentMessage]:
-        return messages[-1:]
-
-    out = await run_context_handlers(transcript(), [NamedHandler(last_only)])
+    out = await chain_of(on("context", returning(lambda m: m[-1:])))(transcript())
     assert [m["role"] for m in out] == ["system", "user"]
     head = cast(dict[str, Any], out[0])
     assert list(head["sections"]) == ["preamble", "cwd", "skills"]
@@ -76,16 +97,13 @@ async def test_in_place_list_edit_counts_as_a_change() -> None:
     def drop_first(messages: list[AgentMessage]) -> None:
         del messages[0]
 
-    out = await run_context_handlers(transcript(), [NamedHandler(drop_first)])
+    out = await chain_of(on("context", drop_first))(transcript())
     assert [m["role"] for m in out] == ["system", "assistant", "user"]
 
 
 async def test_returning_the_same_elements_keeps_system_messages() -> None:
-    async def same(messages: list[AgentMessage]) -> list[AgentMessage]:
-        return list(messages)
-
     msgs = transcript()
-    out = await run_context_handlers(msgs, [NamedHandler(same)])
+    out = await chain_of(on("context", returning(list)))(msgs)
     assert [m["role"] for m in out] == [m["role"] for m in msgs]
 
 
@@ -93,17 +111,17 @@ async def test_stored_messages_are_never_changed() -> None:
     def mutate(messages: list[AgentMessage]) -> None:
         messages[0]["content"] = "rewritten"  # type: ignore[typeddict-item]
 
-    def strip_all(messages: list[AgentMessage]) -> list[AgentMessage]:
+    def strip_all(messages: list[AgentMessage]) -> dict[str, Any]:
         for m in messages:
             if m["role"] == "system":
                 m["sections"] = {}  # type: ignore[typeddict-unknown-key]
-        return messages
+        return {"messages": messages}
 
     msgs = transcript()
     before = copy.deepcopy(msgs)
-    chain = TransformChain(
-        context=[NamedHandler(mutate)],
-        context_with_system=[NamedHandler(strip_all)],
+    chain = chain_of(
+        on("context", mutate),
+        on("context_with_system", strip_all),
         hidden_tools=lambda: {"bash"},
         forced_prompt=lambda: "FORCED",
     )
@@ -113,40 +131,37 @@ async def test_stored_messages_are_never_changed() -> None:
 
 
 async def test_raising_handler_is_reported_and_skipped() -> None:
-    errors: list[tuple[str, str | None, str]] = []
-
     def bad(messages: list[AgentMessage]) -> None:
         raise ValueError("nope")
 
-    def last_only(messages: list[AgentMessage]) -> list[AgentMessage]:
-        return messages[-1:]
-
-    out = await run_context_handlers(
-        transcript(),
-        [NamedHandler(bad, "ext-a"), NamedHandler(last_only, "ext-b")],
-        on_error=lambda ev, ext, exc: errors.append((ev, ext, str(exc))),
-    )
-    assert errors == [("context", "ext-a", "nope")]
+    runner = runner_of(on("context", bad), on("context", returning(lambda m: m[-1:])))
+    out = await TransformChain(context_phase=runner.emit_context)(transcript())
+    assert [(f.event, f.extension, f.error) for f in runner.failures] == [
+        ("context", "ext-a", "ValueError: nope")
+    ]
     assert [m["role"] for m in out] == ["system", "user"]
 
 
 async def test_context_with_system_sees_everything_and_losing_the_head_is_reported() -> None:
-    errors: list[str] = []
     seen: list[list[str]] = []
 
-    def drop_system(messages: list[AgentMessage]) -> list[AgentMessage]:
+    def drop_system(messages: list[AgentMessage]) -> dict[str, Any]:
         seen.append([m["role"] for m in messages])
-        return [m for m in messages if m["role"] != "system"]
+        return {"messages": [m for m in messages if m["role"] != "system"]}
 
-    out = await run_context_handlers(
-        transcript(),
-        [],
-        [NamedHandler(drop_system)],
-        on_error=lambda ev, ext, exc: errors.append(ev),
-    )
+    runner = runner_of(on("context_with_system", drop_system))
+    out = await TransformChain(context_phase=runner.emit_context)(transcript())
     assert seen == [["system", "user", "assistant", "system", "user"]]
     assert [m["role"] for m in out] == ["user", "assistant", "user"]  # honored
-    assert errors == ["context_with_system"]
+    assert [f.event for f in runner.failures] == ["context_with_system"]
+
+
+async def test_without_extensions_the_chain_passes_messages_through() -> None:
+    msgs = transcript()
+    out = await TransformChain()(msgs)
+    assert out == msgs
+    assert out is not msgs
+    assert all(a is b for a, b in zip(out, msgs, strict=True))  # no copies without handlers
 
 
 def test_hidden_declarations_are_removed_everywhere() -> None:
@@ -191,9 +206,9 @@ async def test_chain_order_context_then_hidden_then_forced() -> None:
         order.append("forced")
         return "F"
 
-    out = await TransformChain(
-        context=[NamedHandler(ctx)], hidden_tools=hidden, forced_prompt=forced
-    )(transcript())
+    out = await chain_of(on("context", returning(ctx)), hidden_tools=hidden, forced_prompt=forced)(
+        transcript()
+    )
     assert order == ["context", "hidden", "forced"]
     assert out[0] == {"role": "system", "content": "F", "toolsAdded": [BASH], "timestamp": 10}
 

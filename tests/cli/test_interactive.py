@@ -19,7 +19,8 @@ from pi_context.storage import default_session_dir, session_file_name
 
 pexpect = pytest.importorskip("pexpect")
 
-PICTX = Path(sys.executable).parent / "pictx"
+PICTX = [sys.executable, "-m", "pi_context.cli.main"]
+"""How a user's ``pictx`` runs (the console script calls the same ``main``)."""
 PROMPT = "›"
 TIMEOUT = 30
 
@@ -47,8 +48,8 @@ class Terminal:
         }
         self.log = (tmp / "terminal.log").open("w", encoding="utf-8")
         self.child = pexpect.spawn(
-            str(PICTX),
-            ["--model", f"scripted:{script}", *args],
+            PICTX[0],
+            [*PICTX[1:], "--model", f"scripted:{script}", *args],
             cwd=str(self.project),
             env=env,
             encoding="utf-8",
@@ -252,22 +253,24 @@ def test_reload_after_editing_agents_md_and_skill_command(terminal: Any, tmp_pat
     assert last_user.rstrip().endswith("the team")
 
 
-def test_escape_aborts_a_slow_answer(terminal: Any) -> None:
-    term = terminal([{"text": "never shown", "delay": 600}, "After abort."])
-    term.say("take your time")
-    term.expect("take your time")
-    term.expect("\n")
-    term.child.send("\x1b")
-    term.expect("Aborting")
-    term.expect(PROMPT)
+def test_escape_and_ctrl_c_abort_a_slow_answer(terminal: Any) -> None:
+    term = terminal(
+        [{"text": "never shown", "delay": 600}, {"text": "nor this", "delay": 600}, "After abort."]
+    )
+    for key in ("\x1b", "\x03"):  # Esc, then Ctrl-C
+        term.say("take your time")
+        term.expect("take your time")
+        term.expect("\n")
+        term.child.send(key)
+        term.expect("Aborting")
+        term.expect(PROMPT)
     term.command("next", "After abort.")
     assert term.quit() == 0
-    roles = [
-        e["message"].get("stopReason")
-        for e in term.entries()
-        if e.get("message", {}).get("role") == "assistant"
-    ]
-    assert roles[-1] == "stop"
+    entries = term.entries()
+    assert _users(entries) == ["take your time", "take your time", "next"]
+    answers = [e["message"] for e in entries if e.get("message", {}).get("role") == "assistant"]
+    assert answers[-1]["content"] == [{"type": "text", "text": "After abort."}]
+    assert "never shown" not in json.dumps(entries)
 
 
 def test_export_from_the_terminal(terminal: Any, tmp_path: Path) -> None:
@@ -317,6 +320,8 @@ def test_session_commands_name_label_model_fork_new_resume(terminal: Any, tmp_pa
     [fork] = [s for s in sessions if s[0].get("parentSession")]
     [fresh] = [s for s in sessions if _users(s) == ["fresh start"]]
     [original] = [s for s in sessions if s is not fork and s is not fresh]
+    fork_file = next(f for f, s in zip(files, sessions, strict=True) if s is fork)
+    assert fork_file.name.endswith(f"_{fork[0]['id']}.jsonl")
     assert fork[0]["parentSession"] == str(
         next(f for f, s in zip(files, sessions, strict=True) if s is original)
     )
@@ -369,3 +374,17 @@ def test_resume_flag_picks_a_saved_session(terminal: Any, tmp_path: Path) -> Non
     assert term.quit() == 0
     assert term.session_files() == [file]
     assert _users(term.entries()) == ["an old question", "a new question"]
+
+
+def test_text_typed_during_a_run_is_kept_for_the_next_prompt(terminal: Any) -> None:
+    term = terminal([{"text": "Slow answer.", "delay": 1.5}, "Second answer."])
+    term.say("first")
+    term.expect("first")
+    term.child.send("typed ahead")  # while the answer is still coming (or just after)
+    term.expect("Slow answer.")
+    term.expect("typed ahead")
+    term.child.send("\r")
+    term.expect("Second answer.")
+    term.expect(PROMPT)
+    assert term.quit() == 0
+    assert _users(term.entries()) == ["first", "typed ahead"]

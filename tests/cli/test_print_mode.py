@@ -243,10 +243,9 @@ def test_continue_in_a_shared_session_dir_filters_by_cwd(
 
 def test_sigterm_aborts_a_json_run_with_exit_143(project: Path, replies: Replies) -> None:
     spec = replies([{"text": "too late", "delay": 600}])
-    pictx_bin = Path(sys.executable).parent / "pictx"
     env = dict(os.environ)
     with subprocess.Popen(
-        [str(pictx_bin), "--mode", "json", "--model", spec, "wait"],
+        [sys.executable, "-m", "pi_context.cli.main", "--mode", "json", "--model", spec, "wait"],
         cwd=project,
         env=env,
         stdout=subprocess.PIPE,
@@ -262,3 +261,16 @@ def test_sigterm_aborts_a_json_run_with_exit_143(project: Path, replies: Replies
         code = proc.wait(timeout=60)
     assert code == 143
     assert '"type":"agent_settled","aborted":true' in rest
+
+
+def test_session_path_that_does_not_exist_becomes_a_new_session(
+    project: Path, pictx: Pictx, replies: Replies
+) -> None:
+    run = pictx("--session", "sub/new.jsonl", "-p", "--model", replies(["made"]), "hello")
+    assert run.code == 0
+    header = read_header(project / "sub" / "new.jsonl")
+    assert header is not None
+    assert header["cwd"] == str(project)
+    again = pictx("--session", "sub/new.jsonl", "-p", "--model", replies(["again"]), "more")
+    assert again.out == "again\n"
+    assert (project / "sub" / "new.jsonl").read_text().count('"role":"user"') == 2

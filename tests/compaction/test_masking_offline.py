@@ -49,6 +49,23 @@ async def test_threshold_check_masks_before_summarizing() -> None:
     assert compactor.context_tokens() < tokens
 
 
+async def test_threshold_check_summarizes_when_masking_is_not_enough() -> None:
+    session = build_session(8)
+    events: list[object] = []
+    settings = CompactionSettings(
+        mask_observations=True, mask_keep_turns=2, reserve_tokens=1000, keep_recent_tokens=527
+    )
+    compactor = Compactor(session, None, settings, on_event=events.append)
+    tokens = compactor.context_tokens()
+    result = await compactor.maybe_compact(1200)  # over the threshold even after masking
+    assert result is not None
+    assert session.entries[-1].type == "compaction"
+    (masked,) = [e for e in events if isinstance(e, ObservationsMasked)]
+    assert masked.tokens_before == tokens
+    assert masked.tokens_after < tokens
+    assert len(masked.target_ids) == 6
+
+
 def test_offline_summary_content_and_merge() -> None:
     messages = [
         {

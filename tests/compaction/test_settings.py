@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from pi_context.compaction.settings import (
@@ -85,3 +87,36 @@ def test_retry_settings_and_backoff() -> None:
     assert (
         resolve_branch_summary_settings({"branchSummary": {"reserveTokens": 5}}).reserve_tokens == 5
     )
+
+
+def test_override_key_of_a_model_id_with_slashes() -> None:
+    data = {
+        "compaction": {"modelOverrides": {"openrouter/anthropic/claude": {"keepRecentTokens": 7}}}
+    }
+    assert resolve_compaction_settings(data, "openrouter/anthropic/claude").keep_recent_tokens == 7
+    assert resolve_compaction_settings(data, "openrouter/anthropic").keep_recent_tokens == 20000
+
+
+@pytest.mark.parametrize(
+    ("resolve", "data", "message"),
+    [
+        (resolve_retry_settings, {"retry": "yes"}, "Invalid retry setting"),
+        (resolve_retry_settings, {"retry": {"maxRetries": -2}}, "Invalid retry.maxRetries"),
+        (resolve_branch_summary_settings, {"branchSummary": 5}, "Invalid branchSummary setting"),
+        (
+            resolve_branch_summary_settings,
+            {"branchSummary": {"reserveTokens": True}},
+            "Invalid branchSummary.reserveTokens",
+        ),
+        (
+            resolve_compaction_settings,
+            {"compaction": {"maskKeepTurns": -1}},
+            "Invalid compaction.maskKeepTurns",
+        ),
+    ],
+)
+def test_invalid_retry_branch_and_extra_values_name_the_setting(
+    resolve: Callable[[dict[str, object]], object], data: dict[str, object], message: str
+) -> None:
+    with pytest.raises(SettingsError, match=message.replace(".", r"\.")):
+        resolve(data)

@@ -10,6 +10,7 @@ That this is the only difference is itself tested: ``test_summary_wrappers_diffe
 from __future__ import annotations
 
 import json
+
 import pytest
 
 from pi_context.session import projection

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pi_context.errors import SessionFormatError
 from pi_context.export import SessionDocument, default_html_name, export_file, render_html
 from tests.export import sessions
 
@@ -208,3 +209,28 @@ def test_browser_reveals_an_off_branch_entry(page: Path) -> None:
     entry = dom.by_id("e-b0000001")
     assert "hidden" not in _attrs(entry)
     assert "Delete everything" in dom.text(entry)
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        p.name
+        for p in (Path(__file__).parents[1] / "data" / "conformance" / "sessions" / "small").glob(
+            "*.jsonl"
+        )
+    ),
+)
+def test_every_conformance_session_renders(name: str, tmp_path: Path) -> None:
+    source = Path(__file__).parents[1] / "data" / "conformance" / "sessions" / "small" / name
+    try:
+        doc = SessionDocument.load(source)
+    except SessionFormatError:
+        return  # not a session (pi rejects these too)
+    page = export_file(doc, tmp_path / "out.html")
+    dom = Dom()
+    dom.feed(page.read_text(encoding="utf-8"))
+    rendered = {_attrs(e).get("id") for e in dom.elements}
+    for entry in doc.entries:
+        assert f"e-{entry['id']}" in rendered
+    assert len(dom.select("li", "node")) == len(doc.entries)
+    assert len(dom.select("li", "on-path")) == len(doc.active_path)

@@ -8,6 +8,7 @@ import pytest
 from pi_context.resources import (
     FrontmatterError,
     ResourceLoader,
+    Skill,
     expand_skill_command,
     load_skills,
     load_skills_from_dir,
@@ -182,6 +183,8 @@ def test_source_info_names_where_each_skill_came_from(tmp_path: Path) -> None:
         },
     }
     assert list(info) == ["listed", "team", "shared", "mine", "once"]
+    as_json = [s.to_json() for s in loaded.skills]
+    assert [Skill.from_json(d).to_json() for d in as_json] == as_json
 
 
 def test_load_skills_from_dir_source_info_by_source(tmp_path: Path) -> None:

@@ -78,6 +78,12 @@ def test_validation_coerces_and_drops_null_optionals() -> None:
     }
 
 
+def test_numbers_given_for_strings_are_spelled_as_javascript_does() -> None:
+    read = default_tools()[0]
+    for number, text in ((7, "7"), (2.0, "2"), (0.5, "0.5"), (1e21, "1e+21"), (1e-7, "1e-7")):
+        assert validate_arguments(read, {"path": number})["path"] == text
+
+
 def test_validation_error_lists_every_problem() -> None:
     edit = default_tools()[2]
     with pytest.raises(ToolError) as info:

@@ -250,3 +250,22 @@ def test_fuzzy_edit_keeps_untouched_lines_byte_for_byte(
         if i != target:
             assert result[i] == line
     assert result[target] == "NEW"
+
+
+@pytest.mark.parametrize(
+    ("edits", "message"),
+    [
+        ([edit("nope", "x")], "Could not find the exact text in {p}. The old text must match"),
+        ([edit("a", "b"), edit("zz", "y")], "Could not find edits[1] in {p}. The oldText must"),
+        ([edit("dup", "x")], "Found 2 occurrences of the text in {p}. The text must be unique."),
+        ([edit("", "x")], "oldText must not be empty in {p}."),
+    ],
+)
+async def test_error_messages_keep_paths_with_braces(
+    call: Runner, tmp_path: Path, edits: list[dict[str, str]], message: str
+) -> None:
+    name = "tmpl{0}{name}.txt"
+    (tmp_path / name).write_text("a\ndup\ndup\n")
+    out = await call(EditTool(), path=name, edits=edits)
+    assert out.is_error
+    assert out.text.startswith(message.replace("{p}", name))

@@ -14,19 +14,19 @@ from pi_context.agent.checks import CompactionDecision, check_compaction, thresh
 from pi_context.agent.events import AgentEvent
 from pi_context.agent.loop import ABORTED_TOOL_TEXT, AgentLoop, LoopHost, RunResult
 from pi_context.agent.operations import NavigationResult
-from pi_context.agent.session import AgentSession, SessionStats
-from pi_context.agent.transform import NamedHandler, TransformChain
+from pi_context.agent.session import AgentOptions, AgentSession, SessionStats
+from pi_context.agent.transform import TransformChain
 
 __all__ = [
     "ABORTED_TOOL_TEXT",
     "AgentEvent",
     "AgentLoop",
+    "AgentOptions",
     "AgentSession",
     "CacheRecord",
     "CacheTracker",
     "CompactionDecision",
     "LoopHost",
-    "NamedHandler",
     "NavigationResult",
     "RunResult",
     "SessionStats",

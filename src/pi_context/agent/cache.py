@@ -21,8 +21,9 @@ from typing import Any
 
 from pi_context import _json
 from pi_context.messages import AgentMessage, Message, ToolDeclaration, Usage
+from pi_context.prompt import get_current_system_message
 
-from .transform import current_system_message
+from .incremental import PrefixFlatMap
 
 __all__ = [
     "CacheRecord",
@@ -62,14 +63,6 @@ def _system_parts(message: Mapping[str, Any], out: list[tuple[str, str]]) -> Non
         out.append(("tools", _digest(message["toolsRemoved"])))
 
 
-@dataclass
-class _Reuse:
-    """The previous request's messages and their parts, reused for identical objects."""
-
-    objects: list[object] = field(default_factory=list)
-    parts: list[tuple[tuple[str, str], ...]] = field(default_factory=list)
-
-
 def _message_parts(
     message: Message | AgentMessage, index: int, collapse: bool
 ) -> tuple[tuple[str, str], ...]:
@@ -83,6 +76,28 @@ def _message_parts(
     return ((f"message:{index}:{role}", _digest(message)),)
 
 
+def _system_only(
+    _index: int, message: Message | AgentMessage
+) -> tuple[Message | AgentMessage, ...]:
+    return (message,) if message.get("role") == "system" else ()
+
+
+class _Reuse:
+    """Per-message parts (and, collapsed, the system messages) of the previous request, kept
+    for the messages that are the very same objects at the same positions this time."""
+
+    __slots__ = ("collapse", "parts", "systems")
+
+    def __init__(self, collapse: bool) -> None:
+        self.collapse = collapse
+        self.parts: PrefixFlatMap[Message | AgentMessage, tuple[str, str]] = PrefixFlatMap(
+            lambda index, message: _message_parts(message, index, collapse)
+        )
+        self.systems: PrefixFlatMap[Message | AgentMessage, Message | AgentMessage] = PrefixFlatMap(
+            _system_only
+        )
+
+
 def fingerprint_request(
     messages: Sequence[Message | AgentMessage],
     tools: Sequence[ToolDeclaration] = (),
@@ -92,30 +107,20 @@ def fingerprint_request(
 ) -> Fingerprint:
     """Fingerprint a request in wire order: tools, system prompt sections, messages.
 
-    With ``reuse`` (kept by :class:`CacheTracker`), a message that is the very object sent at
-    the same position last time keeps its parts without being hashed again: stored messages
-    are the same objects from one request to the next, so a turn hashes only what is new.
+    With ``reuse`` (kept by :class:`CacheTracker`), the messages that the previous request
+    also started with (the same objects) are not hashed or scanned again: a turn only hashes
+    what is new.
     """
+    if reuse is None or reuse.collapse != collapse:
+        reuse = _Reuse(collapse)
     parts: list[tuple[str, str]] = []
     if tools:
         parts.append(("tools", _digest(list(tools))))
     if collapse:
-        head = current_system_message(list(messages))
+        head = get_current_system_message(reuse.systems(messages))
         if head is not None:
             _system_parts(head, parts)
-    old_objects = reuse.objects if reuse is not None else []
-    old_parts = reuse.parts if reuse is not None else []
-    per_message: list[tuple[tuple[str, str], ...]] = []
-    for index, message in enumerate(messages):
-        if index < len(old_objects) and old_objects[index] is message:
-            mine = old_parts[index]
-        else:
-            mine = _message_parts(message, index, collapse)
-        per_message.append(mine)
-        parts.extend(mine)
-    if reuse is not None:
-        reuse.objects = list(messages)
-        reuse.parts = per_message
+    parts.extend(reuse.parts(messages))
     return Fingerprint(tuple(parts))
 
 
@@ -154,8 +159,7 @@ class CacheTracker:
     records: list[CacheRecord] = field(default_factory=list)
     _previous: Fingerprint | None = None
     _previous_cached: int = 0
-    _reuse: _Reuse = field(default_factory=_Reuse)
-    _reuse_collapse: bool | None = None
+    _reuse: _Reuse | None = None
 
     def record(
         self,
@@ -166,9 +170,8 @@ class CacheTracker:
         collapse: bool = False,
     ) -> CacheRecord:
         """Account one finished request."""
-        if self._reuse_collapse is not collapse:
-            self._reuse = _Reuse()
-            self._reuse_collapse = collapse
+        if self._reuse is None or self._reuse.collapse != collapse:
+            self._reuse = _Reuse(collapse)
         fingerprint = fingerprint_request(messages, tools, collapse=collapse, reuse=self._reuse)
         cache_read = int(usage.get("cacheRead", 0) or 0)
         cache_write = int(usage.get("cacheWrite", 0) or 0)

@@ -8,11 +8,13 @@ attempt, compact, retry once).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from pi_context.compaction.accounting import (
+    TokenCache,
     calculate_context_tokens,
     estimate_context_tokens,
     estimate_projected_context_tokens,
@@ -62,13 +64,30 @@ class CompactionDecision:
 NONE = CompactionDecision("none")
 
 
+_type_of = operator.attrgetter("type")
+_id_of = operator.attrgetter("id")
+_projected_type = operator.attrgetter("entry.type")
+
+
+def _last_position(branch: Sequence[Entry], entry_type: str) -> int:
+    """Position of the last entry of ``entry_type`` on ``branch`` (-1: none).
+
+    The checks run several times per turn over the whole branch, so they scan at C speed.
+    """
+    types = list(map(_type_of, branch))
+    try:
+        return len(types) - 1 - types[::-1].index(entry_type)
+    except ValueError:
+        return -1
+
+
 def latest_compaction_ms(branch: Sequence[Entry]) -> float | None:
     """The time (ms) of the last compaction on the branch, if any."""
-    for entry in reversed(branch):
-        if entry.type == "compaction":
-            value = js_date_ms(entry.get("timestamp"))
-            return float(value) if value is not None else None
-    return None
+    last = _last_position(branch, "compaction")
+    if last < 0:
+        return None
+    value = js_date_ms(branch[last].get("timestamp"))
+    return float(value) if value is not None else None
 
 
 def _older_than_compaction(
@@ -80,21 +99,26 @@ def _older_than_compaction(
     if at is None:
         return False
     if entry_id is not None:
-        last = max((i for i, e in enumerate(branch) if e.type == "compaction"), default=-1)
-        for i, entry in enumerate(branch):
-            if entry.id == entry_id:
-                return i < last
+        ids = list(map(_id_of, branch))
+        if entry_id in ids:
+            return ids.index(entry_id) < _last_position(branch, "compaction")
     timestamp = message.get("timestamp")
     return isinstance(timestamp, int | float) and timestamp <= at
 
 
 def threshold_exceeded(
-    projection: _Projection, branch: Sequence[Entry], info: ModelInfo, settings: CompactionSettings
+    projection: _Projection,
+    branch: Sequence[Entry],
+    info: ModelInfo,
+    settings: CompactionSettings,
+    cache: TokenCache | None = None,
 ) -> bool:
-    """The between-turn test: the projected estimate is over ``window - reserveTokens``."""
+    """The between-turn test: the projected estimate is over ``window - reserveTokens``.
+
+    ``cache`` (kept across calls) spares re-measuring unchanged entries."""
     if info.context_window <= 0 or not settings.enabled:
         return False
-    tokens = estimate_projected_context_tokens(projection, branch).tokens
+    tokens = estimate_projected_context_tokens(projection, branch, cache).tokens
     return bool(should_compact(tokens, info.context_window, settings))
 
 
@@ -108,8 +132,11 @@ def check_compaction(
     settings: CompactionSettings,
     skip_aborted: bool = True,
     recovery_attempted: bool = False,
+    cache: TokenCache | None = None,
 ) -> CompactionDecision:
-    """Decide what the session does after ``message`` (pi's ``_checkCompaction``, in its order)."""
+    """Decide what the session does after ``message`` (pi's ``_checkCompaction``, in its order).
+
+    ``cache`` (kept across calls) spares re-measuring unchanged entries."""
     if not settings.enabled:
         return NONE
     stop = message.get("stopReason")
@@ -172,8 +199,8 @@ def check_compaction(
             )
         return CompactionDecision("overflow", will_retry=True)
 
-    if any(p.entry.type == "context_edit" for p in projection.entries):
-        tokens = estimate_projected_context_tokens(projection, branch).tokens
+    if "context_edit" in map(_projected_type, projection.entries):
+        tokens = estimate_projected_context_tokens(projection, branch, cache).tokens
     elif stop == "error" or calculate_context_tokens(usage) == 0:
         estimate = estimate_context_tokens(projection.messages)
         if estimate.last_usage_index is not None and compacted_at is not None:

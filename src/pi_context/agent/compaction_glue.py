@@ -45,6 +45,7 @@ def compactor_for(ops: CompactionOps) -> Compactor:
     compactor: Compactor | None = getattr(ops, "_compactor", None)
     if compactor is None:
         compactor = Compactor(ops.session)
+        compactor.cache = ops._token_cache
         ops._compactor = compactor  # type: ignore[attr-defined]
     compactor.session = ops.session  # the session object may have been replaced (fork)
     compactor.model = ops._model

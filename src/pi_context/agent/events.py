@@ -1,7 +1,8 @@
 """Typed events the agent emits while it runs.
 
-Every event is a frozen dataclass with a ``type`` string and a :meth:`to_json` that returns the
-record pi 1.6.0 writes in its ``--mode json`` stream (field names in camelCase, as pi spells them).
+Every event is a frozen dataclass with a ``type`` string and a ``to_json()`` that returns the
+record pi 1.6.0 writes in its ``--mode json`` stream: one shared serializer writes the fields
+under their camelCase names, as pi spells them.
 Events pi does not have (cache accounting, extension errors) use their own ``type`` names and are
 marked below; a client that only knows pi's stream can ignore them.
 
@@ -11,9 +12,10 @@ or receive them through ``AgentSession.subscribe()``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypeAlias
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, TypeAlias, cast
 
 from pi_context.messages import AgentMessage, AssistantMessage, ToolResultMessage, Usage
 
@@ -49,131 +51,153 @@ __all__ = [
 CompactionReason = Literal["manual", "threshold", "overflow"]
 
 
-def _drop_none(record: dict[str, Any]) -> dict[str, Any]:
-    """JSON.stringify omits ``undefined`` fields; we model them as ``None``."""
-    return {k: v for k, v in record.items() if v is not None}
+class _Wire:
+    """Serializes a dataclass as pi's JSON record: each field under its camelCase name, in
+    declaration order, fields left ``None`` omitted (``JSON.stringify`` drops ``undefined``).
+
+    Subclasses adjust with ``_wire`` (field → key), ``_hidden`` (fields not written) and
+    ``_keep_none`` (fields written as ``null``).
+    """
+
+    __slots__ = ()
+    _wire: ClassVar[Mapping[str, str]] = {}
+    _hidden: ClassVar[frozenset[str]] = frozenset()
+    _keep_none: ClassVar[frozenset[str]] = frozenset()
+
+    def _fields_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {}
+        for name, key, keep_none in _layout(type(self)):
+            value = getattr(self, name)
+            if value is not None or keep_none:
+                record[key] = _plain(value)
+        return record
+
+
+class _Event(_Wire):
+    """An agent event: ``{"type": ..., **fields}``."""
+
+    __slots__ = ()
+    type: ClassVar[str]
+
+    def to_json(self) -> dict[str, Any]:
+        """The record of pi's ``--mode json`` stream (or ours, for events beyond pi)."""
+        return {"type": self.type, **self._fields_json()}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+_LAYOUTS: dict[type, tuple[tuple[str, str, bool], ...]] = {}
+
+
+def _layout(cls: type[_Wire]) -> tuple[tuple[str, str, bool], ...]:
+    """``(attribute, key, keep None)`` per written field of ``cls``, computed once per class."""
+    layout = _LAYOUTS.get(cls)
+    if layout is None:
+        layout = _LAYOUTS[cls] = tuple(
+            (f.name, cls._wire.get(f.name, _camel(f.name)), f.name in cls._keep_none)
+            for f in dataclasses.fields(cast(Any, cls))
+            if f.name not in cls._hidden
+        )
+    return layout
+
+
+def _plain(value: Any) -> Any:
+    """Plain JSON values: nested records serialized, mappings as dicts, sequences as lists."""
+    if isinstance(value, _Wire):
+        return cast(Any, value).to_json()
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, tuple | list):
+        return list(value)
+    return value
 
 
 @dataclass(frozen=True, slots=True)
-class AgentStart:
+class AgentStart(_Event):
     type: ClassVar[str] = "agent_start"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type}
-
 
 @dataclass(frozen=True, slots=True)
-class TurnStart:
+class TurnStart(_Event):
     type: ClassVar[str] = "turn_start"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type}
-
 
 @dataclass(frozen=True, slots=True)
-class MessageStart:
+class MessageStart(_Event):
     """A message is about to be added (user, system patch, assistant, tool result, custom)."""
 
     message: AgentMessage
     type: ClassVar[str] = "message_start"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "message": self.message}
-
 
 @dataclass(frozen=True, slots=True)
-class AssistantStreamEvent:
+class AssistantStreamEvent(_Wire):
     """One streaming step of the assistant message (pi's ``assistantMessageEvent``).
 
     ``kind`` is one of ``text_start``, ``text_delta``, ``text_end``, ``thinking_start``,
     ``thinking_delta``, ``thinking_end``, ``toolcall_start``, ``toolcall_delta``,
-    ``toolcall_end``.
+    ``toolcall_end``; it is the record's ``type``.
     """
 
     kind: str
     content_index: int
-    delta: str | None = None
-    content: str | None = None
     tool_call_id: str | None = None
     tool_name: str | None = None
+    delta: str | None = None
+    content: str | None = None
     tool_call: Mapping[str, Any] | None = None
+    _wire: ClassVar[Mapping[str, str]] = {"tool_call_id": "id"}
+    _hidden: ClassVar[frozenset[str]] = frozenset({"kind"})
 
     def to_json(self) -> dict[str, Any]:
-        return _drop_none(
-            {
-                "type": self.kind,
-                "contentIndex": self.content_index,
-                "id": self.tool_call_id,
-                "toolName": self.tool_name,
-                "delta": self.delta,
-                "content": self.content,
-                "toolCall": self.tool_call,
-            }
-        )
+        return {"type": self.kind, **self._fields_json()}
 
 
 @dataclass(frozen=True, slots=True)
-class MessageUpdate:
+class MessageUpdate(_Event):
     """A streaming update of the assistant message; ``usage`` is cumulative so far."""
 
+    usage: Usage | None = field(default=None, kw_only=True)
     event: AssistantStreamEvent
-    usage: Usage | None = None
     type: ClassVar[str] = "message_update"
-
-    def to_json(self) -> dict[str, Any]:
-        return _drop_none(
-            {"type": self.type, "usage": self.usage, "assistantMessageEvent": self.event.to_json()}
-        )
+    _wire: ClassVar[Mapping[str, str]] = {"event": "assistantMessageEvent"}
 
 
 @dataclass(frozen=True, slots=True)
-class MessageEnd:
+class MessageEnd(_Event):
     """The final form of a message; it has been persisted (``entry_id``) when a session is used."""
 
     message: AgentMessage
     entry_id: str | None = None
     type: ClassVar[str] = "message_end"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "message": self.message}
+    _hidden: ClassVar[frozenset[str]] = frozenset({"entry_id"})
 
 
 @dataclass(frozen=True, slots=True)
-class ToolExecutionStart:
+class ToolExecutionStart(_Event):
     tool_call_id: str
     tool_name: str
     args: Mapping[str, Any]
     type: ClassVar[str] = "tool_execution_start"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.type,
-            "toolCallId": self.tool_call_id,
-            "toolName": self.tool_name,
-            "args": dict(self.args),
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class ToolExecutionUpdate:
+class ToolExecutionUpdate(_Event):
     tool_call_id: str
     tool_name: str
     args: Mapping[str, Any]
     partial_result: Any
     type: ClassVar[str] = "tool_execution_update"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.type,
-            "toolCallId": self.tool_call_id,
-            "toolName": self.tool_name,
-            "args": dict(self.args),
-            "partialResult": self.partial_result,
-        }
+    _keep_none: ClassVar[frozenset[str]] = frozenset({"partial_result"})
 
 
 @dataclass(frozen=True, slots=True)
-class ToolExecutionEnd:
+class ToolExecutionEnd(_Event):
+    """``result`` is written as pi's ``{content, details}``."""
+
     tool_call_id: str
     tool_name: str
     result: ToolResultMessage
@@ -182,92 +206,63 @@ class ToolExecutionEnd:
     type: ClassVar[str] = "tool_execution_end"
 
     def to_json(self) -> dict[str, Any]:
-        return _drop_none(
-            {
-                "type": self.type,
-                "toolCallId": self.tool_call_id,
-                "toolName": self.tool_name,
-                "result": {
-                    "content": self.result["content"],
-                    "details": self.result.get("details"),
-                },
-                "isError": self.is_error,
-                "durationMs": self.duration_ms,
-            }
-        )
+        record = _Event.to_json(self)
+        record["result"] = {
+            "content": self.result["content"],
+            "details": self.result.get("details"),
+        }
+        return record
 
 
 @dataclass(frozen=True, slots=True)
-class TurnEnd:
+class TurnEnd(_Event):
     message: AssistantMessage
     tool_results: Sequence[ToolResultMessage] = ()
     type: ClassVar[str] = "turn_end"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "message": self.message, "toolResults": list(self.tool_results)}
-
 
 @dataclass(frozen=True, slots=True)
-class AgentEnd:
+class AgentEnd(_Event):
     """One low-level run ended; ``will_retry`` when the session continues it (overflow recovery)."""
 
     messages: Sequence[AgentMessage] = ()
     will_retry: bool = False
     type: ClassVar[str] = "agent_end"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "messages": list(self.messages), "willRetry": self.will_retry}
-
 
 @dataclass(frozen=True, slots=True)
-class AgentSettled:
+class AgentSettled(_Event):
     """The session is idle again (after retries, compactions and queued messages)."""
 
     aborted: bool = False
     type: ClassVar[str] = "agent_settled"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "aborted": self.aborted}
-
 
 @dataclass(frozen=True, slots=True)
-class QueueUpdate:
+class QueueUpdate(_Event):
     """Messages waiting for the busy run (as their texts)."""
 
     steering: Sequence[str] = ()
     follow_up: Sequence[str] = ()
     type: ClassVar[str] = "queue_update"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.type,
-            "steering": list(self.steering),
-            "followUp": list(self.follow_up),
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class EntryAppended:
+class EntryAppended(_Event):
     """An entry was appended to the session file outside the message flow (e.g. a context edit)."""
 
     entry: Mapping[str, Any]
     type: ClassVar[str] = "entry_appended"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "entry": dict(self.entry)}
-
 
 @dataclass(frozen=True, slots=True)
-class CompactionStart:
+class CompactionStart(_Event):
     reason: CompactionReason
     type: ClassVar[str] = "compaction_start"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "reason": self.reason}
-
 
 @dataclass(frozen=True, slots=True)
-class CompactionEnd:
+class CompactionEnd(_Event):
     """A compaction finished; ``result`` is absent on failure (then ``will_retry`` is false)."""
 
     reason: CompactionReason
@@ -277,93 +272,47 @@ class CompactionEnd:
     error_message: str | None = None
     type: ClassVar[str] = "compaction_end"
 
-    def to_json(self) -> dict[str, Any]:
-        return _drop_none(
-            {
-                "type": self.type,
-                "reason": self.reason,
-                "result": dict(self.result) if self.result is not None else None,
-                "aborted": self.aborted,
-                "willRetry": self.will_retry,
-                "errorMessage": self.error_message,
-            }
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class AutoRetryStart:
+class AutoRetryStart(_Event):
     attempt: int
     max_attempts: int
     delay_ms: int
     error_message: str
     type: ClassVar[str] = "auto_retry_start"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.type,
-            "attempt": self.attempt,
-            "maxAttempts": self.max_attempts,
-            "delayMs": self.delay_ms,
-            "errorMessage": self.error_message,
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class AutoRetryEnd:
+class AutoRetryEnd(_Event):
     success: bool
     attempt: int
     final_error: str | None = None
     type: ClassVar[str] = "auto_retry_end"
 
-    def to_json(self) -> dict[str, Any]:
-        return _drop_none(
-            {
-                "type": self.type,
-                "success": self.success,
-                "attempt": self.attempt,
-                "finalError": self.final_error,
-            }
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class SummarizationRetryScheduled:
+class SummarizationRetryScheduled(_Event):
     attempt: int
     max_attempts: int
     delay_ms: int
     error_message: str
     type: ClassVar[str] = "summarization_retry_scheduled"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.type,
-            "attempt": self.attempt,
-            "maxAttempts": self.max_attempts,
-            "delayMs": self.delay_ms,
-            "errorMessage": self.error_message,
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class SummarizationRetryAttemptStart:
+class SummarizationRetryAttemptStart(_Event):
     source: Literal["compaction", "branchSummary"]
     reason: CompactionReason | None = None
     type: ClassVar[str] = "summarization_retry_attempt_start"
 
-    def to_json(self) -> dict[str, Any]:
-        return _drop_none({"type": self.type, "source": self.source, "reason": self.reason})
-
 
 @dataclass(frozen=True, slots=True)
-class SummarizationRetryFinished:
+class SummarizationRetryFinished(_Event):
     type: ClassVar[str] = "summarization_retry_finished"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"type": self.type}
-
 
 @dataclass(frozen=True, slots=True)
-class TreeNavigated:
+class TreeNavigated(_Event):
     """Beyond pi: the leaf moved (``/tree``); ``summary_entry_id`` when a branch summary was stored."""
 
     new_leaf_id: str | None
@@ -372,40 +321,19 @@ class TreeNavigated:
     editor_text: str | None = None
     type: ClassVar[str] = "tree_navigated"
 
-    def to_json(self) -> dict[str, Any]:
-        return _drop_none(
-            {
-                "type": self.type,
-                "newLeafId": self.new_leaf_id,
-                "oldLeafId": self.old_leaf_id,
-                "summaryEntryId": self.summary_entry_id,
-                "editorText": self.editor_text,
-            }
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class ExtensionError:
+class ExtensionError(_Event):
     """Beyond pi's JSON stream: an extension handler raised; the session went on."""
 
     event: str
+    extension: str | None = field(default=None, kw_only=True)
     error: str
-    extension: str | None = None
     type: ClassVar[str] = "extension_error"
-
-    def to_json(self) -> dict[str, Any]:
-        return _drop_none(
-            {
-                "type": self.type,
-                "event": self.event,
-                "extension": self.extension,
-                "error": self.error,
-            }
-        )
 
 
 @dataclass(frozen=True, slots=True)
-class CacheUpdate:
+class CacheUpdate(_Event):
     """Beyond pi: prompt-cache accounting of one model request.
 
     ``miss_cause`` names what changed in the request prefix when the provider read less from its
@@ -420,19 +348,6 @@ class CacheUpdate:
     hit_ratio: float
     miss_cause: str | None = None
     type: ClassVar[str] = "cache_update"
-
-    def to_json(self) -> dict[str, Any]:
-        return _drop_none(
-            {
-                "type": self.type,
-                "requestIndex": self.request_index,
-                "input": self.input,
-                "cacheRead": self.cache_read,
-                "cacheWrite": self.cache_write,
-                "hitRatio": self.hit_ratio,
-                "missCause": self.miss_cause,
-            }
-        )
 
 
 AgentEvent: TypeAlias = (

@@ -34,6 +34,7 @@ from pi_context.messages import (
     AssistantContent,
     AssistantMessage,
     Message,
+    StopReason,
     ToolCall,
     ToolDeclaration,
     ToolResultMessage,
@@ -43,6 +44,7 @@ from pi_context.messages import (
 )
 from pi_context.providers.base import (
     Model,
+    ModelInfo,
     ModelRequest,
     RequestOptions,
     StreamDone,
@@ -195,6 +197,21 @@ class _Partial:
         return out
 
 
+def _unfinished(
+    partial: _Partial, info: ModelInfo, stop_reason: StopReason, error: str | None = None
+) -> AssistantMessage:
+    """The assistant message of a stream that did not finish: the text and thinking received so
+    far, without its (possibly incomplete) tool calls."""
+    return assistant_message(
+        partial.content(complete_calls=False),
+        api=info.api,
+        provider=info.provider,
+        model=info.id,
+        stop_reason=stop_reason,
+        error_message=error,
+    )
+
+
 class AgentLoop:
     """Runs turns for one host; ``emit`` receives every event synchronously, in order."""
 
@@ -288,40 +305,14 @@ class AgentLoop:
                 self._on_delta(partial, event)
         except asyncio.CancelledError:
             self._close_open(partial)
-            message = assistant_message(
-                partial.content(complete_calls=False),
-                api=info.api,
-                provider=info.provider,
-                model=info.id,
-                stop_reason="aborted",
-            )
+            message = _unfinished(partial, info, "aborted")
             self._store_assistant(message, result)
             return message
         except ProviderError as exc:
-            done = StreamDone(
-                assistant_message(
-                    partial.content(complete_calls=False),
-                    api=info.api,
-                    provider=info.provider,
-                    model=info.id,
-                    stop_reason="error",
-                    error_message=str(exc),
-                ),
-                exc,
-            )
+            done = StreamDone(_unfinished(partial, info, "error", str(exc)), exc)
         if done is None:
             missing = ProviderError(f"{info.provider}/{info.id}: stream ended without a result")
-            done = StreamDone(
-                assistant_message(
-                    partial.content(complete_calls=False),
-                    api=info.api,
-                    provider=info.provider,
-                    model=info.id,
-                    stop_reason="error",
-                    error_message=str(missing),
-                ),
-                missing,
-            )
+            done = StreamDone(_unfinished(partial, info, "error", str(missing)), missing)
         self._close_open(partial, done.message)
         result.last_error = done.error
         host.after_request(request, done.message)
@@ -345,10 +336,9 @@ class AgentLoop:
             return
         partial.open_index = None
         block = partial.blocks[index]
-        if block["type"] == "text":
-            self._update(AssistantStreamEvent("text_end", index, content=block["text"]))
-        elif block["type"] == "thinking":
-            self._update(AssistantStreamEvent("thinking_end", index, content=block["thinking"]))
+        kind = block["type"]
+        if kind in ("text", "thinking"):
+            self._update(AssistantStreamEvent(f"{kind}_end", index, content=block[kind]))
         else:
             call: dict[str, Any] | None = None
             if final is not None:
@@ -363,20 +353,14 @@ class AgentLoop:
         index = event.index
         if partial.open_index is not None and partial.open_index != index:
             self._close_open(partial)
-        if isinstance(event, TextDelta):
+        if isinstance(event, TextDelta | ThinkingDelta):
+            kind = "text" if isinstance(event, TextDelta) else "thinking"  # also the text's key
             if index not in partial.blocks:
-                partial.blocks[index] = {"type": "text", "text": ""}
+                partial.blocks[index] = {"type": kind, kind: ""}
                 partial.open_index = index
-                self._update(AssistantStreamEvent("text_start", index))
-            partial.blocks[index]["text"] += event.text
-            self._update(AssistantStreamEvent("text_delta", index, delta=event.text))
-        elif isinstance(event, ThinkingDelta):
-            if index not in partial.blocks:
-                partial.blocks[index] = {"type": "thinking", "thinking": ""}
-                partial.open_index = index
-                self._update(AssistantStreamEvent("thinking_start", index))
-            partial.blocks[index]["thinking"] += event.text
-            self._update(AssistantStreamEvent("thinking_delta", index, delta=event.text))
+                self._update(AssistantStreamEvent(f"{kind}_start", index))
+            partial.blocks[index][kind] += event.text
+            self._update(AssistantStreamEvent(f"{kind}_delta", index, delta=event.text))
         elif isinstance(event, ToolCallStart):
             partial.blocks[index] = {
                 "type": "toolCall",

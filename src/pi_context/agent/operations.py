@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
+from pi_context.compaction.accounting import TokenCache
 from pi_context.compaction.branch import collect_branch_entries, generate_branch_summary
 from pi_context.compaction.settings import (
     CompactionSettings,
@@ -86,6 +87,8 @@ class CompactionOps:
     def __init__(self) -> None:
         self._operation: asyncio.Task[Any] | None = None
         self._operation_depth = 0
+        self._token_cache = TokenCache()
+        """Per-entry token estimates shared by the checks, the stats and the compactor."""
 
     # provided by AgentSession
     def _emit(self, event: AgentEvent) -> None:  # pragma: no cover - overridden

@@ -53,6 +53,7 @@ class RecoveryOps(CompactionOps):
             info=self.model.info,
             settings=self.compaction_settings(),
             skip_aborted=False,
+            cache=self._token_cache,
         )
         if decision.action == "threshold":
             await self._auto_compact("threshold", will_retry=False)
@@ -71,6 +72,7 @@ class RecoveryOps(CompactionOps):
             settings=self.compaction_settings(),
             skip_aborted=True,
             recovery_attempted=self._recovery_attempted,
+            cache=self._token_cache,
         )
 
     def will_retry(self, result: RunResult) -> bool:

@@ -27,7 +27,7 @@ import asyncio
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypedDict, Unpack, cast
 
 from pi_context.compaction.settings import (
     CompactionSettings,
@@ -88,12 +88,40 @@ from .events import (
     ExtensionError,
     QueueUpdate,
 )
+from .incremental import PrefixFlatMap
 from .loop import AgentLoop
 from .recovery import RecoveryOps
 from .stats import SessionStats, session_stats
 from .transform import TransformChain
 
-__all__ = ["AgentSession", "SessionStats"]
+__all__ = ["AgentOptions", "AgentSession", "SessionStats"]
+
+
+class AgentOptions(TypedDict, total=False):
+    """Options of :meth:`AgentSession.create` and :meth:`AgentSession.open` (all optional).
+
+    ``model``: the model (``None``: prompting raises until one is set). ``agent_dir``: pi's
+    ``~/.pi/agent`` (settings, skills, extensions). ``settings``: merged over the loaded settings
+    files. ``tools``: replaces the four built-ins. ``extensions``: a ready runner, or
+    ``load_extensions=True`` discovers them (agent dir, trusted project, entry points).
+    ``trusted``: the project's trust decision (``None``: decided as pi does without asking). ``no_context_files``,
+    ``system_prompt``, ``append_system_prompt``: pi's ``-nc``, ``--system-prompt`` and
+    ``--append-system-prompt``. ``ids``, ``clock``, ``sleep``: injectable for tests.
+    """
+
+    model: Model | None
+    agent_dir: str | os.PathLike[str] | None
+    settings: Mapping[str, Any] | None
+    tools: Sequence[Tool] | None
+    extensions: ExtensionRunner | None
+    trusted: bool | None
+    no_context_files: bool
+    system_prompt: str | None
+    append_system_prompt: Sequence[str] | None
+    load_extensions: bool
+    ids: Callable[[], str] | None
+    clock: Callable[[], int] | None
+    sleep: Callable[[float], Any] | None
 
 
 def _snippet(text: str) -> str:
@@ -137,13 +165,22 @@ class AgentSession(RecoveryOps):
         self._turn_index = 0
         self._sleep = sleep or asyncio.sleep
         self.cache = CacheTracker()
+        # Per-request conversions, redone only for messages new since the previous request.
+        self._llm_view: PrefixFlatMap[AgentMessage, Message] = PrefixFlatMap(
+            lambda _i, message: convert_to_llm((message,))
+        )
+        self._system_view: PrefixFlatMap[AgentMessage, AgentMessage] = PrefixFlatMap(
+            lambda _i, message: (message,) if message.get("role") == "system" else ()
+        )
         self._chain = TransformChain(
             hidden_tools=lambda: self._options().hidden_tools,
             forced_prompt=lambda: self._run_forced,
         )
         if extensions is not None:
-            self._chain.context_phase = self._extension_context
-            extensions.on_error(lambda f: self._emit(ExtensionError(f.event, f.error, f.extension)))
+            self._chain.context_phase = extensions.emit_context
+            extensions.on_error(
+                lambda f: self._emit(ExtensionError(f.event, f.error, extension=f.extension))
+            )
         self._loop = AgentLoop(self, self._emit)
         super().__init__()
 
@@ -154,47 +191,18 @@ class AgentSession(RecoveryOps):
         cls,
         *,
         cwd: str | os.PathLike[str] | None = None,
-        model: Model | None = None,
         session_file: str | os.PathLike[str] | None = None,
-        agent_dir: str | os.PathLike[str] | None = None,
-        settings: Mapping[str, Any] | None = None,
-        tools: Sequence[Tool] | None = None,
-        extensions: ExtensionRunner | None = None,
-        trusted: bool | None = None,
-        no_context_files: bool = False,
-        system_prompt: str | None = None,
-        append_system_prompt: Sequence[str] | None = None,
-        load_extensions: bool = False,
-        ids: Callable[[], str] | None = None,
-        clock: Callable[[], int] | None = None,
-        sleep: Callable[[float], Any] | None = None,
+        **options: Unpack[AgentOptions],
     ) -> AgentSession:
-        """A new session in ``cwd`` (in memory when ``session_file`` is ``None``).
-
-        ``settings`` is merged over the loaded settings files; ``tools`` replaces the four
-        built-ins; ``extensions`` is a ready runner, or ``load_extensions=True`` discovers them
-        (agent dir, trusted project, entry points).
-        """
+        """A new session in ``cwd`` (in memory when ``session_file`` is ``None``); ``options``
+        are described in :class:`AgentOptions`."""
         work = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
+        ids, clock = options.get("ids"), options.get("clock")
         if session_file is None:
             session = Session.in_memory(work, ids=ids, clock=clock)
         else:
             session = Session.create(session_file, cwd=work, ids=ids, clock=clock)
-        sess = cls._assemble(
-            session,
-            work,
-            model,
-            agent_dir,
-            settings,
-            tools,
-            extensions,
-            trusted,
-            no_context_files,
-            system_prompt,
-            append_system_prompt,
-            load_extensions,
-            sleep,
-        )
+        sess = cls._assemble(session, work, options)
         await sess._started("startup")
         return sess
 
@@ -204,82 +212,42 @@ class AgentSession(RecoveryOps):
         path: str | os.PathLike[str],
         *,
         cwd: str | os.PathLike[str] | None = None,
-        model: Model | None = None,
-        agent_dir: str | os.PathLike[str] | None = None,
-        settings: Mapping[str, Any] | None = None,
-        tools: Sequence[Tool] | None = None,
-        extensions: ExtensionRunner | None = None,
-        trusted: bool | None = None,
-        no_context_files: bool = False,
-        system_prompt: str | None = None,
-        append_system_prompt: Sequence[str] | None = None,
-        load_extensions: bool = False,
-        ids: Callable[[], str] | None = None,
-        clock: Callable[[], int] | None = None,
-        sleep: Callable[[float], Any] | None = None,
+        **options: Unpack[AgentOptions],
     ) -> AgentSession:
         """Resume a session file; it runs in its header's ``cwd`` unless ``cwd`` is given."""
-        session = Session.open(path, ids=ids, clock=clock)
+        session = Session.open(path, ids=options.get("ids"), clock=options.get("clock"))
         work = os.fspath(cwd) if cwd is not None else (session.cwd or os.getcwd())
-        sess = cls._assemble(
-            session,
-            os.path.abspath(work),
-            model,
-            agent_dir,
-            settings,
-            tools,
-            extensions,
-            trusted,
-            no_context_files,
-            system_prompt,
-            append_system_prompt,
-            load_extensions,
-            sleep,
-        )
+        sess = cls._assemble(session, os.path.abspath(work), options)
         await sess._started("resume")
         return sess
 
     @classmethod
-    def _assemble(
-        cls,
-        session: Session,
-        cwd: str,
-        model: Model | None,
-        agent_dir: str | os.PathLike[str] | None,
-        settings: Mapping[str, Any] | None,
-        tools: Sequence[Tool] | None,
-        extensions: ExtensionRunner | None,
-        trusted: bool | None,
-        no_context_files: bool,
-        system_prompt: str | None,
-        append_system_prompt: Sequence[str] | None,
-        load_extensions: bool,
-        sleep: Callable[[float], Any] | None,
-    ) -> AgentSession:
+    def _assemble(cls, session: Session, cwd: str, options: AgentOptions) -> AgentSession:
         loader = ResourceLoader(
             cwd,
-            agent_dir=agent_dir,
-            trusted=trusted,
-            no_context_files=no_context_files,
-            system_prompt=system_prompt,
-            append_system_prompt=append_system_prompt,
+            agent_dir=options.get("agent_dir"),
+            trusted=options.get("trusted"),
+            no_context_files=options.get("no_context_files", False),
+            system_prompt=options.get("system_prompt"),
+            append_system_prompt=options.get("append_system_prompt"),
         )
         resources = loader.load()
-        if extensions is None and load_extensions:
+        extensions = options.get("extensions")
+        if extensions is None and options.get("load_extensions", False):
             from pi_context.extensions import load_extensions as _load
 
             extensions = _load(cwd=cwd, agent_dir=loader.agent_dir, trusted=resources.trusted)
-        built = list(tools) if tools is not None else default_tools(cwd)
+        tools = options.get("tools")
         sess = cls(
             session,
             cwd=cwd,
-            model=model,
+            model=options.get("model"),
             loader=loader,
             resources=resources,
-            tools=built,
+            tools=list(tools) if tools is not None else default_tools(cwd),
             extensions=extensions,
-            settings_override=settings,
-            sleep=sleep,
+            settings_override=options.get("settings"),
+            sleep=options.get("sleep"),
         )
         if extensions is not None:
             extensions.bind_host(
@@ -451,7 +419,7 @@ class AgentSession(RecoveryOps):
 
     def _system_patch(self, options: SystemPromptOptions) -> AgentMessage | None:
         patch = system_message_for_update(
-            self.session.projection().messages,
+            self._system_view(self.session.projection().messages),  # only they hold the state
             build_sections(options),
             tool_declarations(self._active_tool_objects()),
         )
@@ -500,19 +468,11 @@ class AgentSession(RecoveryOps):
     def context_messages(self) -> list[AgentMessage]:
         return list(self.session.projection().messages)
 
-    async def _extension_context(self, messages: Sequence[AgentMessage]) -> list[AgentMessage]:
-        runner = self._extensions
-        if runner is None or not (
-            runner.has_handlers("context") or runner.has_handlers("context_with_system")
-        ):
-            return list(messages)  # no deep copy when no handler can see the messages
-        return await runner.emit_context(messages)
-
     async def transform(self, messages: list[AgentMessage]) -> list[AgentMessage]:
         return await self._chain(messages)
 
     def to_llm(self, messages: list[AgentMessage]) -> list[Message]:
-        return convert_to_llm(messages)
+        return self._llm_view(messages)
 
     def declared_tools(self) -> list[ToolDeclaration]:
         hidden = set(self._options().hidden_tools)
@@ -532,7 +492,8 @@ class AgentSession(RecoveryOps):
         model = self.model
         settings = self.compaction_settings()
         projection = self.session.projection()
-        if threshold_exceeded(projection, self.session.branch_entries(), model.info, settings):
+        branch = self.session.branch_entries()
+        if threshold_exceeded(projection, branch, model.info, settings, self._token_cache):
             await self._auto_compact("threshold", will_retry=False)
         options = self._options().evolve(selected_tools=tuple(self._active))
         if self._run_options is not None:
@@ -739,7 +700,7 @@ class AgentSession(RecoveryOps):
 
     def stats(self) -> SessionStats:
         """Token, cost and cache totals of the whole file, and the current context size."""
-        return session_stats(self.session, self._model)
+        return session_stats(self.session, self._model, self._token_cache)
 
     def _ensure_idle_for(self, what: str) -> None:
         if self.compacting:

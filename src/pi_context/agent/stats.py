@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pi_context.compaction.accounting import estimate_projected_context_tokens
+from pi_context.compaction.accounting import TokenCache, estimate_projected_context_tokens
 from pi_context.providers.base import Model
 from pi_context.session import Session
 
@@ -51,8 +51,11 @@ def _usage_numbers(usage: Any) -> tuple[int, int, int, int, int, float]:
     return inp, out, cr, cw, total, float(dollars or 0)
 
 
-def session_stats(session: Session, model: Model | None) -> SessionStats:
-    """Token, cost and cache totals of the whole file, and the current context size."""
+def session_stats(
+    session: Session, model: Model | None, cache: TokenCache | None = None
+) -> SessionStats:
+    """Token, cost and cache totals of the whole file, and the current context size
+    (``cache``: per-entry estimates kept across calls)."""
     inp = out = cr = cw = total = requests = 0
     cost = 0.0
     a_inp = a_cr = a_cw = 0
@@ -76,7 +79,7 @@ def session_stats(session: Session, model: Model | None) -> SessionStats:
         cache_read=cr,
         cache_write=cw,
         hit_ratio=hit_ratio(a_inp, a_cr, a_cw),
-        context_tokens=context_tokens(session),
+        context_tokens=context_tokens(session, cache),
         context_window=window if window and window > 0 else None,
         input=inp,
         output=out,
@@ -84,7 +87,7 @@ def session_stats(session: Session, model: Model | None) -> SessionStats:
     )
 
 
-def context_tokens(session: Session) -> int | None:
+def context_tokens(session: Session, cache: TokenCache | None = None) -> int | None:
     """pi's context estimate; ``None`` after a compaction until a response reports usage."""
     branch = session.branch_entries()
     projection = session.projection()
@@ -101,4 +104,4 @@ def context_tokens(session: Session) -> int | None:
         )
         if not fresh:
             return None
-    return int(estimate_projected_context_tokens(projection, branch).tokens)
+    return int(estimate_projected_context_tokens(projection, branch, cache).tokens)

@@ -32,6 +32,10 @@ class AgentHost(Protocol):
 
     def abort(self) -> None: ...
 
+    def close(self) -> None:
+        """Release the session file (after a switch or at exit)."""
+        ...
+
     async def compact(self, instructions: str | None) -> Any: ...
 
     async def navigate(self, entry_id: str, *, summarize: bool, instructions: str | None) -> Any:

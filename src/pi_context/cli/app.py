@@ -108,6 +108,7 @@ class AppConfig:
     async def open(self, path: Path, model: Model | None) -> AgentSession:
         """Resume ``path`` (runs in its header cwd); a missing file becomes a new session there."""
         if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
             return await AgentSession.create(
                 cwd=self.cwd, model=model, session_file=path, **self._kwargs()
             )
@@ -138,6 +139,9 @@ class AppAgent:
 
     def abort(self) -> None:
         self.agent.abort()
+
+    def close(self) -> None:
+        self.agent.close()
 
     async def compact(self, instructions: str | None) -> Any:
         return await self.agent.compact(instructions)
@@ -202,6 +206,14 @@ class AppAgent:
         directory.mkdir(parents=True, exist_ok=True)
         path, _, _ = storage.new_session_path(directory)
         self.agent.session.fork(path, leaf_id).close()
+        header = storage.read_header(path) if path.exists() else None
+        if header is not None:
+            # name the file after the id the fork wrote into its header, as pi names files
+            named = directory / storage.session_file_name(
+                str(header["timestamp"]), str(header["id"])
+            )
+            if not named.exists():
+                path = path.rename(named)
         if not path.exists():
             # nothing to write yet (fork before the first message): start fresh there
             return AppAgent(

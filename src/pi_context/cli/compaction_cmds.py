@@ -1,10 +1,11 @@
 """``pictx compact FILE`` and ``pictx session compaction FILE ID``.
 
-``compact`` appends a compaction to a session file (or, with ``--dry-run``, only reports what
-it would summarize and keep; a dry run's ``tokensAfter`` counts the system-prompt snapshot and
-the kept messages, not the summary it has not written). Without ``--model`` the offline
-summarizer writes the summary, so the command works with no provider configured. ``session compaction`` shows what an existing
-compaction replaced: the summarized entries next to the summary.
+``compact`` appends a compaction to a session file and reports the preparation it used. With
+``--dry-run`` it only reports what it would summarize and keep: nothing is masked or written,
+and ``tokensAfter`` counts the system-prompt snapshot and the kept messages, not the summary.
+Without ``--model`` the offline summarizer writes the summary, so the command works with no
+provider configured. ``session compaction`` shows what an existing compaction replaced: the
+summarized entries next to the summary.
 """
 
 from __future__ import annotations
@@ -215,6 +216,7 @@ def show_compaction_command(file: Path, entry_id: str, as_json: bool) -> None:
         if entry.type != "compaction":
             raise SessionError(f"entry {entry_id} is a {entry.type}, not a compaction", path=file)
         summarized, kept = _replaced_entries(session, entry)
+        tokens = sum(estimate_tokens(m) for e in summarized for m in entry_messages(e))
         data = entry.data
         if as_json:
             _print_json(
@@ -228,14 +230,11 @@ def show_compaction_command(file: Path, entry_id: str, as_json: bool) -> None:
                     "summarizedEntries": [
                         {"id": e.id, "type": e.type, "role": e.role} for e in summarized
                     ],
-                    "summarizedTokens": sum(
-                        estimate_tokens(m) for e in summarized for m in entry_messages(e)
-                    ),
+                    "summarizedTokens": tokens,
                     "keptEntries": [e.id for e in kept],
                 }
             )
             return
-        tokens = sum(estimate_tokens(m) for e in summarized for m in entry_messages(e))
         click.echo(
             f"compaction {entry.id}: {len(summarized)} entries (~{tokens} tokens) summarized, "
             f"kept from {data.get('firstKeptEntryId')}, tokensBefore {data.get('tokensBefore')}"

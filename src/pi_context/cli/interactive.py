@@ -74,6 +74,10 @@ def _key_bindings() -> KeyBindings:
     @bindings.add(Keys.Enter)
     def _enter(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
+        state = buffer.complete_state
+        if state is not None and state.current_completion is not None:
+            buffer.apply_completion(state.current_completion)
+            return
         if buffer.text.endswith("\\") and buffer.cursor_position == len(buffer.text):
             buffer.delete_before_cursor(1)
             buffer.insert_text("\n")
@@ -156,6 +160,8 @@ class InteractiveShell:
     def switch(self, agent: AgentHost) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
+        if agent is not self.agent:
+            self.agent.close()
         self.agent = agent
         self.cwd = Path(agent.session.cwd or self.cwd)
         self._listen()
@@ -205,6 +211,7 @@ class InteractiveShell:
         """Await ``work``; Esc or Ctrl-C aborts it (cancels on the second press)."""
         task: asyncio.Future[T] = asyncio.ensure_future(work)
         presses = 0
+        typed: list[str] = []
 
         def handle(presses_read: Iterable[KeyPress]) -> None:
             nonlocal presses
@@ -216,6 +223,13 @@ class InteractiveShell:
                         abort()
                     if cancel_on_first or presses > 1:
                         task.cancel()
+                elif press.key in (Keys.ControlM, Keys.ControlJ):
+                    typed.append("\n")
+                elif press.key == Keys.ControlH:
+                    if typed:
+                        typed.pop()
+                elif len(press.data) == 1 and press.data.isprintable():
+                    typed.append(press.data)
 
         def on_keys() -> None:
             handle(keys.read_keys())
@@ -237,6 +251,11 @@ class InteractiveShell:
             if self._renderer is None or not self._renderer.errors_shown:
                 self.console.print(Text(f"Error: {exc}", style="red"))
             return None
+        finally:
+            # what was typed during the run is not lost: it waits in the next input line
+            text = "".join(typed).strip("\n")
+            if text:
+                self._editor = f"{self._editor}{text}"
 
     @staticmethod
     def _is_tty(keys: Input) -> bool:

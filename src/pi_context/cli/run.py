@@ -153,9 +153,13 @@ async def _run(
             from pi_context.cli.interactive import InteractiveShell, history_for
 
             shell = InteractiveShell(host, history=history_for(config.agent_dir))
-            for text in prompts:
-                await shell.send(text)
-            return await shell.run()
+            try:
+                for text in prompts:
+                    await shell.send(text)
+                return await shell.run()
+            finally:
+                if shell.agent is not host:
+                    shell.agent.close()
         from pi_context.cli.print_mode import run_print
 
         if app.agent.model_or_none is None:

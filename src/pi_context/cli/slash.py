@@ -100,7 +100,8 @@ def document_of(agent: AgentHost) -> SessionDocument:
 def tree_rows(doc: SessionDocument) -> list[tuple[str, str]]:
     """``(entry id, display line)`` for ``/tree``: metadata entries left out, branch points indented."""
     hidden = {"label", "session_info", "thinking_level_change", "custom", "model_change", "usage"}
-    on_path = {str(e["id"]) for e in doc.active_path}
+    on_path = {id(e) for e in doc.active_path}  # ids may repeat in a file: compare entries
+    leaf = doc.by_id.get(doc.leaf_id) if doc.leaf_id is not None else None
     labels = doc.labels()
     rows = []
     for entry, depth in doc.preorder():
@@ -108,7 +109,7 @@ def tree_rows(doc: SessionDocument) -> list[tuple[str, str]]:
         kind = entry_kind(entry)
         if entry.get("type") in hidden or kind in ("system", "toolResult"):
             continue
-        marker = "◉" if eid == doc.leaf_id else ("●" if eid in on_path else "○")
+        marker = "◉" if entry is leaf else ("●" if id(entry) in on_path else "○")
         label = f" [{labels[eid]}]" if eid in labels else ""
         rows.append((eid, f"{'  ' * depth}{marker} {eid} {kind}{label}: {entry_preview(entry)}"))
     return rows

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pi_context.compaction.file_ops import FileOperations, format_file_operations
 from pi_context.compaction.prompts import BRANCH_PREAMBLE, branch_prompt
 from pi_context.compaction.serialize import serialize_conversation
-from pi_context.compaction.settings import RetrySettings
+from pi_context.compaction.settings import DEFAULT_RESERVE_TOKENS, RetrySettings
 from pi_context.compaction.summarize import RetryEvent, request_summary
 from pi_context.errors import CompactionError, TreeError
 from pi_context.messages import AgentMessage, ThinkingLevel, Usage
@@ -181,7 +181,7 @@ async def generate_branch_summary(
     entries: Sequence[Entry],
     model: Model | None,
     *,
-    reserve_tokens: int = 16384,
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS,
     custom_instructions: str | None = None,
     replace_instructions: bool = False,
     retry: RetrySettings | None = None,
@@ -229,7 +229,7 @@ async def summarize_branch(
     model: Model | None,
     *,
     summarize: bool = True,
-    reserve_tokens: int = 16384,
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS,
     custom_instructions: str | None = None,
     replace_instructions: bool = False,
     retry: RetrySettings | None = None,

@@ -76,10 +76,12 @@ def _has_role(item: EntryItem, roles: frozenset[str]) -> bool:
 
 
 def is_cut_point(item: EntryItem) -> bool:
+    """Whether the kept range may start at this item."""
     return _has_role(item, CUT_POINT_ROLES)
 
 
 def is_turn_start(item: EntryItem) -> bool:
+    """Whether a turn starts at this item (a cut point that is not an assistant reply)."""
     return _has_role(item, TURN_START_ROLES)
 
 

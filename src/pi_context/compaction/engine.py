@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 from pi_context.compaction.accounting import (
@@ -68,16 +69,14 @@ _FAILURE_PREFIX: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True, slots=True)
 class _Summary:
-    __slots__ = ("fallback_error", "offline", "text", "usage")
+    """A summary text and where it came from (``fallback_error``: the model failure it replaced)."""
 
-    def __init__(
-        self, text: str, usage: Usage | None, offline: bool, fallback_error: str | None = None
-    ) -> None:
-        self.text = text
-        self.usage = usage
-        self.offline = offline
-        self.fallback_error = fallback_error
+    text: str
+    usage: Usage | None
+    offline: bool
+    fallback_error: str | None = None
 
 
 class Compactor:
@@ -133,32 +132,37 @@ class Compactor:
         return estimate_projected_context_tokens(projection, path, self.cache).tokens
 
     def needs_compaction(self, context_window: int) -> bool:
+        """Whether automatic compaction should run now (not paused, over the threshold)."""
         if context_window <= 0 or self.paused:
             return False
         return should_compact(self.context_tokens(), context_window, self.settings)
 
     def mask(self) -> list[Entry]:
         """Apply observation masking now (regardless of the setting); return the edits."""
-        before = self.context_tokens()
+        return self._mask(self.context_tokens())[0]
+
+    def _mask(self, before: int) -> tuple[list[Entry], int]:
+        """Mask, given the context estimate ``before``; the edits and the estimate after."""
         edits = mask_observations(self.session, self.settings.mask_keep_turns)
-        if edits:
-            after = self.context_tokens()
-            self._emit(ObservationsMasked([e.get("targetId") for e in edits], before, after))
-        return edits
+        if not edits:
+            return edits, before
+        after = self.context_tokens()
+        self._emit(ObservationsMasked([e.get("targetId") for e in edits], before, after))
+        return edits, after
 
     async def maybe_compact(
         self, context_window: int, *, reason: CompactionReason = "threshold"
     ) -> CompactionResult | None:
         """The automatic check: mask first (when enabled), summarize only if still too big."""
-        if not self.settings.enabled or not self.needs_compaction(context_window):
+        if not self.settings.enabled or context_window <= 0 or self.paused:
             return None
-        masked_enough = (
-            self.settings.mask_observations
-            and bool(self.mask())
-            and not self.needs_compaction(context_window)
-        )
-        if masked_enough:
+        tokens = self.context_tokens()
+        if not should_compact(tokens, context_window, self.settings):
             return None
+        if self.settings.mask_observations:
+            edits, tokens = self._mask(tokens)
+            if edits and not should_compact(tokens, context_window, self.settings):
+                return None
         return await self.compact(reason=reason)
 
     # -- compaction ------------------------------------------------------------------------

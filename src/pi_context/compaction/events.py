@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from pi_context.compaction.prepare import CompactionPreparation
 from pi_context.compaction.summarize import RetryAttemptStart, RetryFinished, RetryScheduled
 from pi_context.messages import Usage
 from pi_context.session.entries import Entry
@@ -141,9 +142,9 @@ CompactionEvent: TypeAlias = (
 
 @dataclass(frozen=True, slots=True)
 class BeforeCompact:
-    """pi's ``session_before_compact`` payload (``preparation`` is a CompactionPreparation)."""
+    """pi's ``session_before_compact`` payload."""
 
-    preparation: Any
+    preparation: CompactionPreparation
     branch_entries: Sequence[Entry]
     custom_instructions: str | None
     reason: CompactionReason

@@ -34,6 +34,8 @@ MASK_MARKER: Final = "[Tool output masked to save context"
 
 @dataclass(frozen=True, slots=True)
 class MaskCandidate:
+    """A tool result worth masking: its entry, tool, text length and current token estimate."""
+
     entry: Entry
     tool_name: str
     chars: int
@@ -41,6 +43,7 @@ class MaskCandidate:
 
 
 def placeholder_for(tool_name: str, chars: int) -> str:
+    """The placeholder text that stands in for a masked result."""
     return (
         f"{MASK_MARKER}: {tool_name}, {chars} characters. "
         "The full result is kept in the session file.]"
@@ -66,9 +69,10 @@ def find_maskable(
         if entry.type != "message" or entry.role != "toolResult" or len(item.messages) != 1:
             continue
         message = cast(Mapping[str, Any], item.messages[0])
-        text = text_of(message.get("content"))
         if message is not entry.message:
             continue  # already edited (masked, replaced or omitted)
+        content: Any = message.get("content")
+        text = text_of(content)
         name = str(message.get("toolName", "tool"))
         tokens = estimate_tokens(message)
         placeholder_tokens = len(placeholder_for(name, len(text))) // 4 + 1

@@ -101,14 +101,10 @@ def _collect(
         entry = item.entry
         if entry.type == "compaction":
             continue
-        if len(item_messages) == 1 and item_messages[0].get("role") != "system":
-            messages.append(item_messages[0])
-            ids.append(entry.id)
-        else:
-            for message in item_messages:
-                if message.get("role") != "system":
-                    messages.append(message)
-                    ids.append(entry.id)
+        for message in item_messages:
+            if message.get("role") != "system":
+                messages.append(message)
+                ids.append(entry.id)
         for tool, path in cache.item_file_ops(item):
             targets[tool][path] = None
     return messages, ids

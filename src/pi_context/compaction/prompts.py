@@ -25,9 +25,9 @@ __all__ = [
 ]
 
 SUMMARY_SYSTEM_PROMPT: Final = (
-    "You write checkpoint summaries of conversations between a user and an AI coding "
-    "assistant. Read the transcript you are given and reply with a summary in exactly the "
-    "structure the instructions ask for.\n\n"
+    "You write checkpoint summaries of a user's working session with an AI coding agent. "
+    "Read the transcript you are given and reply with a summary in exactly the structure the "
+    "instructions ask for.\n\n"
     "Do not carry on the conversation and do not answer anything asked in it. Your whole "
     "reply is the summary."
 )
@@ -43,7 +43,7 @@ _SECTIONS: Final = """## Goal
 - [x] [Work that is finished]
 
 ### In Progress
-- [ ] [Work that was under way]
+- [ ] [Work that is under way]
 
 ### Blocked
 - [What is stuck and why, if anything]
@@ -72,13 +72,13 @@ INITIAL_INSTRUCTIONS: Final = (
 )
 
 UPDATE_INSTRUCTIONS: Final = (
-    "The transcript above contains only NEW messages. Fold them into the existing summary "
-    "given in <previous-summary> and reply with the complete updated summary.\n\n"
+    "The transcript above holds only what happened after the summary in <previous-summary> "
+    "was written. Fold it into that summary and reply with the complete updated summary.\n\n"
     "- Keep everything from the existing summary that still matters.\n"
     "- Add the new progress, decisions and context.\n"
-    "- Move items from In Progress to Done once they are finished.\n"
+    "- Tick off work that is now finished by moving it from In Progress to Done.\n"
     "- Rewrite Next Steps for where the work stands now.\n"
-    "- Drop items that are no longer relevant.\n\n"
+    "- Leave out items that no longer matter.\n\n"
     "Use this structure exactly (keep earlier goals, constraints and decisions, and add new "
     "ones):\n\n" + _SECTIONS + _CRITICAL + "\n" + _CLOSING
 )
@@ -129,6 +129,7 @@ def history_prompt(
 
 
 def turn_prefix_prompt(serialized: str, custom_instructions: str | None = None) -> str:
+    """The request for the first part of a split turn (``# Conversation``/``# Instructions``)."""
     return f"# Conversation\n{serialized}\n\n# Instructions\n" + with_focus(
         TURN_PREFIX_INSTRUCTIONS, custom_instructions
     )
@@ -139,6 +140,7 @@ def branch_prompt(
     custom_instructions: str | None = None,
     replace_instructions: bool = False,
 ) -> str:
+    """The branch-summary request; ``replace_instructions`` uses the custom text alone."""
     if replace_instructions and custom_instructions:
         instructions = custom_instructions
     else:

@@ -45,16 +45,15 @@ failure; ``model``: pi's behaviour (a failure is a failure); ``offline``: never 
 
 
 @dataclass(frozen=True, slots=True)
-class CompactionSettings:
+class CompactionSettings(CompactionConfig):
     """Effective compaction settings for one model.
 
-    The first three fields are pi's. The rest switch this project's additions; their defaults
-    keep pi's behaviour except that a session without a model can still be compacted offline.
+    pi's fields (``enabled``, ``reserve_tokens``, ``keep_recent_tokens``, and ``to_json``) come
+    from :class:`~pi_context.resources.settings.CompactionConfig`. The rest switch this
+    project's additions; their defaults keep pi's behaviour except that a session without a
+    model can still be compacted offline.
     """
 
-    enabled: bool = True
-    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
-    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
     summarizer: SummarizerMode = "auto"
     mask_observations: bool = False
     """Replace tool results older than ``mask_keep_turns`` turns by a placeholder first."""
@@ -67,12 +66,6 @@ class CompactionSettings:
     def with_keep_recent(self, keep_recent_tokens: int) -> CompactionSettings:
         """A copy keeping ``keep_recent_tokens`` (``--keep-recent-tokens``, tests)."""
         return replace(self, keep_recent_tokens=keep_recent_tokens)
-
-    def to_json(self) -> dict[str, Any]:
-        """pi's ``settings`` object as it appears in a preparation."""
-        return CompactionConfig(
-            self.enabled, self.reserve_tokens, self.keep_recent_tokens
-        ).to_json()
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,16 +10,18 @@ cancellation and stops at once, including during a backoff sleep.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pi_context._json import utf16_len
 from pi_context.compaction.prompts import SUMMARY_SYSTEM_PROMPT
 from pi_context.compaction.settings import RetrySettings
 from pi_context.errors import CompactionCancelledError, CompactionError, ProviderError
-from pi_context.messages import AssistantMessage, ThinkingLevel, Usage, empty_usage, user_message
+from pi_context.messages import ThinkingLevel, Usage, empty_usage, text_of, user_message
 from pi_context.providers.base import Model, ModelRequest, RequestOptions, complete
 from pi_context.providers.classify import is_transient_text
 from pi_context.session.store import new_session_id
@@ -112,7 +114,10 @@ def combine_usage(a: Mapping[str, Any], b: Mapping[str, Any]) -> Usage:
 
 
 def summary_max_tokens(model: Model, prompt_chars: int) -> int | None:
-    """The output limit pi-ai would use: the model's max, clamped to what fits the window."""
+    """The output limit pi-ai would use: the model's max, clamped to what fits the window.
+
+    ``prompt_chars`` is the prompt's JavaScript length; input is estimated at 3.5 chars a token.
+    """
     info = model.info
     window = info.context_window
     if window <= 0:
@@ -123,14 +128,6 @@ def summary_max_tokens(model: Model, prompt_chars: int) -> int | None:
     if room < 32768:
         room = min(32768, window - estimated_input - 4096)
     return min(info.max_tokens, max(1, room)) if info.max_tokens > 0 else max(1, room)
-
-
-def _text_of(message: AssistantMessage) -> str:
-    return "\n".join(
-        str(block.get("text", ""))
-        for block in message.get("content", [])
-        if block.get("type") == "text"
-    )
 
 
 async def request_summary(
@@ -149,8 +146,6 @@ async def request_summary(
     ``label`` names the request in error messages (``Summarization``, ``Turn prefix
     summarization``, ``Branch summarization``). ``sleep`` replaces ``asyncio.sleep`` (tests).
     """
-    import asyncio
-
     retry = retry or RetrySettings()
     do_sleep = sleep or asyncio.sleep
     emit = on_event or (lambda _event: None)
@@ -159,7 +154,7 @@ async def request_summary(
         messages=[user_message(prompt)],
         system_prompt=SUMMARY_SYSTEM_PROMPT,
         options=RequestOptions(
-            max_tokens=summary_max_tokens(model, len(prompt)),
+            max_tokens=summary_max_tokens(model, utf16_len(prompt)),
             cache="none",
             thinking_level=level,
             # a fresh routing id per summary, as pi: never the conversation's cache key
@@ -201,4 +196,4 @@ async def request_summary(
     if any(block.get("type") == "toolCall" for block in message.get("content", [])):
         raise CompactionError(f"{label} attempted to call a tool")
     usage: Usage = message.get("usage") or empty_usage()  # type: ignore[unreachable]
-    return SummaryResult(_text_of(message), usage)
+    return SummaryResult(text_of(message.get("content"), "\n"), usage)

@@ -91,21 +91,21 @@ class SessionDocument:
     leaf_id: str | None
     path: Path | None = None
     by_id: dict[str, dict[str, Any]] = field(init=False)
-    children: dict[str | None, list[str]] = field(init=False)
+    """Entries by id; with a duplicated id the later entry wins, as in pi."""
+    children: dict[str | None, list[int]] = field(init=False)
+    """Indices (into :attr:`entries`) of each id's children; ``None`` holds the roots."""
 
     def __post_init__(self) -> None:
-        self.by_id = {}
+        self.by_id = {str(entry["id"]): entry for entry in self.entries}
         self.children = {}
-        for entry in self.entries:
-            self.by_id.setdefault(str(entry["id"]), entry)
-        for entry in self.entries:
+        for index, entry in enumerate(self.entries):
             parent = entry.get("parentId")
             key = (
                 parent
                 if isinstance(parent, str) and parent in self.by_id and parent != entry["id"]
                 else None
             )
-            self.children.setdefault(key, []).append(str(entry["id"]))
+            self.children.setdefault(key, []).append(index)
 
     @classmethod
     def from_entries(
@@ -172,23 +172,28 @@ class SessionDocument:
         return self.path_to(self.leaf_id)
 
     def preorder(self) -> list[tuple[dict[str, Any], int]]:
-        """Every entry once with its display depth; depth grows only at branch points."""
+        """Every entry once with its display depth; depth grows only at branch points.
+
+        An entry shadowed by a later one with the same id is listed without children (they
+        belong to the later one); entries caught in a parent cycle come last, at the top level.
+        """
         out: list[tuple[dict[str, Any], int]] = []
-        visited: set[str] = set()
-        stack: list[tuple[str, int]] = [(eid, 0) for eid in reversed(self.children.get(None, []))]
+        visited: set[int] = set()
+        stack = [(index, 0) for index in reversed(self.children.get(None, []))]
         while stack:
-            eid, depth = stack.pop()
-            if eid in visited:
+            index, depth = stack.pop()
+            if index in visited:
                 continue
-            visited.add(eid)
-            out.append((self.by_id[eid], depth))
-            kids = self.children.get(eid, [])
+            visited.add(index)
+            entry = self.entries[index]
+            out.append((entry, depth))
+            if self.by_id.get(str(entry["id"])) is not entry:
+                continue
+            kids = self.children.get(str(entry["id"]), [])
             child_depth = depth + 1 if len(kids) > 1 else depth
             stack.extend((kid, child_depth) for kid in reversed(kids))
-        # entries caught in a parent cycle never reach a root: list them at the top level
-        for entry in self.entries:
-            if entry["id"] not in visited:
-                visited.add(entry["id"])
+        for index, entry in enumerate(self.entries):
+            if index not in visited:
                 out.append((entry, 0))
         return out
 

@@ -359,16 +359,18 @@ def _header_html(doc: SessionDocument, path: Sequence[Mapping[str, Any]]) -> str
     return f'<header id="overview"><h1>{_e(name or "pictx session")}</h1><table>{cells}</table></header>'
 
 
-def _tree_html(doc: SessionDocument, on_path: set[str], labels: Mapping[str, str]) -> str:
+def _tree_html(doc: SessionDocument, on_path: set[int], labels: Mapping[str, str]) -> str:
+    """The tree; ``on_path`` holds the ``id()`` of the active path's entries (ids may repeat)."""
+    leaf = doc.by_id.get(doc.leaf_id) if doc.leaf_id is not None else None
     rows = []
     for entry, depth in doc.preorder():
         eid = str(entry["id"])
         classes = ["node"]
-        if eid in on_path:
+        if id(entry) in on_path:
             classes.append("on-path")
-        if eid == doc.leaf_id:
+        if entry is leaf:
             classes.append("leaf")
-        marker = "◉" if eid == doc.leaf_id else ("●" if eid in on_path else "○")
+        marker = "◉" if entry is leaf else ("●" if id(entry) in on_path else "○")
         label = f' <span class="label">{_e(labels[eid])}</span>' if eid in labels else ""
         rows.append(
             f'<li class="{" ".join(classes)}" style="padding-left:{depth * 14}px" data-id="{_e(eid)}">'
@@ -490,16 +492,16 @@ _JS = """
 def render_html(doc: SessionDocument) -> str:
     """The complete HTML page for ``doc`` (a single string; no external resources)."""
     path = doc.active_path
-    on_path = {str(e["id"]) for e in path}
+    on_path = {id(e) for e in path}
     labels = doc.labels()
-    off = [e for e in doc.entries if str(e["id"]) not in on_path]
+    off = [e for e in doc.entries if id(e) not in on_path]
     off_html = "".join(
         _entry_html(e, doc, labels).replace('class="entry ', 'hidden class="entry off-branch ', 1)
         for e in off
     )
     title = doc.name() or f"Session {doc.header.get('id', '')}"
     data = _json.dumps(
-        {"id": doc.header.get("id"), "leaf": doc.leaf_id, "path": sorted(on_path)}
+        {"id": doc.header.get("id"), "leaf": doc.leaf_id, "path": [e["id"] for e in path]}
     ).decode()
     data = data.replace("</", "<\\/")
     return (

@@ -102,6 +102,13 @@ class _Loader:
         self.errors: list[Exception] = []
         self.seen: set[str] = set()
 
+    def first_time(self, key: str) -> bool:
+        """Whether ``key`` (a resolved path or an entry point) has not been loaded yet."""
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
     def activate(self, ext: Extension, register: Callable[[ExtensionAPI], Any]) -> None:
         try:
             register(ExtensionAPI(ext, self.host))
@@ -117,10 +124,8 @@ class _Loader:
         self.extensions.append(ext)
 
     def load_path(self, path: Path, source: str) -> None:
-        key = str(path.resolve())
-        if key in self.seen:
+        if not self.first_time(str(path.resolve())):
             return
-        self.seen.add(key)
         ext = Extension(
             name=path.stem if path.is_file() else path.name, source=source, path=str(path)
         )
@@ -138,10 +143,8 @@ class _Loader:
         self.activate(ext, register)
 
     def load_entry_point(self, ep: importlib.metadata.EntryPoint) -> None:
-        key = f"entry_point:{ep.value}"
-        if key in self.seen:
+        if not self.first_time(f"entry_point:{ep.value}"):
             return
-        self.seen.add(key)
         ext = Extension(name=ep.name, source="entry_point", path=ep.value)
         try:
             register = _register_function(ep.load(), f"entry point {ep.name} ({ep.value})")

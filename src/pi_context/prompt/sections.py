@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from pi_context._json import js_trim
 from pi_context.errors import PromptError
 from pi_context.prompt.wording import DEFAULT_WORDING, PromptWording
 from pi_context.resources.types import ContextFile, Skill
@@ -155,14 +156,6 @@ def escape_xml(text: str) -> str:
     )
 
 
-def _js_trim(text: str) -> str:
-    # JavaScript's String.prototype.trim: whitespace plus line terminators and U+FEFF.
-    return text.strip(
-        " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
-        "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-    )
-
-
 def build_rules(
     tools: Sequence[str],
     tool_guidelines: Mapping[str, Sequence[str]],
@@ -178,7 +171,7 @@ def build_rules(
     seen: set[str] = set()
 
     def add(rule: str) -> None:
-        text = _js_trim(rule)
+        text = js_trim(rule)
         if text and text not in seen:
             seen.add(text)
             rules.append(text)
@@ -283,7 +276,7 @@ def build_sections(options: SystemPromptOptions) -> dict[str, str]:
         raw["project_context"] = render_project_context(options.context_files)
     reader = skills_reader(selected, declared)
     if reader is not None and options.skills:
-        text = _js_trim(format_skills_for_prompt(options.skills, reader, wording))
+        text = js_trim(format_skills_for_prompt(options.skills, reader, wording))
         if text:
             raw["skills"] = text
     raw["cwd"] = options.cwd.replace("\\", "/")

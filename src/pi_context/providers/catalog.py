@@ -88,7 +88,7 @@ LOCAL_MODEL = ModelInfo(
     api="llama-cpp",
     name="SmolLM2 135M Instruct (embedded, offline)",
     context_window=8_192,
-    max_tokens=1_024,
+    max_tokens=512,
     system_messages_mid_conversation=True,
 )
 """The embedded offline model (the ``local`` extra): free, small, always available."""

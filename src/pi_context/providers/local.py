@@ -18,9 +18,11 @@ enforced. The system prompt lists the tools and asks for exactly::
 and sampling is constrained by a llama.cpp grammar: a reply is one tool call whose ``name`` is a
 declared tool and whose ``arguments`` match that tool's JSON schema (required properties,
 simple types), or plain text (without ``<t``) optionally followed by one such call. So
-every emitted call parses and names a real tool. With
-``tool_choice="required"`` (or a tool name) the grammar admits only the call. Tool results
-are shown to the model as user turns wrapped in ``<tool_result name="...">``.
+every emitted call parses and names a real tool. With ``tool_choice="required"`` (or a tool
+name) the grammar admits only the call; with ``auto``, :func:`wants_tool` requires a call when
+the latest user message names a tool or a file (a tiny model rarely decides to call one
+itself). Tool results are shown to the model as user turns wrapped in
+``<tool_result name="...">``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import os
+import re
 import threading
 from collections.abc import AsyncIterator, Sequence
 from importlib import metadata
@@ -67,6 +70,7 @@ __all__ = [
     "render_chatml",
     "tool_grammar",
     "tool_instructions",
+    "wants_tool",
 ]
 
 GGUF_ENV = "PICTX_LOCAL_GGUF"
@@ -110,21 +114,33 @@ def local_available() -> tuple[bool, str]:
 # prompt
 
 
+_EXAMPLE_VALUES = {"path": "src/app.py", "command": "ls", "pattern": "TODO"}
+
+
 def tool_instructions(tools: Sequence[ToolDeclaration]) -> str:
-    """The tool section appended to the system prompt (stable while the tools are)."""
+    """The tool section appended to the system prompt (stable while the tools are).
+
+    A tiny model follows examples better than rules, so the section shows one exchange.
+    """
     lines = [
         "# Tools",
-        "When a tool is needed, answer with one tool call and nothing else, in this form:",
-        '<tool_call>{"name": "TOOL", "arguments": {...}}</tool_call>',
-        "Otherwise answer in plain text. Tools:",
+        "You can use these tools:",
     ]
     for tool in tools:
         params = tool.get("parameters") or {}
         props = params.get("properties") or {}
         args = ", ".join(f'"{name}"' for name in props) or "none"
-        lines.append(
-            f"- {tool['name']}: {tool['description'].strip().splitlines()[0]} (arguments: {args})"
-        )
+        summary = (tool["description"].strip().splitlines() or [""])[0]
+        lines.append(f"- {tool['name']}: {summary} (arguments: {args})")
+    example = tools[0]
+    props = (example.get("parameters") or {}).get("properties") or {}
+    sample = {name: _EXAMPLE_VALUES.get(name, "value") for name in list(props)[:1]}
+    call = _json.js_stringify({"name": example["name"], "arguments": sample})
+    lines += [
+        "To use a tool, reply with only the tool call, like this:",
+        f"{CALL_OPEN}{call}{CALL_CLOSE}",
+        "The result comes back in the next message. If no tool is needed, answer in plain text.",
+    ]
     return "\n".join(lines)
 
 
@@ -270,6 +286,31 @@ def parse_tool_calls(
     return "".join(rest).strip() if calls else "".join(rest), calls
 
 
+_FILE_LIKE = re.compile(r"(?<![\w@])[\w./-]*\w\.[A-Za-z][A-Za-z0-9]{0,4}\b")
+
+
+def wants_tool(delivery: Delivery, tools: Sequence[ToolDeclaration]) -> bool:
+    """Whether the reply to the latest user message should be a tool call.
+
+    A 135M model almost never chooses a tool on its own, so ``auto`` is decided here: when
+    the latest user message (with no tool result after it yet) names a declared tool as a
+    word, or mentions something that looks like a file name, the reply must be a call. After
+    a tool result the model answers freely, which is how a run ends.
+    """
+    for item in reversed(delivery.items):
+        if isinstance(item, SystemUpdate):
+            continue
+        if item["role"] == "toolResult" or item["role"] == "assistant":
+            return False
+        if item["role"] == "user":
+            text = "".join(b["text"] for b in user_blocks(item["content"]) if b["type"] == "text")
+            words = set(re.findall(r"[a-z_][a-z0-9_-]*", text.lower()))
+            if any(tool["name"].lower() in words for tool in tools):
+                return True
+            return bool(_FILE_LIKE.search(text))
+    return False
+
+
 # ---------------------------------------------------------------------------------------------
 # the model
 
@@ -335,12 +376,15 @@ class LocalModel:
         model_path: str | Path | None = None,
         n_threads: int | None = None,
         temperature: float = 0.0,
+        tool_intent: bool = True,
     ) -> None:
         self._info = info
         self._path = Path(model_path) if model_path is not None else None
         self._threads = n_threads or default_threads()
         self._temperature = temperature
         self.system_delivery: SystemDelivery = "in_place"
+        self.tool_intent = tool_intent
+        """With ``tool_choice="auto"``, require a call when :func:`wants_tool` says so."""
         self._gen_lock = threading.Lock()
         self.last_prompt: str | None = None
         """The last rendered prompt (for tests and debugging)."""
@@ -373,6 +417,8 @@ class LocalModel:
         if options.tool_choice not in ("auto", "none", "required"):
             tools = [t for t in tools if t["name"] == options.tool_choice] or tools
         required = options.tool_choice not in ("auto", "none") and bool(tools)
+        if options.tool_choice == "auto" and tools and self.tool_intent:
+            required = wants_tool(delivery, tools)
         try:
             llama = await asyncio.to_thread(self._llama)
         except (ImportError, OSError, ValueError, ProviderError) as exc:

@@ -20,7 +20,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-from pi_context.resources.paths import ancestors
+from pi_context.resources.paths import ancestors, find_git_root
 from pi_context.resources.types import ContextFile, Diagnostic
 
 __all__ = [
@@ -130,33 +130,36 @@ class GitPaths:
 
 def find_git_paths(cwd: str) -> GitPaths | None:
     """The repository holding ``cwd``: nearest ancestor with a ``.git`` file or directory."""
-    for directory in ancestors(cwd):
-        dot_git = os.path.join(directory, ".git")
-        if os.path.lexists(dot_git):
-            try:
-                if os.path.isfile(dot_git):
-                    with open(dot_git, encoding="utf-8", errors="replace") as f:
-                        text = f.read()
-                    if not text.startswith("gitdir: "):
-                        return None
-                    git_dir = os.path.normpath(os.path.join(directory, text[8:].strip()))
-                    if not os.path.exists(os.path.join(git_dir, "HEAD")):
-                        return None
-                    common = os.path.join(git_dir, "commondir")
-                    if os.path.exists(common):
-                        with open(common, encoding="utf-8", errors="replace") as f:
-                            common_dir = os.path.normpath(os.path.join(git_dir, f.read().strip()))
-                    else:
-                        common_dir = git_dir
-                    return GitPaths(directory, git_dir, common_dir)
-                if os.path.isdir(dot_git):
-                    if not os.path.exists(os.path.join(dot_git, "HEAD")):
-                        return None
-                    return GitPaths(directory, dot_git, dot_git)
-            except OSError:
-                return None
-            return None
-    return None
+    directory = find_git_root(cwd)
+    if directory is None:
+        return None
+    try:
+        return _git_paths_at(directory)
+    except OSError:
+        return None
+
+
+def _git_paths_at(directory: str) -> GitPaths | None:
+    """A main checkout (``.git`` directory) or a linked worktree (``.git`` file: ``gitdir: …``)."""
+    dot_git = os.path.join(directory, ".git")
+    if os.path.isdir(dot_git):
+        has_head = os.path.exists(os.path.join(dot_git, "HEAD"))
+        return GitPaths(directory, dot_git, dot_git) if has_head else None
+    if not os.path.isfile(dot_git):
+        return None
+    with open(dot_git, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    if not text.startswith("gitdir: "):
+        return None
+    git_dir = os.path.normpath(os.path.join(directory, text[8:].strip()))
+    if not os.path.exists(os.path.join(git_dir, "HEAD")):
+        return None
+    common = os.path.join(git_dir, "commondir")
+    if not os.path.exists(common):
+        return GitPaths(directory, git_dir, git_dir)
+    with open(common, encoding="utf-8", errors="replace") as f:
+        common_dir = os.path.normpath(os.path.join(git_dir, f.read().strip()))
+    return GitPaths(directory, git_dir, common_dir)
 
 
 def find_shadowed_context_file(cwd: str) -> str | None:

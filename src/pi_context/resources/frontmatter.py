@@ -11,11 +11,9 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from pi_context.errors import FrontmatterError
+
 __all__ = ["FrontmatterError", "parse_frontmatter", "strip_frontmatter"]
-
-
-class FrontmatterError(ValueError):
-    """The frontmatter is not valid YAML (the message is the parser's)."""
 
 
 def _normalize(text: str) -> str:

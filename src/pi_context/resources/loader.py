@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pi_context.resources.context_files import load_context_files, read_text_file
 from pi_context.resources.paths import agent_dir as default_agent_dir
-from pi_context.resources.paths import ancestors, expand_home, home_dir
+from pi_context.resources.paths import ancestors, expand_home, find_git_root, home_dir
 from pi_context.resources.settings import Settings, load_settings
 from pi_context.resources.skills import (
     ScanMode,
@@ -35,7 +35,7 @@ from pi_context.resources.trust import (
 )
 from pi_context.resources.types import ContextFile, Diagnostic, Skill
 
-__all__ = ["LoadedResources", "ResourceLoader", "find_git_root", "resolve_prompt_input"]
+__all__ = ["LoadedResources", "ResourceLoader", "resolve_prompt_input"]
 
 
 @dataclass(slots=True)
@@ -76,11 +76,6 @@ def resolve_prompt_input(
         except (OSError, ValueError) as exc:
             diagnostics.append(Diagnostic("warning", f"Could not read {path}: {exc}", path))
     return source, None
-
-
-def find_git_root(start: str) -> str | None:
-    """The nearest ancestor of ``start`` (inclusive) containing a ``.git`` entry."""
-    return next((d for d in ancestors(start) if os.path.lexists(os.path.join(d, ".git"))), None)
 
 
 class ResourceLoader:

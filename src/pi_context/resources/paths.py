@@ -16,6 +16,7 @@ __all__ = [
     "agent_dir",
     "ancestors",
     "expand_home",
+    "find_git_root",
     "home_dir",
     "project_config_dir",
     "resolve_cwd",
@@ -62,6 +63,11 @@ def ancestors(path: str) -> Iterator[str]:
         if parent == directory:
             return
         directory = parent
+
+
+def find_git_root(start: str) -> str | None:
+    """The nearest ancestor of ``start`` (inclusive) containing a ``.git`` entry."""
+    return next((d for d in ancestors(start) if os.path.lexists(os.path.join(d, ".git"))), None)
 
 
 def project_config_dir(cwd: str | os.PathLike[str]) -> Path:

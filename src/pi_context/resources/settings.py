@@ -33,6 +33,7 @@ __all__ = [
     "load_settings",
     "load_settings_file",
     "migrate_settings",
+    "read_config_text",
     "retry_settings_for",
 ]
 
@@ -79,16 +80,26 @@ def migrate_settings(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def load_settings_file(path: str | Path) -> dict[str, Any]:
-    """One settings file: missing or empty is ``{}``; anything but a JSON object is an error."""
+def read_config_text(path: str | Path) -> str | None:
+    """A JSON config file's text without BOM; ``None`` when the file is missing or blank.
+
+    Other read failures raise ``OSError``.
+    """
     try:
         raw = Path(path).read_bytes()
     except FileNotFoundError:
-        return {}
+        return None
+    text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+    return text if text.strip() else None
+
+
+def load_settings_file(path: str | Path) -> dict[str, Any]:
+    """One settings file: missing or empty is ``{}``; anything but a JSON object is an error."""
+    try:
+        text = read_config_text(path)
     except OSError as exc:
         raise SettingsError(f"cannot read settings: {exc.strerror or exc}", path=path) from exc
-    text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
-    if not text.strip():
+    if text is None:
         return {}
     try:
         data = loads(text)
@@ -111,7 +122,7 @@ def deep_merge_settings(base: Mapping[str, Any], override: Mapping[str, Any]) ->
             and isinstance(value, list)
             and isinstance(current, list)
             and value
-            and all(isinstance(v, str) and v[:1] in "+-" and v[:1] for v in value)
+            and all(isinstance(v, str) and v.startswith(("+", "-")) for v in value)
         ):
             out[key] = [*current, *value]
         else:

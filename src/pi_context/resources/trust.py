@@ -24,6 +24,7 @@ from pi_context._json import loads
 from pi_context.errors import SettingsError
 from pi_context.resources.paths import agent_dir as default_agent_dir
 from pi_context.resources.paths import ancestors, home_dir
+from pi_context.resources.settings import read_config_text
 
 __all__ = [
     "TRUST_FILE_NAME",
@@ -64,14 +65,10 @@ class TrustStore:
         if self._data is not None:
             return self._data
         try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
-            self._data = {}
-            return self._data
+            text = read_config_text(self.path)
         except OSError as exc:
             raise SettingsError(f"Invalid trust store: {exc.strerror}", path=self.path) from exc
-        text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
-        if not text.strip():
+        if text is None:
             self._data = {}
             return self._data
         try:

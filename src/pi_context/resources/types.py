@@ -77,6 +77,16 @@ class SkillSourceInfo:
             out["baseDir"] = self.base_dir
         return out
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SkillSourceInfo:
+        return cls(
+            path=str(data.get("path", "")),
+            source=str(data.get("source", "")),
+            scope=str(data.get("scope", "")),
+            origin=str(data.get("origin", "top-level")),
+            base_dir=data.get("baseDir"),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Skill:
@@ -104,20 +114,11 @@ class Skill:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Skill:
         info = data.get("sourceInfo")
-        source_info = None
-        if isinstance(info, Mapping):
-            source_info = SkillSourceInfo(
-                path=str(info.get("path", "")),
-                source=str(info.get("source", "")),
-                scope=str(info.get("scope", "")),
-                origin=str(info.get("origin", "top-level")),
-                base_dir=info.get("baseDir"),
-            )
         return cls(
             name=str(data["name"]),
             description=str(data["description"]),
             file_path=str(data["filePath"]),
             base_dir=str(data.get("baseDir", "")),
             disable_model_invocation=data.get("disableModelInvocation") is True,
-            source_info=source_info,
+            source_info=SkillSourceInfo.from_json(info) if isinstance(info, Mapping) else None,
         )

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Final, cast
 from urllib.parse import unquote, urlparse
 
+from pi_context._json import js_number
 from pi_context.errors import ToolError
 from pi_context.messages import TextContent, ToolDeclaration, UserContent, text_block
 
@@ -95,8 +96,9 @@ def error_outcome(message: str) -> ToolOutcome:
 class Tool(ABC):
     """A tool the model can call.
 
-    Subclasses set ``name``, ``description`` and ``parameters`` and implement :meth:`execute`,
-    which may raise :class:`~pi_context.errors.ToolError` for a call it cannot carry out.
+    Subclasses set ``name``, ``description`` and ``parameters`` and implement :meth:`execute`
+    (or derive from :class:`ContextTool` and implement ``run``), which may raise
+    :class:`~pi_context.errors.ToolError` for a call it cannot carry out.
     ``prompt_snippet`` (one line for the ``<tools>`` section) and ``prompt_guidelines``
     (bullets for ``<rules>``) feed the system prompt.
     """
@@ -241,7 +243,7 @@ def _coerce(value: Any, schema: Mapping[str, Any]) -> Any:
     if kind == "boolean" and isinstance(value, str) and value in ("true", "false"):
         return value == "true"
     if kind == "string" and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(int(value)) if float(value).is_integer() else repr(float(value))
+        return js_number(value)
     return value
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Final
 
+from pi_context._json import js_number
 from pi_context.errors import ToolError
 from pi_context.tools.base import (
     CONSTRAINED_SAMPLING,
@@ -68,8 +69,8 @@ def default_shell(shell_path: str | None = None) -> str:
 
 
 def format_seconds(value: float) -> str:
-    """A number the way JavaScript prints it (``5``, ``1.5``)."""
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
+    """Seconds the way JavaScript prints the number (``5``, ``1.5``)."""
+    return js_number(value)
 
 
 @dataclass

@@ -21,7 +21,7 @@ import os
 import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from pi_context.errors import ToolError
 from pi_context.tools.base import (
@@ -72,24 +72,25 @@ class _Match:
     new_text: str
 
 
-def _edit_errors(path: str, count: int) -> tuple[str, str, str]:
-    """(not found, not unique, empty) message templates for a single edit or for ``edits[i]``."""
-    if count == 1:
-        return (
-            f"Could not find the exact text in {path}. The old text must match exactly including all whitespace and newlines.",
-            "Found {n} occurrences of the text in "
-            + path
-            + ". The text must be unique. Please provide more context to make it unique.",
-            f"oldText must not be empty in {path}.",
+_ErrorKind = Literal["empty", "not_found", "not_unique"]
+
+
+def _edit_error(kind: _ErrorKind, path: str, single: bool, i: int, n: int = 0) -> ToolError:
+    """pi's message for a bad edit: worded for the only edit, or naming ``edits[i]``."""
+    if kind == "empty":
+        what = "oldText" if single else f"edits[{i}].oldText"
+        return ToolError(f"{what} must not be empty in {path}.")
+    if kind == "not_found":
+        what = "the exact text" if single else f"edits[{i}]"
+        noun = "old text" if single else "oldText"
+        return ToolError(
+            f"Could not find {what} in {path}. "
+            f"The {noun} must match exactly including all whitespace and newlines."
         )
-    return (
-        "Could not find edits[{i}] in "
-        + path
-        + ". The oldText must match exactly including all whitespace and newlines.",
-        "Found {n} occurrences of edits[{i}] in "
-        + path
-        + ". Each oldText must be unique. Please provide more context to make it unique.",
-        "edits[{i}].oldText must not be empty in " + path + ".",
+    what, rule = ("the text", "The text") if single else (f"edits[{i}]", "Each oldText")
+    return ToolError(
+        f"Found {n} occurrences of {what} in {path}. {rule} must be unique. "
+        "Please provide more context to make it unique."
     )
 
 
@@ -97,11 +98,11 @@ def apply_edits(content: str, edits: list[tuple[str, str]], path: str) -> list[S
     """Plan ``(oldText, newText)`` pairs on LF-normalized ``content`` as sorted disjoint spans;
     raise :class:`ToolError` with pi's wording when an edit is empty, missing, ambiguous,
     overlapping or a no-op."""
-    not_found, not_unique, empty = _edit_errors(path, len(edits))
+    single = len(edits) == 1
     pairs = [(_lf(old), _lf(new)) for old, new in edits]
     for i, (old, _new) in enumerate(pairs):
         if not old:
-            raise ToolError(empty.format(i=i))
+            raise _edit_error("empty", path, single, i)
     fuzzy_content = fuzzy_normalize(content)
     fuzzy_mode = any(old not in content for old, _ in pairs)
     haystack = fuzzy_content if fuzzy_mode else content
@@ -111,10 +112,10 @@ def apply_edits(content: str, edits: list[tuple[str, str]], path: str) -> list[S
         needle = fuzzy_old if fuzzy_mode else old
         start = haystack.find(needle)
         if start < 0:
-            raise ToolError(not_found.format(i=i))
+            raise _edit_error("not_found", path, single, i)
         occurrences = fuzzy_content.count(fuzzy_old)
         if occurrences > 1:
-            raise ToolError(not_unique.format(n=occurrences, i=i))
+            raise _edit_error("not_unique", path, single, i, occurrences)
         matches.append(_Match(i, start, start + len(needle), new))
     matches.sort(key=lambda m: m.start)
     for prev, cur in itertools.pairwise(matches):
@@ -129,7 +130,7 @@ def apply_edits(content: str, edits: list[tuple[str, str]], path: str) -> list[S
         else [(m.start, m.end, m.new_text) for m in matches]
     )
     if splice(content, spans) == content:
-        if len(edits) == 1:
+        if single:
             raise ToolError(
                 f"No changes made to {path}. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected."
             )
