@@ -79,7 +79,7 @@ def fmt_ms(seconds: float) -> str:
     ms = seconds * 1e3
     if ms >= 100:
         return f"{ms:,.0f} ms"
-    if ms >= 1:
+    if round(ms * 1e3) >= 1000:
         return f"{ms:.2f} ms"
     return f"{ms * 1e3:.0f} µs"
 

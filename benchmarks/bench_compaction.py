@@ -88,7 +88,8 @@ def bench_file(path: Path, repeat: int) -> dict[str, Any]:
     def rewalk_prepare() -> Any:
         return prepare_compaction(full_walk(), settings)
 
-    live = getattr(getattr(session, "_live", None), "path", None)
+    live_path = getattr(getattr(session, "_live", None), "path", None)
+    live: list[Any] = live_path if isinstance(live_path, list) else []
 
     def no_copy() -> Any:
         # Diagnostic only: the live path list itself instead of branch_entries()'s copy.
@@ -100,7 +101,7 @@ def bench_file(path: Path, repeat: int) -> dict[str, Any]:
         ("full_walk", full_walk),
         ("rewalk_prepare", rewalk_prepare),
     ]
-    if isinstance(live, list) and live and live[-1] is leaf:
+    if live and live[-1] is leaf:
         runs.append(("prepare_no_path_copy", no_copy))
     samples = {name: Sample(name) for name, _ in runs}
     for _ in range(repeat):

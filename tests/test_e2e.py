@@ -18,6 +18,7 @@ from pi_context.compaction.prompts import SUMMARY_SYSTEM_PROMPT
 from pi_context.messages import text_of
 from pi_context.providers.base import ModelInfo, ModelRequest
 from pi_context.session import Session, convert_to_llm
+from pi_context.session.projection import SUMMARY_WRAPPERS
 from pi_context.testing import ScriptedModel, ScriptedReply, SequentialIds, reply
 
 BUGGY = (
@@ -128,7 +129,7 @@ async def test_coding_task_compaction_and_branch_summary(tmp_path: Path) -> None
     # The request after the compaction starts from the snapshot and the summary.
     after = model.requests[-1].messages
     assert after[0]["role"] == "system"
-    assert text_of(after[1]["content"]).startswith("The conversation history before this point")
+    assert text_of(after[1]["content"]).startswith(SUMMARY_WRAPPERS.compaction_prefix)
     assert len(router.summaries) == 1
 
     # --- turn 2: write a test (this branch is abandoned below) ----------------------------

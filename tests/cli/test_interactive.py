@@ -46,6 +46,8 @@ class Terminal:
             "LANG": "C.UTF-8",
             "PROMPT_TOOLKIT_NO_CPR": "1",
         }
+        if "PYTHONPATH" in os.environ:
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         self.log = (tmp / "terminal.log").open("w", encoding="utf-8")
         self.child = pexpect.spawn(
             PICTX[0],
@@ -388,3 +390,32 @@ def test_text_typed_during_a_run_is_kept_for_the_next_prompt(terminal: Any) -> N
     term.expect(PROMPT)
     assert term.quit() == 0
     assert _users(term.entries()) == ["first", "typed ahead"]
+
+
+def test_tree_back_before_a_compaction_undoes_it(terminal: Any, tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 1}}))
+    filler = " ".join(f"word{n}" for n in range(800))
+    term = terminal(
+        [f"Answer one. {filler}", f"Answer two. {filler}", "SUMMARY", "PREFIX", "After undo."]
+    )
+    term.command("question one", "Answer one.")
+    term.command("question two", "Answer two.")
+    term.command("/compact", "Compacted")
+    answer_two = next(
+        e["id"] for e in term.entries() if "Answer two." in json.dumps(e.get("message", {}))
+    )
+    term.say("/tree")
+    term.expect("Go to #")
+    term.say(answer_two)
+    term.expect("Summarize the branch")
+    term.say("n")
+    term.expect(f"Now at {answer_two}")
+    term.expect(PROMPT)
+    term.command("continue without the summary", "After undo.")
+    assert term.quit() == 0
+    entries = term.entries()
+    last_user = next(e for e in entries if "continue without" in json.dumps(e.get("message", {})))
+    assert last_user["parentId"] == answer_two
+    assert [e["type"] for e in entries].count("compaction") == 1  # still in the file, off the path

@@ -104,3 +104,41 @@ def test_invalid_files_name_the_file(tmp_path: Path) -> None:
 def test_legacy_v1_entries_without_ids_are_chained() -> None:
     doc = SessionDocument.load(DATA / "legacy_v1.jsonl")
     assert len(doc.active_path) == len(doc.entries)
+
+
+def test_system_prompt_at_the_leaf_follows_the_projection() -> None:
+    from pi_context.export import replay_system_prompt
+
+    def system(eid: str, parent: str | None, sections: dict[str, str | None]) -> dict[str, object]:
+        message = {"role": "system", "content": "", "sections": sections, "timestamp": 1}
+        return {"type": "message", "id": eid, "parentId": parent, "message": message}
+
+    snapshot = {
+        "role": "system",
+        "content": "",
+        "sections": {"preamble": "SNAPSHOT"},
+        "timestamp": 2,
+    }
+    entries = [
+        system("1", None, {"preamble": "OLD"}),
+        {
+            "type": "message",
+            "id": "2",
+            "parentId": "1",
+            "message": {"role": "user", "content": "x"},
+        },
+        {
+            "type": "compaction",
+            "id": "3",
+            "parentId": "2",
+            "summary": "s",
+            "firstKeptEntryId": "2",
+            "systemMessage": snapshot,
+        },
+        system("4", "3", {"extra": "<extra>\nNEW\n</extra>"}),
+    ]
+    doc = SessionDocument.from_entries(sessions.HEADER, entries, "4")
+    state = replay_system_prompt(doc.active_path)
+    assert state.text == "SNAPSHOT\n\n<extra>\nNEW\n</extra>"
+    before = replay_system_prompt(doc.path_to("2"))
+    assert before.text == "OLD"

@@ -198,3 +198,16 @@ def test_load_skills_from_dir_source_info_by_source(tmp_path: Path) -> None:
         assert loaded.source_info is not None
         got = loaded.source_info
         assert (got.source, got.scope, got.base_dir) == (*expected, str(tmp_path / "a"))
+
+
+def test_broken_frontmatter_is_one_line_naming_file_line_and_column(tmp_path: Path) -> None:
+    path = skill(tmp_path, "broken/SKILL.md", "name: broken\ndescription: [oops")
+    res = load_skills_from_dir(str(tmp_path), "user")
+    assert res.skills == []
+    [diagnostic] = res.diagnostics
+    assert diagnostic.path == str(path)
+    assert diagnostic.message == (
+        "invalid YAML frontmatter at line 4, column 1: expected ',' or ']', but got '<stream end>'"
+    )
+    with pytest.raises(FrontmatterError, match=r"at line 3, column 1: found duplicate key"):
+        parse_frontmatter("---\nname: a\nname: b\n---\n")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pi_context.compaction.accounting import (
     TokenCache,
@@ -25,7 +25,7 @@ from pi_context.messages import AssistantMessage
 from pi_context.providers.base import ModelInfo
 from pi_context.providers.classify import is_context_overflow
 from pi_context.session.entries import Entry
-from pi_context.session.projection import js_date_ms
+from pi_context.session.projection import Projection, js_date_ms
 
 __all__ = [
     "CompactionDecision",
@@ -33,22 +33,6 @@ __all__ = [
     "latest_compaction_ms",
     "threshold_exceeded",
 ]
-
-
-class _Projected(Protocol):
-    @property
-    def entry(self) -> Entry: ...
-
-    @property
-    def messages(self) -> Sequence[Any]: ...
-
-
-class _Projection(Protocol):
-    @property
-    def entries(self) -> Sequence[Any]: ...
-
-    @property
-    def messages(self) -> Sequence[Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +91,7 @@ def _older_than_compaction(
 
 
 def threshold_exceeded(
-    projection: _Projection,
+    projection: Projection,
     branch: Sequence[Entry],
     info: ModelInfo,
     settings: CompactionSettings,
@@ -127,7 +111,7 @@ def check_compaction(
     entry_id: str | None,
     *,
     branch: Sequence[Entry],
-    projection: _Projection,
+    projection: Projection,
     info: ModelInfo,
     settings: CompactionSettings,
     skip_aborted: bool = True,

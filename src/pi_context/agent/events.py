@@ -274,11 +274,19 @@ class CompactionEnd(_Event):
 
 
 @dataclass(frozen=True, slots=True)
-class AutoRetryStart(_Event):
+class _RetryScheduled(_Event):
+    """A failed request will be retried after ``delay_ms`` (attempt ``attempt`` of ``max_attempts``)."""
+
     attempt: int
     max_attempts: int
     delay_ms: int
     error_message: str
+
+
+@dataclass(frozen=True, slots=True)
+class AutoRetryStart(_RetryScheduled):
+    """The session retries a model request that failed with a transient error."""
+
     type: ClassVar[str] = "auto_retry_start"
 
 
@@ -291,11 +299,9 @@ class AutoRetryEnd(_Event):
 
 
 @dataclass(frozen=True, slots=True)
-class SummarizationRetryScheduled(_Event):
-    attempt: int
-    max_attempts: int
-    delay_ms: int
-    error_message: str
+class SummarizationRetryScheduled(_RetryScheduled):
+    """A summarization request (compaction or branch summary) will be retried."""
+
     type: ClassVar[str] = "summarization_retry_scheduled"
 
 

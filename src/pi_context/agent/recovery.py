@@ -12,7 +12,7 @@ from pi_context.errors import ProviderError
 from pi_context.messages import AgentMessage, AssistantMessage
 from pi_context.providers.base import Model
 
-from .checks import check_compaction
+from .checks import CompactionDecision, check_compaction
 from .events import AutoRetryEnd, AutoRetryStart, CompactionEnd, EntryAppended
 from .loop import AgentLoop, RunResult
 from .operations import CompactionOps
@@ -42,27 +42,21 @@ class RecoveryOps(CompactionOps):
         return None
 
     async def _pre_prompt_check(self) -> None:
+        """Before a new prompt: the last response (aborted ones too) may call for a compaction."""
         last = self._last_assistant()
         if last is None:
             return
-        decision = check_compaction(
-            last[0],
-            last[1],
-            branch=self.session.branch_entries(),
-            projection=self.session.projection(),
-            info=self.model.info,
-            settings=self.compaction_settings(),
-            skip_aborted=False,
-            cache=self._token_cache,
-        )
+        decision = self._decide(*last, skip_aborted=False)
         if decision.action == "threshold":
             await self._auto_compact("threshold", will_retry=False)
         elif decision.action == "overflow":
             if decision.will_retry:
-                self._omit_attempt(last[0], last[1])
+                self._omit_attempt(*last)
             await self._auto_compact("overflow", will_retry=False)
 
-    def _decide(self, message: AssistantMessage, entry_id: str | None) -> Any:
+    def _decide(
+        self, message: AssistantMessage, entry_id: str | None, *, skip_aborted: bool = True
+    ) -> CompactionDecision:
         return check_compaction(
             message,
             entry_id,
@@ -70,8 +64,8 @@ class RecoveryOps(CompactionOps):
             projection=self.session.projection(),
             info=self.model.info,
             settings=self.compaction_settings(),
-            skip_aborted=True,
-            recovery_attempted=self._recovery_attempted,
+            skip_aborted=skip_aborted,
+            recovery_attempted=self._recovery_attempted,  # always reset before a prompt
             cache=self._token_cache,
         )
 

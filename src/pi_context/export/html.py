@@ -24,6 +24,7 @@ from typing import Any
 from pi_context import _json
 from pi_context.export.document import SessionDocument, entry_kind, entry_preview, text_of_content
 from pi_context.export.markdown import markdown_to_html
+from pi_context.prompt.replay import SystemState, replay_system_state
 from pi_context.tokens import estimate_tokens
 
 __all__ = ["default_html_name", "export_html", "render_html", "replay_system_prompt"]
@@ -238,57 +239,26 @@ def _entry_html(
     )
 
 
-def replay_system_prompt(
-    path: Sequence[Mapping[str, Any]],
-) -> tuple[dict[str, str], str, list[str]]:
-    """The prompt state at the end of ``path``: ``(sections, extra content, tool names)``.
+def replay_system_prompt(path: Sequence[Mapping[str, Any]]) -> SystemState:
+    """The prompt and tool state the model is given at the end of ``path``.
 
-    Section patches apply by name (``null`` removes; a re-added section moves to the end),
-    later ``content`` is appended, a compaction's stored snapshot replaces the state.
+    As the projection builds it: the latest compaction's stored snapshot replaces everything
+    before it, then every later system message is replayed on top (sections patched by name,
+    ``content`` appended, tools added and removed).
     """
-    sections: dict[str, str] = {}
-    content = ""
-    tools: list[str] = []
-
-    def apply(message: Mapping[str, Any], reset: bool) -> None:
-        nonlocal content
-        if reset:
-            sections.clear()
-            tools.clear()
-            content = ""
-        patch = message.get("sections")
-        if isinstance(patch, dict):
-            for name, value in patch.items():
-                if value is None:
-                    sections.pop(name, None)
-                elif name in sections:
-                    sections[name] = value
-                else:
-                    sections[name] = value
-        text = message.get("content")
-        text = text if isinstance(text, str) else text_of_content(text)
-        if text:
-            content = f"{content}\n\n{text}" if content else text
-        for tool in message.get("toolsRemoved", []) or []:
-            if isinstance(tool, dict) and tool.get("name") in tools:
-                tools.remove(tool["name"])
-        for tool in message.get("toolsAdded", []) or []:
-            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                if tool["name"] in tools:
-                    tools.remove(tool["name"])
-                tools.append(tool["name"])
-
+    messages: list[Mapping[str, Any]] = []
     for entry in path:
         message = entry.get("message")
-        if (
+        if entry.get("type") == "compaction":
+            snapshot = entry.get("systemMessage")
+            messages = [snapshot] if isinstance(snapshot, dict) else []
+        elif (
             entry.get("type") == "message"
             and isinstance(message, dict)
             and message.get("role") == "system"
         ):
-            apply(message, False)
-        elif entry.get("type") == "compaction" and isinstance(entry.get("systemMessage"), dict):
-            apply(entry["systemMessage"], True)
-    return sections, content, tools
+            messages.append(message)
+    return replay_system_state(messages)
 
 
 def _totals(doc: SessionDocument) -> dict[str, float]:
@@ -418,17 +388,16 @@ def _compaction_link(entry: Mapping[str, Any], ranges: Mapping[str, tuple[int, i
 
 
 def _prompt_html(path: Sequence[Mapping[str, Any]]) -> str:
-    sections, content, tools = replay_system_prompt(path)
-    if not sections and not content and not tools:
+    state = replay_system_prompt(path)
+    if state.empty:
         return ""
-    text = "\n\n".join(v for v in sections.values() if v)
-    if content:
-        text = f"{text}\n\n{content}" if text else content
+    text = state.text
+    tools = list(state.tools)
     tool_line = f'<div class="meta">tools: {_e(", ".join(tools))}</div>' if tools else ""
     return (
         f'<section id="system-prompt"><h2>System prompt at the leaf</h2>'
-        f"<details><summary>{len(sections)} sections, {_fmt_int(len(text))} chars (expand)</summary>"
-        f"{_pre(text)}</details>{tool_line}</section>"
+        f"<details><summary>{len(state.sections)} sections, {_fmt_int(len(text))} chars "
+        f"(expand)</summary>{_pre(text)}</details>{tool_line}</section>"
     )
 
 

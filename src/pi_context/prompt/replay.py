@@ -8,7 +8,7 @@ current state; diffing the desired sections against it gives the next patch, or 
 
 from __future__ import annotations
 
-import copy
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -47,15 +47,20 @@ def _is_system(message: Mapping[str, Any]) -> bool:
     return message.get("role") == "system"
 
 
+def _json_copy(value: Any) -> Any:
+    return json.loads(json.dumps(value))
+
+
 def to_tool_declaration(tool: Mapping[str, Any]) -> ToolDeclaration:
-    """``{name, description, parameters, constrainedSampling?}`` with a JSON copy of the schema."""
+    """``{name, description, parameters, constrainedSampling?}`` with JSON copies (pi's
+    ``toToolDeclaration``)."""
     decl: dict[str, Any] = {
         "name": tool["name"],
         "description": tool.get("description", ""),
-        "parameters": copy.deepcopy(tool.get("parameters", {})),
+        "parameters": _json_copy(tool.get("parameters", {})),
     }
     if tool.get("constrainedSampling") is not None:
-        decl["constrainedSampling"] = copy.deepcopy(tool["constrainedSampling"])
+        decl["constrainedSampling"] = _json_copy(tool["constrainedSampling"])
     return cast(ToolDeclaration, decl)
 
 

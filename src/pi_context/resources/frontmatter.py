@@ -38,6 +38,20 @@ def _yaml() -> YAML:
     return yaml
 
 
+def _describe(exc: Exception) -> str:
+    """One line for a YAML error, with the line and column in the markdown file.
+
+    The frontmatter starts on the file's second line (after ``---``); the parser counts from
+    the frontmatter's first line, from zero.
+    """
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    if not isinstance(problem, str) or not problem:
+        return " ".join(str(exc).split())
+    where = f" at line {mark.line + 2}, column {mark.column + 1}" if mark is not None else ""
+    return f"invalid YAML frontmatter{where}: {problem}"
+
+
 def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     """``(frontmatter, body)``; no (closed) frontmatter gives ``({}, whole text)``.
 
@@ -49,10 +63,8 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
         return {}, body
     try:
         data = _yaml().load(raw + "\n")
-    except YAMLError as exc:
-        raise FrontmatterError(str(exc)) from exc
-    except ValueError as exc:  # e.g. a duplicate key or a bad scalar
-        raise FrontmatterError(str(exc)) from exc
+    except (YAMLError, ValueError) as exc:  # ValueError: e.g. a bad scalar
+        raise FrontmatterError(_describe(exc)) from exc
     if not isinstance(data, dict):
         data = {}
     return {str(k): v for k, v in data.items()}, body.strip()

@@ -71,4 +71,5 @@ def find_git_root(start: str) -> str | None:
 
 
 def project_config_dir(cwd: str | os.PathLike[str]) -> Path:
+    """A project's own configuration directory: ``<cwd>/.pi``."""
     return resolve_cwd(cwd) / CONFIG_DIR_NAME

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pi_context._json import js_stringify, loads
 from pi_context.errors import SettingsError
 from pi_context.resources.paths import agent_dir as default_agent_dir
-from pi_context.resources.paths import resolve_cwd
+from pi_context.resources.paths import project_config_dir
 
 __all__ = [
     "DEFAULT_KEEP_RECENT_TOKENS",
@@ -204,7 +204,7 @@ def load_settings(
     project_data: dict[str, Any] = {}
     project_path = None
     if cwd is not None:
-        project_path = resolve_cwd(cwd) / ".pi" / "settings.json"
+        project_path = project_config_dir(cwd) / "settings.json"
         if trusted:
             project_data = load_settings_file(project_path)
     return Settings(

@@ -29,6 +29,7 @@ from urllib.parse import unquote, urlparse
 from pi_context._json import js_number
 from pi_context.errors import ToolError
 from pi_context.messages import TextContent, ToolDeclaration, UserContent, text_block
+from pi_context.prompt.replay import to_tool_declaration
 
 __all__ = [
     "ABORTED_TEXT",
@@ -112,14 +113,14 @@ class Tool(ABC):
 
     def declaration(self) -> ToolDeclaration:
         """The declaration sent to the model: ``{name, description, parameters[, constrainedSampling]}``."""
-        decl: dict[str, Any] = {
-            "name": self.name,
-            "description": self.description,
-            "parameters": json.loads(json.dumps(self.parameters)),
-        }
-        if self.constrained_sampling is not None:
-            decl["constrainedSampling"] = dict(self.constrained_sampling)
-        return cast(ToolDeclaration, decl)
+        return to_tool_declaration(
+            {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+                "constrainedSampling": self.constrained_sampling,
+            }
+        )
 
     def prepare_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Repair common argument shapes before validation (default: unchanged)."""

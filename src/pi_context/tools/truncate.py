@@ -84,7 +84,7 @@ class TruncationResult:
 def _result(
     text: str,
     lines: list[str],
-    kept: list[str] | None,
+    kept: list[str],
     by: TruncatedBy | None,
     max_lines: int,
     max_bytes: int,
@@ -92,15 +92,15 @@ def _result(
     last_line_partial: bool = False,
     first_line_exceeds_limit: bool = False,
 ) -> TruncationResult:
-    """The record for ``text``: ``kept`` lines when cut (``by`` set), else the whole text."""
-    content = "\n".join(kept or []) if by is not None else text
+    """The record for ``text`` cut to ``kept`` (``by`` ``None``: not cut, ``kept`` is all lines)."""
+    content = text if by is None else "\n".join(kept)
     return TruncationResult(
         content=content,
         truncated=by is not None,
         truncated_by=by,
         total_lines=len(lines),
         total_bytes=_nbytes(text),
-        output_lines=len(kept or []) if by is not None else len(lines),
+        output_lines=len(kept),
         output_bytes=_nbytes(content),
         last_line_partial=last_line_partial,
         first_line_exceeds_limit=first_line_exceeds_limit,
@@ -129,7 +129,7 @@ def truncate_head(
     """Keep whole lines from the start while both limits hold."""
     lines = split_lines(text)
     if len(lines) <= max_lines and _nbytes(text) <= max_bytes:
-        return _result(text, lines, None, None, max_lines, max_bytes)
+        return _result(text, lines, lines, None, max_lines, max_bytes)
     if _nbytes(lines[0]) > max_bytes:
         return _result(
             text, lines, [], "bytes", max_lines, max_bytes, first_line_exceeds_limit=True
@@ -153,7 +153,7 @@ def truncate_tail(
     """Keep whole lines from the end while both limits hold; a huge last line is cut by bytes."""
     lines = split_lines(text)
     if len(lines) <= max_lines and _nbytes(text) <= max_bytes:
-        return _result(text, lines, None, None, max_lines, max_bytes)
+        return _result(text, lines, lines, None, max_lines, max_bytes)
     kept, by = _take(reversed(lines), max_lines, max_bytes)
     if by == "bytes" and not kept:
         partial = [_tail_bytes(lines[-1], max_bytes)]
