@@ -159,6 +159,7 @@ async def test_manual_compaction(make_session: MakeSession) -> None:
         await sess.compact()
     stats = sess.stats()
     assert stats.context_tokens is None  # unknown until the next response
+    assert sess.context_tokens() is None
 
 
 async def test_navigate_with_summary(make_session: MakeSession) -> None:

@@ -17,7 +17,7 @@ from pi_context.agent.events import (
 )
 from pi_context.errors import PiContextError
 from pi_context.messages import text_of
-from pi_context.session import Session
+from pi_context.session import Session, convert_to_llm
 from pi_context.testing import ScriptedModel, failure, reply
 from pi_context.tools import Tool, ToolOutcome
 
@@ -177,6 +177,7 @@ async def test_stats_sum_usage_and_cache(make_session: MakeSession) -> None:
     assert stats.hit_ratio == pytest.approx(900 / (100 + 900 + 50 + 900))
     assert stats.context_window == 128_000
     assert stats.requests == 2
+    assert stats.context_tokens == sess.context_tokens() == 50 + 5 + 900
     updates = [e for e in events if isinstance(e, CacheUpdate)]
     assert [u.miss_cause for u in updates] == [None, None]
 
@@ -260,3 +261,26 @@ async def test_resume_restores_the_recorded_loadout(
     )
     assert resumed.get_active_tools() == ["read"]
     resumed.close()
+
+
+async def test_requests_match_a_fresh_conversion_after_edits_in_the_middle(
+    make_session: MakeSession,
+) -> None:
+    """The per-request conversions are reused across turns; a context edit or a custom message
+    in the middle of the transcript must still reach the model exactly as a fresh pass would."""
+    model = ScriptedModel([reply("one"), reply("two"), reply("three"), reply("four")])
+    sess = await make_session(model)
+    await sess.run("first")
+    sess.session.append_custom_message("note", "remember the plan", True, None)
+    await sess.run("second")
+    first_user = next(e for e in sess.session.entries if e.role == "user")
+    sess.session.append_context_edit(
+        first_user.id, {"role": "user", "content": "FIRST (edited)", "timestamp": 1}
+    )
+    await sess.run("third")
+    await sess.run("fourth")
+    for request in model.requests[-2:]:
+        assert request.messages[1]["content"] == "FIRST (edited)"
+    expected = convert_to_llm(sess.session.projection().messages[:-1])
+    assert model.requests[-1].messages == expected
+    assert any(text_of(m["content"]) == "remember the plan" for m in expected)

@@ -30,6 +30,7 @@ from pi_context.session.projection import Projection, js_date_ms
 __all__ = [
     "CompactionDecision",
     "check_compaction",
+    "last_position",
     "latest_compaction_ms",
     "threshold_exceeded",
 ]
@@ -53,7 +54,7 @@ _id_of = operator.attrgetter("id")
 _projected_type = operator.attrgetter("entry.type")
 
 
-def _last_position(branch: Sequence[Entry], entry_type: str) -> int:
+def last_position(branch: Sequence[Entry], entry_type: str) -> int:
     """Position of the last entry of ``entry_type`` on ``branch`` (-1: none).
 
     The checks run several times per turn over the whole branch, so they scan at C speed.
@@ -67,7 +68,7 @@ def _last_position(branch: Sequence[Entry], entry_type: str) -> int:
 
 def latest_compaction_ms(branch: Sequence[Entry]) -> float | None:
     """The time (ms) of the last compaction on the branch, if any."""
-    last = _last_position(branch, "compaction")
+    last = last_position(branch, "compaction")
     if last < 0:
         return None
     value = js_date_ms(branch[last].get("timestamp"))
@@ -85,7 +86,7 @@ def _older_than_compaction(
     if entry_id is not None:
         ids = list(map(_id_of, branch))
         if entry_id in ids:
-            return ids.index(entry_id) < _last_position(branch, "compaction")
+            return ids.index(entry_id) < last_position(branch, "compaction")
     timestamp = message.get("timestamp")
     return isinstance(timestamp, int | float) and timestamp <= at
 

@@ -127,9 +127,14 @@ async def turn_end(
         return False
     stop = message["stopReason"]
     outcome = "aborted" if stop == "aborted" else "error" if stop == "error" else "completed"
-    branch = session.branch_entries()
     count = 1 + len(tool_results)
-    recent = [e.id for e in branch if e.type == "message"][-count:]
+    recent: list[str] = []  # ids of the turn's last ``count`` message entries, oldest first
+    for entry in reversed(session.branch_entries()):
+        if entry.type == "message":
+            recent.append(entry.id)
+            if len(recent) == count:
+                break
+    recent.reverse()
     event = TurnEndEvent(
         index,
         message,

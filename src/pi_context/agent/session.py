@@ -91,7 +91,7 @@ from .events import (
 from .incremental import PrefixFlatMap
 from .loop import AgentLoop
 from .recovery import RecoveryOps
-from .stats import SessionStats, session_stats
+from .stats import SessionStats, context_tokens, session_stats
 from .transform import TransformChain
 
 __all__ = ["AgentOptions", "AgentSession", "SessionStats"]
@@ -701,6 +701,11 @@ class AgentSession(RecoveryOps):
     def stats(self) -> SessionStats:
         """Token, cost and cache totals of the whole file, and the current context size."""
         return session_stats(self.session, self._model, self._token_cache)
+
+    def context_tokens(self) -> int | None:
+        """The current context size alone (``stats().context_tokens`` without the file totals);
+        ``None`` right after a compaction until a response reports usage."""
+        return context_tokens(self.session, self._token_cache)
 
     def _ensure_idle_for(self, what: str) -> None:
         if self.compacting:

@@ -11,6 +11,7 @@ from pi_context.providers.base import Model
 from pi_context.session import Session
 
 from .cache import hit_ratio
+from .checks import last_position
 
 __all__ = ["SessionStats", "context_tokens", "session_stats"]
 
@@ -91,8 +92,8 @@ def context_tokens(session: Session, cache: TokenCache | None = None) -> int | N
     """pi's context estimate; ``None`` after a compaction until a response reports usage."""
     branch = session.branch_entries()
     projection = session.projection()
-    last_compaction = max((i for i, e in enumerate(branch) if e.type == "compaction"), default=None)
-    if last_compaction is not None:
+    last_compaction = last_position(branch, "compaction")
+    if last_compaction >= 0:
         after = {e.id for e in branch[last_compaction + 1 :]}
         fresh = any(
             p.entry.id in after

@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final
 from urllib.parse import unquote, urlparse
 
 from pi_context._json import js_number

@@ -1,0 +1,81 @@
+"""The JSON records of agent events: pi's camelCase keys, in order, ``undefined`` left out."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from pi_context.agent.events import (
+    AgentEnd,
+    AssistantStreamEvent,
+    AutoRetryStart,
+    CacheUpdate,
+    ExtensionError,
+    MessageEnd,
+    MessageUpdate,
+    SummarizationRetryScheduled,
+    ToolExecutionEnd,
+    ToolExecutionUpdate,
+    TreeNavigated,
+)
+from pi_context.messages import AgentMessage, tool_result_message, user_message
+
+
+def keys(record: dict[str, Any]) -> list[str]:
+    return list(record)
+
+
+def test_fields_are_camel_case_in_order_and_none_is_left_out() -> None:
+    record = CacheUpdate(3, 10, 20, 30, 0.5).to_json()
+    assert keys(record) == ["type", "requestIndex", "input", "cacheRead", "cacheWrite", "hitRatio"]
+    assert CacheUpdate(3, 10, 20, 30, 0.5, "tools").to_json()["missCause"] == "tools"
+    assert TreeNavigated(None, None).to_json() == {"type": "tree_navigated"}
+
+
+def test_stream_step_uses_its_kind_as_type_and_id_for_the_call() -> None:
+    step = AssistantStreamEvent("toolcall_start", 2, tool_call_id="c1", tool_name="read")
+    assert json.dumps(step.to_json()) == json.dumps(
+        {"type": "toolcall_start", "contentIndex": 2, "id": "c1", "toolName": "read"}
+    )
+    update = MessageUpdate(AssistantStreamEvent("text_delta", 0, delta="hi"), usage=None)
+    assert update.to_json() == {
+        "type": "message_update",
+        "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "hi"},
+    }
+
+
+def test_special_fields() -> None:
+    msg = cast(AgentMessage, user_message("x", timestamp=1))
+    assert MessageEnd(msg, "entry-1").to_json() == {"type": "message_end", "message": msg}
+    partial = ToolExecutionUpdate("c", "bash", {"command": "ls"}, None).to_json()
+    assert "partialResult" in partial
+    assert partial["partialResult"] is None
+    result = tool_result_message("c", "bash", [], details={"exitCode": 0})
+    end = ToolExecutionEnd("c", "bash", result, False).to_json()
+    assert end["result"] == {"content": [], "details": {"exitCode": 0}}
+    assert "durationMs" not in end
+    assert AgentEnd((msg,), True).to_json() == {
+        "type": "agent_end",
+        "messages": [msg],
+        "willRetry": True,
+    }
+    error = ExtensionError("context", "boom", extension="ext").to_json()
+    assert keys(error) == ["type", "event", "extension", "error"]
+
+
+def test_retry_notices_share_fields_but_not_type() -> None:
+    auto = AutoRetryStart(1, 3, 2000, "overloaded").to_json()
+    summary = SummarizationRetryScheduled(1, 3, 2000, "overloaded").to_json()
+    assert auto.pop("type") == "auto_retry_start"
+    assert summary.pop("type") == "summarization_retry_scheduled"
+    assert (
+        auto
+        == summary
+        == {
+            "attempt": 1,
+            "maxAttempts": 3,
+            "delayMs": 2000,
+            "errorMessage": "overloaded",
+        }
+    )
+    assert not isinstance(AutoRetryStart(1, 3, 0, ""), SummarizationRetryScheduled)
