@@ -19,6 +19,17 @@ OFFLINE = {"compaction": {"keepRecentTokens": 1, "summarizer": "offline"}}
 OVERFLOW = "prompt is too long: 200000 tokens > 128000 maximum"
 
 
+def scripted_info(context_window: int, max_tokens: int) -> ModelInfo:
+    """The scripted model's identity with a small context window."""
+    return ModelInfo(
+        provider="scripted",
+        id="scripted-model",
+        api="scripted",
+        context_window=context_window,
+        max_tokens=max_tokens,
+    )
+
+
 def types(sess: Any) -> list[str]:
     return [e.type for e in sess.session.entries]
 
@@ -74,13 +85,7 @@ async def test_second_overflow_after_recovery_is_reported_not_compacted(
 
 
 async def test_silent_overflow_compacts_without_retry(make_session: MakeSession) -> None:
-    small = ModelInfo(
-        provider="scripted",
-        id="scripted-model",
-        api="scripted",
-        context_window=1000,
-        max_tokens=100,
-    )
+    small = scripted_info(1000, 100)
     model = ScriptedModel(
         [reply("first " * 200), reply("fine", input_tokens=1500)], model_info=small
     )
@@ -94,13 +99,7 @@ async def test_silent_overflow_compacts_without_retry(make_session: MakeSession)
 
 
 async def test_threshold_compaction_between_turns(make_session: MakeSession) -> None:
-    info = ModelInfo(
-        provider="scripted",
-        id="scripted-model",
-        api="scripted",
-        context_window=10_000,
-        max_tokens=1000,
-    )
+    info = scripted_info(10_000, 1000)
     settings = {
         "compaction": {"keepRecentTokens": 1, "reserveTokens": 2000, "summarizer": "offline"}
     }
@@ -127,13 +126,7 @@ async def test_threshold_compaction_between_turns(make_session: MakeSession) -> 
 
 
 async def test_no_between_turn_check_when_the_run_ends(make_session: MakeSession) -> None:
-    info = ModelInfo(
-        provider="scripted",
-        id="scripted-model",
-        api="scripted",
-        context_window=10_000,
-        max_tokens=1000,
-    )
+    info = scripted_info(10_000, 1000)
     settings = {"compaction": {"enabled": False}}
     model = ScriptedModel([reply("big", input_tokens=9500)], model_info=info)
     sess = await make_session(model, settings=settings)
@@ -268,13 +261,7 @@ async def test_observation_masking_can_make_summarizing_unnecessary(
 ) -> None:
     import sys
 
-    info = ModelInfo(
-        provider="scripted",
-        id="scripted-model",
-        api="scripted",
-        context_window=10_000,
-        max_tokens=1000,
-    )
+    info = scripted_info(10_000, 1000)
     big = [("bash", {"command": f"{sys.executable} -c \"print('x' * 12000)\""})]
     model = ScriptedModel(
         [
@@ -327,13 +314,7 @@ async def test_pre_prompt_check_compacts_a_resumed_session(
             )
         )
     old.close()
-    info = ModelInfo(
-        provider="scripted",
-        id="scripted-model",
-        api="scripted",
-        context_window=10_000,
-        max_tokens=1000,
-    )
+    info = scripted_info(10_000, 1000)
     model = ScriptedModel([reply("fresh")], model_info=info)
     sess = await AgentSession.open(
         path,

@@ -284,3 +284,24 @@ async def test_requests_match_a_fresh_conversion_after_edits_in_the_middle(
     expected = convert_to_llm(sess.session.projection().messages[:-1])
     assert model.requests[-1].messages == expected
     assert any(text_of(m["content"]) == "remember the plan" for m in expected)
+
+
+async def test_loadout_change_after_quiet_turns_is_patched_once(make_session: MakeSession) -> None:
+    model = ScriptedModel([reply("a"), reply("b"), reply("c"), reply("d")])
+    sess = await make_session(model)
+    await sess.run("one")
+    await sess.run("two")  # nothing changed: no patch
+    sess.set_active_tools(["read", "bash"])
+    await sess.run("three")
+    await sess.run("four")
+    systems = [e.message for e in sess.session.entries if e.role == "system"]
+    assert len(systems) == 2
+    patch: Any = systems[1]
+    assert [t["name"] for t in patch["toolsRemoved"]] == ["edit", "write"]
+    assert kinds(sess)[-5:] == [
+        "message:system",
+        "message:user",
+        "message:assistant",
+        "message:user",
+        "message:assistant",
+    ]

@@ -31,6 +31,8 @@ def test_agent_dir_env_override(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     assert agent_dir() == tmp_path / ".pi" / "agent"
     monkeypatch.setenv("PI_CODING_AGENT_DIR", "~/custom")
     assert agent_dir() == tmp_path / "custom"
+    assert agent_dir({}) == tmp_path / ".pi" / "agent"  # an explicit environment wins
+    assert agent_dir({"PI_CODING_AGENT_DIR": "/elsewhere"}) == Path("/elsewhere")
 
 
 def test_merge_rules() -> None:

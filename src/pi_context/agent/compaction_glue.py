@@ -42,11 +42,10 @@ __all__ = ["compactor_for", "run_compaction"]
 
 def compactor_for(ops: CompactionOps) -> Compactor:
     """The session's compactor, kept across calls (its failure count drives the pause)."""
-    compactor: Compactor | None = getattr(ops, "_compactor", None)
+    compactor = ops._compactor
     if compactor is None:
-        compactor = Compactor(ops.session)
+        compactor = ops._compactor = Compactor(ops.session)
         compactor.cache = ops._token_cache
-        ops._compactor = compactor  # type: ignore[attr-defined]
     compactor.session = ops.session  # the session object may have been replaced (fork)
     compactor.model = ops._model
     compactor.settings = ops.compaction_settings()

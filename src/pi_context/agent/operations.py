@@ -17,6 +17,7 @@ from typing import Any, TypeVar, cast
 
 from pi_context.compaction.accounting import TokenCache
 from pi_context.compaction.branch import collect_branch_entries, generate_branch_summary
+from pi_context.compaction.engine import Compactor
 from pi_context.compaction.settings import (
     CompactionSettings,
     RetrySettings,
@@ -89,6 +90,8 @@ class CompactionOps:
         self._operation_depth = 0
         self._token_cache = TokenCache()
         """Per-entry token estimates shared by the checks, the stats and the compactor."""
+        self._compactor: Compactor | None = None
+        """Created on first use and kept: its failure count drives the auto-compaction pause."""
 
     # provided by AgentSession
     def _emit(self, event: AgentEvent) -> None:  # pragma: no cover - overridden

@@ -51,7 +51,6 @@ from pi_context.messages import (
     ImageContent,
     Message,
     ToolCall,
-    ToolDeclaration,
     ToolResultMessage,
     now_ms,
     text_block,
@@ -60,9 +59,7 @@ from pi_context.messages import (
 )
 from pi_context.prompt import (
     SystemPromptOptions,
-    build_sections,
     build_system_prompt,
-    system_message_for_update,
 )
 from pi_context.providers.base import Model, ModelRequest, RequestOptions
 from pi_context.resources.loader import LoadedResources, ResourceLoader
@@ -70,12 +67,10 @@ from pi_context.resources.settings import deep_merge_settings
 from pi_context.resources.skills import expand_skill_command
 from pi_context.session import Session, convert_to_llm
 from pi_context.tools import (
-    BUILTIN_TOOL_NAMES,
     Tool,
     ToolOutcome,
     default_tools,
     run_tool,
-    tool_declarations,
 )
 
 from . import ext_glue
@@ -89,6 +84,7 @@ from .events import (
     QueueUpdate,
 )
 from .incremental import PrefixFlatMap
+from .loadout import LoadoutOps
 from .loop import AgentLoop
 from .recovery import RecoveryOps
 from .stats import SessionStats, context_tokens, session_stats
@@ -124,11 +120,7 @@ class AgentOptions(TypedDict, total=False):
     sleep: Callable[[float], Any] | None
 
 
-def _snippet(text: str) -> str:
-    return " ".join(text.split())
-
-
-class AgentSession(RecoveryOps):
+class AgentSession(LoadoutOps, RecoveryOps):
     """One agent over one session. Create with :meth:`create` or :meth:`open`."""
 
     def __init__(
@@ -151,16 +143,13 @@ class AgentSession(RecoveryOps):
         self._resources = resources
         self._settings_override = dict(settings_override or {})
         self._extensions = extensions
-        self._tools: dict[str, Tool] = {}
-        self._builtin_tools = list(tools)
-        self._active: list[str] = []
-        self._set_tools()
+        self._run_options: SystemPromptOptions | None = None
+        self._run_forced: str | None = None
+        self._init_loadout(tools)
         self._listeners: list[Callable[[AgentEvent], None]] = []
         self._stream: asyncio.Queue[AgentEvent | None] | None = None
         self._run_task: asyncio.Task[None] | None = None
         self._queue: list[AgentMessage] = []
-        self._run_options: SystemPromptOptions | None = None
-        self._run_forced: str | None = None
         self._recovery_attempted = False
         self._turn_index = 0
         self._sleep = sleep or asyncio.sleep
@@ -168,9 +157,6 @@ class AgentSession(RecoveryOps):
         # Per-request conversions, redone only for messages new since the previous request.
         self._llm_view: PrefixFlatMap[AgentMessage, Message] = PrefixFlatMap(
             lambda _i, message: convert_to_llm((message,))
-        )
-        self._system_view: PrefixFlatMap[AgentMessage, AgentMessage] = PrefixFlatMap(
-            lambda _i, message: (message,) if message.get("role") == "system" else ()
         )
         self._chain = TransformChain(
             hidden_tools=lambda: self._options().hidden_tools,
@@ -316,50 +302,7 @@ class AgentSession(RecoveryOps):
         self.session.append_model_change(model.info.provider, model.info.id)
         self.cache.reset()
 
-    # -- tools (also the extension host API) ----------------------------------------------------
-
-    def _set_tools(self, *, newly_default: Sequence[str] = ()) -> None:
-        """Register built-in and extension tools. The first loadout follows the
-        ``defaultTools`` setting (built-ins only; other tools are always active); later calls
-        keep the loadout and add ``newly_default`` names."""
-        all_tools = list(self._builtin_tools)
-        if self._extensions is not None:
-            all_tools.extend(self._extensions.tools())
-        self._tools = {t.name: t for t in all_tools}
-        if not self._active:
-            defaults = self._default_tool_names()
-            self._active = [n for n in defaults if n in self._tools] + [
-                n for n in self._tools if n not in BUILTIN_TOOL_NAMES
-            ]
-        else:
-            kept = [n for n in self._active if n in self._tools]
-            self._active = kept + [n for n in newly_default if n in self._tools and n not in kept]
-
-    def _default_tool_names(self) -> list[str]:
-        """pi's ``defaultTools``: plain names replace the built-in list; a list of only
-        ``+name`` / ``-name`` entries changes it."""
-        setting = self.settings_data.get("defaultTools")
-        names = list(BUILTIN_TOOL_NAMES)
-        if not isinstance(setting, list):
-            return names
-        entries = [e.strip() for e in setting if isinstance(e, str) and e.strip()]
-        if entries and all(e[0] in "+-" for e in entries):
-            for entry in entries:
-                name = entry[1:]
-                if entry[0] == "+" and name not in names:
-                    names.append(name)
-                elif entry[0] == "-" and name in names:
-                    names.remove(name)
-            return names
-        return entries
-
-    def get_active_tools(self) -> list[str]:
-        return list(self._active)
-
-    def set_active_tools(self, names: Sequence[str]) -> None:
-        """Change the loadout; the prompt and declarations are patched at the next turn."""
-        kept = [n for n in self._active if n in names]
-        self._active = kept + [n for n in names if n in self._tools and n not in kept]
+    # -- extension host API ---------------------------------------------------------------------
 
     def send_message(self, message: CustomMessageDraft, *, trigger_turn: bool = False) -> None:
         """An extension message: queued for the next turn of a busy run; while idle, with
@@ -374,56 +317,7 @@ class AgentSession(RecoveryOps):
     def append_entry(self, custom_type: str, data: Any = None) -> None:
         self.session.append_custom(custom_type, data)
 
-    # -- system prompt ----------------------------------------------------------------------------
-
-    def base_options(self) -> SystemPromptOptions:
-        """The prompt options from resources and the active tools (pi's base options)."""
-        res = self._resources
-        snippets: dict[str, str] = {}
-        guidelines: dict[str, list[str]] = {}
-        for tool in self._tools.values():
-            if tool.prompt_snippet:
-                text = _snippet(tool.prompt_snippet)
-                if text:
-                    snippets[tool.name] = text
-            if tool.prompt_guidelines:
-                seen: list[str] = []
-                for g in tool.prompt_guidelines:
-                    g = g.strip()
-                    if g and g not in seen:
-                        seen.append(g)
-                guidelines[tool.name] = seen
-        return SystemPromptOptions(
-            cwd=self.cwd,
-            custom_prompt=res.system_prompt,
-            selected_tools=tuple(self._active),
-            tool_snippets=snippets,
-            tool_guidelines=guidelines,
-            append_system_prompt=res.append_text,
-            context_files=tuple(res.context_files),
-            skills=tuple(res.skills),
-        )
-
-    def _options(self) -> SystemPromptOptions:
-        return self._run_options if self._run_options is not None else self.base_options()
-
-    @property
-    def system_prompt(self) -> str:
-        """The prompt text as the model would get it now (forced text when a run forces one)."""
-        if self._run_forced is not None:
-            return self._run_forced
-        return build_system_prompt(self._options())
-
-    def _active_tool_objects(self) -> list[Tool]:
-        return [self._tools[n] for n in self._active if n in self._tools]
-
-    def _system_patch(self, options: SystemPromptOptions) -> AgentMessage | None:
-        patch = system_message_for_update(
-            self._system_view(self.session.projection().messages),  # only they hold the state
-            build_sections(options),
-            tool_declarations(self._active_tool_objects()),
-        )
-        return cast("AgentMessage | None", patch)
+    # -- resources ------------------------------------------------------------------------------
 
     def expand_skill_command(self, text: str) -> str:
         """``/skill:name args`` → the skill's block plus the args; other text unchanged."""
@@ -473,10 +367,6 @@ class AgentSession(RecoveryOps):
 
     def to_llm(self, messages: list[AgentMessage]) -> list[Message]:
         return self._llm_view(messages)
-
-    def declared_tools(self) -> list[ToolDeclaration]:
-        hidden = set(self._options().hidden_tools)
-        return tool_declarations(t for t in self._active_tool_objects() if t.name not in hidden)
 
     async def execute_tool(self, call: ToolCall) -> ToolOutcome:
         tool = self._tools.get(call["name"])

@@ -7,7 +7,7 @@ project's own configuration lives in ``<cwd>/.pi``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 __all__ = [
@@ -41,11 +41,14 @@ def expand_home(path: str) -> str:
     return path
 
 
-def agent_dir() -> Path:
-    """pi's global agent dir: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``."""
-    env = os.environ.get(AGENT_DIR_ENV)
-    if env:
-        return Path(os.path.abspath(expand_home(env)))
+def agent_dir(env: Mapping[str, str] | None = None) -> Path:
+    """pi's global agent dir: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``.
+
+    ``env`` replaces ``os.environ`` for the lookup of the variable.
+    """
+    configured = (os.environ if env is None else env).get(AGENT_DIR_ENV)
+    if configured:
+        return Path(os.path.abspath(expand_home(configured)))
     return home_dir() / CONFIG_DIR_NAME / "agent"
 
 
