@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from pi_context.cli.main import cli, main
+from pi_context.session.projection import SUMMARY_WRAPPERS
 from tests.session.conftest import DATA
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "session.jsonl"
@@ -28,7 +29,7 @@ def test_context_json_shape_and_tokens() -> None:
     assert data["thinkingLevel"] == "medium"
     rows = data["messages"]
     assert [r["message"]["role"] for r in rows[:2]] == ["system", "user"]
-    assert rows[1]["message"]["content"][0]["text"].startswith("The conversation history")
+    assert rows[1]["message"]["content"][0]["text"].startswith(SUMMARY_WRAPPERS.compaction_prefix)
     assert all(set(r) == {"entryId", "tokens", "message"} for r in rows)
     assert all(isinstance(r["tokens"], int) for r in rows)
     # the context edit on the last tool result is applied

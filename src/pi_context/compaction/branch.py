@@ -23,7 +23,13 @@ from pi_context.errors import CompactionError, TreeError
 from pi_context.messages import AgentMessage, ThinkingLevel, Usage
 from pi_context.providers.base import Model
 from pi_context.session.entries import Entry
-from pi_context.session.projection import convert_to_llm, entry_messages, js_date_ms, project_entry
+from pi_context.session.projection import (
+    context_edits_by_target,
+    convert_to_llm,
+    entry_messages,
+    js_date_ms,
+    project_entry,
+)
 from pi_context.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -148,12 +154,7 @@ def prepare_branch_entries(entries: Sequence[Entry], token_budget: int = 0) -> B
     for entry in entries:
         if entry.type == "branch_summary" and not entry.get("fromHook"):
             ops.seed(entry.get("details"))
-    edits: dict[str, Entry] = {}
-    for entry in entries:
-        if entry.type == "context_edit":
-            target = entry.get("targetId")
-            if isinstance(target, str):
-                edits[target] = entry
+    edits = context_edits_by_target(entries)
     messages: list[AgentMessage] = []
     ids: list[str] = []
     total = 0

@@ -21,8 +21,9 @@ simple types), or plain text (without ``<t``) optionally followed by one such ca
 every emitted call parses and names a real tool. With ``tool_choice="required"`` (or a tool
 name) the grammar admits only the call; with ``auto``, :func:`wants_tool` requires a call when
 the latest user message names a tool or a file (a tiny model rarely decides to call one
-itself). Tool results are shown to the model as user turns wrapped in
-``<tool_result name="...">``.
+itself), path arguments are pinned to the file names the user mentioned, and after a tool
+result the model answers in text: one call per user message, so a run always ends. Tool
+results are shown to the model as user turns wrapped in ``<tool_result name="...">``.
 """
 
 from __future__ import annotations
@@ -63,9 +64,12 @@ __all__ = [
     "GGUF_ENV",
     "THREADS_ENV",
     "LocalModel",
+    "after_tool_result",
     "default_threads",
     "find_gguf",
+    "latest_user_text",
     "local_available",
+    "mentioned_files",
     "parse_tool_calls",
     "render_chatml",
     "tool_grammar",
@@ -202,8 +206,14 @@ ws ::= " "?
 """
 
 
-def _schema_rules(tool: ToolDeclaration, n: int) -> str | None:
-    """GBNF rules ``args<n>`` for a tool's parameter schema (simple object schemas only)."""
+_PATH_NAMES = ("path", "file", "file_path", "filename")
+
+
+def _schema_rules(tool: ToolDeclaration, n: int, paths: Sequence[str] = ()) -> str | None:
+    """GBNF rules ``args<n>`` for a tool's parameter schema (simple object schemas only).
+
+    With ``paths``, a required string property named like a path may only take one of them.
+    """
     schema = tool.get("parameters") or {}
     props = schema.get("properties")
     if schema.get("type") != "object" or not isinstance(props, dict) or not props:
@@ -215,19 +225,27 @@ def _schema_rules(tool: ToolDeclaration, n: int) -> str | None:
     parts: list[str] = []
     for name in required:
         kind = kinds.get(str((props[name] or {}).get("type")), "value")
+        if kind == "string" and name in _PATH_NAMES and paths:
+            choices = " | ".join(_json.js_stringify(_json.js_stringify(p)) for p in paths)
+            kind = f"( {choices} )"
         key = _json.js_stringify(_json.js_stringify(name))
         parts.append(f'{key} ws ":" ws {kind}')
     body = ' ws "," ws '.join(parts)
     return f'args{n} ::= "{{" ws {body} ws "}}"'
 
 
-def tool_grammar(tools: Sequence[ToolDeclaration], *, required: bool = False) -> str:
-    """A GBNF grammar: one well-formed tool call, or text optionally followed by one."""
+def tool_grammar(
+    tools: Sequence[ToolDeclaration], *, required: bool = False, paths: Sequence[str] = ()
+) -> str:
+    """A GBNF grammar: one well-formed tool call, or text optionally followed by one.
+
+    ``paths`` (file names the user mentioned) pin path-like arguments to those names.
+    """
     calls: list[str] = []
     rules: list[str] = []
     for n, tool in enumerate(tools):
         name = _json.js_stringify(_json.js_stringify(tool["name"]))
-        args = _schema_rules(tool, n)
+        args = _schema_rules(tool, n, paths)
         if args is not None:
             rules.append(args)
         calls.append(
@@ -289,25 +307,43 @@ def parse_tool_calls(
 _FILE_LIKE = re.compile(r"(?<![\w@])[\w./-]*\w\.[A-Za-z][A-Za-z0-9]{0,4}\b")
 
 
+def latest_user_text(delivery: Delivery) -> str | None:
+    """The text of the latest user message, or ``None`` when a reply or tool result follows it."""
+    for item in reversed(delivery.items):
+        if isinstance(item, SystemUpdate):
+            continue
+        if item["role"] != "user":
+            return None
+        return "".join(b["text"] for b in user_blocks(item["content"]) if b["type"] == "text")
+    return None
+
+
+def mentioned_files(text: str) -> list[str]:
+    """File-like words in ``text`` (``notes.txt``, ``src/app.py``), in order, once each."""
+    return list(dict.fromkeys(m.group(0) for m in _FILE_LIKE.finditer(text)))
+
+
 def wants_tool(delivery: Delivery, tools: Sequence[ToolDeclaration]) -> bool:
     """Whether the reply to the latest user message should be a tool call.
 
     A 135M model almost never chooses a tool on its own, so ``auto`` is decided here: when
-    the latest user message (with no tool result after it yet) names a declared tool as a
-    word, or mentions something that looks like a file name, the reply must be a call. After
-    a tool result the model answers freely, which is how a run ends.
+    the latest user message (with no reply after it yet) names a declared tool as a word, or
+    mentions something that looks like a file name, the reply must be a call.
     """
+    text = latest_user_text(delivery)
+    if text is None:
+        return False
+    words = set(re.findall(r"[a-z_][a-z0-9_-]*", text.lower()))
+    if any(tool["name"].lower() in words for tool in tools):
+        return True
+    return bool(mentioned_files(text))
+
+
+def after_tool_result(delivery: Delivery) -> bool:
+    """True when the last non-system item is a tool result (the model should now answer)."""
     for item in reversed(delivery.items):
-        if isinstance(item, SystemUpdate):
-            continue
-        if item["role"] == "toolResult" or item["role"] == "assistant":
-            return False
-        if item["role"] == "user":
-            text = "".join(b["text"] for b in user_blocks(item["content"]) if b["type"] == "text")
-            words = set(re.findall(r"[a-z_][a-z0-9_-]*", text.lower()))
-            if any(tool["name"].lower() in words for tool in tools):
-                return True
-            return bool(_FILE_LIKE.search(text))
+        if not isinstance(item, SystemUpdate):
+            return item["role"] == "toolResult"
     return False
 
 
@@ -417,8 +453,14 @@ class LocalModel:
         if options.tool_choice not in ("auto", "none", "required"):
             tools = [t for t in tools if t["name"] == options.tool_choice] or tools
         required = options.tool_choice not in ("auto", "none") and bool(tools)
+        paths: list[str] = []
         if options.tool_choice == "auto" and tools and self.tool_intent:
-            required = wants_tool(delivery, tools)
+            if after_tool_result(delivery):
+                tools = []  # one call per user message, then an answer: runs always end
+            else:
+                required = wants_tool(delivery, tools)
+        if tools and self.tool_intent:
+            paths = mentioned_files(latest_user_text(delivery) or "")
         try:
             llama = await asyncio.to_thread(self._llama)
         except (ImportError, OSError, ValueError, ProviderError) as exc:
@@ -435,7 +477,7 @@ class LocalModel:
             yield StreamDone(builder.finish("error", error=str(err)), err)
             return
         limit = min(options.max_tokens or self._info.max_tokens, n_ctx - len(tokens) - 1)
-        grammar_text = tool_grammar(tools, required=required) if tools else None
+        grammar_text = tool_grammar(tools, required=required, paths=paths) if tools else None
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         loop = asyncio.get_running_loop()
         stop = threading.Event()

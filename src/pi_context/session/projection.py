@@ -37,8 +37,10 @@ __all__ = [
     "SummaryWrappers",
     "bash_execution_text",
     "build_context_entries",
+    "context_edits_by_target",
     "convert_to_llm",
     "entry_messages",
+    "is_system_message",
     "js_date_ms",
     "project_entry",
     "projection_of_path",
@@ -239,7 +241,9 @@ def project_entry(entry: Entry, edit: Entry | None) -> list[AgentMessage]:
 # -- context entries and projection ---------------------------------------------------------
 
 
-def _is_system_message(entry: Entry) -> bool:
+def is_system_message(entry: Entry) -> bool:
+    """True for a ``message`` entry holding a ``system`` message (its role read cheaply when the
+    loader saw it)."""
     if entry.type != "message":
         return False
     if entry.role is not None:
@@ -270,7 +274,7 @@ def _kept_before(path: Sequence[Entry], index: int, compaction: Entry) -> list[E
             if entry.id != first_kept:
                 continue
             found = True
-        if not _is_system_message(entry):
+        if not is_system_message(entry):
             kept.append(entry)
     return kept
 
@@ -345,15 +349,21 @@ def _role_of(entry: Entry) -> str | None:
     return role if isinstance(role, str) else None
 
 
-def projection_of_path(path: Sequence[Entry]) -> Projection:
-    """The projection of a root→leaf path (pi's ``buildSessionProjection``)."""
-    ctx = build_context_entries(path)
+def context_edits_by_target(entries: Iterable[Entry]) -> dict[str, Entry]:
+    """Target id → the last ``context_edit`` entry for it among ``entries`` (the one that wins)."""
     edits: dict[str, Entry] = {}
-    for entry in ctx:
+    for entry in entries:
         if entry.type == "context_edit":
             target = entry.get("targetId")
             if isinstance(target, str):
                 edits[target] = entry
+    return edits
+
+
+def projection_of_path(path: Sequence[Entry]) -> Projection:
+    """The projection of a root→leaf path (pi's ``buildSessionProjection``)."""
+    ctx = build_context_entries(path)
+    edits = context_edits_by_target(ctx)
     projected: list[ProjectedEntry] = []
     messages: list[AgentMessage] = []
     for index, entry in enumerate(ctx):
