@@ -24,9 +24,8 @@ def _offline_commands() -> list[str]:
     for block in _blocks("sh"):
         for line in block.splitlines():
             command = line.split("#", 1)[0].strip()
-            if command.startswith("pictx ") and "examples/" in command:
-                commands.append(command)
-            elif command.startswith(("pictx prompt", "pictx skills")):
+            offline = command.startswith(("pictx prompt", "pictx skills"))
+            if offline or (command.startswith("pictx ") and "examples/" in command):
                 commands.append(command)
     return commands
 
