@@ -305,3 +305,20 @@ async def test_loadout_change_after_quiet_turns_is_patched_once(make_session: Ma
         "message:user",
         "message:assistant",
     ]
+
+
+async def test_concurrent_edits_of_one_file_both_apply(
+    make_session: MakeSession, project: Path
+) -> None:
+    """Tool calls of one message run concurrently; the file tools serialize per path."""
+    (project / "f.txt").write_text("one\ntwo\nthree\n")
+    edits = [
+        ("edit", {"path": "f.txt", "edits": [{"oldText": "one", "newText": "ONE"}]}),
+        ("edit", {"path": "./f.txt", "edits": [{"oldText": "three", "newText": "THREE"}]}),
+    ]
+    model = ScriptedModel([reply(tool_calls=edits), reply("done")])
+    sess = await make_session(model)
+    events = await sess.run("edit twice")
+    ends = [e for e in events if isinstance(e, ToolExecutionEnd)]
+    assert [e.is_error for e in ends] == [False, False]
+    assert (project / "f.txt").read_text() == "ONE\ntwo\nTHREE\n"

@@ -6,6 +6,8 @@ with the reason, only when the ``local`` extra is not installed.
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,18 +18,23 @@ from pi_context.messages import (
     ToolDeclaration,
     assistant_message,
     text_block,
+    text_of,
     tool_call,
     tool_result_message,
     user_message,
 )
 from pi_context.providers.base import ModelRequest, RequestOptions, StreamDone, TextDelta, complete
+from pi_context.providers.catalog import LOCAL_MODEL
 from pi_context.providers.delivery import plan_delivery
 from pi_context.providers.local import (
     LocalModel,
+    after_tool_result,
     local_available,
+    mentioned_files,
     parse_tool_calls,
     render_chatml,
     tool_grammar,
+    wants_tool,
 )
 
 READ: ToolDeclaration = {
@@ -116,6 +123,37 @@ def test_grammar_names_every_tool_and_required_mode() -> None:
     assert tool_grammar([READ], required=True).startswith("root ::= call\n")
 
 
+def test_tool_intent_rules() -> None:
+    def plan(*messages: Message) -> Any:
+        return plan_delivery([SYSTEM, *messages], mode="in_place")
+
+    assert wants_tool(plan(user_message("Use the read tool please", timestamp=2)), [READ])
+    assert wants_tool(plan(user_message("What is in notes.txt?", timestamp=2)), [READ])
+    assert not wants_tool(plan(user_message("What is 2+2?", timestamp=2)), [READ])
+    call = assistant_message(
+        [tool_call("c1", "read", {"path": "a.txt"})],
+        api="l",
+        provider="l",
+        model="l",
+        stop_reason="toolUse",
+        timestamp=3,
+    )
+    result = tool_result_message("c1", "read", [text_block("x")], timestamp=4)
+    answered = plan(user_message("read a.txt", timestamp=2), call, result)
+    assert not wants_tool(answered, [READ])
+    assert after_tool_result(answered)
+    assert not after_tool_result(plan(user_message("read a.txt", timestamp=2)))
+    assert mentioned_files("see notes.txt and src/app.py, not v1.2 or me@x.com; notes.txt") == [
+        "notes.txt",
+        "src/app.py",
+    ]
+
+
+def test_grammar_pins_paths_to_mentioned_files() -> None:
+    grammar = tool_grammar([READ], required=True, paths=["notes.txt", "a b.md"])
+    assert '"\\"path\\"" ws ":" ws ( "\\"notes.txt\\"" | "\\"a b.md\\"" )' in grammar
+
+
 # --- end to end ------------------------------------------------------------------------------
 
 AVAILABLE, REASON = local_available()
@@ -130,6 +168,7 @@ async def _run(model: LocalModel, request: ModelRequest) -> tuple[StreamDone, li
 
 
 @pytest.mark.local_model
+@pytest.mark.slow
 @needs_model
 async def test_local_model_answers() -> None:
     model = LocalModel()
@@ -151,6 +190,7 @@ async def test_local_model_answers() -> None:
 
 
 @pytest.mark.local_model
+@pytest.mark.slow
 @needs_model
 async def test_local_model_summarizes_and_reuses_the_prefix() -> None:
     model = LocalModel()
@@ -183,6 +223,7 @@ async def test_local_model_summarizes_and_reuses_the_prefix() -> None:
 
 
 @pytest.mark.local_model
+@pytest.mark.slow
 @needs_model
 async def test_local_model_emits_a_tool_call() -> None:
     model = LocalModel()
@@ -196,12 +237,13 @@ async def test_local_model_emits_a_tool_call() -> None:
     assert len(calls) == 1
     call = calls[0]
     assert call["name"] == "read"
-    assert isinstance(call["arguments"].get("path"), str)
+    assert call["arguments"] == {"path": "notes.txt"}  # pinned to the file the user named
     assert "argumentsError" not in call
     assert done.message["stopReason"] == "toolUse"
 
 
 @pytest.mark.local_model
+@pytest.mark.slow
 @needs_model
 async def test_local_model_output_is_text_or_a_valid_call_in_auto_mode() -> None:
     model = LocalModel()
@@ -221,6 +263,46 @@ async def test_local_model_output_is_text_or_a_valid_call_in_auto_mode() -> None
 
 
 @pytest.mark.local_model
+@pytest.mark.slow
+@needs_model
+async def test_local_model_drives_the_agent_loop(tmp_path: Path) -> None:
+    """A real run: the model calls ``read`` on the file the user names, then answers."""
+    from pi_context.agent.session import AgentSession
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (tmp_path / "agent").mkdir()
+    (project / "notes.txt").write_text("The secret word is banana.\n", encoding="utf-8")
+    model = LocalModel(dataclasses.replace(LOCAL_MODEL, max_tokens=48))
+    session = await AgentSession.create(
+        cwd=project,
+        model=model,
+        agent_dir=tmp_path / "agent",
+        trusted=True,
+        settings={"compaction": {"reserveTokens": 1024, "keepRecentTokens": 2000}},
+    )
+    try:
+        await session.run("Use the read tool to read notes.txt")
+        messages = session.context_messages()
+    finally:
+        await session.aclose()
+    roles = [m["role"] for m in messages]
+    assert roles[-4:] == ["user", "assistant", "toolResult", "assistant"]
+    call = messages[-3]["content"][0]
+    assert (call["type"], call["name"], call["arguments"]) == (
+        "toolCall",
+        "read",
+        {"path": "notes.txt"},
+    )
+    assert "banana" in text_of(messages[-2]["content"])
+    final = messages[-1]
+    assert final["stopReason"] in ("stop", "length")
+    assert all(b["type"] == "text" for b in final["content"])
+    assert final["usage"]["cacheRead"] > 0  # the prompt prefix was reused
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
 @needs_model
 async def test_local_model_reports_overflow() -> None:
     model = LocalModel()

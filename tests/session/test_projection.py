@@ -11,7 +11,7 @@ from pi_context.session import (
     js_date_ms,
     projection_of_path,
 )
-from pi_context.session.projection import bash_execution_text
+from pi_context.session.projection import bash_execution_text, context_edits_by_target
 from pi_context.testing import FixedClock, SequentialIds
 from tests.session.helpers import assistant, tool_result, user
 
@@ -268,3 +268,17 @@ def test_summary_wrappers_differ_from_pi_only_in_sentences() -> None:
             projection.SUMMARY_WRAPPERS = ours
         assert c["content"][0]["text"] == wrappers.compaction_intro + "\n\n<summary>\nS\n</summary>"
         assert b["content"][0]["text"] == wrappers.branch_intro + "\n\n<summary>\nB</summary>"
+
+
+def test_context_edits_by_target_keeps_the_last_edit_per_target() -> None:
+    s = new()
+    a = s.append_message(user("a"))
+    b = s.append_message(assistant("b"))
+    first = s.append_context_edit(a.id, {"content": "first"})
+    s.append_context_edit(b.id, None)
+    last = s.append_context_edit(a.id, None)
+    edits = context_edits_by_target(s.branch_entries())
+    assert set(edits) == {a.id, b.id}
+    assert edits[a.id] is last
+    assert edits[a.id] is not first
+    assert context_edits_by_target([a, b]) == {}

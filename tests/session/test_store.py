@@ -207,9 +207,9 @@ def test_legacy_file_is_migrated_atomically_on_first_append(tmp_path: Path) -> N
     assert again.header["version"] == 3
     assert [e.data for e in again.entries][:-1] == previous
     # later appends are plain appends
-    size = path.stat().st_size
+    written = path.read_bytes()
     s.append_message(assistant("ok"))
-    assert path.read_bytes()[:size] == path.read_bytes()[:size]
+    assert path.read_bytes().startswith(written)
     assert len(lines(path)) == len(rows) + 1
 
 
@@ -447,3 +447,64 @@ def test_fork_in_memory_and_without_conversation(make_session: MakeSession, tmp_
     memory = s.fork(None)
     assert memory.file_path is None
     assert "parentSession" in memory.header
+
+
+def test_legacy_rewrite_forgets_the_old_torn_tail(tmp_path: Path) -> None:
+    """After the v3 rewrite, lines another process appends are read from the new file's end."""
+    path = tmp_path / "legacy.jsonl"
+    path.write_bytes((DATA / "legacy_v1.jsonl").read_bytes() + b'{"type":"message","id":"to')
+    s = Session.open(path, ids=SequentialIds(), clock=FixedClock())
+    assert [p.line for p in s.problems] == [
+        (DATA / "legacy_v1.jsonl").read_bytes().count(b"\n") + 1
+    ]
+    s.append_message(user("rewritten"))  # rewrites as v3 without the torn line
+    other = Session.open(path, ids=SequentialIds(500), clock=FixedClock())
+    assert other.problems == []
+    foreign = other.append_message(assistant("from another process"))
+    mine = s.append_message(user("mine"))
+    assert s.get(foreign.id) is not None
+    assert [e.id for e in Session.open(path).entries] == [e.id for e in s.entries]
+    assert s.entries[-2:] == [s.get(foreign.id), mine]
+
+
+def test_create_with_id_and_timestamp_names_the_header(tmp_path: Path) -> None:
+    s = Session.create(
+        tmp_path / "s.jsonl",
+        cwd="/w",
+        session_id="0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee",
+        timestamp="2026-01-02T03:04:05.678Z",
+        ids=SequentialIds(),
+        clock=FixedClock(),
+    )
+    s.append_message(user("hi"))
+    header = lines(tmp_path / "s.jsonl")[0]
+    assert header["id"] == "0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee"
+    assert header["timestamp"] == "2026-01-02T03:04:05.678Z"
+    with pytest.raises(SessionError, match="timestamp"):
+        Session.create(None, cwd="/w", timestamp="yesterday")
+    with pytest.raises(SessionError, match="session id"):
+        Session.create(None, cwd="/w", session_id="../escape")
+
+
+def test_branch_view_is_the_branch_without_copying(make_session: MakeSession) -> None:
+    s = make_session()
+    first = s.append_message(user("one"))
+    s.append_message(assistant("two"))
+    view = s.branch_view()
+    assert list(view) == s.branch_entries()
+    assert view[-1] is s.leaf
+    assert view[0:1] == [first]
+    assert list(reversed(view)) == s.branch_entries()[::-1]
+    assert first in view
+    with pytest.raises(IndexError):
+        _ = view[2]
+    # later appends and leaf moves leave a taken view as it was
+    before = list(view)
+    s.append_message(user("three"))
+    s.move_leaf(first.id)
+    s.append_message(assistant("elsewhere"))
+    assert list(view) == before
+    assert len(view) == 2
+    assert [e.id for e in s.branch_view(before[-1].id)] == [e.id for e in before]
+    with pytest.raises(TreeError):
+        s.branch_view("nope")

@@ -8,7 +8,6 @@ attempt, compact, retry once).
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -27,10 +26,11 @@ from pi_context.providers.classify import is_context_overflow
 from pi_context.session.entries import Entry
 from pi_context.session.projection import Projection, js_date_ms
 
+from .pathfacts import PathFacts
+
 __all__ = [
     "CompactionDecision",
     "check_compaction",
-    "last_position",
     "latest_compaction_ms",
     "threshold_exceeded",
 ]
@@ -49,26 +49,9 @@ class CompactionDecision:
 NONE = CompactionDecision("none")
 
 
-_type_of = operator.attrgetter("type")
-_id_of = operator.attrgetter("id")
-_projected_type = operator.attrgetter("entry.type")
-
-
-def last_position(branch: Sequence[Entry], entry_type: str) -> int:
-    """Position of the last entry of ``entry_type`` on ``branch`` (-1: none).
-
-    The checks run several times per turn over the whole branch, so they scan at C speed.
-    """
-    types = list(map(_type_of, branch))
-    try:
-        return len(types) - 1 - types[::-1].index(entry_type)
-    except ValueError:
-        return -1
-
-
-def latest_compaction_ms(branch: Sequence[Entry]) -> float | None:
+def latest_compaction_ms(branch: Sequence[Entry], facts: PathFacts | None = None) -> float | None:
     """The time (ms) of the last compaction on the branch, if any."""
-    last = last_position(branch, "compaction")
+    last = (facts or PathFacts()).last_compaction(branch)
     if last < 0:
         return None
     value = js_date_ms(branch[last].get("timestamp"))
@@ -76,7 +59,11 @@ def latest_compaction_ms(branch: Sequence[Entry]) -> float | None:
 
 
 def _older_than_compaction(
-    message: AssistantMessage, entry_id: str | None, branch: Sequence[Entry], at: float | None
+    message: AssistantMessage,
+    entry_id: str | None,
+    branch: Sequence[Entry],
+    at: float | None,
+    facts: PathFacts,
 ) -> bool:
     """pi compares the message timestamp with the latest compaction's; a response stored in
     the same millisecond would count as stale. With the entry known, its position on the
@@ -84,9 +71,9 @@ def _older_than_compaction(
     if at is None:
         return False
     if entry_id is not None:
-        ids = list(map(_id_of, branch))
-        if entry_id in ids:
-            return ids.index(entry_id) < last_position(branch, "compaction")
+        position = facts.position(branch, entry_id)
+        if position is not None:
+            return position < facts.last_compaction(branch)
     timestamp = message.get("timestamp")
     return isinstance(timestamp, int | float) and timestamp <= at
 
@@ -118,10 +105,13 @@ def check_compaction(
     skip_aborted: bool = True,
     recovery_attempted: bool = False,
     cache: TokenCache | None = None,
+    facts: PathFacts | None = None,
 ) -> CompactionDecision:
     """Decide what the session does after ``message`` (pi's ``_checkCompaction``, in its order).
 
-    ``cache`` (kept across calls) spares re-measuring unchanged entries."""
+    ``cache`` and ``facts`` (kept across calls) spare re-measuring and re-scanning what did not
+    change since the previous check."""
+    facts = facts or PathFacts()
     if not settings.enabled:
         return NONE
     stop = message.get("stopReason")
@@ -131,8 +121,8 @@ def check_compaction(
     window = info.context_window
     if window <= 0:
         return NONE
-    compacted_at = latest_compaction_ms(branch)
-    if _older_than_compaction(message, entry_id, branch, compacted_at):
+    compacted_at = latest_compaction_ms(branch, facts)
+    if _older_than_compaction(message, entry_id, branch, compacted_at, facts):
         return NONE
 
     # The message is normally at the end: scan from there.
@@ -184,7 +174,7 @@ def check_compaction(
             )
         return CompactionDecision("overflow", will_retry=True)
 
-    if "context_edit" in map(_projected_type, projection.entries):
+    if facts.has_context_edit(projection.entries):
         tokens = estimate_projected_context_tokens(projection, branch, cache).tokens
     elif stop == "error" or calculate_context_tokens(usage) == 0:
         estimate = estimate_context_tokens(projection.messages)

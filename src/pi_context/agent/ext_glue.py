@@ -148,7 +148,7 @@ async def turn_end(
     return bool(proposal.continue_) and outcome == "completed"
 
 
-def _problem(session: Session, draft: Any, on_path: set[str]) -> str | None:
+def _problem(draft: Any, on_path: Callable[[Any], bool]) -> str | None:
     if not isinstance(draft, Mapping):
         return "a draft entry must be an object"
     kind = draft.get("type")
@@ -156,13 +156,13 @@ def _problem(session: Session, draft: Any, on_path: set[str]) -> str | None:
         return f"unknown draft entry type {kind!r}"
     if kind in ("custom", "custom_message") and not isinstance(draft.get("customType"), str):
         return f"a {kind} draft needs a string customType"
-    if kind == "context_edit" and draft.get("targetId") not in on_path:
+    if kind == "context_edit" and not on_path(draft.get("targetId")):
         return f"context_edit target {draft.get('targetId')!r} is not on the current branch"
     if kind == "compaction":
         if not isinstance(draft.get("summary"), str):
             return "a compaction draft needs a string summary"
         kept = draft.get("firstKeptEntryId")
-        if kept is not None and kept not in on_path:
+        if kept is not None and not on_path(kept):
             return f"firstKeptEntryId {kept!r} is not on the current branch"
     return None
 
@@ -173,9 +173,15 @@ def apply_boundary_drafts(
     """Validate every draft first, then append them in order (all or nothing)."""
     if not drafts:
         return
-    on_path = {e.id for e in session.branch_entries()}
+    ids: set[str] = set()
+
+    def on_path(entry_id: Any) -> bool:
+        if not ids:  # built on first use: most drafts name no entry
+            ids.update(e.id for e in session.branch_entries())
+        return entry_id in ids
+
     for draft in drafts:
-        problem = _problem(session, draft, on_path)
+        problem = _problem(draft, on_path)
         if problem is not None:
             report(f"turn_end drafts rejected: {problem}")
             return

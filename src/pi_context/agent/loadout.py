@@ -26,7 +26,7 @@ from pi_context.tools import BUILTIN_TOOL_NAMES, Tool, tool_declarations
 
 from .incremental import PrefixFlatMap
 
-__all__ = ["LoadoutOps"]
+__all__ = ["LoadoutOps", "default_tool_names"]
 
 
 def _system_only(_index: int, message: AgentMessage) -> tuple[AgentMessage, ...]:
@@ -77,22 +77,7 @@ class LoadoutOps:
             self._active = kept + [n for n in newly_default if n in self._tools and n not in kept]
 
     def _default_tool_names(self) -> list[str]:
-        """pi's ``defaultTools``: plain names replace the built-in list; a list of only
-        ``+name`` / ``-name`` entries changes it."""
-        setting = self.settings_data.get("defaultTools")
-        names = list(BUILTIN_TOOL_NAMES)
-        if not isinstance(setting, list):
-            return names
-        entries = [e.strip() for e in setting if isinstance(e, str) and e.strip()]
-        if entries and all(e[0] in "+-" for e in entries):
-            for entry in entries:
-                name = entry[1:]
-                if entry[0] == "+" and name not in names:
-                    names.append(name)
-                elif entry[0] == "-" and name in names:
-                    names.remove(name)
-            return names
-        return entries
+        return default_tool_names(self.settings_data.get("defaultTools"))
 
     def get_active_tools(self) -> list[str]:
         return list(self._active)
@@ -168,6 +153,24 @@ class LoadoutOps:
         patch = system_message_for_update(systems, sections, tools)
         self._prompt_in_sync = (systems, wanted) if patch is None else None
         return cast("AgentMessage | None", patch)
+
+
+def default_tool_names(setting: Any) -> list[str]:
+    """The initial loadout from pi's ``defaultTools`` setting: plain names replace the built-in
+    list; a list of only ``+name`` / ``-name`` entries changes it; anything else keeps it."""
+    names = list(BUILTIN_TOOL_NAMES)
+    if not isinstance(setting, list):
+        return names
+    entries = [e.strip() for e in setting if isinstance(e, str) and e.strip()]
+    if entries and all(e[0] in "+-" for e in entries):
+        for entry in entries:
+            name = entry[1:]
+            if entry[0] == "+" and name not in names:
+                names.append(name)
+            elif entry[0] == "-" and name in names:
+                names.remove(name)
+        return names
+    return entries
 
 
 def _snippet(text: str) -> str:

@@ -79,7 +79,6 @@ __all__ = [
 ]
 
 ABORTED_TOOL_TEXT = "Operation aborted"
-_SERIALIZED_TOOLS = frozenset({"write", "edit"})
 
 
 class LoopHost(Protocol):
@@ -395,19 +394,11 @@ class AgentLoop:
                 await self._add(r, result)
             return refused
         done: dict[str, ToolResultMessage] = {}
-        locks: dict[str, asyncio.Lock] = {}
 
         async def run_one(call: ToolCall) -> None:
-            lock: asyncio.Lock | None = None
-            path = call["arguments"].get("path") if isinstance(call["arguments"], dict) else None
-            if call["name"] in _SERIALIZED_TOOLS and isinstance(path, str):
-                lock = locks.setdefault(path, asyncio.Lock())
+            # Calls run concurrently; ``write``/``edit`` serialize per file themselves (PathLocks).
             started = time.monotonic()
-            if lock is not None:
-                async with lock:
-                    outcome = await self._run_tool(call)
-            else:
-                outcome = await self._run_tool(call)
+            outcome = await self._run_tool(call)
             duration = int((time.monotonic() - started) * 1000)
             message = tool_result_message(
                 call["id"],

@@ -51,6 +51,7 @@ from .events import (
     SummarizationRetryScheduled,
     TreeNavigated,
 )
+from .pathfacts import PathFacts
 
 __all__ = ["CompactionOps", "NavigationResult"]
 
@@ -90,6 +91,8 @@ class CompactionOps:
         self._operation_depth = 0
         self._token_cache = TokenCache()
         """Per-entry token estimates shared by the checks, the stats and the compactor."""
+        self._path_facts = PathFacts()
+        """Branch positions shared by the checks and the stats (see :mod:`.pathfacts`)."""
         self._compactor: Compactor | None = None
         """Created on first use and kept: its failure count drives the auto-compaction pause."""
 

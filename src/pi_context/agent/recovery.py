@@ -67,6 +67,7 @@ class RecoveryOps(CompactionOps):
             skip_aborted=skip_aborted,
             recovery_attempted=self._recovery_attempted,  # always reset before a prompt
             cache=self._token_cache,
+            facts=self._path_facts,
         )
 
     def will_retry(self, result: RunResult) -> bool:

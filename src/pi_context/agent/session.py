@@ -590,12 +590,12 @@ class AgentSession(LoadoutOps, RecoveryOps):
 
     def stats(self) -> SessionStats:
         """Token, cost and cache totals of the whole file, and the current context size."""
-        return session_stats(self.session, self._model, self._token_cache)
+        return session_stats(self.session, self._model, self._token_cache, self._path_facts)
 
     def context_tokens(self) -> int | None:
         """The current context size alone (``stats().context_tokens`` without the file totals);
         ``None`` right after a compaction until a response reports usage."""
-        return context_tokens(self.session, self._token_cache)
+        return context_tokens(self.session, self._token_cache, self._path_facts)
 
     def _ensure_idle_for(self, what: str) -> None:
         if self.compacting:

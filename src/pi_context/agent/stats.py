@@ -11,7 +11,7 @@ from pi_context.providers.base import Model
 from pi_context.session import Session
 
 from .cache import hit_ratio
-from .checks import last_position
+from .pathfacts import PathFacts
 
 __all__ = ["SessionStats", "context_tokens", "session_stats"]
 
@@ -53,10 +53,13 @@ def _usage_numbers(usage: Any) -> tuple[int, int, int, int, int, float]:
 
 
 def session_stats(
-    session: Session, model: Model | None, cache: TokenCache | None = None
+    session: Session,
+    model: Model | None,
+    cache: TokenCache | None = None,
+    facts: PathFacts | None = None,
 ) -> SessionStats:
     """Token, cost and cache totals of the whole file, and the current context size
-    (``cache``: per-entry estimates kept across calls)."""
+    (``cache``, ``facts``: kept across calls, see :func:`context_tokens`)."""
     inp = out = cr = cw = total = requests = 0
     cost = 0.0
     a_inp = a_cr = a_cw = 0
@@ -80,7 +83,7 @@ def session_stats(
         cache_read=cr,
         cache_write=cw,
         hit_ratio=hit_ratio(a_inp, a_cr, a_cw),
-        context_tokens=context_tokens(session, cache),
+        context_tokens=context_tokens(session, cache, facts),
         context_window=window if window and window > 0 else None,
         input=inp,
         output=out,
@@ -88,11 +91,16 @@ def session_stats(
     )
 
 
-def context_tokens(session: Session, cache: TokenCache | None = None) -> int | None:
-    """pi's context estimate; ``None`` after a compaction until a response reports usage."""
+def context_tokens(
+    session: Session, cache: TokenCache | None = None, facts: PathFacts | None = None
+) -> int | None:
+    """pi's context estimate; ``None`` after a compaction until a response reports usage.
+
+    ``cache`` (token estimates) and ``facts`` (branch positions) spare re-measuring and
+    re-scanning what did not change since the previous call."""
     branch = session.branch_entries()
     projection = session.projection()
-    last_compaction = last_position(branch, "compaction")
+    last_compaction = (facts or PathFacts()).last_compaction(branch)
     if last_compaction >= 0:
         after = {e.id for e in branch[last_compaction + 1 :]}
         fresh = any(

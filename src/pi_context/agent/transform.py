@@ -25,6 +25,8 @@ from pi_context.messages import AgentMessage, now_ms
 from pi_context.prompt import apply_forced_prompt as _forced_projection
 from pi_context.prompt import get_current_system_message
 
+from .incremental import PrefixFlatMap
+
 __all__ = [
     "ContextPhase",
     "TransformChain",
@@ -40,29 +42,30 @@ current_system_message = get_current_system_message
 """The replayed prompt and tool state of a transcript (pi's ``getCurrentSystemMessage``)."""
 
 
+def _hide_in(message: AgentMessage, hidden: Collection[str]) -> AgentMessage:
+    """``message`` without the hidden names in its tool declarations (itself when untouched)."""
+    if message.get("role") != "system" or not (
+        "toolsAdded" in message or "toolsRemoved" in message
+    ):
+        return message
+    msg = dict(cast(dict[str, Any], message))
+    for key in ("toolsAdded", "toolsRemoved"):
+        if key in msg:
+            kept = [t for t in msg[key] if t.get("name") not in hidden]
+            if kept:
+                msg[key] = kept
+            else:
+                del msg[key]
+    return cast(AgentMessage, msg)
+
+
 def hide_declarations(
     messages: Sequence[AgentMessage], hidden: Collection[str]
 ) -> list[AgentMessage]:
     """Remove hidden tool names from every system message's tool declarations."""
     if not hidden:
         return list(messages)
-    out: list[AgentMessage] = []
-    for message in messages:
-        if message.get("role") != "system" or not (
-            "toolsAdded" in message or "toolsRemoved" in message
-        ):
-            out.append(message)
-            continue
-        msg = dict(cast(dict[str, Any], message))
-        for key in ("toolsAdded", "toolsRemoved"):
-            if key in msg:
-                kept = [t for t in msg[key] if t.get("name") not in hidden]
-                if kept:
-                    msg[key] = kept
-                else:
-                    del msg[key]
-        out.append(cast(AgentMessage, msg))
-    return out
+    return [_hide_in(message, hidden) for message in messages]
 
 
 def apply_forced_prompt(
@@ -74,20 +77,69 @@ def apply_forced_prompt(
     return cast(list[AgentMessage], _forced_projection(messages, forced, now=clock()))
 
 
+def _is_system(_index: int, message: AgentMessage) -> tuple[AgentMessage, ...]:
+    return (message,) if message.get("role") == "system" else ()
+
+
+def _not_system(_index: int, message: AgentMessage) -> tuple[AgentMessage, ...]:
+    return () if message.get("role") == "system" else (message,)
+
+
 @dataclass
 class TransformChain:
-    """The whole chain, configured by the agent session and applied before every request."""
+    """The whole chain, configured by the agent session and applied before every request.
+
+    The two projections are kept incrementally: a message seen at the same position by the
+    previous request is not processed again, and a request gets the very same output objects
+    as the previous one where nothing changed (so the conversions and the cache fingerprint
+    after the chain can reuse their work too, see :mod:`.incremental`).
+    """
 
     context_phase: ContextPhase | None = None
     """Phases 1 and 2 (an extension runner's ``emit_context``); ``None``: no extensions."""
     hidden_tools: Callable[[], Collection[str]] = field(default=lambda: ())
     forced_prompt: Callable[[], str | None] = field(default=lambda: None)
     clock: Callable[[], int] = now_ms
+    _hidden: frozenset[str] = field(default=frozenset(), init=False, repr=False)
+    _hidden_view: PrefixFlatMap[AgentMessage, AgentMessage] = field(init=False, repr=False)
+    _systems: PrefixFlatMap[AgentMessage, AgentMessage] = field(init=False, repr=False)
+    _rest: PrefixFlatMap[AgentMessage, AgentMessage] = field(init=False, repr=False)
+    _head: tuple[str, list[AgentMessage], AgentMessage] | None = field(
+        default=None, init=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        self._hidden_view = PrefixFlatMap(lambda _i, m: (_hide_in(m, self._hidden),))
+        self._systems = PrefixFlatMap(_is_system)
+        self._rest = PrefixFlatMap(_not_system)
 
     async def __call__(self, messages: Sequence[AgentMessage]) -> list[AgentMessage]:
         if self.context_phase is not None:
             current = await self.context_phase(messages)
         else:
             current = list(messages)
-        current = hide_declarations(current, self.hidden_tools())
-        return apply_forced_prompt(current, self.forced_prompt(), clock=self.clock)
+        hidden = frozenset(self.hidden_tools())
+        if hidden:
+            if hidden != self._hidden:
+                self._hidden = hidden
+                self._hidden_view.clear()
+            current = self._hidden_view(current)
+        forced = self.forced_prompt()
+        if forced is None:
+            return current
+        return [self._forced_head(self._systems(current), forced), *self._rest(current)]
+
+    def _forced_head(self, systems: list[AgentMessage], forced: str) -> AgentMessage:
+        """:func:`apply_forced_prompt`'s head, the same object while its inputs are unchanged
+        (a head stamped with the clock, for lack of system messages, is always new)."""
+        last = self._head
+        if (
+            last is not None
+            and last[0] == forced
+            and len(last[1]) == len(systems)
+            and all(a is b for a, b in zip(last[1], systems, strict=True))
+        ):
+            return last[2]
+        head = apply_forced_prompt(systems, forced, clock=self.clock)[0]
+        self._head = (forced, systems, head) if systems else None
+        return head

@@ -25,6 +25,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input, create_input
+from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.key_binding.key_processor import KeyPress
 from prompt_toolkit.keys import Keys
@@ -42,6 +43,10 @@ from pi_context.errors import PiContextError
 __all__ = ["InteractiveShell", "SlashCompleter", "run_interactive"]
 
 T = TypeVar("T")
+
+_ABORT_KEYS = (Keys.Escape, Keys.ControlC)
+_ESC_FLUSH_SECONDS = 0.05
+"""How long a lone Esc waits for the rest of an escape sequence before it counts as Esc."""
 
 
 class SlashCompleter(Completer):
@@ -105,6 +110,7 @@ class InteractiveShell:
         self._quit = False
         self._editor = ""
         self._input = pt_input
+        self._keys: Input | None = None
         self._prompt: PromptSession[str] = PromptSession(
             history=history or InMemoryHistory(),
             completer=SlashCompleter(lambda: self.agent.skill_names()),
@@ -208,36 +214,49 @@ class InteractiveShell:
     async def _abortable(
         self, work: Awaitable[T], abort: Callable[[], None], *, cancel_on_first: bool
     ) -> T | None:
-        """Await ``work``; Esc or Ctrl-C aborts it (cancels on the second press)."""
+        """Await ``work``; Esc or Ctrl-C aborts it (cancels on the second press).
+
+        Every other key typed meanwhile is handed back to prompt_toolkit as typeahead, so the
+        next input line receives it exactly as typed (Enter included: a line typed and sent
+        during a run is sent when the run ends). Keys that arrived together with the Enter that
+        started this run were left as typeahead by the prompt; they are read here first, so an
+        Esc typed right after Enter still aborts.
+        """
         task: asyncio.Future[T] = asyncio.ensure_future(work)
         presses = 0
-        typed: list[str] = []
+        kept: list[KeyPress] = []
+        keys = self._key_input()
+        loop = asyncio.get_running_loop()
+        flush_timer: asyncio.TimerHandle | None = None
 
         def handle(presses_read: Iterable[KeyPress]) -> None:
             nonlocal presses
             for press in presses_read:
-                if press.key in (Keys.Escape, Keys.ControlC):
+                if press.key not in _ABORT_KEYS:
+                    kept.append(press)
+                elif not task.done():
                     presses += 1
                     if presses == 1:
                         self.console.print(Text("Aborting…", style="yellow"))
                         abort()
                     if cancel_on_first or presses > 1:
                         task.cancel()
-                elif press.key in (Keys.ControlM, Keys.ControlJ):
-                    typed.append("\n")
-                elif press.key == Keys.ControlH:
-                    if typed:
-                        typed.pop()
-                elif len(press.data) == 1 and press.data.isprintable():
-                    typed.append(press.data)
+
+        def flush() -> None:
+            nonlocal flush_timer
+            flush_timer = None
+            handle(keys.flush_keys())
 
         def on_keys() -> None:
+            nonlocal flush_timer
             handle(keys.read_keys())
             # a lone Esc may start an escape sequence: the parser holds it until flushed
-            loop.call_later(0.05, lambda: handle(keys.flush_keys()))
+            if flush_timer is not None:
+                flush_timer.cancel()
+            flush_timer = loop.call_later(_ESC_FLUSH_SECONDS, flush)
 
-        loop = asyncio.get_running_loop()
-        keys = self._input or create_input()
+        # after the work's first step, so that an abort finds the run it is meant for
+        loop.call_soon(handle, get_typeahead(keys))
         watching = keys.raw_mode() if self._is_tty(keys) else contextlib.nullcontext()
         try:
             with watching, keys.attach(on_keys):
@@ -252,10 +271,16 @@ class InteractiveShell:
                 self.console.print(Text(f"Error: {exc}", style="red"))
             return None
         finally:
-            # what was typed during the run is not lost: it waits in the next input line
-            text = "".join(typed).strip("\n")
-            if text:
-                self._editor = f"{self._editor}{text}"
+            if flush_timer is not None:
+                flush_timer.cancel()
+            handle(keys.flush_keys())
+            store_typeahead(keys, kept)
+
+    def _key_input(self) -> Input:
+        """The input watched for Esc/Ctrl-C during runs (one per shell, shares the typeahead)."""
+        if self._keys is None:
+            self._keys = self._input or create_input()
+        return self._keys
 
     @staticmethod
     def _is_tty(keys: Input) -> bool:
@@ -281,9 +306,24 @@ class InteractiveShell:
         )
         self.print_status()
 
-    async def run(self) -> int:
-        """Read and run until ``/quit`` or Ctrl-D; returns the exit code."""
-        self._banner()
+    async def run(self, initial: Iterable[str] = ()) -> int:
+        """Send the ``initial`` prompts, then read and run until ``/quit`` or Ctrl-D.
+
+        The terminal stays in raw mode for the whole session, not only while a prompt is being
+        read: keys typed between two prompts are neither echoed into the answer nor turned into
+        signals (Ctrl-C), and wait for whoever reads next. Returns the exit code.
+        """
+        keys = self._key_input()
+        with keys.raw_mode() if self._is_tty(keys) else contextlib.nullcontext():
+            self._banner()
+            for text in initial:
+                await self.send(text)
+            await self._loop()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        return 0
+
+    async def _loop(self) -> None:
         while not self._quit:
             try:
                 line = await self._prompt.prompt_async("› ", default=self._editor)
@@ -302,9 +342,6 @@ class InteractiveShell:
                 await self.send(line)
             except PiContextError as exc:
                 self.console.print(Text(f"Error: {exc}", style="red"))
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-        return 0
 
 
 def history_for(agent_dir: Path | None) -> History:

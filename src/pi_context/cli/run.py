@@ -154,9 +154,7 @@ async def _run(
 
             shell = InteractiveShell(host, history=history_for(config.agent_dir))
             try:
-                for text in prompts:
-                    await shell.send(text)
-                return await shell.run()
+                return await shell.run(prompts)
             finally:
                 if shell.agent is not host:
                     shell.agent.close()

@@ -29,7 +29,9 @@ results are shown to the model as user turns wrapped in ``<tool_result name="...
 from __future__ import annotations
 
 import asyncio
+import atexit
 import codecs
+import importlib
 import os
 import re
 import threading
@@ -343,7 +345,7 @@ def after_tool_result(delivery: Delivery) -> bool:
     """True when the last non-system item is a tool result (the model should now answer)."""
     for item in reversed(delivery.items):
         if not isinstance(item, SystemUpdate):
-            return item["role"] == "toolResult"
+            return bool(item["role"] == "toolResult")
     return False
 
 
@@ -372,11 +374,11 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
     with _LOAD_LOCK:
         llama = _LOADED.get(key)
         if llama is None:
-            import llama_cpp.llama as llama_module
+            llama_module: Any = importlib.import_module("llama_cpp.llama")
+            low: Any = importlib.import_module("llama_cpp.llama_cpp")
 
             # Extra buffer types (AMX/repacked weights) crash in VMs that advertise AMX but do
             # not grant it; for a 135M model they bring nothing, so they are turned off.
-            low = llama_module.llama_cpp
             original = low.llama_model_default_params
 
             def without_extra_buffers() -> Any:
@@ -400,6 +402,15 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
                 low.llama_model_default_params = original
             _LOADED[key] = llama
         return llama
+
+
+@atexit.register
+def _unload_all() -> None:
+    """Free loaded models before interpreter teardown (llama.cpp's finalizers need globals)."""
+    with _LOAD_LOCK:
+        for llama in _LOADED.values():
+            llama.close()
+        _LOADED.clear()
 
 
 class LocalModel:
@@ -559,9 +570,8 @@ class LocalModel:
                 put("reused", _common_prefix(llama, tokens))
                 grammar = None
                 if grammar_text is not None:
-                    from llama_cpp import LlamaGrammar
-
-                    grammar = LlamaGrammar.from_string(grammar_text, verbose=False)
+                    grammars: Any = importlib.import_module("llama_cpp.llama_grammar")
+                    grammar = grammars.LlamaGrammar.from_string(grammar_text, verbose=False)
                 end_ids = {llama.token_eos()}
                 im_end = llama.tokenize(b"<|im_end|>", add_bos=False, special=True)
                 if len(im_end) == 1:

@@ -10,6 +10,10 @@ check.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator, Sequence
+from typing import overload
+
 from pi_context.messages import AgentMessage
 from pi_context.session.entries import Entry
 from pi_context.session.projection import (
@@ -17,12 +21,60 @@ from pi_context.session.projection import (
     ProjectedEntry,
     Projection,
     apply_settings,
+    build_context_entries,
+    context_edits_by_target,
+    context_item,
     path_settings,
-    project_entry,
 )
 from pi_context.session.tree import TreeIndex
 
-__all__ = ["LiveProjection"]
+__all__ = ["LiveProjection", "PathView"]
+
+
+class PathView(Sequence[Entry]):
+    """A read-only root→leaf path that shares the live path's list instead of copying it.
+
+    The live path list is only ever extended at its end (an append under the leaf) or
+    replaced (a leaf move), so the first ``len(view)`` items never change: the view stays
+    exactly the path it was taken from, whatever happens to the session afterwards.
+    """
+
+    __slots__ = ("_items", "_len")
+
+    def __init__(self, items: list[Entry]) -> None:
+        self._items = items
+        self._len = len(items)
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, index: int) -> Entry: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Entry]: ...
+
+    def __getitem__(self, index: int | slice) -> Entry | list[Entry]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self._len)
+            if step > 0:
+                return self._items[start:stop:step]
+            items = self._items  # a negative step may stop at -1, which a list reads as "last"
+            return [items[i] for i in range(start, stop, step)]
+        position = index + self._len if index < 0 else index
+        if not 0 <= position < self._len:
+            raise IndexError("path index out of range")
+        return self._items[position]
+
+    def __iter__(self) -> Iterator[Entry]:
+        return itertools.islice(self._items, self._len)
+
+    def __reversed__(self) -> Iterator[Entry]:
+        items = self._items
+        return (items[i] for i in range(self._len - 1, -1, -1))
+
+    def __repr__(self) -> str:
+        return f"<PathView {self._len} entries>"
 
 
 class LiveProjection:
@@ -92,41 +144,17 @@ class LiveProjection:
         self._valid = True
 
     def _rebuild_context(self) -> None:
-        path = self.path
-        last = -1
-        for index in range(len(path) - 1, -1, -1):
-            if path[index].type == "compaction":
-                last = index
-                break
-        if last < 0:
-            entries = path
-        else:
-            compaction = path[last]
-            first_kept = compaction.get("firstKeptEntryId")
-            start = self._first_position(first_kept, last) if isinstance(first_kept, str) else None
-            kept: list[Entry] = []
-            if start is not None:
-                kept = [e for e in path[start:last] if not _is_system(e)]
-            entries = [compaction, *kept, *path[last + 1 :]]
+        entries = build_context_entries(self.path, self._first_position)
+        self._edits = context_edits_by_target(entries)
         self._ctx = []
         self._ctx_pos = {}
-        self._edits = {}
-        for entry in entries:
-            if entry.type == "context_edit":
-                target = entry.get("targetId")
-                if isinstance(target, str):
-                    self._edits[target] = entry
         for entry in entries:
             self._add(entry)
         self._messages = None
 
     def _add(self, entry: Entry) -> None:
         index = len(self._ctx)
-        if entry.type == "compaction" and index > 0:
-            messages: list[AgentMessage] = []
-        else:
-            messages = project_entry(entry, self._edits.get(entry.id))
-        self._ctx.append(ProjectedEntry(entry, messages))
+        self._ctx.append(context_item(entry, index, self._edits))
         self._ctx_pos.setdefault(entry.id, []).append(index)
 
     def push(self, entry: Entry) -> None:
@@ -148,10 +176,7 @@ class LiveProjection:
             if isinstance(target, str):
                 self._edits[target] = entry
                 for index in self._ctx_pos.get(target, ()):
-                    old = self._ctx[index].entry
-                    if old.type == "compaction" and index > 0:
-                        continue
-                    self._ctx[index] = ProjectedEntry(old, project_entry(old, entry))
+                    self._ctx[index] = context_item(self._ctx[index].entry, index, self._edits)
                 self._messages = None
         self._add(entry)
         if self._messages is not None:
@@ -169,12 +194,3 @@ class LiveProjection:
         messages = list(self.messages)
         leaf_id = self._leaf.id if self._leaf is not None else None
         return Projection(list(self._ctx), messages, self._level, self._model, leaf_id)
-
-
-def _is_system(entry: Entry) -> bool:
-    if entry.type != "message":
-        return False
-    if entry.role is not None:
-        return entry.role == "system"
-    message = entry.data.get("message")
-    return isinstance(message, dict) and message.get("role") == "system"

@@ -41,16 +41,10 @@ _FAST = re.compile(
 )
 # custom / custom_message entries put their own fields before "id"; they are rare: full decode.
 
-# JavaScript's String.prototype.trim() whitespace (differs from str.strip()).
-_JS_WHITESPACE: Final = frozenset(
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
-    "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
-
 
 def is_js_blank(text: str) -> bool:
     """True when JavaScript's ``text.trim()`` would be empty."""
-    return all(ch in _JS_WHITESPACE for ch in text)
+    return not _json.js_trim(text)
 
 
 @dataclass(frozen=True, slots=True)

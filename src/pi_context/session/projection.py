@@ -19,7 +19,7 @@ pi 1.6.0's (session-format.md §9):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, TypedDict, cast
@@ -38,6 +38,7 @@ __all__ = [
     "bash_execution_text",
     "build_context_entries",
     "context_edits_by_target",
+    "context_item",
     "convert_to_llm",
     "entry_messages",
     "is_system_message",
@@ -252,8 +253,14 @@ def is_system_message(entry: Entry) -> bool:
     return isinstance(message, dict) and message.get("role") == "system"
 
 
-def build_context_entries(path: Sequence[Entry]) -> list[Entry]:
-    """The entries that feed the context of ``path``'s leaf (pi's ``buildContextEntries``)."""
+def build_context_entries(
+    path: Sequence[Entry], find: Callable[[str, int], int | None] | None = None
+) -> list[Entry]:
+    """The entries that feed the context of ``path``'s leaf (pi's ``buildContextEntries``).
+
+    ``find(entry_id, before)`` may give the first position of ``entry_id`` on ``path`` before
+    ``before`` from an index (the live projection has one); by default the path is scanned.
+    """
     last = -1
     for index in range(len(path) - 1, -1, -1):
         if path[index].type == "compaction":
@@ -262,21 +269,15 @@ def build_context_entries(path: Sequence[Entry]) -> list[Entry]:
     if last < 0:
         return list(path)
     compaction = path[last]
-    return [compaction, *_kept_before(path, last, compaction), *path[last + 1 :]]
-
-
-def _kept_before(path: Sequence[Entry], index: int, compaction: Entry) -> list[Entry]:
     first_kept = compaction.get("firstKeptEntryId")
-    kept: list[Entry] = []
-    found = False
-    for entry in path[:index]:
-        if not found:
-            if entry.id != first_kept:
-                continue
-            found = True
-        if not is_system_message(entry):
-            kept.append(entry)
-    return kept
+    start: int | None = None
+    if isinstance(first_kept, str):
+        if find is not None:
+            start = find(first_kept, last)
+        else:
+            start = next((i for i in range(last) if path[i].id == first_kept), None)
+    kept = [] if start is None else [e for e in path[start:last] if not is_system_message(e)]
+    return [compaction, *kept, *path[last + 1 :]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,6 +301,14 @@ class Projection:
     def message_sources(self) -> list[tuple[Entry, AgentMessage]]:
         """``(source entry, message)`` for every message, in order."""
         return [(p.entry, m) for p in self.entries for m in p.messages]
+
+
+def context_item(entry: Entry, position: int, edits: Mapping[str, Entry]) -> ProjectedEntry:
+    """Context entry number ``position`` and its messages. Only the leading (newest)
+    compaction speaks; an older one among the kept entries contributes nothing, as in pi."""
+    if entry.type == "compaction" and position > 0:
+        return ProjectedEntry(entry, [])
+    return ProjectedEntry(entry, project_entry(entry, edits.get(entry.id)))
 
 
 def path_settings(path: Sequence[Entry]) -> tuple[str, ModelRef | None]:
@@ -364,15 +373,8 @@ def projection_of_path(path: Sequence[Entry]) -> Projection:
     """The projection of a root→leaf path (pi's ``buildSessionProjection``)."""
     ctx = build_context_entries(path)
     edits = context_edits_by_target(ctx)
-    projected: list[ProjectedEntry] = []
-    messages: list[AgentMessage] = []
-    for index, entry in enumerate(ctx):
-        if entry.type == "compaction" and index > 0:
-            items: list[AgentMessage] = []
-        else:
-            items = project_entry(entry, edits.get(entry.id))
-        projected.append(ProjectedEntry(entry, items))
-        messages.extend(items)
+    projected = [context_item(entry, index, edits) for index, entry in enumerate(ctx)]
+    messages = [m for item in projected for m in item.messages]
     level, model = path_settings(path)
     leaf_id = path[-1].id if path else None
     return Projection(projected, messages, level, model, leaf_id)

@@ -28,22 +28,24 @@ from typing import Any, Final
 from pi_context import _json
 from pi_context.errors import SessionError, SessionFormatError, TreeError
 from pi_context.messages import AgentMessage
-from pi_context.session._live import LiveProjection
-from pi_context.session._writer import SessionFile, atomic_write
+from pi_context.session._live import LiveProjection, PathView
+from pi_context.session._storage import SessionStorage
 from pi_context.session.codec import (
     CURRENT_VERSION,
     LoadProblem,
+    ScanResult,
     migrate_entries,
     scan_lines,
 )
 from pi_context.session.entries import Entry, make_entry
-from pi_context.session.projection import Projection, projection_of_path
+from pi_context.session.projection import Projection, js_date_ms, projection_of_path
 from pi_context.session.tree import TreeIndex, normalize_name
 
 __all__ = ["Session", "new_entry_id", "new_session_id"]
 
 _CONTEXT_EDIT_ROLES: Final = frozenset({"user", "assistant", "toolResult"})
 _DEFAULT_LOCK_TIMEOUT: Final = 10.0
+_SESSION_ID: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
 def new_session_id() -> str:
@@ -84,20 +86,15 @@ class Session:
         header: dict[str, Any],
         entries: Sequence[Entry] = (),
         *,
-        file_path: Path | None = None,
-        persisted: bool = False,
-        file_size: int = 0,
+        storage: SessionStorage | None = None,
         problems: Sequence[LoadProblem] = (),
-        needs_rewrite: bool = False,
-        file_version: int = CURRENT_VERSION,
         ids: Callable[[], str] | None = None,
         clock: Callable[[], int] | None = None,
-        lock_timeout: float | None = _DEFAULT_LOCK_TIMEOUT,
     ) -> None:
         self.header = header
-        self.file_path = file_path
+        self._storage = storage
+        self.file_path = storage.path if storage is not None else None
         self.problems: list[LoadProblem] = list(problems)
-        self.lock_timeout = lock_timeout
         self._ids = ids or new_entry_id
         self._clock = clock or _wall_ms
         self._tree = TreeIndex(entries)
@@ -105,12 +102,12 @@ class Session:
             first = self._tree.by_id[cycle[0]]
             self.problems.append(
                 LoadProblem(
-                    str(file_path) if file_path else None,
+                    self._where,
                     first.line or 0,
                     f"parent cycle {' -> '.join(cycle)}: entry treated as a root",
                 )
             )
-        where = str(file_path) if file_path else None
+        where = self._where
         for shadowed in self._tree.shadowed:
             self.problems.append(
                 LoadProblem(
@@ -132,14 +129,6 @@ class Session:
         self._leaf: Entry | None = self._tree.entries[-1] if self._tree.entries else None
         self._live = LiveProjection(self._tree)
         self._live.reset(self._leaf)
-        self._persisted = persisted
-        self._file_size = file_size
-        self._needs_rewrite = needs_rewrite
-        self.file_version = file_version
-        self._empty_file = False
-        self._file: SessionFile | None = None
-        self._known_lines = 0
-        self._torn_from: int | None = None
         self._closed = False
 
     # -- construction -----------------------------------------------------------------------
@@ -168,19 +157,10 @@ class Session:
             raise SessionError("no such session file", path=file_path) from exc
         except OSError as exc:
             raise SessionError(f"cannot read session file: {exc.strerror}", path=file_path) from exc
-        id_source = ids or new_entry_id
         if not data:
-            header = cls._new_header(cwd or os.getcwd(), None, None, clock or _wall_ms)
-            empty = cls(
-                header,
-                file_path=file_path,
-                persisted=False,
-                ids=ids,
-                clock=clock,
-                lock_timeout=lock_timeout,
-            )
-            empty._empty_file = True
-            return empty
+            header = cls._new_header(cwd or os.getcwd(), None, None, None, clock or _wall_ms)
+            storage = SessionStorage(file_path, lock_timeout=lock_timeout, empty_file=True)
+            return cls(header, storage=storage, ids=ids, clock=clock)
         size = len(data)
         last_line_start = data.rfind(b"\n") + 1
         scan = scan_lines(data, path=str(file_path))
@@ -191,26 +171,18 @@ class Session:
             )
         header = scan.header
         entries = scan.entries
-        needs_rewrite = scan.version < CURRENT_VERSION
-        if needs_rewrite:
-            header, entries = migrate_entries(header, entries, id_source)
-        session = cls(
-            header,
-            entries,
-            file_path=file_path,
-            persisted=True,
-            file_size=size,
-            problems=scan.problems,
-            needs_rewrite=needs_rewrite,
-            file_version=scan.version,
-            ids=ids,
-            clock=clock,
+        if scan.version < CURRENT_VERSION:
+            header, entries = migrate_entries(header, entries, ids or new_entry_id)
+        storage = SessionStorage(
+            file_path,
             lock_timeout=lock_timeout,
+            persisted=True,
+            version=scan.version,
+            size=size,
+            known_lines=scan.newlines,
+            torn_from=last_line_start if scan.torn_tail else None,
         )
-        session._known_lines = scan.newlines
-        if scan.torn_tail:
-            session._torn_from = last_line_start
-        return session
+        return cls(header, entries, storage=storage, problems=scan.problems, ids=ids, clock=clock)
 
     @classmethod
     def create(
@@ -219,22 +191,30 @@ class Session:
         *,
         cwd: str,
         session_id: str | None = None,
+        timestamp: str | None = None,
         parent_session: str | None = None,
         lock_timeout: float | None = _DEFAULT_LOCK_TIMEOUT,
         ids: Callable[[], str] | None = None,
         clock: Callable[[], int] | None = None,
     ) -> Session:
         """A new session. Its file (if ``path`` is given) is created with the first user or
-        assistant message; an existing file at ``path`` is never overwritten."""
+        assistant message; an existing file at ``path`` is never overwritten.
+
+        ``session_id`` and ``timestamp`` (ISO-8601, as in the header) default to a fresh UUIDv7
+        and the clock's time; pass both to name the file after them, as pi does.
+        """
         file_path = Path(path) if path is not None else None
         if file_path is not None and file_path.exists():
             raise SessionError("session file already exists; not overwriting it", path=file_path)
-        if session_id is not None and not re.fullmatch(
-            r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", session_id
-        ):
+        if session_id is not None and not _SESSION_ID.fullmatch(session_id):
             raise SessionError(f"invalid session id {session_id!r}")
-        header = cls._new_header(cwd, session_id, parent_session, clock or _wall_ms)
-        return cls(header, file_path=file_path, ids=ids, clock=clock, lock_timeout=lock_timeout)
+        if timestamp is not None and js_date_ms(timestamp) is None:
+            raise SessionError(f"invalid session timestamp {timestamp!r}")
+        header = cls._new_header(cwd, session_id, timestamp, parent_session, clock or _wall_ms)
+        storage = (
+            SessionStorage(file_path, lock_timeout=lock_timeout) if file_path is not None else None
+        )
+        return cls(header, storage=storage, ids=ids, clock=clock)
 
     @classmethod
     def in_memory(
@@ -250,13 +230,17 @@ class Session:
 
     @staticmethod
     def _new_header(
-        cwd: str, session_id: str | None, parent_session: str | None, clock: Callable[[], int]
+        cwd: str,
+        session_id: str | None,
+        timestamp: str | None,
+        parent_session: str | None,
+        clock: Callable[[], int],
     ) -> dict[str, Any]:
         header: dict[str, Any] = {
             "type": "session",
             "version": CURRENT_VERSION,
             "id": session_id or new_session_id(),
-            "timestamp": _iso_from_ms(clock()),
+            "timestamp": timestamp or _iso_from_ms(clock()),
             "cwd": cwd,
         }
         if parent_session is not None:
@@ -264,6 +248,25 @@ class Session:
         return header
 
     # -- reading ------------------------------------------------------------------------------
+
+    @property
+    def _where(self) -> str | None:
+        return str(self.file_path) if self.file_path is not None else None
+
+    @property
+    def lock_timeout(self) -> float | None:
+        """Seconds an append waits for another process's lock (``None``: forever)."""
+        return self._storage.lock_timeout if self._storage is not None else None
+
+    @lock_timeout.setter
+    def lock_timeout(self, value: float | None) -> None:
+        if self._storage is not None:
+            self._storage.lock_timeout = value
+
+    @property
+    def file_version(self) -> int:
+        """The header version of the file on disk (3 once a legacy file has been rewritten)."""
+        return self._storage.version if self._storage is not None else CURRENT_VERSION
 
     @property
     def id(self) -> str:
@@ -310,6 +313,17 @@ class Session:
             return list(self._live.path)
         return self._tree.path(self._tree.require(leaf_id))
 
+    def branch_view(self, leaf_id: str | None = None) -> Sequence[Entry]:
+        """The same path as :meth:`branch_entries`, read-only and without a copy.
+
+        Taking the view of the current leaf costs O(1) however long the path is; the view keeps
+        showing that path after later appends and leaf moves. Use it where the path is only
+        read (per-turn accounting, compaction preparation).
+        """
+        if leaf_id is None:
+            return PathView(self._live.path)
+        return PathView(self._tree.path(self._tree.require(leaf_id)))
+
     def children(self, entry_id: str) -> list[Entry]:
         return self._tree.children(entry_id)
 
@@ -355,12 +369,11 @@ class Session:
         """Decode every entry and return all problems: those found on load plus lines that
         looked like entries but are not valid JSON (found lazily otherwise)."""
         found = list(self.problems)
-        path = str(self.file_path) if self.file_path is not None else None
         for entry in self._tree.entries:
             try:
                 _ = entry.data
             except SessionFormatError as exc:
-                found.append(LoadProblem(path, entry.line or 0, exc.reason))
+                found.append(LoadProblem(self._where, entry.line or 0, exc.reason))
         return sorted(found, key=lambda p: p.line)
 
     # -- leaf ------------------------------------------------------------------------------------
@@ -554,12 +567,12 @@ class Session:
     @property
     def is_legacy(self) -> bool:
         """True while the file on disk is v1/v2 (migrated in memory; rewritten on append)."""
-        return self._needs_rewrite
+        return self._storage is not None and self._storage.legacy
 
     @property
     def is_persisted(self) -> bool:
         """True once the header is in the file."""
-        return self._persisted
+        return self._storage is not None and self._storage.persisted
 
     def _has_conversation(self, extra: Entry | None = None) -> bool:
         entries: Sequence[Entry] = self._tree.entries
@@ -568,116 +581,36 @@ class Session:
         return any(e.type == "message" and e.role in ("user", "assistant") for e in entries)
 
     def _persist(self, entry: Entry) -> None:
-        if self.file_path is None:
+        storage = self._storage
+        if storage is None:
             return
-        if not self._persisted:
-            if not self._has_conversation(entry):
-                return  # lazy creation: the file appears with the first conversation message
-            self._write_new_file([*self._tree.entries, entry])
-            return
-        if self._needs_rewrite:
-            self._rewrite_legacy(entry)
-            return
-        self._append_line(entry)
+        if not storage.persisted:
+            if self._has_conversation(entry):
+                # lazy creation: the file appears with the first conversation message
+                storage.create(self._file_bytes([*self._tree.entries, entry]))
+        elif storage.legacy:
+            storage.rewrite(self._file_bytes([*self._tree.entries, entry]))
+        else:
+            storage.append(entry.raw, self._take_foreign)
 
-    def _lines(self, entries: Sequence[Entry]) -> bytes:
+    def _file_bytes(self, entries: Sequence[Entry]) -> bytes:
         parts = [_json.dumps(self.header)]
         parts.extend(e.raw for e in entries)
         parts.append(b"")
         return b"\n".join(parts)
 
-    def _write_new_file(self, entries: Sequence[Entry]) -> None:
-        assert self.file_path is not None
-        data = self._lines(entries)
-        if self._empty_file:
-            handle = SessionFile(self.file_path)
-            with handle.locked(self.lock_timeout) as size:
-                if size != 0:
-                    handle.close()
-                    raise SessionError(
-                        "session file is no longer empty (written by another process)",
-                        path=self.file_path,
-                    )
-                handle.append(data)
-        else:
-            handle = SessionFile(self.file_path, create=True)
-            with handle.locked(self.lock_timeout):
-                handle.append(data)
-        self._file = handle
-        self._persisted = True
-        self._empty_file = False
-        self._file_size = len(data)
-        self._known_lines = data.count(b"\n")
-
-    def _rewrite_legacy(self, entry: Entry) -> None:
-        assert self.file_path is not None
-        handle = self._handle()
-        with handle.locked(self.lock_timeout) as size:
-            if size != self._file_size:
-                raise SessionError(
-                    "legacy session file changed since it was read; reopen it",
-                    path=self.file_path,
-                )
-            data = self._lines([*self._tree.entries, entry])
-            atomic_write(self.file_path, data)
-        handle.close()
-        self._file = None
-        self._needs_rewrite = False
-        self.file_version = CURRENT_VERSION
-        self._file_size = len(data)
-        self._known_lines = data.count(b"\n")
-
-    def _handle(self) -> SessionFile:
-        if self._file is None:
-            assert self.file_path is not None
-            self._file = SessionFile(self.file_path)
-        return self._file
-
-    def _append_line(self, entry: Entry) -> None:
-        handle = self._handle()
-        with handle.locked(self.lock_timeout) as size:
-            if size < self._file_size:
-                raise SessionError("session file shrank since it was read", path=self.file_path)
-            if size > self._file_size:
-                self._merge_foreign(handle, size)
-            data = entry.raw + b"\n"
-            if not handle.ends_with_newline(size):
-                # Finish the unterminated (possibly torn) last line. The space keeps a valid
-                # line valid and stops the loader's fast path from trusting a torn one.
-                data = b" \n" + data
-            written = handle.append(data)
-        self._file_size = size + written
-        self._known_lines += data.count(b"\n")
-        self._torn_from = None
-
-    def _merge_foreign(self, handle: SessionFile, size: int) -> None:
-        """Take in lines another process appended since we last read or wrote the file.
-
-        A torn last line we skipped on load is read again with them: its writer (or the next
-        one) has finished it with a newline, and the loader decides anew whether it is valid.
-        """
-        start = self._file_size if self._torn_from is None else self._torn_from
-        first_line = self._known_lines + 1
-        tail = handle.read_from(start, size)
-        if self._torn_from is not None:
-            self.problems = [p for p in self.problems if p.line != first_line]
-        scan = scan_lines(
-            tail,
-            path=str(self.file_path),
-            header_seen=True,
-            first_line=first_line,
-        )
+    def _take_foreign(self, scan: ScanResult, retracted_line: int | None) -> None:
+        """Take in entries another process appended (see :class:`SessionStorage`)."""
+        if retracted_line is not None:
+            self.problems = [p for p in self.problems if p.line != retracted_line]
         self.problems.extend(scan.problems)
         self._tree.extend(scan.entries)
-        self._file_size = size
-        self._known_lines += scan.newlines
-        self._torn_from = start + tail.rfind(b"\n") + 1 if scan.torn_tail else None
 
     def flush(self) -> None:
         """Write a file-backed session's pending entries now, even without a conversation yet."""
-        if self.file_path is None or self._persisted:
+        if self._storage is None or self._storage.persisted:
             return
-        self._write_new_file(list(self._tree.entries))
+        self._storage.create(self._file_bytes(list(self._tree.entries)))
 
     def fork(self, new_path: str | os.PathLike[str] | None, leaf_id: str | None = None) -> Session:
         """A new session holding the root→leaf path (pi's ``createBranchedSession``).
@@ -727,16 +660,15 @@ class Session:
             label = labels_on_path.get(entry_id)
             if label:
                 forked.append_label(entry_id, label)
-        if forked.file_path is not None and not forked._persisted and forked._has_conversation():
+        if forked._has_conversation():
             forked.flush()
         return forked
 
     def close(self) -> None:
         """Release the file handle. Pending (unwritten) entries of a new session are dropped,
         as pi drops a session that never got a message."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        if self._storage is not None:
+            self._storage.close()
         self._closed = True
 
     def __enter__(self) -> Session:

@@ -14,21 +14,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 
+from pi_context._json import js_trim
 from pi_context.errors import TreeError
 from pi_context.session.entries import Entry
 
 __all__ = ["TreeIndex", "normalize_name"]
 
 _NEWLINES = re.compile(r"[\r\n]+")
-_JS_SPACE = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 
 
 def normalize_name(name: str) -> str:
     """A session name as pi shows it: runs of CR/LF become one space, then trimmed."""
-    return _NEWLINES.sub(" ", name).strip(_JS_SPACE)
+    return js_trim(_NEWLINES.sub(" ", name))
 
 
 class TreeIndex:

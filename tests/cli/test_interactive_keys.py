@@ -1,0 +1,145 @@
+"""Keys typed while a run is busy, driven in-process through a prompt_toolkit pipe input.
+
+The scripted model types into the pipe from inside its own request, so the keys arrive while
+the run is in progress, with no sleeps or timing assumptions in the test.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from rich.console import Console
+
+from pi_context.cli.app import AppAgent, AppConfig
+from pi_context.cli.interactive import InteractiveShell
+from pi_context.providers.base import ModelRequest
+from pi_context.testing import ScriptedModel, ScriptedReply, reply
+
+
+@pytest.fixture
+def pipe() -> Iterator[PipeInput]:
+    with create_pipe_input() as keys:
+        yield keys
+
+
+def _typing(
+    pipe: PipeInput, keys: str, then: ScriptedReply
+) -> Callable[[ModelRequest], ScriptedReply]:
+    def answer(_request: ModelRequest) -> ScriptedReply:
+        pipe.send_text(keys)
+        return then
+
+    return answer
+
+
+async def _shell(
+    tmp_path: Path, pipe: PipeInput, model: ScriptedModel
+) -> tuple[InteractiveShell, io.StringIO]:
+    (tmp_path / "agent").mkdir(exist_ok=True)
+    config = AppConfig(cwd=str(tmp_path), agent_dir=tmp_path / "agent", session_dir=None)
+    agent = AppAgent(await config.create(model), config)
+    screen = io.StringIO()
+    console = Console(file=screen, width=100, force_terminal=False, color_system=None)
+    shell = InteractiveShell(agent, console=console, pt_input=pipe, pt_output=DummyOutput())
+    return shell, screen
+
+
+def _users(shell: InteractiveShell) -> list[str]:
+    out = []
+    for entry in shell.agent.session.entries:
+        message = entry.message
+        if entry.type == "message" and message is not None and message.get("role") == "user":
+            out.append("".join(b.get("text", "") for b in message["content"]))
+    return out
+
+
+async def test_a_line_typed_and_sent_during_a_run_is_sent_after_it(
+    tmp_path: Path, pipe: PipeInput
+) -> None:
+    model = ScriptedModel(
+        [
+            _typing(pipe, "queued line\r", reply("First answer.", delay=0.05)),
+            _typing(pipe, "/quit\r", reply("Second answer.")),
+        ]
+    )
+    shell, screen = await _shell(tmp_path, pipe, model)
+    pipe.send_text("first\r")
+    assert await shell.run() == 0
+    assert _users(shell) == ["first", "queued line"]
+    assert "Second answer." in screen.getvalue()
+    model.assert_complete()
+
+
+async def test_text_typed_during_a_run_waits_in_the_next_prompt(
+    tmp_path: Path, pipe: PipeInput
+) -> None:
+    # "draft" is typed during the run; " done" and Enter complete the line afterwards
+    model = ScriptedModel(
+        [
+            _typing(pipe, "draft", reply("First answer.", delay=0.05)),
+            _typing(pipe, "/quit\r", reply("Second answer.")),
+        ]
+    )
+    shell, _ = await _shell(tmp_path, pipe, model)
+    pipe.send_text("first\r")
+
+    original = shell.send
+
+    async def send_then_finish(text: str) -> None:
+        await original(text)
+        if text == "first":
+            pipe.send_text(" done\r")
+
+    shell.send = send_then_finish  # type: ignore[method-assign]
+    assert await shell.run() == 0
+    assert _users(shell) == ["first", "draft done"]
+
+
+async def test_escape_aborts_the_run_and_typed_text_survives(
+    tmp_path: Path, pipe: PipeInput
+) -> None:
+    model = ScriptedModel(
+        [
+            _typing(pipe, "kept\x1b", reply("never shown", delay=600)),
+            _typing(pipe, "/quit\r", reply("After abort.")),
+        ]
+    )
+    shell, screen = await _shell(tmp_path, pipe, model)
+    pipe.send_text("slow\r")
+    original = shell.send
+
+    async def send_then_finish(text: str) -> None:
+        await original(text)
+        if text == "slow":
+            pipe.send_text("\r")
+
+    shell.send = send_then_finish  # type: ignore[method-assign]
+    assert await shell.run() == 0
+    assert "Aborting" in screen.getvalue()
+    assert "never shown" not in screen.getvalue()
+    assert _users(shell) == ["slow", "kept"]
+
+
+async def test_escape_right_behind_enter_aborts_the_run_it_started(
+    tmp_path: Path, pipe: PipeInput
+) -> None:
+    # Enter and Esc arrive in one read: the prompt leaves the Esc as typeahead
+    model = ScriptedModel([reply("never shown", delay=600), _typing(pipe, "/quit\r", reply("ok"))])
+    shell, screen = await _shell(tmp_path, pipe, model)
+    pipe.send_text("slow\r\x1b")
+    original = shell.send
+
+    async def send_then_finish(text: str) -> None:
+        await original(text)
+        if text == "slow":
+            pipe.send_text("next\r")
+
+    shell.send = send_then_finish  # type: ignore[method-assign]
+    assert await shell.run() == 0
+    assert "Aborting" in screen.getvalue()
+    assert _users(shell) == ["slow", "next"]
