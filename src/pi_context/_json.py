@@ -48,7 +48,7 @@ def utf16_len(text: str) -> int:
     """Length of ``text`` in UTF-16 code units (JavaScript's ``String.prototype.length``)."""
     if text.isascii():
         return len(text)
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 _ARRAY_INDEX = re.compile(r"^(?:0|[1-9][0-9]{0,9})$")

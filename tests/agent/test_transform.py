@@ -224,3 +224,32 @@ def test_replay_moves_readded_sections_and_tools_to_the_end() -> None:
     assert [t["name"] for t in head["toolsAdded"]] == ["bash", "read"]
     assert head["timestamp"] == 5
     assert current_system_message([user_message("x")]) is None
+
+
+async def test_chain_reuses_its_outputs_and_matches_the_plain_projections() -> None:
+    hidden: set[str] = {"bash"}
+    forced: list[str | None] = ["F"]
+    chain = TransformChain(hidden_tools=lambda: hidden, forced_prompt=lambda: forced[0])
+    msgs = transcript()
+
+    def reference() -> list[AgentMessage]:
+        return apply_forced_prompt(hide_declarations(msgs, hidden), forced[0])
+
+    first = await chain(msgs)
+    assert first == reference()
+    msgs.append(user_message("three", timestamp=15))
+    second = await chain(msgs)
+    assert second == reference()
+    assert second[0] is first[0]  # the same forced head while the system state is unchanged
+    assert all(a is b for a, b in zip(first[1:], second[1:], strict=False))
+    msgs.append(system({"skills": "<skills>\nT\n</skills>"}, 16, toolsAdded=[BASH]))
+    third = await chain(msgs)
+    assert third == reference()
+    assert third[0] is not first[0]
+    hidden.clear()
+    hidden.add("read")
+    assert await chain(msgs) == reference()
+    forced[0] = None
+    unforced = await chain(msgs)
+    assert unforced == reference()
+    assert cast(dict[str, Any], unforced[0])["toolsAdded"] == [BASH]

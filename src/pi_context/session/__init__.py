@@ -7,6 +7,7 @@
         for message in s.projection().messages: ...
 """
 
+from pi_context.session._live import PathView
 from pi_context.session.codec import LoadProblem, migrate_entries, scan_lines
 from pi_context.session.entries import ENTRY_TYPES, Entry, make_entry
 from pi_context.session.projection import (
@@ -14,6 +15,7 @@ from pi_context.session.projection import (
     ProjectedEntry,
     Projection,
     build_context_entries,
+    context_edits_by_target,
     convert_to_llm,
     entry_messages,
     js_date_ms,
@@ -28,12 +30,14 @@ __all__ = [
     "Entry",
     "LoadProblem",
     "ModelRef",
+    "PathView",
     "ProjectedEntry",
     "Projection",
     "Session",
     "TreeIndex",
     "build_context_entries",
     "build_projection",
+    "context_edits_by_target",
     "convert_to_llm",
     "entry_messages",
     "js_date_ms",

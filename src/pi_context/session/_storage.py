@@ -66,6 +66,7 @@ class SessionStorage:
         self.version = CURRENT_VERSION
         self._size = len(data)
         self._known_lines = data.count(b"\n")
+        self._torn_from = None
 
     def create(self, data: bytes) -> None:
         """Write the whole new file (header and entries); never replaces an existing file."""

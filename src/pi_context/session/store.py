@@ -14,12 +14,13 @@ to the session.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import secrets
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -307,7 +308,9 @@ class Session:
     def branch_entries(self, leaf_id: str | None = None) -> list[Entry]:
         """Root→leaf path (pi's ``getBranch``); the current leaf by default.
 
-        Raises :class:`~pi_context.errors.TreeError` for an unknown id (pi returns ``[]``).
+        A new list each call (O(path length)); :meth:`branch_view` reads the same path without
+        copying. Raises :class:`~pi_context.errors.TreeError` for an unknown id (pi returns
+        ``[]``).
         """
         if leaf_id is None:
             return list(self._live.path)
@@ -575,9 +578,11 @@ class Session:
         return self._storage is not None and self._storage.persisted
 
     def _has_conversation(self, extra: Entry | None = None) -> bool:
-        entries: Sequence[Entry] = self._tree.entries
+        """Whether the entries (and ``extra``) hold a user or assistant message: the point at
+        which pi first writes a session file."""
+        entries: Iterable[Entry] = self._tree.entries
         if extra is not None:
-            entries = [*entries, extra]
+            entries = itertools.chain(entries, (extra,))
         return any(e.type == "message" and e.role in ("user", "assistant") for e in entries)
 
     def _persist(self, entry: Entry) -> None:
