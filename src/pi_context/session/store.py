@@ -74,6 +74,26 @@ def _wall_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def _tree_problems(tree: TreeIndex, where: str | None) -> list[LoadProblem]:
+    """The recoveries :class:`TreeIndex` made (cycles, duplicate ids, dangling parents)."""
+    problems: list[LoadProblem] = []
+    for cycle in tree.cycles:
+        first = tree.by_id[cycle[0]]
+        chain = " -> ".join(cycle)
+        reason = f"parent cycle {chain}: entry treated as a root"
+        problems.append(LoadProblem(where, first.line or 0, reason))
+    for shadowed in tree.shadowed:
+        reason = f"duplicate id {shadowed.id}: a later entry with this id takes its place"
+        problems.append(LoadProblem(where, shadowed.line or 0, reason))
+    for orphan in tree.dangling():
+        reason = (
+            f"parent {orphan.parent_id} of entry {orphan.id} does not exist: "
+            "entry treated as a root"
+        )
+        problems.append(LoadProblem(where, orphan.line or 0, reason))
+    return problems
+
+
 class Session:
     """A session tree with a current leaf; see the module docstring for the file rules.
 
@@ -99,33 +119,7 @@ class Session:
         self._ids = ids or new_entry_id
         self._clock = clock or _wall_ms
         self._tree = TreeIndex(entries)
-        for cycle in self._tree.cycles:
-            first = self._tree.by_id[cycle[0]]
-            self.problems.append(
-                LoadProblem(
-                    self._where,
-                    first.line or 0,
-                    f"parent cycle {' -> '.join(cycle)}: entry treated as a root",
-                )
-            )
-        where = self._where
-        for shadowed in self._tree.shadowed:
-            self.problems.append(
-                LoadProblem(
-                    where,
-                    shadowed.line or 0,
-                    f"duplicate id {shadowed.id}: a later entry with this id takes its place",
-                )
-            )
-        for orphan in self._tree.dangling():
-            self.problems.append(
-                LoadProblem(
-                    where,
-                    orphan.line or 0,
-                    f"parent {orphan.parent_id} of entry {orphan.id} does not exist: "
-                    "entry treated as a root",
-                )
-            )
+        self.problems.extend(_tree_problems(self._tree, self._where))
         self.problems.sort(key=lambda p: p.line)
         self._leaf: Entry | None = self._tree.entries[-1] if self._tree.entries else None
         self._live = LiveProjection(self._tree)
