@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,12 +27,13 @@ from typing import Any
 from pi_context import _json
 from pi_context.errors import SessionError
 from pi_context.resources import paths
+from pi_context.session.projection import js_date_ms
+from pi_context.session.store import new_session_id
 
 __all__ = [
     "SESSION_ID_PATTERN",
     "SessionInfo",
     "SessionMatch",
-    "agent_dir",
     "default_session_dir",
     "encode_cwd",
     "find_latest_session",
@@ -42,7 +41,6 @@ __all__ = [
     "list_all_sessions",
     "list_sessions",
     "looks_like_path",
-    "new_session_id",
     "new_session_path",
     "read_header",
     "read_session_info",
@@ -56,16 +54,6 @@ SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
 _HEADER_SCAN_LINES = 64
 """How many lines to try before giving up on finding the first parsable line."""
-
-
-def agent_dir(env: Mapping[str, str] | None = None) -> Path:
-    """pi's agent directory: ``$PI_CODING_AGENT_DIR`` (``~`` expanded) or ``~/.pi/agent``."""
-    if env is None:
-        return paths.agent_dir()
-    configured = env.get(paths.AGENT_DIR_ENV)
-    if configured:
-        return Path(os.path.abspath(paths.expand_home(configured)))
-    return paths.home_dir() / paths.CONFIG_DIR_NAME / "agent"
 
 
 def encode_cwd(cwd: str | os.PathLike[str]) -> str:
@@ -103,7 +91,7 @@ def session_dir(
     for value in (cli_dir, environ.get("PI_CODING_AGENT_SESSION_DIR"), setting):
         if value:
             return Path(os.path.abspath(paths.expand_home(value)))
-    return default_session_dir(cwd, agent if agent is not None else agent_dir(environ))
+    return default_session_dir(cwd, agent if agent is not None else paths.agent_dir(environ))
 
 
 def _iso_timestamp(now: datetime | None = None) -> str:
@@ -114,19 +102,6 @@ def _iso_timestamp(now: datetime | None = None) -> str:
 def session_file_name(timestamp: str, session_id: str) -> str:
     """``<timestamp with : and . replaced by ->_<id>.jsonl`` (pi's file name)."""
     return re.sub(r"[:.]", "-", timestamp) + f"_{session_id}.jsonl"
-
-
-def new_session_id(now_ms: int | None = None) -> str:
-    """A fresh UUIDv7 string (time-ordered, as pi's session ids)."""
-    ms = int(time.time() * 1000) if now_ms is None else now_ms
-    rand = secrets.randbits(74)
-    value = (ms & ((1 << 48) - 1)) << 80
-    value |= 0x7 << 76
-    value |= (rand >> 62) << 64  # 12 bits rand_a
-    value |= 0b10 << 62
-    value |= rand & ((1 << 62) - 1)
-    hex_text = f"{value:032x}"
-    return f"{hex_text[:8]}-{hex_text[8:12]}-{hex_text[12:16]}-{hex_text[16:20]}-{hex_text[20:]}"
 
 
 def new_session_path(directory: Path, *, session_id: str | None = None) -> tuple[Path, str, str]:
@@ -166,15 +141,6 @@ def read_header(path: Path) -> dict[str, Any] | None:
     except OSError:
         return None
     return None
-
-
-def _parse_iso_ms(text: Any) -> int | None:
-    if not isinstance(text, str):
-        return None
-    try:
-        return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +185,8 @@ def read_session_info(path: Path) -> SessionInfo | None:
     name: str | None = None
     first = ""
     count = 0
-    last_ms = _parse_iso_ms(header.get("timestamp")) or 0
+    created_ms = js_date_ms(header.get("timestamp"))
+    last_ms = int(created_ms) if created_ms is not None else 0
     seen_header = False
     for raw in data.split(b"\n"):
         if not raw.strip():

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
+from typing import Any
 
 from rich.console import Console
 
@@ -15,9 +17,17 @@ from pi_context.agent.events import (
     ToolExecutionEnd,
     ToolExecutionStart,
 )
+from pi_context.agent.stats import SessionStats
 from pi_context.cli.render import EventRenderer, collapse
-from pi_context.cli.stats import SessionStats, format_tokens, status_line
-from pi_context.messages import assistant_message, text_block, tool_result_message
+from pi_context.cli.stats import MessageCounts, count_messages, format_tokens, status_line
+from pi_context.messages import (
+    assistant_message,
+    text_block,
+    tool_call,
+    tool_result_message,
+    user_message,
+)
+from pi_context.session.store import Session
 
 
 def _console() -> tuple[Console, io.StringIO]:
@@ -90,12 +100,48 @@ def test_collapse() -> None:
     assert collapse("a\nb\nc", 2) == ("a\nb", 1)
 
 
-def test_status_line_shows_window_percent_cache_and_cost() -> None:
-    stats = SessionStats(1, 1, 0, 0, 2, 100, 10, 300, 100, 0.0123, 12_300, 0)
-    assert (
-        status_line(stats, "p/m", 128_000) == "p/m · ctx 12.3k/128.0k (9.6%) · cache 60% · $0.0123"
+def _stats(**changes: Any) -> SessionStats:
+    base = SessionStats(
+        tokens=510,
+        cost=0.0123,
+        cache_read=300,
+        cache_write=100,
+        hit_ratio=0.6,
+        context_tokens=12_300,
+        context_window=128_000,
+        input=100,
+        output=10,
+        requests=1,
     )
-    unknown = SessionStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0.0, None, 1)
-    assert status_line(unknown, "p/m", 128_000) == "p/m · ctx ?/128.0k · cache – · $0.0000"
+    return dataclasses.replace(base, **changes)
+
+
+def test_status_line_shows_window_percent_cache_and_cost() -> None:
+    line = status_line(_stats(), "p/m")
+    assert line == "p/m · ctx 12.3k/128.0k (9.6%) · cache 60% · $0.0123"
+    unknown = _stats(context_tokens=None, input=0, cache_read=0, cache_write=0, cost=0.0)
+    assert status_line(unknown, "p/m") == "p/m · ctx ?/128.0k · cache – · $0.0000"
+    assert status_line(_stats(context_window=None), "p/m").startswith("p/m · ctx 12.3k · cache")
     assert format_tokens(999) == "999"
     assert format_tokens(1_500_000) == "1.5M"
+
+
+def test_count_messages_by_role_with_tool_calls_and_compactions() -> None:
+    session = Session.in_memory("/p")
+    first = session.append_message(user_message("hi"))
+    calls = [tool_call("c1", "read", {"path": "a"}), tool_call("c2", "bash", {"command": "ls"})]
+    session.append_message(
+        assistant_message([text_block("looking"), *calls], api="a", provider="p", model="m")
+    )
+    session.append_message(tool_result_message("c1", "read", [text_block("A")]))
+    session.append_compaction("summary", first.id, 100)
+    session.append_label(first.id, "start")
+    counts = count_messages(session.entries)
+    assert counts == MessageCounts(
+        entries=5,
+        user_messages=1,
+        assistant_messages=1,
+        tool_calls=2,
+        tool_results=1,
+        compactions=1,
+    )

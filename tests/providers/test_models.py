@@ -241,3 +241,16 @@ def test_loopback_servers_need_no_key(tmp_path: Path) -> None:
     entry = reg.find("llamacpp", "any")
     assert entry is not None
     assert reg.credentials(entry).ok
+
+
+async def test_missing_key_fails_fast_as_authentication() -> None:
+    from pi_context.messages import user_message
+    from pi_context.providers.base import ModelRequest, complete
+
+    reg = load_registry(Path("/nonexistent"), env={})
+    model = resolve_model("gpt-5", registry=reg)
+    done = await complete(model, ModelRequest(messages=[user_message("hi", timestamp=1)]))
+    assert done.error is not None
+    assert done.error.kind == "authentication"
+    assert "openai" in str(done.error)
+    await model.aclose()  # type: ignore[attr-defined]

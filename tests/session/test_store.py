@@ -480,6 +480,13 @@ def test_create_with_id_and_timestamp_names_the_header(tmp_path: Path) -> None:
     header = lines(tmp_path / "s.jsonl")[0]
     assert header["id"] == "0190aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee"
     assert header["timestamp"] == "2026-01-02T03:04:05.678Z"
+    s.fork(tmp_path / "f.jsonl", session_id="fork-1", timestamp="2026-02-03T00:00:00.000Z").close()
+    forked_header = lines(tmp_path / "f.jsonl")[0]
+    assert (forked_header["id"], forked_header["timestamp"]) == (
+        "fork-1",
+        "2026-02-03T00:00:00.000Z",
+    )
+    assert forked_header["parentSession"] == str(tmp_path / "s.jsonl")
     with pytest.raises(SessionError, match="timestamp"):
         Session.create(None, cwd="/w", timestamp="yesterday")
     with pytest.raises(SessionError, match="session id"):

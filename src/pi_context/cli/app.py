@@ -8,7 +8,6 @@ forked sessions are created with the same configuration, in pi's session directo
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import Any
 from pi_context import storage
 from pi_context.agent.events import AgentEvent
 from pi_context.agent.session import AgentSession
+from pi_context.agent.stats import SessionStats
 from pi_context.cli.scripted import load_scripted_model, scripted_spec
 from pi_context.errors import PiContextError, ProviderError
 from pi_context.providers.base import Model, ModelInfo
@@ -27,45 +27,36 @@ from pi_context.tokens import estimate_tokens
 __all__ = ["AppAgent", "AppConfig", "resolve_cli_model"]
 
 
-def _providers_models() -> Any:
-    """``pi_context.providers.models`` when it is installed (it resolves real providers)."""
-    try:
-        return importlib.import_module("pi_context.providers.models")
-    except ModuleNotFoundError:
-        return None
-
-
-def resolve_cli_model(spec: str | None, env: Mapping[str, str] | None = None) -> Model | None:
-    """The model for ``--model SPEC``.
+def resolve_cli_model(
+    spec: str | None, env: Mapping[str, str] | None = None, *, agent_dir: Path | None = None
+) -> Model | None:
+    """The model for ``--model SPEC``; without ``SPEC``, the default model.
 
     ``scripted:<file>`` (or ``$PICTX_SCRIPTED_MODEL`` without ``--model``) plays a replies
     file (a testing aid, see :mod:`pi_context.cli.scripted`); anything else goes to the
-    provider registry. ``None`` when no model is configured at all.
+    provider registry (built-ins plus ``<agent_dir>/models.json``). The default is the first
+    provider with a key, else the embedded local model when the ``local`` extra is installed,
+    else ``None`` (see :data:`pi_context.cli.agent_api.NO_MODEL_HELP`). ``env`` replaces ``os.environ`` for both.
     """
     scripted = scripted_spec(spec, env)
     if scripted is not None:
         return load_scripted_model(scripted)
-    models = _providers_models()
+    # imported here: the registry is only needed once a real model is asked for, and the
+    # adapters import their SDKs (openai, anthropic, llama_cpp) only when one is created
+    from pi_context.providers import models
+
+    registry = models.load_registry(agent_dir, env=env)
     if spec is not None:
-        if models is None or not hasattr(models, "resolve_model"):
-            raise ProviderError(f"Unknown model '{spec}': no provider registry is available")
-        return models.resolve_model(spec)  # type: ignore[no-any-return]
-    if models is not None and hasattr(models, "default_model"):
-        return models.default_model()  # type: ignore[no-any-return]
-    return None
+        return models.resolve_model(spec, registry=registry)
+    return models.default_model(registry=registry)
 
 
-def _model_names() -> list[str]:
-    models = _providers_models()
-    lister = getattr(models, "list_models", None) if models is not None else None
-    if not callable(lister):
-        return []
-    names = []
-    for item in lister():
-        info = getattr(item, "info", item)
-        provider, ident = getattr(info, "provider", None), getattr(info, "id", None)
-        names.append(f"{provider}/{ident}" if provider and ident else str(item))
-    return names
+def _model_names(agent_dir: Path | None) -> list[str]:
+    from pi_context.providers import models
+
+    return [
+        f"{info.provider}/{info.id}" for info in models.list_models(models.load_registry(agent_dir))
+    ]
 
 
 @dataclass
@@ -100,9 +91,7 @@ class AppConfig:
         agent = await AgentSession.create(
             cwd=work, model=model, session_file=path, **self._kwargs()
         )
-        # the file name and the header must agree (pi lists sessions by both)
-        agent.session.header["id"] = sid
-        agent.session.header["timestamp"] = stamp
+        _name_header_after_file(agent.session, sid, stamp)
         return agent
 
     async def open(self, path: Path, model: Model | None) -> AgentSession:
@@ -117,6 +106,20 @@ class AppConfig:
         if isinstance(work, str) and not os.path.isdir(work):
             raise PiContextError(f"The session's working directory does not exist: {work}")
         return await AgentSession.open(path, model=model, **self._kwargs())
+
+
+def _name_header_after_file(session: Session, session_id: str, timestamp: str) -> None:
+    """Give a new, still unwritten session the id and time its file is named after.
+
+    pi names a session file ``<timestamp>_<id>.jsonl`` after its header and lists sessions by
+    both, so they must agree. ``Session.create`` and ``Session.fork`` take both, but
+    ``AgentSession.create`` has no option for them yet; until it has, the header (written with
+    the first message) is adjusted here, before anything was written.
+    """
+    if session.is_persisted:
+        raise PiContextError(f"session {session.file_path} was already written; cannot rename it")
+    session.header["id"] = session_id
+    session.header["timestamp"] = timestamp
 
 
 class AppAgent:
@@ -168,11 +171,11 @@ class AppAgent:
     def estimate_context(self) -> int:
         return sum(estimate_tokens(m) for m in self.agent.session.projection().messages)
 
-    def context_tokens(self) -> int | None:
-        return self.agent.stats().context_tokens
+    def stats(self) -> SessionStats:
+        return self.agent.stats()
 
     def available_models(self) -> list[str]:
-        return _model_names()
+        return _model_names(self.config.agent_dir)
 
     def switch_model(self, ref: str) -> None:
         model = self.config.model_resolver(ref)
@@ -204,25 +207,13 @@ class AppAgent:
             agent.session = forked
             return AppAgent(agent, self.config)
         directory.mkdir(parents=True, exist_ok=True)
-        path, _, _ = storage.new_session_path(directory)
-        self.agent.session.fork(path, leaf_id).close()
-        header = storage.read_header(path) if path.exists() else None
-        if header is not None:
-            # name the file after the id the fork wrote into its header, as pi names files
-            named = directory / storage.session_file_name(
-                str(header["timestamp"]), str(header["id"])
-            )
-            if not named.exists():
-                path = path.rename(named)
+        path, sid, stamp = storage.new_session_path(directory)
+        self.agent.session.fork(path, leaf_id, session_id=sid, timestamp=stamp).close()
         if not path.exists():
             # nothing to write yet (fork before the first message): start fresh there
-            return AppAgent(
-                await AgentSession.create(
-                    cwd=self.agent.cwd,
-                    model=self._model(),
-                    session_file=path,
-                    **self.config._kwargs(),
-                ),
-                self.config,
+            agent = await AgentSession.create(
+                cwd=self.agent.cwd, model=self._model(), session_file=path, **self.config._kwargs()
             )
+            _name_header_after_file(agent.session, sid, stamp)
+            return AppAgent(agent, self.config)
         return AppAgent(await self.config.open(path, self._model()), self.config)

@@ -24,7 +24,7 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
-from prompt_toolkit.input import Input, create_input
+from prompt_toolkit.input import Input
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.key_binding.key_processor import KeyPress
@@ -34,10 +34,10 @@ from rich.console import Console
 from rich.text import Text
 
 from pi_context.agent.events import AgentEvent
-from pi_context.cli.agent_api import AgentHost
+from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
 from pi_context.cli.render import EventRenderer
 from pi_context.cli.slash import COMMANDS, command_names, run_slash
-from pi_context.cli.stats import collect_stats, status_line
+from pi_context.cli.stats import status_line
 from pi_context.errors import PiContextError
 
 __all__ = ["InteractiveShell", "SlashCompleter", "run_interactive"]
@@ -110,7 +110,6 @@ class InteractiveShell:
         self._quit = False
         self._editor = ""
         self._input = pt_input
-        self._keys: Input | None = None
         self._prompt: PromptSession[str] = PromptSession(
             history=history or InMemoryHistory(),
             completer=SlashCompleter(lambda: self.agent.skill_names()),
@@ -138,6 +137,9 @@ class InteractiveShell:
             return ""
 
     async def send(self, text: str) -> None:
+        if self.agent.model_info() is None:
+            self.console.print(Text(NO_MODEL_HELP, style="red"))
+            return
         renderer = self._new_renderer()
 
         async def consume() -> None:
@@ -183,11 +185,8 @@ class InteractiveShell:
     def status(self) -> str:
         """Recompute the status line: model, context of the window, cache hit ratio, cost."""
         info = self.agent.model_info()
-        stats = collect_stats(self.agent.session.entries, self.agent.context_tokens())
-        if info is None:
-            self._status = status_line(stats, "no model (use --model or /model)", None)
-        else:
-            self._status = status_line(stats, f"{info.provider}/{info.id}", info.context_window)
+        name = "no model (use --model or /model)" if info is None else f"{info.provider}/{info.id}"
+        self._status = status_line(self.agent.stats(), name)
         return self._status
 
     def print_status(self) -> None:
@@ -255,8 +254,10 @@ class InteractiveShell:
                 flush_timer.cancel()
             flush_timer = loop.call_later(_ESC_FLUSH_SECONDS, flush)
 
-        # after the work's first step, so that an abort finds the run it is meant for
-        loop.call_soon(handle, get_typeahead(keys))
+        # what the prompt left unprocessed: keys that came in the same read as its Enter, and
+        # an Esc its parser still holds; handled after the work's first step, so that an abort
+        # finds the run it is meant for
+        loop.call_soon(handle, [*get_typeahead(keys), *keys.flush_keys()])
         watching = keys.raw_mode() if self._is_tty(keys) else contextlib.nullcontext()
         try:
             with watching, keys.attach(on_keys):
@@ -277,10 +278,9 @@ class InteractiveShell:
             store_typeahead(keys, kept)
 
     def _key_input(self) -> Input:
-        """The input watched for Esc/Ctrl-C during runs (one per shell, shares the typeahead)."""
-        if self._keys is None:
-            self._keys = self._input or create_input()
-        return self._keys
+        """The input watched for Esc/Ctrl-C during runs: the prompts' own, so one parser sees
+        every byte (an Esc held back as a possible escape sequence is not lost between them)."""
+        return self._prompt.app.input
 
     @staticmethod
     def _is_tty(keys: Input) -> bool:
@@ -305,6 +305,8 @@ class InteractiveShell:
             )
         )
         self.print_status()
+        if self.agent.model_info() is None:
+            self.console.print(Text(NO_MODEL_HELP, style="yellow"))
 
     async def run(self, initial: Iterable[str] = ()) -> int:
         """Send the ``initial`` prompts, then read and run until ``/quit`` or Ctrl-D.

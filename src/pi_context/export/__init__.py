@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pi_context.export.document import SessionDocument, entry_kind, entry_preview
+from pi_context.export.document import (
+    SessionDocument,
+    entry_kind,
+    entry_preview,
+    text_of_content,
+)
 from pi_context.export.html import default_html_name, export_html, render_html, replay_system_prompt
 from pi_context.export.jsonl import branch_lines, default_jsonl_name, export_jsonl
 
@@ -20,6 +25,7 @@ __all__ = [
     "export_jsonl",
     "render_html",
     "replay_system_prompt",
+    "text_of_content",
 ]
 
 

@@ -37,8 +37,7 @@ def entry_preview(entry: Mapping[str, Any]) -> str:
     if kind == "message" and isinstance(message, dict):
         role = message.get("role")
         if role in ("user", "custom"):
-            content = message.get("content")
-            text = content if isinstance(content, str) else text_of_content(content)
+            text = text_of_content(message.get("content"))
         elif role == "assistant":
             content = message.get("content")
             blocks = (

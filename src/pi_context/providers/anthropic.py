@@ -15,7 +15,10 @@ Cache breakpoints (``cache_control: ephemeral``), at most two:
 
 1. on the last ``system`` block: tools + system prompt, the stable head, cached on its own;
 2. on the last content block of the last message: the whole conversation so far, so the next
-   request (which extends it) reads it back.
+   request (which extends it) reads it back. Only this one marker moves, so each body equals
+   the previous one byte for byte up to the previous marker. (A turn that adds more than the
+   20 blocks Anthropic looks back from a breakpoint reads back only the system prefix; a
+   second moving marker would fix that but break the byte-for-byte prefix.)
 
 Anthropic's cache order is tools -> system -> messages, so a change to the tool list is a full
 miss; a section patch costs only the bytes after the previous breakpoint. Requests with
@@ -209,8 +212,11 @@ class AnthropicModel:
         client: anthropic.AsyncAnthropic | None = None,
         max_retries: int = 0,
         timeout: float = 600.0,
+        credential_error: str | None = None,
     ) -> None:
         self._info = info
+        self.credential_error = credential_error
+        """Why no key could be resolved; every request then fails as ``authentication``."""
         self.system_delivery: SystemDelivery = "user_turn"
         self._client = client or anthropic.AsyncAnthropic(
             api_key=api_key if api_key or auth_token else "missing-key",
@@ -273,6 +279,10 @@ class AnthropicModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         builder = MessageBuilder(self._info)
+        if self.credential_error is not None:
+            err = ProviderError(self.credential_error, kind="authentication")
+            yield StreamDone(builder.finish("error", error=str(err)), err)
+            return
         try:
             params = self.build_params(request)
             async for event in self._run(params, builder):

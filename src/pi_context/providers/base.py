@@ -63,7 +63,9 @@ class ModelInfo:
     cost: ModelCost = field(default_factory=ModelCost)
     system_messages_mid_conversation: bool = False
     """True when the provider accepts system messages after the first one; prompt patches
-    are then delivered in place instead of as one collapsed leading prompt."""
+    are then delivered in place as system messages. The bundled adapters deliver patches in
+    place either way (as user-side text otherwise); ``providers.delivery.system_delivery_of``
+    says what a model really does."""
 
 
 @dataclass(frozen=True, slots=True)

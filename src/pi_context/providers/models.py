@@ -570,6 +570,7 @@ class ModelRegistry:
                 api_key=creds.api_key,
                 base_url=entry.info.base_url,
                 headers=creds.headers,
+                credential_error=creds.error,
             )
         if api == "anthropic-messages":
             from pi_context.providers.anthropic import AnthropicModel
@@ -580,6 +581,7 @@ class ModelRegistry:
                 auth_token=creds.bearer,
                 base_url=entry.info.base_url,
                 headers=creds.headers,
+                credential_error=creds.error,
             )
         raise ProviderError(
             f'{entry.key}: API "{api}" is not supported (use openai-completions or '

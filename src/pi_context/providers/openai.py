@@ -173,9 +173,12 @@ class OpenAIChatModel:
         client: openai.AsyncOpenAI | None = None,
         max_retries: int = 0,
         timeout: float = 600.0,
+        credential_error: str | None = None,
         system_delivery: SystemDelivery | None = None,
     ) -> None:
         self._info = info
+        self.credential_error = credential_error
+        """Why no key could be resolved; every request then fails as ``authentication``."""
         self._client = client or openai.AsyncOpenAI(
             api_key=api_key or "not-needed",
             base_url=base_url or info.base_url,
@@ -239,6 +242,10 @@ class OpenAIChatModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         builder = MessageBuilder(self._info)
+        if self.credential_error is not None:
+            err = ProviderError(self.credential_error, kind="authentication")
+            yield StreamDone(builder.finish("error", error=str(err)), err)
+            return
         try:
             params = self.build_params(request)
             async for event in self._run(params, builder):

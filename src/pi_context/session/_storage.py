@@ -24,6 +24,9 @@ that they replace (re-read with them), if any."""
 class SessionStorage:
     """The session file's state as this process knows it, and the writes to it.
 
+    Every write takes the file's append lock, waiting up to ``lock_timeout`` seconds
+    (``None``: indefinitely; see :meth:`SessionFile.locked`).
+
     ``persisted`` is False until the header is in the file (pi's lazy creation); ``version``
     is the header version on disk (below 3: the file is rewritten as v3 on the first write).
     ``empty_file`` marks a 0-byte file that was opened: it is filled, never replaced.
@@ -33,7 +36,6 @@ class SessionStorage:
         self,
         path: Path,
         *,
-        lock_timeout: float | None,
         persisted: bool = False,
         version: int = CURRENT_VERSION,
         size: int = 0,
@@ -42,7 +44,6 @@ class SessionStorage:
         empty_file: bool = False,
     ) -> None:
         self.path = path
-        self.lock_timeout = lock_timeout
         self.persisted = persisted
         self.version = version
         self._size = size
@@ -68,11 +69,11 @@ class SessionStorage:
         self._known_lines = data.count(b"\n")
         self._torn_from = None
 
-    def create(self, data: bytes) -> None:
+    def create(self, data: bytes, lock_timeout: float | None) -> None:
         """Write the whole new file (header and entries); never replaces an existing file."""
         if self._empty_file:
             handle = SessionFile(self.path)
-            with handle.locked(self.lock_timeout) as size:
+            with handle.locked(lock_timeout) as size:
                 if size != 0:
                     handle.close()
                     raise SessionError(
@@ -82,16 +83,16 @@ class SessionStorage:
                 handle.append(data)
         else:
             handle = SessionFile(self.path, create=True)
-            with handle.locked(self.lock_timeout):
+            with handle.locked(lock_timeout):
                 handle.append(data)
         self._file = handle
         self._empty_file = False
         self._written(data)
 
-    def rewrite(self, data: bytes) -> None:
+    def rewrite(self, data: bytes, lock_timeout: float | None) -> None:
         """Replace a legacy file by ``data`` atomically, unless it changed since it was read."""
         handle = self._handle()
-        with handle.locked(self.lock_timeout) as size:
+        with handle.locked(lock_timeout) as size:
             if size != self._size:
                 raise SessionError(
                     "legacy session file changed since it was read; reopen it", path=self.path
@@ -101,7 +102,7 @@ class SessionStorage:
         self._file = None
         self._written(data)
 
-    def append(self, line: bytes, on_foreign: ForeignLines) -> None:
+    def append(self, line: bytes, on_foreign: ForeignLines, lock_timeout: float | None) -> None:
         """Append one entry line (without its newline) under the lock.
 
         Lines another process appended first go to ``on_foreign``. An unterminated (possibly
@@ -109,7 +110,7 @@ class SessionStorage:
         loader's fast path from trusting a torn one.
         """
         handle = self._handle()
-        with handle.locked(self.lock_timeout) as size:
+        with handle.locked(lock_timeout) as size:
             if size < self._size:
                 raise SessionError("session file shrank since it was read", path=self.path)
             if size > self._size:

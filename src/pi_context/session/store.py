@@ -36,15 +36,14 @@ from pi_context.session.codec import (
     LoadProblem,
     ScanResult,
     migrate_entries,
-    scan_lines,
+    parse_session_bytes,
 )
-from pi_context.session.entries import Entry, make_entry
+from pi_context.session.entries import MODEL_VISIBLE_ROLES, Entry, make_entry
 from pi_context.session.projection import Projection, js_date_ms, projection_of_path
 from pi_context.session.tree import TreeIndex, normalize_name
 
 __all__ = ["Session", "new_entry_id", "new_session_id"]
 
-_CONTEXT_EDIT_ROLES: Final = frozenset({"user", "assistant", "toolResult"})
 _DEFAULT_LOCK_TIMEOUT: Final = 10.0
 _SESSION_ID: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
@@ -111,8 +110,11 @@ class Session:
         problems: Sequence[LoadProblem] = (),
         ids: Callable[[], str] | None = None,
         clock: Callable[[], int] | None = None,
+        lock_timeout: float | None = _DEFAULT_LOCK_TIMEOUT,
     ) -> None:
         self.header = header
+        self.lock_timeout = lock_timeout
+        """Seconds a write waits for another process's lock (``None``: indefinitely)."""
         self._storage = storage
         self.file_path = storage.path if storage is not None else None
         self.problems: list[LoadProblem] = list(problems)
@@ -154,30 +156,34 @@ class Session:
             raise SessionError(f"cannot read session file: {exc.strerror}", path=file_path) from exc
         if not data:
             header = cls._new_header(cwd or os.getcwd(), None, None, None, clock or _wall_ms)
-            storage = SessionStorage(file_path, lock_timeout=lock_timeout, empty_file=True)
-            return cls(header, storage=storage, ids=ids, clock=clock)
+            storage = SessionStorage(file_path, empty_file=True)
+            return cls(header, storage=storage, ids=ids, clock=clock, lock_timeout=lock_timeout)
         size = len(data)
         last_line_start = data.rfind(b"\n") + 1
-        scan = scan_lines(data, path=str(file_path))
+        scan = parse_session_bytes(data, path=str(file_path))
         del data
-        if scan.header is None:
-            raise SessionFormatError(
-                "not a valid pi session (no session header line)", path=file_path, line=1
-            )
+        assert scan.header is not None
         header = scan.header
         entries = scan.entries
         if scan.version < CURRENT_VERSION:
             header, entries = migrate_entries(header, entries, ids or new_entry_id)
         storage = SessionStorage(
             file_path,
-            lock_timeout=lock_timeout,
             persisted=True,
             version=scan.version,
             size=size,
             known_lines=scan.newlines,
             torn_from=last_line_start if scan.torn_tail else None,
         )
-        return cls(header, entries, storage=storage, problems=scan.problems, ids=ids, clock=clock)
+        return cls(
+            header,
+            entries,
+            storage=storage,
+            problems=scan.problems,
+            ids=ids,
+            clock=clock,
+            lock_timeout=lock_timeout,
+        )
 
     @classmethod
     def create(
@@ -206,10 +212,8 @@ class Session:
         if timestamp is not None and js_date_ms(timestamp) is None:
             raise SessionError(f"invalid session timestamp {timestamp!r}")
         header = cls._new_header(cwd, session_id, timestamp, parent_session, clock or _wall_ms)
-        storage = (
-            SessionStorage(file_path, lock_timeout=lock_timeout) if file_path is not None else None
-        )
-        return cls(header, storage=storage, ids=ids, clock=clock)
+        storage = SessionStorage(file_path) if file_path is not None else None
+        return cls(header, storage=storage, ids=ids, clock=clock, lock_timeout=lock_timeout)
 
     @classmethod
     def in_memory(
@@ -247,16 +251,6 @@ class Session:
     @property
     def _where(self) -> str | None:
         return str(self.file_path) if self.file_path is not None else None
-
-    @property
-    def lock_timeout(self) -> float | None:
-        """Seconds an append waits for another process's lock (``None``: forever)."""
-        return self._storage.lock_timeout if self._storage is not None else None
-
-    @lock_timeout.setter
-    def lock_timeout(self, value: float | None) -> None:
-        if self._storage is not None:
-            self._storage.lock_timeout = value
 
     @property
     def file_version(self) -> int:
@@ -490,7 +484,7 @@ class Session:
         if target.type == "message" and role is None:
             message = target.data.get("message")
             role = message.get("role") if isinstance(message, dict) else None
-        if not (target.type == "custom_message" or role in _CONTEXT_EDIT_ROLES):
+        if not (target.type == "custom_message" or role in MODEL_VISIBLE_ROLES):
             raise TreeError(
                 f"context_edit target {target_id!r} must be a user, assistant or toolResult "
                 "message or a custom_message"
@@ -586,11 +580,11 @@ class Session:
         if not storage.persisted:
             if self._has_conversation(entry):
                 # lazy creation: the file appears with the first conversation message
-                storage.create(self._file_bytes([*self._tree.entries, entry]))
+                storage.create(self._file_bytes([*self._tree.entries, entry]), self.lock_timeout)
         elif storage.legacy:
-            storage.rewrite(self._file_bytes([*self._tree.entries, entry]))
+            storage.rewrite(self._file_bytes([*self._tree.entries, entry]), self.lock_timeout)
         else:
-            storage.append(entry.raw, self._take_foreign)
+            storage.append(entry.raw, self._take_foreign, self.lock_timeout)
 
     def _file_bytes(self, entries: Sequence[Entry]) -> bytes:
         parts = [_json.dumps(self.header)]
@@ -609,19 +603,29 @@ class Session:
         """Write a file-backed session's pending entries now, even without a conversation yet."""
         if self._storage is None or self._storage.persisted:
             return
-        self._storage.create(self._file_bytes(list(self._tree.entries)))
+        self._storage.create(self._file_bytes(list(self._tree.entries)), self.lock_timeout)
 
-    def fork(self, new_path: str | os.PathLike[str] | None, leaf_id: str | None = None) -> Session:
+    def fork(
+        self,
+        new_path: str | os.PathLike[str] | None,
+        leaf_id: str | None = None,
+        *,
+        session_id: str | None = None,
+        timestamp: str | None = None,
+    ) -> Session:
         """A new session holding the root→leaf path (pi's ``createBranchedSession``).
 
-        The header names this session's file as ``parentSession``. Label entries are dropped
-        from the copied path (parents re-chained around them) and re-created at the end, one
-        per labelled entry on the path.
+        The header names this session's file as ``parentSession``; ``session_id`` and
+        ``timestamp`` are as in :meth:`create`. Label entries are dropped from the copied path
+        (parents re-chained around them) and re-created at the end, one per labelled entry on
+        the path.
         """
-        path = self.branch_entries(leaf_id)
+        path = self.branch_view(leaf_id)
         forked = Session.create(
             new_path,
             cwd=self.cwd or os.getcwd(),
+            session_id=session_id,
+            timestamp=timestamp,
             parent_session=str(self.file_path) if self.file_path is not None else None,
             lock_timeout=self.lock_timeout,
             ids=self._ids,
