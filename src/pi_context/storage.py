@@ -20,13 +20,13 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pi_context import _json
 from pi_context.errors import SessionError
 from pi_context.resources import paths
+from pi_context.session.entries import iso_now
 from pi_context.session.projection import js_date_ms
 from pi_context.session.store import new_session_id
 
@@ -94,11 +94,6 @@ def session_dir(
     return default_session_dir(cwd, agent if agent is not None else paths.agent_dir(environ))
 
 
-def _iso_timestamp(now: datetime | None = None) -> str:
-    moment = now or datetime.now(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
 def session_file_name(timestamp: str, session_id: str) -> str:
     """``<timestamp with : and . replaced by ->_<id>.jsonl`` (pi's file name)."""
     return re.sub(r"[:.]", "-", timestamp) + f"_{session_id}.jsonl"
@@ -109,7 +104,7 @@ def new_session_path(directory: Path, *, session_id: str | None = None) -> tuple
     sid = session_id or new_session_id()
     if not SESSION_ID_PATTERN.match(sid):
         raise SessionError(f"invalid session id {sid!r}")
-    stamp = _iso_timestamp()
+    stamp = iso_now()
     return directory / session_file_name(stamp, sid), sid, stamp
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -112,3 +115,79 @@ async def test_new_sessions_are_named_after_their_header(tmp_path: Path) -> None
         assert path.name.startswith(header["timestamp"].replace(":", "-").replace(".", "-"))
     finally:
         agent.close()
+
+
+def test_starting_pictx_imports_no_provider_sdk(tmp_path: Path) -> None:
+    """Every spawned ``pictx`` pays for its imports: a scripted run and picking the local
+    default model (no key) load no provider SDK."""
+    replies = tmp_path / "r.json"
+    replies.write_text('["hi"]')
+    code = (
+        "import sys\n"
+        "from pi_context.cli.main import main\n"
+        "from pi_context.cli.app import resolve_cli_model\n"
+        f"assert main(['--no-session', '-p', '--model', 'scripted:{replies}', 'x']) == 0\n"
+        "resolve_cli_model(None, {})  # the local model when the extra is installed\n"
+        "heavy = {'openai', 'anthropic', 'llama_cpp'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+    )
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "hi\n"
+
+
+def _session_with_model(path: Path, provider: str, model_id: str) -> Path:
+    lines = [
+        {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-05T10:00:00.000Z"},
+        {
+            "type": "model_change",
+            "id": "00000001",
+            "parentId": None,
+            "timestamp": "2026-01-05T10:00:01.000Z",
+            "provider": provider,
+            "modelId": model_id,
+        },
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+BOTH_KEYS = {"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test"}
+
+
+def test_a_resumed_session_keeps_the_model_of_its_branch(tmp_path: Path) -> None:
+    fresh = resolve_cli_model(None, BOTH_KEYS, agent_dir=tmp_path)
+    assert fresh is not None
+    assert fresh.info.provider == "anthropic"  # the built-in default order
+    resumed = _session_with_model(tmp_path / "s.jsonl", "openai", "gpt-4.1")
+    model = resolve_cli_model(None, BOTH_KEYS, agent_dir=tmp_path, resumed=resumed)
+    assert model is not None
+    assert (model.info.provider, model.info.id) == ("openai", "gpt-4.1")
+    # --model still wins
+    named = resolve_cli_model("openai/gpt-5-mini", BOTH_KEYS, agent_dir=tmp_path, resumed=resumed)
+    assert named is not None
+    assert named.info.id == "gpt-5-mini"
+
+
+def test_the_recorded_model_is_skipped_without_its_key(tmp_path: Path) -> None:
+    resumed = _session_with_model(tmp_path / "s.jsonl", "openai", "gpt-4.1")
+    only_anthropic = {"ANTHROPIC_API_KEY": "sk-ant-test"}
+    model = resolve_cli_model(None, only_anthropic, agent_dir=tmp_path, resumed=resumed)
+    assert model is not None
+    assert model.info.provider == "anthropic"
+
+
+def test_default_model_settings_come_before_the_built_in_default(tmp_path: Path) -> None:
+    (tmp_path / "settings.json").write_text(
+        json.dumps({"defaultProvider": "openai", "defaultModel": "gpt-5-nano"})
+    )
+    model = resolve_cli_model(None, BOTH_KEYS, agent_dir=tmp_path)
+    assert model is not None
+    assert (model.info.provider, model.info.id) == ("openai", "gpt-5-nano")
+    resumed = _session_with_model(tmp_path / "s.jsonl", "anthropic", "claude-sonnet-4-5")
+    again = resolve_cli_model(None, BOTH_KEYS, agent_dir=tmp_path, resumed=resumed)
+    assert again is not None
+    assert again.info.provider == "anthropic"

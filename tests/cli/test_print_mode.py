@@ -274,3 +274,26 @@ def test_session_path_that_does_not_exist_becomes_a_new_session(
     again = pictx("--session", "sub/new.jsonl", "-p", "--model", replies(["again"]), "more")
     assert again.out == "again\n"
     assert (project / "sub" / "new.jsonl").read_text().count('"role":"user"') == 2
+
+
+def test_session_dir_setting_of_the_project_is_honoured(
+    project: Path, pictx: Pictx, replies: Replies
+) -> None:
+    (project / ".pi").mkdir()
+    (project / ".pi" / "settings.json").write_text(json.dumps({"sessionDir": "kept"}))
+    run = pictx("-p", "--model", replies(["ok"]), "hi")
+    assert run.code == 0
+    assert len(list((project / "kept").glob("*.jsonl"))) == 1
+    assert sessions_of(project.parent / "agent", project) == []
+
+
+def test_a_broken_settings_file_is_named_in_the_error(
+    project: Path, pictx: Pictx, replies: Replies
+) -> None:
+    agent = project.parent / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text("{not json")
+    run = pictx("-p", "--model", replies(["ok"]), "hi")
+    assert run.code == 1
+    assert str(agent / "settings.json") in run.err
+    assert sessions_of(agent, project) == []

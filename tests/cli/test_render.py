@@ -6,7 +6,9 @@ import dataclasses
 import io
 from typing import Any
 
+import pytest
 from rich.console import Console
+from rich.markdown import Markdown
 
 from pi_context.agent.events import (
     AssistantStreamEvent,
@@ -18,6 +20,7 @@ from pi_context.agent.events import (
     ToolExecutionStart,
 )
 from pi_context.agent.stats import SessionStats
+from pi_context.cli import render as render_module
 from pi_context.cli.render import EventRenderer, collapse
 from pi_context.cli.stats import MessageCounts, count_messages, format_tokens, status_line
 from pi_context.messages import (
@@ -145,3 +148,43 @@ def test_count_messages_by_role_with_tool_calls_and_compactions() -> None:
         tool_results=1,
         compactions=1,
     )
+
+
+def test_streaming_redraws_are_throttled_and_the_final_text_is_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parsed: list[str] = []
+
+    class CountingMarkdown(Markdown):
+        def __init__(self, markup: str, **kwargs: Any) -> None:
+            parsed.append(markup)
+            super().__init__(markup, **kwargs)
+
+    monkeypatch.setattr(render_module, "Markdown", CountingMarkdown)
+    now = [100.0]
+    console, buffer = _console()
+    render = EventRenderer(console, clock=lambda: now[0])
+    render(MessageUpdate(AssistantStreamEvent("text_start", 0)))
+    for piece in ("one ", "two ", "three "):  # same instant as the first frame: not redrawn
+        render(MessageUpdate(AssistantStreamEvent("text_delta", 0, delta=piece)))
+    assert parsed == []
+    now[0] += 1
+    render(MessageUpdate(AssistantStreamEvent("text_delta", 0, delta="four")))
+    assert parsed == ["one two three four"]
+    render(MessageUpdate(AssistantStreamEvent("text_delta", 0, delta=" five")))
+    final = assistant_message(
+        [text_block("one two three four five")], api="a", provider="p", model="m"
+    )
+    render(MessageEnd(final))
+    assert parsed[-1] == "one two three four five"
+    assert "one two three four five" in buffer.getvalue()
+
+
+def test_text_streamed_before_a_tool_call_is_not_lost_when_frames_were_skipped() -> None:
+    console, buffer = _console()
+    render = EventRenderer(console, clock=lambda: 5.0)
+    render(MessageUpdate(AssistantStreamEvent("text_start", 0)))
+    render(MessageUpdate(AssistantStreamEvent("text_delta", 0, delta="Let me ")))
+    render(MessageUpdate(AssistantStreamEvent("text_delta", 0, delta="look.")))
+    render.close()  # e.g. the run was aborted before the message ended
+    assert "Let me look." in buffer.getvalue()

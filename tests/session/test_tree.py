@@ -135,3 +135,18 @@ def test_common_ancestor_is_deepest_shared_path_entry(
     assert tree.cycles == []
     # every entry is reached exactly once from the roots
     assert sorted(e.id for e, _ in tree.preorder()) == sorted(e.id for e in entries)
+
+
+def test_every_cycle_is_broken_at_its_member_first_in_the_file() -> None:
+    entries: list[Entry] = []
+    for n in range(50):  # 3-cycles c -> b -> a -> c, listed b, a, c
+        a, b, c = f"a{n:07d}", f"b{n:07d}", f"c{n:07d}"
+        entries += [entry(b, a), entry(a, c), entry(c, b)]
+    tree = TreeIndex(entries)
+    assert len(tree.cycles) == 50
+    roots = tree.roots()
+    assert [e.id for e in roots] == [f"b{n:07d}" for n in range(50)]
+    for root in roots:
+        suffix = root.id[1:]
+        path = tree.path(tree.require(f"a{suffix}"))  # a -> c -> b, and b is now a root
+        assert [e.id for e in path] == [f"b{suffix}", f"c{suffix}", f"a{suffix}"]

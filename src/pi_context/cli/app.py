@@ -21,6 +21,7 @@ from pi_context.agent.stats import SessionStats
 from pi_context.cli.scripted import load_scripted_model, scripted_spec
 from pi_context.errors import PiContextError, ProviderError
 from pi_context.providers.base import Model, ModelInfo
+from pi_context.resources.settings import load_settings
 from pi_context.session.store import Session
 from pi_context.tokens import estimate_tokens
 
@@ -28,15 +29,22 @@ __all__ = ["AppAgent", "AppConfig", "resolve_cli_model"]
 
 
 def resolve_cli_model(
-    spec: str | None, env: Mapping[str, str] | None = None, *, agent_dir: Path | None = None
+    spec: str | None,
+    env: Mapping[str, str] | None = None,
+    *,
+    agent_dir: Path | None = None,
+    resumed: Path | None = None,
 ) -> Model | None:
-    """The model for ``--model SPEC``; without ``SPEC``, the default model.
+    """The model for ``--model SPEC``; without ``SPEC``, pi's startup model.
 
     ``scripted:<file>`` (or ``$PICTX_SCRIPTED_MODEL`` without ``--model``) plays a replies
     file (a testing aid, see :mod:`pi_context.cli.scripted`); anything else goes to the
-    provider registry (built-ins plus ``<agent_dir>/models.json``). The default is the first
-    provider with a key, else the embedded local model when the ``local`` extra is installed,
-    else ``None`` (see :data:`pi_context.cli.agent_api.NO_MODEL_HELP`). ``env`` replaces ``os.environ`` for both.
+    provider registry (built-ins plus ``<agent_dir>/models.json``). Without ``SPEC``, as pi:
+    the model last used on the ``resumed`` session's branch, then the ``defaultProvider`` /
+    ``defaultModel`` settings, each only when its key is configured; then the first provider
+    with a key, else the embedded local model when the ``local`` extra is installed, else
+    ``None`` (see :data:`pi_context.cli.agent_api.NO_MODEL_HELP`). ``env`` replaces
+    ``os.environ``.
     """
     scripted = scripted_spec(spec, env)
     if scripted is not None:
@@ -48,7 +56,29 @@ def resolve_cli_model(
     registry = models.load_registry(agent_dir, env=env)
     if spec is not None:
         return models.resolve_model(spec, registry=registry)
+    for provider, model_id in (_recorded_model(resumed), _settings_model(agent_dir)):
+        entry = registry.find(provider, model_id) if provider and model_id else None
+        if entry is not None and registry.is_available(entry):
+            return registry.create(entry)
     return models.default_model(registry=registry)
+
+
+def _recorded_model(path: Path | None) -> tuple[str | None, str | None]:
+    """The model of the last ``model_change`` or answer on a session file's current branch."""
+    if path is None or not path.is_file() or path.stat().st_size == 0:
+        return None, None
+    with Session.open(path, lock_timeout=0) as session:
+        model = session.projection().model
+    return (model["provider"], model["modelId"]) if model is not None else (None, None)
+
+
+def _settings_model(agent_dir: Path | None) -> tuple[str | None, str | None]:
+    """``defaultProvider`` / ``defaultModel`` of the global settings."""
+    settings = load_settings(agent_dir)
+    provider, model_id = settings.get("defaultProvider"), settings.get("defaultModel")
+    if isinstance(provider, str) and isinstance(model_id, str):
+        return provider, model_id
+    return None, None
 
 
 def _model_names(agent_dir: Path | None) -> list[str]:
@@ -70,7 +100,11 @@ class AppConfig:
     no_context_files: bool = False
     system_prompt: str | None = None
     append_system_prompt: Sequence[str] = ()
-    model_resolver: Callable[[str | None], Model | None] = field(default=resolve_cli_model)
+    model_resolver: Callable[[str | None, Path | None], Model | None] = field(
+        default=lambda spec, resumed: resolve_cli_model(spec, resumed=resumed)
+    )
+    """The model for ``--model SPEC`` (or ``/model SPEC``); for ``None``, the startup model of
+    the resumed session file (``None`` for a new session)."""
 
     def _kwargs(self) -> dict[str, Any]:
         return {
@@ -178,7 +212,7 @@ class AppAgent:
         return _model_names(self.config.agent_dir)
 
     def switch_model(self, ref: str) -> None:
-        model = self.config.model_resolver(ref)
+        model = self.config.model_resolver(ref, None)
         if model is None:
             raise ProviderError(f"Unknown model '{ref}'")
         self.agent.set_model(model)

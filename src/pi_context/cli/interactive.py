@@ -8,7 +8,8 @@
 * Status: model, context tokens of the window (with percent), cache hit ratio and cost, in the
   bottom toolbar while typing and printed after every run.
 * Esc or Ctrl-C during a run aborts it (a second press cancels outright); Ctrl-C at the prompt
-  clears the line, Ctrl-D or ``/quit`` leaves.
+  clears the line, Ctrl-D or ``/quit`` leaves. Other keys typed during a run reach the next
+  input line as typed (a line finished with Enter is sent when the run ends).
 """
 
 from __future__ import annotations

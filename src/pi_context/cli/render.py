@@ -9,6 +9,8 @@ red. Compaction shows a spinner while it runs and the tokens before and after wh
 from __future__ import annotations
 
 import json
+import math
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -32,10 +34,13 @@ from pi_context.agent.events import (
 )
 from pi_context.cli.stats import format_tokens
 
-__all__ = ["COLLAPSED_LINES", "EventRenderer", "collapse"]
+__all__ = ["COLLAPSED_LINES", "FRAMES_PER_SECOND", "EventRenderer", "collapse"]
 
 COLLAPSED_LINES = 8
 """Tool output lines shown before the rest is collapsed."""
+
+FRAMES_PER_SECOND = 15
+"""How often a streaming answer is redrawn at most (the final text is always drawn)."""
 
 
 def collapse(text: str, keep: int = COLLAPSED_LINES) -> tuple[str, int]:
@@ -112,10 +117,18 @@ class _Tail:
 class EventRenderer:
     """Turns agent events into terminal output; call :meth:`close` when a run ends."""
 
-    def __init__(self, console: Console, *, estimate_after: Callable[[], int | None] | None = None):
+    def __init__(
+        self,
+        console: Console,
+        *,
+        estimate_after: Callable[[], int | None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.console = console
         self._live: Live | None = None
         self._stream: _Stream | None = None
+        self._clock = clock
+        self._last_frame = -math.inf
         self._spinner: Live | None = None
         self._estimate_after = estimate_after
         self.errors_shown = 0
@@ -136,10 +149,14 @@ class EventRenderer:
         self._live.start()
 
     def _stop_live(self) -> None:
+        """Leave everything streamed so far on screen, in full, and end the live region."""
+        if self._live is not None and self._stream is not None:
+            self._live.update(_Tail(self._stream.renderable(), full=True), refresh=False)
         if self._live is not None:
             self._live.stop()
         self._live = None
         self._stream = None
+        self._last_frame = -math.inf
 
     def spinner(self, text: str) -> None:
         """Show ``text`` with a spinner until the next output (or :meth:`close`)."""
@@ -174,7 +191,12 @@ class EventRenderer:
             assert self._stream is not None
             assert self._live is not None
             self._stream.feed(step.kind, step.content_index, step.delta, step.tool_name)
-            self._live.update(_Tail(self._stream.renderable(), full=False), refresh=True)
+            # Markdown is re-parsed and redrawn whole: at most FRAMES_PER_SECOND times, or a long
+            # answer streamed token by token would cost more than the model producing it
+            now = self._clock()
+            if now - self._last_frame >= 1 / FRAMES_PER_SECOND:
+                self._last_frame = now
+                self._live.update(_Tail(self._stream.renderable(), full=False), refresh=True)
         elif isinstance(event, MessageEnd):
             self._message_end(event)
         elif isinstance(event, ToolExecutionStart):
@@ -222,7 +244,6 @@ class EventRenderer:
         for index, kind in list(self._stream.kinds.items()):
             if kind == "toolcall":
                 self._stream.blocks.pop(index, None)
-        self._live.update(_Tail(self._stream.renderable(), full=True), refresh=False)
         self._stop_live()
         stop = message.get("stopReason")
         if stop in ("error", "aborted"):

@@ -20,12 +20,13 @@ from typing import Any
 
 import click
 
-from pi_context import _json, storage
+from pi_context import storage
 from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
 from pi_context.cli.app import AppAgent, AppConfig, resolve_cli_model
 from pi_context.errors import PiContextError, ResourceError
 from pi_context.export import SessionDocument, default_html_name, export_html
 from pi_context.resources import paths
+from pi_context.resources.settings import load_settings
 
 __all__ = ["agent_command", "build_prompts", "register", "wants_agent"]
 
@@ -61,19 +62,6 @@ def build_prompts(args: Sequence[str], stdin_text: str | None, cwd: str) -> list
     return [head] if head else []
 
 
-def _setting(agent_dir: Path, cwd: str, key: str) -> Any:
-    """A raw settings value (project over global), read before any trust decision as pi does."""
-    value = None
-    for file in (agent_dir / "settings.json", Path(cwd) / ".pi" / "settings.json"):
-        try:
-            data = _json.loads(file.read_bytes())
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict) and key in data:
-            value = data[key]
-    return value
-
-
 def _pick_session(directory: Path) -> Path | None:
     from pi_context.cli.slash import pick_session, session_rows
 
@@ -99,7 +87,8 @@ async def _start(
     model_spec: str | None,
     interactive: bool,
 ) -> AppAgent | None:
-    model = config.model_resolver(model_spec)
+    # a named model is resolved first, so that a bad --model fails before any picker
+    named = config.model_resolver(model_spec, None) if model_spec is not None else None
     directory = config.session_dir
     path: Path | None = None
     if session_arg is not None:
@@ -116,6 +105,7 @@ async def _start(
                 return None
             target = directory or storage.default_session_dir(config.cwd, config.agent_dir)
             forked = storage.fork_from(match.path, target, cwd=config.cwd)
+            model = named or config.model_resolver(None, forked)
             return AppAgent(await config.open(forked, model), config)
         path = match.path
     elif cont and directory is not None:
@@ -123,6 +113,7 @@ async def _start(
         path = storage.find_latest_session(directory, cwd=config.cwd if custom else None)
     elif resume and directory is not None:
         path = _pick_session(directory)
+    model = named or config.model_resolver(None, path)
     if path is not None:
         return AppAgent(await config.open(path, model), config)
     return AppAgent(await config.create(model), config)
@@ -265,7 +256,8 @@ def agent_command(
     agent_dir = paths.agent_dir()
     directory: Path | None = None
     if not no_session:
-        setting = _setting(agent_dir, cwd, "sessionDir")
+        # read before any trust decision, project file included, as pi does
+        setting = load_settings(agent_dir, cwd).get("sessionDir")
         directory = storage.session_dir(
             cwd,
             agent=agent_dir,
@@ -279,7 +271,9 @@ def agent_command(
         no_context_files=no_context_files,
         system_prompt=system_prompt,
         append_system_prompt=append_system_prompt,
-        model_resolver=lambda spec: resolve_cli_model(spec, agent_dir=agent_dir),
+        model_resolver=lambda spec, resumed: resolve_cli_model(
+            spec, agent_dir=agent_dir, resumed=resumed
+        ),
     )
     prompts = build_prompts(messages, stdin_text, cwd)
     options = {"cont": cont, "resume": resume, "session": session, "model": model, "name": name}

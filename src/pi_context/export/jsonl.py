@@ -8,24 +8,19 @@ cwd but has no ``parentSession``. pi (and pictx) open the result like any sessio
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pi_context import _json
 from pi_context.export.document import SessionDocument
+from pi_context.session.entries import iso_now
 
 __all__ = ["branch_lines", "default_jsonl_name", "export_jsonl"]
 
 
-def _now_iso() -> str:
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
-
-
 def default_jsonl_name(now_iso: str | None = None) -> str:
     """pi's default: ``session-<timestamp with : and . replaced by ->.jsonl``."""
-    return "session-" + re.sub(r"[:.]", "-", now_iso or _now_iso()) + ".jsonl"
+    return "session-" + re.sub(r"[:.]", "-", now_iso or iso_now()) + ".jsonl"
 
 
 def branch_lines(doc: SessionDocument, *, timestamp: str | None = None) -> list[bytes]:
@@ -34,7 +29,7 @@ def branch_lines(doc: SessionDocument, *, timestamp: str | None = None) -> list[
         "type": "session",
         "version": 3,
         "id": doc.header.get("id"),
-        "timestamp": timestamp or _now_iso(),
+        "timestamp": timestamp or iso_now(),
         "cwd": doc.header.get("cwd"),
     }
     lines = [_json.dumps(header)]

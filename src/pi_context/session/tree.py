@@ -107,6 +107,7 @@ class TreeIndex:
 
     def _check_cycles(self, start: Sequence[Entry]) -> None:
         done: set[int] = set()
+        positions: dict[int, int] = {}  # id(entry) → file position, built at the first cycle
         for first in start:
             walk: list[Entry] = []
             on_walk: set[int] = set()
@@ -114,7 +115,9 @@ class TreeIndex:
             while entry is not None and id(entry) not in done:
                 if id(entry) in on_walk:
                     cycle = walk[walk.index(entry) :]
-                    head = min(cycle, key=self._position)
+                    if not positions:
+                        positions = {id(e): i for i, e in enumerate(self.entries)}
+                    head = min(cycle, key=lambda e: positions[id(e)])
                     self.forced_roots.add(id(head))
                     self.cycles.append([e.id for e in cycle])
                     break
@@ -129,9 +132,6 @@ class TreeIndex:
         if not missing:
             return []
         return [e for e in self.entries if e.parent_id in missing and e.parent_id != e.id]
-
-    def _position(self, entry: Entry) -> int:
-        return next(i for i, e in enumerate(self.entries) if e is entry)
 
     # -- queries --------------------------------------------------------------------------
 
