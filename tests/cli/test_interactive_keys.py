@@ -51,6 +51,18 @@ async def _shell(
     return shell, screen
 
 
+def _type_after(shell: InteractiveShell, pipe: PipeInput, prompt: str, keys: str) -> None:
+    """Type ``keys`` once the run of ``prompt`` has ended (between two prompts)."""
+    original = shell.send
+
+    async def send_then_type(text: str) -> None:
+        await original(text)
+        if text == prompt:
+            pipe.send_text(keys)
+
+    shell.send = send_then_type  # type: ignore[method-assign]
+
+
 async def _run(shell: InteractiveShell) -> int:
     # a generous bound that only matters when a key went missing (the shell would wait forever)
     return await asyncio.wait_for(shell.run(), 60)
@@ -94,15 +106,7 @@ async def test_text_typed_during_a_run_waits_in_the_next_prompt(
     )
     shell, _ = await _shell(tmp_path, pipe, model)
     pipe.send_text("first\r")
-
-    original = shell.send
-
-    async def send_then_finish(text: str) -> None:
-        await original(text)
-        if text == "first":
-            pipe.send_text(" done\r")
-
-    shell.send = send_then_finish  # type: ignore[method-assign]
+    _type_after(shell, pipe, "first", " done\r")
     assert await _run(shell) == 0
     assert _users(shell) == ["first", "draft done"]
 
@@ -118,14 +122,7 @@ async def test_escape_aborts_the_run_and_typed_text_survives(
     )
     shell, screen = await _shell(tmp_path, pipe, model)
     pipe.send_text("slow\r")
-    original = shell.send
-
-    async def send_then_finish(text: str) -> None:
-        await original(text)
-        if text == "slow":
-            pipe.send_text("\r")
-
-    shell.send = send_then_finish  # type: ignore[method-assign]
+    _type_after(shell, pipe, "slow", "\r")
     assert await _run(shell) == 0
     assert "Aborting" in screen.getvalue()
     assert "never shown" not in screen.getvalue()
@@ -139,14 +136,7 @@ async def test_escape_right_behind_enter_aborts_the_run_it_started(
     model = ScriptedModel([_typing(pipe, "/quit\r", reply("Answer to next."))])
     shell, screen = await _shell(tmp_path, pipe, model)
     pipe.send_text("slow\r\x1b")
-    original = shell.send
-
-    async def send_then_finish(text: str) -> None:
-        await original(text)
-        if text == "slow":
-            pipe.send_text("next\r")
-
-    shell.send = send_then_finish  # type: ignore[method-assign]
+    _type_after(shell, pipe, "slow", "next\r")
     assert await _run(shell) == 0
     assert "Aborting" in screen.getvalue()
     # the aborted run never reached the model: its only request is the one for "next"
