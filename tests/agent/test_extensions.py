@@ -328,6 +328,24 @@ async def test_invalid_turn_end_drafts_are_rejected_whole(
     assert "not on the current branch" in errors[0].error
 
 
+async def test_turn_end_draft_with_a_non_string_target_is_rejected(
+    make_session: MakeSession, project: Path
+) -> None:
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("turn_end")
+        def unhashable(event: Any, ctx: Any) -> dict[str, Any]:
+            return {"entries": [{"type": "context_edit", "targetId": ["x"], "replacement": None}]}
+
+    model = ScriptedModel([reply("first")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    events = await sess.run("go")
+    assert [e.type for e in sess.session.entries] == ["message", "message", "message"]
+    errors = [e.error for e in events if isinstance(e, ExtensionError)]
+    assert errors == [
+        "turn_end drafts rejected: context_edit target ['x'] is not on the current branch"
+    ]
+
+
 async def test_turn_end_compaction_draft(make_session: MakeSession, project: Path) -> None:
     def register(pi: ExtensionAPI) -> None:
         @pi.on("turn_end")

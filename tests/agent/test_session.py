@@ -322,3 +322,71 @@ async def test_concurrent_edits_of_one_file_both_apply(
     ends = [e for e in events if isinstance(e, ToolExecutionEnd)]
     assert [e.is_error for e in ends] == [False, False]
     assert (project / "f.txt").read_text() == "ONE\ntwo\nTHREE\n"
+
+
+async def test_abort_right_after_prompt_cancels_it_before_it_starts(
+    make_session: MakeSession,
+) -> None:
+    model = ScriptedModel([reply("never"), reply("second")])
+    sess = await make_session(model)
+    heard: list[str] = []
+    sess.subscribe(lambda event: heard.append(event.type))
+    events = sess.prompt("first")
+    sess.abort()  # before the iteration begins: no run exists yet
+    seen = [e async for e in events]
+    assert [e.type for e in seen] == ["agent_settled"]
+    assert isinstance(seen[0], AgentSettled)
+    assert seen[0].aborted
+    assert heard == ["agent_settled"]
+    assert model.requests == []
+    assert [e.type for e in sess.session.entries] == []
+    # the abort was spent on that prompt: the next one runs normally
+    await sess.run("again")
+    assert [text_of(m["content"]) for m in model.requests[0].messages if m["role"] == "user"] == [
+        "again"
+    ]
+
+
+async def test_abort_between_run_creation_and_its_first_step_settles_it(
+    make_session: MakeSession,
+) -> None:
+    model = ScriptedModel([reply("never")])
+    sess = await make_session(model)
+    events = sess.prompt("first")
+    first = asyncio.ensure_future(anext(events))
+    await asyncio.sleep(0)  # the iteration has created the run task, which has not stepped yet
+    assert sess.busy
+    sess.abort()
+    settled = await first
+    assert isinstance(settled, AgentSettled)
+    assert settled.aborted
+    assert [e async for e in events] == []
+    assert model.requests == []
+    assert not sess.busy
+
+
+async def test_abort_while_idle_does_not_cancel_a_later_prompt(make_session: MakeSession) -> None:
+    model = ScriptedModel([reply("one")])
+    sess = await make_session(model)
+    sess.abort()
+    events = await sess.run("hello")
+    assert isinstance(events[-1], AgentSettled)
+    assert not events[-1].aborted
+    model.assert_complete()
+
+
+async def test_create_names_the_session_header(make_session: MakeSession, project: Path) -> None:
+    sid = "0196f1c2-7b3a-7000-8000-00000000abcd"
+    stamp = "2026-01-02T03:04:05.678Z"
+    sess = await make_session(
+        ScriptedModel([reply("one")]),
+        session_file=project.parent / "named.jsonl",
+        session_id=sid,
+        timestamp=stamp,
+    )
+    assert (sess.session.header["id"], sess.session.header["timestamp"]) == (sid, stamp)
+    await sess.run("hello")
+    sess.close()
+    reopened = Session.open(project.parent / "named.jsonl")
+    assert (reopened.id, reopened.header["timestamp"]) == (sid, stamp)
+    reopened.close()

@@ -9,7 +9,6 @@ from click.testing import CliRunner
 from pi_context.cli.prompt_cmds import (
     distrust_command,
     prompt_command,
-    selected_tool_names,
     skills_command,
     trust_command,
 )
@@ -97,7 +96,13 @@ def test_untrusted_project_prompt_skips_project_system(env: tuple[Path, Path]) -
     assert data["sections"]["preamble"] == "PROJECT PROMPT"
 
 
-def test_default_tools_setting() -> None:
-    assert selected_tool_names(None) == ["read", "bash", "edit", "write"]
-    assert selected_tool_names(["+grep", "-bash"]) == ["read", "edit", "write", "grep"]
-    assert selected_tool_names(["read"]) == ["read"]
+def test_default_tools_setting_selects_the_tools_of_the_prompt(env: tuple[Path, Path]) -> None:
+    agent, proj = env
+    runner = CliRunner()
+    before = runner.invoke(prompt_command, ["--cwd", str(proj)])
+    assert "Run shell commands (bash)" in before.output
+    (agent / "settings.json").write_text('{"defaultTools": ["-bash"]}')
+    after = runner.invoke(prompt_command, ["--cwd", str(proj)])
+    assert after.exit_code == 0, after.output
+    assert "Run shell commands (bash)" not in after.output
+    assert "Create a file or replace its whole content" in after.output

@@ -366,3 +366,23 @@ async def test_bearer_token(server: ReplayServer) -> None:
     _OPEN.append(m)
     await complete(m, ask())
     assert server.requests[0].headers["authorization"] == "Bearer tok-1"
+
+
+@pytest.mark.parametrize(
+    ("choice", "sent"),
+    [
+        ("auto", None),
+        ("none", {"type": "none"}),
+        ("required", {"type": "any"}),
+        ("read", {"type": "tool", "name": "read"}),
+    ],
+)
+async def test_tool_choice_mapping(server: ReplayServer, choice: str, sent: Any) -> None:
+    server.add(reply_text("x"))
+    request = ModelRequest(
+        messages=[user_message("q", timestamp=1)],
+        tools=[{"name": "read", "description": "r", "parameters": {"type": "object"}}],
+        options=RequestOptions(tool_choice=choice),
+    )
+    await complete(model(server), request)
+    assert server.requests[0].json().get("tool_choice") == sent

@@ -218,3 +218,41 @@ def test_growing_transcripts_extend_on_every_wire_format(steps: list[str]) -> No
             assert body[:cut] == previous_body[:cut]
             assert system == previous_system
         previous_system, previous_body = system, body
+
+
+async def test_system_delivery_of_adapters() -> None:
+    from pi_context.providers.anthropic import AnthropicModel
+    from pi_context.providers.base import ModelInfo
+    from pi_context.providers.delivery import system_delivery_of
+    from pi_context.providers.local import LocalModel
+    from pi_context.providers.openai import OpenAIChatModel
+    from pi_context.testing import ScriptedModel
+
+    def info(mid: bool) -> ModelInfo:
+        return ModelInfo(
+            provider="p",
+            id="m",
+            api="a",
+            context_window=10,
+            max_tokens=5,
+            system_messages_mid_conversation=mid,
+        )
+
+    adapters = [
+        OpenAIChatModel(info(True), api_key="k", base_url="http://127.0.0.1:9/v1"),
+        OpenAIChatModel(info(False), api_key="k", base_url="http://127.0.0.1:9/v1"),
+        OpenAIChatModel(
+            info(False), api_key="k", base_url="http://127.0.0.1:9/v1", system_delivery="collapse"
+        ),
+        AnthropicModel(info(False), api_key="k", base_url="http://127.0.0.1:9"),
+    ]
+    assert [system_delivery_of(a) for a in adapters] == [
+        "in_place",
+        "user_turn",
+        "collapse",
+        "user_turn",
+    ]
+    for adapter in adapters:
+        await adapter.aclose()
+    assert system_delivery_of(LocalModel()) == "in_place"
+    assert system_delivery_of(ScriptedModel([])) == "collapse"

@@ -364,3 +364,23 @@ async def test_error_inside_the_stream_is_classified(server: ReplayServer) -> No
     assert done.error is not None
     assert done.error.kind == "context_overflow"
     assert done.message["content"] == [{"type": "text", "text": "a"}]
+
+
+@pytest.mark.parametrize(
+    ("choice", "sent"),
+    [
+        ("auto", None),
+        ("none", "none"),
+        ("required", "required"),
+        ("read", {"type": "function", "function": {"name": "read"}}),
+    ],
+)
+async def test_tool_choice_mapping(server: ReplayServer, choice: str, sent: Any) -> None:
+    server.add(stream(openai_sse([chunk({"content": "x"}, "stop")])))
+    request = ModelRequest(
+        messages=[user_message("q", timestamp=1)],
+        tools=[{"name": "read", "description": "r", "parameters": {"type": "object"}}],
+        options=RequestOptions(tool_choice=choice),
+    )
+    await complete(model(server), request)
+    assert server.requests[0].json().get("tool_choice") == sent

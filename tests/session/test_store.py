@@ -355,12 +355,17 @@ def test_missing_file_is_a_session_error(tmp_path: Path) -> None:
         Session.open(tmp_path / "missing.jsonl")
 
 
-def test_lazy_decode_error_names_file_and_line(tmp_path: Path) -> None:
-    path = tmp_path / "s.jsonl"
+def _with_bad_second_line(path: Path) -> Path:
+    """A session file whose line 2 only looks like an entry (it is not valid JSON)."""
     header = b'{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/"}\n'
     bad = b'{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"role":"user",,}\n'
     good = b'{"type":"label","id":"bbbbbbbb","parentId":"aaaaaaaa","timestamp":"t","targetId":"aaaaaaaa"}\n'
     path.write_bytes(header + bad + good)
+    return path
+
+
+def test_lazy_decode_error_names_file_and_line(tmp_path: Path) -> None:
+    path = _with_bad_second_line(tmp_path / "s.jsonl")
     s = Session.open(path)
     entry = s.get("aaaaaaaa")
     assert entry is not None
@@ -411,11 +416,7 @@ def test_torn_line_finished_by_another_writer_is_reread(tmp_path: Path) -> None:
 
 
 def test_check_finds_lazily_trusted_bad_lines(tmp_path: Path) -> None:
-    path = tmp_path / "s.jsonl"
-    header = b'{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/"}\n'
-    bad = b'{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"t","message":{"role":"user",,}\n'
-    good = b'{"type":"label","id":"bbbbbbbb","parentId":"aaaaaaaa","timestamp":"t","targetId":"aaaaaaaa"}\n'
-    path.write_bytes(header + bad + good)
+    path = _with_bad_second_line(tmp_path / "s.jsonl")
     s = Session.open(path)
     assert s.problems == []
     assert [(p.line, p.path) for p in s.check()] == [(2, str(path))]
@@ -515,3 +516,18 @@ def test_branch_view_is_the_branch_without_copying(make_session: MakeSession) ->
     assert [e.id for e in s.branch_view(before[-1].id)] == [e.id for e in before]
     with pytest.raises(TreeError):
         s.branch_view("nope")
+
+
+def test_on_branch_follows_appends_and_leaf_moves(make_session: MakeSession) -> None:
+    s = make_session()
+    first = s.append_message(user("one"))
+    second = s.append_message(assistant("two"))
+    assert s.on_branch(first.id)
+    assert s.on_branch(second.id)
+    assert not s.on_branch("nope")
+    s.move_leaf(first.id)
+    sibling = s.append_message(user("other"))
+    assert s.on_branch(sibling.id)
+    assert s.on_branch(first.id)
+    assert not s.on_branch(second.id)
+    assert [e.id for e in s.branch_view()] == [first.id, sibling.id]

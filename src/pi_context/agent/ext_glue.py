@@ -129,7 +129,7 @@ async def turn_end(
     outcome = "aborted" if stop == "aborted" else "error" if stop == "error" else "completed"
     count = 1 + len(tool_results)
     recent: list[str] = []  # ids of the turn's last ``count`` message entries, oldest first
-    for entry in reversed(session.branch_entries()):
+    for entry in reversed(session.branch_view()):
         if entry.type == "message":
             recent.append(entry.id)
             if len(recent) == count:
@@ -173,12 +173,9 @@ def apply_boundary_drafts(
     """Validate every draft first, then append them in order (all or nothing)."""
     if not drafts:
         return
-    ids: set[str] = set()
 
     def on_path(entry_id: Any) -> bool:
-        if not ids:  # built on first use: most drafts name no entry
-            ids.update(e.id for e in session.branch_entries())
-        return entry_id in ids
+        return isinstance(entry_id, str) and session.on_branch(entry_id)
 
     for draft in drafts:
         problem = _problem(draft, on_path)
@@ -200,7 +197,7 @@ def apply_boundary_drafts(
             session.append_context_edit(draft["targetId"], draft.get("replacement"))
         else:
             projection = session.projection()
-            tokens = estimate_projected_context_tokens(projection, session.branch_entries()).tokens
+            tokens = estimate_projected_context_tokens(projection, session.branch_view()).tokens
             snapshot = get_current_system_message(projection.messages)
             system = dict(snapshot) if snapshot is not None else None
             if system is not None:

@@ -335,7 +335,7 @@ class CompactionOps:
     def _restore_tools(self) -> None:
         """The loadout recorded on the branch, plus non-built-in tools it never mentions."""
         systems: list[Mapping[str, Any]] = []
-        for e in self.session.branch_entries():
+        for e in self.session.branch_view():
             if e.type == "message" and e.role == "system" and e.message is not None:
                 systems.append(e.message)
             elif e.type == "compaction" and isinstance(e.get("systemMessage"), Mapping):

@@ -36,7 +36,7 @@ class RecoveryOps(CompactionOps):
         raise NotImplementedError
 
     def _last_assistant(self) -> tuple[AssistantMessage, str] | None:
-        for entry in reversed(self.session.branch_entries()):
+        for entry in reversed(self.session.branch_view()):
             if entry.type == "message" and entry.role == "assistant" and entry.message is not None:
                 return cast(AssistantMessage, entry.message), entry.id
         return None
@@ -60,7 +60,7 @@ class RecoveryOps(CompactionOps):
         return check_compaction(
             message,
             entry_id,
-            branch=self.session.branch_entries(),
+            branch=self.session.branch_view(),
             projection=self.session.projection(),
             info=self.model.info,
             settings=self.compaction_settings(),

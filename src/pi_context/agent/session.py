@@ -102,7 +102,9 @@ class AgentOptions(TypedDict, total=False):
     ``load_extensions=True`` discovers them (agent dir, trusted project, entry points).
     ``trusted``: the project's trust decision (``None``: decided as pi does without asking). ``no_context_files``,
     ``system_prompt``, ``append_system_prompt``: pi's ``-nc``, ``--system-prompt`` and
-    ``--append-system-prompt``. ``ids``, ``clock``, ``sleep``: injectable for tests.
+    ``--append-system-prompt``. ``session_id``, ``timestamp``: the new session's header id and
+    ISO-8601 time (``create`` only; pi names a session file after both). ``ids``, ``clock``,
+    ``sleep``: injectable for tests.
     """
 
     model: Model | None
@@ -118,6 +120,8 @@ class AgentOptions(TypedDict, total=False):
     ids: Callable[[], str] | None
     clock: Callable[[], int] | None
     sleep: Callable[[float], Any] | None
+    session_id: str | None
+    timestamp: str | None
 
 
 class AgentSession(LoadoutOps, RecoveryOps):
@@ -149,6 +153,7 @@ class AgentSession(LoadoutOps, RecoveryOps):
         self._listeners: list[Callable[[AgentEvent], None]] = []
         self._stream: asyncio.Queue[AgentEvent | None] | None = None
         self._run_task: asyncio.Task[None] | None = None
+        self._unstarted: _PendingPrompt | None = None  # the latest prompt() not yet iterated
         self._queue: list[AgentMessage] = []
         self._recovery_attempted = False
         self._turn_index = 0
@@ -183,11 +188,14 @@ class AgentSession(LoadoutOps, RecoveryOps):
         """A new session in ``cwd`` (in memory when ``session_file`` is ``None``); ``options``
         are described in :class:`AgentOptions`."""
         work = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
-        ids, clock = options.get("ids"), options.get("clock")
-        if session_file is None:
-            session = Session.in_memory(work, ids=ids, clock=clock)
-        else:
-            session = Session.create(session_file, cwd=work, ids=ids, clock=clock)
+        session = Session.create(  # in memory when session_file is None
+            session_file,
+            cwd=work,
+            session_id=options.get("session_id"),
+            timestamp=options.get("timestamp"),
+            ids=options.get("ids"),
+            clock=options.get("clock"),
+        )
         sess = cls._assemble(session, work, options)
         await sess._started("startup")
         return sess
@@ -257,6 +265,9 @@ class AgentSession(LoadoutOps, RecoveryOps):
     def _emit(self, event: AgentEvent) -> None:
         if self._stream is not None:
             self._stream.put_nowait(event)
+        self._notify_listeners(event)
+
+    def _notify_listeners(self, event: AgentEvent) -> None:
         for listener in list(self._listeners):
             listener(event)
 
@@ -382,7 +393,7 @@ class AgentSession(LoadoutOps, RecoveryOps):
         model = self.model
         settings = self.compaction_settings()
         projection = self.session.projection()
-        branch = self.session.branch_entries()
+        branch = self.session.branch_view()
         if threshold_exceeded(projection, branch, model.info, settings, self._token_cache):
             await self._auto_compact("threshold", will_retry=False)
         options = self._options().evolve(selected_tools=tuple(self._active))
@@ -441,14 +452,29 @@ class AgentSession(LoadoutOps, RecoveryOps):
 
     # -- prompting --------------------------------------------------------------------------------
 
-    async def prompt(
+    def prompt(
         self, text: str, *, images: Sequence[ImageContent] = ()
     ) -> AsyncIterator[AgentEvent]:
         """Send a prompt and iterate the events of the run it starts.
 
         While a run is busy the message is queued instead (delivered before that run's next
-        request); this call then yields one ``queue_update`` and returns.
+        request); this call then yields one ``queue_update`` and returns. An :meth:`abort`
+        between this call and the first step of the iteration cancels the prompt before it
+        starts: nothing is stored or sent, and the iteration yields only ``agent_settled``
+        (aborted).
         """
+        pending = _PendingPrompt()
+        self._unstarted = pending
+        return self._prompt(text, images, pending)
+
+    async def _prompt(
+        self, text: str, images: Sequence[ImageContent], pending: _PendingPrompt
+    ) -> AsyncIterator[AgentEvent]:
+        if self._unstarted is pending:
+            self._unstarted = None
+        if pending.aborted:
+            yield self._settle_unstarted()
+            return
         if self.busy:
             self._queue.append(user_message(self.expand_skill_command(text), images=images))
             update = QueueUpdate(steering=[_text(m) for m in self._queue])
@@ -473,7 +499,16 @@ class AgentSession(LoadoutOps, RecoveryOps):
                 await asyncio.wait([task])
             if self._stream is stream:
                 self._stream = None
+        if task.cancelled():  # aborted before its first step, so _run never settled it
+            yield self._settle_unstarted()
+            return
         task.result()
+
+    def _settle_unstarted(self) -> AgentSettled:
+        """The only event of a prompt aborted before its run started (listeners get it too)."""
+        settled = AgentSettled(aborted=True)
+        self._notify_listeners(settled)
+        return settled
 
     async def run(self, text: str, *, images: Sequence[ImageContent] = ()) -> list[AgentEvent]:
         """Run a prompt to the end and return its events (a convenience over :meth:`prompt`)."""
@@ -481,7 +516,11 @@ class AgentSession(LoadoutOps, RecoveryOps):
 
     def abort(self) -> None:
         """Stop the running prompt (and its compaction or retry wait) as soon as possible;
-        messages queued for it are dropped."""
+        messages queued for it are dropped. A prompt requested but not started yet (see
+        :meth:`prompt`) is cancelled as well."""
+        if self._unstarted is not None:
+            self._unstarted.aborted = True
+            self._unstarted = None
         if self._run_task is not None and not self._run_task.done():
             self._run_task.cancel()
             if self._queue:  # messages queued for the aborted run are dropped with it
@@ -640,6 +679,15 @@ class AgentSession(LoadoutOps, RecoveryOps):
     def close(self) -> None:
         """Close the session file (see :meth:`aclose` to also notify extensions)."""
         self.session.close()
+
+
+class _PendingPrompt:
+    """A :meth:`AgentSession.prompt` call whose iteration has not begun; abort marks it."""
+
+    __slots__ = ("aborted",)
+
+    def __init__(self) -> None:
+        self.aborted = False
 
 
 def _text(message: AgentMessage) -> str:

@@ -98,7 +98,7 @@ def context_tokens(
 
     ``cache`` (token estimates) and ``facts`` (branch positions) spare re-measuring and
     re-scanning what did not change since the previous call."""
-    branch = session.branch_entries()
+    branch = session.branch_view()
     projection = session.projection()
     last_compaction = (facts or PathFacts()).last_compaction(branch)
     if last_compaction >= 0:

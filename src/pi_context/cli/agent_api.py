@@ -34,7 +34,8 @@ class AgentHost(Protocol):
     def model(self) -> Model: ...
 
     def prompt(self, text: str) -> AsyncIterator[AgentEvent]:
-        """Run one user prompt; yields every event of the run."""
+        """Run one user prompt; yields every event of the run (an :meth:`abort` before the
+        iteration begins cancels it)."""
         ...
 
     def abort(self) -> None: ...

@@ -122,11 +122,14 @@ class AppConfig:
             return await AgentSession.create(cwd=work, model=model, **self._kwargs())
         self.session_dir.mkdir(parents=True, exist_ok=True)
         path, sid, stamp = storage.new_session_path(self.session_dir)
-        agent = await AgentSession.create(
-            cwd=work, model=model, session_file=path, **self._kwargs()
+        return await AgentSession.create(
+            cwd=work,
+            model=model,
+            session_file=path,
+            session_id=sid,
+            timestamp=stamp,
+            **self._kwargs(),
         )
-        _name_header_after_file(agent.session, sid, stamp)
-        return agent
 
     async def open(self, path: Path, model: Model | None) -> AgentSession:
         """Resume ``path`` (runs in its header cwd); a missing file becomes a new session there."""
@@ -140,20 +143,6 @@ class AppConfig:
         if isinstance(work, str) and not os.path.isdir(work):
             raise PiContextError(f"The session's working directory does not exist: {work}")
         return await AgentSession.open(path, model=model, **self._kwargs())
-
-
-def _name_header_after_file(session: Session, session_id: str, timestamp: str) -> None:
-    """Give a new, still unwritten session the id and time its file is named after.
-
-    pi names a session file ``<timestamp>_<id>.jsonl`` after its header and lists sessions by
-    both, so they must agree. ``Session.create`` and ``Session.fork`` take both, but
-    ``AgentSession.create`` has no option for them yet; until it has, the header (written with
-    the first message) is adjusted here, before anything was written.
-    """
-    if session.is_persisted:
-        raise PiContextError(f"session {session.file_path} was already written; cannot rename it")
-    session.header["id"] = session_id
-    session.header["timestamp"] = timestamp
 
 
 class AppAgent:
@@ -246,8 +235,12 @@ class AppAgent:
         if not path.exists():
             # nothing to write yet (fork before the first message): start fresh there
             agent = await AgentSession.create(
-                cwd=self.agent.cwd, model=self._model(), session_file=path, **self.config._kwargs()
+                cwd=self.agent.cwd,
+                model=self._model(),
+                session_file=path,
+                session_id=sid,
+                timestamp=stamp,
+                **self.config._kwargs(),
             )
-            _name_header_after_file(agent.session, sid, stamp)
             return AppAgent(agent, self.config)
         return AppAgent(await self.config.open(path, self._model()), self.config)

@@ -130,7 +130,7 @@ def compact_command(
             click.echo(f"pictx: warning: {problem}", err=True)
         if dry_run:
             prep = require_preparation(
-                session.branch_entries(), settings, projection=session.projection()
+                session.branch_view(), settings, projection=session.projection()
             )
             report = compaction_report(prep, _dry_run_tokens_after(prep, session))
         else:

@@ -143,8 +143,10 @@ class InteractiveShell:
             return
         renderer = self._new_renderer()
 
+        events = self.agent.prompt(text)  # requested now: an abort from here on cancels it
+
         async def consume() -> None:
-            async for event in self.agent.prompt(text):
+            async for event in events:
                 renderer.handle(event)
 
         try:
@@ -256,9 +258,8 @@ class InteractiveShell:
             flush_timer = loop.call_later(_ESC_FLUSH_SECONDS, flush)
 
         # what the prompt left unprocessed: keys that came in the same read as its Enter, and
-        # an Esc its parser still holds; handled after the work's first step, so that an abort
-        # finds the run it is meant for
-        loop.call_soon(handle, [*get_typeahead(keys), *keys.flush_keys()])
+        # an Esc its parser still holds (an abort before the work's first step still applies)
+        handle([*get_typeahead(keys), *keys.flush_keys()])
         watching = keys.raw_mode() if self._is_tty(keys) else contextlib.nullcontext()
         try:
             with watching, keys.attach(on_keys):

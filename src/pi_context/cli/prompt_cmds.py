@@ -16,39 +16,21 @@ from typing import Any
 
 import click
 
+from pi_context.agent.loadout import default_tool_names
 from pi_context.errors import PiContextError
 from pi_context.prompt import build_sections, options_from_resources, render_prompt
 from pi_context.resources import LoadedResources, ResourceLoader, TrustStore
 from pi_context.resources.paths import agent_dir
 from pi_context.resources.trust import TRUST_FILE_NAME, canonical_dir
-from pi_context.tools.registry import BUILTIN_TOOL_NAMES, default_tools
+from pi_context.tools.registry import default_tools
 
 __all__ = [
     "distrust_command",
     "prompt_command",
     "register",
-    "selected_tool_names",
     "skills_command",
     "trust_command",
 ]
-
-
-def selected_tool_names(setting: Any) -> list[str]:
-    """The active tool names from the ``defaultTools`` setting (pi's rules: plain names replace
-    the default list; a list of only ``+name``/``-name`` entries modifies it)."""
-    names = list(BUILTIN_TOOL_NAMES)
-    if not isinstance(setting, list):
-        return names
-    entries = [e.strip() for e in setting if isinstance(e, str) and e.strip()]
-    if entries and all(e[0] in "+-" for e in entries):
-        for entry in entries:
-            name = entry[1:]
-            if entry[0] == "+" and name not in names:
-                names.append(name)
-            elif entry[0] == "-" and name in names:
-                names.remove(name)
-        return names
-    return entries
 
 
 def _load(cwd: str | None, approve: bool | None, no_context_files: bool) -> LoadedResources:
@@ -62,7 +44,7 @@ def _fail(exc: PiContextError) -> None:
 
 def _prompt_parts(res: LoadedResources) -> tuple[dict[str, str], str]:
     tools = {t.name: t for t in default_tools(res.cwd)}
-    selected = [n for n in selected_tool_names(res.settings.get("defaultTools")) if n in tools]
+    selected = [n for n in default_tool_names(res.settings.get("defaultTools")) if n in tools]
     options = options_from_resources(
         res,
         selected_tools=selected,

@@ -361,7 +361,7 @@ def pick_session(
 
 async def _fork(shell: Shell, _args: str) -> None:
     session = shell.agent.session
-    users = [e for e in session.branch_entries() if e.type == "message" and e.role == "user"]
+    users = [e for e in session.branch_view() if e.type == "message" and e.role == "user"]
     if not users:
         shell.console.print("No user message to fork from.")
         return

@@ -128,7 +128,7 @@ class Compactor:
     def context_tokens(self) -> int:
         """The canonical context estimate of the current leaf (pi's projected estimate)."""
         projection = self.session.projection()
-        path = self.session.branch_entries()
+        path = self.session.branch_view()
         return estimate_projected_context_tokens(projection, path, self.cache).tokens
 
     def needs_compaction(self, context_window: int) -> bool:
@@ -184,7 +184,7 @@ class Compactor:
         masked: list[Entry] = []
         if self.settings.mask_observations:
             masked = self.mask()
-        path = self.session.branch_entries()
+        path = self.session.branch_view()
         projection = self.session.projection()
         prepared = _prepare(path, self.settings, projection, self.cache)
         if isinstance(prepared, str):

@@ -315,6 +315,10 @@ class Session:
             return PathView(self._live.path)
         return PathView(self._tree.path(self._tree.require(leaf_id)))
 
+    def on_branch(self, entry_id: str) -> bool:
+        """Whether ``entry_id`` is on the current leaf's path (an id lookup, not a path scan)."""
+        return self._live.on_path(entry_id)
+
     def children(self, entry_id: str) -> list[Entry]:
         return self._tree.children(entry_id)
 
