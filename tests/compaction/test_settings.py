@@ -120,3 +120,24 @@ def test_invalid_retry_branch_and_extra_values_name_the_setting(
 ) -> None:
     with pytest.raises(SettingsError, match=message.replace(".", r"\.")):
         resolve(data)
+
+
+def test_fit_to_window_leaves_large_windows_alone() -> None:
+    from pi_context.compaction.settings import CompactionSettings
+
+    settings = CompactionSettings()
+    assert settings.fit_to_window(128_000) is settings
+    assert settings.fit_to_window(0) is settings
+
+
+def test_fit_to_window_caps_reserve_and_tail_on_small_windows() -> None:
+    from pi_context.compaction.settings import CompactionSettings
+    from pi_context.tokens import should_compact
+
+    settings = CompactionSettings()
+    assert should_compact(100, 8192, settings)  # pi: a 16k reserve always triggers on 8k
+    small = settings.fit_to_window(8192)
+    assert (small.reserve_tokens, small.keep_recent_tokens) == (2048, 2048)
+    assert not should_compact(100, 8192, small)
+    assert should_compact(6200, 8192, small)
+    assert small.summarizer == settings.summarizer

@@ -67,6 +67,26 @@ class CompactionSettings(CompactionConfig):
         """A copy keeping ``keep_recent_tokens`` (``--keep-recent-tokens``, tests)."""
         return replace(self, keep_recent_tokens=keep_recent_tokens)
 
+    def fit_to_window(self, context_window: int) -> CompactionSettings:
+        """These settings for a model whose window is ``context_window`` tokens.
+
+        pi applies ``reserveTokens`` and ``keepRecentTokens`` whatever the window: on a small
+        model (the embedded local one has 8,192 tokens) the default 16,384 reserve makes every
+        check compact, and a 20,000-token tail keeps everything, so nothing can be summarized.
+        Here each is capped at a quarter of the window; on windows of 80k tokens and more the
+        defaults are untouched.
+        """
+        if context_window <= 0:
+            return self
+        quarter = context_window // 4
+        if self.reserve_tokens <= quarter and self.keep_recent_tokens <= quarter:
+            return self
+        return replace(
+            self,
+            reserve_tokens=min(self.reserve_tokens, quarter),
+            keep_recent_tokens=min(self.keep_recent_tokens, quarter),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class RetrySettings:
