@@ -1,8 +1,8 @@
 """Compaction benchmarks: preparing a compaction and finding its cut point on a long session.
 
-Measured the way the agent's ``Compactor`` does it: the session's current path and live
-projection, and a :class:`~pi_context.compaction.TokenCache` kept across calls. Beside it, in
-the same run:
+Measured the way the agent's ``Compactor`` does it: the session's current path (the no-copy
+``Session.branch_view()``), its live projection, and a
+:class:`~pi_context.compaction.TokenCache` kept across calls. Beside it, in the same run:
 
 * **plain full walk**: follow ``parentId`` from the leaf to the root over the id index and
   reverse (the least any implementation that re-walks the path pays; pi 1.6.0 does this and
@@ -10,7 +10,8 @@ the same run:
 * **re-walk preparation**: our own ``prepare_compaction`` given only the path, so it rebuilds
   the projection and re-estimates every message (what a non-incremental port would do).
 
-Both preparations must agree on the cut; the script checks it.
+A diagnostic row gives the same preparation ``branch_entries()``'s copy of the path instead.
+All preparations must agree on the cut; the script checks it.
 
     .venv/bin/python benchmarks/bench_compaction.py [--files 100k] [--repeat 7]
 """

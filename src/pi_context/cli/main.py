@@ -18,7 +18,7 @@ from pi_context.errors import PiContextError
 __all__ = ["cli", "main"]
 
 # Modules under pi_context.cli that add subcommands through ``register(group)``.
-COMMAND_MODULES = ("session_cmds", "prompt_cmds", "compaction_cmds", "run")
+COMMAND_MODULES = ("session_cmds", "prompt_cmds", "compaction_cmds", "models_cmds", "run")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

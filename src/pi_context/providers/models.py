@@ -494,8 +494,8 @@ class ModelRegistry:
             pool = [e for e in pool if e.info.provider.lower() == provider.lower()]
             if not pool:
                 raise ModelNotFoundError(
-                    f'Unknown provider "{provider}". Use --list-models to see available '
-                    "providers/models."
+                    f'Unknown provider "{provider}". Run `pictx models --all` to see the known '
+                    "providers and models."
                 )
         lowered = text.lower()
         named_provider: str | None = None
@@ -533,7 +533,7 @@ class ModelRegistry:
                 f'Model "{custom_id}" not found for provider "{named_provider}". Using custom model id.',
             )
         raise ModelNotFoundError(
-            f'Model "{text}" not found. Use --list-models to see available models.'
+            f'Model "{text}" not found. Run `pictx models --all` to see the known models.'
         )
 
     def default_for(self, provider: str) -> ModelEntry | None:
