@@ -390,3 +390,19 @@ async def test_create_names_the_session_header(make_session: MakeSession, projec
     reopened = Session.open(project.parent / "named.jsonl")
     assert (reopened.id, reopened.header["timestamp"]) == (sid, stamp)
     reopened.close()
+
+
+async def test_compaction_settings_fit_a_small_model_window(make_session: MakeSession) -> None:
+    from pi_context.providers.base import ModelInfo
+
+    small = ScriptedModel(
+        [],
+        model_info=ModelInfo(
+            provider="scripted", id="tiny", api="scripted", context_window=8192, max_tokens=1024
+        ),
+    )
+    sess = await make_session(small)
+    settings = sess.compaction_settings()
+    assert (settings.reserve_tokens, settings.keep_recent_tokens) == (2048, 2048)
+    big = await make_session(ScriptedModel([]))
+    assert big.compaction_settings().reserve_tokens == 16384

@@ -62,6 +62,7 @@ from pi_context.prompt import (
     build_system_prompt,
 )
 from pi_context.providers.base import Model, ModelRequest, RequestOptions
+from pi_context.providers.delivery import system_delivery_of
 from pi_context.resources.loader import LoadedResources, ResourceLoader
 from pi_context.resources.settings import deep_merge_settings
 from pi_context.resources.skills import expand_skill_command
@@ -302,7 +303,8 @@ class AgentSession(LoadoutOps, RecoveryOps):
     def compaction_settings(self) -> CompactionSettings:
         info = self._model.info if self._model is not None else None
         key = f"{info.provider}/{info.id}" if info is not None else None
-        return resolve_compaction_settings(self.settings_data, key)
+        settings = resolve_compaction_settings(self.settings_data, key)
+        return settings.fit_to_window(info.context_window) if info is not None else settings
 
     def retry_settings(self) -> RetrySettings:
         return resolve_retry_settings(self.settings_data)
@@ -412,12 +414,9 @@ class AgentSession(LoadoutOps, RecoveryOps):
         return bool(self._queue)
 
     def after_request(self, request: ModelRequest, message: AssistantMessage) -> None:
-        model = self.model
-        delivery = getattr(model, "system_delivery", None)
-        if delivery is None:
-            delivery = "in_place" if model.info.system_messages_mid_conversation else "collapse"
+        collapse = system_delivery_of(self.model) == "collapse"
         record = self.cache.record(
-            request.messages, request.tools, message["usage"], collapse=delivery == "collapse"
+            request.messages, request.tools, message["usage"], collapse=collapse
         )
         self._emit(
             CacheUpdate(
