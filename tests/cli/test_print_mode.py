@@ -297,3 +297,20 @@ def test_a_broken_settings_file_is_named_in_the_error(
     assert run.code == 1
     assert str(agent / "settings.json") in run.err
     assert sessions_of(agent, project) == []
+
+
+def test_untrusted_project_resources_are_named_on_stderr(
+    project: Path, pictx: Pictx, replies: Replies
+) -> None:
+    (project / ".pi").mkdir(exist_ok=True)
+    (project / ".pi" / "SYSTEM.md").write_text("Project prompt.\n", encoding="utf-8")
+    run = pictx("-p", "--model", replies(["fine"]), "hi")
+    assert run.code == 0
+    assert run.out == "fine\n"
+    assert "is not trusted" in run.err
+    assert "pictx trust" in run.err
+
+    trusted = pictx("trust", str(project))
+    assert trusted.code == 0, trusted.err
+    again = pictx("-p", "--model", replies(["fine"]), "hi")
+    assert "not trusted" not in again.err

@@ -27,6 +27,7 @@ from pi_context.errors import PiContextError, ResourceError
 from pi_context.export import SessionDocument, default_html_name, export_html
 from pi_context.resources import paths
 from pi_context.resources.settings import load_settings
+from pi_context.resources.trust import TrustDecision
 
 __all__ = ["agent_command", "build_prompts", "register", "wants_agent"]
 
@@ -137,6 +138,7 @@ async def _run(
     if app is None:
         return 0
     host: AgentHost = app
+    _warn_if_untrusted(app.agent.resources.trust, app.agent.cwd)
     try:
         if options["name"] is not None:
             app.session.append_session_info(options["name"])
@@ -283,3 +285,19 @@ def agent_command(
 def register(group: click.Group) -> None:
     """Add ``pictx chat`` (the agent command; bare ``pictx [messages]`` runs it too)."""
     group.add_command(agent_command)
+
+
+def _warn_if_untrusted(trust: TrustDecision, cwd: str | os.PathLike[str]) -> None:
+    """Say so when project resources are being ignored for want of a trust decision.
+
+    pi asks in its interactive mode; pictx never blocks on a question, so it tells the user
+    what is left out and how to change that (``pictx trust``), once, on stderr.
+    """
+    if trust.trusted or trust.source != "default":
+        return
+    click.echo(
+        f"pictx: note: {cwd} is not trusted, so its .pi/SYSTEM.md, APPEND_SYSTEM.md, "
+        "skills, settings and extensions are ignored (context files still apply). "
+        "Run `pictx trust` to trust it.",
+        err=True,
+    )
