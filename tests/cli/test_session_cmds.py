@@ -95,8 +95,59 @@ def test_bad_file_error_names_line(capsys: pytest.CaptureFixture[str]) -> None:
 def test_warnings_and_strict(capsys: pytest.CaptureFixture[str]) -> None:
     path = str(DATA / "edge_cases.jsonl")
     assert main(["session", "info", path]) == 0
-    assert "edge_cases.jsonl:5" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"pictx: warning: {path}:5: not a JSON object: skipped\n" in err
     assert main(["session", "info", path, "--strict"]) == 1
+    # strict fails on the line: nothing was skipped, so the error does not say so
+    assert capsys.readouterr().err == f"pictx: error: {path}:5: line 5 is not a JSON object\n"
+
+
+HEADER_LINE = (
+    '{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}\n'
+)
+USER_LINE = (
+    '{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z",'
+    '"message":{"role":"user","content":"hi","timestamp":1}}'
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "warning", "error"),
+    [
+        (
+            USER_LINE + "\n" + USER_LINE[:40],
+            3,
+            "incomplete last line (torn write?): skipped",
+            "line 3 (the last) is incomplete (torn write?)",
+        ),
+        (
+            USER_LINE.replace('"parentId":null', '"parentId":"bbbbbbbb"') + "\n",
+            2,
+            "parent bbbbbbbb of entry aaaaaaaa does not exist: entry treated as a root",
+            "parent bbbbbbbb of entry aaaaaaaa does not exist",
+        ),
+        (
+            USER_LINE + "\n" + USER_LINE + "\n",
+            2,
+            "duplicate id aaaaaaaa: a later entry with this id takes its place",
+            "duplicate id aaaaaaaa",
+        ),
+    ],
+)
+def test_strict_errors_name_the_problem_not_the_recovery(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    body: str,
+    line: int,
+    warning: str,
+    error: str,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(HEADER_LINE + body)
+    assert main(["session", "info", str(path)]) == 0
+    assert f"pictx: warning: {path}:{line}: {warning}\n" in capsys.readouterr().err
+    assert main(["session", "info", str(path), "--strict"]) == 1
+    assert capsys.readouterr().err == f"pictx: error: {path}:{line}: {error}\n"
 
 
 def test_python_dash_m_runs() -> None:

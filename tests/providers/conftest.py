@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.providers.adapters import OPEN
 from tests.providers.replay_server import ReplayServer
 
 
@@ -60,20 +61,9 @@ def server() -> Iterator[ReplayServer]:
         yield srv
 
 
-class Closer:
-    """Collects adapters created by a test and closes their HTTP clients at the end."""
-
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-
-    def __call__(self, item: Any) -> Any:
-        self.items.append(item)
-        return item
-
-
-@pytest.fixture
-async def closer() -> AsyncIterator[Closer]:
-    c = Closer()
-    yield c
-    for item in c.items:
-        await item.aclose()
+@pytest.fixture(autouse=True)
+async def _close_adapters() -> AsyncIterator[None]:
+    """Close every adapter a test registered with :func:`tests.providers.adapters.track`."""
+    yield
+    while OPEN:
+        await OPEN.pop().aclose()

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from pi_context.messages import Message, SystemMessage, user_message
+from pi_context.messages import Message, SystemMessage, empty_usage, user_message
 from pi_context.providers.anthropic import AnthropicModel
 from pi_context.providers.base import (
     ModelCost,
@@ -20,9 +19,9 @@ from pi_context.providers.base import (
     ToolCallDelta,
     complete,
 )
+from pi_context.providers.classify import is_context_overflow
+from tests.providers.adapters import ask, track
 from tests.providers.replay_server import ReplayServer, anthropic_sse, json_reply, stream
-
-_OPEN: list[AnthropicModel] = []
 
 
 def info(**kw: Any) -> ModelInfo:
@@ -40,16 +39,7 @@ def info(**kw: Any) -> ModelInfo:
 
 
 def model(server: ReplayServer, **kw: Any) -> AnthropicModel:
-    m = AnthropicModel(info(**kw), api_key="sk-ant-test", base_url=server.url)
-    _OPEN.append(m)
-    return m
-
-
-@pytest.fixture(autouse=True)
-async def _close_models() -> AsyncIterator[None]:
-    yield
-    while _OPEN:
-        await _OPEN.pop().aclose()
+    return track(AnthropicModel(info(**kw), api_key="sk-ant-test", base_url=server.url))
 
 
 def message_start(input_tokens: int = 10, read: int = 0, write: int = 0) -> dict[str, Any]:
@@ -73,20 +63,21 @@ def message_start(input_tokens: int = 10, read: int = 0, write: int = 0) -> dict
     }
 
 
+def content_block(
+    index: int, block: dict[str, Any], *deltas: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The start, delta and stop events of one content block."""
+    return [
+        {"type": "content_block_start", "index": index, "content_block": block},
+        *({"type": "content_block_delta", "index": index, "delta": d} for d in deltas),
+        {"type": "content_block_stop", "index": index},
+    ]
+
+
 def text_block(index: int, *pieces: str) -> list[dict[str, Any]]:
-    events: list[dict[str, Any]] = [
-        {
-            "type": "content_block_start",
-            "index": index,
-            "content_block": {"type": "text", "text": ""},
-        }
-    ]
-    events += [
-        {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}}
-        for p in pieces
-    ]
-    events.append({"type": "content_block_stop", "index": index})
-    return events
+    return content_block(
+        index, {"type": "text", "text": ""}, *({"type": "text_delta", "text": p} for p in pieces)
+    )
 
 
 def finish(stop: str = "end_turn", output: int = 5) -> list[dict[str, Any]]:
@@ -104,29 +95,15 @@ def reply_text(text: str, **usage: int) -> Any:
     return stream(anthropic_sse([message_start(**usage), *text_block(0, text), *finish()]))
 
 
-def ask(text: str = "hi") -> ModelRequest:
-    return ModelRequest(messages=[user_message(text, timestamp=1)])
-
-
 async def test_thinking_text_usage_and_cost(server: ReplayServer) -> None:
     events = [
         message_start(input_tokens=50, read=1000, write=200),
-        {
-            "type": "content_block_start",
-            "index": 0,
-            "content_block": {"type": "thinking", "thinking": "", "signature": ""},
-        },
-        {
-            "type": "content_block_delta",
-            "index": 0,
-            "delta": {"type": "thinking_delta", "thinking": "Hmm."},
-        },
-        {
-            "type": "content_block_delta",
-            "index": 0,
-            "delta": {"type": "signature_delta", "signature": "sig=="},
-        },
-        {"type": "content_block_stop", "index": 0},
+        *content_block(
+            0,
+            {"type": "thinking", "thinking": "", "signature": ""},
+            {"type": "thinking_delta", "thinking": "Hmm."},
+            {"type": "signature_delta", "signature": "sig=="},
+        ),
         *text_block(1, "Hel", "lo"),
         *finish(output=30),
     ]
@@ -176,22 +153,12 @@ async def test_tool_use_stream(server: ReplayServer) -> None:
     events = [
         message_start(),
         *text_block(0, "Let me look."),
-        {
-            "type": "content_block_start",
-            "index": 1,
-            "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}},
-        },
-        {
-            "type": "content_block_delta",
-            "index": 1,
-            "delta": {"type": "input_json_delta", "partial_json": '{"path": '},
-        },
-        {
-            "type": "content_block_delta",
-            "index": 1,
-            "delta": {"type": "input_json_delta", "partial_json": '"a.py"}'},
-        },
-        {"type": "content_block_stop", "index": 1},
+        *content_block(
+            1,
+            {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}},
+            {"type": "input_json_delta", "partial_json": '{"path": '},
+            {"type": "input_json_delta", "partial_json": '"a.py"}'},
+        ),
         *finish("tool_use"),
     ]
     server.add(stream(anthropic_sse(events)))
@@ -231,14 +198,7 @@ async def test_system_prompt_tools_and_tool_results_on_the_wire(server: ReplaySe
             "api": "x",
             "provider": "x",
             "model": "x",
-            "usage": {
-                "input": 0,
-                "output": 0,
-                "cacheRead": 0,
-                "cacheWrite": 0,
-                "totalTokens": 0,
-                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-            },
+            "usage": empty_usage(),
             "stopReason": "toolUse",
             "timestamp": 3,
         },
@@ -304,6 +264,7 @@ async def test_prompt_too_long_is_overflow(server: ReplayServer) -> None:
     assert done.error is not None
     assert done.error.kind == "context_overflow"
     assert "prompt is too long" in done.message.get("errorMessage", "")
+    assert is_context_overflow(done.message)
 
 
 async def test_overloaded_error_event_mid_stream_is_transient(server: ReplayServer) -> None:
@@ -360,10 +321,22 @@ async def test_authentication_failure(server: ReplayServer) -> None:
     assert done.error.kind == "authentication"
 
 
+async def test_connection_refused_names_model_and_url_but_not_key() -> None:
+    with ReplayServer() as srv:
+        url = srv.url
+    m = track(AnthropicModel(info(), api_key="sk-ant-secret", base_url=url))
+    done = await complete(m, ask())
+    assert done.error is not None
+    assert done.error.kind == "transient"
+    shown = done.message.get("errorMessage", "")
+    assert shown.startswith("connection error: ")
+    assert shown.endswith(f"(anthropic/claude-test at {url})")
+    assert "sk-ant-secret" not in shown
+
+
 async def test_bearer_token(server: ReplayServer) -> None:
     server.add(reply_text("ok"))
-    m = AnthropicModel(info(), auth_token="tok-1", base_url=server.url)
-    _OPEN.append(m)
+    m = track(AnthropicModel(info(), auth_token="tok-1", base_url=server.url))
     await complete(m, ask())
     assert server.requests[0].headers["authorization"] == "Bearer tok-1"
 

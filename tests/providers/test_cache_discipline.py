@@ -17,7 +17,6 @@ the requests after it extend the new prefix again.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -37,6 +36,7 @@ from pi_context.providers.anthropic import AnthropicModel
 from pi_context.providers.base import Model, ModelInfo, ModelRequest, RequestOptions, complete
 from pi_context.providers.delivery import SystemDelivery, replay_system
 from pi_context.providers.openai import OpenAIChatModel
+from tests.providers.adapters import track
 from tests.providers.replay_server import ReplayServer, json_reply
 
 MARKER = b',"cache_control":{"type":"ephemeral"}'
@@ -176,16 +176,6 @@ def messages_span(body: bytes) -> tuple[int, int]:
     return start + 1, end - 1
 
 
-_OPEN: list[Any] = []
-
-
-@pytest.fixture(autouse=True)
-async def _close() -> AsyncIterator[None]:
-    yield
-    while _OPEN:
-        await _OPEN.pop().aclose()
-
-
 def openai_model(server: ReplayServer, mode: SystemDelivery) -> OpenAIChatModel:
     info = ModelInfo(
         provider="vllm",
@@ -195,9 +185,9 @@ def openai_model(server: ReplayServer, mode: SystemDelivery) -> OpenAIChatModel:
         max_tokens=1000,
         system_messages_mid_conversation=mode == "in_place",
     )
-    m = OpenAIChatModel(info, api_key="k", base_url=server.url + "/v1", system_delivery=mode)
-    _OPEN.append(m)
-    return m
+    return track(
+        OpenAIChatModel(info, api_key="k", base_url=server.url + "/v1", system_delivery=mode)
+    )
 
 
 @pytest.mark.parametrize("mode", ["in_place", "user_turn"])
@@ -264,8 +254,7 @@ async def test_anthropic_bodies_extend_each_other_up_to_the_breakpoint(
         context_window=200_000,
         max_tokens=1000,
     )
-    m = AnthropicModel(info, api_key="k", base_url=server.url)
-    _OPEN.append(m)
+    m = track(AnthropicModel(info, api_key="k", base_url=server.url))
     bodies = await capture(m, server, requests)
     for n, body in enumerate(bodies):
         # exactly two breakpoints: the system prompt and the last message block

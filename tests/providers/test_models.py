@@ -54,6 +54,27 @@ def test_key_templates() -> None:
     assert resolve_key_template("literal", env) == ("literal", None)
 
 
+def test_key_commands_run_once_per_registry(tmp_path: Path) -> None:
+    log = tmp_path / "runs.log"
+    (tmp_path / "models.json").write_text(
+        '{"providers": {"corp": {"baseUrl": "https://llm.example.com/v1",'
+        ' "api": "openai-completions", "apiKey": "!echo run >> '
+        + str(log)
+        + '; echo k-1", "models": [{"id": "a"}, {"id": "b"}]}}}',
+        encoding="utf-8",
+    )
+    reg = load_registry(tmp_path, env={})
+    entry = reg.default()
+    assert entry is not None
+    assert entry.info.provider == "corp"
+    assert reg.credentials(entry).api_key == "k-1"
+    other = reg.find("corp", "b" if entry.info.id == "a" else "a")
+    assert other is not None
+    assert reg.credentials(other).api_key == "k-1"
+    assert log.read_text(encoding="utf-8") == "run\n"
+    assert reg.credentials(entry).source == '"apiKey" of provider "corp" in models.json'
+
+
 def test_env_keys_and_precedence() -> None:
     reg = load_registry(
         Path("/nonexistent"), env={"ANTHROPIC_API_KEY": "k", "ANTHROPIC_AUTH_TOKEN": "t"}
@@ -62,10 +83,29 @@ def test_env_keys_and_precedence() -> None:
     assert entry is not None
     creds = reg.credentials(entry)
     assert (creds.api_key, creds.bearer) == (None, "t")
+    assert creds.source == "ANTHROPIC_AUTH_TOKEN"
+    keyed = load_registry(Path("/nonexistent"), env={"ANTHROPIC_API_KEY": "k"})
+    assert keyed.credentials(entry).source == "ANTHROPIC_API_KEY"
     openai_entry = reg.find("openai", "gpt-5")
     assert openai_entry is not None
     assert not reg.credentials(openai_entry).ok
     assert "openai" in (reg.credentials(openai_entry).error or "")
+    assert "set OPENAI_API_KEY" in (reg.credentials(openai_entry).error or "")
+
+
+def test_missing_key_errors_say_what_to_set(tmp_path: Path) -> None:
+    (tmp_path / "models.json").write_text(
+        '{"providers": {"corp": {"baseUrl": "https://llm.example.com/v1",'
+        ' "api": "openai-completions", "models": [{"id": "big"}]}}}',
+        encoding="utf-8",
+    )
+    reg = load_registry(tmp_path, env={})
+    claude = reg.find("anthropic", "claude-haiku-4-5")
+    corp = reg.find("corp", "big")
+    assert claude is not None
+    assert corp is not None
+    assert "set ANTHROPIC_API_KEY" in (reg.credentials(claude).error or "")
+    assert '"apiKey" for provider "corp" in models.json' in (reg.credentials(corp).error or "")
 
 
 def test_models_json_custom_provider_and_overrides(tmp_path: Path) -> None:
@@ -203,9 +243,11 @@ async def test_create_adapters() -> None:
     model = resolve_model("gpt-4.1", registry=reg)
     assert isinstance(model, OpenAIChatModel)
     assert model.info.id == "gpt-4.1"
+    assert (model.key_source, model.base_url) == ("OPENAI_API_KEY", "https://api.openai.com/v1")
     await model.aclose()
     other = resolve_model("claude-haiku-4-5", registry=reg)
     assert isinstance(other, AnthropicModel)
+    assert (other.key_source, other.base_url) == ("ANTHROPIC_API_KEY", "https://api.anthropic.com")
     await other.aclose()
     chosen = default_model(registry=reg)
     assert isinstance(chosen, AnthropicModel)
@@ -253,4 +295,5 @@ async def test_missing_key_fails_fast_as_authentication() -> None:
     assert done.error is not None
     assert done.error.kind == "authentication"
     assert "openai" in str(done.error)
+    assert str(done.error).endswith("(openai/gpt-5 at https://api.openai.com/v1)")
     await model.aclose()  # type: ignore[attr-defined]

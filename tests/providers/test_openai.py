@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from pi_context.messages import Message, tool_result_message, user_message
+from pi_context.messages import Message, empty_usage, tool_result_message, user_message
 from pi_context.providers.base import (
     ModelCost,
     ModelInfo,
@@ -19,7 +18,9 @@ from pi_context.providers.base import (
     ToolCallStart,
     complete,
 )
+from pi_context.providers.classify import is_context_overflow
 from pi_context.providers.openai import OpenAIChatModel
+from tests.providers.adapters import ask, track
 from tests.providers.replay_server import ReplayServer, json_reply, openai_sse, stream
 
 
@@ -36,20 +37,8 @@ def info(**kw: Any) -> ModelInfo:
     return ModelInfo(**base)
 
 
-_OPEN: list[OpenAIChatModel] = []
-
-
 def model(server: ReplayServer, **kw: Any) -> OpenAIChatModel:
-    m = OpenAIChatModel(info(**kw), api_key="sk-test", base_url=server.url + "/v1")
-    _OPEN.append(m)
-    return m
-
-
-@pytest.fixture(autouse=True)
-async def _close_models() -> AsyncIterator[None]:
-    yield
-    while _OPEN:
-        await _OPEN.pop().aclose()
+    return track(OpenAIChatModel(info(**kw), api_key="sk-test", base_url=server.url + "/v1"))
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -77,10 +66,6 @@ def usage_chunk(prompt: int, completion: int, cached: int) -> dict[str, Any]:
             "prompt_tokens_details": {"cached_tokens": cached},
         },
     }
-
-
-def ask(text: str = "hi") -> ModelRequest:
-    return ModelRequest(messages=[user_message(text, timestamp=1)])
 
 
 async def events_of(m: OpenAIChatModel, request: ModelRequest) -> list[Any]:
@@ -206,14 +191,7 @@ async def test_transcript_with_tool_round_trip_is_serialized(server: ReplayServe
         "api": "openai-completions",
         "provider": "p",
         "model": "m",
-        "usage": {
-            "input": 0,
-            "output": 0,
-            "cacheRead": 0,
-            "cacheWrite": 0,
-            "totalTokens": 0,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        },
+        "usage": empty_usage(),
         "stopReason": "toolUse",
         "timestamp": 2,
     }
@@ -262,6 +240,7 @@ async def test_overflow_error_is_classified(server: ReplayServer) -> None:
     assert done.error.status == 400
     assert done.message["stopReason"] == "error"
     assert "maximum context length" in done.message.get("errorMessage", "")
+    assert is_context_overflow(done.message)  # the location suffix keeps it recognizable
 
 
 async def test_429_then_success(server: ReplayServer) -> None:
@@ -285,8 +264,7 @@ async def test_sdk_retries_honor_retry_after_when_enabled(server: ReplayServer) 
         json_reply(503, {"error": {"message": "overloaded"}}, {"retry-after-ms": "1"}),
         stream(openai_sse([chunk({"content": "back"}, "stop")])),
     )
-    m = OpenAIChatModel(info(), api_key="k", base_url=server.url + "/v1", max_retries=1)
-    _OPEN.append(m)
+    m = track(OpenAIChatModel(info(), api_key="k", base_url=server.url + "/v1", max_retries=1))
     done = await complete(m, ask())
     assert done.error is None
     assert len(server.requests) == 2
@@ -318,14 +296,35 @@ async def test_auth_failure(server: ReplayServer) -> None:
     assert done.error.status == 401
 
 
+async def test_rejected_key_names_where_it_came_from(server: ReplayServer) -> None:
+    server.add(json_reply(401, {"error": {"message": "Incorrect API key provided"}}))
+    m = track(
+        OpenAIChatModel(
+            info(), api_key="sk-bad", base_url=server.url + "/v1", key_source="OPENAI_API_KEY"
+        )
+    )
+    done = await complete(m, ask())
+    assert done.error is not None
+    assert done.error.kind == "authentication"
+    assert str(done.error) == (
+        f"401 Incorrect API key provided (local-vllm/test-model at {server.url}/v1; "
+        "check OPENAI_API_KEY)"
+    )
+    assert done.message.get("errorMessage") == str(done.error)
+
+
 async def test_connection_refused_is_transient() -> None:
     with ReplayServer() as srv:
         url = srv.url
-    m = OpenAIChatModel(info(), api_key="k", base_url=url + "/v1")
-    _OPEN.append(m)
+    m = track(OpenAIChatModel(info(), api_key="sk-secret-1", base_url=url + "/v1"))
     done = await complete(m, ask())
     assert done.error is not None
     assert done.error.kind == "transient"
+    shown = done.message.get("errorMessage", "")
+    assert shown.startswith("connection error: ")
+    assert shown.endswith(f"(local-vllm/test-model at {url}/v1)")
+    assert str(done.error) == shown
+    assert "sk-secret-1" not in shown
 
 
 async def test_openai_provider_sends_cache_key_and_completion_limit(server: ReplayServer) -> None:

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
 import contextlib
+import gc
+import io
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,6 +14,7 @@ from hypothesis import strategies as st
 from pi_context import _json
 from pi_context.errors import PiContextError, SessionFormatError
 from pi_context.session import Session, migrate_entries, scan_lines
+from pi_context.session.codec import ScanResult, scan_file
 from pi_context.testing import FixedClock, SequentialIds
 from tests.session.conftest import DATA
 from tests.session.helpers import assistant, user
@@ -212,3 +217,114 @@ def test_open_and_project_arbitrary_files(
     except PiContextError:
         pass
     assert path.read_bytes() == before
+
+
+# -- reading a file in chunks ---------------------------------------------------------------------
+
+
+def _scan_summary(scan: ScanResult) -> tuple[object, ...]:
+    entries = [(e.type, e.id, e.parent_id, e.role, e.raw, e.line) for e in scan.entries]
+    return (
+        scan.header,
+        scan.header_line,
+        entries,
+        scan.problems,
+        scan.blank_lines,
+        scan.malformed_lines,
+        scan.trailing_newline,
+        scan.newlines,
+        scan.torn_tail,
+        scan.size,
+        scan.unterminated_bytes,
+    )
+
+
+def _scan_or_error(scan: Callable[[], ScanResult]) -> tuple[object, ...]:
+    try:
+        return _scan_summary(scan())
+    except SessionFormatError as exc:
+        return ("error", str(exc), exc.line)
+
+
+LONG_LINE = (
+    b'{"type":"message","id":"c","parentId":"b","timestamp":"t","message":{"role":"user",'
+    b'"content":"' + b"x\xe2\x80\xa8" * 40 + b'"}}'
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                HEADER,
+                b"",
+                b"  ",
+                b"{",
+                b"\r",
+                b'{"type":"x","id":"a","parentId":null,"timestamp":"t"}',
+                b'{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"user"}}\r',
+                b'{"type":"message","id":"b","parentId":"a","timestamp":"t","message":{"role":"user"',
+                LONG_LINE,
+                b'{"type":"session","id":"s2"}',
+            ]
+        ),
+        max_size=10,
+    ),
+    st.sampled_from([b"", b"\n", b"\r\n", b'{"type":"x","id":"z"', b"{}"]),
+    st.sampled_from([1, 2, 3, 7, 64, 1 << 20]),
+)
+def test_scan_file_in_chunks_equals_scanning_the_bytes(
+    lines: list[bytes], tail: bytes, chunk_size: int
+) -> None:
+    data = b"\n".join(lines) + tail
+    whole = _scan_or_error(lambda: scan_lines(data, path="f"))
+    chunked = _scan_or_error(lambda: scan_file(io.BytesIO(data), path="f", chunk_size=chunk_size))
+    assert chunked == whole
+
+
+def test_scan_file_counts_bytes_and_the_unterminated_tail() -> None:
+    entry = b'{"type":"x","id":"a","parentId":null,"timestamp":"t"}'
+    torn = b'{"type":"x","id":"b","par'
+    data = HEADER + b"\n" + entry + b"\n" + torn
+    scan = scan_file(io.BytesIO(data), chunk_size=5)
+    assert (scan.size, scan.newlines, scan.trailing_newline) == (len(data), 2, False)
+    assert scan.torn_tail
+    assert scan.unterminated_bytes == len(torn)
+    assert [str(p) for p in scan.problems] == [
+        "line 3: incomplete last line (torn write?): skipped"
+    ]
+    assert scan.problems[0].error == "line 3 (the last) is incomplete (torn write?)"
+    ended = scan_file(io.BytesIO(data + b"}\n"), chunk_size=5)
+    assert (ended.trailing_newline, ended.unterminated_bytes, ended.newlines) == (True, 0, 3)
+    assert not ended.torn_tail
+    empty = scan_file(io.BytesIO(b""))
+    assert (empty.size, empty.newlines, empty.header, empty.trailing_newline) == (0, 0, None, True)
+
+
+def test_open_peak_memory_stays_under_one_and_a_half_times_the_file(tmp_path: Path) -> None:
+    """The whole-file buffer never coexists with every line (it was ~2.1x the file size)."""
+    path = tmp_path / "big.jsonl"
+    body = b"y" * 1500
+    lines = [HEADER]
+    parent = b"null"
+    for n in range(10_000):
+        entry_id = b'"%08x"' % n
+        lines.append(
+            b'{"type":"message","id":%s,"parentId":%s,"timestamp":"t","message":{"role":"user",'
+            b'"content":"%s %d"}}' % (entry_id, parent, body, n)
+        )
+        parent = entry_id
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    del lines
+    size = path.stat().st_size
+    gc.collect()
+    tracemalloc.start()
+    try:
+        session = Session.open(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(session.entries) == 10_000
+    assert session.problems == []
+    assert peak < 1.5 * size, peak / size

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pi_context.errors import SessionError, SessionFormatError, SessionLockedError, TreeError
-from pi_context.session import Session
+from pi_context.session import Session, codec
 from pi_context.session._writer import SessionFile
 from pi_context.testing import FixedClock, SequentialIds
 from tests.session.conftest import DATA
@@ -130,7 +130,12 @@ def test_unknown_entries_and_fields_survive_append(tmp_path: Path) -> None:
     assert json.loads(data.split(b"\n")[3])["parentId"] == "bbbbbbbb"
 
 
-def test_torn_tail_is_reported_skipped_and_next_append_starts_fresh(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chunk_size", [None, 3, 50])
+def test_torn_tail_is_reported_skipped_and_next_append_starts_fresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_size: int | None
+) -> None:
+    if chunk_size is not None:
+        monkeypatch.setattr(codec, "_CHUNK_SIZE", chunk_size)
     path = tmp_path / "s.jsonl"
     s = Session.create(path, cwd="/", ids=SequentialIds(), clock=FixedClock())
     s.append_message(user("one"))
@@ -396,7 +401,13 @@ def test_v2_rewrite_keeps_unchanged_lines_byte_for_byte(tmp_path: Path) -> None:
     assert b'"role":"custom"' in rewritten[1 + changed[0]]
 
 
-def test_torn_line_finished_by_another_writer_is_reread(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chunk_size", [None, 1, 7, 64])
+def test_torn_line_finished_by_another_writer_is_reread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_size: int | None
+) -> None:
+    """Also with the file read in chunks smaller than a line (size and torn-line offsets)."""
+    if chunk_size is not None:
+        monkeypatch.setattr(codec, "_CHUNK_SIZE", chunk_size)
     path = tmp_path / "s.jsonl"
     s = Session.create(path, cwd="/", ids=SequentialIds(), clock=FixedClock())
     s.append_message(user("one"))

@@ -30,7 +30,7 @@ def _open(path: Path, strict: bool) -> Session:
     session = Session.open(path, lock_timeout=0)
     for problem in session.check() if strict else session.problems:
         if strict:
-            raise SessionFormatError(problem.reason, path=problem.path, line=problem.line)
+            raise SessionFormatError(problem.error, path=problem.path, line=problem.line)
         click.echo(f"pictx: warning: {problem}", err=True)
     return session
 

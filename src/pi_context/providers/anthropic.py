@@ -28,7 +28,7 @@ miss; a section patch costs only the bytes after the previous breakpoint. Reques
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Self, cast
+from typing import Any, cast
 
 import anthropic
 import httpx2
@@ -42,10 +42,10 @@ from pi_context.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from pi_context.providers._sdk import SDKModel, error_body
 from pi_context.providers.base import (
     ModelInfo,
     ModelRequest,
-    StreamDone,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
@@ -57,7 +57,6 @@ from pi_context.providers.delivery import (
     Delivery,
     SystemDelivery,
     SystemUpdate,
-    plan_delivery,
     sanitize_tool_id,
     user_blocks,
 )
@@ -198,8 +197,11 @@ def anthropic_tools(delivery: Delivery) -> list[dict[str, Any]]:
     ]
 
 
-class AnthropicModel:
+class AnthropicModel(SDKModel):
     """A :class:`~pi_context.providers.base.Model` over the Anthropic Messages API."""
+
+    connection_errors = (anthropic.APIConnectionError, httpx2.HTTPError, OSError)
+    sdk_errors = (anthropic.APIError, *connection_errors)
 
     def __init__(
         self,
@@ -213,10 +215,8 @@ class AnthropicModel:
         max_retries: int = 0,
         timeout: float = 600.0,
         credential_error: str | None = None,
+        key_source: str | None = None,
     ) -> None:
-        self._info = info
-        self.credential_error = credential_error
-        """Why no key could be resolved; every request then fails as ``authentication``."""
         self.system_delivery: SystemDelivery = "user_turn"
         self._client = client or anthropic.AsyncAnthropic(
             api_key=api_key if api_key or auth_token else "missing-key",
@@ -226,29 +226,19 @@ class AnthropicModel:
             max_retries=max_retries,
             timeout=timeout,
         )
-
-    @property
-    def info(self) -> ModelInfo:
-        return self._info
+        super().__init__(
+            info,
+            base_url=str(self._client.base_url),
+            credential_error=credential_error,
+            key_source=key_source,
+        )
 
     async def aclose(self) -> None:
-        """Close the HTTP client (its pooled connections)."""
         await self._client.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for ``messages.create``."""
-        delivery = plan_delivery(
-            request.messages,
-            mode=self.system_delivery,
-            system_prompt=request.system_prompt,
-            tools=request.tools,
-        )
+        delivery = self._delivery(request)
         opts = request.options
         cache = opts.cache != "none"
         max_tokens = opts.max_tokens or self._info.max_tokens
@@ -277,33 +267,15 @@ class AnthropicModel:
             params["temperature"] = opts.temperature
         return params
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        builder = MessageBuilder(self._info)
-        if self.credential_error is not None:
-            err = ProviderError(self.credential_error, kind="authentication")
-            yield StreamDone(builder.finish("error", error=str(err)), err)
-            return
-        try:
-            params = self.build_params(request)
-            async for event in self._run(params, builder):
-                yield event
-        except anthropic.APIStatusError as exc:
-            status = exc.status_code if exc.status_code != 200 else None
-            err = make_error(
-                _status_text(exc),
-                status=status,
-                headers=dict(exc.response.headers),
-                provider=self._info.provider,
-            )
-            yield StreamDone(builder.finish("error", error=str(err)), err)
-        except (anthropic.APIConnectionError, httpx2.HTTPError, OSError) as exc:
-            err = make_error(
-                f"connection error: {exc}", provider=self._info.provider, kind="transient"
-            )
-            yield StreamDone(builder.finish("error", error=str(err)), err)
-        except anthropic.APIError as exc:  # an error reported inside the stream
-            err = make_error(str(exc.message), provider=self._info.provider)
-            yield StreamDone(builder.finish("error", error=str(err)), err)
+    def _status_error(self, exc: BaseException) -> ProviderError | None:
+        if not isinstance(exc, anthropic.APIStatusError):
+            return None
+        return make_error(
+            _status_text(exc),
+            status=exc.status_code if exc.status_code != 200 else None,
+            headers=dict(exc.response.headers),
+            provider=self._info.provider,
+        )
 
     async def _run(
         self, params: dict[str, Any], builder: MessageBuilder
@@ -367,15 +339,9 @@ class AnthropicModel:
             cache_write=usage.get("cache_creation_input_tokens", 0),
         )
         if not finished:
-            err = ProviderError("stream ended before the response was complete", kind="transient")
-            yield StreamDone(builder.finish("error", error=str(err)), err)
+            yield self._incomplete(builder)
             return
-        stop = _STOP.get(stop_raw or "end_turn", "stop")
-        if stop == "error":
-            err = ProviderError(f"response stopped: {stop_raw}", kind="other")
-            yield StreamDone(builder.finish("error", raw_stop=stop_raw, error=str(err)), err)
-            return
-        yield StreamDone(builder.finish(stop, raw_stop=stop_raw))
+        yield self._finished(builder, _STOP.get(stop_raw or "end_turn", "stop"), stop_raw)
 
 
 def _merge_usage(into: dict[str, int], usage: Mapping[str, Any]) -> None:
@@ -392,11 +358,9 @@ def _merge_usage(into: dict[str, int], usage: Mapping[str, Any]) -> None:
 
 
 def _status_text(exc: anthropic.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            kind = inner.get("type")
-            prefix = f"{exc.status_code} " if exc.status_code != 200 else ""
-            return f"{prefix}{kind + ': ' if kind else ''}{inner['message']}"
-    return str(exc.message)
+    parsed = error_body(exc.body)
+    if parsed is None:
+        return str(exc.message)
+    kind, message = parsed
+    prefix = f"{exc.status_code} " if exc.status_code != 200 else ""
+    return f"{prefix}{kind + ': ' if kind else ''}{message}"

@@ -24,21 +24,29 @@ ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 PROVIDER_API = {"openai": "openai-completions", "anthropic": "anthropic-messages"}
 
 
+def _builtin(
+    provider: str, model_id: str, name: str, window: int, out: int, cost: ModelCost, reasoning: bool
+) -> ModelInfo:
+    return ModelInfo(
+        provider=provider,
+        id=model_id,
+        api=PROVIDER_API[provider],
+        name=name,
+        base_url=OPENAI_BASE_URL if provider == "openai" else ANTHROPIC_BASE_URL,
+        context_window=window,
+        max_tokens=out,
+        reasoning=reasoning,
+        images=True,
+        cost=cost,
+        system_messages_mid_conversation=provider == "openai",
+    )
+
+
 def _anthropic(
     model_id: str, name: str, window: int, out: int, price: tuple[float, float, float, float]
 ) -> ModelInfo:
-    return ModelInfo(
-        provider="anthropic",
-        id=model_id,
-        api="anthropic-messages",
-        name=name,
-        base_url=ANTHROPIC_BASE_URL,
-        context_window=window,
-        max_tokens=out,
-        reasoning=True,
-        images=True,
-        cost=ModelCost(*price),
-    )
+    """Prices: input, output, cache read, cache write (all Claude models reason)."""
+    return _builtin("anthropic", model_id, name, window, out, ModelCost(*price), True)
 
 
 def _openai(
@@ -50,19 +58,8 @@ def _openai(
     *,
     reasoning: bool,
 ) -> ModelInfo:
-    return ModelInfo(
-        provider="openai",
-        id=model_id,
-        api="openai-completions",
-        name=name,
-        base_url=OPENAI_BASE_URL,
-        context_window=window,
-        max_tokens=out,
-        reasoning=reasoning,
-        images=True,
-        cost=ModelCost(input=price[0], output=price[1], cache_read=price[2]),
-        system_messages_mid_conversation=True,
-    )
+    """Prices: input, output, cache read (OpenAI does not bill cache writes)."""
+    return _builtin("openai", model_id, name, window, out, ModelCost(*price), reasoning)
 
 
 BUILTIN_MODELS: tuple[ModelInfo, ...] = (

@@ -24,6 +24,16 @@ the latest user message names a tool or a file (a tiny model rarely decides to c
 itself), path arguments are pinned to the file names the user mentioned, and after a tool
 result the model answers in text: one call per user message, so a run always ends. Tool
 results are shown to the model as user turns wrapped in ``<tool_result name="...">``.
+
+Resources: the GGUF (Q4_1, about 95 MiB) is loaded once per process and per (file, context
+size, threads) and kept until exit, so later requests and other :class:`LocalModel` instances
+reuse it and its evaluated prefix. The context size is the model's ``context_window`` (8192
+tokens); llama.cpp allocates the whole KV cache up front, about 180 MiB at 8192 tokens (f16,
+30 layers x 3 KV heads x 64 dims x 2), so the process grows to about 350 MiB. Inference runs
+on :func:`default_threads` threads (``$PICTX_LOCAL_THREADS``; 1 on machines with at most two
+cores, else half the cores up to 4) for both prompt evaluation (batches of 512 tokens) and
+generation, in one worker thread per request; requests to the same loaded model run one at a
+time.
 """
 
 from __future__ import annotations
@@ -352,7 +362,8 @@ def after_tool_result(delivery: Delivery) -> bool:
 # ---------------------------------------------------------------------------------------------
 # the model
 
-_LOADED: dict[tuple[str, int, int], Any] = {}
+_LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+"""Loaded models with the lock that keeps one generation at a time on each."""
 _LOAD_LOCK = threading.Lock()
 
 
@@ -369,11 +380,12 @@ def default_threads() -> int:
     return 1 if cores <= 2 else min(4, cores // 2)
 
 
-def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
+def _load(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
+    """The loaded model for this file, context size and thread count, with its lock."""
     key = (str(path), n_ctx, n_threads)
     with _LOAD_LOCK:
-        llama = _LOADED.get(key)
-        if llama is None:
+        loaded = _LOADED.get(key)
+        if loaded is None:
             llama_module: Any = importlib.import_module("llama_cpp.llama")
             low: Any = importlib.import_module("llama_cpp.llama_cpp")
 
@@ -400,15 +412,15 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> Any:
                 )
             finally:
                 low.llama_model_default_params = original
-            _LOADED[key] = llama
-        return llama
+            loaded = _LOADED[key] = (llama, threading.Lock())
+        return loaded
 
 
 @atexit.register
 def _unload_all() -> None:
     """Free loaded models before interpreter teardown (llama.cpp's finalizers need globals)."""
     with _LOAD_LOCK:
-        for llama in _LOADED.values():
+        for llama, _ in _LOADED.values():
             llama.close()
         _LOADED.clear()
 
@@ -432,7 +444,6 @@ class LocalModel:
         self.system_delivery: SystemDelivery = "in_place"
         self.tool_intent = tool_intent
         """With ``tool_choice="auto"``, require a call when :func:`wants_tool` says so."""
-        self._gen_lock = threading.Lock()
         self.last_prompt: str | None = None
         """The last rendered prompt (for tests and debugging)."""
 
@@ -443,11 +454,29 @@ class LocalModel:
     async def aclose(self) -> None:
         return None
 
-    def _llama(self) -> Any:
+    def _llama(self) -> tuple[Any, threading.Lock]:
         path = self._path or find_gguf()
         if path is None:
             raise ProviderError(local_available()[1], kind="other")
         return _load(path, self._info.context_window, self._threads)
+
+    def _tool_plan(
+        self, delivery: Delivery, choice: str
+    ) -> tuple[list[ToolDeclaration], bool, list[str]]:
+        """The tools the grammar admits, whether a call is required, and the pinned paths."""
+        tools = list(delivery.tools) if choice != "none" else []
+        if choice not in ("auto", "none", "required"):
+            tools = [t for t in tools if t["name"] == choice] or tools
+        required = choice not in ("auto", "none") and bool(tools)
+        if choice == "auto" and tools and self.tool_intent:
+            if after_tool_result(delivery):
+                tools = []  # one call per user message, then an answer: runs always end
+            else:
+                required = wants_tool(delivery, tools)
+        paths: list[str] = []
+        if tools and self.tool_intent:
+            paths = mentioned_files(latest_user_text(delivery) or "")
+        return tools, required, paths
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         builder = MessageBuilder(self._info)
@@ -460,20 +489,9 @@ class LocalModel:
         prompt = render_chatml(delivery)
         self.last_prompt = prompt
         options = request.options
-        tools = delivery.tools if options.tool_choice != "none" else []
-        if options.tool_choice not in ("auto", "none", "required"):
-            tools = [t for t in tools if t["name"] == options.tool_choice] or tools
-        required = options.tool_choice not in ("auto", "none") and bool(tools)
-        paths: list[str] = []
-        if options.tool_choice == "auto" and tools and self.tool_intent:
-            if after_tool_result(delivery):
-                tools = []  # one call per user message, then an answer: runs always end
-            else:
-                required = wants_tool(delivery, tools)
-        if tools and self.tool_intent:
-            paths = mentioned_files(latest_user_text(delivery) or "")
+        tools, required, paths = self._tool_plan(delivery, options.tool_choice)
         try:
-            llama = await asyncio.to_thread(self._llama)
+            llama, lock = await asyncio.to_thread(self._llama)
         except (ImportError, OSError, ValueError, ProviderError) as exc:
             err = exc if isinstance(exc, ProviderError) else ProviderError(f"local model: {exc}")
             yield StreamDone(builder.finish("error", error=str(err)), err)
@@ -494,7 +512,7 @@ class LocalModel:
         stop = threading.Event()
         worker = threading.Thread(
             target=self._generate,
-            args=(llama, tokens, limit, grammar_text, queue, loop, stop),
+            args=(llama, lock, tokens, limit, grammar_text, queue, loop, stop),
             daemon=True,
         )
         worker.start()
@@ -532,20 +550,9 @@ class LocalModel:
             input=len(tokens) - reused, output=output_tokens, cache_read=reused
         )
         if tools and CALL_OPEN in full:
-            text, calls = parse_tool_calls(full, tools)
-            rest = text[streamed:].strip() if text.startswith(full[:streamed]) else ""
-            if rest:
-                builder.text(rest if streamed == 0 else " " + rest)
-                yield TextDelta(rest)
-            for n, (name, args_json, error) in enumerate(calls, start=1):
-                call_id = f"local_{len(tokens)}_{n}"
-                builder.tool_start(call_id, name)
-                yield ToolCallStart(call_id, name, n)
-                builder.tool_arguments(call_id, args_json)
-                if error:
-                    builder.tool_error(call_id, error)
-                yield ToolCallDelta(call_id, args_json, n)
-            if calls and finish == "stop":
+            for event in _call_events(builder, full, streamed, tools, f"local_{len(tokens)}"):
+                yield event
+            if builder.has_tool_calls() and finish == "stop":
                 finish = "toolUse"
         elif streamed < len(full) and full.strip():
             builder.text(full[streamed:])
@@ -555,6 +562,7 @@ class LocalModel:
     def _generate(
         self,
         llama: Any,
+        lock: threading.Lock,
         tokens: list[int],
         limit: int,
         grammar_text: str | None,
@@ -565,7 +573,7 @@ class LocalModel:
         def put(kind: str, payload: Any) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, (kind, payload))
 
-        with self._gen_lock:
+        with lock:
             try:
                 put("reused", _common_prefix(llama, tokens))
                 grammar = None
@@ -601,6 +609,31 @@ class LocalModel:
                 put("done", reason)
             except (RuntimeError, ValueError, OSError) as exc:
                 put("error", str(exc))
+
+
+def _call_events(
+    builder: MessageBuilder,
+    full: str,
+    streamed: int,
+    tools: Sequence[ToolDeclaration],
+    id_prefix: str,
+) -> list[StreamEvent]:
+    """The held-back text and the tool calls of a finished reply (recorded in ``builder``)."""
+    events: list[StreamEvent] = []
+    text, calls = parse_tool_calls(full, tools)
+    rest = text[streamed:].strip() if text.startswith(full[:streamed]) else ""
+    if rest:
+        builder.text(rest if streamed == 0 else " " + rest)
+        events.append(TextDelta(rest))
+    for n, (name, args_json, error) in enumerate(calls, start=1):
+        call_id = f"{id_prefix}_{n}"
+        builder.tool_start(call_id, name)
+        events.append(ToolCallStart(call_id, name, n))
+        builder.tool_arguments(call_id, args_json)
+        if error:
+            builder.tool_error(call_id, error)
+        events.append(ToolCallDelta(call_id, args_json, n))
+    return events
 
 
 def _releasable(full: str, streamed: int) -> int:

@@ -98,6 +98,8 @@ class Credentials:
     bearer: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     error: str | None = None
+    source: str | None = None
+    """Where the key came from (an env var, or models.json), named when it is rejected."""
 
     @property
     def ok(self) -> bool:
@@ -398,6 +400,15 @@ class ModelRegistry:
             self.entries.append(ModelEntry(LOCAL_MODEL))
         self.env: Mapping[str, str] = os.environ if env is None else env
         self.errors = list(errors)
+        self._commands: dict[str, tuple[str | None, str | None]] = {}
+        """``!command`` results, so choosing and creating a model runs each command once."""
+
+    def _resolve(self, template: str) -> tuple[str | None, str | None]:
+        if not template.startswith("!"):
+            return resolve_key_template(template, self.env)
+        if template not in self._commands:
+            self._commands[template] = resolve_key_template(template, self.env)
+        return self._commands[template]
 
     # credentials -------------------------------------------------------------------------
 
@@ -408,7 +419,7 @@ class ModelRegistry:
             return Credentials()
         headers: dict[str, str] = {}
         for name, template in entry.headers.items():
-            value, missing = resolve_key_template(template, self.env)
+            value, missing = self._resolve(template)
             if value is None:
                 return Credentials(
                     error=f'Failed to resolve header "{name}" for provider "{provider}": {missing}'
@@ -416,8 +427,10 @@ class ModelRegistry:
             headers[name] = value
         key: str | None = None
         bearer: str | None = None
+        source: str | None = None
         if entry.api_key is not None:
-            key, missing = resolve_key_template(entry.api_key, self.env)
+            source = f'"apiKey" of provider "{provider}" in models.json'
+            key, missing = self._resolve(entry.api_key)
             if key is None:
                 return Credentials(
                     headers=headers,
@@ -425,8 +438,11 @@ class ModelRegistry:
                     f"environment variable: {missing}",
                 )
         elif provider == "openai":
-            key = self.env.get("OPENAI_API_KEY") or None
+            source = "OPENAI_API_KEY"
+            key = self.env.get(source) or None
         elif provider == "anthropic":
+            names = ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY")
+            source = next((name for name in names if self.env.get(name)), None)
             bearer = self.env.get("ANTHROPIC_AUTH_TOKEN") or self.env.get("ANTHROPIC_OAUTH_TOKEN")
             key = None if bearer else (self.env.get("ANTHROPIC_API_KEY") or None)
         elif entry.info.base_url and _is_loopback(entry.info.base_url):
@@ -434,8 +450,11 @@ class ModelRegistry:
         if entry.auth_header and key:
             headers["Authorization"] = f"Bearer {key}"
         if key is None and bearer is None:
-            return Credentials(headers=headers, error=f'No API key found for provider "{provider}"')
-        return Credentials(api_key=key, bearer=bearer or None, headers=headers)
+            return Credentials(
+                headers=headers,
+                error=f'No API key found for provider "{provider}": {_key_hint(provider)}',
+            )
+        return Credentials(api_key=key, bearer=bearer or None, headers=headers, source=source)
 
     def is_available(self, entry: ModelEntry) -> bool:
         if entry.info.provider == LOCAL_MODEL.provider:
@@ -571,6 +590,7 @@ class ModelRegistry:
                 base_url=entry.info.base_url,
                 headers=creds.headers,
                 credential_error=creds.error,
+                key_source=creds.source,
             )
         if api == "anthropic-messages":
             from pi_context.providers.anthropic import AnthropicModel
@@ -582,6 +602,7 @@ class ModelRegistry:
                 base_url=entry.info.base_url,
                 headers=creds.headers,
                 credential_error=creds.error,
+                key_source=creds.source,
             )
         raise ProviderError(
             f'{entry.key}: API "{api}" is not supported (use openai-completions or '
@@ -601,6 +622,15 @@ def _best(entries: Sequence[ModelEntry]) -> ModelEntry:
 
     pool = [e for e in entries if is_alias(e)] or list(entries)
     return max(pool, key=lambda e: e.info.id)
+
+
+def _key_hint(provider: str) -> str:
+    """Where a missing key for ``provider`` should come from."""
+    if provider == "openai":
+        return "set OPENAI_API_KEY"
+    if provider == "anthropic":
+        return "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a bearer token)"
+    return f'set "apiKey" for provider "{provider}" in models.json'
 
 
 def _is_loopback(url: str) -> bool:

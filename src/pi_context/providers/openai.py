@@ -20,7 +20,7 @@ retry policy decides.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Self, cast
+from typing import Any, cast
 
 import httpx2
 import openai
@@ -34,10 +34,10 @@ from pi_context.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from pi_context.providers._sdk import SDKModel, error_body
 from pi_context.providers.base import (
     ModelInfo,
     ModelRequest,
-    StreamDone,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
@@ -49,7 +49,6 @@ from pi_context.providers.delivery import (
     Delivery,
     SystemDelivery,
     SystemUpdate,
-    plan_delivery,
     tool_arguments_json,
     user_blocks,
 )
@@ -160,8 +159,11 @@ def openai_tools(delivery: Delivery) -> list[dict[str, Any]]:
     ]
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(SDKModel):
     """A :class:`~pi_context.providers.base.Model` over an OpenAI-compatible chat endpoint."""
+
+    connection_errors = (openai.APIConnectionError, httpx2.HTTPError, OSError)
+    sdk_errors = (openai.APIError, *connection_errors)
 
     def __init__(
         self,
@@ -174,11 +176,9 @@ class OpenAIChatModel:
         max_retries: int = 0,
         timeout: float = 600.0,
         credential_error: str | None = None,
+        key_source: str | None = None,
         system_delivery: SystemDelivery | None = None,
     ) -> None:
-        self._info = info
-        self.credential_error = credential_error
-        """Why no key could be resolved; every request then fails as ``authentication``."""
         self._client = client or openai.AsyncOpenAI(
             api_key=api_key or "not-needed",
             base_url=base_url or info.base_url,
@@ -186,32 +186,22 @@ class OpenAIChatModel:
             max_retries=max_retries,
             timeout=timeout,
         )
+        super().__init__(
+            info,
+            base_url=str(self._client.base_url),
+            credential_error=credential_error,
+            key_source=key_source,
+        )
         self.system_delivery: SystemDelivery = system_delivery or (
             "in_place" if info.system_messages_mid_conversation else "user_turn"
         )
 
-    @property
-    def info(self) -> ModelInfo:
-        return self._info
-
     async def aclose(self) -> None:
-        """Close the HTTP client (its pooled connections)."""
         await self._client.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for ``chat.completions.create`` (exposed for tests and tools)."""
-        delivery = plan_delivery(
-            request.messages,
-            mode=self.system_delivery,
-            system_prompt=request.system_prompt,
-            tools=request.tools,
-        )
+        delivery = self._delivery(request)
         opts = request.options
         params: dict[str, Any] = {
             "model": self._info.id,
@@ -240,32 +230,15 @@ class OpenAIChatModel:
             params["prompt_cache_key"] = opts.session_id
         return params
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        builder = MessageBuilder(self._info)
-        if self.credential_error is not None:
-            err = ProviderError(self.credential_error, kind="authentication")
-            yield StreamDone(builder.finish("error", error=str(err)), err)
-            return
-        try:
-            params = self.build_params(request)
-            async for event in self._run(params, builder):
-                yield event
-        except openai.APIStatusError as exc:
-            err = make_error(
-                _status_text(exc),
-                status=exc.status_code,
-                headers=dict(exc.response.headers),
-                provider=self._info.provider,
-            )
-            yield StreamDone(builder.finish("error", error=str(err)), err)
-        except (openai.APIConnectionError, httpx2.HTTPError, OSError) as exc:
-            err = make_error(
-                f"connection error: {exc}", provider=self._info.provider, kind="transient"
-            )
-            yield StreamDone(builder.finish("error", error=str(err)), err)
-        except openai.APIError as exc:  # an error reported inside the stream
-            err = make_error(str(exc.message), provider=self._info.provider)
-            yield StreamDone(builder.finish("error", error=str(err)), err)
+    def _status_error(self, exc: BaseException) -> ProviderError | None:
+        if not isinstance(exc, openai.APIStatusError):
+            return None
+        return make_error(
+            _status_text(exc),
+            status=exc.status_code,
+            headers=dict(exc.response.headers),
+            provider=self._info.provider,
+        )
 
     async def _run(
         self, params: dict[str, Any], builder: MessageBuilder
@@ -306,17 +279,12 @@ class OpenAIChatModel:
         finally:
             await stream.close()
         if finish is None:
-            err = ProviderError("stream ended before the response was complete", kind="transient")
-            yield StreamDone(builder.finish("error", error=str(err)), err)
+            yield self._incomplete(builder)
             return
         stop = _STOP.get(finish, "stop")
         if stop == "stop" and builder.has_tool_calls():
             stop = "toolUse"
-        if stop == "error":
-            err = ProviderError(f"response stopped: {finish}", kind="other")
-            yield StreamDone(builder.finish("error", raw_stop=finish, error=str(err)), err)
-            return
-        yield StreamDone(builder.finish(stop, raw_stop=finish))
+        yield self._finished(builder, stop, finish)
 
 
 def _tool_call_events(
@@ -339,9 +307,5 @@ def _tool_call_events(
 
 
 def _status_text(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return f"{exc.status_code} {inner['message']}"
-    return f"{exc.status_code} {exc.message}"
+    parsed = error_body(exc.body)
+    return f"{exc.status_code} {parsed[1] if parsed is not None else exc.message}"

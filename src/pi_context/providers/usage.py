@@ -129,17 +129,22 @@ class MessageBuilder:
         self.blocks.append(_PendingCall(call_id, name))
 
     def tool_arguments(self, call_id: str, delta: str) -> None:
-        for block in reversed(self.blocks):
-            if isinstance(block, _PendingCall) and block.id == call_id:
-                block.arguments += delta
-                return
+        call = self._call(call_id)
+        if call is not None:
+            call.arguments += delta
 
     def tool_error(self, call_id: str, error: str) -> None:
         """Mark a call as malformed; the message is kept as ``argumentsError``."""
+        call = self._call(call_id)
+        if call is not None:
+            call.error = error
+
+    def _call(self, call_id: str) -> _PendingCall | None:
+        """The latest started call with this id (unknown ids are ignored)."""
         for block in reversed(self.blocks):
             if isinstance(block, _PendingCall) and block.id == call_id:
-                block.error = error
-                return
+                return block
+        return None
 
     def _close_kind(self, kind: str) -> None:
         for key in [k for k in self._open if k[0] == kind]:

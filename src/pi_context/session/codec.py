@@ -1,10 +1,11 @@
 """Reading session files: split, scan, validate the header, migrate v1/v2 to v3.
 
 The loader splits the file bytes on ``\\n`` only (never ``splitlines``: U+2028 and friends occur
-raw inside JSON strings) and reads each line's ``type``/``id``/``parentId`` (and message role)
-with a regular expression that matches the key order pi writes. Only lines that do not match,
-and the last line (the one a crash can tear), are decoded in full up front; the rest decode
-lazily when first used (:class:`~pi_context.session.entries.Entry`).
+raw inside JSON strings; a file is read in chunks, so the whole file never sits in one buffer
+beside its lines: :func:`scan_file`) and reads each line's ``type``/``id``/``parentId`` (and
+message role) with a regular expression that matches the key order pi writes. Only lines that
+do not match, and the last line (the one a crash can tear), are decoded in full up front; the
+rest decode lazily when first used (:class:`~pi_context.session.entries.Entry`).
 
 Like pi 1.6.0, blank lines and lines that are not JSON objects are skipped, and the first JSON
 line must be a ``session`` header with a string ``id``. Unlike pi, every skipped line is reported
@@ -14,9 +15,9 @@ as a :class:`LoadProblem`, and reading never writes to the file.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 from pi_context import _json
 from pi_context.errors import SessionFormatError
@@ -29,10 +30,14 @@ __all__ = [
     "is_js_blank",
     "migrate_entries",
     "parse_session_bytes",
+    "scan_file",
     "scan_lines",
 ]
 
 CURRENT_VERSION: Final = 3
+
+_CHUNK_SIZE: Final = 1 << 20
+"""Bytes :func:`scan_file` reads at a time (the transient memory beyond the lines it keeps)."""
 
 # {"type":"T","id":"I","parentId":"P"|null,"timestamp":"…","message":{"role":"R"
 _FAST = re.compile(
@@ -49,11 +54,22 @@ def is_js_blank(text: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class LoadProblem:
-    """A line the loader skipped or repaired: which file, which line (1-based), and why."""
+    """A line the loader skipped or repaired: which file, which line (1-based), and why.
+
+    ``reason`` says what is wrong and what the loader did about it (``not a JSON object:
+    skipped``); ``fault``, when set, says what is wrong alone, as an error (``line 5 is not a
+    JSON object``), for a caller that refuses the file instead (``pictx session --strict``).
+    """
 
     path: str | None
     line: int
     reason: str
+    fault: str | None = None
+
+    @property
+    def error(self) -> str:
+        """The problem worded as an error (nothing was skipped or repaired)."""
+        return self.fault if self.fault is not None else self.reason
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.path else f"line {self.line}"
@@ -76,6 +92,10 @@ class ScanResult:
     """How many ``\\n`` the scanned bytes held."""
     torn_tail: bool = False
     """True when the last line is unterminated and not valid JSON (a crash mid-append)."""
+    size: int = 0
+    """How many bytes were scanned (after a stripped BOM)."""
+    unterminated_bytes: int = 0
+    """The length of the last line when it lacks its ``\\n`` (0 when the bytes end with one)."""
 
     @property
     def version(self) -> int:
@@ -102,6 +122,126 @@ def _blank(line: bytes) -> bool:
     return is_js_blank(line.decode("utf-8", errors="replace"))
 
 
+def _line_batches(
+    chunks: Iterable[bytes], result: ScanResult
+) -> Iterator[tuple[list[bytes], bool]]:
+    """Split a stream of byte chunks on ``\\n`` into batches of lines (newlines dropped).
+
+    Yields ``(lines, last)``; ``last`` is True for the final batch only, whose last line is the
+    stream's last line. Before the final batch, ``result.trailing_newline``, ``size`` and
+    ``unterminated_bytes`` are set. A line cut by a chunk boundary is joined (once) when its
+    newline arrives; an empty stream yields one empty final batch.
+    """
+    pending: list[bytes] = []
+    partial: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        lines = chunk.split(b"\n")
+        del chunk
+        tail = lines.pop()
+        if lines:
+            if partial:
+                partial.append(lines[0])
+                lines[0] = b"".join(partial)
+                partial = []
+            if pending:
+                yield pending, False
+            pending = lines
+        if tail:
+            partial.append(tail)
+    result.size = size
+    if partial:
+        last = b"".join(partial)
+        result.trailing_newline = False
+        result.unterminated_bytes = len(last)
+        if pending:
+            yield pending, False
+        yield [last], True
+    else:
+        yield pending, True
+
+
+def _scan(
+    chunks: Iterable[bytes],
+    *,
+    path: str | None,
+    header_seen: bool,
+    first_line: int,
+    require_header: bool,
+) -> ScanResult:
+    result = ScanResult()
+    entries = result.entries
+    problems = result.problems
+    fast = _FAST.match
+    scanned = Entry.scanned
+    names: dict[bytes, str] = {}
+    previous_raw_id = b""
+    previous_id = ""
+    header_found = header_seen
+    offset = 0
+    for lines, final in _line_batches(chunks, result):
+        last_index = offset + len(lines) - 1 if final else -1
+        for index, line in enumerate(lines, offset):
+            m = fast(line) if header_found and index != last_index else None
+            if m is not None and line.endswith((b"}", b"}\r")):
+                kind_raw, id_raw, parent_raw, role_raw = m.groups()
+                if role_raw is not None or kind_raw != b"message":
+                    kind = names.get(kind_raw)
+                    if kind is None:
+                        kind = names[kind_raw] = kind_raw.decode()
+                    role = None
+                    if role_raw is not None:
+                        role = names.get(role_raw)
+                        if role is None:
+                            role = names[role_raw] = role_raw.decode()
+                    if parent_raw is None:
+                        parent: str | None = None
+                    elif parent_raw == previous_raw_id:
+                        parent = previous_id
+                    else:
+                        parent = parent_raw.decode("utf-8", errors="replace")
+                    previous_raw_id = id_raw
+                    previous_id = id_raw.decode("utf-8", errors="replace")
+                    entries.append(
+                        scanned(kind, previous_id, parent, role, line, index + first_line, path)
+                    )
+                    continue
+            number = index + first_line
+            if _blank(line):
+                result.blank_lines += 1
+                continue
+            obj = _decode_object(line)
+            if obj is None:
+                result.malformed_lines += 1
+                if index == last_index and not result.trailing_newline:
+                    result.torn_tail = True
+                    reason = "incomplete last line (torn write?): skipped"
+                    fault = f"line {number} (the last) is incomplete (torn write?)"
+                else:
+                    reason = "not a JSON object: skipped"
+                    fault = f"line {number} is not a JSON object"
+                problems.append(LoadProblem(path, number, reason, fault))
+                continue
+            if not header_found:
+                valid = obj.get("type") == "session" and isinstance(obj.get("id"), str)
+                if require_header and not valid:
+                    raise SessionFormatError(
+                        "not a valid pi session (the first JSON line must be a session header "
+                        "with a string id)",
+                        path=path,
+                        line=number,
+                    )
+                header_found = True
+                result.header = obj
+                result.header_line = number
+                continue
+            entries.append(Entry.from_data(obj, line=number, raw=line, path=path))
+        offset += len(lines)
+    result.newlines = offset - (0 if result.trailing_newline else 1)
+    return result
+
+
 def scan_lines(
     data: bytes,
     *,
@@ -120,80 +260,39 @@ def scan_lines(
     ``require_header=False`` takes the first JSON object as the header whatever it holds (pi's
     ``parseSessionEntries`` view) instead of raising.
     """
-    result = ScanResult()
     if strip_bom and data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    lines = data.split(b"\n")
-    last_index = len(lines) - 1
-    if lines[-1] == b"":
-        lines.pop()
-        last_index = len(lines) - 1
-    else:
-        result.trailing_newline = not data
-    del data
-    result.newlines = len(lines) - (0 if result.trailing_newline else 1)
-    entries = result.entries
-    problems = result.problems
-    fast = _FAST.match
-    scanned = Entry.scanned
-    names: dict[bytes, str] = {}
-    previous_raw_id = b""
-    previous_id = ""
-    header_found = header_seen
-    for index, line in enumerate(lines):
-        m = fast(line) if header_found and index != last_index else None
-        if m is not None and line.endswith((b"}", b"}\r")):
-            kind_raw, id_raw, parent_raw, role_raw = m.groups()
-            if role_raw is not None or kind_raw != b"message":
-                kind = names.get(kind_raw)
-                if kind is None:
-                    kind = names[kind_raw] = kind_raw.decode()
-                role = None
-                if role_raw is not None:
-                    role = names.get(role_raw)
-                    if role is None:
-                        role = names[role_raw] = role_raw.decode()
-                if parent_raw is None:
-                    parent: str | None = None
-                elif parent_raw == previous_raw_id:
-                    parent = previous_id
-                else:
-                    parent = parent_raw.decode("utf-8", errors="replace")
-                previous_raw_id = id_raw
-                previous_id = id_raw.decode("utf-8", errors="replace")
-                entries.append(
-                    scanned(kind, previous_id, parent, role, line, index + first_line, path)
-                )
-                continue
-        number = index + first_line
-        if _blank(line):
-            result.blank_lines += 1
-            continue
-        obj = _decode_object(line)
-        if obj is None:
-            result.malformed_lines += 1
-            if index == last_index and not result.trailing_newline:
-                result.torn_tail = True
-                reason = "incomplete last line (torn write?): skipped"
-            else:
-                reason = "not a JSON object: skipped"
-            problems.append(LoadProblem(path, number, reason))
-            continue
-        if not header_found:
-            valid = obj.get("type") == "session" and isinstance(obj.get("id"), str)
-            if require_header and not valid:
-                raise SessionFormatError(
-                    "not a valid pi session (the first JSON line must be a session header "
-                    "with a string id)",
-                    path=path,
-                    line=number,
-                )
-            header_found = True
-            result.header = obj
-            result.header_line = number
-            continue
-        entries.append(Entry.from_data(obj, line=number, raw=line, path=path))
-    return result
+    return _scan(
+        (data,),
+        path=path,
+        header_seen=header_seen,
+        first_line=first_line,
+        require_header=require_header,
+    )
+
+
+def _chunks(file: BinaryIO, chunk_size: int) -> Iterator[bytes]:
+    while chunk := file.read(chunk_size):
+        yield chunk
+
+
+def scan_file(
+    file: BinaryIO, *, path: str | None = None, chunk_size: int | None = None
+) -> ScanResult:
+    """:func:`scan_lines` over the rest of an open binary file, read ``chunk_size`` bytes at a
+    time (default 1 MiB; the same result as scanning its bytes; ``size`` is how many were read).
+
+    The header is required as in :func:`scan_lines` when a JSON line precedes it, but a file
+    without any JSON line (empty or blank) yields ``header=None`` instead of raising; see
+    :func:`parse_session_bytes`. ``OSError`` from reading propagates.
+    """
+    return _scan(
+        _chunks(file, chunk_size or _CHUNK_SIZE),
+        path=path,
+        header_seen=False,
+        first_line=1,
+        require_header=True,
+    )
 
 
 def parse_session_bytes(data: bytes, *, path: str | None = None) -> ScanResult:

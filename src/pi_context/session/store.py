@@ -36,7 +36,7 @@ from pi_context.session.codec import (
     LoadProblem,
     ScanResult,
     migrate_entries,
-    parse_session_bytes,
+    scan_file,
 )
 from pi_context.session.entries import MODEL_VISIBLE_ROLES, Entry, make_entry
 from pi_context.session.projection import Projection, js_date_ms, projection_of_path
@@ -78,18 +78,17 @@ def _tree_problems(tree: TreeIndex, where: str | None) -> list[LoadProblem]:
     problems: list[LoadProblem] = []
     for cycle in tree.cycles:
         first = tree.by_id[cycle[0]]
-        chain = " -> ".join(cycle)
-        reason = f"parent cycle {chain}: entry treated as a root"
-        problems.append(LoadProblem(where, first.line or 0, reason))
+        fault = f"parent cycle {' -> '.join(cycle)}"
+        reason = f"{fault}: entry treated as a root"
+        problems.append(LoadProblem(where, first.line or 0, reason, fault))
     for shadowed in tree.shadowed:
-        reason = f"duplicate id {shadowed.id}: a later entry with this id takes its place"
-        problems.append(LoadProblem(where, shadowed.line or 0, reason))
+        fault = f"duplicate id {shadowed.id}"
+        reason = f"{fault}: a later entry with this id takes its place"
+        problems.append(LoadProblem(where, shadowed.line or 0, reason, fault))
     for orphan in tree.dangling():
-        reason = (
-            f"parent {orphan.parent_id} of entry {orphan.id} does not exist: "
-            "entry treated as a root"
-        )
-        problems.append(LoadProblem(where, orphan.line or 0, reason))
+        fault = f"parent {orphan.parent_id} of entry {orphan.id} does not exist"
+        reason = f"{fault}: entry treated as a root"
+        problems.append(LoadProblem(where, orphan.line or 0, reason, fault))
     return problems
 
 
@@ -148,21 +147,23 @@ class Session:
         in :attr:`problems`.
         """
         file_path = Path(path)
+        where = str(file_path)
+        # Read in chunks while scanning: the whole file never sits in memory beside its lines.
         try:
-            data = file_path.read_bytes()
+            with file_path.open("rb", buffering=0) as file:
+                scan = scan_file(file, path=where)
         except FileNotFoundError as exc:
             raise SessionError("no such session file", path=file_path) from exc
         except OSError as exc:
             raise SessionError(f"cannot read session file: {exc.strerror}", path=file_path) from exc
-        if not data:
+        if scan.size == 0:
             header = cls._new_header(cwd or os.getcwd(), None, None, None, clock or _wall_ms)
             storage = SessionStorage(file_path, empty_file=True)
             return cls(header, storage=storage, ids=ids, clock=clock, lock_timeout=lock_timeout)
-        size = len(data)
-        last_line_start = data.rfind(b"\n") + 1
-        scan = parse_session_bytes(data, path=str(file_path))
-        del data
-        assert scan.header is not None
+        if scan.header is None:
+            raise SessionFormatError(
+                "not a valid pi session (no session header line)", path=where, line=1
+            )
         header = scan.header
         entries = scan.entries
         if scan.version < CURRENT_VERSION:
@@ -171,9 +172,9 @@ class Session:
             file_path,
             persisted=True,
             version=scan.version,
-            size=size,
+            size=scan.size,
             known_lines=scan.newlines,
-            torn_from=last_line_start if scan.torn_tail else None,
+            torn_from=scan.size - scan.unterminated_bytes if scan.torn_tail else None,
         )
         return cls(
             header,
