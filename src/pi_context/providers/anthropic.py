@@ -281,67 +281,87 @@ class AnthropicModel(SDKModel):
         self, params: dict[str, Any], builder: MessageBuilder
     ) -> AsyncIterator[StreamEvent]:
         stream = await self._client.messages.create(**params)
-        stop_raw: str | None = None
-        finished = False
-        usage: dict[str, int] = {}
-        kinds: dict[int, str] = {}
-        ids: dict[int, str] = {}
+        state = _StreamState(builder)
         try:
             async for raw in stream:
-                event = raw.model_dump(mode="json", exclude_none=True)
-                kind = event.get("type")
-                if kind == "message_start":
-                    message = event.get("message") or {}
-                    builder.response_id = message.get("id")
-                    builder.response_model = message.get("model")
-                    _merge_usage(usage, message.get("usage") or {})
-                elif kind == "content_block_start":
-                    index = int(event.get("index") or 0)
-                    block = event.get("content_block") or {}
-                    kinds[index] = block.get("type", "")
-                    if kinds[index] == "tool_use":
-                        ids[index] = block.get("id") or f"toolu_{index}"
-                        builder.tool_start(ids[index], block.get("name") or "")
-                        yield ToolCallStart(ids[index], block.get("name") or "", index)
-                    elif kinds[index] == "redacted_thinking":
-                        builder.redacted_thinking(block.get("data") or "")
-                    elif kinds[index] == "text" and block.get("text"):
-                        builder.text(block["text"], index)
-                        yield TextDelta(block["text"], index)
-                elif kind == "content_block_delta":
-                    index = int(event.get("index") or 0)
-                    delta = event.get("delta") or {}
-                    dtype = delta.get("type")
-                    if dtype == "text_delta":
-                        builder.text(delta.get("text", ""), index)
-                        yield TextDelta(delta.get("text", ""), index)
-                    elif dtype == "thinking_delta":
-                        builder.thinking(delta.get("thinking", ""), index)
-                        yield ThinkingDelta(delta.get("thinking", ""), index)
-                    elif dtype == "signature_delta":
-                        builder.thinking("", index, signature=delta.get("signature", ""))
-                    elif dtype == "input_json_delta" and index in ids:
-                        partial = delta.get("partial_json", "")
-                        builder.tool_arguments(ids[index], partial)
-                        if partial:
-                            yield ToolCallDelta(ids[index], partial, index)
-                elif kind == "message_delta":
-                    stop_raw = (event.get("delta") or {}).get("stop_reason") or stop_raw
-                    _merge_usage(usage, event.get("usage") or {})
-                elif kind == "message_stop":
-                    finished = True
+                for event in state.feed(raw.model_dump(mode="json", exclude_none=True)):
+                    yield event
         finally:
             await stream.close()
+        usage = state.usage
         builder.usage = make_usage(
             input=usage.get("input_tokens", 0),
             output=usage.get("output_tokens", 0),
             cache_read=usage.get("cache_read_input_tokens", 0),
             cache_write=usage.get("cache_creation_input_tokens", 0),
         )
-        if not finished:
+        if not state.finished:
             yield self._incomplete(builder)
             return
+        stop_raw = state.stop_raw
         yield self._finished(builder, _STOP.get(stop_raw or "end_turn", "stop"), stop_raw)
+
+
+class _StreamState:
+    """One Messages stream being translated: tool ids by block index, usage, stop reason."""
+
+    def __init__(self, builder: MessageBuilder) -> None:
+        self.builder = builder
+        self.stop_raw: str | None = None
+        self.finished = False
+        self.usage: dict[str, int] = {}
+        self.ids: dict[int, str] = {}
+
+    def feed(self, event: dict[str, Any]) -> list[StreamEvent]:
+        """Record one SSE event; returns the stream events it produces."""
+        kind = event.get("type")
+        if kind == "message_start":
+            message = event.get("message") or {}
+            self.builder.response_id = message.get("id")
+            self.builder.response_model = message.get("model")
+            _merge_usage(self.usage, message.get("usage") or {})
+        elif kind == "content_block_start":
+            return self._block_start(int(event.get("index") or 0), event.get("content_block") or {})
+        elif kind == "content_block_delta":
+            return self._block_delta(int(event.get("index") or 0), event.get("delta") or {})
+        elif kind == "message_delta":
+            self.stop_raw = (event.get("delta") or {}).get("stop_reason") or self.stop_raw
+            _merge_usage(self.usage, event.get("usage") or {})
+        elif kind == "message_stop":
+            self.finished = True
+        return []
+
+    def _block_start(self, index: int, block: dict[str, Any]) -> list[StreamEvent]:
+        builder = self.builder
+        btype = block.get("type", "")
+        if btype == "tool_use":
+            self.ids[index] = block.get("id") or f"toolu_{index}"
+            builder.tool_start(self.ids[index], block.get("name") or "")
+            return [ToolCallStart(self.ids[index], block.get("name") or "", index)]
+        if btype == "redacted_thinking":
+            builder.redacted_thinking(block.get("data") or "")
+        elif btype == "text" and block.get("text"):
+            builder.text(block["text"], index)
+            return [TextDelta(block["text"], index)]
+        return []
+
+    def _block_delta(self, index: int, delta: dict[str, Any]) -> list[StreamEvent]:
+        builder = self.builder
+        dtype = delta.get("type")
+        if dtype == "text_delta":
+            builder.text(delta.get("text", ""), index)
+            return [TextDelta(delta.get("text", ""), index)]
+        if dtype == "thinking_delta":
+            builder.thinking(delta.get("thinking", ""), index)
+            return [ThinkingDelta(delta.get("thinking", ""), index)]
+        if dtype == "signature_delta":
+            builder.thinking("", index, signature=delta.get("signature", ""))
+        elif dtype == "input_json_delta" and index in self.ids:
+            partial = delta.get("partial_json", "")
+            builder.tool_arguments(self.ids[index], partial)
+            if partial:
+                return [ToolCallDelta(self.ids[index], partial, index)]
+        return []
 
 
 def _merge_usage(into: dict[str, int], usage: Mapping[str, Any]) -> None:
