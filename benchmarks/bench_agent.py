@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pi_context.agent.session import AgentSession
 from pi_context.messages import assistant_message, empty_usage, user_message
-from pi_context.providers.base import ModelInfo
+from pi_context.model import ModelInfo
 from pi_context.testing import ScriptedModel, reply
 
 INFO = ModelInfo(

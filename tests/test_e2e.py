@@ -16,7 +16,7 @@ from pi_context.agent.events import CompactionEnd, CompactionStart, TreeNavigate
 from pi_context.agent.session import AgentSession
 from pi_context.compaction.prompts import SUMMARY_SYSTEM_PROMPT
 from pi_context.messages import text_of
-from pi_context.providers.base import ModelInfo, ModelRequest
+from pi_context.model import ModelInfo, ModelRequest
 from pi_context.session import Session, convert_to_llm
 from pi_context.session.projection import SUMMARY_WRAPPERS
 from pi_context.testing import ScriptedModel, ScriptedReply, SequentialIds, reply

@@ -11,7 +11,7 @@ Use it in one of two ways:
   ``PI_COMPACTION_BASE_URL`` (an OpenAI-compatible endpoint, e.g. a local llama.cpp server)
   and optionally ``PI_COMPACTION_API_KEY``;
 * or, from Python, ``load_extensions(..., registrations=[("summaries", make_extension(model))])``
-  with any :class:`pi_context.providers.base.Model`.
+  with any :class:`pi_context.model.Model`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pi_context.extensions.events import (
     SessionBeforeCompactResult,
 )
 from pi_context.messages import text_of, user_message
-from pi_context.providers.base import Model, ModelInfo, ModelRequest, RequestOptions, complete
+from pi_context.model import Model, ModelInfo, ModelRequest, RequestOptions, complete
 
 SYSTEM_PROMPT = (
     "You condense coding-session transcripts into handover notes for another engineer. "

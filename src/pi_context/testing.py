@@ -27,7 +27,7 @@ from pi_context.messages import (
     text_block,
     tool_call,
 )
-from pi_context.providers.base import (
+from pi_context.model import (
     ModelInfo,
     ModelRequest,
     StreamDone,
@@ -105,7 +105,7 @@ def failure(
 
 @dataclass
 class ScriptedModel:
-    """A deterministic :class:`~pi_context.providers.base.Model` that plays back replies in order.
+    """A deterministic :class:`~pi_context.model.Model` that plays back replies in order.
 
     ``replies`` may hold :class:`ScriptedReply` values or callables that receive the request and
     return one (to answer based on what was asked). Every request is recorded in ``requests``.

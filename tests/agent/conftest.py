@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from pi_context.agent.session import AgentSession
-from pi_context.providers.base import Model
+from pi_context.model import Model
 from pi_context.testing import SequentialIds
 
 MakeSession = Callable[..., Awaitable[AgentSession]]

@@ -19,7 +19,7 @@ from pi_context.messages import (
     ToolResultMessage,
     text_block,
 )
-from pi_context.providers.base import Model, ModelRequest, RequestOptions
+from pi_context.model import Model, ModelRequest, RequestOptions
 from pi_context.testing import ScriptedModel
 
 ToolFn = Callable[[dict[str, Any]], Awaitable[str]]

@@ -16,7 +16,7 @@ from pi_context.agent.events import (
 from pi_context.agent.loop import ABORTED_TOOL_TEXT, AgentLoop
 from pi_context.errors import ProviderError
 from pi_context.messages import assistant_message, text_of, user_message
-from pi_context.providers.base import (
+from pi_context.model import (
     ModelInfo,
     ModelRequest,
     StreamDone,
@@ -164,7 +164,7 @@ class HangingModel:
         self.started = asyncio.Event()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        from pi_context.providers.base import ToolCallDelta, ToolCallStart
+        from pi_context.model import ToolCallDelta, ToolCallStart
 
         yield TextDelta("partial ", 0)
         yield ToolCallStart("c1", "bash", 1)

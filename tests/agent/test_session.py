@@ -393,7 +393,7 @@ async def test_create_names_the_session_header(make_session: MakeSession, projec
 
 
 async def test_compaction_settings_fit_a_small_model_window(make_session: MakeSession) -> None:
-    from pi_context.providers.base import ModelInfo
+    from pi_context.model import ModelInfo
 
     small = ScriptedModel(
         [],

@@ -19,7 +19,7 @@ from rich.console import Console
 from pi_context.cli.agent_api import NO_MODEL_HELP
 from pi_context.cli.app import AppAgent, AppConfig
 from pi_context.cli.interactive import InteractiveShell
-from pi_context.providers.base import ModelRequest
+from pi_context.model import ModelRequest
 from pi_context.testing import ScriptedModel, ScriptedReply, reply
 
 

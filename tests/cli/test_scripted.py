@@ -9,7 +9,7 @@ import pytest
 
 from pi_context.cli.scripted import load_scripted_model, scripted_spec
 from pi_context.errors import ResourceError
-from pi_context.providers.base import ModelRequest, complete
+from pi_context.model import ModelRequest, complete
 
 
 async def test_replies_play_in_order_then_the_script_is_exhausted(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pi_context.compaction.offline import offline_history_summary, offline_turn_
 from pi_context.compaction.summarize import combine_usage, is_retryable, summary_max_tokens
 from pi_context.errors import ProviderError
 from pi_context.messages import empty_usage
-from pi_context.providers.base import ModelInfo
+from pi_context.model import ModelInfo
 from pi_context.testing import ScriptedModel
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from pi_context.messages import user_message
-from pi_context.providers.base import ModelRequest
+from pi_context.model import ModelRequest
 
 __all__ = ["OPEN", "ask", "track"]
 

@@ -8,7 +8,7 @@ import pytest
 
 from pi_context.messages import Message, SystemMessage, empty_usage, user_message
 from pi_context.providers.anthropic import AnthropicModel
-from pi_context.providers.base import (
+from pi_context.model import (
     ModelCost,
     ModelInfo,
     ModelRequest,
@@ -19,7 +19,7 @@ from pi_context.providers.base import (
     ToolCallDelta,
     complete,
 )
-from pi_context.providers.classify import is_context_overflow
+from pi_context.model.classify import is_context_overflow
 from tests.providers.adapters import ask, track
 from tests.providers.replay_server import ReplayServer, anthropic_sse, json_reply, stream
 

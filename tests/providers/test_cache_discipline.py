@@ -33,7 +33,7 @@ from pi_context.messages import (
     user_message,
 )
 from pi_context.providers.anthropic import AnthropicModel
-from pi_context.providers.base import Model, ModelInfo, ModelRequest, RequestOptions, complete
+from pi_context.model import Model, ModelInfo, ModelRequest, RequestOptions, complete
 from pi_context.providers.delivery import SystemDelivery, replay_system
 from pi_context.providers.openai import OpenAIChatModel
 from tests.providers.adapters import track

@@ -7,7 +7,7 @@ import email.utils
 import pytest
 
 from pi_context.messages import AssistantMessage, assistant_message, empty_usage
-from pi_context.providers.classify import (
+from pi_context.model.classify import (
     classify_message,
     is_context_overflow,
     is_overflow_text,

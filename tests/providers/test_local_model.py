@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pi_context.messages import text_of, user_message
-from pi_context.providers.base import ModelRequest, RequestOptions, StreamDone, TextDelta, complete
+from pi_context.model import ModelRequest, RequestOptions, StreamDone, TextDelta, complete
 from pi_context.providers.catalog import LOCAL_MODEL
 from pi_context.providers.local import LocalModel, local_available
 from tests.providers.local_data import SYSTEM

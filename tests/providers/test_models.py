@@ -287,7 +287,7 @@ def test_loopback_servers_need_no_key(tmp_path: Path) -> None:
 
 async def test_missing_key_fails_fast_as_authentication() -> None:
     from pi_context.messages import user_message
-    from pi_context.providers.base import ModelRequest, complete
+    from pi_context.model import ModelRequest, complete
 
     reg = load_registry(Path("/nonexistent"), env={})
     model = resolve_model("gpt-5", registry=reg)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from pi_context.messages import Message, empty_usage, tool_result_message, user_message
-from pi_context.providers.base import (
+from pi_context.model import (
     ModelCost,
     ModelInfo,
     ModelRequest,
@@ -18,7 +18,7 @@ from pi_context.providers.base import (
     ToolCallStart,
     complete,
 )
-from pi_context.providers.classify import is_context_overflow
+from pi_context.model.classify import is_context_overflow
 from pi_context.providers.openai import OpenAIChatModel
 from tests.providers.adapters import ask, track
 from tests.providers.replay_server import ReplayServer, json_reply, openai_sse, stream

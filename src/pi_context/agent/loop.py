@@ -42,7 +42,7 @@ from pi_context.messages import (
     text_block,
     tool_result_message,
 )
-from pi_context.providers.base import (
+from pi_context.model import (
     Model,
     ModelInfo,
     ModelRequest,

@@ -39,7 +39,7 @@ from pi_context.extensions.events import (
 )
 from pi_context.messages import text_of
 from pi_context.prompt import get_current_tools
-from pi_context.providers.base import Model
+from pi_context.model import Model
 from pi_context.session import Session
 from pi_context.tools import BUILTIN_TOOL_NAMES
 

@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from pi_context.errors import ProviderError
 from pi_context.messages import AgentMessage, AssistantMessage
-from pi_context.providers.base import Model
+from pi_context.model import Model
 
 from .checks import CompactionDecision, check_compaction
 from .events import AutoRetryEnd, AutoRetryStart, CompactionEnd, EntryAppended
@@ -136,7 +136,7 @@ class RecoveryOps(CompactionOps):
         if error is not None:
             return error.kind == "transient"
         from pi_context.compaction.summarize import is_retryable
-        from pi_context.providers.classify import is_context_overflow
+        from pi_context.model.classify import is_context_overflow
 
         return not is_context_overflow(message) and is_retryable(message)
 

@@ -61,7 +61,7 @@ from pi_context.prompt import (
     SystemPromptOptions,
     build_system_prompt,
 )
-from pi_context.providers.base import Model, ModelRequest, RequestOptions
+from pi_context.model import Model, ModelRequest, RequestOptions
 from pi_context.providers.delivery import system_delivery_of
 from pi_context.resources.loader import LoadedResources, ResourceLoader
 from pi_context.resources.settings import deep_merge_settings

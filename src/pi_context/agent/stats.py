@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_context.compaction.accounting import TokenCache, estimate_projected_context_tokens
-from pi_context.providers.base import Model
+from pi_context.model import Model
 from pi_context.session import Session
 
 from .cache import hit_ratio

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from pi_context.agent.events import AgentEvent
 from pi_context.agent.stats import SessionStats
-from pi_context.providers.base import Model, ModelInfo
+from pi_context.model import Model, ModelInfo
 from pi_context.session.store import Session
 
 __all__ = ["NO_MODEL_HELP", "AgentHost"]

@@ -20,7 +20,7 @@ from pi_context.agent.session import AgentSession
 from pi_context.agent.stats import SessionStats
 from pi_context.cli.scripted import load_scripted_model, scripted_spec
 from pi_context.errors import PiContextError, ProviderError
-from pi_context.providers.base import Model, ModelInfo
+from pi_context.model import Model, ModelInfo
 from pi_context.resources.settings import load_settings
 from pi_context.session.store import Session
 from pi_context.tokens import estimate_tokens

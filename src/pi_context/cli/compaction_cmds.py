@@ -32,7 +32,7 @@ from pi_context.compaction.settings import (
 )
 from pi_context.errors import ProviderError, SessionError
 from pi_context.messages import text_of
-from pi_context.providers.base import Model
+from pi_context.model import Model
 from pi_context.resources.settings import load_settings
 from pi_context.session import Entry, Session
 from pi_context.session.projection import entry_messages

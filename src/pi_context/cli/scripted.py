@@ -24,7 +24,7 @@ from typing import Any, Final, cast
 
 from pi_context import _json
 from pi_context.errors import ProviderErrorKind, ResourceError
-from pi_context.providers.base import ModelInfo, ModelRequest
+from pi_context.model import ModelInfo, ModelRequest
 from pi_context.testing import ScriptedModel, ScriptedReply, failure, reply
 
 __all__ = ["SCRIPTED_ENV", "SCRIPTED_PREFIX", "load_scripted_model", "scripted_spec"]

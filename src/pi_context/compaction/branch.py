@@ -21,7 +21,7 @@ from pi_context.compaction.settings import DEFAULT_RESERVE_TOKENS, RetrySettings
 from pi_context.compaction.summarize import RetryEvent, request_summary
 from pi_context.errors import CompactionError, TreeError
 from pi_context.messages import AgentMessage, ThinkingLevel, Usage
-from pi_context.providers.base import Model
+from pi_context.model import Model
 from pi_context.session.entries import Entry
 from pi_context.session.projection import (
     context_edits_by_target,

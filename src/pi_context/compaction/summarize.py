@@ -22,8 +22,8 @@ from pi_context.compaction.prompts import SUMMARY_SYSTEM_PROMPT
 from pi_context.compaction.settings import RetrySettings
 from pi_context.errors import CompactionCancelledError, CompactionError, ProviderError
 from pi_context.messages import ThinkingLevel, Usage, empty_usage, text_of, user_message
-from pi_context.providers.base import Model, ModelRequest, RequestOptions, complete
-from pi_context.providers.classify import is_transient_text
+from pi_context.model import Model, ModelRequest, RequestOptions, complete
+from pi_context.model.classify import is_transient_text
 from pi_context.session.store import new_session_id
 
 __all__ = [

@@ -22,8 +22,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pi_context.errors import ProviderError
 from pi_context.messages import StopReason
-from pi_context.providers.base import ModelInfo, ModelRequest, StreamDone, StreamEvent
-from pi_context.providers.classify import make_error
+from pi_context.model import ModelInfo, ModelRequest, StreamDone, StreamEvent
+from pi_context.model.classify import make_error
 from pi_context.providers.delivery import Delivery, SystemDelivery, plan_delivery
 from pi_context.providers.usage import MessageBuilder
 

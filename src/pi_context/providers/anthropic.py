@@ -43,7 +43,7 @@ from pi_context.messages import (
     UserMessage,
 )
 from pi_context.providers._sdk import SDKModel, error_body
-from pi_context.providers.base import (
+from pi_context.model import (
     ModelInfo,
     ModelRequest,
     StreamEvent,
@@ -52,7 +52,7 @@ from pi_context.providers.base import (
     ToolCallDelta,
     ToolCallStart,
 )
-from pi_context.providers.classify import make_error
+from pi_context.model.classify import make_error
 from pi_context.providers.delivery import (
     Delivery,
     SystemDelivery,
@@ -198,7 +198,7 @@ def anthropic_tools(delivery: Delivery) -> list[dict[str, Any]]:
 
 
 class AnthropicModel(SDKModel):
-    """A :class:`~pi_context.providers.base.Model` over the Anthropic Messages API."""
+    """A :class:`~pi_context.model.Model` over the Anthropic Messages API."""
 
     connection_errors = (anthropic.APIConnectionError, httpx2.HTTPError, OSError)
     sdk_errors = (anthropic.APIError, *connection_errors)

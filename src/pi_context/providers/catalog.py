@@ -7,7 +7,7 @@ and id replaces a built-in; ``modelOverrides`` change single fields.
 
 from __future__ import annotations
 
-from pi_context.providers.base import ModelCost, ModelInfo
+from pi_context.model import ModelCost, ModelInfo
 
 __all__ = [
     "ANTHROPIC_BASE_URL",

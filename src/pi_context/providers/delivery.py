@@ -41,7 +41,7 @@ from pi_context.messages import (
     UserContent,
     text_of,
 )
-from pi_context.providers.base import Model
+from pi_context.model import Model
 
 __all__ = [
     "Delivery",

@@ -53,7 +53,7 @@ from typing import Any
 from pi_context import _json
 from pi_context.errors import ProviderError
 from pi_context.messages import AssistantMessage, ToolDeclaration, ToolResultMessage
-from pi_context.providers.base import (
+from pi_context.model import (
     ModelInfo,
     ModelRequest,
     StreamDone,
@@ -426,7 +426,7 @@ def _unload_all() -> None:
 
 
 class LocalModel:
-    """A :class:`~pi_context.providers.base.Model` running SmolLM2 in-process."""
+    """A :class:`~pi_context.model.Model` running SmolLM2 in-process."""
 
     def __init__(
         self,

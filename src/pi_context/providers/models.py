@@ -29,7 +29,7 @@ from typing import Any, cast, get_args
 from pi_context import _json
 from pi_context.errors import ModelNotFoundError, ProviderError
 from pi_context.messages import ThinkingLevel
-from pi_context.providers.base import Model, ModelCost, ModelInfo
+from pi_context.model import Model, ModelCost, ModelInfo
 from pi_context.providers.catalog import (
     BUILTIN_MODELS,
     DEFAULT_MODEL_IDS,

@@ -35,7 +35,7 @@ from pi_context.messages import (
     UserMessage,
 )
 from pi_context.providers._sdk import SDKModel, error_body
-from pi_context.providers.base import (
+from pi_context.model import (
     ModelInfo,
     ModelRequest,
     StreamEvent,
@@ -44,7 +44,7 @@ from pi_context.providers.base import (
     ToolCallDelta,
     ToolCallStart,
 )
-from pi_context.providers.classify import make_error
+from pi_context.model.classify import make_error
 from pi_context.providers.delivery import (
     Delivery,
     SystemDelivery,
@@ -160,7 +160,7 @@ def openai_tools(delivery: Delivery) -> list[dict[str, Any]]:
 
 
 class OpenAIChatModel(SDKModel):
-    """A :class:`~pi_context.providers.base.Model` over an OpenAI-compatible chat endpoint."""
+    """A :class:`~pi_context.model.Model` over an OpenAI-compatible chat endpoint."""
 
     connection_errors = (openai.APIConnectionError, httpx2.HTTPError, OSError)
     sdk_errors = (openai.APIError, *connection_errors)

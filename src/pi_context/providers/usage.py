@@ -23,7 +23,7 @@ from pi_context.messages import (
     Usage,
     now_ms,
 )
-from pi_context.providers.base import ModelCost, ModelInfo
+from pi_context.model import ModelCost, ModelInfo
 
 __all__ = ["MessageBuilder", "make_usage", "price_usage"]
 

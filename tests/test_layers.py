@@ -1,0 +1,129 @@
+"""The layering docs/architecture.md draws, checked on the source.
+
+Every ``import`` counts: module level, inside functions and under ``TYPE_CHECKING``. A lower
+layer never imports a higher one, and no two modules import each other, however indirectly.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pi_context
+
+PACKAGE_DIR = Path(pi_context.__file__).parent
+
+# Each top-level unit of the package and the layer it sits in; a unit may import only units in
+# its own layer or below. Keep in step with docs/architecture.md.
+LAYERS: dict[str, int] = {
+    "_json": 0,
+    "errors": 0,
+    "messages": 1,
+    "tokens": 2,
+    "session": 2,
+    "storage": 3,
+    "prompt": 3,
+    "resources": 3,
+    "model": 4,
+    "compaction": 5,
+    "tools": 6,
+    "providers": 6,
+    "extensions": 7,
+    "agent": 8,
+    "testing": 9,
+    "export": 9,
+    "cli": 10,
+    "__main__": 11,
+    "__init__": 11,
+}
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE_DIR.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, modules: set[str]) -> Iterator[str]:
+    """Every pi_context module ``path`` imports, resolved to absolute names."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = _module_name(path)
+    if path.name != "__init__.py":
+        package = package.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("pi_context"):
+                    yield alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            if target.startswith("pi_context"):
+                # ``from pkg import mod`` imports the module; ``from pkg import name`` the package.
+                submodules = [f"{target}.{alias.name}" for alias in node.names]
+                yield from submodules
+                if not all(m in modules for m in submodules):
+                    yield target
+
+
+def _graph() -> dict[str, set[str]]:
+    files = {_module_name(p): p for p in PACKAGE_DIR.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        targets = {t for t in _imports(path, set(files)) if t in files and t != name}
+        graph[name] = targets
+    return graph
+
+
+def _unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_every_unit_has_a_layer() -> None:
+    units = {_unit(m) for m in _graph()}
+    assert units <= set(LAYERS), f"place these in LAYERS and the docs: {units - set(LAYERS)}"
+
+
+def test_no_unit_imports_a_higher_layer() -> None:
+    wrong = sorted(
+        f"{src} imports {dst}"
+        for src, targets in _graph().items()
+        for dst in targets
+        if LAYERS[_unit(dst)] > LAYERS[_unit(src)]
+    )
+    assert wrong == []
+
+
+def test_no_import_cycle() -> None:
+    graph = _graph()
+    # A package's __init__ re-exporting its submodules is not a cycle of concepts: the edge from
+    # a submodule to its own package's __init__ is the one Python resolves first, so ignore it.
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if node.startswith(nxt + "."):
+                continue
+            if state.get(nxt) == 1:
+                cycles.append([*stack[stack.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    assert cycles == []
