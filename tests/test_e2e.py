@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pi_context.agent.events import CompactionEnd, CompactionStart, TreeNavigated
 from pi_context.agent.session import AgentSession
 from pi_context.compaction.prompts import SUMMARY_SYSTEM_PROMPT
+from pi_context.events import CompactionEnd, CompactionStart, TreeNavigated
 from pi_context.messages import text_of
 from pi_context.model import ModelInfo, ModelRequest
 from pi_context.session import Session, convert_to_llm

@@ -7,9 +7,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pi_context.agent.events import AgentEvent
 from pi_context.agent.loop import ToolOutcome
 from pi_context.agent.transform import TransformChain
+from pi_context.events import AgentEvent
 from pi_context.messages import (
     AgentMessage,
     AssistantMessage,
@@ -40,24 +40,20 @@ class FakeHost:
     )
     notified: list[str] = field(default_factory=list)
 
-    def request_options(self) -> RequestOptions:
-        return RequestOptions()
-
     def persist(self, message: AgentMessage) -> str | None:
         self.stored.append(message)
         return f"e{len(self.stored)}"
 
-    def context_messages(self) -> list[AgentMessage]:
-        return list(self.stored)
-
-    async def transform(self, messages: list[AgentMessage]) -> list[AgentMessage]:
-        return await self.chain(messages)
-
-    def to_llm(self, messages: list[AgentMessage]) -> list[Message]:
-        return [cast(Message, m) for m in messages]
-
-    def declared_tools(self) -> list[ToolDeclaration]:
-        return [{"name": n, "description": n, "parameters": {"type": "object"}} for n in self.tools]
+    async def build_request(self) -> ModelRequest:
+        messages = await self.chain(list(self.stored))
+        tools: list[ToolDeclaration] = [
+            {"name": n, "description": n, "parameters": {"type": "object"}} for n in self.tools
+        ]
+        return ModelRequest(
+            messages=[cast(Message, m) for m in messages],
+            tools=tuple(tools),
+            options=RequestOptions(),
+        )
 
     async def execute_tool(self, call: ToolCall) -> ToolOutcome:
         fn = self.tools.get(call["name"])
@@ -80,7 +76,7 @@ class FakeHost:
         self.requests.append(request)
 
     async def after_turn(
-        self, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
+        self, index: int, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
     ) -> bool:
         self.turn_ends.append((message, tool_results))
         return False

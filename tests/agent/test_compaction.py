@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from pi_context.agent.events import CompactionEnd, CompactionStart, EntryAppended, TreeNavigated
 from pi_context.errors import CompactionError, PiContextError, TreeError
+from pi_context.events import CompactionEnd, CompactionStart, EntryAppended, TreeNavigated
 from pi_context.messages import text_of
 from pi_context.model import ModelInfo
 from pi_context.testing import ScriptedModel, failure, reply

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pi_context.agent.events import ExtensionError
+from pi_context.events import ExtensionFailure
 from pi_context.extensions import ExtensionAPI, load_extensions
 from pi_context.extensions.events import (
     BeforeAgentStartResult,
@@ -100,7 +100,7 @@ async def test_raising_handler_is_reported_and_the_run_goes_on(
     model = ScriptedModel([reply("fine")])
     sess = await make_session(model, extensions=runner_with(project, register))
     events = await sess.run("hi")
-    errors = [e for e in events if isinstance(e, ExtensionError)]
+    errors = [e for e in events if isinstance(e, ExtensionFailure)]
     assert errors
     assert errors[0].event == "context"
     assert "kaput" in errors[0].error
@@ -324,7 +324,7 @@ async def test_invalid_turn_end_drafts_are_rejected_whole(
     sess = await make_session(model, extensions=runner_with(project, register))
     events = await sess.run("go")
     assert [e.type for e in sess.session.entries] == ["message", "message", "message"]
-    errors = [e for e in events if isinstance(e, ExtensionError)]
+    errors = [e for e in events if isinstance(e, ExtensionFailure)]
     assert "not on the current branch" in errors[0].error
 
 
@@ -340,7 +340,7 @@ async def test_turn_end_draft_with_a_non_string_target_is_rejected(
     sess = await make_session(model, extensions=runner_with(project, register))
     events = await sess.run("go")
     assert [e.type for e in sess.session.entries] == ["message", "message", "message"]
-    errors = [e.error for e in events if isinstance(e, ExtensionError)]
+    errors = [e.error for e in events if isinstance(e, ExtensionFailure)]
     assert errors == [
         "turn_end drafts rejected: context_edit target ['x'] is not on the current branch"
     ]

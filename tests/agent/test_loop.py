@@ -6,15 +6,15 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pi_context.agent.events import (
+from pi_context.agent.loop import ABORTED_TOOL_TEXT, AgentLoop
+from pi_context.errors import ProviderError
+from pi_context.events import (
     AgentEnd,
     MessageEnd,
     MessageUpdate,
     ToolExecutionEnd,
     TurnEnd,
 )
-from pi_context.agent.loop import ABORTED_TOOL_TEXT, AgentLoop
-from pi_context.errors import ProviderError
 from pi_context.messages import assistant_message, text_of, user_message
 from pi_context.model import (
     ModelInfo,

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from pi_context.agent.events import (
+from pi_context.errors import PiContextError
+from pi_context.events import (
     AgentSettled,
     AutoRetryStart,
     CacheUpdate,
     QueueUpdate,
     ToolExecutionEnd,
 )
-from pi_context.errors import PiContextError
 from pi_context.messages import text_of
 from pi_context.session import Session, convert_to_llm
 from pi_context.testing import ScriptedModel, failure, reply

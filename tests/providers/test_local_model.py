@@ -134,7 +134,7 @@ async def test_local_model_drives_the_agent_loop(tmp_path: Path) -> None:
     )
     try:
         await session.run("Use the read tool to read notes.txt")
-        messages = session.context_messages()
+        messages = session.session.projection().messages
     finally:
         await session.aclose()
     roles = [m["role"] for m in messages]

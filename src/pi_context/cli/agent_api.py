@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from pi_context.agent.events import AgentEvent
 from pi_context.agent.stats import SessionStats
+from pi_context.events import AgentEvent
 from pi_context.model import Model, ModelInfo
 from pi_context.session.store import Session
 

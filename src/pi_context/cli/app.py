@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from pi_context import storage
-from pi_context.agent.events import AgentEvent
 from pi_context.agent.session import AgentSession
 from pi_context.agent.stats import SessionStats
 from pi_context.cli.scripted import load_scripted_model, scripted_spec
 from pi_context.errors import PiContextError, ProviderError
+from pi_context.events import AgentEvent
 from pi_context.model import Model, ModelInfo
 from pi_context.resources.settings import load_settings
 from pi_context.session.store import Session

@@ -64,6 +64,11 @@ from pi_context.compaction.prepare import (
     prepare_compaction,
     require_preparation,
 )
+from pi_context.compaction.retry_events import (
+    SummarizationRetryAttemptStart,
+    SummarizationRetryFinished,
+    SummarizationRetryScheduled,
+)
 from pi_context.compaction.serialize import serialize_conversation
 from pi_context.compaction.settings import (
     CompactionSettings,
@@ -71,7 +76,6 @@ from pi_context.compaction.settings import (
     resolve_compaction_settings,
     resolve_retry_settings,
 )
-from pi_context.compaction.summarize import RetryAttemptStart, RetryFinished, RetryScheduled
 
 __all__ = [
     "NO_CONTENT_SUMMARY",
@@ -95,11 +99,11 @@ __all__ = [
     "CutPoint",
     "FileOperations",
     "ObservationsMasked",
-    "RetryAttemptStart",
-    "RetryFinished",
-    "RetryScheduled",
     "RetrySettings",
     "SessionCompact",
+    "SummarizationRetryAttemptStart",
+    "SummarizationRetryFinished",
+    "SummarizationRetryScheduled",
     "TokenCache",
     "calculate_context_tokens",
     "collect_branch_entries",

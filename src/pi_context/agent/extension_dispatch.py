@@ -1,8 +1,10 @@
 """Extension events around the loop: lifecycle notifications, ``message_end`` replacement,
-``tool_call`` blocking, ``tool_result`` rewriting and ``turn_end`` boundary drafts.
+``tool_call`` blocking, ``tool_result`` rewriting and ``turn_end`` / ``agent_before_settle``
+boundary drafts.
 
-Each function is a no-op when no handler is registered for its event, so a session without
-extensions pays nothing.
+Notifications are the agent's own events (:data:`pi_context.events.NOTIFICATIONS`), passed to
+the handlers as they are. Each function is a no-op when no handler is registered for its event,
+so a session without extensions pays nothing.
 """
 
 from __future__ import annotations
@@ -11,35 +13,25 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from pi_context.compaction.accounting import estimate_projected_context_tokens
+from pi_context.events import NOTIFICATIONS, AgentEvent
 from pi_context.extensions import ExtensionRunner
 from pi_context.extensions.events import (
-    AgentEndEvent,
-    AgentStartEvent,
+    AgentBeforeSettleEvent,
+    BoundaryResult,
     MessageEndEvent,
     ToolCallEvent,
-    ToolExecutionEndEvent,
-    ToolExecutionStartEvent,
     ToolResultEvent,
     TurnEndEvent,
-    TurnStartEvent,
 )
 from pi_context.messages import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, now_ms
 from pi_context.prompt import get_current_system_message
 from pi_context.session import Session
 from pi_context.tools import ToolOutcome
 
-from .events import (
-    AgentEnd,
-    AgentEvent,
-    AgentStart,
-    ToolExecutionEnd,
-    ToolExecutionStart,
-    TurnStart,
-)
-
 __all__ = [
     "DRAFT_TYPES",
     "apply_boundary_drafts",
+    "before_settle",
     "finalize_message",
     "gate_tool_call",
     "notify",
@@ -50,25 +42,10 @@ __all__ = [
 DRAFT_TYPES = frozenset({"custom", "custom_message", "context_edit", "compaction"})
 
 
-async def notify(runner: ExtensionRunner | None, event: AgentEvent, turn_index: int) -> None:
-    """Forward a lifecycle event to extensions as their notification event."""
-    if runner is None:
-        return
-    ext: Any = None
-    if isinstance(event, AgentStart):
-        ext = AgentStartEvent()
-    elif isinstance(event, TurnStart):
-        ext = TurnStartEvent(turn_index)
-    elif isinstance(event, AgentEnd):
-        ext = AgentEndEvent(list(event.messages), event.will_retry)
-    elif isinstance(event, ToolExecutionStart):
-        ext = ToolExecutionStartEvent(event.tool_call_id, event.tool_name, dict(event.args))
-    elif isinstance(event, ToolExecutionEnd):
-        ext = ToolExecutionEndEvent(
-            event.tool_call_id, event.tool_name, event.result, event.is_error
-        )
-    if ext is not None and runner.has_handlers(ext.type):
-        await runner.emit(ext)
+async def notify(runner: ExtensionRunner | None, event: AgentEvent) -> None:
+    """Pass a loop notification to the extensions that listen for it."""
+    if runner is not None and event.type in NOTIFICATIONS and runner.has_handlers(event.type):
+        await runner.emit(event)
 
 
 async def finalize_message(runner: ExtensionRunner | None, message: AgentMessage) -> AgentMessage:
@@ -146,6 +123,15 @@ async def turn_end(
     proposal = await runner.emit_boundary(event)
     apply_boundary_drafts(session, proposal.entries or [], report)
     return bool(proposal.continue_) and outcome == "completed"
+
+
+async def before_settle(runner: ExtensionRunner | None, outcome: str) -> BoundaryResult | None:
+    """Dispatch ``agent_before_settle`` (``None`` when nobody listens)."""
+    if runner is None or not runner.has_handlers(AgentBeforeSettleEvent.type):
+        return None
+    return await runner.emit_boundary(
+        AgentBeforeSettleEvent(outcome="error" if outcome == "error" else "completed")
+    )
 
 
 def _problem(draft: Any, on_path: Callable[[Any], bool]) -> str | None:

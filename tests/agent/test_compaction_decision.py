@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pi_context.agent.checks import check_compaction
+from pi_context.agent.compaction_decision import check_compaction
 from pi_context.compaction.settings import CompactionSettings
 from pi_context.messages import AssistantMessage, assistant_message, empty_usage, user_message
 from pi_context.model import ModelInfo

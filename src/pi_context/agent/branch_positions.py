@@ -2,7 +2,7 @@
 
 The checks run up to three times per turn, and each used to scan the whole branch (where is the
 latest compaction, where is this entry) and the whole context (is any ``context_edit`` in
-it). :class:`PathFacts` scans only what was appended since the previous call:
+it). :class:`BranchPositions` scans only what was appended since the previous call:
 
 - a root→leaf path is fixed by its last entry (entries are append-only tree nodes), so when a
   new branch holds the previously seen last entry at the same position, everything before it
@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from pi_context.session.entries import Entry
 from pi_context.session.projection import ProjectedEntry
 
-__all__ = ["PathFacts"]
+__all__ = ["BranchPositions"]
 
 
-class PathFacts:
+class BranchPositions:
     """Latest compaction and entry positions of a branch; ``context_edit`` presence in a
     context. Each query takes the current branch (or context) and catches up on it first."""
 
