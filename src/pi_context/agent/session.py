@@ -37,9 +37,10 @@ from typing import Any, Literal, TypedDict, Unpack
 from pi_context.compaction.settings import CompactionSettings, RetrySettings
 from pi_context.errors import PiContextError
 from pi_context.events import AgentEvent, AgentSettled
-from pi_context.extensions import ExtensionContext, ExtensionRunner
+from pi_context.extensions import ExtensionContext, ExtensionRunner, RegisteredCommand
 from pi_context.extensions.events import (
     CustomMessageDraft,
+    InputEvent,
     ResourcesDiscoverEvent,
     SessionShutdownEvent,
     SessionStartEvent,
@@ -379,6 +380,27 @@ class AgentSession:
             self._runs.start_custom(custom)
         else:
             self._state.queue.add(custom)
+
+    async def handle_input(
+        self, text: str, *, source: Literal["interactive", "rpc", "extension", "cli"] = "cli"
+    ) -> str | None:
+        """Extension ``input`` handlers on text the user submitted, before commands and skills
+        are expanded: the (possibly transformed) text, or ``None`` when a handler took it."""
+        runner = self._state.extensions
+        if runner is None or not runner.has_handlers(InputEvent.type):
+            return text
+        result = await runner.emit_input(InputEvent(text, source=source))
+        return None if result.handled else (result.text if result.text is not None else text)
+
+    def extension_commands(self) -> list[RegisteredCommand]:
+        """The slash commands extensions registered."""
+        runner = self._state.extensions
+        return runner.commands() if runner is not None else []
+
+    async def run_extension_command(self, name: str, args: str) -> bool:
+        """Run an extension's ``/name`` command; ``False`` when none has that name."""
+        runner = self._state.extensions
+        return runner is not None and await runner.run_command(name, args)
 
     def expand_skill_command(self, text: str) -> str:
         """``/skill:name args`` → the skill's block plus the args; other text unchanged."""

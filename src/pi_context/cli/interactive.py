@@ -340,6 +340,10 @@ class InteractiveShell:
             if not line.strip():
                 continue
             try:
+                submitted = await self.agent.handle_input(line)
+                if submitted is None or not submitted.strip():  # an extension handled it
+                    continue
+                line = submitted
                 if await run_slash(self, line):
                     self.status()
                     continue

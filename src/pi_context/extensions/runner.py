@@ -167,7 +167,27 @@ class ExtensionRunner:
         return [tool for ext in self.extensions for tool in ext.tools]
 
     def commands(self) -> list[RegisteredCommand]:
+        """Slash commands extensions registered, in load order (the first of a name wins)."""
         return [cmd for ext in self.extensions for cmd in ext.commands]
+
+    def command(self, name: str) -> RegisteredCommand | None:
+        """The registered ``/name`` command, if any."""
+        return next((cmd for cmd in self.commands() if cmd.name == name), None)
+
+    async def run_command(self, name: str, args: str) -> bool:
+        """Run the registered ``/name`` command with its argument text; ``False`` when no
+        extension registered it. A command that raises is reported like a failing handler."""
+        command = self.command(name)
+        if command is None:
+            return False
+        ext = next(e for e in self.extensions if e.name == command.extension)
+        try:
+            result = command.handler(args, self._context_factory())
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:  # noqa: BLE001 - extension code must not break the session
+            self._report(ext, f"/{name}", f"{type(exc).__name__}: {exc}", traceback.format_exc())
+        return True
 
     def has_handlers(self, event_type: str) -> bool:
         return any(ext.handlers.get(event_type) for ext in self.extensions)
