@@ -10,7 +10,7 @@ so a session without extensions pays nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from pi_context.compaction.accounting import estimate_projected_context_tokens
 from pi_context.events import NOTIFICATIONS, AgentEvent
@@ -19,6 +19,8 @@ from pi_context.extensions.events import (
     AgentBeforeSettleEvent,
     BoundaryResult,
     MessageEndEvent,
+    ResourcesDiscoverEvent,
+    SessionStartEvent,
     ToolCallEvent,
     ToolResultEvent,
     TurnEndEvent,
@@ -28,14 +30,18 @@ from pi_context.prompt import get_current_system_message
 from pi_context.session import Session
 from pi_context.tools import ToolOutcome
 
+from .state import AgentState
+
 __all__ = [
     "DRAFT_TYPES",
     "apply_boundary_drafts",
     "before_settle",
+    "discover_resources",
     "finalize_message",
     "gate_tool_call",
     "notify",
     "rewrite_tool_result",
+    "session_started",
     "turn_end",
 ]
 
@@ -46,6 +52,28 @@ async def notify(runner: ExtensionRunner | None, event: AgentEvent) -> None:
     """Pass a loop notification to the extensions that listen for it."""
     if runner is not None and event.type in NOTIFICATIONS and runner.has_handlers(event.type):
         await runner.emit(event)
+
+
+async def session_started(state: AgentState, reason: Literal["startup", "resume"]) -> None:
+    """Extension ``resources_discover`` (extra skill paths) and ``session_start``."""
+    runner = state.extensions
+    if runner is None:
+        return
+    await discover_resources(state, "startup")
+    if runner.has_handlers(SessionStartEvent.type):
+        await runner.emit(SessionStartEvent(reason))
+
+
+async def discover_resources(state: AgentState, reason: Literal["startup", "reload"]) -> None:
+    """Extension ``resources_discover``: extra skill paths are loaded too."""
+    runner = state.extensions
+    if runner is None or not runner.has_handlers(ResourcesDiscoverEvent.type):
+        return
+    found = await runner.emit_resources_discover(ResourcesDiscoverEvent(state.cwd, reason))
+    extra = [p for p in found.skill_paths if p not in state.loader.skill_paths]
+    if extra:
+        state.loader.skill_paths = (*state.loader.skill_paths, *extra)
+        state.resources = state.loader.load()
 
 
 async def finalize_message(runner: ExtensionRunner | None, message: AgentMessage) -> AgentMessage:

@@ -11,10 +11,10 @@ can cancel it at any point and leave a valid session.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal, cast
 
-from pi_context.events import AgentSettled, ExtensionFailure
+from pi_context.events import AgentEvent, AgentSettled, ExtensionFailure
 from pi_context.extensions.events import BeforeAgentStartEvent, CustomMessageDraft
 from pi_context.messages import AgentMessage, ImageContent, user_message
 from pi_context.prompt import SystemPromptOptions, build_system_prompt
@@ -50,9 +50,41 @@ class RunControl:
         expanded = expand_skill_command(text, self._state.resources.skills)
         return self._start(user_message(expanded, images=images), expanded, images)
 
-    def start_custom(self, message: AgentMessage) -> asyncio.Task[None]:
-        """A run triggered by an extension's custom message."""
-        return self._start(message, None, ())
+    def deliver(self, draft: CustomMessageDraft, *, trigger_turn: bool) -> None:
+        """An extension message: queued for the next turn of a busy run; while idle, with
+        ``trigger_turn`` it starts a run (its events go to subscribers), otherwise it waits for
+        the next prompt."""
+        message = custom_message(draft, self._state.clock())
+        if trigger_turn and not self.busy:
+            self._start(message, None, ())
+        else:
+            self._state.queue.add(message)
+
+    async def stream_prompt(
+        self, text: str, images: Sequence[ImageContent]
+    ) -> AsyncIterator[AgentEvent]:
+        """Start a run for ``text`` and yield its events until it settles. Closing the
+        iteration early cancels the run; a run cancelled before its first step yields only
+        ``agent_settled`` (aborted)."""
+        events = self._state.events
+        stream: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+        events.attach(stream)
+        task = self.start_prompt(text, images)
+        task.add_done_callback(lambda _t: stream.put_nowait(None))
+        try:
+            while (item := await stream.get()) is not None:
+                yield item
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.wait([task])
+            events.detach(stream)
+        if task.cancelled():  # aborted before its first step, so the run never settled
+            settled = AgentSettled(aborted=True)
+            events.notify_subscribers(settled)
+            yield settled
+            return
+        task.result()
 
     def _start(
         self, trigger: AgentMessage, text: str | None, images: Sequence[ImageContent]

@@ -28,11 +28,10 @@ The facade owns one collaborator per concept and delegates to them; each is buil
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypedDict, Unpack
+from typing import Any, Literal, Unpack
 
 from pi_context.compaction.settings import CompactionSettings, RetrySettings
 from pi_context.errors import PiContextError
@@ -41,61 +40,31 @@ from pi_context.extensions import ExtensionContext, ExtensionRunner, RegisteredC
 from pi_context.extensions.events import (
     CustomMessageDraft,
     InputEvent,
-    ResourcesDiscoverEvent,
     SessionShutdownEvent,
-    SessionStartEvent,
 )
 from pi_context.messages import ImageContent, user_message
 from pi_context.model import Model
-from pi_context.resources.loader import LoadedResources, ResourceLoader
+from pi_context.resources.loader import LoadedResources
 from pi_context.resources.skills import expand_skill_command
 from pi_context.session import Session
-from pi_context.tools import Tool, default_tools
+from pi_context.tools import Tool
 
+from . import extension_dispatch
 from .cache import CacheTracker
 from .compaction_control import CompactionControl, OperationGuard
+from .extension_host import SessionExtensionHost
 from .loadout import Loadout
 from .loop_host import SessionLoopHost
 from .navigation import NavigationResult, Navigator
+from .options import AgentOptions, assemble
 from .recovery import Recovery
 from .request import RequestPipeline
-from .run_control import RunControl, custom_message
-from .state import AgentState, Sleep
+from .run_control import RunControl
+from .state import AgentState
 from .stats import SessionStats, context_tokens, session_stats
 from .transform import TransformChain
 
 __all__ = ["AgentOptions", "AgentSession", "SessionStats"]
-
-
-class AgentOptions(TypedDict, total=False):
-    """Options of :meth:`AgentSession.create` and :meth:`AgentSession.open` (all optional).
-
-    ``model``: the model (``None``: prompting raises until one is set). ``agent_dir``: pi's
-    ``~/.pi/agent`` (settings, skills, extensions). ``settings``: merged over the loaded settings
-    files. ``tools``: replaces the four built-ins. ``extensions``: a ready runner, or
-    ``load_extensions=True`` discovers them (agent dir, trusted project, entry points).
-    ``trusted``: the project's trust decision (``None``: decided as pi does without asking). ``no_context_files``,
-    ``system_prompt``, ``append_system_prompt``: pi's ``-nc``, ``--system-prompt`` and
-    ``--append-system-prompt``. ``session_id``, ``timestamp``: the new session's header id and
-    ISO-8601 time (``create`` only; pi names a session file after both). ``ids``, ``clock``,
-    ``sleep``: injectable for tests.
-    """
-
-    model: Model | None
-    agent_dir: str | os.PathLike[str] | None
-    settings: Mapping[str, Any] | None
-    tools: Sequence[Tool] | None
-    extensions: ExtensionRunner | None
-    trusted: bool | None
-    no_context_files: bool
-    system_prompt: str | None
-    append_system_prompt: Sequence[str] | None
-    load_extensions: bool
-    ids: Callable[[], str] | None
-    clock: Callable[[], int] | None
-    sleep: Sleep | None
-    session_id: str | None
-    timestamp: str | None
 
 
 class AgentSession:
@@ -128,7 +97,7 @@ class AgentSession:
             chain.context_phase = runner.emit_context
             runner.on_error(state.events.emit)
             runner.bind_host(
-                _ExtensionHost(self),
+                SessionExtensionHost(self._state, loadout, self._runs, guard),
                 lambda: ExtensionContext(
                     Path(state.cwd), session=self, get_system_prompt=loadout.system_prompt
                 ),
@@ -155,7 +124,7 @@ class AgentSession:
             ids=options.get("ids"),
             clock=options.get("clock"),
         )
-        sess = cls._assemble(session, work, options)
+        sess = cls(*assemble(session, work, options))
         await sess._started("startup")
         return sess
 
@@ -170,62 +139,14 @@ class AgentSession:
         """Resume a session file; it runs in its header's ``cwd`` unless ``cwd`` is given."""
         session = Session.open(path, ids=options.get("ids"), clock=options.get("clock"))
         work = os.fspath(cwd) if cwd is not None else (session.cwd or os.getcwd())
-        sess = cls._assemble(session, os.path.abspath(work), options)
+        sess = cls(*assemble(session, os.path.abspath(work), options))
         await sess._started("resume")
         return sess
 
-    @classmethod
-    def _assemble(cls, session: Session, cwd: str, options: AgentOptions) -> AgentSession:
-        loader = ResourceLoader(
-            cwd,
-            agent_dir=options.get("agent_dir"),
-            trusted=options.get("trusted"),
-            no_context_files=options.get("no_context_files", False),
-            system_prompt=options.get("system_prompt"),
-            append_system_prompt=options.get("append_system_prompt"),
-        )
-        resources = loader.load()
-        extensions = options.get("extensions")
-        if extensions is None and options.get("load_extensions", False):
-            from pi_context.extensions import load_extensions
-
-            extensions = load_extensions(
-                cwd=cwd, agent_dir=loader.agent_dir, trusted=resources.trusted
-            )
-        state = AgentState(
-            session,
-            cwd=cwd,
-            model=options.get("model"),
-            loader=loader,
-            resources=resources,
-            extensions=extensions,
-            settings_override=options.get("settings"),
-            sleep=options.get("sleep"),
-        )
-        tools = options.get("tools")
-        return cls(state, list(tools) if tools is not None else default_tools(cwd))
-
     async def _started(self, reason: Literal["startup", "resume"]) -> None:
-        """Extension ``resources_discover`` (extra skill paths) and ``session_start``."""
         if reason == "resume":
             self._loadout.restore_from_branch()
-        runner = self._state.extensions
-        if runner is None:
-            return
-        await self._discover_resources("startup")
-        if runner.has_handlers(SessionStartEvent.type):
-            await runner.emit(SessionStartEvent(reason))
-
-    async def _discover_resources(self, reason: Literal["startup", "reload"]) -> None:
-        runner = self._state.extensions
-        if runner is None or not runner.has_handlers(ResourcesDiscoverEvent.type):
-            return
-        state = self._state
-        found = await runner.emit_resources_discover(ResourcesDiscoverEvent(state.cwd, reason))
-        extra = [p for p in found.skill_paths if p not in state.loader.skill_paths]
-        if extra:
-            state.loader.skill_paths = (*state.loader.skill_paths, *extra)
-            state.resources = state.loader.load()
+        await extension_dispatch.session_started(self._state, reason)
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -333,23 +254,8 @@ class AgentSession:
             yield self._state.queue.add_prompt(user_message(expanded, images=images))
             return
         self._ensure_idle_for("prompt")
-        events = self._state.events
-        stream: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
-        events.attach(stream)
-        task = self._runs.start_prompt(text, images)
-        task.add_done_callback(lambda _t: stream.put_nowait(None))
-        try:
-            while (item := await stream.get()) is not None:
-                yield item
-        finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.wait([task])
-            events.detach(stream)
-        if task.cancelled():  # aborted before its first step, so the run never settled
-            yield self._settle_unstarted()
-            return
-        task.result()
+        async for event in self._runs.stream_prompt(text, images):
+            yield event
 
     def _settle_unstarted(self) -> AgentSettled:
         """The only event of a prompt aborted before its run started (subscribers get it too)."""
@@ -375,11 +281,7 @@ class AgentSession:
         """An extension message: queued for the next turn of a busy run; while idle, with
         ``trigger_turn`` it starts a run (its events go to :meth:`subscribe` listeners),
         otherwise it waits for the next prompt."""
-        custom = custom_message(message, self._state.clock())
-        if trigger_turn and not self.busy and not self.compacting:
-            self._runs.start_custom(custom)
-        else:
-            self._state.queue.add(custom)
+        self._runs.deliver(message, trigger_turn=trigger_turn and not self.compacting)
 
     async def handle_input(
         self, text: str, *, source: Literal["interactive", "rpc", "extension", "cli"] = "cli"
@@ -455,7 +357,7 @@ class AgentSession:
             raise PiContextError("Wait for the current response to finish before reloading.")
         before = self._loadout.default_tool_names()
         self._state.resources = self._state.loader.reload()
-        await self._discover_resources("reload")
+        await extension_dispatch.discover_resources(self._state, "reload")
         after = self._loadout.default_tool_names()
         self._loadout.register_tools(newly_default=[n for n in after if n not in before])
 
@@ -482,27 +384,6 @@ class AgentSession:
     def close(self) -> None:
         """Close the session file (see :meth:`aclose` to also notify extensions)."""
         self.session.close()
-
-
-class _ExtensionHost:
-    """What extensions may do to the live session (:class:`~pi_context.extensions.ExtensionHost`)."""
-
-    __slots__ = ("_agent",)
-
-    def __init__(self, agent: AgentSession) -> None:
-        self._agent = agent
-
-    def get_active_tools(self) -> list[str]:
-        return self._agent.get_active_tools()
-
-    def set_active_tools(self, names: Sequence[str]) -> None:
-        self._agent.set_active_tools(names)
-
-    def send_message(self, message: CustomMessageDraft, *, trigger_turn: bool = False) -> None:
-        self._agent.send_message(message, trigger_turn=trigger_turn)
-
-    def append_entry(self, custom_type: str, data: Any = None) -> None:
-        self._agent.session.append_custom(custom_type, data)
 
 
 class _PendingPrompt:
