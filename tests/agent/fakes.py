@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -39,6 +39,18 @@ class FakeHost:
         default_factory=list
     )
     notified: list[str] = field(default_factory=list)
+
+    def assistant(self, index: int) -> AssistantMessage:
+        """The stored message at ``index``, which must be an assistant message."""
+        message = self.stored[index]
+        assert message["role"] == "assistant"
+        return message
+
+    def tool_result(self, index: int) -> ToolResultMessage:
+        """The stored message at ``index``, which must be a tool result."""
+        message = self.stored[index]
+        assert message["role"] == "toolResult"
+        return message
 
     def persist(self, message: AgentMessage) -> str | None:
         self.stored.append(message)
@@ -89,6 +101,12 @@ class FakeHost:
 
     async def notify(self, event: AgentEvent) -> None:
         self.notified.append(event.type)
+
+
+def key_of(message: object, key: str) -> Any:
+    """``message[key]`` of a stored message whatever its role (tests read across roles)."""
+    assert isinstance(message, Mapping), message
+    return message[key]
 
 
 def scripted(*replies: Any) -> ScriptedModel:

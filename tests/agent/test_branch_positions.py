@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from pi_context.agent.branch_positions import BranchPositions
 from pi_context.messages import user_message
 from pi_context.session import Session
+from pi_context.session.entries import Entry
 from pi_context.testing import SequentialIds
 
 OPS = st.lists(
@@ -19,7 +20,7 @@ OPS = st.lists(
 )
 
 
-def expected_compaction(branch: list) -> int:
+def expected_compaction(branch: list[Entry]) -> int:
     return max((i for i, e in enumerate(branch) if e.type == "compaction"), default=-1)
 
 

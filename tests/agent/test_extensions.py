@@ -15,10 +15,11 @@ from pi_context.extensions.events import (
     SessionBeforeCompactResult,
     SessionBeforeTreeResult,
 )
-from pi_context.messages import AgentMessage, text_of
+from pi_context.messages import text_of
 from pi_context.testing import ScriptedModel, reply
 
 from .conftest import MakeSession
+from .fakes import key_of
 
 
 def runner_with(project: Path, register: Any) -> Any:
@@ -41,7 +42,7 @@ async def test_before_agent_start_section_is_patched_and_stored(
     await sess.run("again")
     systems = [e.message for e in sess.session.entries if e.role == "system"]
     assert len(systems) == 1  # unchanged on the second run: no new patch
-    sections = systems[0]["sections"]  # type: ignore[index]
+    sections = key_of(systems[0], "sections")
     assert "team_notes" in sections
     assert list(sections)[-1] == "team_notes"
 
@@ -200,8 +201,8 @@ async def test_extension_message_is_stored_as_custom_message(
     await sess.run("hi")
     kinds = [e.type for e in sess.session.entries]
     assert kinds == ["message", "message", "custom_message", "message"]
-    sent: list[AgentMessage] = list(model.requests[0].messages)  # type: ignore[arg-type]
-    assert text_of(sent[-1]["content"]) == "remember X"  # type: ignore[arg-type]
+    sent = model.requests[0].messages
+    assert text_of(key_of(sent[-1], "content")) == "remember X"
 
 
 async def test_lifecycle_notifications_in_order(make_session: MakeSession, project: Path) -> None:
@@ -246,7 +247,7 @@ async def test_message_end_can_rewrite_the_assistant_message(
     await sess.run("hi")
     stored = sess.session.entries[-1].message
     assert stored is not None
-    assert text_of(stored["content"]) == "[redacted]"  # type: ignore[arg-type]
+    assert text_of(key_of(stored, "content")) == "[redacted]"
 
 
 async def test_tool_call_block_and_tool_result_rewrite(
@@ -274,9 +275,9 @@ async def test_tool_call_block_and_tool_result_rewrite(
     sess = await make_session(model, extensions=runner_with(project, register))
     await sess.run("go")
     results = [e.message for e in sess.session.entries if e.role == "toolResult"]
-    assert text_of(results[0]["content"]) == "rm is not allowed here"  # type: ignore[index]
-    assert results[0]["isError"] is True  # type: ignore[index]
-    assert text_of(results[1]["content"]) == "REWRITTEN"  # type: ignore[index]
+    assert text_of(key_of(results[0], "content")) == "rm is not allowed here"
+    assert key_of(results[0], "isError") is True
+    assert text_of(key_of(results[1], "content")) == "REWRITTEN"
 
 
 async def test_turn_end_drafts_are_appended_and_continue_requests_one_more_turn(
@@ -411,7 +412,7 @@ async def test_session_start_discovers_skills_and_shutdown_is_announced(
     sess = await make_session(model, extensions=runner_with(project, register))
     assert [s.name for s in sess.resources.skills] == ["lint"]
     await sess.run("hi")
-    skills = model.requests[0].messages[0]["sections"]["skills"]  # type: ignore[typeddict-item]
+    skills = key_of(model.requests[0].messages[0], "sections")["skills"]
     assert "lint" in skills
     await sess.aclose()
     assert seen == ["discover:startup", "start:startup", "shutdown"]
@@ -504,7 +505,10 @@ async def test_context_handlers_never_change_the_stored_session(
         "SCRIBBLED",
         "SCRIBBLED",
     ]
-    assert sent[0]["sections"] == {"preamble": "tiny"}  # type: ignore[typeddict-item]
+    assert key_of(sent[0], "sections") == {"preamble": "tiny"}
     stored = sess.session.projection().messages
-    assert [text_of(m["content"]) for m in stored if m["role"] == "user"] == ["first", "second"]  # type: ignore[arg-type]
-    assert "tools" in stored[0]["sections"]  # type: ignore[typeddict-item]
+    assert [text_of(key_of(m, "content")) for m in stored if m["role"] == "user"] == [
+        "first",
+        "second",
+    ]
+    assert "tools" in key_of(stored[0], "sections")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -48,7 +48,7 @@ def runner_of(*registers: Any, cwd: Path = Path(".")) -> ExtensionRunner:
 
 def compact_event() -> SessionBeforeCompactEvent:
     return SessionBeforeCompactEvent(
-        preparation={"firstKeptEntryId": "a"}, branch_entries=[], reason="manual"
+        preparation=cast(Any, {"firstKeptEntryId": "a"}), branch_entries=[], reason="manual"
     )
 
 
@@ -383,7 +383,7 @@ async def test_extension_tools_are_collected_and_run(tmp_path: Path) -> None:
     async def shout(args: dict[str, Any], cwd: Path) -> str:
         if not args["text"]:
             raise ToolError("nothing to shout")
-        return args["text"].upper()
+        return str(args["text"]).upper()
 
     def ext(pi: ExtensionAPI) -> None:
         schema = {
