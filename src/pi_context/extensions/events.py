@@ -11,9 +11,8 @@ The hooks defined here are the ones that answer (``before_agent_start``, ``conte
 compaction hooks are the compaction engine's (:mod:`pi_context.compaction.events`): handlers
 receive the very objects the agent streams.
 
-Objects that belong to other layers (compaction preparations, system-prompt options, session
-entries) are typed loosely here on purpose: the events carry whatever the agent passes, so
-this module stays below the agent in the layering.
+``BeforeAgentStartEvent.system_prompt_options`` is the run's options as a mutable mapping
+(pi's ``systemPromptOptions``), or an object with the same attributes.
 """
 
 from __future__ import annotations
@@ -41,6 +40,7 @@ from pi_context.messages import (
     Usage,
     UserContent,
 )
+from pi_context.session.entries import Entry
 
 __all__ = [
     "EVENT_TYPES",
@@ -223,7 +223,7 @@ class TreePreparation:
     target_id: str
     old_leaf_id: str | None
     common_ancestor_id: str | None
-    entries_to_summarize: list[Any]
+    entries_to_summarize: list[Entry]
     user_wants_summary: bool
     custom_instructions: str | None = None
     replace_instructions: bool | None = None
@@ -251,7 +251,7 @@ class SessionTreeEvent(Event):
     type: ClassVar[str] = "session_tree"
     new_leaf_id: str | None
     old_leaf_id: str | None
-    summary_entry: Any = None
+    summary_entry: Entry | None = None
     from_extension: bool | None = None
 
 
@@ -272,7 +272,6 @@ class TurnEndEvent(Event):
     outcome: Outcome = "completed"
     entries: list[dict[str, Any]] = field(default_factory=list)
     continue_: bool = False
-    context: Any = None
 
 
 @dataclass(slots=True)
@@ -281,7 +280,6 @@ class AgentBeforeSettleEvent(Event):
     outcome: Outcome = "completed"
     entries: list[dict[str, Any]] = field(default_factory=list)
     continue_: bool = False
-    context: Any = None
 
 
 @dataclass(slots=True)
