@@ -32,9 +32,10 @@ from pi_context.messages import (
     tool_result_message,
     user_message,
 )
-from pi_context.providers.anthropic import AnthropicModel
 from pi_context.model import Model, ModelInfo, ModelRequest, RequestOptions, complete
-from pi_context.providers.delivery import SystemDelivery, replay_system
+from pi_context.prompt.replay import get_current_system_message
+from pi_context.providers.anthropic import AnthropicModel
+from pi_context.providers.delivery import SystemDelivery
 from pi_context.providers.openai import OpenAIChatModel
 from tests.providers.adapters import track
 from tests.providers.replay_server import ReplayServer, json_reply
@@ -124,7 +125,7 @@ def conversation() -> tuple[list[list[Message]], int]:
     ]
     requests.append(list(msgs))
     # compaction: the kept context starts with the replayed snapshot and the summary
-    snapshot = replay_system(msgs)
+    snapshot = get_current_system_message(msgs)
     assert snapshot is not None
     compacted: list[Message] = [
         snapshot,
