@@ -7,18 +7,20 @@ system patches) comes from the injected clock, every id from the injected id sou
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from pi_context import _json
 from pi_context.agent.session import AgentSession
-from pi_context.testing import FixedClock, ScriptedModel, SequentialIds, reply
+from pi_context.model import ModelRequest
+from pi_context.testing import FixedClock, ScriptedModel, ScriptedReply, SequentialIds, reply
 
 START_MS = 1_767_225_600_000
 SESSION_ID = "0194a0b2-0000-7000-8000-000000000001"
 HEADER_TIME = "2026-01-01T00:00:00.000Z"
 
 
-def _script() -> list[object]:
+def _script() -> list[ScriptedReply | Callable[[ModelRequest], ScriptedReply]]:
     return [
         reply(
             "Writing the notes.",
@@ -42,7 +44,7 @@ async def _run_once(root: Path, session_file: Path) -> bytes:
     agent_dir = root / "agent"
     agent_dir.mkdir(exist_ok=True)
     clock = FixedClock(START_MS, step_ms=7)
-    model = ScriptedModel(_script(), clock=clock)  # type: ignore[arg-type]
+    model = ScriptedModel(_script(), clock=clock)
     sess = await AgentSession.create(
         cwd=project,
         session_file=session_file,
@@ -66,7 +68,8 @@ async def test_same_scripted_run_writes_the_same_bytes(tmp_path: Path) -> None:
     assert first == second
 
     lines = [_json.loads(line) for line in first.splitlines()]
-    assert lines[0]["id"] == SESSION_ID and lines[0]["timestamp"] == HEADER_TIME
+    assert lines[0]["id"] == SESSION_ID
+    assert lines[0]["timestamp"] == HEADER_TIME
     assert [line["id"] for line in lines[1:]] == [f"{n:08x}" for n in range(1, len(lines))]
     messages = [line["message"] for line in lines if line.get("type") == "message"]
     roles = {m["role"] for m in messages}

@@ -365,7 +365,7 @@ def check_target(golden: dict[str, Any], s: LoadedSession, target: dict[str, Any
         cp = find_cut_point(
             items, row["startIndex"], row["endIndex"], row["keepRecentTokens"], tokens_of
         )
-        got = [
+        cut_got = [
             cp.first_kept_index,
             s.ref(items[cp.first_kept_index].entry.id)
             if cp.first_kept_index < len(items)
@@ -373,15 +373,15 @@ def check_target(golden: dict[str, Any], s: LoadedSession, target: dict[str, Any
             cp.turn_start_index,
             cp.is_split_turn,
         ]
-        exp = [
+        cut_exp = [
             row["firstKeptEntryIndex"],
             row.get("firstKeptEntryId"),
             row["turnStartIndex"],
             row["isSplitTurn"],
         ]
-        if got != exp:
+        if cut_got != cut_exp:
             out.append(
-                f"findCutPoint {row['startIndex']},{row['endIndex']},{row['keepRecentTokens']}: {got} != {exp}"
+                f"findCutPoint {row['startIndex']},{row['endIndex']},{row['keepRecentTokens']}: {cut_got} != {cut_exp}"
             )
     for row in target.get("findTurnStartIndex", []):
         got_t = find_turn_start_index(items, row["entryIndex"], row["startIndex"])

@@ -24,6 +24,7 @@ import pytest
 from pi_context.messages import (
     AssistantMessage,
     Message,
+    StopReason,
     SystemMessage,
     ToolDeclaration,
     assistant_message,
@@ -63,10 +64,10 @@ def system(
     return msg  # type: ignore[return-value]
 
 
-def assistant(*blocks: Any, stop: str = "stop", ts: int) -> AssistantMessage:
+def assistant(*blocks: Any, stop: StopReason = "stop", ts: int) -> AssistantMessage:
     return assistant_message(
         list(blocks), api="x", provider="x", model="x", stop_reason=stop, timestamp=ts
-    )  # type: ignore[arg-type]
+    )
 
 
 def conversation() -> tuple[list[list[Message]], int]:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from pi_context import _json
 from pi_context.messages import (
     Message,
+    StopReason,
     SystemMessage,
     assistant_message,
     text_block,
@@ -59,10 +60,10 @@ def test_replay_matches_pi(name: str) -> None:
     assert updates == case["updates"]
 
 
-def _assistant(*blocks: Any, stop: str = "stop") -> Message:
+def _assistant(*blocks: Any, stop: StopReason = "stop") -> Message:
     return assistant_message(
         list(blocks), api="a", provider="p", model="m", stop_reason=stop, timestamp=1
-    )  # type: ignore[arg-type]
+    )
 
 
 def test_normalize_drops_failed_attempts_and_orphans() -> None:
