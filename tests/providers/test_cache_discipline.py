@@ -32,8 +32,8 @@ from pi_context.messages import (
     tool_result_message,
     user_message,
 )
-from pi_context.providers.anthropic import AnthropicModel
 from pi_context.model import Model, ModelInfo, ModelRequest, RequestOptions, complete
+from pi_context.providers.anthropic import AnthropicModel
 from pi_context.providers.delivery import SystemDelivery, replay_system
 from pi_context.providers.openai import OpenAIChatModel
 from tests.providers.adapters import track
