@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from pi_context.errors import SettingsError
+from pi_context.errors import ProviderError, SettingsError
 from pi_context.model.retry import RetryPolicy
 from pi_context.resources.settings import (
     CompactionSettings,
@@ -112,6 +112,10 @@ def test_retry_policy_retries_only_transient_errors_within_the_limit() -> None:
     assert not policy.should_retry({**failed, "stopReason": "stop"}, None, 0)
     quota = {**failed, "errorMessage": "You exceeded your current quota"}
     assert not policy.should_retry(quota, None, 0)
+    transient = ProviderError("busy", kind="transient")
+    assert policy.should_retry({**failed, "errorMessage": "busy"}, transient, 0)
+    overflow = {**failed, "errorMessage": "prompt is too long: 250000 tokens > 200000 maximum"}
+    assert not policy.should_retry(overflow, transient, 0)
 
 
 def test_bad_value_names_the_file_it_came_from() -> None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_context.errors import ProviderError
-from pi_context.model.classify import is_transient_text
+from pi_context.model.classify import is_overflow_text, is_transient_text
 from pi_context.resources.settings import RetrySettings
 
 __all__ = ["RetryPolicy", "is_retryable"]
@@ -47,6 +47,8 @@ def is_retryable(message: Mapping[str, Any], error: ProviderError | None = None)
         return False
     if error is not None and error.kind in _NEVER_RETRIED:
         return False
+    if is_overflow_text(text, message.get("provider")):
+        return False  # the same prompt would overflow again; overflow has its own recovery
     if error is not None and error.kind == "transient":
         return not _QUOTA_HINT.search(text)
     return is_transient_text(text)
