@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, cast
 
 from pi_context.agent.compaction_decision import check_compaction
-from pi_context.compaction.settings import CompactionSettings
 from pi_context.messages import (
     AssistantMessage,
     StopReason,
@@ -14,6 +13,7 @@ from pi_context.messages import (
     user_message,
 )
 from pi_context.model import ModelInfo
+from pi_context.resources.settings import CompactionSettings
 from pi_context.session import Session
 from pi_context.testing import SequentialIds
 

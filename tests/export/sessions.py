@@ -17,10 +17,6 @@ HEADER = {
 LONG_OUTPUT = "\n".join(f"line {n} of the listing" for n in range(1, 61))
 
 
-def text(t: str) -> list[dict[str, str]]:
-    return [{"type": "text", "text": t}]
-
-
 def _usage(inp: int, out: int, read: int = 0, write: int = 0, cost: float = 0.0) -> dict[str, Any]:
     return {
         "input": inp,
@@ -59,6 +55,10 @@ def _assistant(
 
 def entries() -> list[dict[str, Any]]:
     """Main line a1..a9 with a compaction, an abandoned branch b1..b2 and a branch summary."""
+
+    def text(t: str) -> list[dict[str, Any]]:
+        return [{"type": "text", "text": t}]
+
     return [
         _msg(
             "a0000001",

@@ -19,7 +19,9 @@ from pi_context.prompt import (
     SystemPromptOptions,
     build_sections,
     build_system_prompt,
+    default_tool_names,
     get_current_tools,
+    prompt_options_for,
     system_message_for_update,
 )
 from pi_context.tools import BUILTIN_TOOL_NAMES, Tool, tool_declarations
@@ -27,7 +29,7 @@ from pi_context.tools import BUILTIN_TOOL_NAMES, Tool, tool_declarations
 from .prefix_reuse import PrefixFlatMap
 from .state import AgentState
 
-__all__ = ["Loadout", "default_tool_names"]
+__all__ = ["Loadout"]
 
 
 def _system_only(_index: int, message: AgentMessage) -> tuple[AgentMessage, ...]:
@@ -123,30 +125,9 @@ class Loadout:
 
     def base_options(self) -> SystemPromptOptions:
         """The prompt options from resources and the active tools (pi's base options)."""
-        res = self._state.resources
-        snippets: dict[str, str] = {}
-        guidelines: dict[str, list[str]] = {}
-        for tool in self._tools.values():
-            if tool.prompt_snippet:
-                text = " ".join(tool.prompt_snippet.split())
-                if text:
-                    snippets[tool.name] = text
-            if tool.prompt_guidelines:
-                seen: list[str] = []
-                for g in tool.prompt_guidelines:
-                    g = g.strip()
-                    if g and g not in seen:
-                        seen.append(g)
-                guidelines[tool.name] = seen
-        return SystemPromptOptions(
-            cwd=self._state.cwd,
-            custom_prompt=res.system_prompt,
-            selected_tools=tuple(self._active),
-            tool_snippets=snippets,
-            tool_guidelines=guidelines,
-            append_system_prompt=res.append_text,
-            context_files=tuple(res.context_files),
-            skills=tuple(res.skills),
+        state = self._state
+        return prompt_options_for(
+            state.resources, self._tools.values(), active=self._active, cwd=state.cwd
         )
 
     def begin_run(self, options: SystemPromptOptions, forced: str | None) -> None:
@@ -193,27 +174,11 @@ class Loadout:
         last = self._prompt_in_sync
         if last is not None and last[1] == wanted and _same_objects(last[0], systems):
             return None
-        patch = system_message_for_update(systems, sections, tools)
+        patch = system_message_for_update(
+            systems, sections, tools, timestamp=self._state.session.now_ms()
+        )
         self._prompt_in_sync = (systems, wanted) if patch is None else None
         return cast("AgentMessage | None", patch)
-
-
-def default_tool_names(setting: Any) -> list[str]:
-    """The initial loadout from pi's ``defaultTools`` setting: plain names replace the built-in
-    list; a list of only ``+name`` / ``-name`` entries changes it; anything else keeps it."""
-    names = list(BUILTIN_TOOL_NAMES)
-    if not isinstance(setting, list):
-        return names
-    entries = [e.strip() for e in setting if isinstance(e, str) and e.strip()]
-    if entries and all(e[0] in "+-" for e in entries):
-        for entry in entries:
-            name = entry[1:]
-            if entry[0] == "+" and name not in names:
-                names.append(name)
-            elif entry[0] == "-" and name in names:
-                names.remove(name)
-        return names
-    return entries
 
 
 def _same_objects(a: Sequence[object], b: Sequence[object]) -> bool:

@@ -21,11 +21,11 @@ from pi_context.compaction.branch import (
     generate_branch_summary,
     plan_navigation,
 )
-from pi_context.compaction.settings import resolve_branch_summary_settings
 from pi_context.errors import TreeError
 from pi_context.events import TreeNavigated
 from pi_context.extensions.events import SessionBeforeTreeEvent, SessionTreeEvent, TreePreparation
 from pi_context.messages import Usage
+from pi_context.resources.settings import branch_summary_settings_for
 
 from .compaction_control import OperationGuard, cancelling
 from .loadout import Loadout
@@ -116,7 +116,7 @@ class Navigator:
             result = await generate_branch_summary(
                 plan.branch.entries,
                 state.model,
-                reserve_tokens=resolve_branch_summary_settings(state.settings_data).reserve_tokens,
+                reserve_tokens=branch_summary_settings_for(state.settings_data).reserve_tokens,
                 custom_instructions=prep.custom_instructions,
                 replace_instructions=bool(prep.replace_instructions),
                 retry=state.retry_settings(),

@@ -1,6 +1,9 @@
 """What an agent session does around a run: the pre-prompt compaction check, and after the run
 agent-level retries of transient errors, overflow recovery (omit the failed attempt with
 ``context_edit``, compact, retry once) and the threshold check (compaction.md §4, §12).
+
+Whether to retry and how long to wait is the one :class:`~pi_context.model.retry.RetryPolicy`
+(the summarizer asks the same); this module decides what a retry does to the session.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from pi_context.compaction.events import CompactionEnd
 from pi_context.errors import ProviderError
 from pi_context.events import AutoRetryEnd, AutoRetryStart, EntryAppended
 from pi_context.messages import AgentMessage, AssistantMessage
+from pi_context.model.retry import RetryPolicy
 
 from .compaction_control import CompactionControl
 from .loop import RunResult
@@ -116,17 +120,7 @@ class Recovery:
     def _should_retry(
         self, message: AssistantMessage, error: ProviderError | None, attempts: int
     ) -> bool:
-        if message["stopReason"] != "error":
-            return False
-        retry = self._state.retry_settings()
-        if not retry.enabled or attempts >= retry.max_retries:
-            return False
-        if error is not None:
-            return error.kind == "transient"
-        from pi_context.compaction.summarize import is_retryable
-        from pi_context.model.classify import is_context_overflow
-
-        return not is_context_overflow(message) and is_retryable(message)
+        return RetryPolicy(self._state.retry_settings()).should_retry(message, error, attempts)
 
     async def _auto_retry(
         self,
@@ -137,12 +131,11 @@ class Recovery:
         run_more: RunMore,
     ) -> RunResult:
         state = self._state
-        retry = state.retry_settings()
-        delay = min(retry.base_delay_ms * 2 ** (attempt - 1), retry.max_delay_ms)
-        if result.last_error is not None and result.last_error.retry_after is not None:
-            delay = min(int(result.last_error.retry_after * 1000), retry.max_delay_ms)
+        policy = RetryPolicy(state.retry_settings())
+        retry_after = result.last_error.retry_after if result.last_error is not None else None
+        delay = policy.delay_ms(attempt, retry_after)
         state.events.emit(
-            AutoRetryStart(attempt, retry.max_retries, delay, message.get("errorMessage") or "")
+            AutoRetryStart(attempt, policy.max_attempts, delay, message.get("errorMessage") or "")
         )
         self._omit_attempt(message, entry_id)
         await state.sleep(delay / 1000)

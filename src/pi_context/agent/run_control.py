@@ -38,7 +38,7 @@ class RunControl:
         self._state = state
         self._loadout = loadout
         self._recovery = recovery
-        self._loop = AgentLoop(host, state.events.emit)
+        self._loop = AgentLoop(host, state.events.emit, clock=state.now_ms)
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -48,13 +48,14 @@ class RunControl:
     def start_prompt(self, text: str, images: Sequence[ImageContent]) -> asyncio.Task[None]:
         """A run for a user prompt (``/skill:name`` expanded)."""
         expanded = expand_skill_command(text, self._state.resources.skills)
-        return self._start(user_message(expanded, images=images), expanded, images)
+        message = user_message(expanded, images=images, timestamp=self._state.now_ms())
+        return self._start(message, expanded, images)
 
     def deliver(self, draft: CustomMessageDraft, *, trigger_turn: bool) -> None:
         """An extension message: queued for the next turn of a busy run; while idle, with
         ``trigger_turn`` it starts a run (its events go to subscribers), otherwise it waits for
         the next prompt."""
-        message = custom_message(draft, self._state.clock())
+        message = custom_message(draft, self._state.now_ms())
         if trigger_turn and not self.busy:
             self._start(message, None, ())
         else:
@@ -193,7 +194,7 @@ class RunControl:
             skills=options.skills,
             force_system_prompt=None,
         )
-        extra = [custom_message(draft, self._state.clock()) for draft in outcome.messages]
+        extra = [custom_message(draft, self._state.now_ms()) for draft in outcome.messages]
         return new_options, forced if isinstance(forced, str) else None, extra
 
 

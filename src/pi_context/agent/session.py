@@ -33,7 +33,6 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Unpack
 
-from pi_context.compaction.settings import CompactionSettings, RetrySettings
 from pi_context.errors import PiContextError
 from pi_context.events import AgentEvent, AgentSettled
 from pi_context.extensions import ExtensionContext, ExtensionRunner, RegisteredCommand
@@ -45,6 +44,7 @@ from pi_context.extensions.events import (
 from pi_context.messages import ImageContent, user_message
 from pi_context.model import Model
 from pi_context.resources.loader import LoadedResources
+from pi_context.resources.settings import CompactionSettings, RetrySettings
 from pi_context.resources.skills import expand_skill_command
 from pi_context.session import Session
 from pi_context.tools import Tool
@@ -80,6 +80,7 @@ class AgentSession:
         chain = TransformChain(
             hidden_tools=lambda: loadout.options().hidden_tools,
             forced_prompt=lambda: loadout.forced_prompt,
+            clock=state.now_ms,
         )
         self.cache = CacheTracker()
         host = SessionLoopHost(
@@ -251,7 +252,8 @@ class AgentSession:
             return
         if self.busy:
             expanded = self.expand_skill_command(text)
-            yield self._state.queue.add_prompt(user_message(expanded, images=images))
+            message = user_message(expanded, images=images, timestamp=self._state.now_ms())
+            yield self._state.queue.add_prompt(message)
             return
         self._ensure_idle_for("prompt")
         async for event in self._runs.stream_prompt(text, images):

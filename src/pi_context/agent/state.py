@@ -14,18 +14,17 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pi_context.compaction.accounting import TokenCache
-from pi_context.compaction.settings import (
-    CompactionSettings,
-    RetrySettings,
-    resolve_compaction_settings,
-    resolve_retry_settings,
-)
 from pi_context.errors import PiContextError
 from pi_context.extensions import ExtensionRunner
-from pi_context.messages import now_ms
 from pi_context.model import Model
 from pi_context.resources.loader import LoadedResources, ResourceLoader
-from pi_context.resources.settings import deep_merge_settings
+from pi_context.resources.settings import (
+    CompactionSettings,
+    RetrySettings,
+    compaction_settings_for,
+    deep_merge_settings,
+    retry_settings_for,
+)
 from pi_context.session import Session
 
 from .branch_positions import BranchPositions
@@ -61,14 +60,16 @@ class AgentState:
         self.extensions = extensions
         self.settings_override: dict[str, Any] = dict(settings_override or {})
         self.sleep: Sleep = sleep or asyncio.sleep
-        self.clock: Callable[[], int] = now_ms
-        """Milliseconds for the timestamps of the messages the agent makes."""
         self.events = EventBus()
         self.queue = PromptQueue(self.events.emit)
         self.token_cache = TokenCache()
         """Per-entry token estimates shared by the checks, the stats and the compactor."""
         self.positions = BranchPositions()
         """Branch positions shared by the checks and the stats (see :mod:`.branch_positions`)."""
+
+    def now_ms(self) -> int:
+        """The session's clock (Unix ms): every message the agent makes is stamped with it."""
+        return self.session.now_ms()
 
     def require_model(self) -> Model:
         """The model, or a clear error when none is configured."""
@@ -84,9 +85,12 @@ class AgentState:
     def compaction_settings(self) -> CompactionSettings:
         """Compaction settings for the current model, fitted to its context window."""
         info = self.model.info if self.model is not None else None
-        key = f"{info.provider}/{info.id}" if info is not None else None
-        settings = resolve_compaction_settings(self.settings_data, key)
+        settings = compaction_settings_for(
+            self.settings_data,
+            info.provider if info is not None else None,
+            info.id if info is not None else None,
+        )
         return settings.fit_to_window(info.context_window) if info is not None else settings
 
     def retry_settings(self) -> RetrySettings:
-        return resolve_retry_settings(self.settings_data)
+        return retry_settings_for(self.settings_data)

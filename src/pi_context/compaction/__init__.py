@@ -70,12 +70,7 @@ from pi_context.compaction.retry_events import (
     SummarizationRetryScheduled,
 )
 from pi_context.compaction.serialize import serialize_conversation
-from pi_context.compaction.settings import (
-    CompactionSettings,
-    RetrySettings,
-    resolve_compaction_settings,
-    resolve_retry_settings,
-)
+from pi_context.resources.settings import CompactionSettings, RetrySettings
 
 __all__ = [
     "NO_CONTENT_SUMMARY",
@@ -122,8 +117,6 @@ __all__ = [
     "prepare_branch_entries",
     "prepare_compaction",
     "require_preparation",
-    "resolve_compaction_settings",
-    "resolve_retry_settings",
     "restore_observations",
     "serialize_conversation",
     "should_compact",

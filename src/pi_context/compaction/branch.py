@@ -20,11 +20,11 @@ from pi_context.compaction.file_ops import FileOperations, format_file_operation
 from pi_context.compaction.prompts import BRANCH_PREAMBLE, branch_prompt
 from pi_context.compaction.retry_events import SummarizationRetryEvent
 from pi_context.compaction.serialize import serialize_conversation
-from pi_context.compaction.settings import DEFAULT_RESERVE_TOKENS, RetrySettings
 from pi_context.compaction.summarize import request_summary
 from pi_context.errors import CompactionError, TreeError
 from pi_context.messages import AgentMessage, ThinkingLevel, Usage, text_of
 from pi_context.model import Model
+from pi_context.resources.settings import DEFAULT_RESERVE_TOKENS, RetrySettings
 from pi_context.session.entries import Entry
 from pi_context.session.projection import (
     context_edits_by_target,
@@ -33,6 +33,7 @@ from pi_context.session.projection import (
     js_date_ms,
     project_entry,
 )
+from pi_context.session.store import Session
 from pi_context.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ def collect_branch_entries_from_tree(
 
 
 def collect_branch_entries(
-    session: Any, old_leaf_id: str | None, target_id: str
+    session: Session, old_leaf_id: str | None, target_id: str
 ) -> BranchCollection:
     """Entries of the branch being left when moving from ``old_leaf_id`` to ``target_id``."""
     tree = getattr(session, "tree", None)
