@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pi_context.events import ExtensionFailure
+from pi_context.compaction.events import BeforeCompact, SessionCompact
+from pi_context.events import CompactionEnd, ExtensionFailure, TurnStart
 from pi_context.extensions import ExtensionAPI, load_extensions
 from pi_context.extensions.events import (
     BeforeAgentStartResult,
@@ -512,3 +513,46 @@ async def test_context_handlers_never_change_the_stored_session(
         "second",
     ]
     assert "tools" in key_of(stored[0], "sections")
+
+
+async def test_extensions_receive_the_very_events_the_agent_streams(
+    make_session: MakeSession, project: Path
+) -> None:
+    seen: list[object] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        for name in ("agent_start", "turn_start", "tool_execution_end", "agent_end"):
+            pi.on(name, lambda event, ctx: seen.append(event))
+        pi.on("session_compact", lambda event, ctx: seen.append(event))
+
+        @pi.on("session_before_compact")
+        def own_summary(event: BeforeCompact, ctx: Any) -> dict[str, Any]:
+            seen.append(event)
+            kept = event.preparation.first_kept_entry_id
+            return {"compaction": {"summary": "S", "firstKeptEntryId": kept, "tokensBefore": 9}}
+
+    model = ScriptedModel([reply(tool_calls=[("read", {"path": "missing.txt"})]), reply("done")])
+    keep_little = {"compaction": {"keepRecentTokens": 1}}
+    sess = await make_session(
+        model, extensions=runner_with(project, register), settings=keep_little
+    )
+    streamed = await sess.run("look")
+    # One vocabulary: the handlers got the streamed objects themselves, not translations.
+    assert [type(e).__name__ for e in seen] == [
+        "AgentStart",
+        "TurnStart",
+        "ToolExecutionEnd",
+        "TurnStart",
+        "AgentEnd",
+    ]
+    assert all(any(event is s for s in streamed) for event in seen)
+    assert [e.turn_index for e in seen if isinstance(e, TurnStart)] == [0, 1]
+    compaction_events: list[object] = []
+    sess.subscribe(compaction_events.append)
+    await sess.compact()
+    [before] = [e for e in seen if isinstance(e, BeforeCompact)]
+    assert before.reason == "manual"
+    [compacted] = [e for e in seen if isinstance(e, SessionCompact)]
+    [end] = [e for e in compaction_events if isinstance(e, CompactionEnd)]
+    assert end.result is not None
+    assert compacted.compaction_entry is end.result.entry

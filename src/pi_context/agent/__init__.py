@@ -9,12 +9,13 @@
         print(event.to_json())
 
 ``AgentSession`` (:mod:`.session`) is a facade; each phase lives in its own module:
-:mod:`.loadout` (tools, active set, system-prompt patch), :mod:`.request` (the request
+:mod:`.options` and :mod:`.state` (what the collaborators share), :mod:`.loadout` (tools,
+active set, system-prompt patch), :mod:`.request` (the request
 pipeline), :mod:`.loop` and :mod:`.loop_host` (turns and what they need),
 :mod:`.run_control` (one run until it settles), :mod:`.recovery` (retries and overflow
 recovery), :mod:`.compaction_control` and :mod:`.compaction_decision` (when and how to
-compact), :mod:`.navigation` (``/tree``), :mod:`.extension_dispatch` (extension hooks around
-the loop). Events are :mod:`pi_context.events`.
+compact), :mod:`.navigation` (``/tree``), :mod:`.extension_dispatch` and
+:mod:`.extension_host` (extension hooks around the loop; what extensions may do). Events are :mod:`pi_context.events`.
 """
 
 from pi_context.agent.cache import CacheRecord, CacheTracker, fingerprint_request, first_divergence

@@ -14,8 +14,9 @@ run is busy is queued and delivered before the run's next request (or as a follo
 
 The facade owns one collaborator per concept and delegates to them; each is built once here:
 
-- :class:`~.state.AgentState`: the session, model, resources, settings, extensions, event bus,
-  queue and shared caches every collaborator reads;
+- :class:`~.state.AgentState` (built from :class:`~.options.AgentOptions`): the session,
+  model, resources, settings, extensions, event bus, queue and shared caches every collaborator
+  reads;
 - :class:`~.loadout.Loadout`: tools, the active set, the run's prompt options, the system patch;
 - :class:`~.compaction_control.CompactionControl`: manual, threshold and overflow compactions;
 - :class:`~.navigation.Navigator`: ``/tree``;
@@ -23,7 +24,7 @@ The facade owns one collaborator per concept and delegates to them; each is buil
 - :class:`~.request.RequestPipeline`: each request, stage by stage;
 - :class:`~.loop_host.SessionLoopHost`: what the loop talks to (not this facade);
 - :class:`~.run_control.RunControl`: one run from its trigger to ``agent_settled``;
-- :class:`_ExtensionHost`: what extensions may do to the live session.
+- :class:`~.extension_host.SessionExtensionHost`: what extensions may do to the live session.
 """
 
 from __future__ import annotations
