@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pi_context.events import (
+    AgentEnd,
+    AgentEvent,
+    MessageEnd,
+    MessageStart,
+    ToolExecutionEnd,
+    TurnEnd,
+)
 from pi_context.model import ModelInfo
 from pi_context.session import Session
 from pi_context.session.projection import Projection
@@ -59,3 +69,32 @@ async def test_the_request_carries_the_thinking_level_of_the_same_projection(
     await sess.run("think")
     [request] = model.requests
     assert request.options.thinking_level == "high"
+
+
+async def test_what_events_hand_out_cannot_change_the_session(make_session: MakeSession) -> None:
+    model = ScriptedModel(
+        [reply(tool_calls=[("ls", {"path": "."})]), reply("done"), reply("again")]
+    )
+    sess = await make_session(model)
+    events: list[AgentEvent] = []
+    sess.subscribe(events.append)
+    await sess.run("list the files")
+    before = copy.deepcopy(sess.session.projection().messages)
+    for event in events:
+        given: list[Any] = []
+        if isinstance(event, MessageStart | MessageEnd):
+            given.append(event.message)
+        elif isinstance(event, TurnEnd):
+            given += [event.message, *event.tool_results]
+        elif isinstance(event, AgentEnd):
+            given += event.messages
+        elif isinstance(event, ToolExecutionEnd):
+            given.append(event.result)
+        for message in given:
+            message["role"] = "mutated"
+            content = message.get("content")
+            if isinstance(content, list):
+                content.clear()
+    assert sess.session.projection().messages == before
+    await sess.run("again")  # the next request is built from the unchanged session
+    assert [m["role"] for m in model.requests[-1].messages][-2:] == ["assistant", "user"]

@@ -30,6 +30,7 @@ from pi_context.prompt import get_current_system_message
 from pi_context.session import Session
 from pi_context.tools import ToolOutcome
 
+from .loop import handed_out
 from .state import AgentState
 
 __all__ = [
@@ -142,8 +143,8 @@ async def turn_end(
     recent.reverse()
     event = TurnEndEvent(
         index,
-        message,
-        list(tool_results),
+        handed_out(message),
+        [handed_out(r) for r in tool_results],
         message_entry_id=recent[0] if recent else None,
         tool_result_entry_ids=recent[1:],
         outcome=cast(Any, outcome),

@@ -23,10 +23,11 @@ its bookkeeping, emits ``turn_end``/``agent_end`` and returns a result with ``ab
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+import copy
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from pi_context import _json
 from pi_context.errors import ProviderError, ToolError
@@ -74,6 +75,7 @@ __all__ = [
     "RunResult",
     "ToolOutcome",
     "aborted_tool_result",
+    "handed_out",
 ]
 
 ABORTED_TOOL_TEXT = "Operation aborted"
@@ -132,6 +134,19 @@ class RunResult:
     last_error: ProviderError | None = None
     aborted: bool = False
     turns: int = 0
+
+
+_M = TypeVar("_M", bound=Mapping[str, Any])
+
+
+def handed_out(message: _M) -> _M:
+    """A copy of ``message`` for an event: what subscribers and extensions are given cannot
+    change the session (stored messages are never handed out themselves). A JSON round trip,
+    the fastest deep copy of JSON data."""
+    try:
+        return cast(_M, _json.loads(_json.dumps(message)))
+    except (TypeError, ValueError):  # not JSON (a message not yet stored may hold anything)
+        return copy.deepcopy(message)
 
 
 def aborted_tool_result(call: ToolCall, timestamp: int | None = None) -> ToolResultMessage:
@@ -230,7 +245,7 @@ class AgentLoop:
     # -- messages -----------------------------------------------------------------------------
 
     async def _add(self, message: AgentMessage, result: RunResult) -> str | None:
-        self.emit(MessageStart(message))
+        self.emit(MessageStart(handed_out(message)))
         message = await self.host.finalize_message(message)
         return self._store(message, result)
 
@@ -238,7 +253,7 @@ class AgentLoop:
         """Persist without awaiting anything (the abort path)."""
         entry_id = self.host.persist(message)
         result.messages.append(message)
-        self.emit(MessageEnd(message, entry_id))
+        self.emit(MessageEnd(handed_out(message), entry_id))
         return entry_id
 
     async def _notify(self, event: AgentEvent) -> None:
@@ -258,7 +273,8 @@ class AgentLoop:
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
-        end = AgentEnd(tuple(result.messages), not result.aborted and self.host.will_retry(result))
+        will_retry = not result.aborted and self.host.will_retry(result)
+        end = AgentEnd(tuple(handed_out(m) for m in result.messages), will_retry)
         if result.aborted:
             self.emit(end)
         else:
@@ -279,14 +295,14 @@ class AgentLoop:
             result.turns += 1
             assistant = await self._request(result)
             if assistant["stopReason"] in ("error", "aborted"):
-                self.emit(TurnEnd(assistant, ()))
+                self.emit(TurnEnd(handed_out(assistant), ()))
                 await self._after_turn(assistant, ())
                 if assistant["stopReason"] == "aborted":
                     raise asyncio.CancelledError
                 return
             calls: list[ToolCall] = [b for b in assistant["content"] if b["type"] == "toolCall"]
             tool_results = await self._execute(assistant, calls, result)
-            self.emit(TurnEnd(assistant, tuple(tool_results)))
+            self.emit(TurnEnd(handed_out(assistant), tuple(map(handed_out, tool_results))))
             more = await self._after_turn(assistant, tool_results)
             if not calls and not self.host.has_queued() and not more:
                 return
@@ -433,7 +449,9 @@ class AgentLoop:
             message["durationMs"] = duration
             done[call["id"]] = message
             await self._notify(
-                ToolExecutionEnd(call["id"], call["name"], message, outcome.is_error, duration)
+                ToolExecutionEnd(
+                    call["id"], call["name"], handed_out(message), outcome.is_error, duration
+                )
             )
 
         aborted = False
@@ -449,14 +467,14 @@ class AgentLoop:
             message = done.get(call["id"])
             if message is None:
                 message = aborted_tool_result(call, self.clock())
-                self.emit(ToolExecutionEnd(call["id"], call["name"], message, True))
+                self.emit(ToolExecutionEnd(call["id"], call["name"], handed_out(message), True))
             if aborted:
                 self._store(message, result)
             else:
                 await self._add(message, result)
             results.append(message)
         if aborted:
-            self.emit(TurnEnd(assistant, tuple(results)))
+            self.emit(TurnEnd(handed_out(assistant), tuple(map(handed_out, results))))
             raise asyncio.CancelledError
         return results
 
