@@ -44,7 +44,7 @@ class RequestPipeline:
 
     async def build(self) -> ModelRequest:
         """The next request, from a fresh projection of the session."""
-        projection = self._state.session.projection()
+        projection = self._state.session.stored_projection()
         messages = await self._chain(projection.messages)
         return ModelRequest(
             messages=self._llm_view(messages),

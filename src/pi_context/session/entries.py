@@ -190,6 +190,19 @@ class Entry:
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
 
+    def copy(self) -> Entry:
+        """An independent copy, decoded from the entry's JSON line on first use: changing the
+        copy's :attr:`data` leaves this entry as it is."""
+        return Entry(
+            self.type,
+            self.id,
+            self.parent_id,
+            role=self.role,
+            raw=self.raw,
+            line=self.line,
+            path=self._path,
+        )
+
     def __repr__(self) -> str:
         role = f" {self.role}" if self.role else ""
         return f"<Entry {self.type}{role} {self.id} parent={self.parent_id}>"
