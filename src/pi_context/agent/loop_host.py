@@ -101,7 +101,7 @@ class SessionLoopHost:
             await self._compaction.auto("threshold", will_retry=False)
             projection = session.stored_projection()
         options = self._loadout.next_turn_options()
-        patch = self._loadout.system_patch(options, projection.messages)
+        patch = self._loadout.system_patch(options, projection.entries)
         return [patch] if patch is not None else []
 
     def take_queued(self) -> list[AgentMessage]:
