@@ -5,15 +5,8 @@ import copy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_context.session import (
-    Entry,
-    Session,
-    build_projection,
-    convert_to_llm,
-    js_date_ms,
-    projection_of_path,
-)
-from pi_context.session.projection import bash_execution_text, context_edits_by_target
+from pi_context.session import Entry, Session, build_projection, convert_to_llm, projection_of_path
+from pi_context.session.projection import bash_execution_text, context_edits_by_target, js_date_ms
 from pi_context.testing import FixedClock, SequentialIds
 from tests.jsonview import as_json
 from tests.session.helpers import assistant, tool_result, user

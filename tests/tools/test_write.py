@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from pi_context.tools import PathLocks, WriteTool, run_tool
+from pi_context.tools import WriteTool, run_tool
+from pi_context.tools.base import PathLocks
 
 from .conftest import Runner
 
