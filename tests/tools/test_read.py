@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
+import os
+import socket
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
-from pi_context.tools import ReadTool
+import pytest
+
+from pi_context.tools import ReadTool, run_tool
 from pi_context.tools.read import sniff_image_mime
 
 from .conftest import Runner
@@ -138,3 +146,131 @@ async def test_directory_is_an_error(call: Runner, tmp_path: Path) -> None:
     out = await call(ReadTool(), path="d")
     assert out.is_error
     assert out.text == "EISDIR: illegal operation on a directory, read"
+
+
+# --- hostile files: pipes, devices, huge and endless files, aborts -------------------------
+
+
+async def test_a_fifo_is_refused_without_waiting_for_a_writer(call: Runner, tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    out = await call(ReadTool(), path="pipe")
+    assert out.is_error
+    assert out.text == f"Cannot read {fifo}: it is a named pipe (FIFO), not a regular file."
+
+
+async def test_a_device_is_refused_even_through_a_symlink(call: Runner, tmp_path: Path) -> None:
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    out = await call(ReadTool(), path="zero")
+    assert out.is_error
+    assert (
+        out.text
+        == f"Cannot read {tmp_path / 'zero'}: it is a character device, not a regular file."
+    )
+
+
+async def test_a_socket_is_refused(call: Runner, tmp_path: Path) -> None:
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(tmp_path / "sock"))
+        out = await call(ReadTool(), path="sock")
+    finally:
+        server.close()
+    assert out.is_error
+    assert out.text.endswith("sock: it is a socket, not a regular file.")
+
+
+async def test_a_nul_in_the_path_is_a_clear_error(call: Runner) -> None:
+    out = await call(ReadTool(), path="a\x00b")
+    assert out.is_error
+    assert out.text == "Cannot read 'a\\x00b': the path contains a NUL character."
+
+
+async def test_a_2gb_sparse_file_is_read_in_bounded_memory(call: Runner, tmp_path: Path) -> None:
+    big = tmp_path / "sparse"
+    with big.open("wb") as f:
+        f.write(b"first line\n")
+        f.truncate(2 << 30)  # one more "line": 2 GiB of NUL bytes, no disk used
+    tracemalloc.start()
+    try:
+        out = await call(ReadTool(), path="sparse", offset=2)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 << 20, f"peak {peak} bytes"  # a few 1 MiB chunks, not the file
+    assert out.text == (
+        "[Line 2 is 2048.0MB, exceeds 50.0KB limit. Use bash: sed -n '2p' sparse | head -c 51200]"
+    )
+    assert out.details["truncation"]["totalBytes"] == (2 << 30) - len("first line\n")
+
+
+async def test_an_oversized_image_is_not_read_into_memory(call: Runner, tmp_path: Path) -> None:
+    big = tmp_path / "huge.png"
+    with big.open("wb") as f:
+        f.write(PNG)
+        f.truncate(1 << 30)
+    tracemalloc.start()
+    try:
+        out = await call(ReadTool(), path="huge.png")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20
+    assert out.text == (
+        "Read image file [image/png]\nImage is 1365.3MB encoded, over the 4.5MB limit; "
+        "it was not attached."
+    )
+
+
+def _holds_open(path: Path) -> bool:
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/self/fd/{fd}") == str(path):
+                return True
+    return False
+
+
+async def _wait_until(predicate: Callable[[], bool]) -> None:
+    while not predicate():  # bounded by the test's timeout
+        await asyncio.sleep(0.01)
+
+
+def _endless_file(tmp_path: Path) -> Path:
+    """A 1 TiB sparse file: reading it all would take minutes, far past the test timeout."""
+    big = tmp_path / "endless"
+    with big.open("wb") as f:
+        f.truncate(1 << 40)
+    return big
+
+
+@pytest.mark.timeout(60)
+async def test_cancelling_a_read_stops_it(tmp_path: Path) -> None:
+    big = _endless_file(tmp_path)
+    task = asyncio.create_task(run_tool(ReadTool(), "c", {"path": "endless"}, cwd=tmp_path))
+    await _wait_until(lambda: _holds_open(big))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await _wait_until(lambda: not _holds_open(big))  # the worker thread stopped and closed it
+
+
+@pytest.mark.timeout(60)
+async def test_an_abort_signal_stops_a_read(tmp_path: Path) -> None:
+    big = _endless_file(tmp_path)
+    signal = asyncio.Event()
+    task = asyncio.create_task(
+        run_tool(ReadTool(), "c", {"path": "endless"}, cwd=tmp_path, signal=signal)
+    )
+    await _wait_until(lambda: _holds_open(big))
+    signal.set()
+    out = await task
+    assert out.is_error
+    assert out.text == "Operation aborted"
+    await _wait_until(lambda: not _holds_open(big))
+
+
+async def test_a_non_finite_offset_is_a_clear_error(call: Runner, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a")
+    out = await call(ReadTool(), path="a.txt", offset="nan")
+    assert out.is_error
+    assert out.text == "Invalid offset: must be a finite number"
