@@ -7,6 +7,7 @@ import base64
 import contextlib
 import os
 import socket
+import threading
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pi_context.tools import ReadTool, run_tool
-from pi_context.tools.read import sniff_image_mime
+from pi_context.tools.read import _chunks, sniff_image_mime
 
 from .conftest import Runner
 
@@ -274,3 +275,20 @@ async def test_a_non_finite_offset_is_a_clear_error(call: Runner, tmp_path: Path
     out = await call(ReadTool(), path="a.txt", offset="nan")
     assert out.is_error
     assert out.text == "Invalid offset: must be a finite number"
+
+
+async def test_a_file_reporting_size_zero_is_read_to_its_end(call: Runner) -> None:
+    status = Path("/proc/self/status")
+    assert status.stat().st_size == 0
+    out = await call(ReadTool(), path=str(status))
+    assert out.text.startswith("Name:\t")
+    assert "\nPid:\t" in out.text
+
+
+def test_bytes_appended_after_the_open_are_not_read(tmp_path: Path) -> None:
+    # A file that grows while it is read (a log another process writes) cannot keep the read
+    # going: the size seen at open bounds it.
+    grown = tmp_path / "log"
+    grown.write_bytes(b"0123456789")
+    with grown.open("rb", buffering=0) as f:
+        assert b"".join(_chunks(f, b"", 4, threading.Event())) == b"0123"

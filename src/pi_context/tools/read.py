@@ -151,11 +151,11 @@ class ReadTool(ContextTool):
             ) from None
         with os.fdopen(fd, "rb", buffering=0) as file:
             size = os.fstat(fd).st_size
-            head = _read_up_to(file, _SNIFF_BYTES, stop)
+            head = _read_up_to(file, min(_SNIFF_BYTES, size) if size > 0 else _SNIFF_BYTES, stop)
             mime = sniff_image_mime(head)
             if mime is not None:
                 return self._image(file, head, size, mime, stop)
-            window = read_line_window(_chunks(file, head, stop), start, limit)
+            window = read_line_window(_chunks(file, head, size, stop), start, limit)
         return _text_result(window, raw_path, offset, start)
 
     def _image(
@@ -212,15 +212,21 @@ def _read_up_to(file: BinaryIO, n: int, stop: threading.Event) -> bytes:
     return b"".join(parts)
 
 
-def _chunks(file: BinaryIO, head: bytes, stop: threading.Event) -> Iterator[bytes]:
+def _chunks(file: BinaryIO, head: bytes, size: int, stop: threading.Event) -> Iterator[bytes]:
+    """The file's bytes: ``size`` of them as ``fstat`` gave it when opened (what is appended
+    meanwhile is not read, as in Node's ``readFile``), or up to EOF when that size is 0 (files
+    in ``/proc`` report 0)."""
+    left = size - len(head) if size > 0 else None
     if head:
         yield head
-    while True:
+    while left is None or left > 0:
         if stop.is_set():
             raise _StoppedError
-        data = file.read(_CHUNK_BYTES)
+        data = file.read(_CHUNK_BYTES if left is None else min(left, _CHUNK_BYTES))
         if not data:
             return
+        if left is not None:
+            left -= len(data)
         yield data
 
 
