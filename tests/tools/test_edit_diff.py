@@ -7,7 +7,7 @@ from functools import cache
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_context.tools.edit_diff import _myers, _opcodes
+from pi_context.tools.edit_diff import _myers, _opcodes, first_changed_line
 
 lines = st.lists(st.sampled_from(["a", "b", "c", "}"]), max_size=12)
 
@@ -53,3 +53,12 @@ def test_the_alignment_gives_up_past_its_budget() -> None:
     new = [str(i) for i in range(200, 400)]
     assert _myers(old, new, 1000) is None
     assert _myers(old[:3], new[:3], 1000) == [("replace", 0, 3, 0, 3)]
+
+
+@given(lines, lines)
+def test_first_changed_line_is_where_the_first_change_starts(
+    old: list[str], new: list[str]
+) -> None:
+    old_text, new_text = "\n".join(old) + "\n", "\n".join(new) + "\n"
+    changes = [j1 + 1 for tag, _i1, _i2, j1, _j2 in _opcodes(old, new) if tag != "equal"]
+    assert first_changed_line(old_text, new_text) == (changes[0] if changes else None)

@@ -14,6 +14,7 @@ original bytes, with new line breaks in the ending of the line where the replace
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import itertools
@@ -40,7 +41,7 @@ from pi_context.tools.base import (
     utf8_bytes,
     without_surrogates,
 )
-from pi_context.tools.edit_diff import display_diff, first_changed_line, unified_patch
+from pi_context.tools.edit_diff import edit_details
 from pi_context.tools.file_access import (
     link_escape,
     link_escape_message,
@@ -286,6 +287,19 @@ def _line_ending_at(original: str, pos: int) -> str:
     return "\r\n" if "\r\n" in original else ("\r" if "\r" in original else "\n")
 
 
+def _plan(path: Path, raw_path: str, edits: list[tuple[str, str]]) -> tuple[bytes, str, str]:
+    """The bytes to write, and the LF-normalized text before and after (for the diff)."""
+    original = _read_original(path, raw_path)
+    bom = original.startswith("\ufeff")
+    body = original[1:] if bom else original
+    normalized = _lf(body)
+    spans = apply_edits(normalized, edits, raw_path)
+    edited = splice(normalized, spans)
+    written = splice_original(body, spans)
+    data = _encode(("\ufeff" if bom else "") + written)
+    return data, without_surrogates(normalized), without_surrogates(edited)
+
+
 def _read_original(path: Path, raw_path: str) -> str:
     """The file's text; undecodable bytes survive the round trip (``surrogateescape``)."""
 
@@ -400,21 +414,11 @@ class EditTool(ContextTool):
             target = link_escape(path, ctx.cwd)
             if target is not None:
                 raise ToolError(link_escape_message("edit", raw_path, target))
-            original = _read_original(path, raw_path)
-            bom = original.startswith("\ufeff")
-            body = original[1:] if bom else original
-            normalized = _lf(body)
-            spans = apply_edits(normalized, edits, raw_path)
-            edited = splice(normalized, spans)
-            written = splice_original(body, spans)
-            data = _encode(("\ufeff" if bom else "") + written)
+            # Loading, matching and the diff run in a worker thread so that a large file does
+            # not stall the event loop; a cancelled call writes nothing.
+            data, before, after = await asyncio.to_thread(_plan, path, raw_path, edits)
             write_regular(path, data, action="edit", shown=raw_path)
-        before, after = without_surrogates(normalized), without_surrogates(edited)
-        details = {
-            "diff": display_diff(before, after),
-            "patch": unified_patch(raw_path, before, after),
-            "firstChangedLine": first_changed_line(before, after),
-        }
+        details = await asyncio.to_thread(edit_details, raw_path, before, after)
         return text_outcome(
             f"Successfully replaced {len(edits)} block(s) in {raw_path}.", details=details
         )

@@ -13,11 +13,11 @@ the hunks can be aligned differently from pi's; the content is the same.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 from pi_context.tools.truncate import split_lines
 
-__all__ = ["CONTEXT_LINES", "display_diff", "first_changed_line", "unified_patch"]
+__all__ = ["CONTEXT_LINES", "display_diff", "edit_details", "first_changed_line", "unified_patch"]
 
 CONTEXT_LINES: Final = 4
 _MAX_DIFF_STEPS: Final = 2_000_000
@@ -148,26 +148,33 @@ def display_diff(old_text: str, new_text: str) -> str:
 
     Context runs longer than the context window are elided to one ``...`` line.
     """
-    old, new = split_lines(old_text), split_lines(new_text)
-    width = len(str(max(len(old_text.split("\n")), len(new_text.split("\n")))))
+    return _display(old_text, new_text, split_lines(old_text), split_lines(new_text))
+
+
+def _display(old_text: str, new_text: str, old: list[str], new: list[str]) -> str:
+    width = len(str(max(old_text.count("\n"), new_text.count("\n")) + 1))
     skip = " " + " " * width + " ..."
     out: list[str] = []
     ops = _opcodes(old, new)
+    n = CONTEXT_LINES
+
+    def numbered(start: int, stop: int) -> list[str]:
+        return [f" {str(i + 1).rjust(width)} {old[i]}" for i in range(start, stop)]
+
     for k, (tag, i1, i2, j1, j2) in enumerate(ops):
         if tag == "equal":
-            numbered = [f" {str(i + 1).rjust(width)} {old[i]}" for i in range(i1, i2)]
             first, last = k == 0, k == len(ops) - 1
-            n = CONTEXT_LINES
+            long = i2 - i1 > n
             if first and last:
                 continue
             if first:
-                out.extend(([skip] if len(numbered) > n else []) + numbered[-n:])
+                out.extend(([skip] if long else []) + numbered(max(i1, i2 - n), i2))
             elif last:
-                out.extend(numbered[:n] + ([skip] if len(numbered) > n else []))
-            elif len(numbered) > 2 * n:
-                out.extend([*numbered[:n], skip, *numbered[-n:]])
+                out.extend(numbered(i1, min(i2, i1 + n)) + ([skip] if long else []))
+            elif i2 - i1 > 2 * n:
+                out.extend([*numbered(i1, i1 + n), skip, *numbered(i2 - n, i2)])
             else:
-                out.extend(numbered)
+                out.extend(numbered(i1, i2))
             continue
         out.extend(f"-{str(i + 1).rjust(width)} {old[i]}" for i in range(i1, i2))
         out.extend(f"+{str(j + 1).rjust(width)} {new[j]}" for j in range(j1, j2))
@@ -176,10 +183,17 @@ def display_diff(old_text: str, new_text: str) -> str:
 
 def first_changed_line(old_text: str, new_text: str) -> int | None:
     """The 1-based line of the new text where the first change is, or ``None`` if equal."""
-    for tag, _i1, _i2, j1, _j2 in _opcodes(split_lines(old_text), split_lines(new_text)):
-        if tag != "equal":
-            return j1 + 1
-    return None
+    return _first_changed(split_lines(old_text), split_lines(new_text))
+
+
+def _first_changed(old: list[str], new: list[str]) -> int | None:
+    # The shared head is matched first, so the first change starts right after it.
+    if old == new:
+        return None
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    return head + 1
 
 
 def unified_patch(path: str, old_text: str, new_text: str) -> str:
@@ -199,6 +213,16 @@ def unified_patch(path: str, old_text: str, new_text: str) -> str:
             out.extend(_patch_line("-", line) for line in old[a1:a2])
             out.extend(_patch_line("+", line) for line in new[b1:b2])
     return "\n".join(out) + "\n"
+
+
+def edit_details(path: str, old_text: str, new_text: str) -> dict[str, Any]:
+    """``{diff, patch, firstChangedLine}`` for an edit's result, each text split only once."""
+    old, new = split_lines(old_text), split_lines(new_text)
+    return {
+        "diff": _display(old_text, new_text, old, new),
+        "patch": unified_patch(path, old_text, new_text),
+        "firstChangedLine": _first_changed(old, new),
+    }
 
 
 def _keep_ends(text: str) -> list[str]:
