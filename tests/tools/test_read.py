@@ -7,6 +7,8 @@ import base64
 import contextlib
 import os
 import socket
+import subprocess
+import sys
 import threading
 import tracemalloc
 from collections.abc import Callable
@@ -292,3 +294,33 @@ def test_bytes_appended_after_the_open_are_not_read(tmp_path: Path) -> None:
     grown.write_bytes(b"0123456789")
     with grown.open("rb", buffering=0) as f:
         assert b"".join(_chunks(f, b"", 4, threading.Event())) == b"0123"
+
+
+def test_a_read_stuck_in_the_kernel_does_not_hold_the_exit(tmp_path: Path) -> None:
+    # Some regular files block in read() (/proc/kmsg, a hung network mount): the stop flag
+    # cannot reach such a thread. The abort still answers, and the program still exits.
+    (tmp_path / "stuck").write_text("x")
+    script = (
+        "import asyncio, pathlib, threading\n"
+        "import pi_context.tools.read as read_module\n"
+        "from pi_context.tools import ReadTool, run_tool\n"
+        "started = threading.Event()\n"
+        "def blocked(*args, **kwargs):\n"
+        "    started.set()\n"
+        "    threading.Event().wait()  # never returns, like a read() the kernel holds\n"
+        "read_module.read_line_window = blocked\n"
+        "async def main():\n"
+        "    abort = asyncio.Event()\n"
+        "    task = asyncio.create_task(run_tool(ReadTool(), 'c', {'path': 'stuck'},\n"
+        f"        cwd=pathlib.Path({str(tmp_path)!r}), signal=abort))\n"
+        "    await asyncio.to_thread(started.wait)\n"
+        "    abort.set()\n"
+        "    print((await task).text)\n"
+        "asyncio.run(main())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.stdout == "Operation aborted\n"
+    assert done.stderr == ""

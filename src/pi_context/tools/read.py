@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import math
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
@@ -102,15 +103,11 @@ class ReadTool(ContextTool):
         path = resolve_path(raw_path, ctx.cwd)
         offset, start, limit = _window_arguments(arguments)
         stop = threading.Event()
-        work = asyncio.ensure_future(
-            asyncio.to_thread(self._load, path, raw_path, offset, start, limit, stop)
-        )
-        work.add_done_callback(_consume)
+        work = _in_daemon_thread(lambda: self._load(path, raw_path, offset, start, limit, stop))
         abort = asyncio.ensure_future(ctx.signal.wait()) if ctx.signal is not None else None
+        waits: list[asyncio.Future[Any]] = [work] if abort is None else [work, abort]
         try:
-            await asyncio.wait(
-                [work] if abort is None else [work, abort], return_when=asyncio.FIRST_COMPLETED
-            )
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             stop.set()  # the thread stops at its next chunk and closes the file
             work.cancel()
@@ -189,10 +186,38 @@ class _StoppedError(Exception):
     """The call was aborted or cancelled while its thread was reading."""
 
 
-def _consume(work: asyncio.Future[ToolOutcome]) -> None:
-    """Collect the outcome of a read nobody waits for any more (aborted, cancelled)."""
-    if not work.cancelled():
-        work.exception()
+def _in_daemon_thread(load: Callable[[], ToolOutcome]) -> asyncio.Future[ToolOutcome]:
+    """Run ``load`` in a new daemon thread; its outcome arrives in the returned future.
+
+    Not the loop's default executor: a read blocked in the kernel (a ``/proc`` file that waits
+    for data, a hung network mount) cannot see the stop flag, and ``asyncio.run`` waits for the
+    executor's threads at exit, so one such read would hang the program's exit. A daemon thread
+    is abandoned instead; an outcome nobody waits for any more is dropped.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[ToolOutcome] = loop.create_future()
+
+    def deliver(outcome: ToolOutcome | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            assert outcome is not None
+            future.set_result(outcome)
+
+    def work() -> None:
+        outcome: ToolOutcome | None = None
+        error: BaseException | None = None
+        try:
+            outcome = load()
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting coroutine
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop has closed meanwhile
+            loop.call_soon_threadsafe(deliver, outcome, error)
+
+    threading.Thread(target=work, name="pictx-read", daemon=True).start()
+    return future
 
 
 def _base64_size(n: int) -> int:
