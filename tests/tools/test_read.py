@@ -9,15 +9,19 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pi_context.tools import ReadTool, run_tool
 from pi_context.tools.read import _chunks, sniff_image_mime
+from pi_context.tools.truncate import format_size, truncate_head
 
 from .conftest import Runner
 
@@ -324,3 +328,58 @@ def test_a_read_stuck_in_the_kernel_does_not_hold_the_exit(tmp_path: Path) -> No
     )
     assert done.stdout == "Operation aborted\n"
     assert done.stderr == ""
+
+
+def _pi_read(data: bytes, offset: int | None, limit: int | None) -> tuple[str, bool]:
+    """pi's read of a text file (decode all, split, slice, head-truncate), as the reference."""
+    lines = data.decode("utf-8", "replace").split("\n")
+    total = len(lines)
+    start = max(0, offset - 1) if offset else 0
+    if start >= total:
+        return f"Offset {offset} is beyond end of file ({total} lines total)", True
+    end = total if limit is None else min(total, start + max(0, limit))
+    selected = lines[start:end]
+    trunc = truncate_head("\n".join(selected))
+    if trunc.first_line_exceeds_limit:
+        size = format_size(len(selected[0].encode("utf-8")))
+        return (
+            f"[Line {start + 1} is {size}, exceeds 50.0KB limit. "
+            f"Use bash: sed -n '{start + 1}p' f.txt | head -c 51200]"
+        ), False
+    if trunc.truncated:
+        last = start + trunc.output_lines
+        note = " (50.0KB limit)" if trunc.truncated_by == "bytes" else ""
+        return (
+            f"{trunc.content}\n\n[Showing lines {start + 1}-{last} of {total}{note}. "
+            f"Use offset={last + 1} to continue.]"
+        ), False
+    if end < total:
+        return (
+            f"{trunc.content}\n\n[{total - end} more lines in file. Use offset={end + 1} to continue.]"
+        ), False
+    return trunc.content, False
+
+
+_RUNS = st.tuples(
+    st.sampled_from([b"a", b"\n", b"\xc3\xa9", b"\xff", b"xyz\n", b"\xe2\x82"]),
+    st.integers(min_value=1, max_value=30000),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(_RUNS, max_size=6).map(lambda runs: b"".join(piece * n for piece, n in runs)),
+    st.none() | st.integers(min_value=0, max_value=40000),
+    st.none() | st.integers(min_value=0, max_value=3000),
+)
+def test_any_text_file_reads_as_pi_reads_it(
+    data: bytes, offset: int | None, limit: int | None
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "f.txt").write_bytes(data)
+        arguments: dict[str, object] = {"path": "f.txt", "offset": offset, "limit": limit}
+        out = asyncio.run(run_tool(ReadTool(), "c", arguments, cwd=Path(tmp)))
+        assert (Path(tmp) / "f.txt").read_bytes() == data
+    if sniff_image_mime(data[:4100]) is not None:
+        return
+    assert (out.text, out.is_error) == _pi_read(data, offset, limit)
