@@ -61,9 +61,9 @@ class _ProjectionLike(Protocol):
     def messages(self) -> Sequence[Any]: ...
 
 
-def _same_entry(a: Entry, b: Entry) -> bool:
-    """The same entry object, or one with the same JSON line (a fork's copy of it)."""
-    return a is b or a.raw == b.raw
+def _same_line(a: Entry, b: Entry) -> bool:
+    """Two entries with the same JSON line (a fork's copy of an entry)."""
+    return a.raw == b.raw
 
 
 class TokenCache:
@@ -74,14 +74,15 @@ class TokenCache:
     projection it comes from (kept incrementally, rebuilt after a compaction, or of another
     leaf), and a ``context_edit`` of it, a new generation, is measured again. A hit is trusted
     for the very entry it was recorded for, or an entry with the same JSON line (a fork's copy);
-    an entry of another session that happens to share the id is measured again.
+    an entry of another session that happens to share the id is measured again. One slot per
+    entry id (the id's string hash is cached, so a lookup costs what an identity lookup does).
     """
 
     __slots__ = ("_ops", "_tokens", "history")
 
     def __init__(self) -> None:
-        self._tokens: dict[EntryKey, tuple[Entry, int]] = {}
-        self._ops: dict[EntryKey, tuple[Entry, tuple[tuple[str, str], ...]]] = {}
+        self._tokens: dict[str, tuple[EntryKey, Entry, int]] = {}
+        self._ops: dict[str, tuple[EntryKey, Entry, tuple[tuple[str, str], ...]]] = {}
         self.history: Any = None
         """The last preparation's summarized range, extended in place by the next one."""
 
@@ -91,19 +92,29 @@ class TokenCache:
         if not messages:
             return 0
         entry = item.entry
-        hit = self._tokens.get(item.key)
-        if hit is not None and _same_entry(hit[0], entry):
-            return hit[1]
+        key = item.key
+        hit = self._tokens.get(entry.id)
+        if (
+            hit is not None
+            and (hit[0] is key or hit[0] == key)
+            and (hit[1] is entry or _same_line(hit[1], entry))
+        ):
+            return hit[2]
         total = sum(estimate_tokens(m) for m in messages)
-        self._tokens[item.key] = (entry, total)
+        self._tokens[entry.id] = (key, entry, total)
         return total
 
     def item_file_ops(self, item: _Item) -> tuple[tuple[str, str], ...]:
         """``(tool, path)`` of the read/write/edit calls in the item's non-system messages."""
         entry = item.entry
-        hit = self._ops.get(item.key)
-        if hit is not None and _same_entry(hit[0], entry):
-            return hit[1]
+        key = item.key
+        hit = self._ops.get(entry.id)
+        if (
+            hit is not None
+            and (hit[0] is key or hit[0] == key)
+            and (hit[1] is entry or _same_line(hit[1], entry))
+        ):
+            return hit[2]
         ops = FileOperations()
         for message in item.messages:
             if message.get("role") != "system":
@@ -113,7 +124,7 @@ class TokenCache:
             + [("write", p) for p in ops.written]
             + [("edit", p) for p in ops.edited]
         )
-        self._ops[item.key] = (entry, found)
+        self._ops[entry.id] = (key, entry, found)
         return found
 
     def clear(self) -> None:
