@@ -145,8 +145,9 @@ class Entry:
         return entry
 
     @property
-    def data(self) -> dict[str, Any]:
-        """The full JSON mapping of the entry (decoded on first use)."""
+    def data(self) -> Mapping[str, Any]:
+        """The full JSON mapping of the entry (decoded on first use; the session's own: read it,
+        do not change it, :meth:`copy` gives an entry to change)."""
         if self._data is None:
             assert self._raw is not None
             try:
