@@ -38,11 +38,9 @@ from pi_context.messages import (
     AssistantMessage,
     ImageContent,
     StopReason,
-    ThinkingLevel,
     ToolResultMessage,
     UserMessage,
 )
-from pi_context.providers._sdk import SDKModel, error_body
 from pi_context.model import (
     ModelInfo,
     ModelRequest,
@@ -53,6 +51,7 @@ from pi_context.model import (
     ToolCallStart,
 )
 from pi_context.model.classify import make_error
+from pi_context.providers._sdk import SDKModel, error_body
 from pi_context.providers.delivery import (
     Delivery,
     SystemDelivery,
@@ -60,20 +59,12 @@ from pi_context.providers.delivery import (
     sanitize_tool_id,
     user_blocks,
 )
+from pi_context.providers.reasoning import anthropic_thinking
 from pi_context.providers.usage import MessageBuilder, make_usage
 
-__all__ = ["THINKING_BUDGETS", "AnthropicModel", "anthropic_messages", "anthropic_tools"]
+__all__ = ["AnthropicModel", "anthropic_messages", "anthropic_tools"]
 
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
-
-THINKING_BUDGETS: dict[ThinkingLevel, int] = {
-    "minimal": 1024,
-    "low": 2048,
-    "medium": 8192,
-    "high": 16384,
-    "xhigh": 32000,
-    "max": 32000,
-}
 
 _STOP: dict[str, StopReason] = {
     "end_turn": "stop",
@@ -259,11 +250,19 @@ class AnthropicModel(SDKModel):
                 params["tool_choice"] = {"type": "none" if choice == "none" else "any"}
             elif choice != "auto":
                 params["tool_choice"] = {"type": "tool", "name": choice}
-        if self._info.reasoning and opts.thinking_level != "off":
-            budget = min(THINKING_BUDGETS[opts.thinking_level], max(1024, max_tokens - 1024))
-            params["thinking"] = {"type": "enabled", "budget_tokens": budget}
-            params["max_tokens"] = max(max_tokens, budget + 1024)
-        elif opts.temperature is not None:
+        thinking = anthropic_thinking(
+            self._info, opts.thinking_level, max_tokens, opts.thinking_budgets
+        )
+        if thinking.max_tokens is not None:
+            params["max_tokens"] = thinking.max_tokens
+        extra_body = dict(thinking.params)
+        if "thinking" in extra_body:
+            params["thinking"] = extra_body.pop("thinking")
+        if extra_body:
+            params["extra_body"] = extra_body
+        if thinking.betas:
+            params["extra_headers"] = {"anthropic-beta": ",".join(thinking.betas)}
+        if not thinking.thinking_enabled and opts.temperature is not None:
             params["temperature"] = opts.temperature
         return params
 

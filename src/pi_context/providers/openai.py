@@ -34,7 +34,6 @@ from pi_context.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from pi_context.providers._sdk import SDKModel, error_body
 from pi_context.model import (
     ModelInfo,
     ModelRequest,
@@ -45,6 +44,7 @@ from pi_context.model import (
     ToolCallStart,
 )
 from pi_context.model.classify import make_error
+from pi_context.providers._sdk import SDKModel, error_body
 from pi_context.providers.delivery import (
     Delivery,
     SystemDelivery,
@@ -52,6 +52,7 @@ from pi_context.providers.delivery import (
     tool_arguments_json,
     user_blocks,
 )
+from pi_context.providers.reasoning import completions_reasoning
 from pi_context.providers.usage import MessageBuilder, make_usage
 
 __all__ = ["OpenAIChatModel", "openai_messages", "openai_tools"]
@@ -223,9 +224,7 @@ class OpenAIChatModel(SDKModel):
             params["max_completion_tokens" if is_openai else "max_tokens"] = max_tokens
         if opts.temperature is not None:
             params["temperature"] = opts.temperature
-        if self._info.reasoning and opts.thinking_level != "off":
-            level = opts.thinking_level
-            params["reasoning_effort"] = "high" if level in ("xhigh", "max") else level
+        params.update(completions_reasoning(self._info, opts.thinking_level))
         if is_openai and opts.session_id and opts.cache != "none":
             params["prompt_cache_key"] = opts.session_id
         return params
