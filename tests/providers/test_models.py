@@ -257,7 +257,11 @@ async def test_create_adapters() -> None:
         [
             ModelEntry(
                 LOCAL_MODEL.__class__(
-                    provider="g", id="x", api="bedrock-converse-stream", context_window=1, max_tokens=1
+                    provider="g",
+                    id="x",
+                    api="bedrock-converse-stream",
+                    context_window=1,
+                    max_tokens=1,
                 )
             )
         ],

@@ -547,7 +547,7 @@ class ModelRegistry:
             return local_model_installed()
         if entry.api_key is not None and entry.api_key.startswith("!"):
             return True  # a command is run at request time only
-        return self.credentials(entry).ok
+        return self.credentials(entry).ok and self.base_url(entry)[1] is None
 
     def available(self) -> list[ModelEntry]:
         return [e for e in self.entries if self.is_available(e)]
