@@ -20,7 +20,6 @@ from pi_context.providers.models import (
     resolve_key_template,
     resolve_model,
 )
-from pi_context.providers.openai import OpenAIChatModel
 from pi_context.providers.openai_responses import OpenAIResponsesModel
 
 

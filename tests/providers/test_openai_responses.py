@@ -30,7 +30,7 @@ from pi_context.model import (
 )
 from pi_context.providers.openai_responses import OpenAIResponsesModel
 from tests.providers.adapters import ask, track
-from tests.providers.replay_server import Reply, ReplayServer, json_reply, responses_sse, stream
+from tests.providers.replay_server import ReplayServer, Reply, json_reply, responses_sse, stream
 
 READ: ToolDeclaration = {
     "name": "read",
@@ -380,9 +380,9 @@ async def test_encrypted_reasoning_is_backfilled_from_the_completed_response(
         reply(*events, *message_events("x", 1), completed(usage(1, 1, 0), output=[REASONING_ITEM]))
     )
     done = await complete(model(server), ask())
-    signature = done.message["content"][0].get("thinkingSignature")
-    assert signature is not None
-    assert json.loads(signature)["encrypted_content"] == "gAAAAB-secret"
+    thinking = done.message["content"][0]
+    assert thinking["type"] == "thinking"
+    assert json.loads(thinking.get("thinkingSignature", ""))["encrypted_content"] == "gAAAAB-secret"
 
 
 @pytest.mark.parametrize(

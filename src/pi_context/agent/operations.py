@@ -38,8 +38,8 @@ from pi_context.extensions.events import (
     TreePreparation,
 )
 from pi_context.messages import text_of
-from pi_context.prompt import get_current_tools
 from pi_context.model import Model
+from pi_context.prompt import get_current_tools
 from pi_context.session import Session
 from pi_context.tools import BUILTIN_TOOL_NAMES
 

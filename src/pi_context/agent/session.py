@@ -57,11 +57,11 @@ from pi_context.messages import (
     text_of,
     user_message,
 )
+from pi_context.model import Model, ModelRequest, RequestOptions
 from pi_context.prompt import (
     SystemPromptOptions,
     build_system_prompt,
 )
-from pi_context.model import Model, ModelRequest, RequestOptions
 from pi_context.providers.delivery import system_delivery_of
 from pi_context.resources.loader import LoadedResources, ResourceLoader
 from pi_context.resources.settings import deep_merge_settings

@@ -56,8 +56,8 @@ from pi_context.compaction.settings import CompactionSettings, RetrySettings
 from pi_context.compaction.summarize import combine_usage, request_summary
 from pi_context.errors import CompactionCancelledError, CompactionError
 from pi_context.messages import ThinkingLevel, Usage, now_ms
-from pi_context.prompt import get_current_system_message
 from pi_context.model import Model
+from pi_context.prompt import get_current_system_message
 from pi_context.session.entries import Entry
 
 __all__ = ["Compactor", "compact"]

@@ -601,6 +601,7 @@ class ModelRegistry:
         if provider is not None:
             pool = [e for e in pool if e.info.provider.lower() == provider.lower()]
             if not pool and provider.lower() not in self.templates:
+                _refuse_unsupported_provider(provider)
                 raise ModelNotFoundError(
                     f'Unknown provider "{provider}". Run `pictx models --all` to see the known '
                     "providers and models."
@@ -633,6 +634,8 @@ class ModelRegistry:
             named = next((p for p in self.providers() if p.lower() == provider.lower()), None)
             if named is not None:
                 return self._custom(named, text, level)
+        head, slash, _ = lowered.partition("/")
+        _refuse_unsupported_provider(provider or (head if slash else ""))
         raise ModelNotFoundError(
             f'Model "{text}" not found. Run `pictx models --all` to see the known models.'
         )
@@ -712,6 +715,16 @@ class ModelRegistry:
         from pi_context.providers.anthropic import AnthropicModel
 
         return AnthropicModel(info, api_key=creds.api_key, auth_token=creds.bearer, **common)
+
+
+def _refuse_unsupported_provider(provider: str) -> None:
+    """A clear error for pi providers whose APIs pictx does not speak (Bedrock, Mistral...)."""
+    spec = provider_spec(provider.lower())
+    if spec is not None and not spec.supported_apis:
+        raise ModelNotFoundError(
+            f'Provider "{spec.id}" speaks {", ".join(spec.apis)}, which pictx does not support '
+            f"(supported APIs: {', '.join(SUPPORTED_APIS)})."
+        )
 
 
 def _contains(entry: ModelEntry, text: str) -> bool:
