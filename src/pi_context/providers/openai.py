@@ -9,8 +9,8 @@ Prompt cache: OpenAI caches request prefixes automatically. The body is built so
 request of a growing conversation extends the previous one: system patches are delivered in
 place (as ``system`` messages when the model accepts them mid-conversation, else as ``user``
 messages), tool-call arguments are serialized exactly as stored, and tools keep their order.
-For ``openai`` itself the session id is sent as ``prompt_cache_key`` to keep a session on warm
-cache shards.
+For OpenAI itself (or with ``compat.promptCacheKeyMode: "enabled"``) the session id is sent as
+``prompt_cache_key`` to keep a session on warm cache shards.
 
 The SDK's own retries are off by default (``max_retries=0``): a 429 or 5xx surfaces as a
 ``transient`` :class:`~pi_context.errors.ProviderError` with ``retry_after`` and the agent's
@@ -225,9 +225,16 @@ class OpenAIChatModel(SDKModel):
         if opts.temperature is not None:
             params["temperature"] = opts.temperature
         params.update(completions_reasoning(self._info, opts.thinking_level))
-        if is_openai and opts.session_id and opts.cache != "none":
-            params["prompt_cache_key"] = opts.session_id
+        if opts.session_id and opts.cache != "none" and self._sends_cache_key():
+            params["prompt_cache_key"] = opts.session_id[:64]
         return params
+
+    def _sends_cache_key(self) -> bool:
+        """pi's ``compat.promptCacheKeyMode``: ``auto`` sends the key to OpenAI itself."""
+        mode = self._info.compat.get("promptCacheKeyMode", "auto")
+        if mode in ("enabled", "disabled"):
+            return bool(mode == "enabled")
+        return self._info.provider == "openai" or "api.openai.com" in self.base_url
 
     def _status_error(self, exc: BaseException) -> ProviderError | None:
         if not isinstance(exc, openai.APIStatusError):
