@@ -321,6 +321,14 @@ async def test_stream_endings(
     assert str(done.error).endswith(f"(google/gemini-2.5-flash at {server.url}/v1beta)")
 
 
+async def test_a_blocked_prompt_is_an_error(server: ReplayServer) -> None:
+    server.add(reply({"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"}, **usage(5, 0)}))
+    done = await complete(model(server), ask())
+    assert done.message["stopReason"] == "error"
+    assert done.error is not None
+    assert str(done.error).startswith("Provider stopped with: PROHIBITED_CONTENT")
+
+
 async def test_http_errors_are_classified(server: ReplayServer) -> None:
     server.add(
         json_reply(

@@ -390,6 +390,11 @@ class _GeminiStream:
             )
             builder.usage = record
         events: list[StreamEvent] = []
+        feedback = chunk.prompt_feedback
+        if feedback is not None and feedback.block_reason is not None:
+            # The prompt itself was refused: no candidate follows.
+            blocked = feedback.block_reason
+            self.finish = str(getattr(blocked, "value", blocked))
         for candidate in chunk.candidates or []:
             content = candidate.content
             for part in (content.parts if content is not None else None) or []:
