@@ -33,6 +33,7 @@ from google.genai import types as genai_types
 from pi_context.errors import ProviderError
 from pi_context.messages import (
     AssistantMessage,
+    StopReason,
     ToolResultMessage,
     UserMessage,
     now_ms,
@@ -350,7 +351,7 @@ class GoogleModel(SDKModel):
             yield self._incomplete(builder)
             return
         if state.finish in ("STOP", "MAX_TOKENS", "CONTINUATION"):
-            stop: Any = "length" if state.finish != "STOP" else "stop"
+            stop: StopReason = "length" if state.finish != "STOP" else "stop"
             if stop == "stop" and builder.has_tool_calls():
                 stop = "toolUse"
             yield self._finished(builder, stop, state.finish)
