@@ -59,6 +59,7 @@ from pi_context.providers.delivery import (
     sanitize_tool_id,
     user_blocks,
 )
+from pi_context.providers.output_cap import clamp_output_to_context, estimate_request_tokens
 from pi_context.providers.reasoning import anthropic_thinking
 from pi_context.providers.usage import MessageBuilder, make_usage
 
@@ -232,7 +233,10 @@ class AnthropicModel(SDKModel):
         delivery = self._delivery(request)
         opts = request.options
         cache = opts.cache != "none"
-        max_tokens = opts.max_tokens or self._info.max_tokens
+        input_tokens = estimate_request_tokens(request)
+        max_tokens = clamp_output_to_context(
+            self._info, input_tokens, opts.max_tokens or self._info.max_tokens
+        )
         params: dict[str, Any] = {
             "model": self._info.id,
             "max_tokens": max_tokens,
@@ -251,7 +255,11 @@ class AnthropicModel(SDKModel):
             elif choice != "auto":
                 params["tool_choice"] = {"type": "tool", "name": choice}
         thinking = anthropic_thinking(
-            self._info, opts.thinking_level, max_tokens, opts.thinking_budgets
+            self._info,
+            opts.thinking_level,
+            max_tokens,
+            opts.thinking_budgets,
+            input_tokens=input_tokens,
         )
         if thinking.max_tokens is not None:
             params["max_tokens"] = thinking.max_tokens

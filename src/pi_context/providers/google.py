@@ -56,6 +56,7 @@ from pi_context.providers.delivery import (
     tool_arguments_json,
     user_blocks,
 )
+from pi_context.providers.output_cap import output_cap
 from pi_context.providers.reasoning import google_thinking_config
 from pi_context.providers.usage import MessageBuilder, make_usage
 
@@ -314,7 +315,7 @@ class GoogleModel(SDKModel):
                 }
             elif mode is not None:
                 config["toolConfig"] = {"functionCallingConfig": {"mode": mode}}
-        config["maxOutputTokens"] = opts.max_tokens or info.max_tokens
+        config["maxOutputTokens"] = output_cap(info, request)
         if opts.temperature is not None:
             config["temperature"] = opts.temperature
         thinking = google_thinking_config(info, opts.thinking_level, opts.thinking_budgets)

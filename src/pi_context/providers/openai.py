@@ -52,6 +52,7 @@ from pi_context.providers.delivery import (
     tool_arguments_json,
     user_blocks,
 )
+from pi_context.providers.output_cap import output_cap
 from pi_context.providers.reasoning import completions_reasoning
 from pi_context.providers.usage import MessageBuilder, make_usage
 
@@ -221,6 +222,7 @@ class OpenAIChatModel(SDKModel):
         is_openai = self._info.provider == "openai"
         max_tokens = opts.max_tokens
         if max_tokens is not None:
+            max_tokens = output_cap(self._info, request)
             params["max_completion_tokens" if is_openai else "max_tokens"] = max_tokens
         if opts.temperature is not None:
             params["temperature"] = opts.temperature

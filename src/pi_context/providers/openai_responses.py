@@ -58,6 +58,7 @@ from pi_context.providers.delivery import (
     tool_arguments_json,
     user_blocks,
 )
+from pi_context.providers.output_cap import output_cap
 from pi_context.providers.reasoning import responses_reasoning
 from pi_context.providers.usage import MessageBuilder, make_usage
 
@@ -318,7 +319,7 @@ class OpenAIResponsesModel(SDKModel):
                 "session-id": opts.session_id,
                 "x-client-request-id": opts.session_id,
             }
-        max_tokens = opts.max_tokens or info.max_tokens
+        max_tokens = output_cap(info, request)
         if info.compat.get("supportsMaxOutputTokens") is not False:
             params["max_output_tokens"] = max(max_tokens, 16)
         if opts.temperature is not None:

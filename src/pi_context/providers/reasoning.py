@@ -23,6 +23,7 @@ from pi_context.model.thinking import (
     provider_thinking_value,
     supported_thinking_levels,
 )
+from pi_context.providers.output_cap import clamp_output_to_context
 
 __all__ = [
     "DEFAULT_THINKING_BUDGETS",
@@ -93,8 +94,13 @@ def anthropic_thinking(
     level: ThinkingLevel,
     max_tokens: int,
     budgets: Mapping[str, int] | None = None,
+    *,
+    input_tokens: int | None = None,
 ) -> AnthropicThinking:
-    """Budget thinking (``thinking.budget_tokens``) or adaptive thinking (``output_config``)."""
+    """Budget thinking (``thinking.budget_tokens``) or adaptive thinking (``output_config``).
+
+    With ``input_tokens`` the grown output limit is clamped to the window again, as pi does.
+    """
     if not info.reasoning:
         return AnthropicThinking()
     adaptive = bool(info.compat.get("forceAdaptiveThinking"))
@@ -116,6 +122,8 @@ def anthropic_thinking(
     adjusted = min(max_tokens + budget, info.max_tokens)
     if adjusted <= budget:
         budget = min(budget, max(0, adjusted - 1024))
+    if input_tokens is not None:
+        adjusted = clamp_output_to_context(info, input_tokens, adjusted)
     budget_tokens = min(budget, max(0, adjusted - 1024)) or 1024
     return AnthropicThinking(
         {"thinking": {"type": "enabled", "budget_tokens": budget_tokens, "display": "summarized"}},
