@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -319,6 +320,24 @@ async def test_stream_endings(
     assert done.error is not None
     assert str(done.error).startswith(message)
     assert str(done.error).endswith(f"(google/gemini-2.5-flash at {server.url}/v1beta)")
+
+
+async def test_strict_tools_on_gemini_3_use_validated_calling(server: ReplayServer) -> None:
+    strict: ToolDeclaration = {
+        **READ,
+        "constrainedSampling": {"type": "json_schema", "strict": "prefer"},
+    }
+    server.add(
+        reply(chunk({"text": "a"}, finish="STOP")), reply(chunk({"text": "b"}, finish="STOP"))
+    )
+    request = ModelRequest(messages=ask().messages, tools=[strict])
+    await complete(model(server, id="gemini-3-pro-preview"), request)
+    await complete(model(server), request)  # Gemini 2.5: no calling mode
+    assert server.requests[0].json()["toolConfig"] == {
+        "functionCallingConfig": {"mode": "VALIDATED"}
+    }
+    assert "toolConfig" not in server.requests[1].json()
+    assert "constrainedSampling" not in json.dumps(server.requests[0].json())
 
 
 async def test_a_blocked_prompt_is_an_error(server: ReplayServer) -> None:

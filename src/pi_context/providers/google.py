@@ -246,6 +246,21 @@ def google_tools(delivery: Delivery) -> list[dict[str, Any]]:
     return [{"functionDeclarations": declarations}]
 
 
+_STRICT = ("prefer", "require", "always", True)
+
+
+def _validated_tools(info: ModelInfo, delivery: Delivery) -> bool:
+    """pi's ``VALIDATED`` calling mode: Gemini 3+ and a tool that prefers strict sampling."""
+    major = _gemini_major(info.id)
+    if major is None or major < 3:
+        return False
+    for tool in delivery.tools:
+        sampling = tool.get("constrainedSampling") or {}
+        if sampling.get("type") == "json_schema" and sampling.get("strict") in _STRICT:
+            return True
+    return False
+
+
 def split_base_url(url: str) -> tuple[str, str]:
     """``(base, api_version)`` from a base URL such as ``https://host/v1beta``."""
     parts = urlsplit(url.rstrip("/"))
@@ -315,6 +330,8 @@ class GoogleModel(SDKModel):
                 }
             elif mode is not None:
                 config["toolConfig"] = {"functionCallingConfig": {"mode": mode}}
+            elif _validated_tools(info, delivery):
+                config["toolConfig"] = {"functionCallingConfig": {"mode": "VALIDATED"}}
         config["maxOutputTokens"] = output_cap(info, request)
         if opts.temperature is not None:
             config["temperature"] = opts.temperature
