@@ -10,7 +10,7 @@ import pytest
 
 from pi_context.errors import ModelNotFoundError, ProviderError
 from pi_context.messages import user_message
-from pi_context.model import ModelRequest, complete
+from pi_context.model import ModelRequest, RequestOptions, complete
 from pi_context.providers.builtin_providers import (
     BUILTIN_PROVIDERS,
     SUPPORTED_APIS,
@@ -177,3 +177,46 @@ def test_unsupported_api_on_create() -> None:
     odd = dataclasses.replace(entry, info=dataclasses.replace(entry.info, api="pi-messages"))
     with pytest.raises(ProviderError, match='API "pi-messages" is not supported'):
         reg.create(odd)
+
+
+async def test_long_cache_retention_from_the_environment(
+    tmp_path: Path, server: ReplayServer
+) -> None:
+    (tmp_path / "models.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "openai": {"baseUrl": server.url + "/v1"},
+                    "anthropic": {"baseUrl": server.url},
+                    "groq": {"baseUrl": server.url + "/v1"},
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
+    env = {
+        "PI_CACHE_RETENTION": "long",
+        "OPENAI_API_KEY": "o",
+        "ANTHROPIC_API_KEY": "a",
+        "GROQ_API_KEY": "g",
+    }
+    reg = load_registry(tmp_path, env=env)
+    request = ModelRequest(
+        messages=[user_message("hi", timestamp=1)],
+        system_prompt="sys",
+        options=RequestOptions(session_id="s1"),
+    )
+    for spec in ("openai/gpt-5", "anthropic/claude-custom", "groq/llama"):
+        server.add(json_reply(400, {"error": {"type": "invalid_request_error", "message": "x"}}))
+        model = track(reg.create(reg.lookup(spec).entry))
+        await complete(model, request)
+    responses, messages, chat = (r.json() for r in server.requests)
+    assert responses["prompt_cache_retention"] == "24h"
+    assert messages["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert messages["messages"][-1]["content"][-1]["cache_control"]["ttl"] == "1h"
+    assert (chat["prompt_cache_retention"], chat["prompt_cache_key"]) == ("24h", "s1")
+    # summaries never write the cache, long or not
+    server.add(json_reply(400, {"error": {"message": "x"}}))
+    summary = ModelRequest(messages=request.messages, options=RequestOptions(cache="none"))
+    await complete(track(reg.create(reg.lookup("openai/gpt-5").entry)), summary)
+    assert "prompt_cache_retention" not in server.requests[-1].json()

@@ -143,7 +143,13 @@ def _assistant_content(message: AssistantMessage) -> list[dict[str, Any]]:
     return out
 
 
-def anthropic_messages(delivery: Delivery, *, cache: bool = True) -> list[dict[str, Any]]:
+def _marker(long: bool) -> dict[str, str]:
+    return {**EPHEMERAL, "ttl": "1h"} if long else dict(EPHEMERAL)
+
+
+def anthropic_messages(
+    delivery: Delivery, *, cache: bool = True, long: bool = False
+) -> list[dict[str, Any]]:
     """The ``messages`` array: user-side items merged into alternating turns, breakpoint last."""
     turns: list[dict[str, Any]] = []
 
@@ -168,17 +174,19 @@ def anthropic_messages(delivery: Delivery, *, cache: bool = True) -> list[dict[s
         elif role == "assistant":
             add("assistant", _assistant_content(cast(AssistantMessage, item)))
     if cache and turns:
-        turns[-1]["content"][-1]["cache_control"] = dict(EPHEMERAL)
+        turns[-1]["content"][-1]["cache_control"] = _marker(long)
     return turns
 
 
-def anthropic_system(delivery: Delivery, *, cache: bool = True) -> list[dict[str, Any]] | None:
+def anthropic_system(
+    delivery: Delivery, *, cache: bool = True, long: bool = False
+) -> list[dict[str, Any]] | None:
     """The ``system`` parameter: one text block with the leading prompt, breakpoint on it."""
     if not delivery.system:
         return None
     block: dict[str, Any] = {"type": "text", "text": delivery.system}
     if cache:
-        block["cache_control"] = dict(EPHEMERAL)
+        block["cache_control"] = _marker(long)
     return [block]
 
 
@@ -208,8 +216,11 @@ class AnthropicModel(SDKModel):
         timeout: float = 600.0,
         credential_error: str | None = None,
         key_source: str | None = None,
+        long_cache_retention: bool = False,
     ) -> None:
         self.system_delivery: SystemDelivery = "user_turn"
+        self.long_cache_retention = long_cache_retention
+        """``PI_CACHE_RETENTION=long``: cache breakpoints ask for the 1-hour TTL."""
         self._client = client or anthropic.AsyncAnthropic(
             api_key=api_key if api_key or auth_token else "missing-key",
             auth_token=auth_token,
@@ -233,6 +244,11 @@ class AnthropicModel(SDKModel):
         delivery = self._delivery(request)
         opts = request.options
         cache = opts.cache != "none"
+        long = (
+            cache
+            and self.long_cache_retention
+            and self._info.compat.get("supportsLongCacheRetention") is not False
+        )
         input_tokens = estimate_request_tokens(request)
         max_tokens = clamp_output_to_context(
             self._info, input_tokens, opts.max_tokens or self._info.max_tokens
@@ -240,10 +256,10 @@ class AnthropicModel(SDKModel):
         params: dict[str, Any] = {
             "model": self._info.id,
             "max_tokens": max_tokens,
-            "messages": anthropic_messages(delivery, cache=cache),
+            "messages": anthropic_messages(delivery, cache=cache, long=long),
             "stream": True,
         }
-        system = anthropic_system(delivery, cache=cache)
+        system = anthropic_system(delivery, cache=cache, long=long)
         if system is not None:
             params["system"] = system
         tools = anthropic_tools(delivery)

@@ -697,24 +697,33 @@ class ModelRegistry:
             "credential_error": creds.error or url_error,
             "key_source": creds.source,
         }
+        long = self.env.get("PI_CACHE_RETENTION") == "long"
         info = entry.info
         if base_url != info.base_url and base_url is not None:
             info = dataclasses.replace(info, base_url=base_url)
         if api == "openai-completions":
             from pi_context.providers.openai import OpenAIChatModel
 
-            return OpenAIChatModel(info, api_key=creds.api_key, **common)
+            return OpenAIChatModel(info, api_key=creds.api_key, long_cache_retention=long, **common)
         if api == "openai-responses":
             from pi_context.providers.openai_responses import OpenAIResponsesModel
 
-            return OpenAIResponsesModel(info, api_key=creds.api_key, **common)
+            return OpenAIResponsesModel(
+                info, api_key=creds.api_key, long_cache_retention=long, **common
+            )
         if api == "google-generative-ai":
             from pi_context.providers.google import GoogleModel
 
             return GoogleModel(info, api_key=creds.api_key, **common)
         from pi_context.providers.anthropic import AnthropicModel
 
-        return AnthropicModel(info, api_key=creds.api_key, auth_token=creds.bearer, **common)
+        return AnthropicModel(
+            info,
+            api_key=creds.api_key,
+            auth_token=creds.bearer,
+            long_cache_retention=long,
+            **common,
+        )
 
 
 def _refuse_unsupported_provider(provider: str) -> None:

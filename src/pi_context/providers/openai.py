@@ -180,7 +180,10 @@ class OpenAIChatModel(SDKModel):
         credential_error: str | None = None,
         key_source: str | None = None,
         system_delivery: SystemDelivery | None = None,
+        long_cache_retention: bool = False,
     ) -> None:
+        self.long_cache_retention = long_cache_retention
+        """``PI_CACHE_RETENTION=long``: ask OpenAI to keep the prompt cache for 24 hours."""
         self._client = client or openai.AsyncOpenAI(
             api_key=api_key or "not-needed",
             base_url=base_url or info.base_url,
@@ -229,6 +232,8 @@ class OpenAIChatModel(SDKModel):
         params.update(completions_reasoning(self._info, opts.thinking_level))
         if opts.session_id and opts.cache != "none" and self._sends_cache_key():
             params["prompt_cache_key"] = opts.session_id[:64]
+        if opts.cache != "none" and self._long_retention():
+            params["prompt_cache_retention"] = "24h"
         return params
 
     def _sends_cache_key(self) -> bool:
@@ -236,7 +241,15 @@ class OpenAIChatModel(SDKModel):
         mode = self._info.compat.get("promptCacheKeyMode", "auto")
         if mode in ("enabled", "disabled"):
             return bool(mode == "enabled")
-        return self._info.provider == "openai" or "api.openai.com" in self.base_url
+        return (
+            self._info.provider == "openai"
+            or "api.openai.com" in self.base_url
+            or self._long_retention()
+        )
+
+    def _long_retention(self) -> bool:
+        supported = self._info.compat.get("supportsLongCacheRetention") is not False
+        return self.long_cache_retention and supported
 
     def _status_error(self, exc: BaseException) -> ProviderError | None:
         if not isinstance(exc, openai.APIStatusError):

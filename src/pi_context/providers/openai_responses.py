@@ -281,7 +281,10 @@ class OpenAIResponsesModel(SDKModel):
         credential_error: str | None = None,
         key_source: str | None = None,
         system_delivery: SystemDelivery | None = None,
+        long_cache_retention: bool = False,
     ) -> None:
+        self.long_cache_retention = long_cache_retention
+        """``PI_CACHE_RETENTION=long``: ask for the 24-hour prompt cache."""
         self._client = client or openai.AsyncOpenAI(
             api_key=api_key or "not-needed",
             base_url=base_url or info.base_url,
@@ -313,12 +316,20 @@ class OpenAIResponsesModel(SDKModel):
             "stream": True,
             "store": False,
         }
-        if opts.session_id and opts.cache != "none":
+        key_mode = info.compat.get("promptCacheKeyMode")
+        if opts.session_id and opts.cache != "none" and key_mode != "disabled":
             params["prompt_cache_key"] = opts.session_id[:64]
             params["extra_headers"] = {
                 "session-id": opts.session_id,
                 "x-client-request-id": opts.session_id,
             }
+        if (
+            opts.cache != "none"
+            and self.long_cache_retention
+            and info.compat.get("supportsLongCacheRetention") is not False
+            and not info.compat.get("supportsExplicitPromptCacheMode")
+        ):
+            params["prompt_cache_retention"] = "24h"
         max_tokens = output_cap(info, request)
         if info.compat.get("supportsMaxOutputTokens") is not False:
             params["max_output_tokens"] = max(max_tokens, 16)
