@@ -220,3 +220,37 @@ async def test_long_cache_retention_from_the_environment(
     summary = ModelRequest(messages=request.messages, options=RequestOptions(cache="none"))
     await complete(track(reg.create(reg.lookup("openai/gpt-5").entry)), summary)
     assert "prompt_cache_retention" not in server.requests[-1].json()
+
+
+def test_models_json_rejects_bad_thinking_maps(tmp_path: Path) -> None:
+    (tmp_path / "models.json").write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "google": {
+                        "compat": "yes",
+                        "modelOverrides": {"gemini-2.5-pro": {"thinkingLevelMap": {"huge": "x"}}},
+                    }
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
+    reg = load_registry(tmp_path, env={})
+    assert len(reg.errors) == 1
+    assert "providers.google.compat: must be an object" in reg.errors[0]
+    assert (
+        "providers.google.modelOverrides.gemini-2.5-pro.thinkingLevelMap: must map thinking "
+        "levels (off, minimal, low, medium, high, xhigh, max) to a string or null"
+    ) in reg.errors[0]
+    assert reg.errors[0].startswith(str(tmp_path / "models.json"))
+
+
+def test_provider_compat_reaches_builtin_models(tmp_path: Path) -> None:
+    (tmp_path / "models.json").write_text(
+        json.dumps({"providers": {"openai": {"compat": {"supportsDeveloperRole": False}}}}),
+        encoding="utf-8",
+    )
+    gpt = load_registry(tmp_path, env={}).find("openai", "gpt-5")
+    assert gpt is not None
+    assert gpt.info.compat == {"supportsDeveloperRole": False}

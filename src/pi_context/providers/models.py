@@ -230,6 +230,18 @@ def _check_model(model: Any, where: str, errors: list[str], *, need_id: bool) ->
             for key in ("input", "output", "cacheRead", "cacheWrite"):
                 if not isinstance(cost.get(key), int | float) or isinstance(cost.get(key), bool):
                     errors.append(f"{where}.cost.{key}: must be a number")
+    if "thinkingLevelMap" in model:
+        levels = model["thinkingLevelMap"]
+        if not isinstance(levels, dict) or any(
+            key not in _LEVELS or not (value is None or isinstance(value, str))
+            for key, value in levels.items()
+        ):
+            errors.append(
+                f"{where}.thinkingLevelMap: must map thinking levels "
+                f"({', '.join(_LEVELS)}) to a string or null"
+            )
+    if "compat" in model and not isinstance(model["compat"], dict):
+        errors.append(f"{where}.compat: must be an object")
     if "input" in model and (
         not isinstance(model["input"], list)
         or any(kind not in ("text", "image") for kind in model["input"])
@@ -262,6 +274,8 @@ def parse_models_json(text: str) -> tuple[dict[str, Any], list[str]]:
             or not all(isinstance(v, str) for v in provider["headers"].values())
         ):
             errors.append(f"{where}.headers: must map names to strings")
+        if "compat" in provider and not isinstance(provider["compat"], dict):
+            errors.append(f"{where}.compat: must be an object")
         if "authHeader" in provider and not isinstance(provider["authHeader"], bool):
             errors.append(f"{where}.authHeader: must be a boolean")
         models = provider.get("models", [])
@@ -403,6 +417,8 @@ def _entries_from(providers: Mapping[str, Any]) -> list[ModelEntry]:
                 info = entry.info
                 if provider.get("baseUrl"):
                     info = dataclasses.replace(info, base_url=provider["baseUrl"])
+                if isinstance(provider.get("compat"), dict):
+                    info = _apply_model_fields(info, {"compat": provider["compat"]})
                 rerouted.append(ModelEntry(info, key, headers, auth))
             entries = rerouted
         for model in provider.get("models", []):
