@@ -62,7 +62,13 @@ from pi_context.providers.output_cap import output_cap
 from pi_context.providers.reasoning import responses_reasoning
 from pi_context.providers.usage import MessageBuilder, make_usage
 
-__all__ = ["OpenAIResponsesModel", "responses_input", "responses_tools"]
+__all__ = [
+    "OpenAIResponsesModel",
+    "responses_input",
+    "responses_tools",
+    "responses_usage",
+    "system_role",
+]
 
 _ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
 _ID_PROVIDERS = ("openai", "openai-codex", "opencode")
@@ -395,13 +401,10 @@ class _ResponsesStream:
         self.failure: str | None = None
         self.stop: StopReason = "stop"
         self.raw_stop: str | None = None
-        self.blocks: dict[int, int] = {}
-        """output_index -> our content index (for thinking/text deltas)."""
         self.calls: dict[str, str] = {}
         """item id -> our tool-call id (``call_id|item_id``)."""
         self.reasoning: dict[str, dict[str, Any]] = {}
         """reasoning item id -> its thinking block (signature back-filled on completion)."""
-        self.summary_parts: dict[int, int] = {}
         self.open_calls: set[str] = set()
 
     def feed(self, event: dict[str, Any]) -> list[StreamEvent]:
