@@ -9,6 +9,7 @@ from pi_context.model.thinking import (
     DEFAULT_THINKING_LEVEL,
     THINKING_LEVELS,
     clamp_thinking_level,
+    cycle_thinking_level,
     parse_thinking_level,
     provider_thinking_value,
     supported_thinking_levels,
@@ -73,3 +74,11 @@ def test_provider_value() -> None:
     assert provider_thinking_value(info, "high") == "HIGH_EFFORT"
     assert provider_thinking_value(info, "low") is None
     assert provider_thinking_value(info, "medium") is None
+
+
+def test_cycle() -> None:
+    assert cycle_thinking_level(model(reasoning=False), "off") is None
+    assert cycle_thinking_level(GEMMA_4, "minimal") == "high"
+    assert cycle_thinking_level(GEMMA_4, "high") == "minimal"  # wraps
+    assert cycle_thinking_level(GEMMA_4, "medium") == "minimal"  # not supported: first
+    assert cycle_thinking_level(model(), "high") == "off"

@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_THINKING_LEVEL",
     "THINKING_LEVELS",
     "clamp_thinking_level",
+    "cycle_thinking_level",
     "parse_thinking_level",
     "provider_thinking_value",
     "supported_thinking_levels",
@@ -79,3 +80,17 @@ def provider_thinking_value(info: ModelInfo, level: ThinkingLevel) -> str | None
     """The provider's own value for ``level`` when the model's map gives one, else ``None``."""
     value = info.thinking_level_map.get(level)
     return value if isinstance(value, str) else None
+
+
+def cycle_thinking_level(info: ModelInfo, current: str) -> ThinkingLevel | None:
+    """The level after ``current`` in the model's supported list, wrapping (pi's cycle key).
+
+    ``None`` for a model without reasoning (pi leaves the level alone and says the model does
+    not support thinking); a current level not in the list moves to the first supported one.
+    """
+    if not info.reasoning:
+        return None
+    supported = supported_thinking_levels(info)
+    if current not in supported:
+        return supported[0]
+    return supported[(supported.index(current) + 1) % len(supported)]
