@@ -52,6 +52,7 @@ from .events import (
     TreeNavigated,
 )
 from .pathfacts import PathFacts
+from .queues import MessageQueues
 
 __all__ = ["CompactionOps", "NavigationResult"]
 
@@ -81,7 +82,7 @@ class CompactionOps:
     session: Session
     _model: Model | None
     _extensions: ExtensionRunner | None
-    _queue: list[Any]
+    _queues: MessageQueues
     _active: list[str]
     _tools: dict[str, Any]
     _run_task: asyncio.Task[None] | None
@@ -171,7 +172,7 @@ class CompactionOps:
         result = await run_compaction(self, reason, None, will_retry=will_retry, manual=False)
         if result is None:
             return False
-        return True if will_retry else bool(self._queue)
+        return True if will_retry else bool(self._queues)
 
     async def compact(self, instructions: str | None = None) -> Mapping[str, Any]:
         """Compact now (pi's ``/compact``): abort any run, summarize, append; returns the result

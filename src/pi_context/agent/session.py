@@ -81,11 +81,13 @@ from .events import (
     AgentSettled,
     CacheUpdate,
     ExtensionError,
+    MessageStart,
     QueueUpdate,
 )
 from .incremental import PrefixFlatMap
 from .loadout import LoadoutOps
 from .loop import AgentLoop
+from .queues import MessageQueues, QueueMode, is_queue_mode
 from .recovery import RecoveryOps
 from .stats import SessionStats, context_tokens, session_stats
 from .transform import TransformChain
@@ -154,7 +156,7 @@ class AgentSession(LoadoutOps, RecoveryOps):
         self._stream: asyncio.Queue[AgentEvent | None] | None = None
         self._run_task: asyncio.Task[None] | None = None
         self._unstarted: _PendingPrompt | None = None  # the latest prompt() not yet iterated
-        self._queue: list[AgentMessage] = []
+        self._queues = MessageQueues()
         self._recovery_attempted = False
         self._turn_index = 0
         self._sleep = sleep or asyncio.sleep
@@ -175,6 +177,10 @@ class AgentSession(LoadoutOps, RecoveryOps):
             )
         self._loop = AgentLoop(self, self._emit, clock=lambda: self.session.now_ms())
         super().__init__()
+        settings = self.settings_data
+        for key, attr in (("steeringMode", "steering_mode"), ("followUpMode", "follow_up_mode")):
+            if is_queue_mode(settings.get(key)):
+                setattr(self._queues, attr, settings[key])
 
     # -- construction ---------------------------------------------------------------------------
 
@@ -264,6 +270,12 @@ class AgentSession(LoadoutOps, RecoveryOps):
         return lambda: self._listeners.remove(callback) if callback in self._listeners else None
 
     def _emit(self, event: AgentEvent) -> None:
+        if (
+            isinstance(event, MessageStart)
+            and event.message.get("role") == "user"
+            and self._queues.delivered(_text(event.message))
+        ):
+            self._emit_queue_update()  # pi announces the shorter list before the message
         if self._stream is not None:
             self._stream.put_nowait(event)
         self._notify_listeners(event)
@@ -328,7 +340,7 @@ class AgentSession(LoadoutOps, RecoveryOps):
         if trigger_turn and not self.busy and not self.compacting:
             self._run_task = asyncio.get_running_loop().create_task(self._run(custom, None, ()))
         else:
-            self._queue.append(custom)
+            self._queues.steer(custom)
 
     def append_entry(self, custom_type: str, data: Any = None) -> None:
         self.session.append_custom(custom_type, data)
@@ -407,14 +419,74 @@ class AgentSession(LoadoutOps, RecoveryOps):
         patch = self._system_patch(options)
         return [patch] if patch is not None else []
 
-    def take_queued(self) -> list[AgentMessage]:
-        queued, self._queue = self._queue, []
-        if queued:
-            self._emit(QueueUpdate())
-        return queued
+    def take_steering(self) -> list[AgentMessage]:
+        return self._queues.drain_steering()
 
-    def has_queued(self) -> bool:
-        return bool(self._queue)
+    def take_follow_up(self) -> list[AgentMessage]:
+        return self._queues.drain_follow_up()
+
+    def take_queued(self) -> list[AgentMessage]:
+        """What a continuation (after a retry, a compaction or a settled run) starts with:
+        steering first, else follow-ups."""
+        return self._queues.drain_steering() or self._queues.drain_follow_up()
+
+    # -- steering and follow-up queues ---------------------------------------------------------
+
+    def steer(self, text: str, *, images: Sequence[ImageContent] = ()) -> QueueUpdate:
+        """Queue a steering message: delivered after the running turn's tool calls (or at the
+        start of the next run when idle). Emits and returns the ``queue_update``."""
+        message, shown = self._queued_user_message(text, images)
+        self._queues.steer(message, shown)
+        return self._emit_queue_update()
+
+    def follow_up(self, text: str, *, images: Sequence[ImageContent] = ()) -> QueueUpdate:
+        """Queue a follow-up: delivered only when the agent would otherwise stop."""
+        message, shown = self._queued_user_message(text, images)
+        self._queues.follow_up(message, shown)
+        return self._emit_queue_update()
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        """Drop everything queued; returns the removed ``(steering, follow_up)`` texts."""
+        removed = self._queues.clear()
+        self._emit_queue_update()
+        return removed
+
+    def queued_texts(self) -> tuple[list[str], list[str]]:
+        """The queued ``(steering, follow_up)`` texts, in delivery order."""
+        return self._queues.texts()
+
+    @property
+    def pending_message_count(self) -> int:
+        return self._queues.pending_count
+
+    @property
+    def steering_mode(self) -> QueueMode:
+        return self._queues.steering_mode
+
+    @steering_mode.setter
+    def steering_mode(self, mode: QueueMode) -> None:
+        self._queues.steering_mode = mode
+
+    @property
+    def follow_up_mode(self) -> QueueMode:
+        return self._queues.follow_up_mode
+
+    @follow_up_mode.setter
+    def follow_up_mode(self, mode: QueueMode) -> None:
+        self._queues.follow_up_mode = mode
+
+    def _queued_user_message(
+        self, text: str, images: Sequence[ImageContent]
+    ) -> tuple[AgentMessage, str]:
+        expanded = self.expand_skill_command(text)
+        message = user_message(expanded, images=images, timestamp=self.session.now_ms())
+        return message, _text(message)
+
+    def _emit_queue_update(self) -> QueueUpdate:
+        steering, follow_up = self._queues.texts()
+        update = QueueUpdate(steering=steering, follow_up=follow_up)
+        self._emit(update)
+        return update
 
     def after_request(self, request: ModelRequest, message: AssistantMessage) -> None:
         collapse = system_delivery_of(self.model) == "collapse"
@@ -478,16 +550,7 @@ class AgentSession(LoadoutOps, RecoveryOps):
             yield self._settle_unstarted()
             return
         if self.busy:
-            self._queue.append(
-                user_message(
-                    self.expand_skill_command(text),
-                    images=images,
-                    timestamp=self.session.now_ms(),
-                )
-            )
-            update = QueueUpdate(steering=[_text(m) for m in self._queue])
-            self._emit(update)
-            yield update
+            yield self.steer(text, images=images)
             return
         self._ensure_idle_for("prompt")
         stream: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
@@ -524,16 +587,14 @@ class AgentSession(LoadoutOps, RecoveryOps):
 
     def abort(self) -> None:
         """Stop the running prompt (and its compaction or retry wait) as soon as possible;
-        messages queued for it are dropped. A prompt requested but not started yet (see
-        :meth:`prompt`) is cancelled as well."""
+        queued steering and follow-ups stay queued for the next run, as in pi (see
+        :meth:`clear_queue`). A prompt requested but not started yet (see :meth:`prompt`) is
+        cancelled as well."""
         if self._unstarted is not None:
             self._unstarted.aborted = True
             self._unstarted = None
         if self._run_task is not None and not self._run_task.done():
             self._run_task.cancel()
-            if self._queue:  # messages queued for the aborted run are dropped with it
-                self._queue.clear()
-                self._emit(QueueUpdate())
         self._abort_operation()
 
     async def _run_prompt(self, text: str, images: Sequence[ImageContent]) -> None:
@@ -559,13 +620,13 @@ class AgentSession(LoadoutOps, RecoveryOps):
             if patch is not None:
                 start.append(patch)
             start.append(trigger)
-            start.extend(self.take_queued())  # extension messages waiting for the next run
+            start.extend(self.take_steering())  # steering queued before the run started
             start.extend(extra)
             result = await self._loop.run(start)
             aborted = result.aborted
             if not aborted:
                 aborted = await self._after_run(result)
-            while not aborted and self._queue:  # queued while the run was settling
+            while not aborted and self._queues:  # queued while the run was settling
                 result = await self._loop.run(self.take_queued())
                 aborted = result.aborted or await self._after_run(result)
             if not aborted:
@@ -595,7 +656,7 @@ class AgentSession(LoadoutOps, RecoveryOps):
             proposal.entries or [],
             lambda error: self._emit(ExtensionError("agent_before_settle", error)),
         )
-        if not (proposal.continue_ or self._queue):
+        if not (proposal.continue_ or self._queues):
             return False
         result = await self._loop.run(self.take_queued())
         return result.aborted or await self._after_run(result)
