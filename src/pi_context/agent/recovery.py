@@ -5,6 +5,7 @@ run agent-level retries of transient errors, overflow recovery (omit the failed 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -27,6 +28,16 @@ class RecoveryOps(CompactionOps):
     _recovery_attempted: bool
     _sleep: Callable[[float], Any]
     _retries: int = 0
+    _retry_wait: asyncio.Future[Any] | None = None
+
+    def abort_retry(self) -> bool:
+        """Cancel a pending automatic-retry delay (the run then ends with the failed attempt,
+        ``auto_retry_end`` saying ``Retry cancelled``); returns whether one was pending."""
+        wait = self._retry_wait
+        if wait is None or wait.done():
+            return False
+        wait.cancel()
+        return True
 
     @property
     def model(self) -> Model:  # pragma: no cover - overridden
@@ -92,7 +103,12 @@ class RecoveryOps(CompactionOps):
                 return False
             if self._should_retry(message, result.last_error, retries):
                 self._retries = retries = retries + 1
-                result = await self._auto_retry(message, entry_id, result, retries)
+                retried = await self._auto_retry(message, entry_id, result, retries)
+                if retried is None:  # the delay was cancelled (abort_retry)
+                    self._emit(AutoRetryEnd(False, retries, "Retry cancelled"))
+                    self._retries = 0
+                    return False
+                result = retried
                 if result.aborted:
                     return True
                 continue
@@ -142,7 +158,7 @@ class RecoveryOps(CompactionOps):
 
     async def _auto_retry(
         self, message: AssistantMessage, entry_id: str | None, result: RunResult, attempt: int
-    ) -> RunResult:
+    ) -> RunResult | None:
         retry = self.retry_settings()
         delay = min(retry.base_delay_ms * 2 ** (attempt - 1), retry.max_delay_ms)
         if result.last_error is not None and result.last_error.retry_after is not None:
@@ -151,7 +167,17 @@ class RecoveryOps(CompactionOps):
             AutoRetryStart(attempt, retry.max_retries, delay, message.get("errorMessage") or "")
         )
         self._omit_attempt(message, entry_id)
-        await self._sleep(delay / 1000)
+        wait = asyncio.ensure_future(self._sleep(delay / 1000))
+        self._retry_wait = wait
+        try:
+            await wait
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not wait.cancelled() or (task is not None and task.cancelling()):
+                raise
+            return None
+        finally:
+            self._retry_wait = None
         return await self._loop.run(self.take_queued())
 
     def _omit_attempt(self, message: AssistantMessage, entry_id: str | None) -> None:

@@ -324,6 +324,11 @@ class AgentSession(LoadoutOps, RecoveryOps):
     def retry_settings(self) -> RetrySettings:
         return retry_settings_for(self.settings_data)
 
+    def override_settings(self, patch: Mapping[str, Any]) -> None:
+        """Merge ``patch`` over the settings of this session from now on (e.g. RPC's
+        ``set_auto_compaction``, which also writes the global settings file)."""
+        self._settings_override = deep_merge_settings(self._settings_override, patch)
+
     def set_model(self, model: Model) -> None:
         """Switch models (recorded as a ``model_change`` entry); the prompt cache starts cold."""
         self._model = model
@@ -584,6 +589,11 @@ class AgentSession(LoadoutOps, RecoveryOps):
     async def run(self, text: str, *, images: Sequence[ImageContent] = ()) -> list[AgentEvent]:
         """Run a prompt to the end and return its events (a convenience over :meth:`prompt`)."""
         return [event async for event in self.prompt(text, images=images)]
+
+    async def wait_idle(self) -> None:
+        """Until the current run (if any) has settled."""
+        while self._run_task is not None and not self._run_task.done():
+            await asyncio.wait([self._run_task])
 
     def abort(self) -> None:
         """Stop the running prompt (and its compaction or retry wait) as soon as possible;

@@ -151,6 +151,8 @@ async def _run(
             finally:
                 if shell.agent is not host:
                     shell.agent.close()
+        if mode == "rpc":
+            return await _serve_rpc(app)
         from pi_context.cli.print_mode import run_print
 
         if app.agent.model_or_none is None:
@@ -176,9 +178,9 @@ async def _run(
 @click.option("-p", "--print", "print_mode", is_flag=True, help="One-shot: print the final answer.")
 @click.option(
     "--mode",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "rpc"]),
     default=None,
-    help="json: every event as a JSON line.",
+    help="json: every event as a JSON line; rpc: pi's JSON-lines protocol on stdin/stdout.",
 )
 @click.option(
     "-c", "--continue", "cont", is_flag=True, help="Continue the newest session of this project."
@@ -246,11 +248,14 @@ def agent_command(
     ]
     if len(exclusive) > 1:
         raise click.ClickException(f"{' and '.join(exclusive)} cannot be combined")
+    if mode == "rpc" and any(m.startswith("@") for m in messages):
+        click.echo("Error: @file arguments are not supported in RPC mode", err=True)
+        return 1
     stdin_text = None
-    if not sys.stdin.isatty():
+    if mode != "rpc" and not sys.stdin.isatty():
         stdin_text = sys.stdin.read().strip()
-    if mode == "json":
-        run_mode = "json"
+    if mode in ("json", "rpc"):
+        run_mode = mode
     elif print_mode or stdin_text is not None or not sys.stdout.isatty():
         run_mode = "print"
     else:
@@ -277,9 +282,22 @@ def agent_command(
             spec, agent_dir=agent_dir, resumed=resumed
         ),
     )
-    prompts = build_prompts(messages, stdin_text, cwd)
+    # RPC mode ignores positional messages, as pi does: prompts arrive as commands
+    prompts = [] if run_mode == "rpc" else build_prompts(messages, stdin_text, cwd)
     options = {"cont": cont, "resume": resume, "session": session, "model": model, "name": name}
     return asyncio.run(_run(config, options, prompts, run_mode))
+
+
+async def _serve_rpc(app: AppAgent) -> int:
+    from pi_context.cli.rpc import run_rpc, take_over_stdout
+
+    if app.agent.model_or_none is None:
+        raise PiContextError(NO_MODEL_HELP)
+    out = take_over_stdout()
+    try:
+        return await run_rpc(app, stdin_fd=sys.stdin.fileno(), out=out)
+    finally:
+        out.close()
 
 
 def register(group: click.Group) -> None:
