@@ -28,8 +28,9 @@ _CHUNK = 65536
 
 
 def encode_record(record: Mapping[str, Any]) -> bytes:
-    """``JSON.stringify(record) + "\\n"``: compact, non-ASCII (and U+2028/U+2029) left raw."""
-    return _json.dumps(dict(record)) + b"\n"
+    """``JSON.stringify(record) + "\\n"``: compact, non-ASCII (and U+2028/U+2029) left raw,
+    numbers spelled as JavaScript spells them (``0``, not ``0.0``)."""
+    return (_json.js_stringify(dict(record)) + "\n").encode("utf-8", "surrogatepass")
 
 
 def split_lines(buffer: str) -> tuple[list[str], str]:

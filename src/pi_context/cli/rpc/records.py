@@ -92,6 +92,10 @@ def _unexpected_token(text: str, pos: int) -> str:
     return f"Unexpected token '{char}', {before}{snippet}{after} is not valid JSON"
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
 def _innermost_open(text: str, pos: int) -> str | None:
     """The innermost ``{`` or ``[`` open at ``pos`` (strings skipped)."""
     stack: list[str] = []
@@ -114,7 +118,7 @@ def _innermost_open(text: str, pos: int) -> str | None:
 def parse_error_message(text: str) -> str:
     """The message ``JSON.parse(text)`` throws in Node (V8) for the common mistakes."""
     try:
-        json.loads(text)
+        json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         msg, pos = exc.msg, exc.pos
     except ValueError:  # NaN / Infinity: V8 stops at their first character
