@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import click
 
@@ -127,6 +127,11 @@ async def _run(
     mode: str,
 ) -> int:
     interactive = mode == "interactive"
+    protocol_out = None
+    if mode == "rpc":  # before anything (extensions included) can write to stdout
+        from pi_context.cli.rpc import take_over_stdout
+
+        protocol_out = take_over_stdout()
     app = await _start(
         config,
         cont=options["cont"],
@@ -151,8 +156,8 @@ async def _run(
             finally:
                 if shell.agent is not host:
                     shell.agent.close()
-        if mode == "rpc":
-            return await _serve_rpc(app)
+        if protocol_out is not None:
+            return await _serve_rpc(app, protocol_out)
         from pi_context.cli.print_mode import run_print
 
         if app.agent.model_or_none is None:
@@ -288,12 +293,11 @@ def agent_command(
     return asyncio.run(_run(config, options, prompts, run_mode))
 
 
-async def _serve_rpc(app: AppAgent) -> int:
-    from pi_context.cli.rpc import run_rpc, take_over_stdout
+async def _serve_rpc(app: AppAgent, out: BinaryIO) -> int:
+    from pi_context.cli.rpc import run_rpc
 
     if app.agent.model_or_none is None:
         raise PiContextError(NO_MODEL_HELP)
-    out = take_over_stdout()
     try:
         return await run_rpc(app, stdin_fd=sys.stdin.fileno(), out=out)
     finally:

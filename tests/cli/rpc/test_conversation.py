@@ -33,13 +33,14 @@ def last_user_text(body: dict[str, Any]) -> str:
     return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
 
 
-def test_startup_is_silent_and_get_state_has_pi_keys_in_order(world: RpcWorld) -> None:
+def test_startup_then_a_prompt_with_a_tool_call_streams_pi_events(world: RpcWorld) -> None:
+    world.server.add(bash_call_reply("echo from-tool"), text_reply("All done."))
     rpc = world.spawn()
     response = rpc.call({"id": "s", "type": "get_state"})
     assert rpc.seen == [response]  # no header or ready record before it
     assert list(response) == ["id", "type", "command", "success", "data"]
-    data = response["data"]
-    assert list(data) == [
+    state = response["data"]
+    assert list(state) == [
         "model",
         "thinkingLevel",
         "isStreaming",
@@ -52,16 +53,9 @@ def test_startup_is_silent_and_get_state_has_pi_keys_in_order(world: RpcWorld) -
         "messageCount",
         "pendingMessageCount",
     ]
-    assert data["model"]["provider"] == "replay"
-    assert data["model"]["id"] == "tiny"
-    assert data["isStreaming"] is False
-    assert data["steeringMode"] == "one-at-a-time"
-    assert rpc.close() == 0
+    assert (state["model"]["provider"], state["model"]["id"]) == ("replay", "tiny")
+    assert (state["isStreaming"], state["steeringMode"]) == (False, "one-at-a-time")
 
-
-def test_prompt_with_a_tool_call_streams_pi_events(world: RpcWorld) -> None:
-    world.server.add(bash_call_reply("echo from-tool"), text_reply("All done."))
-    rpc = world.spawn()
     rpc.send({"id": "a1", "type": "prompt", "message": "Run it"})
     records = rpc.until_type("agent_settled")
     assert records[0] == {
@@ -156,23 +150,10 @@ def test_steering_mid_run_lands_after_the_tool_results(world: RpcWorld) -> None:
     assert rpc.close() == 0
 
 
-def test_follow_up_waits_until_the_agent_would_stop(world: RpcWorld) -> None:
-    world.server.add(bash_call_reply(GATE), text_reply("first answer"), text_reply("second"))
-    rpc = world.spawn()
-    rpc.send({"id": "p", "type": "prompt", "message": "Start"})
-    rpc.until_type("tool_execution_start")
-    assert rpc.call({"id": "f", "type": "follow_up", "message": "then this"})["success"]
-    (world.project / "gate").touch()
-    records = rpc.until_type("agent_settled")
-    assert message_roles(records) == ["toolResult", "assistant", "user", "assistant"]
-    assert user_texts(records) == ["then this"]
-    assert len(world.server.requests) == 3
-    assert last_user_text(world.server.requests[2].json()) == "then this"
-    assert rpc.close() == 0
-
-
-def test_a_second_prompt_is_refused_and_streaming_behavior_queues(world: RpcWorld) -> None:
-    world.server.add(bash_call_reply(GATE), text_reply("one"), text_reply("two"))
+def test_a_second_prompt_is_refused_and_follow_ups_wait_for_the_stop(world: RpcWorld) -> None:
+    world.server.add(
+        bash_call_reply(GATE), text_reply("first answer"), text_reply("two"), text_reply("three")
+    )
     rpc = world.spawn()
     rpc.send({"id": "p1", "type": "prompt", "message": "first"})
     rpc.send({"id": "p2", "type": "prompt", "message": "second"})
@@ -182,13 +163,31 @@ def test_a_second_prompt_is_refused_and_streaming_behavior_queues(world: RpcWorl
         "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to "
         "queue the message."
     )
+    rpc.until_type("tool_execution_start")
     queued = rpc.call(
-        {"id": "p3", "type": "prompt", "message": "later", "streamingBehavior": "followUp"}
+        {"id": "p3", "type": "prompt", "message": "then this", "streamingBehavior": "followUp"}
     )
     assert queued["data"] == {"disposition": "queued"}
+    assert rpc.call({"id": "f", "type": "follow_up", "message": "and that"})["success"]
+    assert rpc.seen[-2] == {
+        "type": "queue_update",
+        "steering": [],
+        "followUp": ["then this", "and that"],
+    }
     (world.project / "gate").touch()
     records = rpc.until_type("agent_settled")
-    assert "later" in user_texts(records)
+    # one at a time: each follow-up waits until the agent would stop again
+    assert message_roles(records) == [
+        "toolResult",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    assert user_texts(records) == ["then this", "and that"]
+    assert len(world.server.requests) == 4
+    assert last_user_text(world.server.requests[2].json()) == "then this"
     assert rpc.close() == 0
 
 

@@ -462,7 +462,7 @@ class CommandHandlers:
         entry = session.get(entry_id) if entry_id is not None else None
         if entry is None or entry.type != "message" or entry.role != "user":
             raise RpcCommandError("Invalid entry ID for forking")
-        if session.file_path is not None and not session.is_persisted:
+        if session.file_path is None or not session.is_persisted:
             raise RpcCommandError(_NOT_SAVED)
         text = _user_text(entry.data.get("message") or {})
         app = self.rt.app
@@ -474,7 +474,7 @@ class CommandHandlers:
         leaf = session.leaf_id
         if leaf is None:
             raise RpcCommandError("Cannot clone session: no current entry selected")
-        if session.file_path is not None and not session.is_persisted:
+        if session.file_path is None or not session.is_persisted:
             raise RpcCommandError(_NOT_SAVED)
         app = self.rt.app
         await self.rt.replace(lambda: app.fork_session(leaf))

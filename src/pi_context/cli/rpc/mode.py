@@ -52,11 +52,15 @@ class RpcServer:
 
     def __init__(self, app: AppAgent, out: BinaryIO) -> None:
         self._done: asyncio.Future[int] | None = None
-        self.writer = RecordWriter(out, on_failure=lambda _exc: self._finish(1))
+        self.writer = RecordWriter(out, on_failure=self._on_write_failure)
         self.runtime = RpcRuntime(app, self.writer.write)
         self.handlers = CommandHandlers(self.runtime)
         self._tasks: set[asyncio.Task[None]] = set()
         self._shutting_down = False
+
+    def _on_write_failure(self, _exc: OSError) -> None:
+        """The client's end of stdout is gone: shut down and exit with 1, as pi does."""
+        asyncio.get_running_loop().create_task(self.shutdown(1))
 
     def _finish(self, code: int) -> None:
         if self._done is not None and not self._done.done():
