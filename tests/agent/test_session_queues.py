@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pi_context.agent.events import (
+from pi_context.events import (
     AgentEvent,
     AgentSettled,
     AutoRetryEnd,

@@ -198,7 +198,28 @@ def test_sessions_new_name_fork_clone_switch_and_export(world: RpcWorld, tmp_pat
     assert rpc.close() == 0
 
 
-def test_protocol_errors_and_extension_ui_responses(world: RpcWorld, tmp_path: Path) -> None:
+EXTENSION = """
+def register(pi):
+    async def greet(args, ctx):
+        pi.append_entry("greeted", {"who": args})
+
+    pi.register_command("greet", greet, description="greet someone")
+
+    def on_input(event, ctx):
+        if event.text == "ping":
+            pi.append_entry("pinged", {})
+            return {"handled": True}
+        return None
+
+    pi.on("input", on_input)
+"""
+
+
+def test_protocol_errors_extension_commands_and_ui_responses(
+    world: RpcWorld, tmp_path: Path
+) -> None:
+    (world.agent_dir / "extensions").mkdir()
+    (world.agent_dir / "extensions" / "greeter.py").write_text(EXTENSION)
     replies = tmp_path / "replies.json"
     replies.write_text("[]")
     rpc = world.spawn("--model", f"scripted:{replies}")
@@ -229,13 +250,30 @@ def test_protocol_errors_and_extension_ui_responses(world: RpcWorld, tmp_path: P
     rpc.send({"type": "extension_ui_response", "id": "whatever", "value": "x"})  # no response
     rpc.send({"type": "get_commands"})  # no id: the response has none either
     commands = rpc.next()
-    assert commands == {
-        "type": "response",
-        "command": "get_commands",
-        "success": True,
-        "data": {"commands": []},
-    }
-    rpc.send_raw('{"id":"é","type":"get_last_assistant_text"}'.encode())  # final line, no LF
+    assert list(commands) == ["type", "command", "success", "data"]
+    [greet] = commands["data"]["commands"]
+    assert (greet["name"], greet["description"], greet["source"]) == (
+        "greet",
+        "greet someone",
+        "extension",
+    )
+
+    handled = rpc.call({"id": "g", "type": "prompt", "message": "/greet world"})
+    assert handled["data"] == {"disposition": "handled"}
+    pinged = rpc.call({"id": "i", "type": "prompt", "message": "ping"})
+    assert pinged["data"] == {"disposition": "handled"}
+    refused = rpc.call({"id": "q", "type": "steer", "message": "/greet later"})
+    assert refused["error"] == (
+        'Extension command "/greet" cannot be queued. Use prompt() or execute the command '
+        "when not streaming."
+    )
+    entries = rpc.call({"id": "e", "type": "get_entries"})["data"]["entries"]
+    assert [(e["customType"], e["data"]) for e in entries if e["type"] == "custom"] == [
+        ("greeted", {"who": "world"}),
+        ("pinged", {}),
+    ]
+
+    rpc.send_raw('{"id":"é","type":"get_last_assistant_text"}'.encode())  # last line, no LF
     assert rpc.close() == 0
     last = [json.loads(line) for line in rpc.raw][-1]
     assert last == {

@@ -175,14 +175,38 @@ class CommandHandlers:
 
     # -- prompting --------------------------------------------------------------------------------
 
+    def _extension_command(self, text: str) -> tuple[str, str] | None:
+        """``(name, args)`` when ``text`` invokes a registered extension command."""
+        if not text.startswith("/"):
+            return None
+        name, _, args = text[1:].partition(" ")
+        names = {c.name for c in self.rt.agent.extension_commands()}
+        return (name, args) if name in names else None
+
+    def _refuse_queued_command(self, text: str) -> None:
+        invoked = self._extension_command(text)
+        if invoked is not None:
+            raise RpcCommandError(
+                f'Extension command "/{invoked[0]}" cannot be queued. Use prompt() or execute '
+                "the command when not streaming."
+            )
+
     async def cmd_prompt(self, command: Command) -> Any:
         text = _string(command, "message")
         assert text is not None
         images = _images(command)
         behaviour = command.fields.get("streamingBehavior")
         agent = self.rt.agent
+        invoked = self._extension_command(text)
+        if invoked is not None:  # runs now, even while streaming
+            await agent.run_extension_command(*invoked)
+            return {"disposition": "handled"}
         if agent.compacting:
             raise RpcCommandError(_COMPACTING)
+        submitted = await agent.handle_input(text, source="rpc")
+        if submitted is None:
+            return {"disposition": "handled"}
+        text = submitted
         if self.rt.streaming:
             if behaviour == "steer":
                 agent.steer(text, images=images)
@@ -198,12 +222,14 @@ class CommandHandlers:
     async def cmd_steer(self, command: Command) -> Any:
         text = _string(command, "message")
         assert text is not None
+        self._refuse_queued_command(text)
         self.rt.agent.steer(text, images=_images(command))
         return {"disposition": "queued"}
 
     async def cmd_follow_up(self, command: Command) -> Any:
         text = _string(command, "message")
         assert text is not None
+        self._refuse_queued_command(text)
         self.rt.agent.follow_up(text, images=_images(command))
         return {"disposition": "queued"}
 
@@ -550,6 +576,22 @@ class CommandHandlers:
 
     async def cmd_get_commands(self, command: Command) -> Any:
         commands: list[dict[str, Any]] = []
+        runner = self.rt.agent.extensions
+        for registered in self.rt.agent.extension_commands():
+            entry: dict[str, Any] = {"name": registered.name}
+            if registered.description:
+                entry["description"] = registered.description
+            entry["source"] = "extension"
+            extension = (
+                next((e for e in runner.extensions if e.name == registered.extension), None)
+                if runner is not None
+                else None
+            )
+            entry["sourceInfo"] = {
+                "path": (extension.path if extension is not None else None) or registered.extension,
+                "source": extension.source if extension is not None else "extension",
+            }
+            commands.append(entry)
         for skill in self.rt.agent.resources.skills:
             record: dict[str, Any] = {"name": f"skill:{skill.name}"}
             if skill.description:

@@ -16,9 +16,9 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pi_context.agent.events import AgentEvent, AgentSettled
 from pi_context.agent.session import AgentSession
 from pi_context.cli.app import AppAgent
+from pi_context.events import AgentEvent, AgentSettled
 from pi_context.messages import AgentMessage, ImageContent
 
 from .extension_ui import RpcExtensionUI
