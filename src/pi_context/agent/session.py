@@ -124,6 +124,7 @@ class AgentSession:
             cwd=work,
             session_id=options.get("session_id"),
             timestamp=options.get("timestamp"),
+            parent_session=options.get("parent_session"),
             ids=options.get("ids"),
             clock=options.get("clock"),
         )

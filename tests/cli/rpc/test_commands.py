@@ -190,11 +190,15 @@ def test_sessions_new_name_fork_clone_switch_and_export(world: RpcWorld, tmp_pat
         rpc.call({"id": "s4", "type": "get_state"})["data"]["sessionId"] == first_state["sessionId"]
     )
 
-    fresh = rpc.call({"id": "ns", "type": "new_session"})
+    fresh = rpc.call({"id": "ns", "type": "new_session", "parentSession": str(first_file)})
     assert fresh["data"] == {"cancelled": False}
     state = rpc.call({"id": "s5", "type": "get_state"})["data"]
-    assert state["sessionId"] not in (first_state["sessionId"],)
+    assert state["sessionId"] != first_state["sessionId"]
     assert state["messageCount"] == 0
+    rpc.send({"id": "p9", "type": "prompt", "message": "in the new one"})
+    rpc.until_type("agent_settled")
+    header = json.loads(Path(state["sessionFile"]).read_text().splitlines()[0])
+    assert header["parentSession"] == str(first_file)
     assert rpc.close() == 0
 
 

@@ -463,8 +463,9 @@ class CommandHandlers:
         return {"path": str(written)}
 
     async def cmd_new_session(self, command: Command) -> Any:
+        parent = _string(command, "parentSession", required=False)
         app = self.rt.app
-        await self.rt.replace(app.new_session)
+        await self.rt.replace(lambda: app.new_session(parent))
         return {"cancelled": False}
 
     async def cmd_switch_session(self, command: Command) -> Any:
