@@ -36,7 +36,12 @@ from typing import Any, Literal, Unpack
 
 from pi_context.errors import PiContextError
 from pi_context.events import AgentEvent, AgentSettled, QueueUpdate
-from pi_context.extensions import ExtensionContext, ExtensionRunner, RegisteredCommand
+from pi_context.extensions import (
+    ExtensionContext,
+    ExtensionRunner,
+    ExtensionUI,
+    RegisteredCommand,
+)
 from pi_context.extensions.events import (
     CustomMessageDraft,
     InputEvent,
@@ -95,6 +100,7 @@ class AgentSession:
         )
         self._runs = RunControl(state, loadout, recovery, host)
         self._unstarted: _PendingPrompt | None = None  # the latest prompt() not yet iterated
+        self._ui: tuple[ExtensionUI, str] | None = None
         runner = state.extensions
         if runner is not None:
             chain.context_phase = runner.emit_context
@@ -102,9 +108,19 @@ class AgentSession:
             runner.bind_host(
                 SessionExtensionHost(self._state, loadout, self._runs, guard),
                 lambda: ExtensionContext(
-                    Path(state.cwd), session=self, get_system_prompt=loadout.system_prompt
+                    Path(state.cwd),
+                    session=self,
+                    has_ui=self._ui is not None,
+                    get_system_prompt=loadout.system_prompt,
+                    ui=self._ui[0] if self._ui is not None else None,
+                    mode=self._ui[1] if self._ui is not None else None,
                 ),
             )
+
+    def set_extension_ui(self, ui: ExtensionUI | None, mode: str | None = None) -> None:
+        """The front end's dialogs for extension handlers (``ctx.ui``, ``ctx.mode``) from now
+        on; ``None`` removes them."""
+        self._ui = (ui, mode or "") if ui is not None else None
 
     # -- construction ---------------------------------------------------------------------------
 

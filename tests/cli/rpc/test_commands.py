@@ -209,6 +209,12 @@ def register(pi):
 
     pi.register_command("greet", greet, description="greet someone")
 
+    async def deploy(args, ctx):
+        ok = await ctx.ui.confirm("Deploy?", "Target " + args, timeout=60000)
+        ctx.ui.notify(("deployed " if ok else "kept ") + ctx.mode, "info")
+
+    pi.register_command("deploy", deploy, description="deploy it")
+
     def on_input(event, ctx):
         if event.text == "ping":
             pi.append_entry("pinged", {})
@@ -255,13 +261,34 @@ def test_protocol_errors_extension_commands_and_ui_responses(
     rpc.send({"type": "get_commands"})  # no id: the response has none either
     commands = rpc.next()
     assert list(commands) == ["type", "command", "success", "data"]
-    [greet] = commands["data"]["commands"]
+    greet, deploy = commands["data"]["commands"]
+    assert deploy["name"] == "deploy"
     assert (greet["name"], greet["description"], greet["source"]) == (
         "greet",
         "greet someone",
         "extension",
     )
 
+    rpc.send({"id": "c1", "type": "prompt", "message": "/deploy prod"})
+    ask = rpc.next()
+    assert {k: v for k, v in ask.items() if k != "id"} == {
+        "type": "extension_ui_request",
+        "method": "confirm",
+        "title": "Deploy?",
+        "message": "Target prod",
+        "timeout": 60000,
+    }
+    rpc.send({"type": "extension_ui_response", "id": ask["id"], "confirmed": True})
+    told = rpc.next()
+    assert told["method"] == "notify"
+    assert (told["message"], told["notifyType"]) == ("deployed rpc", "info")
+    assert rpc.next() == {
+        "id": "c1",
+        "type": "response",
+        "command": "prompt",
+        "success": True,
+        "data": {"disposition": "handled"},
+    }
     handled = rpc.call({"id": "g", "type": "prompt", "message": "/greet world"})
     assert handled["data"] == {"disposition": "handled"}
     pinged = rpc.call({"id": "i", "type": "prompt", "message": "ping"})

@@ -39,6 +39,7 @@ class RpcRuntime:
         self._held: list[AgentMessage] = []
         self._run: asyncio.Task[None] | None = None
         self._unsubscribe = app.agent.subscribe(self._on_event)
+        app.agent.set_extension_ui(self.ui, "rpc")
 
     @property
     def agent(self) -> AgentSession:
@@ -108,6 +109,7 @@ class RpcRuntime:
         self._held.clear()
         self.app = new
         self._unsubscribe = new.agent.subscribe(self._on_event)
+        new.agent.set_extension_ui(self.ui, "rpc")
         with contextlib.suppress(Exception):
             await old.agent.aclose()
 
