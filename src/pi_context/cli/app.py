@@ -173,6 +173,15 @@ class AppAgent:
     def abort(self) -> None:
         self.agent.abort()
 
+    def steer(self, text: str) -> Any:
+        return self.agent.steer(text)
+
+    def follow_up(self, text: str) -> Any:
+        return self.agent.follow_up(text)
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        return self.agent.clear_queue()
+
     def close(self) -> None:
         self.agent.close()
 
