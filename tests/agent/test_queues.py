@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from pi_context.agent.loop import AgentLoop
 from pi_context.agent.queues import MessageQueues, is_queue_mode
 from pi_context.messages import AgentMessage, text_of, user_message
@@ -173,3 +176,43 @@ async def test_an_error_ends_the_run_and_leaves_the_queues_alone() -> None:
     result = await AgentLoop(host, Recorder()).run([user_message("go")])
     assert not result.aborted
     assert host.queues.has_follow_up()
+
+
+# -- properties -----------------------------------------------------------------------------------
+
+_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["steer", "follow_up", "drain_steering", "drain_follow_up", "mode"]),
+        st.sampled_from(["all", "one-at-a-time"]),
+    ),
+    max_size=40,
+)
+
+
+@given(_OPS)
+def test_every_queued_message_comes_out_once_in_order(ops: list[tuple[str, str]]) -> None:
+    queues = MessageQueues()
+    queued: dict[str, list[str]] = {"steering": [], "follow_up": []}
+    delivered: dict[str, list[str]] = {"steering": [], "follow_up": []}
+    for n, (op, mode) in enumerate(ops):
+        if op == "steer":
+            queues.steer(user_message(f"s{n}"), f"s{n}")
+            queued["steering"].append(f"s{n}")
+        elif op == "follow_up":
+            queues.follow_up(user_message(f"f{n}"), f"f{n}")
+            queued["follow_up"].append(f"f{n}")
+        elif op == "mode" and is_queue_mode(mode):
+            queues.steering_mode = queues.follow_up_mode = mode
+        elif op.startswith("drain"):
+            kind = "steering" if op == "drain_steering" else "follow_up"
+            waiting = len(queued[kind]) - len(delivered[kind])
+            mode_now = queues.steering_mode if kind == "steering" else queues.follow_up_mode
+            out = _texts(
+                queues.drain_steering() if kind == "steering" else queues.drain_follow_up()
+            )
+            assert len(out) == (min(waiting, 1) if mode_now == "one-at-a-time" else waiting)
+            delivered[kind].extend(out)
+    for kind in ("steering", "follow_up"):
+        assert delivered[kind] == queued[kind][: len(delivered[kind])]  # FIFO, no repeats
+    queues.clear()
+    assert not queues
