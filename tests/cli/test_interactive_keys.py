@@ -225,3 +225,29 @@ async def test_alt_up_takes_the_queued_messages_back_into_the_next_prompt(
     assert "Restored 2 queued message(s) to editor" in screen.getvalue()
     assert _users(shell) == ["first", "one\n\ntwo\n\ndraft"]
     assert len(model.requests) == 2  # nothing was delivered to the first run
+
+
+async def test_an_extension_command_typed_during_a_run_runs_at_once(
+    tmp_path: Path, pipe: PipeInput
+) -> None:
+    folder = tmp_path / "agent" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "marker.py").write_text(
+        "def register(pi):\n"
+        "    def mark(args, ctx):\n"
+        "        pi.append_entry('marked', {'args': args, 'busy': ctx.session.busy})\n"
+        "    pi.register_command('mark', mark)\n"
+    )
+    model = ScriptedModel(
+        [
+            _typing(pipe, "/mark now\r", reply("First answer.", delay=0.05)),
+            _typing(pipe, "/quit\r", reply("Second answer.")),
+        ]
+    )
+    shell, _ = await _shell(tmp_path, pipe, model)
+    pipe.send_text("first\r")
+    _type_after(shell, pipe, "first", "second\r")
+    assert await _run(shell) == 0
+    marks = [e.data["data"] for e in shell.agent.session.entries if e.type == "custom"]
+    assert marks == [{"args": "now", "busy": True}]  # ran while the answer was still running
+    assert _users(shell) == ["first", "second"]

@@ -9,8 +9,9 @@
   bottom toolbar while typing and printed after every run.
 * Typing while an answer runs: Enter queues the line as steering (delivered after the running
   tool calls), Alt+Enter as a follow-up (delivered when the agent would stop), Alt+Up takes
-  every queued message back into the next input line; a slash command finished with Enter runs
-  when the answer ends, and text without Enter waits in the next input line.
+  every queued message back into the next input line; an extension command finished with Enter
+  runs at once, a built-in slash command when the answer ends, and text without Enter waits in
+  the next input line.
 * Esc or Ctrl-C during a run aborts it (a second press cancels outright; Esc first takes the
   queued messages back); Ctrl-C at the prompt clears the line, Ctrl-D or ``/quit`` leaves.
 """
@@ -130,6 +131,8 @@ class InteractiveShell:
         self._unsubscribe: Callable[[], None] | None = None
         self._renderer: EventRenderer | None = None
         self._busy = False
+        self._side_work: set[asyncio.Future[bool]] = set()
+        """Extension commands started while an answer runs."""
         self._status = ""
         """The last computed status line (the toolbar is redrawn on every key press)."""
         self._listen()
@@ -159,6 +162,8 @@ class InteractiveShell:
             await self._abortable(
                 consume(), self.agent.abort, cancel_on_first=False, queue_input=True
             )
+            if self._side_work:  # extension commands typed during the answer
+                await asyncio.wait(list(self._side_work))
         finally:
             renderer.close()
             self._renderer = None
@@ -225,8 +230,10 @@ class InteractiveShell:
         """Queue the line typed so far (``kept``) as steering or a follow-up; ``False`` (and
         nothing queued) for a blank line or a slash command, which wait for the next prompt."""
         text = _typed_text(kept)
-        if not text.strip() or text.lstrip().startswith("/"):
+        if not text.strip():
             return False
+        if text.lstrip().startswith("/"):
+            return kind == "steer" and self._run_extension_command_now(text, kept)
         kept.clear()
         if kind == "steer":
             self.agent.steer(text)
@@ -236,6 +243,18 @@ class InteractiveShell:
             label = "Follow-up"
         self.console.print(Text(f"{label}: {text}", style="cyan"))
         self.console.print(Text(_QUEUE_HINT, style="dim"))
+        return True
+
+    def _run_extension_command_now(self, text: str, kept: list[KeyPress]) -> bool:
+        """An extension command finished with Enter during a run runs at once, as in pi (other
+        slash commands wait for the next prompt)."""
+        name, _, args = text.strip()[1:].partition(" ")
+        if name not in {command.name for command in self.agent.extension_commands()}:
+            return False
+        kept.clear()
+        task = asyncio.ensure_future(self.agent.run_extension_command(name, args))
+        self._side_work.add(task)
+        task.add_done_callback(self._side_work.discard)
         return True
 
     def _restore_queue(self, kept: list[KeyPress]) -> None:
