@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 from .conftest import RpcWorld, text_reply
@@ -325,3 +327,27 @@ def test_at_file_arguments_are_refused_and_sigterm_exits_143(world: RpcWorld) ->
     rpc.proc.send_signal(signal.SIGTERM)
     assert rpc.proc.wait(timeout=60) == 143
     assert world.server.requests == []  # the positional message was not sent
+
+
+def test_a_client_that_stops_reading_makes_pictx_exit_1(world: RpcWorld, tmp_path: Path) -> None:
+    replies = tmp_path / "replies.json"
+    replies.write_text("[]")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pi_context", "--mode", "rpc", "--model", f"scripted:{replies}"],
+        cwd=world.project,
+        env=world.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    proc.stdout.close()  # the client's end of pictx's stdout is gone
+    proc.stdin.write(b'{"id":"s","type":"get_state"}\n')
+    proc.stdin.flush()
+    try:
+        assert proc.wait(timeout=60) == 1
+    finally:
+        proc.stdin.close()
+        if proc.poll() is None:
+            proc.kill()

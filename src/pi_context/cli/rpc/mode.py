@@ -41,7 +41,7 @@ def take_over_stdout() -> BinaryIO:
     """The real stdout for protocol records; everything else written to stdout (prints,
     file descriptor 1 of child processes) goes to stderr from now on."""
     sys.stdout.flush()
-    protocol = os.fdopen(os.dup(1), "wb", buffering=0)
+    protocol = os.fdopen(os.dup(1), "wb")  # buffered: a record is written whole, then flushed
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return protocol
