@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 
 from pi_context.cli.rpc.extension_ui import RpcExtensionUI
-from pi_context.cli.rpc.framing import LineReader, RecordWriter, encode_record, split_lines
+from pi_context.cli.rpc.framing import (
+    OVERLONG,
+    LineReader,
+    RecordWriter,
+    encode_record,
+    split_lines,
+)
 from pi_context.cli.rpc.model_records import clamp_level, next_level, supported_levels
 from pi_context.cli.rpc.records import (
     NO_DATA,
@@ -55,6 +61,15 @@ async def test_reader_joins_multibyte_characters_split_across_reads() -> None:
     await asyncio.wait_for(task, 30)
     os.close(read_fd)
     assert lines == ['{"m":"é"}', "", '{"tail":1}']
+
+
+async def test_an_overlong_line_is_skipped_and_reported() -> None:
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, b'{"ok":1}\n' + b"x" * 50 + b"\n" + b'{"ok":2}\n' + b"y" * 50)
+    os.close(write_fd)
+    got = [line async for line in LineReader(read_fd, max_line=20).lines()]
+    os.close(read_fd)
+    assert got == ['{"ok":1}', OVERLONG, '{"ok":2}', OVERLONG]
 
 
 def test_writer_stops_after_a_failed_write() -> None:

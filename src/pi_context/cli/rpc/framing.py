@@ -18,13 +18,34 @@ import codecs
 import os
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Final
 
 from pi_context import _json
 
-__all__ = ["LineReader", "RecordWriter", "WriteFailedError", "encode_record", "split_lines"]
+__all__ = [
+    "MAX_LINE_CHARS",
+    "OVERLONG",
+    "LineReader",
+    "RecordWriter",
+    "WriteFailedError",
+    "encode_record",
+    "split_lines",
+]
 
 _CHUNK = 65536
+MAX_LINE_CHARS = 64 * 1024 * 1024
+"""A longer input line is dropped (reported as :data:`OVERLONG`) instead of held in memory."""
+
+
+class _Overlong:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "OVERLONG"
+
+
+OVERLONG: Final = _Overlong()
+"""Yielded in place of a line longer than the reader's limit (the line itself is skipped)."""
 
 
 def encode_record(record: Mapping[str, Any]) -> bytes:
@@ -40,12 +61,14 @@ def split_lines(buffer: str) -> tuple[list[str], str]:
 
 
 class LineReader:
-    """Lines of a binary input stream, read on a background thread."""
+    """Lines of a binary input stream, read on a background thread. A line longer than
+    ``max_line`` characters is skipped up to its newline and reported as :data:`OVERLONG`."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, *, max_line: int = MAX_LINE_CHARS) -> None:
         self._fd = fd
+        self._max_line = max_line
 
-    async def lines(self) -> AsyncIterator[str]:
+    async def lines(self) -> AsyncIterator[str | _Overlong]:
         loop = asyncio.get_running_loop()
         chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
 
@@ -62,13 +85,24 @@ class LineReader:
         threading.Thread(target=pump, name="pictx-rpc-stdin", daemon=True).start()
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         pending = ""
+        skipping = False  # inside an overlong line: drop text up to its newline
         while (chunk := await chunks.get()) is not None:
-            lines, pending = split_lines(pending + decoder.decode(chunk))
+            text = decoder.decode(chunk)
+            if skipping:
+                cut = text.find("\n")
+                if cut < 0:
+                    continue
+                text, skipping = text[cut + 1 :], False
+            lines, pending = split_lines(pending + text)
             for line in lines:
-                yield line
+                yield OVERLONG if len(line) > self._max_line else line
+            if len(pending) > self._max_line:
+                pending, skipping = "", True
+                yield OVERLONG
         pending += decoder.decode(b"", final=True)
-        if pending:
-            yield pending.removesuffix("\r")
+        if pending and not skipping:
+            last = pending.removesuffix("\r")
+            yield OVERLONG if len(last) > self._max_line else last
 
 
 class WriteFailedError(OSError):

@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 from pi_context.cli.app import AppAgent
 
 from .commands import CommandHandlers, Started
-from .framing import LineReader, RecordWriter
+from .framing import MAX_LINE_CHARS, OVERLONG, LineReader, RecordWriter
 from .records import RpcCommandError, failure, parse_command, success
 from .runtime import RpcRuntime
 
@@ -122,6 +122,11 @@ class RpcServer:
         async for line in LineReader(fd).lines():
             if self._shutting_down:
                 break
+            if line is OVERLONG:
+                error = f"Failed to parse command: line longer than {MAX_LINE_CHARS} characters"
+                self.writer.write(failure("parse", None, error))
+                continue
+            assert isinstance(line, str)
             self.dispatch(line)
         await self.shutdown(0)
 
