@@ -62,6 +62,12 @@ def test_models_thinking_levels_and_modes(world: RpcWorld) -> None:
         "command": "set_thinking_level",
         "success": True,
     }
+    world.server.add(text_reply("Thought about it."))
+    rpc.send({"id": "p", "type": "prompt", "message": "think hard"})
+    rpc.until_type("agent_settled")
+    sent = world.server.requests[0].json()
+    assert sent["model"] == "thinker"
+    assert sent["reasoning_effort"] == "high"  # the level reaches the wire
     cycled = rpc.call({"id": "c1", "type": "cycle_thinking_level"})
     assert cycled["data"] == {"level": "off"}  # wraps around
     state = rpc.call({"id": "s", "type": "get_state"})["data"]
@@ -91,7 +97,7 @@ def test_models_thinking_levels_and_modes(world: RpcWorld) -> None:
         "compaction": {"enabled": False},
         "retry": {"enabled": False},
     }
-    assert world.server.requests == []  # nothing was sent to the model
+    assert len(world.server.requests) == 1  # only the prompt reached the model
     assert rpc.close() == 0
 
 

@@ -1,9 +1,9 @@
 """Models and thinking levels as the RPC protocol reports them (spec §1.4, §3.1).
 
-A model record is pi's complete model object: ``id, name, api, provider, baseUrl, reasoning,
-input, cost, contextWindow, maxTokens``. Thinking levels are pi's ordered list; a model
-without reasoning supports only ``off``; clamping picks the nearest supported level above,
-else below.
+A model record is pi's model object: ``id, name, api, provider, baseUrl, reasoning, input,
+cost, contextWindow, maxTokens`` plus ``thinkingLevelMap`` and ``compat`` when the model has
+them. Levels, support and clamping are :mod:`pi_context.model.thinking`'s; a missing model
+counts as one without reasoning (only ``off``).
 """
 
 from __future__ import annotations
@@ -11,17 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from pi_context.model import ModelInfo
+from pi_context.model.thinking import (
+    clamp_thinking_level,
+    cycle_thinking_level,
+    supported_thinking_levels,
+)
 
-__all__ = [
-    "THINKING_LEVELS",
-    "clamp_level",
-    "model_record",
-    "next_level",
-    "supported_levels",
-]
-
-THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
-_DEFAULT_REASONING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high")
+__all__ = ["clamp_level", "model_record", "next_level", "supported_levels"]
 
 
 def model_record(info: ModelInfo) -> dict[str, Any]:
@@ -43,37 +39,23 @@ def model_record(info: ModelInfo) -> dict[str, Any]:
     }
     record["contextWindow"] = info.context_window
     record["maxTokens"] = info.max_tokens
+    if info.thinking_level_map:
+        record["thinkingLevelMap"] = dict(info.thinking_level_map)
+    if info.compat:
+        record["compat"] = dict(info.compat)
     return record
 
 
 def supported_levels(info: ModelInfo | None) -> list[str]:
-    """``["off"]`` without reasoning, else pi's levels up to ``high``."""
-    if info is None or not info.reasoning:
-        return ["off"]
-    return list(_DEFAULT_REASONING_LEVELS)
+    """``["off"]`` without a model or reasoning, else the model's supported levels."""
+    return list(supported_thinking_levels(info)) if info is not None else ["off"]
 
 
 def clamp_level(info: ModelInfo | None, level: str) -> str:
-    """A supported level: itself; an unknown string → the first supported; else the nearest
-    supported level above, else below."""
-    supported = supported_levels(info)
-    if level in supported:
-        return level
-    if level not in THINKING_LEVELS:
-        return supported[0]
-    at = THINKING_LEVELS.index(level)
-    above = [lv for lv in supported if THINKING_LEVELS.index(lv) > at]
-    below = [lv for lv in supported if THINKING_LEVELS.index(lv) < at]
-    if above:
-        return above[0]
-    return below[-1] if below else "off"
+    """pi's clamp: supported → itself; unknown → the first supported; else nearest above/below."""
+    return clamp_thinking_level(info, level) if info is not None else "off"
 
 
 def next_level(info: ModelInfo | None, current: str) -> str | None:
     """The level after ``current`` (wrapping); ``None`` for a model without reasoning."""
-    if info is None or not info.reasoning:
-        return None
-    supported = supported_levels(info)
-    if current not in supported:
-        return supported[0]
-    return supported[(supported.index(current) + 1) % len(supported)]
+    return cycle_thinking_level(info, current) if info is not None else None
