@@ -13,6 +13,9 @@ from .conftest import RpcWorld, text_reply
 
 
 def test_models_thinking_levels_and_modes(world: RpcWorld) -> None:
+    (world.agent_dir / "settings.json").write_text(
+        '{"modelThinkingLevels": {"replay/thinker": "low"}}'
+    )
     rpc = world.spawn()
     models = rpc.call({"id": "m", "type": "get_available_models"})["data"]["models"]
     keys = [(m["provider"], m["id"]) for m in models]
@@ -48,6 +51,7 @@ def test_models_thinking_levels_and_modes(world: RpcWorld) -> None:
     assert wrong_case["error"] == "Model not found: replay/TINY"
     cycled_model = rpc.call({"id": "cm", "type": "cycle_model"})["data"]
     assert cycled_model["model"]["id"] == "thinker"
+    assert cycled_model["thinkingLevel"] == "low"  # the settings' level for that model
     assert cycled_model["model"]["reasoning"] is True
     assert cycled_model["isScoped"] is False
     levels = rpc.call({"id": "l2", "type": "get_available_thinking_levels"})["data"]["levels"]
@@ -92,6 +96,7 @@ def test_models_thinking_levels_and_modes(world: RpcWorld) -> None:
     assert state["autoCompactionEnabled"] is False
     settings = json.loads((world.agent_dir / "settings.json").read_text())
     assert settings == {
+        "modelThinkingLevels": {"replay/thinker": "low"},  # kept
         "steeringMode": "all",
         "followUpMode": "all",
         "compaction": {"enabled": False},

@@ -168,9 +168,19 @@ class CommandHandlers:
         return models.load_registry(self.rt.app.config.agent_dir)
 
     def _switch_model(self, registry: Any, entry: Any) -> dict[str, Any]:
+        """pi's model switch: the level is the settings' ``modelThinkingLevels`` entry for the
+        target, else ``defaultThinkingLevel``, else the current level; then clamped."""
         model = registry.create(entry)
-        self.rt.agent.set_model(model)
-        self._set_level(self._thinking_level())
+        agent = self.rt.agent
+        agent.set_model(model)
+        settings = agent.settings_data
+        per_model = settings.get("modelThinkingLevels")
+        key = f"{model.info.provider}/{model.info.id}"
+        wanted = per_model.get(key) if isinstance(per_model, dict) else None
+        if not isinstance(wanted, str):
+            default = settings.get("defaultThinkingLevel")
+            wanted = default if isinstance(default, str) else self._thinking_level()
+        self._set_level(wanted)
         return model_records.model_record(model.info)
 
     # -- prompting --------------------------------------------------------------------------------
