@@ -22,6 +22,7 @@ from pi_context.errors import PiContextError, ProviderError
 from pi_context.events import AgentEvent
 from pi_context.extensions import RegisteredCommand
 from pi_context.model import Model, ModelInfo
+from pi_context.model.thinking import cycle_thinking_level
 from pi_context.resources.settings import load_settings
 from pi_context.session.store import Session
 from pi_context.tokens import estimate_tokens
@@ -106,6 +107,9 @@ class AppConfig:
     )
     """The model for ``--model SPEC`` (or ``/model SPEC``); for ``None``, the startup model of
     the resumed session file (``None`` for a new session)."""
+    thinking: str | None = None
+    """``--thinking LEVEL`` (already validated): wins over the settings and the session's
+    recorded level at startup (spec §3.2)."""
 
     def _kwargs(self) -> dict[str, Any]:
         return {
@@ -123,33 +127,40 @@ class AppConfig:
         message); ``parent_session`` goes into its header."""
         work = cwd or self.cwd
         if self.session_dir is None:
-            return await AgentSession.create(
+            agent = await AgentSession.create(
                 cwd=work, model=model, parent_session=parent_session, **self._kwargs()
             )
-        self.session_dir.mkdir(parents=True, exist_ok=True)
-        path, sid, stamp = storage.new_session_path(self.session_dir)
-        return await AgentSession.create(
-            cwd=work,
-            model=model,
-            session_file=path,
-            session_id=sid,
-            timestamp=stamp,
-            parent_session=parent_session,
-            **self._kwargs(),
-        )
+        else:
+            self.session_dir.mkdir(parents=True, exist_ok=True)
+            path, sid, stamp = storage.new_session_path(self.session_dir)
+            agent = await AgentSession.create(
+                cwd=work,
+                model=model,
+                session_file=path,
+                session_id=sid,
+                timestamp=stamp,
+                parent_session=parent_session,
+                **self._kwargs(),
+            )
+        agent.apply_startup_thinking_level(self.thinking, resumed=False)
+        return agent
 
     async def open(self, path: Path, model: Model | None) -> AgentSession:
         """Resume ``path`` (runs in its header cwd); a missing file becomes a new session there."""
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            return await AgentSession.create(
+            agent = await AgentSession.create(
                 cwd=self.cwd, model=model, session_file=path, **self._kwargs()
             )
+            agent.apply_startup_thinking_level(self.thinking, resumed=False)
+            return agent
         header = storage.read_header(path)
         work = header.get("cwd") if header else None
         if isinstance(work, str) and not os.path.isdir(work):
             raise PiContextError(f"The session's working directory does not exist: {work}")
-        return await AgentSession.open(path, model=model, **self._kwargs())
+        agent = await AgentSession.open(path, model=model, **self._kwargs())
+        agent.apply_startup_thinking_level(self.thinking, resumed=True)
+        return agent
 
 
 class AppAgent:
@@ -229,7 +240,18 @@ class AppAgent:
         model = self.config.model_resolver(ref, None)
         if model is None:
             raise ProviderError(f"Unknown model '{ref}'")
-        self.agent.set_model(model)
+        self.agent.switch_model(model)
+
+    def thinking_level(self) -> str:
+        return self.agent.thinking_level
+
+    def cycle_thinking_level(self) -> str | None:
+        """The next supported level (recorded); ``None`` when the model cannot think."""
+        model = self.agent.model_or_none
+        if model is None:
+            return None
+        level = cycle_thinking_level(model.info, self.agent.thinking_level)
+        return self.agent.set_thinking_level(level) if level is not None else None
 
     def session_dir(self) -> Path | None:
         if self.agent.session.file_path is not None:

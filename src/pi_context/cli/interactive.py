@@ -77,8 +77,13 @@ class SlashCompleter(Completer):
                 yield Completion(candidate, start_position=-len(text), display_meta=meta)
 
 
-def _key_bindings() -> KeyBindings:
+def _key_bindings(cycle_thinking: Callable[[], None]) -> KeyBindings:
     bindings = KeyBindings()
+
+    @bindings.add(Keys.BackTab)  # Shift+Tab, pi's app.thinking.cycle
+    def _cycle_thinking(event: KeyPressEvent) -> None:
+        cycle_thinking()
+        event.app.invalidate()
 
     @bindings.add(Keys.Escape, Keys.Enter)
     def _newline(event: KeyPressEvent) -> None:
@@ -122,7 +127,7 @@ class InteractiveShell:
             history=history or InMemoryHistory(),
             completer=SlashCompleter(lambda: self.agent.skill_names()),
             complete_while_typing=True,
-            key_bindings=_key_bindings(),
+            key_bindings=_key_bindings(self.cycle_thinking),
             multiline=True,
             bottom_toolbar=lambda: self._status or self.status(),
             input=pt_input,
@@ -202,8 +207,20 @@ class InteractiveShell:
         """Recompute the status line: model, context of the window, cache hit ratio, cost."""
         info = self.agent.model_info()
         name = "no model (use --model or /model)" if info is None else f"{info.provider}/{info.id}"
+        if info is not None and info.reasoning:
+            name += f" · thinking {self.agent.thinking_level()}"
         self._status = status_line(self.agent.stats(), name)
         return self._status
+
+    def cycle_thinking(self) -> None:
+        """Shift+Tab: the model's next thinking level; the status line says which."""
+        level = self.agent.cycle_thinking_level()
+        note = (
+            "Current model does not support thinking"
+            if level is None
+            else f"Thinking level: {level}"
+        )
+        self._status = f"{note} · {self.status()}"
 
     def print_status(self) -> None:
         self.console.print(Text(self.status(), style="dim"))

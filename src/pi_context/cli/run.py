@@ -25,6 +25,7 @@ from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
 from pi_context.cli.app import AppAgent, AppConfig, resolve_cli_model
 from pi_context.errors import PiContextError, ResourceError
 from pi_context.export import SessionDocument, default_html_name, export_html
+from pi_context.model.thinking import THINKING_LEVELS, parse_thinking_level
 from pi_context.resources import paths
 from pi_context.resources.settings import load_settings
 from pi_context.resources.trust import TrustDecision
@@ -199,6 +200,12 @@ async def _run(
 @click.option(
     "--model", default=None, metavar="SPEC", help="provider/model (or scripted:<file> for tests)."
 )
+@click.option(
+    "--thinking",
+    default=None,
+    metavar="LEVEL",
+    help="Thinking level: off, minimal, low, medium, high, xhigh, max (clamped to the model).",
+)
 @click.option("-nc", "--no-context-files", is_flag=True, help="Do not load AGENTS.md / CLAUDE.md.")
 @click.option(
     "--system-prompt", default=None, metavar="TEXT|FILE", help="Replace the default prompt."
@@ -227,6 +234,7 @@ def agent_command(
     session_dir: str | None,
     no_session: bool,
     model: str | None,
+    thinking: str | None,
     no_context_files: bool,
     system_prompt: str | None,
     append_system_prompt: tuple[str, ...],
@@ -242,6 +250,13 @@ def agent_command(
         written = export_html(doc, out)
         click.echo(f"Exported to: {written}")
         return 0
+    if thinking is not None and parse_thinking_level(thinking) is None:
+        click.echo(
+            f'Warning: Invalid thinking level "{thinking}". '
+            f"Valid values: {', '.join(THINKING_LEVELS)}",
+            err=True,
+        )
+        thinking = None
     if name is not None:
         name = name.strip()
         if not name:
@@ -286,6 +301,7 @@ def agent_command(
         model_resolver=lambda spec, resumed: resolve_cli_model(
             spec, agent_dir=agent_dir, resumed=resumed
         ),
+        thinking=thinking,
     )
     # RPC mode ignores positional messages, as pi does: prompts arrive as commands
     prompts = [] if run_mode == "rpc" else build_prompts(messages, stdin_text, cwd)
