@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
@@ -221,6 +222,9 @@ class InteractiveShell:
             else f"Thinking level: {level}"
         )
         self._status = f"{note} · {self.status()}"
+        # shown above the prompt too, as pi's status message (the toolbar needs a terminal
+        # that reports the cursor position)
+        run_in_terminal(lambda: self.console.print(Text(note, style="dim")))
 
     def print_status(self) -> None:
         self.console.print(Text(self.status(), style="dim"))
