@@ -36,6 +36,8 @@ def resolve_cli_model(
     *,
     agent_dir: Path | None = None,
     resumed: Path | None = None,
+    provider: str | None = None,
+    api_key: str | None = None,
 ) -> Model | None:
     """The model for ``--model SPEC``; without ``SPEC``, pi's startup model.
 
@@ -46,7 +48,8 @@ def resolve_cli_model(
     ``defaultModel`` settings, each only when its key is configured; then the first provider
     with a key, else the embedded local model when the ``local`` extra is installed, else
     ``None`` (see :data:`pi_context.cli.agent_api.NO_MODEL_HELP`). ``env`` replaces
-    ``os.environ``.
+    ``os.environ``. ``provider`` (``--provider``) limits the lookup of ``SPEC`` to one
+    provider; ``api_key`` (``--api-key``) is that model's provider key for this process.
     """
     scripted = scripted_spec(spec, env)
     if scripted is not None:
@@ -57,7 +60,10 @@ def resolve_cli_model(
 
     registry = models.load_registry(agent_dir, env=env)
     if spec is not None:
-        return models.resolve_model(spec, registry=registry)
+        named = registry.lookup(spec, provider=provider).entry
+        if api_key is not None:
+            registry.key_overrides[named.info.provider] = api_key
+        return registry.create(named)
     for provider, model_id in (_recorded_model(resumed), _settings_model(agent_dir)):
         entry = registry.find(provider, model_id) if provider and model_id else None
         if entry is not None and registry.is_available(entry):
@@ -121,18 +127,28 @@ class AppConfig:
         }
 
     async def create(
-        self, model: Model | None, *, cwd: str | None = None, parent_session: str | None = None
+        self,
+        model: Model | None,
+        *,
+        cwd: str | None = None,
+        parent_session: str | None = None,
+        session_id: str | None = None,
     ) -> AgentSession:
         """A new session in the session dir, named as pi names it (written with the first
-        message); ``parent_session`` goes into its header."""
+        message); ``parent_session`` goes into its header, ``session_id`` (``--session-id``)
+        replaces the generated id."""
         work = cwd or self.cwd
         if self.session_dir is None:
             agent = await AgentSession.create(
-                cwd=work, model=model, parent_session=parent_session, **self._kwargs()
+                cwd=work,
+                model=model,
+                parent_session=parent_session,
+                session_id=session_id,
+                **self._kwargs(),
             )
         else:
             self.session_dir.mkdir(parents=True, exist_ok=True)
-            path, sid, stamp = storage.new_session_path(self.session_dir)
+            path, sid, stamp = storage.new_session_path(self.session_dir, session_id=session_id)
             agent = await AgentSession.create(
                 cwd=work,
                 model=model,

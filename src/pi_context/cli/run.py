@@ -88,12 +88,24 @@ async def _start(
     session_arg: str | None,
     model_spec: str | None,
     interactive: bool,
+    session_id: str | None = None,
 ) -> AppAgent | None:
     # a named model is resolved first, so that a bad --model fails before any picker
     named = config.model_resolver(model_spec, None) if model_spec is not None else None
     directory = config.session_dir
     path: Path | None = None
-    if session_arg is not None:
+    if session_id is not None:
+        found = _session_with_id(directory, session_id)
+        if found is None:
+            if directory is not None:
+                click.echo(
+                    f"Warning: No project session found with id '{session_id}'; "
+                    "creating a new session with that id.",
+                    err=True,
+                )
+            return AppAgent(await config.create(named, session_id=session_id), config)
+        path = found
+    elif session_arg is not None:
         local = directory or storage.default_session_dir(config.cwd, config.agent_dir)
         match = storage.resolve_session_arg(
             session_arg, cwd=config.cwd, directory=local, agent=config.agent_dir
@@ -121,6 +133,56 @@ async def _start(
     return AppAgent(await config.create(model), config)
 
 
+def _check_session_id(session_id: str, *, cont: bool, resume: bool, session: str | None) -> None:
+    """pi's ``--session-id`` rules: its shape, and no other way of choosing the session."""
+    if not storage.SESSION_ID_PATTERN.match(session_id):
+        raise click.ClickException(
+            "Session id must be non-empty, contain only alphanumeric characters, '-', '_', "
+            "and '.', and start and end with an alphanumeric character"
+        )
+    others = [
+        flag
+        for flag, on in (
+            ("--session", session is not None),
+            ("--continue", cont),
+            ("--resume", resume),
+        )
+        if on
+    ]
+    if others:
+        raise click.ClickException(f"--session-id cannot be combined with {', '.join(others)}")
+
+
+def _session_with_id(directory: Path | None, session_id: str) -> Path | None:
+    """The project's session file whose header id is exactly ``session_id``."""
+    if directory is None or not directory.is_dir():
+        return None
+    return next((s.path for s in storage.list_sessions(directory) if s.id == session_id), None)
+
+
+def _list_models(search: str | None) -> int:
+    from pi_context.cli.list_models import model_table
+    from pi_context.providers import models
+
+    registry = models.load_registry(paths.agent_dir())
+    if registry.errors:
+        click.echo("Warning: errors loading models.json:\n" + "\n".join(registry.errors), err=True)
+    available = [entry.info for entry in registry.available()]
+    if not available:
+        click.echo(
+            "No models available. Set an API key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY) "
+            "or add a provider to models.json."
+        )
+        return 0
+    lines = model_table(available, search)
+    if not lines:
+        click.echo(f'No models matching "{search}"')
+        return 0
+    for line in lines:
+        click.echo(line)
+    return 0
+
+
 async def _run(
     config: AppConfig,
     options: dict[str, Any],
@@ -140,6 +202,7 @@ async def _run(
         session_arg=options["session"],
         model_spec=options["model"],
         interactive=interactive,
+        session_id=options["session_id"],
     )
     if app is None:
         return 0
@@ -201,6 +264,36 @@ async def _run(
     "--model", default=None, metavar="SPEC", help="provider/model (or scripted:<file> for tests)."
 )
 @click.option(
+    "--provider", default=None, metavar="NAME", help="Look the --model name up in this provider."
+)
+@click.option(
+    "--api-key",
+    default=None,
+    metavar="KEY",
+    help="API key for the model's provider (this run only, never saved).",
+)
+@click.option(
+    "--session-id",
+    default=None,
+    metavar="ID",
+    help="Open the project's session with this id, or start a new one with it.",
+)
+@click.option(
+    "--list-models",
+    "list_models",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[SEARCH]",
+    help="List the models with a key (fuzzy SEARCH over provider and id) and exit.",
+)
+@click.option(
+    "--offline",
+    is_flag=True,
+    help="No network at startup (also PI_OFFLINE=1); model requests still go out.",
+)
+@click.option("--verbose", is_flag=True, help="Interactive: always show the startup details.")
+@click.option(
     "--thinking",
     default=None,
     metavar="LEVEL",
@@ -234,6 +327,12 @@ def agent_command(
     session_dir: str | None,
     no_session: bool,
     model: str | None,
+    provider: str | None,
+    api_key: str | None,
+    session_id: str | None,
+    list_models: str | None,
+    offline: bool,
+    verbose: bool,
     thinking: str | None,
     no_context_files: bool,
     system_prompt: str | None,
@@ -250,6 +349,25 @@ def agent_command(
         written = export_html(doc, out)
         click.echo(f"Exported to: {written}")
         return 0
+    if offline or os.environ.get("PI_OFFLINE", "").lower() in ("1", "true", "yes"):
+        os.environ["PI_OFFLINE"] = "1"
+        os.environ["PI_SKIP_VERSION_CHECK"] = "1"
+    if list_models is not None:
+        return _list_models(list_models or None)
+    if provider is not None and model is None:
+        raise click.ClickException(
+            f"--provider requires --model (for example: --provider {provider} --model <pattern>)"
+        )
+    if api_key is not None and model is None:
+        raise click.ClickException(
+            "--api-key requires a model to be specified via --model, --provider/--model, "
+            "or --models"
+        )
+    if session_id is not None:
+        _check_session_id(session_id, cont=cont, resume=resume, session=session)
+    if model is not None and thinking is None:  # a ":<level>" suffix counts without --thinking
+        suffix = model.rpartition(":")[2]
+        thinking = suffix if ":" in model and parse_thinking_level(suffix) else None
     if thinking is not None and parse_thinking_level(thinking) is None:
         click.echo(
             f'Warning: Invalid thinking level "{thinking}". '
@@ -299,13 +417,25 @@ def agent_command(
         system_prompt=system_prompt,
         append_system_prompt=append_system_prompt,
         model_resolver=lambda spec, resumed: resolve_cli_model(
-            spec, agent_dir=agent_dir, resumed=resumed
+            spec,
+            agent_dir=agent_dir,
+            resumed=resumed,
+            # --provider and --api-key belong to the --model of the command line
+            provider=provider if spec is not None and spec == model else None,
+            api_key=api_key if spec is not None and spec == model else None,
         ),
         thinking=thinking,
     )
     # RPC mode ignores positional messages, as pi does: prompts arrive as commands
     prompts = [] if run_mode == "rpc" else build_prompts(messages, stdin_text, cwd)
-    options = {"cont": cont, "resume": resume, "session": session, "model": model, "name": name}
+    options = {
+        "cont": cont,
+        "resume": resume,
+        "session": session,
+        "model": model,
+        "name": name,
+        "session_id": session_id,
+    }
     return asyncio.run(_run(config, options, prompts, run_mode))
 
 
