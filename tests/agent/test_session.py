@@ -267,7 +267,7 @@ async def test_the_bash_timeout_setting_is_read_from_the_settings_file(
     await sess.run("hi")
     assert _timeout_description(model).endswith("(optional; default 600)")
     settings_file.write_text('{"bash": {"defaultTimeoutSeconds": -1}}')
-    with pytest.raises(PiContextError, match="bash.defaultTimeoutSeconds") as caught:
+    with pytest.raises(PiContextError, match=r"bash\.defaultTimeoutSeconds") as caught:
         await make_session(ScriptedModel([]))
     assert str(settings_file) in str(caught.value)
 

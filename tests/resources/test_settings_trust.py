@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from pi_context.errors import SettingsError
-from pi_context.resources.settings import bash_settings_for
 from pi_context.resources import (
     ResourceLoader,
     TrustStore,
@@ -18,6 +17,7 @@ from pi_context.resources import (
     resolve_project_trust,
     retry_settings_for,
 )
+from pi_context.resources.settings import bash_settings_for
 
 
 def write(path: Path, text: str) -> Path:
