@@ -371,3 +371,30 @@ def test_reload_never_trusts_files_the_model_wrote_and_trust_is_explicit(tmp_pat
     # the model's file reached the prompt only after the user trusted the project
     assert not any("MODEL-WRITTEN-PROMPT" in s for s in systems[:-1])
     assert "MODEL-WRITTEN-PROMPT" in systems[-1]
+
+
+def test_resume_asks_before_opening_a_session_of_another_directory(tmp_path: Path) -> None:
+    """A shared session dir (the global ``sessionDir``) lists sessions of every directory."""
+    place = Place(tmp_path)
+    shared = tmp_path / "shared"
+    place.agent.mkdir()
+    (place.agent / "settings.json").write_text(json.dumps({"sessionDir": str(shared)}))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    session = _session_file(shared, elsewhere, "other", "old question")
+    before = session.read_bytes()
+    term = Terminal(tmp_path, ["answered", "again"])
+    term.command("hi", "answered")
+    term.say("/resume")
+    term.expect("old question")
+    term.expect("Resume #")
+    term.say("2")
+    term.expect("Run its tools in that directory")
+    term.say("n")
+    term.expect("Session not opened.")
+    term.expect(PROMPT)
+    term.command("still here", "again")
+    assert term.quit() == 0
+    assert session.read_bytes() == before
+    [mine] = [p for p in shared.glob("*.jsonl") if p != session]
+    assert _users(mine) == ["hi", "still here"]

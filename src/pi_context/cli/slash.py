@@ -395,6 +395,14 @@ async def _resume(shell: Shell, _args: str) -> None:
     info = pick_session(sessions, (await shell.ask("Resume # (empty cancels): ")).strip())
     if info is None:
         return
+    here = shell.agent.project_trust().directory
+    if info.cwd and os.path.realpath(info.cwd) != os.path.realpath(here):
+        # its tools would run there and that directory's AGENTS.md would load
+        shell.console.print(Text(f"This session was recorded in {info.cwd} (you are in {here})."))
+        answer = await shell.ask("Run its tools in that directory and load its AGENTS.md? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            shell.console.print("Session not opened.")
+            return
     shell.switch(await shell.agent.open_session(info.path))
     shell.console.print(f"[green]Resumed {info.path.name}.[/green]")
 
