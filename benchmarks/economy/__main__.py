@@ -148,8 +148,10 @@ def write_report(
     pi_note: str,
     seconds: float,
 ) -> None:
+    from benchmarks.economy.attribution import attribute
     from benchmarks.economy.pricing import ANTHROPIC_PRICES, OPENAI_PRICES
-    from benchmarks.economy.report import markdown_table, plot_cumulative
+    from benchmarks.economy.report import attribution_table, markdown_table, plot_cumulative
+    from benchmarks.economy.workload import generate_workload
 
     upto = getattr(args, "upto", None)
     scope = f"the first {upto} of {args.prompts}" if upto else f"{args.prompts}"
@@ -167,6 +169,9 @@ def write_report(
         title = f"{api} simulator ({prices.model} prices), seed {seed}"
         png = plot_cumulative(runs, title, out / f"cost-{api}-seed{seed}.png")
         parts.append(f"\n## {title}\n\n{markdown_table(runs)}\n![cumulative cost]({png.name})\n")
+        workload = generate_workload(seed, args.prompts)
+        causes = {run["contender"]: attribute(run, workload, prices) for run in runs}
+        parts.append(f"\nCost above the all-cached floor, by cause:\n\n{attribution_table(causes)}")
         for run in runs:
             for failure in run["failures"][:5]:
                 parts.append(f"- {run['contender']}: {failure}\n")

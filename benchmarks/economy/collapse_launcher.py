@@ -21,7 +21,7 @@ from pi_context.providers._sdk import SDKModel
 def install_collapse() -> Callable[[], None]:
     """Make every SDK adapter deliver by collapsing; returns the undo."""
     had = "system_delivery" in SDKModel.__dict__
-    previous = SDKModel.__dict__.get("system_delivery")
+    previous: Any = SDKModel.__dict__.get("system_delivery")
 
     def ignore(self: Any, value: Any) -> None:
         return
@@ -31,7 +31,7 @@ def install_collapse() -> Callable[[], None]:
 
     def undo() -> None:
         if had:
-            SDKModel.system_delivery = previous  # type: ignore[misc]
+            SDKModel.system_delivery = previous
         else:
             del SDKModel.system_delivery
 

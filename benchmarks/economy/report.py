@@ -8,7 +8,14 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Totals", "first_prompts", "markdown_table", "plot_cumulative", "totals"]
+__all__ = [
+    "Totals",
+    "attribution_table",
+    "first_prompts",
+    "markdown_table",
+    "plot_cumulative",
+    "totals",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +85,18 @@ def markdown_table(runs: Sequence[Mapping[str, Any]], baseline: str = "pi 1.6.0"
             f"| {t.over_window} | ${t.cost:.2f} | {ratio} | {t.failures} |"
         )
     return head + "\n".join(lines) + "\n"
+
+
+def attribution_table(by_contender: Mapping[str, Mapping[str, float]]) -> str:
+    """Dollars above the all-cached floor per cause (:mod:`.attribution`), one row each."""
+    causes = sorted({cause for row in by_contender.values() for cause in row})
+    head = "| contender | " + " | ".join(causes) + " |\n"
+    head += "|---|" + "---:|" * len(causes) + "\n"
+    rows = [
+        f"| {name} | " + " | ".join(f"${row.get(c, 0.0):.3f}" for c in causes) + " |"
+        for name, row in by_contender.items()
+    ]
+    return head + "\n".join(rows) + "\n"
 
 
 def first_prompts(run: Mapping[str, Any], count: int) -> dict[str, Any]:
