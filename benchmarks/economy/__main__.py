@@ -174,7 +174,10 @@ def write_report(
         parts.append(f"\nCost above the all-cached floor, by cause:\n\n{attribution_table(causes)}")
         for run in runs:
             for failure in run["failures"][:5]:
-                parts.append(f"- {run['contender']}: {failure}\n")
+                line = " ".join(failure.split())
+                if len(line) > 300:
+                    line = f"{line[:40]} ... {line[-240:]}"
+                parts.append(f"- {run['contender']}: {line}\n")
     (out / "report.md").write_text("".join(parts))
     print(f"report: {out / 'report.md'}")
 
