@@ -128,3 +128,34 @@ def test_offline_runs_without_anything_else_changing(world: ReplayWorld) -> None
     done = world.run("-p", "--offline", "--model", "replay/tiny", "hi")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Offline.\n"
+
+
+def _tool_names(world: ReplayWorld, index: int) -> list[str]:
+    sent = world.server.requests[index].json()
+    return [tool["function"]["name"] for tool in sent.get("tools") or []]
+
+
+def test_tools_flags_decide_the_declared_tools(world: ReplayWorld) -> None:
+    world.server.add(*(text_reply(f"R{n}.") for n in range(4)))
+    base = ("-p", "--no-session", "--model", "replay/tiny")
+    assert world.run(*base, "--tools", "read, b*", "x").returncode == 0
+    assert world.run(*base, "-t", "-edit,+edit,-write", "x").returncode == 0
+    assert world.run(*base, "--no-tools", "x").returncode == 0
+    assert world.run(*base, "--exclude-tools", "write,edit", "x").returncode == 0
+    assert _tool_names(world, 0) == ["read", "bash"]
+    assert _tool_names(world, 1) == ["read", "bash", "edit"]  # in the order of the entries
+    assert _tool_names(world, 2) == []
+    assert _tool_names(world, 3) == ["read", "bash"]
+
+
+def test_tools_flag_errors_are_pi_s(world: ReplayWorld) -> None:
+    mixed = world.run("-p", "--model", "replay/tiny", "-t", "read,+grep", "x")
+    assert mixed.returncode == 1
+    assert mixed.stderr.strip() == (
+        "Error: -t: tool names cannot be mixed with +name or -name entries"
+    )
+    pattern = world.run("-p", "--model", "replay/tiny", "--tools", "-b*", "x")
+    assert pattern.returncode == 1
+    assert pattern.stderr.strip() == (
+        "Error: --tools: +name and -name entries take exact tool names, not patterns: -b*"
+    )

@@ -170,7 +170,9 @@ class AgentSession:
         return sess
 
     async def _started(self, reason: Literal["startup", "resume"]) -> None:
-        if reason == "resume":
+        selection = self._state.tool_selection
+        # --tools replaces the defaults, so the branch's recorded loadout is not restored
+        if reason == "resume" and not (selection is not None and selection.replaces_defaults):
             self._loadout.restore_from_branch()
         await extension_dispatch.session_started(self._state, reason)
 

@@ -17,6 +17,7 @@ from typing import Any
 from pi_context import storage
 from pi_context.agent.session import AgentSession
 from pi_context.agent.stats import SessionStats
+from pi_context.agent.tool_selection import ToolSelection
 from pi_context.cli.agent_api import ProjectTrust
 from pi_context.cli.scripted import load_scripted_model, scripted_spec
 from pi_context.errors import PiContextError, ProviderError
@@ -118,6 +119,8 @@ class AppConfig:
     thinking: str | None = None
     """``--thinking LEVEL`` (already validated): wins over the settings and the session's
     recorded level at startup (spec §3.2)."""
+    tool_selection: ToolSelection | None = None
+    """``--tools`` / ``--no-tools`` / ``--no-builtin-tools`` / ``--exclude-tools``."""
 
     def _kwargs(self) -> dict[str, Any]:
         return {
@@ -126,6 +129,7 @@ class AppConfig:
             "system_prompt": self.system_prompt,
             "append_system_prompt": list(self.append_system_prompt) or None,
             "load_extensions": True,
+            "tool_selection": self.tool_selection,
         }
 
     async def create(

@@ -28,6 +28,7 @@ from typing import Any, BinaryIO
 import click
 
 from pi_context import storage
+from pi_context.agent.tool_selection import ToolSelectionError, parse_tool_selection
 from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
 from pi_context.cli.app import AppAgent, AppConfig, resolve_cli_model
 from pi_context.errors import PiContextError, ResourceError
@@ -403,6 +404,20 @@ async def _run(
 )
 @click.option("--verbose", is_flag=True, help="Interactive: always show the startup details.")
 @click.option(
+    "-t",
+    "--tools",
+    default=None,
+    metavar="LIST",
+    help="Only these tools (names, a* patterns), or +x,-y.",
+)
+@click.option(
+    "-nt", "--no-tools", is_flag=True, help="No tools at all (unless --tools lists them)."
+)
+@click.option("-nbt", "--no-builtin-tools", is_flag=True, help="None of the default tools.")
+@click.option(
+    "-xt", "--exclude-tools", default=None, metavar="LIST", help="Never register these tools."
+)
+@click.option(
     "--thinking",
     default=None,
     metavar="LEVEL",
@@ -443,6 +458,10 @@ def agent_command(
     list_models: str | None,
     offline: bool,
     verbose: bool,
+    tools: str | None,
+    no_tools: bool,
+    no_builtin_tools: bool,
+    exclude_tools: str | None,
     thinking: str | None,
     no_context_files: bool,
     system_prompt: str | None,
@@ -473,6 +492,18 @@ def agent_command(
             "--api-key requires a model to be specified via --model, --provider/--model, "
             "or --models"
         )
+    selection = None
+    if tools is not None or no_tools or no_builtin_tools or exclude_tools is not None:
+        try:
+            selection = parse_tool_selection(
+                tools,
+                no_tools=no_tools,
+                no_builtin_tools=no_builtin_tools,
+                exclude=exclude_tools,
+                flag="-t" if "-t" in sys.argv[1:] else "--tools",
+            )
+        except ToolSelectionError as exc:
+            raise click.ClickException(str(exc)) from exc
     if session_id is not None:
         _check_session_id(session_id, cont=cont, resume=resume, session=session)
     if model is not None and thinking is None:  # a ":<level>" suffix counts without --thinking
@@ -536,6 +567,7 @@ def agent_command(
             api_key=api_key if spec is not None and spec == model else None,
         ),
         thinking=thinking,
+        tool_selection=selection,
     )
     # RPC mode ignores positional messages, as pi does: prompts arrive as commands
     prompts = [] if run_mode == "rpc" else build_prompts(messages, stdin_text, cwd)
