@@ -27,12 +27,20 @@ _FILE = click.Path(exists=False, dir_okay=False, path_type=Path)
 
 
 def _open(path: Path, strict: bool) -> Session:
+    """Open and check every entry (without keeping them decoded): problems are reported up
+    front, one line each, and the commands then read only checked entries."""
     session = Session.open(path, lock_timeout=0)
-    for problem in session.check() if strict else session.problems:
+    for problem in session.check():
         if strict:
             raise SessionFormatError(problem.error, path=problem.path, line=problem.line)
         click.echo(f"pictx: warning: {problem}", err=True)
     return session
+
+
+def _model_text(model: Any) -> str:
+    if not model:
+        return "-"
+    return f"{model.get('provider')}/{model.get('modelId')}"
 
 
 def _print_json(value: Any) -> None:
@@ -47,17 +55,22 @@ def _snippet(text: str, width: int = 60) -> str:
 
 def _kind(entry: Entry) -> str:
     if entry.type == "message":
-        message = entry.message
-        role = message.get("role") if message is not None else None
+        role = entry.role
+        if role is None:
+            message = entry.peek().get("message")
+            role = message.get("role") if isinstance(message, dict) else None
         return f"message:{role}"
     return entry.type
 
 
 def _describe(entry: Entry) -> str:
-    """A short human description of an entry for the tree view."""
+    """A short human description of an entry for the tree view (reads the checked entry
+    without keeping it decoded)."""
+    data = entry.peek()
     kind = entry.type
     if kind == "message":
-        message: dict[str, Any] = dict(entry.message or {})
+        value = data.get("message")
+        message: dict[str, Any] = value if isinstance(value, dict) else {}
         role = str(message.get("role"))
         if role == "assistant":
             content = message.get("content")
@@ -80,28 +93,30 @@ def _describe(entry: Entry) -> str:
         return f"{role}: {_snippet(text_of(message.get('content'), ' '))}"
     if kind == "compaction":
         return (
-            f"[compaction] keeps from {entry.get('firstKeptEntryId')}, "
-            f"{entry.get('tokensBefore')} tokens before: {_snippet(str(entry.get('summary')))}"
+            f"[compaction] keeps from {data.get('firstKeptEntryId')}, "
+            f"{data.get('tokensBefore')} tokens before: {_snippet(str(data.get('summary')))}"
         )
     if kind == "branch_summary":
-        return f"[branch summary] from {entry.get('fromId')}: {_snippet(str(entry.get('summary')))}"
+        return f"[branch summary] from {data.get('fromId')}: {_snippet(str(data.get('summary')))}"
     if kind == "model_change":
-        return f"model → {entry.get('provider')}/{entry.get('modelId')}"
+        return f"model → {data.get('provider')}/{data.get('modelId')}"
     if kind == "thinking_level_change":
-        return f"thinking → {entry.get('thinkingLevel')}"
+        return f"thinking → {data.get('thinkingLevel')}"
     if kind == "context_edit":
-        action = "omit" if entry.get("replacement") is None else "replace"
-        return f"context edit: {action} {entry.get('targetId')}"
+        action = "omit" if data.get("replacement") is None else "replace"
+        return f"context edit: {action} {data.get('targetId')}"
     if kind == "label":
-        return f"label {entry.get('targetId')} = {entry.get('label')!r}"
+        return f"label {data.get('targetId')} = {data.get('label')!r}"
     if kind == "session_info":
-        return f"name = {entry.get('name')!r}"
+        return f"name = {data.get('name')!r}"
     if kind == "custom_message":
-        return f"custom message {entry.get('customType')}: {_snippet(text_of(entry.get('content'), ' '))}"
+        return f"custom message {data.get('customType')}: {_snippet(text_of(data.get('content'), ' '))}"
     if kind == "custom":
-        return f"custom {entry.get('customType')}"
+        return f"custom {data.get('customType')}"
     if kind == "usage":
-        return f"usage {entry.get('kind')} {entry.get('provider')}/{entry.get('model')}"
+        return f"usage {data.get('kind')} {data.get('provider')}/{data.get('model')}"
+    if kind == "unreadable":
+        return "(unreadable line: left out)"
     return f"{kind} (not interpreted)"
 
 
@@ -162,7 +177,7 @@ def info_command(file: Path, as_json: bool, strict: bool) -> None:
         + ")",
         f"branches:      {len(session.leaves())} leaves; current leaf {session.leaf_id or '-'}",
         f"context:       {len(projection.messages)} messages, ~{tokens} tokens (chars/4)",
-        f"model:         {model['provider'] + '/' + model['modelId'] if model else '-'}",
+        f"model:         {_model_text(model)}",
         f"thinking:      {projection.thinking_level}",
         f"labels:        {len(session.labels)}",
     ]
@@ -172,44 +187,50 @@ def info_command(file: Path, as_json: bool, strict: bool) -> None:
 
 
 def _tree_lines(session: Session) -> Iterator[str]:
-    """Render the forest; indentation grows only where the tree branches."""
+    """Render the forest; indentation grows only where the tree branches.
+
+    The same walk as :meth:`TreeIndex.preorder` (linear in the lines printed, whatever the
+    depth): an id already open on the way down is not expanded again.
+    """
     tree = session.tree
     children = tree.children_map
     on_path = {id(e) for e in session.branch_view()}
     leaf = session.leaf
     labels = tree.labels
-    stack: list[tuple[Entry, str, str, frozenset[str]]] = []
+    open_ids: set[str] = set()
+    stack: list[tuple[Entry, str, str] | str] = []
     roots = tree.roots()
     for index, root in enumerate(reversed(roots)):
         last = index == 0
         prefix = "" if len(roots) == 1 else ("└─ " if last else "├─ ")
         rest = "" if len(roots) == 1 else ("   " if last else "│  ")
-        stack.append((root, prefix, rest, frozenset()))
+        stack.append((root, prefix, rest))
     while stack:
-        entry, prefix, rest, ancestors = stack.pop()
+        item = stack.pop()
+        if isinstance(item, str):
+            open_ids.discard(item)
+            continue
+        entry, prefix, rest = item
         mark = "*" if id(entry) in on_path else " "
-        try:
-            description = _describe(entry)
-        except SessionFormatError as exc:
-            description = f"(unreadable: {exc.reason})"
-        text = f"{mark} {prefix}{entry.id} {description}"
+        text = f"{mark} {prefix}{entry.id} {_describe(entry)}"
         label = labels.get(entry.id)
         if label:
             text += f"  [{label}]"
         if entry is leaf:
             text += "  ← leaf"
         yield text
-        if entry.id in ancestors:
+        if entry.id in open_ids:
             continue
-        below = ancestors | {entry.id}
+        open_ids.add(entry.id)
+        stack.append(entry.id)
         kids = children.get(entry.id, [])
         if len(kids) == 1:
-            stack.append((kids[0], rest, rest, below))
+            stack.append((kids[0], rest, rest))
             continue
         for index, child in enumerate(reversed(kids)):
             last = index == 0
             stack.append(
-                (child, rest + ("└─ " if last else "├─ "), rest + ("   " if last else "│  "), below)
+                (child, rest + ("└─ " if last else "├─ "), rest + ("   " if last else "│  "))
             )
 
 
@@ -297,7 +318,7 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
     model = projection.model
     click.echo(
         f"-- leaf {projection.leaf_id or '-'}: {len(rows)} messages, ~{total} tokens; "
-        f"model {model['provider'] + '/' + model['modelId'] if model else '-'}; "
+        f"model {_model_text(model)}; "
         f"thinking {projection.thinking_level}"
     )
 

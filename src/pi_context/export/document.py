@@ -15,6 +15,8 @@ from typing import Any
 
 from pi_context import _json
 from pi_context.errors import SessionFormatError
+from pi_context.session._reading import read_regular
+from pi_context.session.validation import checked_entry
 
 __all__ = ["SessionDocument", "entry_kind", "entry_preview", "text_of_content"]
 
@@ -122,7 +124,7 @@ class SessionDocument:
         """Read a session file (any version; entries without ids are chained in file order)."""
         file = Path(path)
         try:
-            data = file.read_bytes()
+            data = read_regular(file)  # refuses FIFOs and devices, reads no further than the size
         except OSError as exc:
             raise SessionFormatError(f"cannot read session: {exc.strerror}", path=file) from exc
         header: dict[str, Any] | None = None
@@ -142,6 +144,7 @@ class SessionDocument:
                     raise SessionFormatError("not a valid pi session", path=file, line=number)
                 header = value
                 continue
+            value, _ = checked_entry(value)  # fields of the wrong type are left out
             if not isinstance(value.get("id"), str):
                 value = {**value, "id": f"#{number}", "parentId": previous}
             previous = value["id"]
