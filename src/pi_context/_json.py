@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Any, Final, cast
 
 import orjson
 
@@ -25,7 +26,13 @@ __all__ = [
     "JS_WHITESPACE",
     "MAX_DEPTH",
     "JSONDepthError",
-    "dumps", "js_number", "js_stringify", "js_trim", "loads", "utf16_len"]
+    "dumps",
+    "js_number",
+    "js_stringify",
+    "js_trim",
+    "loads",
+    "utf16_len",
+]
 
 
 MAX_DEPTH: Final = 10_000
@@ -61,6 +68,8 @@ def loads(data: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
 
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
+# The standard library's (C) string scanner: typeshed does not declare it.
+_scanstring = cast(Callable[[str, int], tuple[str, int]], vars(json.decoder)["scanstring"])
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS: Final[dict[str, Any]] = {"true": True, "false": False, "null": None}
 
@@ -68,23 +77,28 @@ _LITERALS: Final[dict[str, Any]] = {"true": True, "false": False, "null": None}
 def _loads_deep(text: str, max_depth: int) -> Any:
     """Decode ``text`` with an explicit stack instead of recursion (any depth up to
     ``max_depth``); the same values ``json.loads`` gives."""
-    skip = _WHITESPACE.match
+    whitespace = _WHITESPACE.match
+
+    def skip(at: int) -> int:
+        found = whitespace(text, at)
+        return found.end() if found is not None else at
+
     # Open containers, innermost last; for an object, the key its next value goes to.
     stack: list[tuple[dict[str, Any] | list[Any], list[str]]] = []
-    pos = skip(text, 0).end()
+    pos = skip(0)
 
     def fail(what: str) -> ValueError:
         return ValueError(f"{what} at char {pos}")
 
     def key_at(start: int) -> tuple[str, int]:
-        start = skip(text, start).end()
+        start = skip(start)
         if text[start : start + 1] != '"':
             raise ValueError(f"expecting property name enclosed in double quotes at char {start}")
-        key, end = json.decoder.scanstring(text, start + 1)
-        end = skip(text, end).end()
+        key, end = _scanstring(text, start + 1)
+        end = skip(end)
         if text[end : end + 1] != ":":
             raise ValueError(f"expecting ':' delimiter at char {end}")
-        return key, skip(text, end + 1).end()
+        return key, skip(end + 1)
 
     while True:
         # -- one value starts at pos
@@ -93,7 +107,7 @@ def _loads_deep(text: str, max_depth: int) -> Any:
         if char in ("{", "["):
             if len(stack) >= max_depth:
                 raise JSONDepthError(f"nested deeper than {max_depth} levels")
-            after = skip(text, pos + 1).end()
+            after = skip(pos + 1)
             close = "}" if char == "{" else "]"
             if text[after : after + 1] == close:
                 value = {} if char == "{" else []
@@ -108,7 +122,7 @@ def _loads_deep(text: str, max_depth: int) -> Any:
                 pos = after
                 continue
         elif char == '"':
-            value, pos = json.decoder.scanstring(text, pos + 1)
+            value, pos = _scanstring(text, pos + 1)
         else:
             number = _NUMBER.match(text, pos)
             if number is not None:
@@ -130,7 +144,7 @@ def _loads_deep(text: str, max_depth: int) -> Any:
                     raise fail("expecting value")
         # -- the value is complete: put it into its container, closing finished ones
         while True:
-            pos = skip(text, pos).end()
+            pos = skip(pos)
             if not stack:
                 if pos != len(text):
                     raise fail("extra data")
@@ -148,7 +162,7 @@ def _loads_deep(text: str, max_depth: int) -> Any:
                 top.append(value)
                 separator = text[pos : pos + 1]
                 if separator == ",":
-                    pos = skip(text, pos + 1).end()
+                    pos = skip(pos + 1)
                     break
                 if separator != "]":
                     raise fail("expecting ',' delimiter")

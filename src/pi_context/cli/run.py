@@ -254,6 +254,7 @@ def agent_command(
     if export_path is not None:
         doc = SessionDocument.load(export_path)
         out = Path(messages[0]) if messages else Path(cwd) / default_html_name(Path(export_path))
+        storage.refuse_session_target(out, Path(export_path))
         written = export_html(doc, out)
         click.echo(f"Exported to: {written}")
         return 0

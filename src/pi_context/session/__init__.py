@@ -8,8 +8,10 @@
 """
 
 from pi_context.session._live import PathView
-from pi_context.session.codec import LoadProblem, migrate_entries, scan_lines
-from pi_context.session.entries import ENTRY_TYPES, Entry, make_entry
+from pi_context.session._reading import NotRegularFileError, open_regular, read_regular
+from pi_context.session.codec import migrate_entries, scan_lines
+from pi_context.session.entries import ENTRY_TYPES, UNREADABLE, Entry, make_entry
+from pi_context.session.problems import LoadProblem, ProblemLog
 from pi_context.session.projection import (
     ModelRef,
     ProjectedEntry,
@@ -27,10 +29,13 @@ from pi_context.session.tree import TreeIndex
 
 __all__ = [
     "ENTRY_TYPES",
+    "UNREADABLE",
     "Entry",
     "LoadProblem",
     "ModelRef",
+    "NotRegularFileError",
     "PathView",
+    "ProblemLog",
     "ProjectedEntry",
     "Projection",
     "Session",
@@ -45,8 +50,10 @@ __all__ = [
     "migrate_entries",
     "new_entry_id",
     "new_session_id",
+    "open_regular",
     "project_entry",
     "projection_of_path",
+    "read_regular",
     "scan_lines",
 ]
 

@@ -19,7 +19,6 @@ import contextlib
 import os
 import stat
 from collections.abc import Iterator
-from pathlib import Path
 from typing import BinaryIO
 
 from pi_context.errors import SessionError

@@ -125,7 +125,6 @@ class SessionFile:
             ) from exc
         return written
 
-
     def sync(self) -> None:
         """Flush what was appended to the disk (``fsync``)."""
         try:

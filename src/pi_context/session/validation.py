@@ -72,17 +72,14 @@ _BOOL: Final[_Test] = (_is_bool, "a boolean")
 _OBJECT: Final[_Test] = (_is_object, "an object")
 _NUMBER_OR_NULL: Final[_Test] = (_is_number_or_null, "a number")
 
-_USAGE_FIELDS: Final[dict[str, _Test]] = {
-    key: _NUMBER
-    for key in ("input", "output", "cacheRead", "cacheWrite", "cacheWrite1h", "reasoning")
-} | {"totalTokens": _NUMBER, "cost": _OBJECT}
-_COST_FIELDS: Final[dict[str, _Test]] = {
-    key: _NUMBER
-    for key in ("input", "output", "cacheRead", "cacheWrite", "total", "totalFromProvider")
-}
-_ASSISTANT_FIELDS: Final[dict[str, _Test]] = {
-    key: _STR
-    for key in (
+_USAGE_FIELDS: Final[dict[str, _Test]] = dict.fromkeys(
+    ("input", "output", "cacheRead", "cacheWrite", "cacheWrite1h", "reasoning"), _NUMBER
+) | {"totalTokens": _NUMBER, "cost": _OBJECT}
+_COST_FIELDS: Final[dict[str, _Test]] = dict.fromkeys(
+    ("input", "output", "cacheRead", "cacheWrite", "total", "totalFromProvider"), _NUMBER
+)
+_ASSISTANT_FIELDS: Final[dict[str, _Test]] = dict.fromkeys(
+    (
         "api",
         "provider",
         "model",
@@ -93,8 +90,9 @@ _ASSISTANT_FIELDS: Final[dict[str, _Test]] = {
         "rawStopReason",
         "thinkingLevel",
         "providerThinkingLevel",
-    )
-} | {"usage": _OBJECT, "timestamp": _NUMBER}
+    ),
+    _STR,
+) | {"usage": _OBJECT, "timestamp": _NUMBER}
 _TOOL_RESULT_FIELDS: Final[dict[str, _Test]] = {
     "toolName": _STR,
     "isError": _BOOL,
@@ -229,7 +227,9 @@ class _Checker:
                 for field, (test, _) in (("description", _STR), ("parameters", _OBJECT))
                 if field in tool
             ):
-                self.faults.append(f"{where} has a description or parameters of the wrong type: tool ignored")
+                self.faults.append(
+                    f"{where} has a description or parameters of the wrong type: tool ignored"
+                )
             else:
                 kept.append(tool)
         return message if len(kept) == len(tools) else {**message, key: kept}
@@ -247,7 +247,9 @@ class _Checker:
                     if text is None or isinstance(text, str):
                         good[name] = text
                     else:
-                        self.fault(f"{prefix}sections.{name}", text, "a string or null", "section ignored")
+                        self.fault(
+                            f"{prefix}sections.{name}", text, "a string or null", "section ignored"
+                        )
                 if len(good) != len(sections):
                     out = {**out, "sections": good}
         out = self.tools(out, "toolsAdded", prefix)
