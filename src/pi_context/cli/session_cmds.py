@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +19,20 @@ import click
 from pi_context import _json
 from pi_context.errors import SessionFormatError, TreeError
 from pi_context.messages import text_of
-from pi_context.session import Entry, Session, convert_to_llm
+from pi_context.session import (
+    Entry,
+    ModelRef,
+    Session,
+    build_context_entries,
+    context_edits_by_target,
+    convert_to_llm,
+)
+from pi_context.session.projection import context_item, path_settings
 from pi_context.tokens import estimate_tokens
 
 __all__ = ["context_command", "info_command", "register", "session_group", "tree_command"]
 
-_FILE = click.Path(exists=False, dir_okay=False, path_type=Path)
+_FILE = click.Path(exists=False, path_type=Path)  # the session layer refuses non-files
 
 
 def _open(path: Path, strict: bool) -> Session:
@@ -120,6 +129,32 @@ def _describe(entry: Entry) -> str:
     return f"{kind} (not interpreted)"
 
 
+@dataclass(frozen=True, slots=True)
+class _ContextSummary:
+    messages: int
+    tokens: int
+    model: ModelRef | None
+    thinking_level: str
+
+
+def _context_summary(session: Session) -> _ContextSummary:
+    """Message count and token estimate of the current context, computed entry by entry
+    without keeping the decoded entries (a 1M-entry path stays the size of its lines)."""
+    path = session.branch_view()
+    level, model = path_settings(path)
+    context = build_context_entries(path)
+    edits = context_edits_by_target(context)
+    count = tokens = 0
+    for index, entry in enumerate(context):
+        decoded = entry.is_decoded
+        for message in context_item(entry, index, edits).messages:
+            count += 1
+            tokens += estimate_tokens(message)
+        if not decoded and entry.id not in edits:
+            entry.forget()
+    return _ContextSummary(count, tokens, model, level)
+
+
 @click.group("session")
 def session_group() -> None:
     """Inspect pi session files (never modifies them)."""
@@ -134,8 +169,8 @@ def session_group() -> None:
 def info_command(file: Path, as_json: bool, strict: bool) -> None:
     """Summary of a session: header, name, entry counts, branches, current leaf, context size."""
     session = _open(file, strict)
-    projection = session.projection()
-    tokens = sum(estimate_tokens(m) for m in projection.messages)
+    context = _context_summary(session)
+    tokens = context.tokens
     kinds = dict(sorted(Counter(_kind(e) for e in session.entries).items()))
     info = {
         "file": str(file),
@@ -150,17 +185,17 @@ def info_command(file: Path, as_json: bool, strict: bool) -> None:
         "leaves": len(session.leaves()),
         "leafId": session.leaf_id,
         "pathLength": len(session.branch_view()),
-        "contextMessages": len(projection.messages),
+        "contextMessages": context.messages,
         "contextTokens": tokens,
-        "model": projection.model,
-        "thinkingLevel": projection.thinking_level,
+        "model": context.model,
+        "thinkingLevel": context.thinking_level,
         "labels": session.labels,
         "problems": [str(p) for p in session.problems],
     }
     if as_json:
         _print_json(info)
         return
-    model = projection.model
+    model = context.model
     lines = [
         f"file:          {file}",
         f"session:       {session.id} (v{session.file_version}"
@@ -176,9 +211,9 @@ def info_command(file: Path, as_json: bool, strict: bool) -> None:
         + ", ".join(f"{k} {v}" for k, v in kinds.items())
         + ")",
         f"branches:      {len(session.leaves())} leaves; current leaf {session.leaf_id or '-'}",
-        f"context:       {len(projection.messages)} messages, ~{tokens} tokens (chars/4)",
+        f"context:       {context.messages} messages, ~{tokens} tokens (chars/4)",
         f"model:         {_model_text(model)}",
-        f"thinking:      {projection.thinking_level}",
+        f"thinking:      {context.thinking_level}",
         f"labels:        {len(session.labels)}",
     ]
     if session.problems:
@@ -190,28 +225,29 @@ def _tree_lines(session: Session) -> Iterator[str]:
     """Render the forest; indentation grows only where the tree branches.
 
     The same walk as :meth:`TreeIndex.preorder` (linear in the lines printed, whatever the
-    depth): an id already open on the way down is not expanded again.
+    depth): an id already open on the way down is not expanded again. An entry is on the
+    current path when it stands at its depth on that path, so no set of path entries is built.
     """
     tree = session.tree
     children = tree.children_map
-    on_path = {id(e) for e in session.branch_view()}
+    path = session.branch_view()
     leaf = session.leaf
     labels = tree.labels
     open_ids: set[str] = set()
-    stack: list[tuple[Entry, str, str] | str] = []
+    stack: list[tuple[Entry, int, str, str] | str] = []
     roots = tree.roots()
     for index, root in enumerate(reversed(roots)):
         last = index == 0
         prefix = "" if len(roots) == 1 else ("└─ " if last else "├─ ")
         rest = "" if len(roots) == 1 else ("   " if last else "│  ")
-        stack.append((root, prefix, rest))
+        stack.append((root, 0, prefix, rest))
     while stack:
         item = stack.pop()
         if isinstance(item, str):
             open_ids.discard(item)
             continue
-        entry, prefix, rest = item
-        mark = "*" if id(entry) in on_path else " "
+        entry, depth, prefix, rest = item
+        mark = "*" if depth < len(path) and path[depth] is entry else " "
         text = f"{mark} {prefix}{entry.id} {_describe(entry)}"
         label = labels.get(entry.id)
         if label:
@@ -225,13 +261,12 @@ def _tree_lines(session: Session) -> Iterator[str]:
         stack.append(entry.id)
         kids = children.get(entry.id, [])
         if len(kids) == 1:
-            stack.append((kids[0], rest, rest))
+            stack.append((kids[0], depth + 1, rest, rest))
             continue
         for index, child in enumerate(reversed(kids)):
             last = index == 0
-            stack.append(
-                (child, rest + ("└─ " if last else "├─ "), rest + ("   " if last else "│  "))
-            )
+            branch = ("└─ " if last else "├─ ", "   " if last else "│  ")
+            stack.append((child, depth + 1, rest + branch[0], rest + branch[1]))
 
 
 @session_group.command("tree")

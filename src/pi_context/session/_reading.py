@@ -82,11 +82,11 @@ def open_regular(path: str | os.PathLike[str]) -> Iterator[tuple[BinaryIO, int]]
     Raises :class:`NotRegularFileError` for a FIFO, device, socket or directory, ``OSError``
     when the file cannot be opened.
     """
-    if not hasattr(os, "O_NONBLOCK"):
-        # No non-blocking open (Windows): look before opening; nothing there blocks on open.
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise _refuse(path, info.st_mode)
+    # Look before opening (a socket cannot be opened at all; without O_NONBLOCK, on Windows,
+    # this is what keeps a pipe from blocking), then check the opened descriptor again.
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise _refuse(path, info.st_mode)
     fd = os.open(path, _OPEN_FLAGS)
     try:
         size = check_regular(path, fd)

@@ -175,6 +175,12 @@ class Entry:
             return self._data
         return self._decode()
 
+    def forget(self) -> None:
+        """Drop the decoded mapping of an entry read from a file (decoded again when next
+        used); a pass over a large file calls this to keep only the lines in memory."""
+        if self._raw is not None and self.type != UNREADABLE:
+            self._data = None
+
     @property
     def readable(self) -> bool:
         """Decode the entry (if not done yet) and say whether its line was readable JSON.

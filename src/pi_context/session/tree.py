@@ -186,8 +186,13 @@ class TreeIndex:
 
     def leaves(self) -> list[Entry]:
         """Entries without children, in file order."""
-        children = self.children_map
-        return [e for e in self.entries if e.id not in children]
+        if self._children is not None:
+            children = self._children
+            return [e for e in self.entries if e.id not in children]
+        # Without the children map (which costs more memory than the ids): the set of ids
+        # that are some entry's parent.
+        parents = {p.id for e in self.entries if (p := self.parent_of(e)) is not None}
+        return [e for e in self.entries if e.id not in parents]
 
     def preorder(self) -> Iterator[tuple[Entry, int]]:
         """``(entry, depth)`` for the whole forest, roots in file order, children in file order.

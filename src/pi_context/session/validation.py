@@ -321,6 +321,8 @@ def checked_entry(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         elif fixed is not message:
             out = {**out, "message": fixed}
     elif kind == "compaction":
+        if "summary" in data and "summary" not in out:
+            out = {**out, "summary": ""}  # the model sees an empty summary, not "None"
         out = check.usage(out, "")
         system = out.get("systemMessage")
         if "systemMessage" in out:
