@@ -24,8 +24,8 @@ __all__ = ["LockBackend", "lock_backend", "try_lock", "unlock"]
 
 LockBackend = Literal["fcntl", "msvcrt", "none"]
 
-_WINDOWS_LOCK_OFFSET: Final = 2**62
-"""Where the Windows lock byte sits: past the end of any real session file."""
+_WINDOWS_LOCK_OFFSET: Final = 2**40
+"""Where the Windows lock byte sits: 1 TiB in, past the end of any real session file."""
 
 
 def _load(name: str) -> ModuleType | None:
