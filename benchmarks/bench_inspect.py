@@ -102,7 +102,7 @@ def measure(command: list[str], env: dict[str, str], timeout: float) -> dict[str
         if b"TimeoutExpired" in exc.stderr:
             return {"seconds": None, "peak": None, "rc": None, "stderr": "timed out"}
         raise
-    seconds, peak, rc, longest, first = eval(out)  # noqa: S307 - our own probe's repr
+    seconds, peak, rc, longest, first = eval(out)  # our own probe's repr
     return {"seconds": seconds, "peak": peak, "rc": rc, "longest": longest, "stderr": first}
 
 

@@ -84,6 +84,11 @@ def write_session(
     return path
 
 
+def content_of(message: Mapping[str, object]) -> Any:
+    """A message's ``content`` (messages are typed per role; tests read any of them)."""
+    return message.get("content")
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 

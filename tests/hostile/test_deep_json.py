@@ -21,6 +21,7 @@ from pi_context.tokens import estimate_tokens
 from tests.hostile.helpers import (
     assert_clean,
     assistant,
+    content_of,
     entry,
     pictx,
     sha256,
@@ -146,7 +147,7 @@ def test_a_deep_model_reply_is_stored_and_resumed(tmp_path: Path, depth: int) ->
     with Session.open(path) as again:
         stored = again.messages()[-1]
         # (compared as text: ``==`` on values this deep recurses past Python's limit)
-        assert _json.js_stringify(stored["content"]) == _json.js_stringify([call])
+        assert _json.js_stringify(content_of(stored)) == _json.js_stringify([call])
         assert again.problems == []
         again.append_message(user("more"))
     assert Session.open(path).check() == []

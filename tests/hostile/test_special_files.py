@@ -99,7 +99,7 @@ def test_continue_skips_a_fifo_among_sessions(tmp_path: Path) -> None:
 def test_reading_stops_at_the_size_the_file_had_when_opened(tmp_path: Path) -> None:
     path = write_session(tmp_path / "s.jsonl", [entry("u1", None, message=user("q"))])
     size = path.stat().st_size
-    with open_regular(path) as (file, opened_size):
+    with open_regular(path) as (_, opened_size):
         with path.open("ab") as grower:
             grower.write(b"x" * 10_000)
         assert opened_size == size

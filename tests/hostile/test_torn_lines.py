@@ -17,7 +17,16 @@ from pi_context import _json
 from pi_context.agent.session import AgentSession
 from pi_context.session import Session
 from pi_context.testing import ScriptedModel, reply
-from tests.hostile.helpers import HEADER, assert_clean, assistant, entry, line, pictx, user
+from tests.hostile.helpers import (
+    HEADER,
+    assert_clean,
+    assistant,
+    content_of,
+    entry,
+    line,
+    pictx,
+    user,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -52,7 +61,7 @@ def _pi_view(path: Path) -> list[dict[str, Any]]:
 def test_the_torn_entry_is_skipped_once_and_the_session_continues(tmp_path: Path) -> None:
     path = _torn_file(tmp_path / "s.jsonl", cwd=str(tmp_path))
     with Session.open(path) as session:
-        texts = [m["content"][0]["text"] for m in session.messages()]  # type: ignore[index]
+        texts = [content_of(m)[0]["text"] for m in session.messages()]
         assert texts == ["first", "answer", "answer", "last"]
         problems = session.problems
         assert [(p.line, p.reason) for p in problems] == [
@@ -71,7 +80,7 @@ async def test_agent_session_opens_a_torn_file(tmp_path: Path) -> None:
     path = _torn_file(tmp_path / "s.jsonl", cwd=str(tmp_path))
     agent = await AgentSession.open(path, model=ScriptedModel([reply("fine")]))
     await agent.run("again")
-    assert agent.session.messages()[-1]["content"] == [{"type": "text", "text": "fine"}]
+    assert content_of(agent.session.messages()[-1]) == [{"type": "text", "text": "fine"}]
     assert [p.line for p in agent.session.problems] == [4]
 
 

@@ -80,7 +80,7 @@ def test_stale_temporary_files_of_a_killed_rewrite_are_removed(tmp_path: Path) -
     with Session.open(path, ids=SequentialIds(), clock=FixedClock()) as session:
         assert session.is_legacy
         session.append_message(user("after"))
-        assert not session.is_legacy
+        assert session.file_version == 3
     assert not stale.exists()
     assert unrelated.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == [
@@ -107,10 +107,11 @@ def test_sigkill_during_the_rewrite_leaves_the_old_file_and_a_temp_we_clean(tmp_
         """
     )
     done = subprocess.run([sys.executable, "-c", script], timeout=60, check=False)
-    assert done.returncode == -signal.SIGKILL
+    assert done.returncode == -int(signal.SIGKILL)
     assert sha256(path) == before
     leftovers = [p for p in tmp_path.iterdir() if p.name != path.name]
-    assert len(leftovers) == 1 and temp_name_pattern(path).fullmatch(leftovers[0].name)
+    assert len(leftovers) == 1
+    assert temp_name_pattern(path).fullmatch(leftovers[0].name)
     with Session.open(path) as session:
         session.append_message(user("again"))
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
@@ -138,7 +139,12 @@ def test_sync_flushes_appends_and_compaction_syncs_itself(
 ) -> None:
     synced: list[int] = []
     real_fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+
+    def counting_fsync(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting_fsync)
     with Session.create(tmp_path / "s.jsonl", cwd=str(tmp_path)) as session:
         session.sync()  # nothing written yet: nothing to flush
         assert synced == []

@@ -29,6 +29,7 @@ from pi_context.tokens import estimate_tokens
 from tests.hostile.helpers import (
     assert_clean,
     assistant,
+    content_of,
     entry,
     pictx,
     sha256,
@@ -118,8 +119,8 @@ def test_library_reports_the_line_and_keeps_working(name: str, tmp_path: Path) -
         assert phrase in problems[0].reason
         messages = session.messages()
         if _kind_of(name) != "compaction":
-            assert messages[0]["content"] == [{"type": "text", "text": "first"}]
-        assert messages[-1]["content"] == [{"type": "text", "text": "after"}]
+            assert content_of(messages[0]) == [{"type": "text", "text": "first"}]
+        assert content_of(messages[-1]) == [{"type": "text", "text": "after"}]
         for message in convert_to_llm(messages):
             estimate_tokens(message)
 
@@ -164,7 +165,7 @@ async def test_agent_session_opens_and_runs(name: str, tmp_path: Path) -> None:
     path = _case_file(tmp_path, fields, _kind_of(name))
     agent = await AgentSession.open(path, model=ScriptedModel([reply("fine")]), cwd=str(tmp_path))
     await agent.run("again")
-    assert agent.session.messages()[-1]["content"] == [{"type": "text", "text": "fine"}]
+    assert content_of(agent.session.messages()[-1]) == [{"type": "text", "text": "fine"}]
     assert [p.line for p in agent.session.problems] == [3]
 
 

@@ -190,6 +190,12 @@ class Settings:
     def enable_skill_commands(self) -> bool:
         return self.data.get("enableSkillCommands") is not False
 
+    @property
+    def session_fsync(self) -> bool:
+        """``sessionFsync`` (default ``true``): flush the session file to the disk at the end of
+        each turn and at each compaction (``Session.fsync``); ``false`` leaves it to the OS."""
+        return self.data.get("sessionFsync") is not False
+
 
 def load_settings(
     agent_dir: str | os.PathLike[str] | None = None,
