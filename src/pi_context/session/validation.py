@@ -22,7 +22,7 @@ back keeps its bytes. A well-typed entry (everything pi writes) is returned as t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 __all__ = ["checked_entry", "json_kind"]
@@ -45,32 +45,16 @@ def json_kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _is_str(value: Any) -> bool:
-    return isinstance(value, str)
+# A field test: the exact Python types a value may have (``type(v) in types``: a bool is not
+# a number here, as it is not in JSON), and those types in words.
+_Test = tuple[frozenset[type], str]
+_STR: Final[_Test] = (frozenset({str}), "a string")
+_NUMBER: Final[_Test] = (frozenset({int, float}), "a number")
+_BOOL: Final[_Test] = (frozenset({bool}), "a boolean")
+_OBJECT: Final[_Test] = (frozenset({dict}), "an object")
+_NUMBER_OR_NULL: Final[_Test] = (frozenset({int, float, type(None)}), "a number")
+_MISSING: Final = object()
 
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _is_bool(value: Any) -> bool:
-    return isinstance(value, bool)
-
-
-def _is_object(value: Any) -> bool:
-    return isinstance(value, dict)
-
-
-def _is_number_or_null(value: Any) -> bool:
-    return value is None or _is_number(value)
-
-
-_Test = tuple[Callable[[Any], bool], str]
-_STR: Final[_Test] = (_is_str, "a string")
-_NUMBER: Final[_Test] = (_is_number, "a number")
-_BOOL: Final[_Test] = (_is_bool, "a boolean")
-_OBJECT: Final[_Test] = (_is_object, "an object")
-_NUMBER_OR_NULL: Final[_Test] = (_is_number_or_null, "a number")
 
 _USAGE_FIELDS: Final[dict[str, _Test]] = dict.fromkeys(
     ("input", "output", "cacheRead", "cacheWrite", "cacheWrite1h", "reasoning"), _NUMBER
@@ -150,12 +134,13 @@ class _Checker:
     def fields(self, obj: dict[str, Any], prefix: str, spec: Mapping[str, _Test]) -> dict[str, Any]:
         """``obj`` without the fields of ``spec`` whose value has the wrong type."""
         out = obj
-        for key, (test, expected) in spec.items():
-            if key in obj and not test(obj[key]):
+        for key, (types, expected) in spec.items():
+            value = obj.get(key, _MISSING)
+            if value is not _MISSING and type(value) not in types:
                 if out is obj:
                     out = dict(obj)
                 del out[key]
-                self.fault(prefix + key, obj[key], expected, "ignored")
+                self.fault(prefix + key, value, expected, "ignored")
         return out
 
     def usage(self, obj: dict[str, Any], prefix: str) -> dict[str, Any]:
@@ -181,9 +166,13 @@ class _Checker:
             return False
         if allowed is not None and kind not in allowed:
             return True  # pi's readers skip block types they do not know; so do ours
-        for key, (test, expected), required in _BLOCK_FIELDS.get(kind, ()):
-            value = block.get(key)
-            if (key in block or required) and not test(value):
+        for key, (types, expected), required in _BLOCK_FIELDS.get(kind, ()):
+            value = block.get(key, _MISSING)
+            if value is _MISSING:
+                if not required:
+                    continue
+                value = None
+            if type(value) not in types:
                 self.fault(f"{where} ({kind}) {key}", value, expected, "block dropped")
                 return False
         return True
@@ -223,8 +212,8 @@ class _Checker:
             elif not isinstance(tool.get("name"), str):
                 self.fault(f"{where}.name", tool.get("name"), "a string", "tool ignored")
             elif key == "toolsAdded" and not all(
-                test(tool[field])
-                for field, (test, _) in (("description", _STR), ("parameters", _OBJECT))
+                type(tool[field]) in types
+                for field, (types, _) in (("description", _STR), ("parameters", _OBJECT))
                 if field in tool
             ):
                 self.faults.append(
