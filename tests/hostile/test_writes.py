@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from pi_context.errors import SessionError
+from pi_context.resources.settings import Settings
 from pi_context.session import Session
 from pi_context.session._writer import atomic_write, temp_name_pattern
 from pi_context.testing import FixedClock, SequentialIds
@@ -158,3 +159,9 @@ def test_sync_flushes_appends_and_compaction_syncs_itself(
         session.sync()
         session.append_compaction("summary", None, 10)
     assert len(synced) == 2
+
+
+def test_the_session_fsync_setting_defaults_on() -> None:
+    assert Settings().session_fsync is True
+    assert Settings(data={"sessionFsync": False}).session_fsync is False
+    assert Settings(data={"sessionFsync": "no"}).session_fsync is True  # only false turns it off
