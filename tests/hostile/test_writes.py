@@ -165,3 +165,30 @@ def test_the_session_fsync_setting_defaults_on() -> None:
     assert Settings().session_fsync is True
     assert Settings(data={"sessionFsync": False}).session_fsync is False
     assert Settings(data={"sessionFsync": "no"}).session_fsync is True  # only false turns it off
+
+
+async def test_the_agent_syncs_at_each_turn_end_unless_turned_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_context.agent.session import AgentSession
+    from pi_context.testing import ScriptedModel, reply
+
+    calls: list[bool] = []
+    real_sync = Session.sync
+
+    def spy(self: Session) -> None:
+        calls.append(self.fsync)
+        real_sync(self)
+
+    monkeypatch.setattr(Session, "sync", spy)
+    for enabled in (True, False):
+        calls.clear()
+        agent = await AgentSession.create(
+            cwd=str(tmp_path),
+            model=ScriptedModel([reply("one"), reply("two")]),
+            session_file=tmp_path / f"s{enabled}.jsonl",
+            settings={"sessionFsync": enabled},
+        )
+        await agent.run("first")
+        await agent.run("second")
+        assert calls == [enabled, enabled]

@@ -48,6 +48,7 @@ __all__ = [
     "migrate_settings",
     "read_config_text",
     "retry_settings_for",
+    "session_fsync_for",
 ]
 
 DEFAULT_RESERVE_TOKENS = 16384
@@ -272,7 +273,7 @@ class Settings:
     def session_fsync(self) -> bool:
         """``sessionFsync`` (default ``true``): flush the session file to the disk at the end of
         each turn and at each compaction (``Session.fsync``); ``false`` leaves it to the OS."""
-        return self.data.get("sessionFsync") is not False
+        return session_fsync_for(self)
 
 
 def load_settings(
@@ -397,6 +398,13 @@ def compaction_settings_for(
         guard=section.get("guard") is not False,
         max_consecutive_failures=reader.field("maxConsecutiveFailures", 3),
     )
+
+
+def session_fsync_for(settings: Settings | Mapping[str, Any] | None) -> bool:
+    """``sessionFsync`` (pi-context's own key, default ``true``): whether the session file is
+    flushed to the disk at the end of each turn and at each compaction. Only ``false`` turns
+    it off."""
+    return _data(settings).get("sessionFsync") is not False
 
 
 def retry_settings_for(settings: Settings | Mapping[str, Any] | None) -> RetrySettings:
