@@ -21,6 +21,7 @@ _PRELUDE = f"""
 import sys, types
 sys.path.insert(0, {str(SRC)!r})
 sys.modules["fcntl"] = None  # importing it now raises ImportError
+import asyncio, subprocess  # before any fake msvcrt: they take its presence for Windows
 """
 
 _STORE_ROUND_TRIP = """
