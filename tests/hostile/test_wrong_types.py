@@ -146,6 +146,7 @@ def test_commands_warn_with_file_and_line(name: str, tmp_path: Path) -> None:
         assert phrase in run.stderr
     run = pictx("--export", str(path), str(tmp_path / "out.html"))
     assert_clean(run, code=0)
+    assert run.stderr_lines[0].startswith(f"pictx: warning: {path}:3: ")
     assert sha256(path) == before
 
 

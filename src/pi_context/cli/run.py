@@ -255,6 +255,8 @@ def agent_command(
         doc = SessionDocument.load(export_path)
         out = Path(messages[0]) if messages else Path(cwd) / default_html_name(Path(export_path))
         storage.refuse_session_target(out, Path(export_path))
+        for problem in doc.problems:
+            click.echo(f"pictx: warning: {problem}", err=True)
         written = export_html(doc, out)
         click.echo(f"Exported to: {written}")
         return 0
