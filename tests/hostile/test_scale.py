@@ -76,3 +76,8 @@ def test_every_problem_message_is_bounded() -> None:
     problem = LoadProblem("f", 3, "x" * 100_000, "y" * 100_000)
     assert len(problem.reason) == MAX_PROBLEM_CHARS
     assert problem.error.endswith("(100000 characters)")
+
+
+def test_problem_messages_are_one_inert_line() -> None:
+    problem = LoadProblem("f", 1, "key \x1b]52;c;aGk=\x07 and\nnext")
+    assert problem.reason == "key \\x1b]52;c;aGk=\\x07 and\\x0anext"

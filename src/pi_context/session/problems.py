@@ -7,12 +7,14 @@ tree is built (cycles, duplicate ids, missing parents) and when an entry is firs
 those last ones go to the :class:`ProblemLog` the file's entries share, so they are reported
 once, whenever they are found.
 
-Every message is cut to :data:`MAX_PROBLEM_CHARS` characters: a problem quoting a 100,000-entry
-parent cycle or a huge value stays one readable line.
+Every message is one line, its control characters escaped, cut to :data:`MAX_PROBLEM_CHARS`
+characters: a problem quoting a 100,000-entry parent cycle or a key full of escape sequences
+stays one short, inert line.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final
 
@@ -22,8 +24,13 @@ MAX_PROBLEM_CHARS: Final = 300
 """The longest ``reason`` or ``fault`` text a problem carries."""
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def bounded(text: str, limit: int = MAX_PROBLEM_CHARS) -> str:
-    """``text`` cut to ``limit`` characters (an ellipsis and the full length mark the cut)."""
+    """``text`` on one line, control characters escaped (``\\x1b``: ids and keys come from
+    the file), cut to ``limit`` characters (an ellipsis and the full length mark the cut)."""
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
     if len(text) <= limit:
         return text
     tail = f"… ({len(text)} characters)"

@@ -178,9 +178,16 @@ class _Checker:
         return True
 
     def content(
-        self, value: Any, where: str, *, text_ok: bool, allowed: frozenset[str] | None = None
+        self,
+        value: Any,
+        where: str,
+        *,
+        text_ok: bool,
+        allowed: frozenset[str] | None = None,
+        empty: Any = (),
     ) -> tuple[Any, bool]:
-        """A checked content value; the flag says whether it changed."""
+        """A checked content value (``empty``, default ``[]``, for one of the wrong type);
+        the flag says whether it changed."""
         if value is None:
             return value, False
         if isinstance(value, str):
@@ -191,7 +198,7 @@ class _Checker:
         if not isinstance(value, list):
             expected = "a string or a list of blocks" if text_ok else "a list of blocks"
             self.fault(where, value, expected, "read as empty")
-            return ("" if text_ok and allowed == _TEXT_ONLY else []), True
+            return (list(empty) if isinstance(empty, tuple) else empty), True
         kept = [b for i, b in enumerate(value) if self.block(b, f"{where}[{i}]", allowed)]
         if len(kept) == len(value):
             return value, False
@@ -267,7 +274,7 @@ class _Checker:
         elif role == "system":
             out = self.system(self.fields(out, prefix, _SIMPLE_MESSAGE_FIELDS), prefix)
             content, changed = self.content(
-                out.get("content"), f"{prefix}content", text_ok=True, allowed=_TEXT_ONLY
+                out.get("content"), f"{prefix}content", text_ok=True, allowed=_TEXT_ONLY, empty=""
             )
         elif role == "bashExecution":
             return self.fields(out, prefix, _BASH_FIELDS)
