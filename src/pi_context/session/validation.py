@@ -133,14 +133,15 @@ class _Checker:
 
     def fields(self, obj: dict[str, Any], prefix: str, spec: Mapping[str, _Test]) -> dict[str, Any]:
         """``obj`` without the fields of ``spec`` whose value has the wrong type."""
-        out = obj
-        for key, (types, expected) in spec.items():
-            value = obj.get(key, _MISSING)
-            if value is not _MISSING and type(value) not in types:
-                if out is obj:
-                    out = dict(obj)
-                del out[key]
-                self.fault(prefix + key, value, expected, "ignored")
+        bad = [
+            key for key, (types, _) in spec.items() if key in obj and type(obj[key]) not in types
+        ]
+        if not bad:
+            return obj
+        out = dict(obj)
+        for key in bad:
+            del out[key]
+            self.fault(prefix + key, obj[key], spec[key][1], "ignored")
         return out
 
     def usage(self, obj: dict[str, Any], prefix: str) -> dict[str, Any]:
@@ -155,14 +156,15 @@ class _Checker:
                 fixed = {**fixed, "cost": fixed_cost}
         return obj if fixed is usage else {**obj, "usage": fixed}
 
-    def block(self, block: Any, where: str, allowed: frozenset[str] | None) -> bool:
-        """Whether a content block can stay (faults recorded for one that cannot)."""
-        if not isinstance(block, dict):
-            self.fault(where, block, "an object", "block dropped")
+    def block(self, block: Any, where: str, index: int, allowed: frozenset[str] | None) -> bool:
+        """Whether content block ``where[index]`` can stay (faults recorded for one that
+        cannot; the place is spelled only then, this runs for every block read)."""
+        if type(block) is not dict:
+            self.fault(f"{where}[{index}]", block, "an object", "block dropped")
             return False
         kind = block.get("type")
-        if not isinstance(kind, str):
-            self.fault(f"{where}.type", kind, "a string", "block dropped")
+        if type(kind) is not str:
+            self.fault(f"{where}[{index}].type", kind, "a string", "block dropped")
             return False
         if allowed is not None and kind not in allowed:
             return True  # pi's readers skip block types they do not know; so do ours
@@ -173,7 +175,7 @@ class _Checker:
                     continue
                 value = None
             if type(value) not in types:
-                self.fault(f"{where} ({kind}) {key}", value, expected, "block dropped")
+                self.fault(f"{where}[{index}] ({kind}) {key}", value, expected, "block dropped")
                 return False
         return True
 
@@ -199,7 +201,8 @@ class _Checker:
             expected = "a string or a list of blocks" if text_ok else "a list of blocks"
             self.fault(where, value, expected, "read as empty")
             return (list(empty) if isinstance(empty, tuple) else empty), True
-        kept = [b for i, b in enumerate(value) if self.block(b, f"{where}[{i}]", allowed)]
+        block = self.block
+        kept = [b for i, b in enumerate(value) if block(b, where, i, allowed)]
         if len(kept) == len(value):
             return value, False
         return kept, True
