@@ -28,9 +28,9 @@ from typing import Any, cast
 from pi_context import _json
 from pi_context.errors import SessionError
 from pi_context.resources import paths
-from pi_context.session import open_regular, read_regular
 from pi_context.session.entries import iso_now
 from pi_context.session.projection import js_date_ms
+from pi_context.session.reading import open_regular, read_regular
 from pi_context.session.store import new_session_id
 
 __all__ = [

@@ -15,7 +15,8 @@ import pytest
 
 from pi_context import storage
 from pi_context.errors import SessionError
-from pi_context.session import NotRegularFileError, Session, open_regular, read_regular
+from pi_context.session import Session
+from pi_context.session.reading import NotRegularFileError, open_regular, read_regular
 from tests.hostile.helpers import assert_clean, entry, pictx, user, write_session
 
 pytestmark = pytest.mark.timeout(120)

@@ -127,7 +127,7 @@ def _warn_session_problems(app: AppAgent) -> AppAgent:
     """Say once, on stderr, what was wrong with the resumed file (skipped torn or malformed
     lines, fields of the wrong type), a few lines at most. The context is projected first, so
     the entries it reads have been checked."""
-    app.session.projection()
+    app.session.stored_projection()
     problems = app.session.problems
     for problem in problems[:_PROBLEMS_SHOWN]:
         click.echo(f"pictx: warning: {problem}", err=True)

@@ -19,15 +19,13 @@ import click
 from pi_context import _json
 from pi_context.errors import SessionFormatError, TreeError
 from pi_context.messages import text_of
-from pi_context.session import (
-    Entry,
-    ModelRef,
-    Session,
+from pi_context.session import Entry, ModelRef, Session, convert_to_llm
+from pi_context.session.projection import (
     build_context_entries,
     context_edits_by_target,
-    convert_to_llm,
+    context_item,
+    path_settings,
 )
-from pi_context.session.projection import context_item, path_settings
 from pi_context.tokens import estimate_tokens
 
 __all__ = ["context_command", "info_command", "register", "session_group", "tree_command"]
@@ -305,7 +303,7 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
     session = _open(file, strict)
     if leaf_id is not None and session.get(leaf_id) is None:
         raise TreeError(f"no entry with id {leaf_id!r}", path=file)
-    projection = session.projection(leaf_id)
+    projection = session.stored_projection(leaf_id)
     rows: list[dict[str, Any]] = []
     for projected in projection.entries:
         for message in projected.messages:

@@ -15,8 +15,8 @@ from typing import Any
 
 from pi_context import _json
 from pi_context.errors import SessionFormatError
-from pi_context.session import read_regular
 from pi_context.session.problems import bounded
+from pi_context.session.reading import read_regular
 from pi_context.session.validation import checked_entry
 
 __all__ = ["SessionDocument", "entry_kind", "entry_preview", "text_of_content"]

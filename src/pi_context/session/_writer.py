@@ -29,7 +29,7 @@ from typing import Final
 
 from pi_context.errors import SessionError, SessionLockedError
 from pi_context.session._locking import try_lock, unlock
-from pi_context.session._reading import NotRegularFileError, check_regular
+from pi_context.session.reading import NotRegularFileError, check_regular
 
 __all__ = ["SessionFile", "atomic_write", "remove_stale_temp_files", "temp_name_pattern"]
 

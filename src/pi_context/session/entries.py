@@ -162,13 +162,14 @@ class Entry:
         return entry
 
     @property
-    def data(self) -> dict[str, Any]:
-        """The full (checked) JSON mapping of the entry, decoded on first use and kept."""
+    def data(self) -> Mapping[str, Any]:
+        """The full (checked) JSON mapping of the entry, decoded on first use and kept (the
+        session's own: read it, do not change it; :meth:`copy` gives an entry to change)."""
         if self._data is None:
             self._data = self._decode()
         return self._data
 
-    def peek(self) -> dict[str, Any]:
+    def peek(self) -> Mapping[str, Any]:
         """:attr:`data` without keeping it: for a pass over every entry of a large file (the
         decoded mapping of an entry costs many times its line)."""
         if self._data is not None:
@@ -242,6 +243,19 @@ class Entry:
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
+
+    def copy(self) -> Entry:
+        """An independent copy, decoded from the entry's JSON line on first use: changing the
+        copy's :attr:`data` leaves this entry as it is."""
+        return Entry(
+            self.type,
+            self.id,
+            self.parent_id,
+            role=self.role,
+            raw=self.raw,
+            line=self.line,
+            log=self._log,
+        )
 
     def __repr__(self) -> str:
         role = f" {self.role}" if self.role else ""
