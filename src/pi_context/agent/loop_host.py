@@ -105,11 +105,11 @@ class SessionLoopHost:
         patch = self._loadout.system_patch(options, projection.entries)
         return [patch] if patch is not None else []
 
-    def take_queued(self) -> list[AgentMessage]:
-        return self._state.queue.take()
+    def take_steering(self) -> list[AgentMessage]:
+        return self._state.queue.take_steering()
 
-    def has_queued(self) -> bool:
-        return bool(self._state.queue)
+    def take_follow_up(self) -> list[AgentMessage]:
+        return self._state.queue.take_follow_up()
 
     def after_request(self, request: ModelRequest, message: AssistantMessage) -> None:
         collapse = system_delivery_of(self.model) == "collapse"

@@ -9,18 +9,20 @@ compaction or trust behaviour.
 
 This module is the one owner of the settings model: :class:`CompactionSettings`,
 :class:`RetrySettings` and :class:`BranchSummarySettings` are resolved here and nowhere else
-(:func:`compaction_settings_for`, :func:`retry_settings_for`, :func:`branch_summary_settings_for`).
+(:func:`compaction_settings_for`, :func:`retry_settings_for`, :func:`branch_summary_settings_for`,
+:func:`bash_settings_for`).
 The JSON keys are pi's wire names (``reserveTokens``, ``retry.maxAgentDelayMs``, ...); each
 Python field has one snake_case spelling. A bad value is an error, as in pi: a
 :class:`~pi_context.errors.SettingsError` naming the key, with pi's message, and the file it
 came from when the caller passes a :class:`Settings`. A section (``compaction``, ``retry``,
-``branchSummary``) that is not an object is an error too; pi ignores it, but a typo there would
+``branchSummary``, ``bash``) that is not an object is an error too; pi ignores it, but a typo there would
 silently switch compaction or retries back to their defaults.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -33,13 +35,16 @@ from pi_context.resources.paths import agent_dir as default_agent_dir
 from pi_context.resources.paths import project_config_dir
 
 __all__ = [
+    "DEFAULT_BASH_TIMEOUT_SECONDS",
     "DEFAULT_KEEP_RECENT_TOKENS",
     "DEFAULT_RESERVE_TOKENS",
+    "BashSettings",
     "BranchSummarySettings",
     "CompactionSettings",
     "RetrySettings",
     "Settings",
     "SummarizerMode",
+    "bash_settings_for",
     "branch_summary_settings_for",
     "compaction_settings_for",
     "deep_merge_settings",
@@ -54,6 +59,10 @@ __all__ = [
 DEFAULT_RESERVE_TOKENS = 16384
 DEFAULT_KEEP_RECENT_TOKENS = 20000
 _MAX_SAFE_INTEGER = 2**53 - 1
+DEFAULT_BASH_TIMEOUT_SECONDS = 120.0
+"""The ``bash`` tool's timeout for a call that sets none (pi 1.6.0 has none)."""
+_MAX_TIMER_SECONDS = 2147483.647
+"""The longest timer JavaScript (and so pi's ``timeout`` argument) allows."""
 
 ProjectTrustDefault = Literal["ask", "always", "never"]
 
@@ -229,6 +238,17 @@ class BranchSummarySettings:
 
 
 @dataclass(frozen=True, slots=True)
+class BashSettings:
+    """This project's ``bash`` settings (pi has no such section).
+
+    ``default_timeout_seconds`` (``bash.defaultTimeoutSeconds``): seconds a command that sets
+    no ``timeout`` may run; ``None`` (the setting ``0``) waits forever, as pi does.
+    """
+
+    default_timeout_seconds: float | None = DEFAULT_BASH_TIMEOUT_SECONDS
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """Global and project settings and their merged view (``data``)."""
 
@@ -258,6 +278,11 @@ class Settings:
     def branch_summary(self) -> BranchSummarySettings:
         """:func:`branch_summary_settings_for` these settings."""
         return branch_summary_settings_for(self)
+
+    @property
+    def bash(self) -> BashSettings:
+        """:func:`bash_settings_for` these settings."""
+        return bash_settings_for(self)
 
     @property
     def default_project_trust(self) -> ProjectTrustDefault:
@@ -424,3 +449,23 @@ def branch_summary_settings_for(
     """``branchSummary.reserveTokens`` (default 16384)."""
     reader = _Reader(settings, "branchSummary")
     return BranchSummarySettings(reader.field("reserveTokens", DEFAULT_RESERVE_TOKENS))
+
+
+def bash_settings_for(settings: Settings | Mapping[str, Any] | None) -> BashSettings:
+    """``bash.defaultTimeoutSeconds``: a number of seconds (``0``: no timeout), default 120."""
+    reader = _Reader(settings, "bash")
+    value = reader.section.get("defaultTimeoutSeconds")
+    if value is None:
+        return BashSettings()
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0 <= value <= _MAX_TIMER_SECONDS
+    ):
+        reader.fail(
+            "bash.defaultTimeoutSeconds",
+            value,
+            f"Expected a number of seconds from 0 (no timeout) to {_MAX_TIMER_SECONDS}.",
+        )
+    return BashSettings(float(value) if value > 0 else None)
