@@ -159,3 +159,18 @@ def test_tools_flag_errors_are_pi_s(world: ReplayWorld) -> None:
     assert pattern.stderr.strip() == (
         "Error: --tools: +name and -name entries take exact tool names, not patterns: -b*"
     )
+
+
+def test_models_scope_picks_the_startup_model_and_warns(world: ReplayWorld) -> None:
+    world.server.add(text_reply("Scoped."))
+    done = world.run("-p", "--no-session", "--models", "nothing*,REPLAY/T*:low", "x")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == 'Warning: No models match pattern "nothing*"'
+    sent = world.server.requests[0].json()
+    assert sent["model"] == "tiny"  # the first match, in registry order
+    world.write_settings({"enabledModels": ["replay/thinker:minimal"]})
+    world.server.add(text_reply("From settings."))
+    assert world.run("-p", "--no-session", "x").returncode == 0
+    sent = world.server.requests[1].json()
+    assert sent["model"] == "thinker"
+    assert sent["reasoning_effort"] == "minimal"

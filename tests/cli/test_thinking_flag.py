@@ -99,3 +99,38 @@ def test_shift_tab_cycles_the_level_in_the_status_line(world: ReplayWorld) -> No
     assert world.server.requests[0].json()["reasoning_effort"] == "high"
     levels = [e["thinkingLevel"] for e in world.entries() if e["type"] == "thinking_level_change"]
     assert levels == ["low", "medium", "high"]
+
+
+def test_ctrl_p_cycles_the_models_scope_with_its_levels(world: ReplayWorld) -> None:
+    pexpect = pytest.importorskip("pexpect")
+    world.server.add(text_reply("From thinker."))
+    child = pexpect.spawn(
+        PICTX[0],
+        [*PICTX[1:], "--models", "replay/tiny,replay/thinker:high"],
+        cwd=str(world.project),
+        env={**world.env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
+        encoding="utf-8",
+        dimensions=(40, 120),
+        timeout=HANG_GUARD,
+    )
+    try:
+        child.expect_exact("replay/tiny")  # a new session starts on the scope's first model
+        child.expect_exact("›")
+        child.send("\x10")  # Ctrl+P
+        child.expect_exact("Switched to thinker (thinking: high)")
+        child.send("\x10")
+        child.expect_exact("Switched to tiny")
+        child.send("\x10")
+        child.expect_exact("Switched to thinker (thinking: high)")
+        child.send("hello\r")
+        child.expect_exact("From thinker.")
+        child.expect_exact("›")
+        child.send("/quit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    sent = world.server.requests[0].json()
+    assert sent["model"] == "thinker"
+    assert sent["reasoning_effort"] == "high"
+    models = [e["modelId"] for e in world.entries() if e["type"] == "model_change"]
+    assert models == ["tiny", "thinker", "tiny", "thinker"]

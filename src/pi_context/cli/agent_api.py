@@ -118,6 +118,10 @@ class AgentHost(Protocol):
         """The thinking level in effect."""
         ...
 
+    def cycle_model(self, *, forward: bool = True) -> str:
+        """Switch to the next (previous) model of the scope; returns the status text."""
+        ...
+
     def cycle_thinking_level(self) -> str | None:
         """Move to the model's next thinking level (recorded); ``None`` when it cannot think."""
         ...

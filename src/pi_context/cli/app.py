@@ -19,6 +19,7 @@ from pi_context.agent.session import AgentSession
 from pi_context.agent.stats import SessionStats
 from pi_context.agent.tool_selection import ToolSelection
 from pi_context.cli.agent_api import ProjectTrust
+from pi_context.cli.model_scope import ScopeEntry, next_model_key
 from pi_context.cli.scripted import load_scripted_model, scripted_spec
 from pi_context.errors import PiContextError, ProviderError
 from pi_context.events import AgentEvent
@@ -121,6 +122,9 @@ class AppConfig:
     recorded level at startup (spec §3.2)."""
     tool_selection: ToolSelection | None = None
     """``--tools`` / ``--no-tools`` / ``--no-builtin-tools`` / ``--exclude-tools``."""
+    scope: Sequence[ScopeEntry] = ()
+    """``--models`` / ``enabledModels``: what Ctrl+P cycles through (empty: every available
+    model)."""
 
     def _kwargs(self) -> dict[str, Any]:
         return {
@@ -266,6 +270,27 @@ class AppAgent:
 
     def thinking_level(self) -> str:
         return self.agent.thinking_level
+
+    def cycle_model(self, *, forward: bool = True) -> str:
+        """Ctrl+P: the next model of the scope (else of the available models), with pi's
+        level rule; returns the status text."""
+        from pi_context.providers import models
+
+        registry = models.load_registry(self.config.agent_dir)
+        available = {entry.key: entry for entry in registry.available()}
+        scope = self.config.scope
+        keys = [s.key for s in scope if s.key in available] if scope else list(available)
+        info = self.model_info()
+        current = f"{info.provider}/{info.id}" if info is not None else None
+        target = next_model_key(keys, current, forward=forward)
+        if target is None:
+            return "Only one model in scope" if scope else "Only one model available"
+        scoped = next((s.level for s in scope if s.key == target), None)
+        model = registry.create(available[target])
+        level = self.agent.switch_model(model, scoped_level=scoped)
+        name = model.info.name or model.info.id
+        suffix = f" (thinking: {level})" if model.info.reasoning and level != "off" else ""
+        return f"Switched to {name}{suffix}"
 
     def cycle_thinking_level(self) -> str | None:
         """The next supported level (recorded); ``None`` when the model cannot think."""

@@ -78,8 +78,15 @@ class SlashCompleter(Completer):
                 yield Completion(candidate, start_position=-len(text), display_meta=meta)
 
 
-def _key_bindings(cycle_thinking: Callable[[], None]) -> KeyBindings:
+def _key_bindings(
+    cycle_thinking: Callable[[], None], cycle_model: Callable[[bool], None]
+) -> KeyBindings:
     bindings = KeyBindings()
+
+    @bindings.add(Keys.ControlP)  # pi's app.model.cycleForward
+    def _next_model(event: KeyPressEvent) -> None:
+        cycle_model(True)
+        event.app.invalidate()
 
     @bindings.add(Keys.BackTab)  # Shift+Tab, pi's app.thinking.cycle
     def _cycle_thinking(event: KeyPressEvent) -> None:
@@ -128,7 +135,7 @@ class InteractiveShell:
             history=history or InMemoryHistory(),
             completer=SlashCompleter(lambda: self.agent.skill_names()),
             complete_while_typing=True,
-            key_bindings=_key_bindings(self.cycle_thinking),
+            key_bindings=_key_bindings(self.cycle_thinking, self.cycle_model),
             multiline=True,
             bottom_toolbar=lambda: self._status or self.status(),
             input=pt_input,
@@ -212,6 +219,15 @@ class InteractiveShell:
             name += f" · thinking {self.agent.thinking_level()}"
         self._status = status_line(self.agent.stats(), name)
         return self._status
+
+    def cycle_model(self, forward: bool) -> None:
+        """Ctrl+P: the next model of the scope; says where it went."""
+        try:
+            note = self.agent.cycle_model(forward=forward)
+        except PiContextError as exc:
+            note = f"Error: {exc}"
+        self._status = f"{note} · {self.status()}"
+        run_in_terminal(lambda: self.console.print(Text(note, style="dim")))
 
     def cycle_thinking(self) -> None:
         """Shift+Tab: the model's next thinking level; the status line says which."""

@@ -31,6 +31,7 @@ from pi_context import storage
 from pi_context.agent.tool_selection import ToolSelectionError, parse_tool_selection
 from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
 from pi_context.cli.app import AppAgent, AppConfig, resolve_cli_model
+from pi_context.cli.model_scope import ScopeEntry, resolve_scope
 from pi_context.errors import PiContextError, ResourceError
 from pi_context.export import SessionDocument, default_html_name, export_html
 from pi_context.model.thinking import THINKING_LEVELS, parse_thinking_level
@@ -236,6 +237,23 @@ async def _start(
     return AppAgent(await config.create(model), config)
 
 
+def _model_scope(models_list: str | None, cwd: str) -> list[ScopeEntry]:
+    """``--models`` (else the ``enabledModels`` setting) resolved; warnings on stderr."""
+    if models_list is not None:
+        patterns = [p.strip() for p in models_list.split(",") if p.strip()]
+    else:
+        setting = startup_settings(cwd, paths.agent_dir()).get("enabledModels")
+        patterns = [p for p in setting if isinstance(p, str)] if isinstance(setting, list) else []
+    if not patterns:
+        return []
+    from pi_context.providers import models
+
+    scope, warnings = resolve_scope(patterns, models.load_registry(paths.agent_dir()))
+    for warning in warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    return scope
+
+
 def _check_session_id(session_id: str, *, cont: bool, resume: bool, session: str | None) -> None:
     """pi's ``--session-id`` rules: its shape, and no other way of choosing the session."""
     if not storage.SESSION_ID_PATTERN.match(session_id):
@@ -396,6 +414,13 @@ async def _run(
     "--model", default=None, metavar="SPEC", help="provider/model (or scripted:<file> for tests)."
 )
 @click.option(
+    "--models",
+    "models_list",
+    default=None,
+    metavar="LIST",
+    help="Models Ctrl+P cycles through (patterns, globs, :level); overrides enabledModels.",
+)
+@click.option(
     "--provider", default=None, metavar="NAME", help="Look the --model name up in this provider."
 )
 @click.option(
@@ -474,6 +499,7 @@ def agent_command(
     no_session: bool,
     use_session_cwd: bool,
     model: str | None,
+    models_list: str | None,
     provider: str | None,
     api_key: str | None,
     session_id: str | None,
@@ -508,6 +534,10 @@ def agent_command(
         os.environ["PI_SKIP_VERSION_CHECK"] = "1"
     if list_models is not None:
         return _list_models(list_models or None)
+    scope = _model_scope(models_list, cwd)
+    if scope and model is None and not (cont or resume or session or session_id):
+        model = scope[0].key  # a new session starts on the first model of the scope
+        thinking = thinking or scope[0].level
     if provider is not None and model is None:
         raise click.ClickException(
             f"--provider requires --model (for example: --provider {provider} --model <pattern>)"
@@ -593,6 +623,7 @@ def agent_command(
         ),
         thinking=thinking,
         tool_selection=selection,
+        scope=tuple(scope),
     )
     # RPC mode ignores positional messages, as pi does: prompts arrive as commands
     prompts = [] if run_mode == "rpc" else build_prompts(messages, stdin_text, cwd)
