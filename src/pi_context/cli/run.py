@@ -237,18 +237,17 @@ async def _start(
     return AppAgent(await config.create(model), config)
 
 
-def _model_scope(models_list: str | None, cwd: str) -> list[ScopeEntry]:
+def _model_scope(models_list: str | None, setting: object, agent_dir: Path) -> list[ScopeEntry]:
     """``--models`` (else the ``enabledModels`` setting) resolved; warnings on stderr."""
     if models_list is not None:
         patterns = [p.strip() for p in models_list.split(",") if p.strip()]
     else:
-        setting = startup_settings(cwd, paths.agent_dir()).get("enabledModels")
         patterns = [p for p in setting if isinstance(p, str)] if isinstance(setting, list) else []
     if not patterns:
         return []
     from pi_context.providers import models
 
-    scope, warnings = resolve_scope(patterns, models.load_registry(paths.agent_dir()))
+    scope, warnings = resolve_scope(patterns, models.load_registry(agent_dir))
     for warning in warnings:
         click.echo(f"Warning: {warning}", err=True)
     return scope
@@ -534,7 +533,9 @@ def agent_command(
         os.environ["PI_SKIP_VERSION_CHECK"] = "1"
     if list_models is not None:
         return _list_models(list_models or None)
-    scope = _model_scope(models_list, cwd)
+    agent_dir = paths.agent_dir()
+    settings = startup_settings(cwd, agent_dir)  # once: it warns about an untrusted file
+    scope = _model_scope(models_list, settings.get("enabledModels"), agent_dir)
     if scope and model is None and not (cont or resume or session or session_id):
         model = scope[0].key  # a new session starts on the first model of the scope
         thinking = thinking or scope[0].level
@@ -594,9 +595,7 @@ def agent_command(
         run_mode = "print"
     else:
         run_mode = "interactive"
-    agent_dir = paths.agent_dir()
     directory: Path | None = None
-    settings = startup_settings(cwd, agent_dir)
     if not no_session:
         # pi reads the project's sessionDir before deciding trust; here only a trusted one
         setting = settings.get("sessionDir")
