@@ -70,7 +70,12 @@ async def server() -> AsyncIterator[ReplayServer]:
 
 
 async def one_process(
-    server: ReplayServer, project: Path, path: Path, prompt: str, settings: dict[str, Any]
+    server: ReplayServer,
+    project: Path,
+    path: Path,
+    prompt: str,
+    settings: dict[str, Any],
+    tools: list[str] | None = None,
 ) -> None:
     """What one ``pictx -c -p PROMPT`` does: open (or create) the session, run, close."""
     info = ModelInfo(
@@ -93,6 +98,8 @@ async def one_process(
             sess = await AgentSession.open(path, **common)
         else:
             sess = await AgentSession.create(cwd=project, session_file=path, **common)
+        if tools is not None:
+            sess.set_active_tools(tools)
         server.add(reply(f"answer to {prompt}"))
         await sess.run(prompt)
         sess.close()
@@ -167,3 +174,35 @@ async def test_a_changed_tool_costs_one_miss_and_the_next_process_extends_it(
     # The change itself costs what it must: the tools head the prefix, nothing before them.
     assert not extends(bodies[2], bodies[1])
     assert cache_prefix(bodies[2])[1] == cache_prefix(bodies[1])[1]  # the system param stays
+
+
+async def test_narrowing_and_restoring_tools_records_and_sends_only_the_change(
+    tmp_path: Path, server: ReplayServer
+) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (tmp_path / "agent").mkdir()
+    path = tmp_path / "s.jsonl"
+    narrow = ["read", "bash", "edit"]
+    await one_process(server, project, path, "first", {})
+    await one_process(server, project, path, "second", {}, tools=narrow)
+    await one_process(server, project, path, "third", {})
+    await one_process(server, project, path, "fourth", {}, tools=[*narrow, "write"])
+    await one_process(server, project, path, "fifth", {})
+    bodies = server.bodies()
+    assert [tool_names(b) for b in bodies] == [
+        ["read", "bash", "edit", "write"],
+        narrow,
+        narrow,
+        ["read", "bash", "edit", "write"],
+        ["read", "bash", "edit", "write"],
+    ]
+    changes = system_entries(path)[1:]
+    delta = [([t["name"] for t in c.get("toolsAdded", [])], c.get("toolsRemoved")) for c in changes]
+    assert delta == [([], [{"name": "write"}]), (["write"], None)]
+    assert all(set(c.get("sections", {})) <= {"tools", "rules"} for c in changes)
+    # Each change costs its one miss; the process after it extends it.
+    assert not extends(bodies[1], bodies[0])
+    assert extends(bodies[2], bodies[1])
+    assert not extends(bodies[3], bodies[2])
+    assert extends(bodies[4], bodies[3])
