@@ -203,7 +203,7 @@ async def _start(
             target = directory or storage.default_session_dir(config.cwd, config.agent_dir)
             forked = storage.fork_from(match.path, target, cwd=config.cwd)
             model = named or config.model_resolver(None, forked)
-            return AppAgent(await config.open(forked, model), config)
+            return _warn_session_problems(AppAgent(await config.open(forked, model), config))
         path = match.path
     elif cont and directory is not None:
         custom = directory != storage.default_session_dir(config.cwd, config.agent_dir)
@@ -217,8 +217,30 @@ async def _start(
         return None
     model = named or config.model_resolver(None, path)
     if path is not None:
-        return AppAgent(await config.open(path, model), config)
+        return _warn_session_problems(AppAgent(await config.open(path, model), config))
     return AppAgent(await config.create(model), config)
+
+
+_PROBLEMS_SHOWN = 5
+
+
+def _warn_session_problems(app: AppAgent) -> AppAgent:
+    """Say once, on stderr, what was wrong with the resumed file (skipped torn or malformed
+    lines, fields of the wrong type), a few lines at most. The context is projected first, so
+    the entries it reads have been checked."""
+    app.session.stored_projection()
+    problems = app.session.problems
+    for problem in problems[:_PROBLEMS_SHOWN]:
+        click.echo(f"pictx: warning: {problem}", err=True)
+    if len(problems) > _PROBLEMS_SHOWN:
+        more = len(problems) - _PROBLEMS_SHOWN
+        where = app.session.file_path
+        click.echo(
+            f"pictx: warning: … and {more} more problem(s); `pictx session info {where}` "
+            "lists them",
+            err=True,
+        )
+    return app
 
 
 async def _run(
@@ -348,6 +370,9 @@ def agent_command(
     if export_path is not None:
         doc = SessionDocument.load(export_path)
         out = Path(messages[0]) if messages else Path(cwd) / default_html_name(Path(export_path))
+        storage.refuse_session_target(out, Path(export_path))
+        for problem in doc.problems:
+            click.echo(f"pictx: warning: {problem}", err=True)
         written = export_html(doc, out)
         click.echo(f"Exported to: {written}")
         return 0

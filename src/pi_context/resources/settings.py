@@ -53,6 +53,7 @@ __all__ = [
     "migrate_settings",
     "read_config_text",
     "retry_settings_for",
+    "session_fsync_for",
 ]
 
 DEFAULT_RESERVE_TOKENS = 16384
@@ -293,6 +294,12 @@ class Settings:
     def enable_skill_commands(self) -> bool:
         return self.data.get("enableSkillCommands") is not False
 
+    @property
+    def session_fsync(self) -> bool:
+        """``sessionFsync`` (default ``true``): flush the session file to the disk at the end of
+        each turn and at each compaction (``Session.fsync``); ``false`` leaves it to the OS."""
+        return session_fsync_for(self)
+
 
 def load_settings(
     agent_dir: str | os.PathLike[str] | None = None,
@@ -416,6 +423,13 @@ def compaction_settings_for(
         guard=section.get("guard") is not False,
         max_consecutive_failures=reader.field("maxConsecutiveFailures", 3),
     )
+
+
+def session_fsync_for(settings: Settings | Mapping[str, Any] | None) -> bool:
+    """``sessionFsync`` (pi-context's own key, default ``true``): whether the session file is
+    flushed to the disk at the end of each turn and at each compaction. Only ``false`` turns
+    it off."""
+    return _data(settings).get("sessionFsync") is not False
 
 
 def retry_settings_for(settings: Settings | Mapping[str, Any] | None) -> RetrySettings:
