@@ -7,7 +7,7 @@ import click
 from pi_context import _json
 from pi_context.providers.models import load_registry
 
-__all__ = ["models_command", "register"]
+__all__ = ["models_command"]
 
 
 @click.command("models")
@@ -35,7 +35,3 @@ def models_command(show_all: bool, as_json: bool) -> None:
             mark = "" if available else "  (no key)"
             window = f"{info.context_window // 1000}k"
             click.echo(f"{entry.key:<48} {window:>6} context{mark}")
-
-
-def register(group: click.Group) -> None:
-    group.add_command(models_command)

@@ -29,17 +29,7 @@ from pi_context.resources import paths
 from pi_context.resources.settings import load_settings
 from pi_context.resources.trust import TrustDecision
 
-__all__ = ["agent_command", "build_prompts", "register", "wants_agent"]
-
-
-def wants_agent(args: Sequence[str], group: click.Group) -> bool:
-    """Whether ``pictx ARGS`` runs the agent (no subcommand named first, no group help)."""
-    if not args:
-        return True
-    first = args[0]
-    if first in group.commands:
-        return False
-    return first not in ("-h", "--help", "--version")
+__all__ = ["agent_command", "build_prompts"]
 
 
 def _file_block(arg: str, cwd: str) -> str:
@@ -280,11 +270,6 @@ def agent_command(
     prompts = build_prompts(messages, stdin_text, cwd)
     options = {"cont": cont, "resume": resume, "session": session, "model": model, "name": name}
     return asyncio.run(_run(config, options, prompts, run_mode))
-
-
-def register(group: click.Group) -> None:
-    """Add ``pictx chat`` (the agent command; bare ``pictx [messages]`` runs it too)."""
-    group.add_command(agent_command)
 
 
 def _warn_if_untrusted(trust: TrustDecision, cwd: str | os.PathLike[str]) -> None:

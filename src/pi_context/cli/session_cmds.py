@@ -16,12 +16,13 @@ from typing import Any
 import click
 
 from pi_context import _json
+from pi_context.cli.lazy_commands import LazyCommand, LazyGroup
 from pi_context.errors import SessionFormatError, TreeError
 from pi_context.messages import text_of
 from pi_context.session import Entry, Session, convert_to_llm
 from pi_context.tokens import estimate_tokens
 
-__all__ = ["context_command", "info_command", "register", "session_group", "tree_command"]
+__all__ = ["context_command", "info_command", "session_group", "tree_command"]
 
 _FILE = click.Path(exists=False, dir_okay=False, path_type=Path)
 
@@ -105,7 +106,17 @@ def _describe(entry: Entry) -> str:
     return f"{kind} (not interpreted)"
 
 
-@click.group("session")
+@click.group(
+    "session",
+    cls=LazyGroup,
+    lazy_commands={
+        "compaction": LazyCommand(
+            "pi_context.cli.compaction_cmds:show_compaction_command",
+            "Show what compaction ENTRY_ID of FILE replaced: the summarized entries and the "
+            "summary.",
+        )
+    },
+)
 def session_group() -> None:
     """Inspect pi session files (never modifies them)."""
 
@@ -300,8 +311,3 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
         f"model {model['provider'] + '/' + model['modelId'] if model else '-'}; "
         f"thinking {projection.thinking_level}"
     )
-
-
-def register(group: click.Group) -> None:
-    """Add ``pictx session`` to the ``pictx`` group."""
-    group.add_command(session_group)
