@@ -4,7 +4,8 @@
 
 A fixed evaluation of :class:`pi_context.providers.local.LocalModel` with its defaults, on the
 request the agent sends: pictx's system prompt for an empty project and the four built-in
-tools. Greedy sampling, so a run is deterministic for one model file and llama.cpp build.
+tools. Sampling is greedy; still, llama.cpp reuses the evaluated prefix of the previous
+prompt, which can change low-order digits, so a reply near a tie may differ between runs.
 
 * 24 first replies: 12 prompts need a tool (read, bash or write, with the file or command the
   prompt implies), 12 must be answered in text (among them the prompts of the issue: a haiku

@@ -7,14 +7,16 @@ Each command runs as a fresh process, as the ``pictx`` console script runs it
 that drift on a shared machine hits all alike. Baselines in the same run: ``python -c pass``
 (the interpreter alone) and ``import click`` (the CLI framework every command needs). With
 ``--before``, every command is also run against an older source tree (``PYTHONPATH``), as the
-BEFORE numbers in benchmarks/README.md were. The median and the minimum wall time are
-reported; the minimum is the one that drifts least on a busy machine.
+BEFORE numbers in benchmarks/README.md were. Reported: the median and minimum wall time, and
+the median CPU time (user + system) of the process, which is the number to compare on a busy
+machine, where wall time includes waiting for a core.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -32,18 +34,25 @@ SESSION = (
 )
 
 
-def _run(argv: Sequence[str], pythonpath: str | None) -> float:
+def _cpu_of_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(argv: Sequence[str], pythonpath: str | None) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of ``argv``."""
     env = dict(os.environ)
     if pythonpath is None:
         env.pop("PYTHONPATH", None)
     else:
         env["PYTHONPATH"] = pythonpath
+    cpu = _cpu_of_children()
     start = time.perf_counter()
     done = subprocess.run(argv, env=env, capture_output=True, check=False)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"bench_startup: {argv} failed: {done.stderr.decode()[-400:]}")
-    return seconds
+    return seconds, _cpu_of_children() - cpu
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -79,14 +88,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                         tree,
                     )
                 )
-        times: dict[str, list[float]] = {name: [] for name, _, _ in commands}
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in commands}
         for _ in range(args.repeat):
             for name, cmd, tree in commands:
                 times[name].append(_run(cmd, tree))
-    print("| command | median | min | runs |\n|---|---|---|---|")
+    print("| command | wall, median | wall, min | CPU, median | runs |\n|---|---|---|---|---|")
     for name, values in times.items():
+        wall = [w for w, _ in values]
+        cpu = [c for _, c in values]
         print(
-            f"| `{name}` | {statistics.median(values) * 1e3:.0f} ms | {min(values) * 1e3:.0f} ms | {len(values)} |"
+            f"| `{name}` | {statistics.median(wall) * 1e3:.0f} ms | {min(wall) * 1e3:.0f} ms "
+            f"| {statistics.median(cpu) * 1e3:.0f} ms | {len(values)} |"
         )
     return 0
 
