@@ -18,6 +18,7 @@ PACKAGE_DIR = Path(pi_context.__file__).parent
 # its own layer or below. Keep in step with docs/architecture.md.
 LAYERS: dict[str, int] = {
     "_json": 0,
+    "_records": 0,
     "errors": 0,
     "messages": 1,
     "tokens": 2,
@@ -29,13 +30,14 @@ LAYERS: dict[str, int] = {
     "compaction": 5,
     "tools": 6,
     "providers": 6,
-    "extensions": 7,
-    "agent": 8,
-    "testing": 9,
-    "export": 9,
-    "cli": 10,
-    "__main__": 11,
-    "__init__": 11,
+    "events": 7,
+    "extensions": 8,
+    "agent": 9,
+    "testing": 10,
+    "export": 10,
+    "cli": 11,
+    "__main__": 12,
+    "__init__": 12,
 }
 
 

@@ -10,7 +10,12 @@ import pytest
 from rich.console import Console
 from rich.markdown import Markdown
 
-from pi_context.agent.events import (
+from pi_context.agent.stats import SessionStats
+from pi_context.cli import render as render_module
+from pi_context.cli.render import EventRenderer, collapse
+from pi_context.cli.stats import MessageCounts, count_messages, format_tokens, status_line
+from pi_context.compaction.events import CompactionResult
+from pi_context.events import (
     AssistantStreamEvent,
     CompactionEnd,
     CompactionStart,
@@ -19,10 +24,6 @@ from pi_context.agent.events import (
     ToolExecutionEnd,
     ToolExecutionStart,
 )
-from pi_context.agent.stats import SessionStats
-from pi_context.cli import render as render_module
-from pi_context.cli.render import EventRenderer, collapse
-from pi_context.cli.stats import MessageCounts, count_messages, format_tokens, status_line
 from pi_context.messages import (
     assistant_message,
     text_block,
@@ -78,7 +79,7 @@ def test_failed_and_successful_compaction_messages() -> None:
     console, buffer = _console()
     render = EventRenderer(console, estimate_after=lambda: 1500)
     render(CompactionStart("manual"))
-    render(CompactionEnd("manual", result={"tokensBefore": 42000}))
+    render(CompactionEnd("manual", result=_compaction_result(tokens_before=42000)))
     render(CompactionStart("threshold"))
     render(CompactionEnd("threshold", error_message="model refused"))
     render.close()
@@ -188,3 +189,10 @@ def test_text_streamed_before_a_tool_call_is_not_lost_when_frames_were_skipped()
     render(MessageUpdate(AssistantStreamEvent("text_delta", 0, delta="look.")))
     render.close()  # e.g. the run was aborted before the message ended
     assert "Let me look." in buffer.getvalue()
+
+
+def _compaction_result(*, tokens_before: int) -> CompactionResult:
+    session = Session.create(None, cwd=".")
+    kept = session.append_message(user_message("keep this"))
+    entry = session.append_compaction("summary", kept.id, tokens_before)
+    return CompactionResult("summary", kept.id, tokens_before, 100, None, None, entry)

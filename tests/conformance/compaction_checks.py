@@ -29,7 +29,7 @@ from pi_context.compaction.file_ops import (
 )
 from pi_context.compaction.prepare import prepare_compaction
 from pi_context.compaction.serialize import serialize_conversation
-from pi_context.compaction.settings import CompactionSettings
+from pi_context.resources.settings import CompactionSettings
 from pi_context.session.codec import migrate_entries, scan_lines
 from pi_context.session.entries import Entry
 from pi_context.session.projection import (
@@ -365,7 +365,7 @@ def check_target(golden: dict[str, Any], s: LoadedSession, target: dict[str, Any
         cp = find_cut_point(
             items, row["startIndex"], row["endIndex"], row["keepRecentTokens"], tokens_of
         )
-        got = [
+        cut_got = [
             cp.first_kept_index,
             s.ref(items[cp.first_kept_index].entry.id)
             if cp.first_kept_index < len(items)
@@ -373,15 +373,15 @@ def check_target(golden: dict[str, Any], s: LoadedSession, target: dict[str, Any
             cp.turn_start_index,
             cp.is_split_turn,
         ]
-        exp = [
+        cut_exp = [
             row["firstKeptEntryIndex"],
             row.get("firstKeptEntryId"),
             row["turnStartIndex"],
             row["isSplitTurn"],
         ]
-        if got != exp:
+        if cut_got != cut_exp:
             out.append(
-                f"findCutPoint {row['startIndex']},{row['endIndex']},{row['keepRecentTokens']}: {got} != {exp}"
+                f"findCutPoint {row['startIndex']},{row['endIndex']},{row['keepRecentTokens']}: {cut_got} != {cut_exp}"
             )
     for row in target.get("findTurnStartIndex", []):
         got_t = find_turn_start_index(items, row["entryIndex"], row["startIndex"])

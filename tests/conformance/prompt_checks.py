@@ -32,6 +32,7 @@ from pi_context.prompt import (
     get_system_message_text,
     render_system_message_update,
 )
+from pi_context.prompt.sections import SkillReader
 from pi_context.resources import (
     ResourceLoader,
     Skill,
@@ -195,12 +196,10 @@ def check_format_skills(golden: Mapping[str, Any], grid: Mapping[str, Any]) -> l
     out = []
     for name, case in golden["cases"].items():
         skills = [by_name[n] for n in case["skills"]]
-        for reader in ("default", "read", "bash", "indirect"):
-            got = format_skills_for_prompt(
-                skills,
-                None if reader == "default" else reader,
-                wording,  # type: ignore[arg-type]
-            )
+        readers: tuple[SkillReader | None, ...] = (None, "read", "bash", "indirect")
+        for skill_reader in readers:
+            reader = skill_reader or "default"
+            got = format_skills_for_prompt(skills, skill_reader, wording)
             if got != case[reader]:
                 out.append(f"format_skills.{name}.{reader}: {got!r} != {case[reader]!r}")
     return out

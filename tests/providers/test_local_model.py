@@ -17,6 +17,7 @@ from pi_context.model import ModelRequest, RequestOptions, StreamDone, TextDelta
 from pi_context.providers.catalog import LOCAL_MODEL
 from pi_context.providers.local import LocalModel, local_available
 from pi_context.providers.local_prompt import markup_start
+from tests.jsonview import as_json
 from tests.providers.local_data import BASH, READ, SYSTEM, WRITE
 
 AVAILABLE, REASON = local_available()
@@ -165,7 +166,7 @@ async def test_local_model_drives_the_agent_loop(tmp_path: Path) -> None:
     )
     try:
         await session.run("Read the file notes.txt")
-        messages: list[Any] = list(session.context_messages())
+        messages = as_json(session.session.projection().messages)
     finally:
         await session.aclose()
     roles = [m["role"] for m in messages]

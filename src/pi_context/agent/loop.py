@@ -1,13 +1,14 @@
 """The agent loop: turns of model requests and tool batches (pi-agent-core's ``agentLoop``).
 
 One run starts with the messages of a prompt (system patch, user message, extension messages),
-then repeats a *turn*: build the request from a fresh session projection, pass it through the
-transform chain, stream the assistant message, execute its tool calls, and continue while there
+then repeats a *turn*: build the request (the host's request pipeline: a fresh session
+projection through the transform chain, :mod:`.request`), stream the assistant message, execute its tool calls, and continue while there
 were tool calls or queued messages. Between turns the host may compact and patch the system
 prompt (:meth:`LoopHost.prepare_next_turn`).
 
 The loop owns no state beyond the run: everything it needs comes from a :class:`LoopHost`
-(``AgentSession`` in production, small fakes in tests). Every message is persisted through the
+(the agent session's private :class:`~pi_context.agent.loop_host.SessionLoopHost` in
+production, small fakes in tests). Every message is persisted through the
 host as soon as it is final, so an abort at any point leaves a valid session:
 
 - during streaming, the partial assistant message is stored with ``stopReason: "aborted"`` and
@@ -22,40 +23,15 @@ its bookkeeping, emits ``turn_end``/``agent_end`` and returns a result with ``ab
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable, Sequence
+import copy
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from types import MappingProxyType
+from typing import Any, Protocol, TypeVar, cast
 
 from pi_context import _json
 from pi_context.errors import ProviderError, ToolError
-from pi_context.messages import (
-    AgentMessage,
-    AssistantContent,
-    AssistantMessage,
-    Message,
-    StopReason,
-    ToolCall,
-    ToolDeclaration,
-    ToolResultMessage,
-    assistant_message,
-    text_block,
-    tool_result_message,
-)
-from pi_context.model import (
-    Model,
-    ModelInfo,
-    ModelRequest,
-    RequestOptions,
-    StreamDone,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallStart,
-)
-from pi_context.tools.base import ToolOutcome
-
-from .events import (
+from pi_context.events import (
     AgentEnd,
     AgentEvent,
     AgentStart,
@@ -68,6 +44,29 @@ from .events import (
     TurnEnd,
     TurnStart,
 )
+from pi_context.messages import (
+    AgentMessage,
+    AssistantContent,
+    AssistantMessage,
+    StopReason,
+    ToolCall,
+    ToolResultMessage,
+    assistant_message,
+    now_ms,
+    text_block,
+    tool_result_message,
+)
+from pi_context.model import (
+    Model,
+    ModelInfo,
+    ModelRequest,
+    StreamDone,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
+)
+from pi_context.tools.base import ToolOutcome
 
 __all__ = [
     "ABORTED_TOOL_TEXT",
@@ -76,6 +75,7 @@ __all__ = [
     "RunResult",
     "ToolOutcome",
     "aborted_tool_result",
+    "handed_out",
 ]
 
 ABORTED_TOOL_TEXT = "Operation aborted"
@@ -87,20 +87,12 @@ class LoopHost(Protocol):
     @property
     def model(self) -> Model: ...
 
-    def request_options(self) -> RequestOptions: ...
-
     def persist(self, message: AgentMessage) -> str | None:
         """Store a final message; return its entry id (``None`` without a session)."""
 
-    def context_messages(self) -> list[AgentMessage]:
-        """A fresh projection of the session: what the next request is built from."""
-
-    async def transform(self, messages: list[AgentMessage]) -> list[AgentMessage]:
-        """The transform-context chain (never changes the stored session)."""
-
-    def to_llm(self, messages: list[AgentMessage]) -> list[Message]: ...
-
-    def declared_tools(self) -> list[ToolDeclaration]: ...
+    async def build_request(self) -> ModelRequest:
+        """The next request, from a fresh projection of the session through the transform
+        chain (never changes the stored session)."""
 
     async def execute_tool(self, call: ToolCall) -> ToolOutcome:
         """Run one tool call. Raising makes an error result; unknown tools are the host's to report."""
@@ -116,10 +108,10 @@ class LoopHost(Protocol):
         """Called once per model request with its final message (cache accounting)."""
 
     async def after_turn(
-        self, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
+        self, index: int, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
     ) -> bool:
-        """The turn's messages are persisted (extension ``turn_end``); ``True`` asks for one
-        more request even when the model called no tool."""
+        """Turn ``index``'s messages are persisted (extension ``turn_end``); ``True`` asks for
+        one more request even when the model called no tool."""
 
     async def finalize_message(self, message: AgentMessage) -> AgentMessage:
         """The final form of a message before it is stored (extension ``message_end``)."""
@@ -144,7 +136,20 @@ class RunResult:
     turns: int = 0
 
 
-def aborted_tool_result(call: ToolCall) -> ToolResultMessage:
+_M = TypeVar("_M", bound=Mapping[str, Any])
+
+
+def handed_out(message: _M) -> _M:
+    """A copy of ``message`` for an event: what subscribers and extensions are given cannot
+    change the session (stored messages are never handed out themselves). A JSON round trip,
+    the fastest deep copy of JSON data."""
+    try:
+        return cast(_M, _json.loads(_json.dumps(message)))
+    except (TypeError, ValueError):  # not JSON (a message not yet stored may hold anything)
+        return copy.deepcopy(message)
+
+
+def aborted_tool_result(call: ToolCall, timestamp: int | None = None) -> ToolResultMessage:
     """The result a tool call gets when the run is aborted before it finished."""
     return tool_result_message(
         call["id"],
@@ -152,16 +157,17 @@ def aborted_tool_result(call: ToolCall) -> ToolResultMessage:
         [text_block(ABORTED_TOOL_TEXT)],
         is_error=True,
         details={"aborted": True},
+        timestamp=timestamp,
     )
 
 
-def _length_stop_result(call: ToolCall) -> ToolResultMessage:
+def _length_stop_result(call: ToolCall, timestamp: int) -> ToolResultMessage:
     text = (
         f'Tool call "{call["name"]}" was not executed: the response hit the output token limit, '
         "so its arguments may be incomplete. Retry with a shorter call."
     )
     return tool_result_message(
-        call["id"], call["name"], [text_block(text)], is_error=True, details={}
+        call["id"], call["name"], [text_block(text)], is_error=True, details={}, timestamp=timestamp
     )
 
 
@@ -197,7 +203,11 @@ class _Partial:
 
 
 def _unfinished(
-    partial: _Partial, info: ModelInfo, stop_reason: StopReason, error: str | None = None
+    partial: _Partial,
+    info: ModelInfo,
+    stop_reason: StopReason,
+    timestamp: int,
+    error: str | None = None,
 ) -> AssistantMessage:
     """The assistant message of a stream that did not finish: the text and thinking received so
     far, without its (possibly incomplete) tool calls."""
@@ -208,20 +218,34 @@ def _unfinished(
         model=info.id,
         stop_reason=stop_reason,
         error_message=error,
+        timestamp=timestamp,
     )
 
 
 class AgentLoop:
-    """Runs turns for one host; ``emit`` receives every event synchronously, in order."""
+    """Runs turns for one host; ``emit`` receives every event synchronously, in order.
 
-    def __init__(self, host: LoopHost, emit: Callable[[AgentEvent], None]) -> None:
+    ``clock`` (Unix milliseconds) stamps every message the loop makes and times tool calls;
+    the agent passes its session's clock, so a run with a fixed clock is reproducible.
+    """
+
+    def __init__(
+        self,
+        host: LoopHost,
+        emit: Callable[[AgentEvent], None],
+        *,
+        clock: Callable[[], int] = now_ms,
+    ) -> None:
         self.host = host
         self.emit = emit
+        self.clock = clock
+        self.turn_index = 0
+        """The next turn's index; it runs on over the runs of one prompt (the owner resets it)."""
 
     # -- messages -----------------------------------------------------------------------------
 
     async def _add(self, message: AgentMessage, result: RunResult) -> str | None:
-        self.emit(MessageStart(message))
+        self.emit(MessageStart(handed_out(message)))
         message = await self.host.finalize_message(message)
         return self._store(message, result)
 
@@ -229,7 +253,7 @@ class AgentLoop:
         """Persist without awaiting anything (the abort path)."""
         entry_id = self.host.persist(message)
         result.messages.append(message)
-        self.emit(MessageEnd(message, entry_id))
+        self.emit(MessageEnd(handed_out(message), entry_id))
         return entry_id
 
     async def _notify(self, event: AgentEvent) -> None:
@@ -249,7 +273,8 @@ class AgentLoop:
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
-        end = AgentEnd(tuple(result.messages), not result.aborted and self.host.will_retry(result))
+        will_retry = not result.aborted and self.host.will_retry(result)
+        end = AgentEnd(tuple(handed_out(m) for m in result.messages), will_retry)
         if result.aborted:
             self.emit(end)
         else:
@@ -263,37 +288,47 @@ class AgentLoop:
             if not first:
                 batch = await self.host.prepare_next_turn()
                 batch.extend(self.host.take_queued())
-            await self._notify(TurnStart())
+            await self._notify(TurnStart(self.turn_index))
             first = False
             for message in batch:
                 await self._add(message, result)
             result.turns += 1
             assistant = await self._request(result)
             if assistant["stopReason"] in ("error", "aborted"):
-                self.emit(TurnEnd(assistant, ()))
-                await self.host.after_turn(assistant, ())
+                self.emit(TurnEnd(handed_out(assistant), ()))
+                await self._after_turn(assistant, ())
                 if assistant["stopReason"] == "aborted":
                     raise asyncio.CancelledError
                 return
             calls: list[ToolCall] = [b for b in assistant["content"] if b["type"] == "toolCall"]
             tool_results = await self._execute(assistant, calls, result)
-            self.emit(TurnEnd(assistant, tuple(tool_results)))
-            more = await self.host.after_turn(assistant, tool_results)
+            self.emit(TurnEnd(handed_out(assistant), tuple(map(handed_out, tool_results))))
+            more = await self._after_turn(assistant, tool_results)
             if not calls and not self.host.has_queued() and not more:
                 return
 
+    async def _after_turn(
+        self, assistant: AssistantMessage, tool_results: Sequence[ToolResultMessage]
+    ) -> bool:
+        index = self.turn_index
+        self.turn_index += 1
+        return await self.host.after_turn(index, assistant, tool_results)
+
     async def _request(self, result: RunResult) -> AssistantMessage:
         host = self.host
-        messages = await host.transform(host.context_messages())
-        request = ModelRequest(
-            messages=host.to_llm(messages),
-            tools=tuple(host.declared_tools()),
-            options=host.request_options(),
-        )
+        request = await host.build_request()
         info = host.model.info
         partial = _Partial()
         self.emit(
-            MessageStart(assistant_message([], api=info.api, provider=info.provider, model=info.id))
+            MessageStart(
+                assistant_message(
+                    [],
+                    api=info.api,
+                    provider=info.provider,
+                    model=info.id,
+                    timestamp=self.clock(),
+                )
+            )
         )
         done: StreamDone | None = None
         try:
@@ -304,14 +339,16 @@ class AgentLoop:
                 self._on_delta(partial, event)
         except asyncio.CancelledError:
             self._close_open(partial)
-            message = _unfinished(partial, info, "aborted")
+            message = _unfinished(partial, info, "aborted", self.clock())
             self._store_assistant(message, result)
             return message
         except ProviderError as exc:
-            done = StreamDone(_unfinished(partial, info, "error", str(exc)), exc)
+            done = StreamDone(_unfinished(partial, info, "error", self.clock(), str(exc)), exc)
         if done is None:
             missing = ProviderError(f"{info.provider}/{info.id}: stream ended without a result")
-            done = StreamDone(_unfinished(partial, info, "error", str(missing)), missing)
+            done = StreamDone(
+                _unfinished(partial, info, "error", self.clock(), str(missing)), missing
+            )
         self._close_open(partial, done.message)
         result.last_error = done.error
         host.after_request(request, done.message)
@@ -389,7 +426,7 @@ class AgentLoop:
         if not calls:
             return []
         if assistant["stopReason"] == "length":
-            refused = [_length_stop_result(call) for call in calls]
+            refused = [_length_stop_result(call, self.clock()) for call in calls]
             for r in refused:
                 await self._add(r, result)
             return refused
@@ -397,26 +434,31 @@ class AgentLoop:
 
         async def run_one(call: ToolCall) -> None:
             # Calls run concurrently; ``write``/``edit`` serialize per file themselves (PathLocks).
-            started = time.monotonic()
+            started = self.clock()
             outcome = await self._run_tool(call)
-            duration = int((time.monotonic() - started) * 1000)
+            finished = self.clock()
+            duration = max(0, finished - started)
             message = tool_result_message(
                 call["id"],
                 call["name"],
                 list(outcome.content),
                 is_error=outcome.is_error,
                 details=outcome.details,
+                timestamp=finished,
             )
             message["durationMs"] = duration
             done[call["id"]] = message
             await self._notify(
-                ToolExecutionEnd(call["id"], call["name"], message, outcome.is_error, duration)
+                ToolExecutionEnd(
+                    call["id"], call["name"], handed_out(message), outcome.is_error, duration
+                )
             )
 
         aborted = False
         try:
             for call in calls:
-                await self._notify(ToolExecutionStart(call["id"], call["name"], call["arguments"]))
+                args = MappingProxyType(call["arguments"])  # read-only for extensions
+                await self._notify(ToolExecutionStart(call["id"], call["name"], args))
             await asyncio.gather(*(run_one(call) for call in calls))
         except asyncio.CancelledError:
             aborted = True
@@ -424,15 +466,15 @@ class AgentLoop:
         for call in calls:
             message = done.get(call["id"])
             if message is None:
-                message = aborted_tool_result(call)
-                self.emit(ToolExecutionEnd(call["id"], call["name"], message, True))
+                message = aborted_tool_result(call, self.clock())
+                self.emit(ToolExecutionEnd(call["id"], call["name"], handed_out(message), True))
             if aborted:
                 self._store(message, result)
             else:
                 await self._add(message, result)
             results.append(message)
         if aborted:
-            self.emit(TurnEnd(assistant, tuple(results)))
+            self.emit(TurnEnd(handed_out(assistant), tuple(map(handed_out, results))))
             raise asyncio.CancelledError
         return results
 

@@ -64,14 +64,13 @@ from pi_context.compaction.prepare import (
     prepare_compaction,
     require_preparation,
 )
-from pi_context.compaction.serialize import serialize_conversation
-from pi_context.compaction.settings import (
-    CompactionSettings,
-    RetrySettings,
-    resolve_compaction_settings,
-    resolve_retry_settings,
+from pi_context.compaction.retry_events import (
+    SummarizationRetryAttemptStart,
+    SummarizationRetryFinished,
+    SummarizationRetryScheduled,
 )
-from pi_context.compaction.summarize import RetryAttemptStart, RetryFinished, RetryScheduled
+from pi_context.compaction.serialize import serialize_conversation
+from pi_context.resources.settings import CompactionSettings, RetrySettings
 
 __all__ = [
     "NO_CONTENT_SUMMARY",
@@ -95,11 +94,11 @@ __all__ = [
     "CutPoint",
     "FileOperations",
     "ObservationsMasked",
-    "RetryAttemptStart",
-    "RetryFinished",
-    "RetryScheduled",
     "RetrySettings",
     "SessionCompact",
+    "SummarizationRetryAttemptStart",
+    "SummarizationRetryFinished",
+    "SummarizationRetryScheduled",
     "TokenCache",
     "calculate_context_tokens",
     "collect_branch_entries",
@@ -118,8 +117,6 @@ __all__ = [
     "prepare_branch_entries",
     "prepare_compaction",
     "require_preparation",
-    "resolve_compaction_settings",
-    "resolve_retry_settings",
     "restore_observations",
     "serialize_conversation",
     "should_compact",
