@@ -3,7 +3,8 @@
 One run starts with the messages of a prompt (system patch, user message, extension messages),
 then repeats a *turn*: build the request (the host's request pipeline: a fresh session
 projection through the transform chain, :mod:`.request`), stream the assistant message, execute its tool calls, and continue while there
-were tool calls or queued messages. Between turns the host may compact and patch the system
+were tool calls or queued messages (steering after the tool results, follow-ups when the run
+would stop). Between turns the host may compact and patch the system
 prompt (:meth:`LoopHost.prepare_next_turn`).
 
 The loop owns no state beyond the run: everything it needs comes from a :class:`LoopHost`
@@ -23,11 +24,10 @@ its bookkeeping, emits ``turn_end``/``agent_end`` and returns a result with ``ab
 from __future__ import annotations
 
 import asyncio
-import copy
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, cast
 
 from pi_context import _json
 from pi_context.errors import ProviderError, ToolError
@@ -66,6 +66,7 @@ from pi_context.model import (
     ToolCallDelta,
     ToolCallStart,
 )
+from pi_context.session.projection import handed_out
 from pi_context.tools.base import ToolOutcome
 
 __all__ = [
@@ -100,9 +101,11 @@ class LoopHost(Protocol):
     async def prepare_next_turn(self) -> list[AgentMessage]:
         """Between turns: compaction check and system patch; returns messages to add first."""
 
-    def take_queued(self) -> list[AgentMessage]: ...
+    def take_steering(self) -> list[AgentMessage]:
+        """Steering messages for this delivery point (one, or all in ``all`` mode)."""
 
-    def has_queued(self) -> bool: ...
+    def take_follow_up(self) -> list[AgentMessage]:
+        """Follow-up messages, asked for only when the run would otherwise stop."""
 
     def after_request(self, request: ModelRequest, message: AssistantMessage) -> None:
         """Called once per model request with its final message (cache accounting)."""
@@ -134,19 +137,6 @@ class RunResult:
     last_error: ProviderError | None = None
     aborted: bool = False
     turns: int = 0
-
-
-_M = TypeVar("_M", bound=Mapping[str, Any])
-
-
-def handed_out(message: _M) -> _M:
-    """A copy of ``message`` for an event: what subscribers and extensions are given cannot
-    change the session (stored messages are never handed out themselves). A JSON round trip,
-    the fastest deep copy of JSON data."""
-    try:
-        return cast(_M, _json.loads(_json.dumps(message)))
-    except (TypeError, ValueError):  # not JSON (a message not yet stored may hold anything)
-        return copy.deepcopy(message)
 
 
 def aborted_tool_result(call: ToolCall, timestamp: int | None = None) -> ToolResultMessage:
@@ -282,12 +272,16 @@ class AgentLoop:
         return result
 
     async def _turns(self, start: list[AgentMessage], result: RunResult) -> None:
+        """pi's delivery points: steering after a turn's tool results (or before the run would
+        stop), follow-ups only when nothing else would continue the run (:mod:`.queues`)."""
         batch = start
+        pending: list[AgentMessage] = []
         first = True
         while True:
             if not first:
                 batch = await self.host.prepare_next_turn()
-                batch.extend(self.host.take_queued())
+                batch.extend(pending or self.host.take_steering())
+                pending = []
             await self._notify(TurnStart(self.turn_index))
             first = False
             for message in batch:
@@ -304,7 +298,11 @@ class AgentLoop:
             tool_results = await self._execute(assistant, calls, result)
             self.emit(TurnEnd(handed_out(assistant), tuple(map(handed_out, tool_results))))
             more = await self._after_turn(assistant, tool_results)
-            if not calls and not self.host.has_queued() and not more:
+            pending = self.host.take_steering()
+            if calls or pending or more:
+                continue
+            pending = self.host.take_follow_up()
+            if not pending:
                 return
 
     async def _after_turn(

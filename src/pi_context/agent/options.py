@@ -32,7 +32,8 @@ class AgentOptions(TypedDict, total=False):
     ``trusted``: the project's trust decision (``None``: decided as pi does without asking). ``no_context_files``,
     ``system_prompt``, ``append_system_prompt``: pi's ``-nc``, ``--system-prompt`` and
     ``--append-system-prompt``. ``session_id``, ``timestamp``: the new session's header id and
-    ISO-8601 time (``create`` only; pi names a session file after both). ``ids``, ``clock``,
+    ISO-8601 time (``create`` only; pi names a session file after both); ``parent_session``:
+    the ``parentSession`` path stored in the new header (``create`` only). ``ids``, ``clock``,
     ``sleep``: injectable for tests.
     """
 
@@ -51,6 +52,7 @@ class AgentOptions(TypedDict, total=False):
     sleep: Sleep | None
     session_id: str | None
     timestamp: str | None
+    parent_session: str | None
 
 
 def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentState, list[Tool]]:

@@ -41,6 +41,18 @@ class AgentHost(Protocol):
 
     def abort(self) -> None: ...
 
+    def steer(self, text: str) -> Any:
+        """Queue ``text`` for the running answer (delivered after its current tool calls)."""
+        ...
+
+    def follow_up(self, text: str) -> Any:
+        """Queue ``text`` for when the agent would otherwise stop."""
+        ...
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        """Take back everything queued: the ``(steering, follow_up)`` texts."""
+        ...
+
     def close(self) -> None:
         """Release the session file (after a switch or at exit)."""
         ...

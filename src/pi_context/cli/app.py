@@ -69,7 +69,7 @@ def _recorded_model(path: Path | None) -> tuple[str | None, str | None]:
     if path is None or not path.is_file() or path.stat().st_size == 0:
         return None, None
     with Session.open(path, lock_timeout=0) as session:
-        model = session.projection().model
+        model = session.stored_projection().model
     return (model["provider"], model["modelId"]) if model is not None else (None, None)
 
 
@@ -116,11 +116,16 @@ class AppConfig:
             "load_extensions": True,
         }
 
-    async def create(self, model: Model | None, *, cwd: str | None = None) -> AgentSession:
-        """A new session in the session dir, named as pi names it (written with the first message)."""
+    async def create(
+        self, model: Model | None, *, cwd: str | None = None, parent_session: str | None = None
+    ) -> AgentSession:
+        """A new session in the session dir, named as pi names it (written with the first
+        message); ``parent_session`` goes into its header."""
         work = cwd or self.cwd
         if self.session_dir is None:
-            return await AgentSession.create(cwd=work, model=model, **self._kwargs())
+            return await AgentSession.create(
+                cwd=work, model=model, parent_session=parent_session, **self._kwargs()
+            )
         self.session_dir.mkdir(parents=True, exist_ok=True)
         path, sid, stamp = storage.new_session_path(self.session_dir)
         return await AgentSession.create(
@@ -129,6 +134,7 @@ class AppConfig:
             session_file=path,
             session_id=sid,
             timestamp=stamp,
+            parent_session=parent_session,
             **self._kwargs(),
         )
 
@@ -167,6 +173,15 @@ class AppAgent:
     def abort(self) -> None:
         self.agent.abort()
 
+    def steer(self, text: str) -> Any:
+        return self.agent.steer(text)
+
+    def follow_up(self, text: str) -> Any:
+        return self.agent.follow_up(text)
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        return self.agent.clear_queue()
+
     def close(self) -> None:
         self.agent.close()
 
@@ -202,7 +217,7 @@ class AppAgent:
         return model.info if model is not None else None
 
     def estimate_context(self) -> int:
-        return sum(estimate_tokens(m) for m in self.agent.session.projection().messages)
+        return sum(estimate_tokens(m) for m in self.agent.session.stored_projection().messages)
 
     def stats(self) -> SessionStats:
         return self.agent.stats()
@@ -224,8 +239,11 @@ class AppAgent:
     def _model(self) -> Model | None:
         return self.agent.model_or_none
 
-    async def new_session(self) -> AppAgent:
-        return AppAgent(await self.config.create(self._model(), cwd=self.agent.cwd), self.config)
+    async def new_session(self, parent_session: str | None = None) -> AppAgent:
+        agent = await self.config.create(
+            self._model(), cwd=self.agent.cwd, parent_session=parent_session
+        )
+        return AppAgent(agent, self.config)
 
     async def open_session(self, path: Path) -> AppAgent:
         return AppAgent(await self.config.open(path, self._model()), self.config)

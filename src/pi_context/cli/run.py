@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import click
 
@@ -117,6 +117,11 @@ async def _run(
     mode: str,
 ) -> int:
     interactive = mode == "interactive"
+    protocol_out = None
+    if mode == "rpc":  # before anything (extensions included) can write to stdout
+        from pi_context.cli.rpc import take_over_stdout
+
+        protocol_out = take_over_stdout()
     app = await _start(
         config,
         cont=options["cont"],
@@ -141,6 +146,8 @@ async def _run(
             finally:
                 if shell.agent is not host:
                     shell.agent.close()
+        if protocol_out is not None:
+            return await _serve_rpc(app, protocol_out)
         from pi_context.cli.print_mode import run_print
 
         if app.agent.model_or_none is None:
@@ -166,9 +173,9 @@ async def _run(
 @click.option("-p", "--print", "print_mode", is_flag=True, help="One-shot: print the final answer.")
 @click.option(
     "--mode",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "rpc"]),
     default=None,
-    help="json: every event as a JSON line.",
+    help="json: every event as a JSON line; rpc: pi's JSON-lines protocol on stdin/stdout.",
 )
 @click.option(
     "-c", "--continue", "cont", is_flag=True, help="Continue the newest session of this project."
@@ -236,11 +243,14 @@ def agent_command(
     ]
     if len(exclusive) > 1:
         raise click.ClickException(f"{' and '.join(exclusive)} cannot be combined")
+    if mode == "rpc" and any(m.startswith("@") for m in messages):
+        click.echo("Error: @file arguments are not supported in RPC mode", err=True)
+        return 1
     stdin_text = None
-    if not sys.stdin.isatty():
+    if mode != "rpc" and not sys.stdin.isatty():
         stdin_text = sys.stdin.read().strip()
-    if mode == "json":
-        run_mode = "json"
+    if mode in ("json", "rpc"):
+        run_mode = mode
     elif print_mode or stdin_text is not None or not sys.stdout.isatty():
         run_mode = "print"
     else:
@@ -267,9 +277,21 @@ def agent_command(
             spec, agent_dir=agent_dir, resumed=resumed
         ),
     )
-    prompts = build_prompts(messages, stdin_text, cwd)
+    # RPC mode ignores positional messages, as pi does: prompts arrive as commands
+    prompts = [] if run_mode == "rpc" else build_prompts(messages, stdin_text, cwd)
     options = {"cont": cont, "resume": resume, "session": session, "model": model, "name": name}
     return asyncio.run(_run(config, options, prompts, run_mode))
+
+
+async def _serve_rpc(app: AppAgent, out: BinaryIO) -> int:
+    from pi_context.cli.rpc import run_rpc
+
+    if app.agent.model_or_none is None:
+        raise PiContextError(NO_MODEL_HELP)
+    try:
+        return await run_rpc(app, stdin_fd=sys.stdin.fileno(), out=out)
+    finally:
+        out.close()
 
 
 def _warn_if_untrusted(trust: TrustDecision, cwd: str | os.PathLike[str]) -> None:
