@@ -24,6 +24,7 @@ from pi_context.messages import (
 )
 from pi_context.model import Model, ModelRequest
 from pi_context.providers.delivery import system_delivery_of
+from pi_context.resources.settings import session_fsync_for
 from pi_context.tools import ToolOutcome, run_tool
 
 from . import extension_dispatch
@@ -129,6 +130,10 @@ class SessionLoopHost:
     async def after_turn(
         self, index: int, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
     ) -> bool:
+        # The turn's entries are in the file: make them durable (the ``sessionFsync`` setting).
+        session = self._state.session
+        session.fsync = session_fsync_for(self._state.settings_data)
+        session.sync()
         return await extension_dispatch.turn_end(
             self._state.extensions,
             self._state.session,

@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 from pi_context.extensions import ExtensionRunner, load_extensions
 from pi_context.model import Model
 from pi_context.resources.loader import ResourceLoader
+from pi_context.resources.settings import bash_settings_for
 from pi_context.session import Session
 from pi_context.tools import Tool, default_tools
 
@@ -80,4 +81,10 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
         sleep=options.get("sleep"),
     )
     tools = options.get("tools")
-    return state, list(tools) if tools is not None else default_tools(cwd)
+    if tools is not None:
+        return state, list(tools)
+    # the settings files themselves unless the caller's override sets the section, so that a
+    # bad value is reported with the file it came from
+    bash_source = state.settings_data if "bash" in state.settings_override else resources.settings
+    timeout = bash_settings_for(bash_source).default_timeout_seconds
+    return state, default_tools(cwd, default_timeout=timeout)

@@ -17,12 +17,14 @@ from typing import Any
 from pi_context import storage
 from pi_context.agent.session import AgentSession
 from pi_context.agent.stats import SessionStats
+from pi_context.cli.agent_api import ProjectTrust
 from pi_context.cli.scripted import load_scripted_model, scripted_spec
 from pi_context.errors import PiContextError, ProviderError
 from pi_context.events import AgentEvent
 from pi_context.extensions import RegisteredCommand
 from pi_context.model import Model, ModelInfo
 from pi_context.resources.settings import load_settings
+from pi_context.resources.trust import TRUST_FILE_NAME, TrustStore
 from pi_context.session.store import Session
 from pi_context.tokens import estimate_tokens
 
@@ -235,6 +237,13 @@ class AppAgent:
         if self.agent.session.file_path is not None:
             return self.agent.session.file_path.parent
         return self.config.session_dir
+
+    def project_trust(self) -> ProjectTrust:
+        return ProjectTrust(
+            directory=self.agent.cwd,
+            decision=self.agent.resources.trust,
+            store=TrustStore(Path(self.config.agent_dir) / TRUST_FILE_NAME),
+        )
 
     def _model(self) -> Model | None:
         return self.agent.model_or_none
