@@ -17,7 +17,7 @@ from tests.conformance import registry
 
 registry.claim("units", "cases", "tz", "rows")
 
-_ENTRY_FOR_ROLE = {
+_ENTRY_FOR_ROLE: dict[str, dict[str, Any]] = {
     "branchSummary": {"type": "branch_summary", "fromId": "root", "summary": "s"},
     "compactionSummary": {
         "type": "compaction",
