@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import click
 
+from pi_context.cli.terminal_text import echo
 from pi_context.errors import PiContextError
 
 __all__ = ["cli", "main"]
@@ -50,19 +51,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = _entry_command(args).main(args=args, prog_name="pictx", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
-    except click.ClickException as exc:
+    except click.UsageError as exc:
         exc.show()
+        return exc.exit_code
+    except click.ClickException as exc:
+        echo(f"Error: {exc.format_message()}", err=True)
         return exc.exit_code
     except click.Abort:
         click.echo("pictx: aborted", err=True)
         return 1
     except PiContextError as exc:
-        click.echo(f"pictx: error: {_one_line(str(exc))}", err=True)
+        echo(f"pictx: error: {_one_line(str(exc))}", err=True)
         return 1
     except BrokenPipeError:
         return 1
     except Exception as exc:  # noqa: BLE001 - the CLI edge: never a traceback for users
-        click.echo(f"pictx: internal error: {type(exc).__name__}: {_one_line(str(exc))}", err=True)
+        echo(f"pictx: internal error: {type(exc).__name__}: {_one_line(str(exc))}", err=True)
         return 2
     return result if isinstance(result, int) else 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from pi_context import _json
+from pi_context.cli.terminal_text import echo, json_for_terminal
 from pi_context.providers.models import load_registry
 
 __all__ = ["models_command", "register"]
@@ -17,7 +18,7 @@ def models_command(show_all: bool, as_json: bool) -> None:
     """List the models pictx knows: built-ins, ~/.pi/agent/models.json and the local model."""
     registry = load_registry()
     for problem in registry.errors:
-        click.echo(f"pictx: warning: {problem}", err=True)
+        echo(f"pictx: warning: {problem}", err=True)
     for entry in registry.entries:
         available = registry.is_available(entry)
         if not (available or show_all):
@@ -30,11 +31,11 @@ def models_command(show_all: bool, as_json: bool) -> None:
                 "maxTokens": info.max_tokens,
                 "available": available,
             }
-            click.echo(_json.dumps(record).decode("utf-8"))
+            click.echo(json_for_terminal(_json.dumps(record).decode("utf-8")))
         else:
             mark = "" if available else "  (no key)"
             window = f"{info.context_window // 1000}k"
-            click.echo(f"{entry.key:<48} {window:>6} context{mark}")
+            echo(f"{entry.key:<48} {window:>6} context{mark}")
 
 
 def register(group: click.Group) -> None:

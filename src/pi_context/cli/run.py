@@ -23,6 +23,7 @@ import click
 from pi_context import storage
 from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
 from pi_context.cli.app import AppAgent, AppConfig, resolve_cli_model
+from pi_context.cli.terminal_text import echo
 from pi_context.errors import PiContextError, ResourceError
 from pi_context.export import SessionDocument, default_html_name, export_html
 from pi_context.resources import paths
@@ -71,7 +72,7 @@ def _pick_session(directory: Path) -> Path | None:
         click.echo("No saved sessions in this project; starting a new one.", err=True)
         return None
     for row in session_rows(sessions):
-        click.echo(row, err=True)
+        echo(row, err=True)
     choice = click.prompt("Resume #", default="1", err=True, show_default=True)
     picked = pick_session(sessions, str(choice))
     if picked is None:
@@ -98,7 +99,7 @@ async def _start(
             session_arg, cwd=config.cwd, directory=local, agent=config.agent_dir
         )
         if match.other_project:
-            click.echo(f"Session found in different project: {match.cwd}", err=True)
+            echo(f"Session found in different project: {match.cwd}", err=True)
             confirmed = interactive and click.confirm(
                 "Fork this session into current directory?", default=False, err=True
             )
@@ -233,7 +234,7 @@ def agent_command(
         doc = SessionDocument.load(export_path)
         out = Path(messages[0]) if messages else Path(cwd) / default_html_name(Path(export_path))
         written = export_html(doc, out)
-        click.echo(f"Exported to: {written}")
+        echo(f"Exported to: {written}")
         return 0
     if name is not None:
         name = name.strip()
@@ -295,7 +296,7 @@ def _warn_if_untrusted(trust: TrustDecision, cwd: str | os.PathLike[str]) -> Non
     """
     if trust.trusted or trust.source != "default":
         return
-    click.echo(
+    echo(
         f"pictx: note: {cwd} is not trusted, so its .pi/SYSTEM.md, APPEND_SYSTEM.md, "
         "skills, settings and extensions are ignored (context files still apply). "
         "Run `pictx trust` to trust it.",
