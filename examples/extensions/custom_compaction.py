@@ -20,14 +20,22 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pi_context.extensions import ExtensionAPI, ExtensionContext
+from pi_context import (
+    ExtensionAPI,
+    ExtensionContext,
+    Model,
+    ModelInfo,
+    ModelRequest,
+    RequestOptions,
+    complete,
+    text_of,
+    user_message,
+)
 from pi_context.extensions.events import (
     CompactionDraft,
     SessionBeforeCompactEvent,
     SessionBeforeCompactResult,
 )
-from pi_context.messages import text_of, user_message
-from pi_context.model import Model, ModelInfo, ModelRequest, RequestOptions, complete
 
 SYSTEM_PROMPT = (
     "You condense coding-session transcripts into handover notes for another engineer. "

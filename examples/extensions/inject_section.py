@@ -14,7 +14,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from pi_context.extensions import ExtensionAPI, ExtensionContext
+from pi_context import ExtensionAPI, ExtensionContext
 from pi_context.extensions.events import BeforeAgentStartEvent
 
 SECTION = "work_in_progress"

@@ -109,6 +109,8 @@ class ScriptedModel:
 
     ``replies`` may hold :class:`ScriptedReply` values or callables that receive the request and
     return one (to answer based on what was asked). Every request is recorded in ``requests``.
+    ``clock`` stamps the replies (Unix milliseconds; ``None``: the wall clock); share the
+    session's :class:`FixedClock` to make a whole run reproducible.
     """
 
     replies: list[ScriptedReply | Callable[[ModelRequest], ScriptedReply]]
@@ -122,6 +124,7 @@ class ScriptedModel:
         )
     )
     requests: list[ModelRequest] = field(default_factory=list)
+    clock: Callable[[], int] | None = None
     _next: int = 0
 
     @property
@@ -155,6 +158,7 @@ class ScriptedModel:
             usage=usage,
             stop_reason=stop,
             error_message=error,
+            timestamp=self.clock() if self.clock is not None else None,
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from pi_context.agent.checks import check_compaction
-from pi_context.compaction.settings import CompactionSettings
 from pi_context.messages import AssistantMessage, assistant_message, empty_usage, user_message
 from pi_context.model import ModelInfo
+from pi_context.resources.settings import CompactionSettings
 from pi_context.session import Session
 from pi_context.testing import SequentialIds
 

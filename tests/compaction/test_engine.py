@@ -28,10 +28,16 @@ from pi_context.session import Session
 from pi_context.testing import ScriptedModel, failure, reply
 from pi_context.tokens import estimate_tokens
 from tests.compaction.helpers import add_turn, build_session, last_turn_tokens, orphan_tool_results
+from tests.jsonview import as_json
 
 # build_session turns are 527 tokens each: keeping 527 cuts exactly at the last turn's start
 TURN = 527
 SMALL_KEEP = CompactionSettings(keep_recent_tokens=TURN, summarizer="model")
+
+
+def _paused(compactor: Compactor) -> bool:
+    """Read through a call, so mypy does not keep the narrowing of an earlier assert."""
+    return compactor.paused
 
 
 async def no_sleep(_seconds: float) -> None:
@@ -61,6 +67,8 @@ async def test_successful_compaction_appends_entry_with_pi_fields() -> None:
     assert data["usage"]["totalTokens"] == 1000
     assert data["firstKeptEntryId"] == result.first_kept_entry_id
     assert data["tokensBefore"] == result.tokens_before
+    assert result.estimated_tokens_after is not None
+    assert result.tokens_before is not None
     assert result.estimated_tokens_after < result.tokens_before
     # pi: the estimate of every message of the new projection
     assert result.estimated_tokens_after == sum(
@@ -72,7 +80,7 @@ async def test_successful_compaction_appends_entry_with_pi_fields() -> None:
     assert request.options.cache == "none"
     assert request.options.session_id is not None  # a fresh routing id, not the session's
     assert request.system_prompt == SUMMARY_SYSTEM_PROMPT
-    prompt = request.messages[0]["content"][0]["text"]
+    prompt = as_json(request.messages[0])["content"][0]["text"]
     assert prompt.startswith("<conversation>\n[User]: Request 0")
     assert "<previous-summary>" not in prompt
     kinds = [type(e) for e in events]
@@ -90,7 +98,7 @@ async def test_second_compaction_updates_previous_summary() -> None:
         add_turn(session, n)
     second = await compact(session, model, SMALL_KEEP)
     assert second is not None
-    prompt = model.requests[1].messages[0]["content"][0]["text"]
+    prompt = as_json(model.requests[1].messages[0])["content"][0]["text"]
     assert "<previous-summary>\n" + first.summary + "\n</previous-summary>" in prompt
     # file lists carry over from the previous compaction
     assert "src/file0.py" in second.details["readFiles"]
@@ -127,7 +135,7 @@ async def test_split_turn_makes_two_sequential_requests_and_sums_usage() -> None
     assert result.usage is not None
     assert result.usage["input"] == 15
     assert result.usage["output"] == 3
-    first, second = (r.messages[0]["content"][0]["text"] for r in model.requests)
+    first, second = (as_json(r.messages[0])["content"][0]["text"] for r in model.requests)
     assert first.endswith("Additional focus: the parser")
     assert second.startswith("# Conversation\n[User]: Big task")
     assert second.endswith("Additional focus: the parser")
@@ -277,9 +285,9 @@ async def test_repeated_failures_pause_automatic_compaction_until_the_user_acts(
     model = ScriptedModel([failure("boom"), failure("boom"), reply("fine")])
     compactor = Compactor(session, model, settings, on_event=on_event)
     assert await compactor.compact(reason="threshold") is None
-    assert not compactor.paused
+    assert not _paused(compactor)
     assert await compactor.compact(reason="threshold") is None
-    assert compactor.paused
+    assert _paused(compactor)
     assert any(isinstance(e, CompactionPaused) for e in events)
     assert await compactor.maybe_compact(1000) is None  # paused: no request made
     assert len(model.requests) == 2

@@ -11,6 +11,7 @@ from pi_context.compaction import (
 from pi_context.compaction.masking import MASK_MARKER, mask_observations
 from pi_context.compaction.offline import offline_history_summary
 from tests.compaction.helpers import build_session, orphan_tool_results
+from tests.jsonview import as_json
 
 
 def test_masking_hides_old_results_and_restores_them() -> None:
@@ -20,7 +21,7 @@ def test_masking_hides_old_results_and_restores_them() -> None:
     assert len(edits) == 4
     assert [e.raw for e in session.entries[: len(raw_before)]] == raw_before  # file only grows
     messages = session.projection().messages
-    results = [m for m in messages if m["role"] == "toolResult"]
+    results = [as_json(m) for m in messages if m["role"] == "toolResult"]
     assert [m["content"][0]["text"].startswith(MASK_MARKER) for m in results] == [True] * 4 + [
         False
     ] * 2
@@ -29,7 +30,7 @@ def test_masking_hides_old_results_and_restores_them() -> None:
     restored = restore_observations(session)
     assert len(restored) == 4
     assert all(
-        not m["content"][0]["text"].startswith(MASK_MARKER)
+        not as_json(m)["content"][0]["text"].startswith(MASK_MARKER)
         for m in session.projection().messages
         if m["role"] == "toolResult"
     )

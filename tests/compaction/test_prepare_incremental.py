@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,7 +43,7 @@ actions = st.lists(
 @settings(deadline=None, max_examples=40)
 @given(actions, st.sampled_from([1, 500, 3000]))
 def test_cached_preparation_equals_fresh_preparation(
-    plan: list[tuple[object, ...]], keep: int
+    plan: list[tuple[str, int, Any]], keep: int
 ) -> None:
     session = new_session()
     cache = TokenCache()

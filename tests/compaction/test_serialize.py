@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +15,7 @@ from pi_context.compaction.serialize import (
 
 
 def test_roles_and_separators() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
         {
             "role": "assistant",

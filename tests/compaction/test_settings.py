@@ -1,17 +1,30 @@
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import pytest
 
-from pi_context.compaction.settings import (
+from pi_context.errors import ProviderError, SettingsError
+from pi_context.model.retry import RetryPolicy
+from pi_context.resources.settings import (
     CompactionSettings,
     RetrySettings,
-    resolve_branch_summary_settings,
-    resolve_compaction_settings,
-    resolve_retry_settings,
+    Settings,
+    branch_summary_settings_for,
+    compaction_settings_for,
+    retry_settings_for,
 )
-from pi_context.errors import SettingsError
+
+
+def resolve_compaction_settings(
+    data: Mapping[str, Any], model_key: str | None = None
+) -> CompactionSettings:
+    """The settings for ``"<provider>/<modelId>"`` (the id may itself contain ``/``)."""
+    if model_key is None:
+        return compaction_settings_for(data)
+    provider, _, model_id = model_key.partition("/")
+    return compaction_settings_for(data, provider, model_id)
 
 
 def test_defaults_are_pis() -> None:
@@ -77,15 +90,47 @@ def test_beyond_pi_settings() -> None:
 
 
 def test_retry_settings_and_backoff() -> None:
-    r = resolve_retry_settings(
-        {"retry": {"maxRetries": 5, "baseDelayMs": 100, "maxAgentDelayMs": 250}}
+    r = retry_settings_for({"retry": {"maxRetries": 5, "baseDelayMs": 100, "maxAgentDelayMs": 250}})
+    assert r.max_delay_ms == 250
+    policy = RetryPolicy(r)
+    assert [policy.delay_ms(n) for n in (1, 2, 3, 4)] == [100, 200, 250, 250]
+    assert policy.delay_ms(1, retry_after=0.05) == 50
+    assert policy.delay_ms(1, retry_after=10.0) == 250
+    assert policy.max_attempts == 5
+    assert RetryPolicy(retry_settings_for({"retry": {"enabled": False}})).max_attempts == 0
+    assert RetryPolicy().delay_ms(1) == 2000
+    assert RetryPolicy(RetrySettings()) == RetryPolicy()
+    assert branch_summary_settings_for({"branchSummary": {"reserveTokens": 5}}).reserve_tokens == 5
+
+
+def test_retry_policy_retries_only_transient_errors_within_the_limit() -> None:
+    failed = {"role": "assistant", "stopReason": "error", "errorMessage": "529 overloaded_error"}
+    policy = RetryPolicy(RetrySettings(max_retries=2))
+    assert policy.should_retry(failed, None, 0)
+    assert policy.should_retry(failed, None, 1)
+    assert not policy.should_retry(failed, None, 2)
+    assert not policy.should_retry({**failed, "stopReason": "stop"}, None, 0)
+    quota = {**failed, "errorMessage": "You exceeded your current quota"}
+    assert not policy.should_retry(quota, None, 0)
+    transient = ProviderError("busy", kind="transient")
+    assert policy.should_retry({**failed, "errorMessage": "busy"}, transient, 0)
+    overflow = {**failed, "errorMessage": "prompt is too long: 250000 tokens > 200000 maximum"}
+    assert not policy.should_retry(overflow, transient, 0)
+
+
+def test_bad_value_names_the_file_it_came_from() -> None:
+    settings = Settings(
+        data={"retry": {"maxRetries": -1}},
+        global_data={"retry": {"maxRetries": 2}},
+        project_data={"retry": {"maxRetries": -1}},
+        global_path="/home/u/.pi/agent/settings.json",
+        project_path="/p/.pi/settings.json",
     )
-    assert [r.delay_ms(n) for n in (1, 2, 3, 4)] == [100, 200, 250, 250]
-    assert r.max_attempts == 5
-    assert resolve_retry_settings({"retry": {"enabled": False}}).max_attempts == 0
-    assert RetrySettings().delay_ms(1) == 2000
-    assert (
-        resolve_branch_summary_settings({"branchSummary": {"reserveTokens": 5}}).reserve_tokens == 5
+    with pytest.raises(SettingsError) as info:
+        retry_settings_for(settings)
+    assert str(info.value) == (
+        "/p/.pi/settings.json: Invalid retry.maxRetries setting: -1."
+        " Expected a non-negative safe integer."
     )
 
 
@@ -100,11 +145,11 @@ def test_override_key_of_a_model_id_with_slashes() -> None:
 @pytest.mark.parametrize(
     ("resolve", "data", "message"),
     [
-        (resolve_retry_settings, {"retry": "yes"}, "Invalid retry setting"),
-        (resolve_retry_settings, {"retry": {"maxRetries": -2}}, "Invalid retry.maxRetries"),
-        (resolve_branch_summary_settings, {"branchSummary": 5}, "Invalid branchSummary setting"),
+        (retry_settings_for, {"retry": "yes"}, "Invalid retry setting"),
+        (retry_settings_for, {"retry": {"maxRetries": -2}}, "Invalid retry.maxRetries"),
+        (branch_summary_settings_for, {"branchSummary": 5}, "Invalid branchSummary setting"),
         (
-            resolve_branch_summary_settings,
+            branch_summary_settings_for,
             {"branchSummary": {"reserveTokens": True}},
             "Invalid branchSummary.reserveTokens",
         ),
@@ -123,15 +168,12 @@ def test_invalid_retry_branch_and_extra_values_name_the_setting(
 
 
 def test_fit_to_window_leaves_large_windows_alone() -> None:
-    from pi_context.compaction.settings import CompactionSettings
-
     settings = CompactionSettings()
     assert settings.fit_to_window(128_000) is settings
     assert settings.fit_to_window(0) is settings
 
 
 def test_fit_to_window_caps_reserve_and_tail_on_small_windows() -> None:
-    from pi_context.compaction.settings import CompactionSettings
     from pi_context.tokens import should_compact
 
     settings = CompactionSettings()

@@ -8,10 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_context.compaction.offline import offline_history_summary, offline_turn_prefix_summary
-from pi_context.compaction.summarize import combine_usage, is_retryable, summary_max_tokens
+from pi_context.compaction.summarize import combine_usage, summary_max_tokens
 from pi_context.errors import ProviderError
 from pi_context.messages import empty_usage
 from pi_context.model import ModelInfo
+from pi_context.model.retry import is_retryable
 from pi_context.testing import ScriptedModel
 
 

@@ -186,14 +186,10 @@ def check_format_skills(golden: Mapping[str, Any], grid: Mapping[str, Any]) -> l
     out = []
     for name, case in golden["cases"].items():
         skills = [by_name[n] for n in case["skills"]]
-        readers: tuple[tuple[str, SkillReader | None], ...] = (
-            ("default", None),
-            ("read", "read"),
-            ("bash", "bash"),
-            ("indirect", "indirect"),
-        )
-        for reader, tool in readers:
-            got = format_skills_for_prompt(skills, tool, wording)
+        readers: tuple[SkillReader | None, ...] = (None, "read", "bash", "indirect")
+        for skill_reader in readers:
+            reader = skill_reader or "default"
+            got = format_skills_for_prompt(skills, skill_reader, wording)
             if got != case[reader]:
                 out.append(f"format_skills.{name}.{reader}: {got!r} != {case[reader]!r}")
     return out

@@ -55,7 +55,10 @@ def _assistant(
 
 def entries() -> list[dict[str, Any]]:
     """Main line a1..a9 with a compaction, an abandoned branch b1..b2 and a branch summary."""
-    text = lambda t: [{"type": "text", "text": t}]  # noqa: E731
+
+    def text(t: str) -> list[dict[str, Any]]:
+        return [{"type": "text", "text": t}]
+
     return [
         _msg(
             "a0000001",

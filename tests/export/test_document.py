@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -109,7 +110,7 @@ def test_legacy_v1_entries_without_ids_are_chained() -> None:
 def test_system_prompt_at_the_leaf_follows_the_projection() -> None:
     from pi_context.export import replay_system_prompt
 
-    def system(eid: str, parent: str | None, sections: dict[str, str | None]) -> dict[str, object]:
+    def system(eid: str, parent: str | None, sections: dict[str, str | None]) -> dict[str, Any]:
         message = {"role": "system", "content": "", "sections": sections, "timestamp": 1}
         return {"type": "message", "id": eid, "parentId": parent, "message": message}
 
@@ -119,7 +120,7 @@ def test_system_prompt_at_the_leaf_follows_the_projection() -> None:
         "sections": {"preamble": "SNAPSHOT"},
         "timestamp": 2,
     }
-    entries = [
+    entries: list[dict[str, Any]] = [
         system("1", None, {"preamble": "OLD"}),
         {
             "type": "message",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,7 +19,7 @@ from pi_context.prompt import (
 )
 from pi_context.resources import ContextFile, ResourceLoader, Skill
 
-text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30)
+text = st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=30)
 names = st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True)
 SNIPPETS = {"read": "Read", "bash": "Shell", "edit": "Edit", "write": "Write", "grep": "Grep"}
 
@@ -117,7 +119,7 @@ def test_reload_with_nothing_changed_writes_no_system_message(tmp_path: Path) ->
         res = ResourceLoader(proj, agent_dir=agent, home=tmp_path / "home").load()
         return build_sections(options_from_resources(res, tool_snippets={"read": "Read"}))
 
-    transcript: list[dict[str, object]] = []
+    transcript: list[Mapping[str, Any]] = []
     first = system_message_for_update(transcript, sections(), tools, timestamp=1)
     assert first is not None
     assert "project_context" in first.get("sections", {})

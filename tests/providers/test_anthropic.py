@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from pi_context.messages import Message, SystemMessage, empty_usage, user_message
-from pi_context.providers.anthropic import AnthropicModel
 from pi_context.model import (
     ModelCost,
     ModelInfo,
@@ -20,6 +19,7 @@ from pi_context.model import (
     complete,
 )
 from pi_context.model.classify import is_context_overflow
+from pi_context.providers.anthropic import AnthropicModel
 from tests.providers.adapters import ask, track
 from tests.providers.replay_server import ReplayServer, anthropic_sse, json_reply, stream
 

@@ -24,6 +24,7 @@ import pytest
 from pi_context.messages import (
     AssistantMessage,
     Message,
+    StopReason,
     SystemMessage,
     ToolDeclaration,
     assistant_message,
@@ -32,9 +33,10 @@ from pi_context.messages import (
     tool_result_message,
     user_message,
 )
-from pi_context.providers.anthropic import AnthropicModel
 from pi_context.model import Model, ModelInfo, ModelRequest, RequestOptions, complete
-from pi_context.providers.delivery import SystemDelivery, replay_system
+from pi_context.prompt.replay import get_current_system_message
+from pi_context.providers.anthropic import AnthropicModel
+from pi_context.providers.delivery import SystemDelivery
 from pi_context.providers.openai import OpenAIChatModel
 from tests.providers.adapters import track
 from tests.providers.replay_server import ReplayServer, json_reply
@@ -62,10 +64,10 @@ def system(
     return msg  # type: ignore[return-value]
 
 
-def assistant(*blocks: Any, stop: str = "stop", ts: int) -> AssistantMessage:
+def assistant(*blocks: Any, stop: StopReason = "stop", ts: int) -> AssistantMessage:
     return assistant_message(
         list(blocks), api="x", provider="x", model="x", stop_reason=stop, timestamp=ts
-    )  # type: ignore[arg-type]
+    )
 
 
 def conversation() -> tuple[list[list[Message]], int]:
@@ -124,7 +126,7 @@ def conversation() -> tuple[list[list[Message]], int]:
     ]
     requests.append(list(msgs))
     # compaction: the kept context starts with the replayed snapshot and the summary
-    snapshot = replay_system(msgs)
+    snapshot = get_current_system_message(msgs)
     assert snapshot is not None
     compacted: list[Message] = [
         snapshot,

@@ -6,7 +6,7 @@ import email.utils
 
 import pytest
 
-from pi_context.messages import AssistantMessage, assistant_message, empty_usage
+from pi_context.messages import AssistantMessage, StopReason, assistant_message, empty_usage
 from pi_context.model.classify import (
     classify_message,
     is_context_overflow,
@@ -82,7 +82,7 @@ def test_transient_text_excludes_quota() -> None:
 
 
 def _msg(
-    stop: str, *, input: int = 0, read: int = 0, output: int = 0, error: str | None = None
+    stop: StopReason, *, input: int = 0, read: int = 0, output: int = 0, error: str | None = None
 ) -> AssistantMessage:
     usage = empty_usage()
     usage["input"], usage["cacheRead"], usage["output"] = input, read, output
@@ -93,7 +93,7 @@ def _msg(
         model="m",
         usage=usage,
         stop_reason=stop,
-        error_message=error,  # type: ignore[arg-type]
+        error_message=error,
     )
 
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from pi_context import _json
 from pi_context.messages import (
     Message,
+    StopReason,
     SystemMessage,
     assistant_message,
     text_block,
@@ -20,16 +21,18 @@ from pi_context.messages import (
     tool_result_message,
     user_message,
 )
+from pi_context.prompt.replay import (
+    get_current_system_message,
+    get_current_tools,
+    get_system_message_text,
+    render_system_message_update,
+)
 from pi_context.providers.anthropic import anthropic_messages, anthropic_system
 from pi_context.providers.delivery import (
     SystemUpdate,
     normalize_transcript,
     plan_delivery,
-    render_system_update,
-    replay_system,
-    replay_tools,
     sanitize_tool_id,
-    system_text,
 )
 from pi_context.providers.openai import openai_messages
 
@@ -48,18 +51,19 @@ CASES: dict[str, Any] = json.loads(GOLDEN.read_text(encoding="utf-8"))["cases"]
 def test_replay_matches_pi(name: str) -> None:
     case = CASES[name]
     messages = case["messages"]
-    current = replay_system(messages)
+    current = get_current_system_message(messages)
     assert current == case["current"]
-    assert (system_text(current) if current is not None else None) == case["currentText"]
-    assert [t["name"] for t in replay_tools(messages)] == case["currentTools"]
-    updates = [render_system_update(m) for m in messages if m["role"] == "system"]
+    text = get_system_message_text(current) if current is not None else None
+    assert text == case["currentText"]
+    assert list(get_current_tools(messages)) == case["currentTools"]
+    updates = [render_system_message_update(m) for m in messages if m["role"] == "system"]
     assert updates == case["updates"]
 
 
-def _assistant(*blocks: Any, stop: str = "stop") -> Message:
+def _assistant(*blocks: Any, stop: StopReason = "stop") -> Message:
     return assistant_message(
         list(blocks), api="a", provider="p", model="m", stop_reason=stop, timestamp=1
-    )  # type: ignore[arg-type]
+    )
 
 
 def test_normalize_drops_failed_attempts_and_orphans() -> None:
@@ -221,8 +225,8 @@ def test_growing_transcripts_extend_on_every_wire_format(steps: list[str]) -> No
 
 
 async def test_system_delivery_of_adapters() -> None:
-    from pi_context.providers.anthropic import AnthropicModel
     from pi_context.model import ModelInfo
+    from pi_context.providers.anthropic import AnthropicModel
     from pi_context.providers.delivery import system_delivery_of
     from pi_context.providers.local import LocalModel
     from pi_context.providers.openai import OpenAIChatModel

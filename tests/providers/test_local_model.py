@@ -16,6 +16,7 @@ from pi_context.messages import text_of, user_message
 from pi_context.model import ModelRequest, RequestOptions, StreamDone, TextDelta, complete
 from pi_context.providers.catalog import LOCAL_MODEL
 from pi_context.providers.local import LocalModel, local_available
+from tests.jsonview import as_json
 from tests.providers.local_data import SYSTEM
 
 AVAILABLE, REASON = local_available()
@@ -134,7 +135,7 @@ async def test_local_model_drives_the_agent_loop(tmp_path: Path) -> None:
     )
     try:
         await session.run("Use the read tool to read notes.txt")
-        messages = session.context_messages()
+        messages = as_json(session.context_messages())
     finally:
         await session.aclose()
     roles = [m["role"] for m in messages]

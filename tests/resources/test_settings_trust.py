@@ -101,7 +101,7 @@ def test_invalid_compaction_values(data: dict, message: str) -> None:  # type: i
 
 def test_retry_settings_defaults_and_values() -> None:
     r = retry_settings_for({"retry": {"maxRetries": 5, "enabled": False}})
-    assert (r.enabled, r.max_retries, r.base_delay_ms, r.max_agent_delay_ms) == (
+    assert (r.enabled, r.max_retries, r.base_delay_ms, r.max_delay_ms) == (
         False,
         5,
         2000,

@@ -13,6 +13,7 @@ from pi_context.session import (
 )
 from pi_context.session.projection import bash_execution_text, context_edits_by_target
 from pi_context.testing import FixedClock, SequentialIds
+from tests.jsonview import as_json
 from tests.session.helpers import assistant, tool_result, user
 
 
@@ -76,7 +77,7 @@ def test_context_edit_latest_wins_and_null_omits() -> None:
     a = s.append_message(assistant("long answer", calls=[("read", {"path": "x"})]))
     s.append_context_edit(a.id, {"content": "v1"})
     s.append_context_edit(a.id, {"content": "v2"})
-    edited = s.projection().messages[1]
+    edited = as_json(s.projection().messages[1])
     assert edited["content"] == [{"type": "text", "text": "v2"}]
     assert edited["role"] == "assistant"
     assert edited["model"] == "claude-x"  # metadata kept
@@ -86,7 +87,7 @@ def test_context_edit_latest_wins_and_null_omits() -> None:
     # the edit is branch-relative: another branch does not see it
     s.move_leaf(a.id)
     assert roles(s) == ["user", "assistant"]
-    assert s.projection().messages[1]["content"][0]["text"] == "long answer"
+    assert as_json(s.projection().messages[1])["content"][0]["text"] == "long answer"
 
 
 def test_thinking_level_and_model_from_full_path() -> None:
@@ -112,11 +113,11 @@ def test_custom_message_and_branch_summary_messages() -> None:
     s.append_branch_summary("y", "went elsewhere", parent_id=s.leaf_id)
     messages = s.projection().messages
     assert [m["role"] for m in messages] == ["user", "custom", "branchSummary"]
-    assert messages[1]["details"] == {"hidden": True}
+    assert as_json(messages[1])["details"] == {"hidden": True}
     llm = convert_to_llm(messages)
     assert [m["role"] for m in llm] == ["user", "user", "user"]
     assert llm[1]["content"] == [{"type": "text", "text": "see this"}]
-    text = llm[2]["content"][0]["text"]  # type: ignore[index]
+    text = as_json(llm[2])["content"][0]["text"]
     assert text.endswith("<summary>\nwent elsewhere</summary>")
 
 
@@ -230,7 +231,7 @@ def test_projection_is_a_copy() -> None:
     s = new()
     s.append_message(user("q"))
     first = s.projection()
-    first.messages.append({"role": "user", "content": "injected", "timestamp": 0})  # type: ignore[typeddict-item]
+    first.messages.append({"role": "user", "content": "injected", "timestamp": 0})
     assert len(s.projection().messages) == 1
 
 
@@ -266,8 +267,13 @@ def test_summary_wrappers_differ_from_pi_only_in_sentences() -> None:
             (b,) = convert_to_llm([branch])
         finally:
             projection.SUMMARY_WRAPPERS = ours
-        assert c["content"][0]["text"] == wrappers.compaction_intro + "\n\n<summary>\nS\n</summary>"
-        assert b["content"][0]["text"] == wrappers.branch_intro + "\n\n<summary>\nB</summary>"
+        assert (
+            as_json(c)["content"][0]["text"]
+            == wrappers.compaction_intro + "\n\n<summary>\nS\n</summary>"
+        )
+        assert (
+            as_json(b)["content"][0]["text"] == wrappers.branch_intro + "\n\n<summary>\nB</summary>"
+        )
 
 
 def test_context_edits_by_target_keeps_the_last_edit_per_target() -> None:

@@ -178,4 +178,4 @@ async def test_context_tool_sees_an_abort_and_gets_a_path_cwd(tmp_path: Path) ->
 def test_builtin_tools_are_context_tools_with_constrained_sampling() -> None:
     for tool in default_tools():
         assert isinstance(tool, ContextTool)
-        assert tool.declaration()["constrainedSampling"] == CONSTRAINED_SAMPLING  # type: ignore[typeddict-item]
+        assert tool.declaration()["constrainedSampling"] == CONSTRAINED_SAMPLING

@@ -19,10 +19,10 @@ from pi_context.compaction.accounting import (
     estimate_projected_context_tokens,
     should_compact,
 )
-from pi_context.compaction.settings import CompactionSettings
 from pi_context.messages import AssistantMessage
 from pi_context.model import ModelInfo
 from pi_context.model.classify import is_context_overflow
+from pi_context.resources.settings import CompactionSettings
 from pi_context.session.entries import Entry
 from pi_context.session.projection import Projection, js_date_ms
 

@@ -23,7 +23,7 @@ from pi_context.extensions.events import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from pi_context.messages import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, now_ms
+from pi_context.messages import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
 from pi_context.prompt import get_current_system_message
 from pi_context.session import Session
 from pi_context.tools import ToolOutcome
@@ -201,7 +201,7 @@ def apply_boundary_drafts(
             snapshot = get_current_system_message(projection.messages)
             system = dict(snapshot) if snapshot is not None else None
             if system is not None:
-                system["timestamp"] = now_ms()
+                system["timestamp"] = session.now_ms()
             session.append_compaction(
                 draft["summary"],
                 draft.get("firstKeptEntryId"),

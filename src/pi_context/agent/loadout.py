@@ -18,6 +18,8 @@ from pi_context.prompt import (
     SystemPromptOptions,
     build_sections,
     build_system_prompt,
+    default_tool_names,
+    prompt_options_for,
     system_message_for_update,
 )
 from pi_context.resources.loader import LoadedResources
@@ -98,30 +100,8 @@ class LoadoutOps:
 
     def base_options(self) -> SystemPromptOptions:
         """The prompt options from resources and the active tools (pi's base options)."""
-        res = self._resources
-        snippets: dict[str, str] = {}
-        guidelines: dict[str, list[str]] = {}
-        for tool in self._tools.values():
-            if tool.prompt_snippet:
-                text = _snippet(tool.prompt_snippet)
-                if text:
-                    snippets[tool.name] = text
-            if tool.prompt_guidelines:
-                seen: list[str] = []
-                for g in tool.prompt_guidelines:
-                    g = g.strip()
-                    if g and g not in seen:
-                        seen.append(g)
-                guidelines[tool.name] = seen
-        return SystemPromptOptions(
-            cwd=self.cwd,
-            custom_prompt=res.system_prompt,
-            selected_tools=tuple(self._active),
-            tool_snippets=snippets,
-            tool_guidelines=guidelines,
-            append_system_prompt=res.append_text,
-            context_files=tuple(res.context_files),
-            skills=tuple(res.skills),
+        return prompt_options_for(
+            self._resources, self._tools.values(), active=self._active, cwd=self.cwd
         )
 
     def _options(self) -> SystemPromptOptions:
@@ -150,31 +130,9 @@ class LoadoutOps:
         last = self._prompt_in_sync
         if last is not None and last[1] == wanted and _same_objects(last[0], systems):
             return None
-        patch = system_message_for_update(systems, sections, tools)
+        patch = system_message_for_update(systems, sections, tools, timestamp=self.session.now_ms())
         self._prompt_in_sync = (systems, wanted) if patch is None else None
         return cast("AgentMessage | None", patch)
-
-
-def default_tool_names(setting: Any) -> list[str]:
-    """The initial loadout from pi's ``defaultTools`` setting: plain names replace the built-in
-    list; a list of only ``+name`` / ``-name`` entries changes it; anything else keeps it."""
-    names = list(BUILTIN_TOOL_NAMES)
-    if not isinstance(setting, list):
-        return names
-    entries = [e.strip() for e in setting if isinstance(e, str) and e.strip()]
-    if entries and all(e[0] in "+-" for e in entries):
-        for entry in entries:
-            name = entry[1:]
-            if entry[0] == "+" and name not in names:
-                names.append(name)
-            elif entry[0] == "-" and name in names:
-                names.remove(name)
-        return names
-    return entries
-
-
-def _snippet(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _same_objects(a: Sequence[object], b: Sequence[object]) -> bool:

@@ -22,7 +22,6 @@ its bookkeeping, emits ``turn_end``/``agent_end`` and returns a result with ``ab
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
@@ -39,6 +38,7 @@ from pi_context.messages import (
     ToolDeclaration,
     ToolResultMessage,
     assistant_message,
+    now_ms,
     text_block,
     tool_result_message,
 )
@@ -144,7 +144,7 @@ class RunResult:
     turns: int = 0
 
 
-def aborted_tool_result(call: ToolCall) -> ToolResultMessage:
+def aborted_tool_result(call: ToolCall, timestamp: int | None = None) -> ToolResultMessage:
     """The result a tool call gets when the run is aborted before it finished."""
     return tool_result_message(
         call["id"],
@@ -152,16 +152,17 @@ def aborted_tool_result(call: ToolCall) -> ToolResultMessage:
         [text_block(ABORTED_TOOL_TEXT)],
         is_error=True,
         details={"aborted": True},
+        timestamp=timestamp,
     )
 
 
-def _length_stop_result(call: ToolCall) -> ToolResultMessage:
+def _length_stop_result(call: ToolCall, timestamp: int) -> ToolResultMessage:
     text = (
         f'Tool call "{call["name"]}" was not executed: the response hit the output token limit, '
         "so its arguments may be incomplete. Retry with a shorter call."
     )
     return tool_result_message(
-        call["id"], call["name"], [text_block(text)], is_error=True, details={}
+        call["id"], call["name"], [text_block(text)], is_error=True, details={}, timestamp=timestamp
     )
 
 
@@ -197,7 +198,11 @@ class _Partial:
 
 
 def _unfinished(
-    partial: _Partial, info: ModelInfo, stop_reason: StopReason, error: str | None = None
+    partial: _Partial,
+    info: ModelInfo,
+    stop_reason: StopReason,
+    timestamp: int,
+    error: str | None = None,
 ) -> AssistantMessage:
     """The assistant message of a stream that did not finish: the text and thinking received so
     far, without its (possibly incomplete) tool calls."""
@@ -208,15 +213,27 @@ def _unfinished(
         model=info.id,
         stop_reason=stop_reason,
         error_message=error,
+        timestamp=timestamp,
     )
 
 
 class AgentLoop:
-    """Runs turns for one host; ``emit`` receives every event synchronously, in order."""
+    """Runs turns for one host; ``emit`` receives every event synchronously, in order.
 
-    def __init__(self, host: LoopHost, emit: Callable[[AgentEvent], None]) -> None:
+    ``clock`` (Unix milliseconds) stamps every message the loop makes and times tool calls;
+    the agent passes its session's clock, so a run with a fixed clock is reproducible.
+    """
+
+    def __init__(
+        self,
+        host: LoopHost,
+        emit: Callable[[AgentEvent], None],
+        *,
+        clock: Callable[[], int] = now_ms,
+    ) -> None:
         self.host = host
         self.emit = emit
+        self.clock = clock
 
     # -- messages -----------------------------------------------------------------------------
 
@@ -293,7 +310,15 @@ class AgentLoop:
         info = host.model.info
         partial = _Partial()
         self.emit(
-            MessageStart(assistant_message([], api=info.api, provider=info.provider, model=info.id))
+            MessageStart(
+                assistant_message(
+                    [],
+                    api=info.api,
+                    provider=info.provider,
+                    model=info.id,
+                    timestamp=self.clock(),
+                )
+            )
         )
         done: StreamDone | None = None
         try:
@@ -304,14 +329,16 @@ class AgentLoop:
                 self._on_delta(partial, event)
         except asyncio.CancelledError:
             self._close_open(partial)
-            message = _unfinished(partial, info, "aborted")
+            message = _unfinished(partial, info, "aborted", self.clock())
             self._store_assistant(message, result)
             return message
         except ProviderError as exc:
-            done = StreamDone(_unfinished(partial, info, "error", str(exc)), exc)
+            done = StreamDone(_unfinished(partial, info, "error", self.clock(), str(exc)), exc)
         if done is None:
             missing = ProviderError(f"{info.provider}/{info.id}: stream ended without a result")
-            done = StreamDone(_unfinished(partial, info, "error", str(missing)), missing)
+            done = StreamDone(
+                _unfinished(partial, info, "error", self.clock(), str(missing)), missing
+            )
         self._close_open(partial, done.message)
         result.last_error = done.error
         host.after_request(request, done.message)
@@ -389,7 +416,7 @@ class AgentLoop:
         if not calls:
             return []
         if assistant["stopReason"] == "length":
-            refused = [_length_stop_result(call) for call in calls]
+            refused = [_length_stop_result(call, self.clock()) for call in calls]
             for r in refused:
                 await self._add(r, result)
             return refused
@@ -397,15 +424,17 @@ class AgentLoop:
 
         async def run_one(call: ToolCall) -> None:
             # Calls run concurrently; ``write``/``edit`` serialize per file themselves (PathLocks).
-            started = time.monotonic()
+            started = self.clock()
             outcome = await self._run_tool(call)
-            duration = int((time.monotonic() - started) * 1000)
+            finished = self.clock()
+            duration = max(0, finished - started)
             message = tool_result_message(
                 call["id"],
                 call["name"],
                 list(outcome.content),
                 is_error=outcome.is_error,
                 details=outcome.details,
+                timestamp=finished,
             )
             message["durationMs"] = duration
             done[call["id"]] = message
@@ -424,7 +453,7 @@ class AgentLoop:
         for call in calls:
             message = done.get(call["id"])
             if message is None:
-                message = aborted_tool_result(call)
+                message = aborted_tool_result(call, self.clock())
                 self.emit(ToolExecutionEnd(call["id"], call["name"], message, True))
             if aborted:
                 self._store(message, result)

@@ -18,11 +18,6 @@ from typing import Any, TypeVar, cast
 from pi_context.compaction.accounting import TokenCache
 from pi_context.compaction.branch import collect_branch_entries, generate_branch_summary
 from pi_context.compaction.engine import Compactor
-from pi_context.compaction.settings import (
-    CompactionSettings,
-    RetrySettings,
-    resolve_branch_summary_settings,
-)
 from pi_context.compaction.summarize import RetryAttemptStart, RetryFinished, RetryScheduled
 from pi_context.errors import (
     CompactionCancelledError,
@@ -38,8 +33,13 @@ from pi_context.extensions.events import (
     TreePreparation,
 )
 from pi_context.messages import text_of
-from pi_context.prompt import get_current_tools
 from pi_context.model import Model
+from pi_context.prompt import get_current_tools
+from pi_context.resources.settings import (
+    CompactionSettings,
+    RetrySettings,
+    branch_summary_settings_for,
+)
 from pi_context.session import Session
 from pi_context.tools import BUILTIN_TOOL_NAMES
 
@@ -283,7 +283,7 @@ class CompactionOps:
             result = await generate_branch_summary(
                 entries,
                 self._model,
-                reserve_tokens=resolve_branch_summary_settings(self.settings_data).reserve_tokens,
+                reserve_tokens=branch_summary_settings_for(self.settings_data).reserve_tokens,
                 custom_instructions=prep.custom_instructions,
                 replace_instructions=bool(prep.replace_instructions),
                 retry=self.retry_settings(),

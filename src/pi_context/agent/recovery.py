@@ -135,8 +135,8 @@ class RecoveryOps(CompactionOps):
             return False
         if error is not None:
             return error.kind == "transient"
-        from pi_context.compaction.summarize import is_retryable
         from pi_context.model.classify import is_context_overflow
+        from pi_context.model.retry import is_retryable
 
         return not is_context_overflow(message) and is_retryable(message)
 

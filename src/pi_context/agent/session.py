@@ -29,12 +29,6 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict, Unpack, cast
 
-from pi_context.compaction.settings import (
-    CompactionSettings,
-    RetrySettings,
-    resolve_compaction_settings,
-    resolve_retry_settings,
-)
 from pi_context.errors import PiContextError
 from pi_context.extensions import ExtensionContext, ExtensionRunner
 from pi_context.extensions.events import (
@@ -52,19 +46,24 @@ from pi_context.messages import (
     Message,
     ToolCall,
     ToolResultMessage,
-    now_ms,
     text_block,
     text_of,
     user_message,
 )
+from pi_context.model import Model, ModelRequest, RequestOptions
 from pi_context.prompt import (
     SystemPromptOptions,
     build_system_prompt,
 )
-from pi_context.model import Model, ModelRequest, RequestOptions
 from pi_context.providers.delivery import system_delivery_of
 from pi_context.resources.loader import LoadedResources, ResourceLoader
-from pi_context.resources.settings import deep_merge_settings
+from pi_context.resources.settings import (
+    CompactionSettings,
+    RetrySettings,
+    compaction_settings_for,
+    deep_merge_settings,
+    retry_settings_for,
+)
 from pi_context.resources.skills import expand_skill_command
 from pi_context.session import Session, convert_to_llm
 from pi_context.tools import (
@@ -167,13 +166,14 @@ class AgentSession(LoadoutOps, RecoveryOps):
         self._chain = TransformChain(
             hidden_tools=lambda: self._options().hidden_tools,
             forced_prompt=lambda: self._run_forced,
+            clock=lambda: self.session.now_ms(),
         )
         if extensions is not None:
             self._chain.context_phase = extensions.emit_context
             extensions.on_error(
                 lambda f: self._emit(ExtensionError(f.event, f.error, extension=f.extension))
             )
-        self._loop = AgentLoop(self, self._emit)
+        self._loop = AgentLoop(self, self._emit, clock=lambda: self.session.now_ms())
         super().__init__()
 
     # -- construction ---------------------------------------------------------------------------
@@ -302,12 +302,15 @@ class AgentSession(LoadoutOps, RecoveryOps):
 
     def compaction_settings(self) -> CompactionSettings:
         info = self._model.info if self._model is not None else None
-        key = f"{info.provider}/{info.id}" if info is not None else None
-        settings = resolve_compaction_settings(self.settings_data, key)
+        settings = compaction_settings_for(
+            self.settings_data,
+            info.provider if info is not None else None,
+            info.id if info is not None else None,
+        )
         return settings.fit_to_window(info.context_window) if info is not None else settings
 
     def retry_settings(self) -> RetrySettings:
-        return resolve_retry_settings(self.settings_data)
+        return retry_settings_for(self.settings_data)
 
     def set_model(self, model: Model) -> None:
         """Switch models (recorded as a ``model_change`` entry); the prompt cache starts cold."""
@@ -321,7 +324,7 @@ class AgentSession(LoadoutOps, RecoveryOps):
         """An extension message: queued for the next turn of a busy run; while idle, with
         ``trigger_turn`` it starts a run (its events go to :meth:`subscribe` listeners),
         otherwise it waits for the next prompt."""
-        custom = _custom_message(message)
+        custom = _custom_message(message, self.session.now_ms())
         if trigger_turn and not self.busy and not self.compacting:
             self._run_task = asyncio.get_running_loop().create_task(self._run(custom, None, ()))
         else:
@@ -475,7 +478,13 @@ class AgentSession(LoadoutOps, RecoveryOps):
             yield self._settle_unstarted()
             return
         if self.busy:
-            self._queue.append(user_message(self.expand_skill_command(text), images=images))
+            self._queue.append(
+                user_message(
+                    self.expand_skill_command(text),
+                    images=images,
+                    timestamp=self.session.now_ms(),
+                )
+            )
             update = QueueUpdate(steering=[_text(m) for m in self._queue])
             self._emit(update)
             yield update
@@ -529,7 +538,8 @@ class AgentSession(LoadoutOps, RecoveryOps):
 
     async def _run_prompt(self, text: str, images: Sequence[ImageContent]) -> None:
         expanded = self.expand_skill_command(text)
-        await self._run(user_message(expanded, images=images), expanded, images)
+        message = user_message(expanded, images=images, timestamp=self.session.now_ms())
+        await self._run(message, expanded, images)
 
     async def _run(
         self, trigger: AgentMessage, text: str | None, images: Sequence[ImageContent]
@@ -621,7 +631,7 @@ class AgentSession(LoadoutOps, RecoveryOps):
             skills=options.skills,
             force_system_prompt=None,
         )
-        extra = [_custom_message(draft) for draft in outcome.messages]
+        extra = [_custom_message(draft, self.session.now_ms()) for draft in outcome.messages]
         return new_options, forced if isinstance(forced, str) else None, extra
 
     # -- stats ------------------------------------------------------------------------------------
@@ -694,7 +704,7 @@ def _text(message: AgentMessage) -> str:
     return text_of(content) if isinstance(content, str | list) else ""
 
 
-def _custom_message(draft: CustomMessageDraft) -> AgentMessage:
+def _custom_message(draft: CustomMessageDraft, timestamp: int) -> AgentMessage:
     msg: dict[str, Any] = {
         "role": "custom",
         "customType": draft.custom_type,
@@ -703,5 +713,5 @@ def _custom_message(draft: CustomMessageDraft) -> AgentMessage:
     }
     if draft.details is not None:
         msg["details"] = draft.details
-    msg["timestamp"] = now_ms()
+    msg["timestamp"] = timestamp
     return cast(AgentMessage, msg)

@@ -25,16 +25,16 @@ from pi_context.compaction.accounting import estimate_kept_context_tokens
 from pi_context.compaction.engine import Compactor
 from pi_context.compaction.events import BeforeCompact
 from pi_context.compaction.prepare import CompactionPreparation, require_preparation
-from pi_context.compaction.settings import (
-    CompactionSettings,
-    RetrySettings,
-    resolve_compaction_settings,
-    resolve_retry_settings,
-)
 from pi_context.errors import ProviderError, SessionError
 from pi_context.messages import text_of
 from pi_context.model import Model
-from pi_context.resources.settings import load_settings
+from pi_context.resources.settings import (
+    CompactionSettings,
+    RetrySettings,
+    compaction_settings_for,
+    load_settings,
+    retry_settings_for,
+)
 from pi_context.session import Entry, Session
 from pi_context.session.projection import entry_messages
 from pi_context.tokens import estimate_tokens
@@ -119,9 +119,12 @@ def compact_command(
         raise click.UsageError("--offline and --model exclude each other")
     data = load_settings().data
     model = None if offline or model_spec is None else _resolve_model(model_spec)
-    key = f"{model.info.provider}/{model.info.id}" if model is not None else None
-    settings: CompactionSettings = resolve_compaction_settings(data, key)
-    retry: RetrySettings = resolve_retry_settings(data)
+    settings: CompactionSettings = compaction_settings_for(
+        data,
+        model.info.provider if model is not None else None,
+        model.info.id if model is not None else None,
+    )
+    retry: RetrySettings = retry_settings_for(data)
     if keep_recent_tokens is not None:
         settings = settings.with_keep_recent(keep_recent_tokens)
     if model is None:

@@ -16,10 +16,9 @@ from typing import Any
 
 import click
 
-from pi_context.agent.loadout import default_tool_names
 from pi_context.cli.terminal_text import echo, json_for_terminal, text_for_stream
 from pi_context.errors import PiContextError
-from pi_context.prompt import build_sections, options_from_resources, render_prompt
+from pi_context.prompt import build_sections, prompt_options_for, render_prompt
 from pi_context.resources import LoadedResources, ResourceLoader, TrustStore
 from pi_context.resources.paths import agent_dir
 from pi_context.resources.trust import TRUST_FILE_NAME, canonical_dir
@@ -44,15 +43,7 @@ def _fail(exc: PiContextError) -> None:
 
 
 def _prompt_parts(res: LoadedResources) -> tuple[dict[str, str], str]:
-    tools = {t.name: t for t in default_tools(res.cwd)}
-    selected = [n for n in default_tool_names(res.settings.get("defaultTools")) if n in tools]
-    options = options_from_resources(
-        res,
-        selected_tools=selected,
-        tool_snippets={n: t.prompt_snippet for n, t in tools.items() if t.prompt_snippet},
-        tool_guidelines={n: list(t.prompt_guidelines) for n, t in tools.items()},
-    )
-    sections = build_sections(options)
+    sections = build_sections(prompt_options_for(res, default_tools(res.cwd)))
     return sections, render_prompt(sections)
 
 

@@ -65,13 +65,8 @@ from pi_context.compaction.prepare import (
     require_preparation,
 )
 from pi_context.compaction.serialize import serialize_conversation
-from pi_context.compaction.settings import (
-    CompactionSettings,
-    RetrySettings,
-    resolve_compaction_settings,
-    resolve_retry_settings,
-)
 from pi_context.compaction.summarize import RetryAttemptStart, RetryFinished, RetryScheduled
+from pi_context.resources.settings import CompactionSettings, RetrySettings
 
 __all__ = [
     "NO_CONTENT_SUMMARY",
@@ -118,8 +113,6 @@ __all__ = [
     "prepare_branch_entries",
     "prepare_compaction",
     "require_preparation",
-    "resolve_compaction_settings",
-    "resolve_retry_settings",
     "restore_observations",
     "serialize_conversation",
     "should_compact",

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, cast
 from pi_context.compaction.file_ops import FileOperations, format_file_operations
 from pi_context.compaction.prompts import BRANCH_PREAMBLE, branch_prompt
 from pi_context.compaction.serialize import serialize_conversation
-from pi_context.compaction.settings import DEFAULT_RESERVE_TOKENS, RetrySettings
 from pi_context.compaction.summarize import RetryEvent, request_summary
 from pi_context.errors import CompactionError, TreeError
 from pi_context.messages import AgentMessage, ThinkingLevel, Usage
 from pi_context.model import Model
+from pi_context.resources.settings import DEFAULT_RESERVE_TOKENS, RetrySettings
 from pi_context.session.entries import Entry
 from pi_context.session.projection import (
     context_edits_by_target,
@@ -30,6 +30,7 @@ from pi_context.session.projection import (
     js_date_ms,
     project_entry,
 )
+from pi_context.session.store import Session
 from pi_context.tokens import estimate_tokens
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ def collect_branch_entries_from_tree(
 
 
 def collect_branch_entries(
-    session: Any, old_leaf_id: str | None, target_id: str
+    session: Session, old_leaf_id: str | None, target_id: str
 ) -> BranchCollection:
     """Entries of the branch being left when moving from ``old_leaf_id`` to ``target_id``."""
     tree = getattr(session, "tree", None)
@@ -225,7 +226,7 @@ async def generate_branch_summary(
 
 
 async def summarize_branch(
-    session: Any,
+    session: Session,
     target_id: str,
     model: Model | None,
     *,

@@ -6,7 +6,7 @@ stop, a tool call in the reply, the guard, a hook cancel, asyncio cancellation) 
 appended, failure events fire, and the context stays as it was. Manual compactions raise the
 failure; automatic ones return ``None``.
 
-Beyond pi, each switched by :class:`~pi_context.compaction.settings.CompactionSettings`: the
+Beyond pi, each switched by :class:`~pi_context.resources.settings.CompactionSettings`: the
 offline summarizer (no model, or after a model failure), observation masking before
 summarizing, and the guard with its pause after repeated failures.
 """
@@ -52,13 +52,15 @@ from pi_context.compaction.prompts import (
     history_prompt,
     turn_prefix_prompt,
 )
-from pi_context.compaction.settings import CompactionSettings, RetrySettings
 from pi_context.compaction.summarize import combine_usage, request_summary
 from pi_context.errors import CompactionCancelledError, CompactionError
-from pi_context.messages import ThinkingLevel, Usage, now_ms
-from pi_context.prompt import get_current_system_message
+from pi_context.messages import ThinkingLevel, Usage
 from pi_context.model import Model
+from pi_context.prompt import get_current_system_message
+from pi_context.resources.settings import CompactionSettings, RetrySettings
 from pi_context.session.entries import Entry
+from pi_context.session.projection import Projection
+from pi_context.session.store import Session
 
 __all__ = ["Compactor", "compact"]
 
@@ -90,7 +92,7 @@ class Compactor:
 
     def __init__(
         self,
-        session: Any,
+        session: Session,
         model: Model | None = None,
         settings: CompactionSettings | None = None,
         *,
@@ -109,7 +111,8 @@ class Compactor:
         self.before_compact = before_compact
         self.thinking_level: ThinkingLevel = thinking_level
         self.sleep = sleep
-        self.clock = clock or now_ms
+        self.clock = clock
+        """Unix milliseconds for the snapshot's timestamp; ``None``: the session's clock."""
         self.cache = TokenCache()
         self.failures = 0
         self.paused = False
@@ -256,7 +259,7 @@ class Compactor:
         if current is None:
             return None
         snapshot = dict(current)
-        snapshot["timestamp"] = self.clock()
+        snapshot["timestamp"] = self.clock() if self.clock is not None else self.session.now_ms()
         return snapshot
 
     def _result(
@@ -312,7 +315,7 @@ class Compactor:
     # -- summaries -------------------------------------------------------------------------
 
     async def _summarize_checked(
-        self, prep: CompactionPreparation, projection: Any, custom: str | None
+        self, prep: CompactionPreparation, projection: Projection, custom: str | None
     ) -> _Summary:
         """The summary the settings ask for, checked by the guard.
 
@@ -335,7 +338,9 @@ class Compactor:
             self._emit(CompactionFallback(str(exc)))
             return self._guarded(prep, projection, self._offline(prep, custom, str(exc)))
 
-    def _guarded(self, prep: CompactionPreparation, projection: Any, summary: _Summary) -> _Summary:
+    def _guarded(
+        self, prep: CompactionPreparation, projection: Projection, summary: _Summary
+    ) -> _Summary:
         """``summary`` if the guard is off or lets it pass; :class:`CompactionError` otherwise."""
         if not self.settings.guard:
             return summary
@@ -407,7 +412,7 @@ class Compactor:
 
 
 async def compact(
-    session: Any,
+    session: Session,
     model: Model | None = None,
     settings: CompactionSettings | None = None,
     *,

@@ -17,6 +17,7 @@ from pi_context.compaction.cut_points import is_turn_start
 from pi_context.messages import text_of
 from pi_context.session.entries import Entry
 from pi_context.session.projection import ProjectedEntry
+from pi_context.session.store import Session
 from pi_context.tokens import estimate_tokens
 
 __all__ = [
@@ -81,7 +82,9 @@ def find_maskable(
     return out
 
 
-def mask_observations(session: Any, keep_turns: int, *, min_saving_tokens: int = 50) -> list[Entry]:
+def mask_observations(
+    session: Session, keep_turns: int, *, min_saving_tokens: int = 50
+) -> list[Entry]:
     """Append a masking ``context_edit`` for every maskable tool result; return the edits."""
     projection = session.projection()
     edits: list[Entry] = []
@@ -93,7 +96,7 @@ def mask_observations(session: Any, keep_turns: int, *, min_saving_tokens: int =
     return edits
 
 
-def restore_observations(session: Any, target_ids: Sequence[str] | None = None) -> list[Entry]:
+def restore_observations(session: Session, target_ids: Sequence[str] | None = None) -> list[Entry]:
     """Undo masking (of ``target_ids``, or of every masked result in the current context)."""
     projection = session.projection()
     wanted = set(target_ids) if target_ids is not None else None

@@ -13,17 +13,16 @@ import itertools
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pi_context.compaction.accounting import TokenCache, estimate_projected_context_tokens
 from pi_context.compaction.cut_points import CutPoint, EntryItem, find_projected_cut_point
 from pi_context.compaction.file_ops import FileOperations
 from pi_context.compaction.serialize import serialize_conversation
-from pi_context.compaction.settings import CompactionSettings
 from pi_context.errors import CompactionError
 from pi_context.messages import AgentMessage
+from pi_context.resources.settings import CompactionSettings
 from pi_context.session.entries import Entry
-from pi_context.session.projection import convert_to_llm, projection_of_path
+from pi_context.session.projection import Projection, convert_to_llm, projection_of_path
 
 __all__ = [
     "ALREADY_COMPACTED",
@@ -164,7 +163,7 @@ def _history(
 def _prepare(
     path_entries: Sequence[Entry],
     settings: CompactionSettings,
-    projection: Any,
+    projection: Projection | None,
     cache: TokenCache | None,
 ) -> CompactionPreparation | str:
     if not path_entries:
@@ -235,7 +234,7 @@ def prepare_compaction(
     path_entries: Sequence[Entry],
     settings: CompactionSettings | None = None,
     *,
-    projection: Any = None,
+    projection: Projection | None = None,
     cache: TokenCache | None = None,
 ) -> CompactionPreparation | None:
     """Prepare a compaction of the path ``root → leaf``; ``None`` when there is nothing to do.
@@ -251,7 +250,7 @@ def require_preparation(
     path_entries: Sequence[Entry],
     settings: CompactionSettings | None = None,
     *,
-    projection: Any = None,
+    projection: Projection | None = None,
     cache: TokenCache | None = None,
 ) -> CompactionPreparation:
     """Like :func:`prepare_compaction` but raises pi's manual-compaction errors."""

@@ -1,9 +1,9 @@
 """One summarization request: model call, retries with backoff, and pi's failure rules.
 
 A summary request never declares tools and never writes the prompt cache
-(``RequestOptions(cache="none")``). Transient errors (the provider classified the error as
-``transient``, or its text matches a transient phrase) are retried ``retry.max_retries`` times
-with exponential backoff; anything else, an ``error`` or ``length`` stop, or a tool call in the
+(``RequestOptions(cache="none")``). Transient errors are retried as the one
+:class:`~pi_context.model.retry.RetryPolicy` says (``retry.max_retries`` times, exponential
+backoff); anything else, an ``error`` or ``length`` stop, or a tool call in the
 reply is a failure (:class:`~pi_context.errors.CompactionError`). Cancellation is asyncio
 cancellation and stops at once, including during a backoff sleep.
 """
@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import math
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pi_context._json import utf16_len
 from pi_context.compaction.prompts import SUMMARY_SYSTEM_PROMPT
-from pi_context.compaction.settings import RetrySettings
-from pi_context.errors import CompactionCancelledError, CompactionError, ProviderError
+from pi_context.errors import CompactionCancelledError, CompactionError
 from pi_context.messages import ThinkingLevel, Usage, empty_usage, text_of, user_message
 from pi_context.model import Model, ModelRequest, RequestOptions, complete
-from pi_context.model.classify import is_transient_text
+from pi_context.model.retry import RetryPolicy
+from pi_context.resources.settings import RetrySettings
 from pi_context.session.store import new_session_id
 
 __all__ = [
@@ -32,18 +31,11 @@ __all__ = [
     "RetryScheduled",
     "SummaryResult",
     "combine_usage",
-    "is_retryable",
     "request_summary",
     "summary_max_tokens",
 ]
 
 SummarySource = Literal["compaction", "branchSummary"]
-
-# Quota and billing problems are never retried, even when a provider calls them transient.
-_QUOTA_HINT = re.compile(
-    r"insufficient_quota|out of budget|quota exceeded|billing|usage limit|available balance",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,20 +68,6 @@ RetryEvent = RetryScheduled | RetryAttemptStart | RetryFinished
 class SummaryResult:
     text: str
     usage: Usage
-
-
-def is_retryable(message: Mapping[str, Any], error: ProviderError | None = None) -> bool:
-    """Whether a failed response is worth retrying (a transient error, not a quota problem)."""
-    if message.get("stopReason") != "error":
-        return False
-    text = str(message.get("errorMessage") or (str(error) if error else ""))
-    if not text:
-        return False
-    if error is not None and error.kind in ("authentication", "aborted", "context_overflow"):
-        return False
-    if error is not None and error.kind == "transient":
-        return not _QUOTA_HINT.search(text)
-    return is_transient_text(text)
 
 
 def combine_usage(a: Mapping[str, Any], b: Mapping[str, Any]) -> Usage:
@@ -146,7 +124,7 @@ async def request_summary(
     ``label`` names the request in error messages (``Summarization``, ``Turn prefix
     summarization``, ``Branch summarization``). ``sleep`` replaces ``asyncio.sleep`` (tests).
     """
-    retry = retry or RetrySettings()
+    policy = RetryPolicy(retry or RetrySettings())
     do_sleep = sleep or asyncio.sleep
     emit = on_event or (lambda _event: None)
     level: ThinkingLevel = thinking_level if model.info.reasoning else "off"
@@ -162,14 +140,14 @@ async def request_summary(
         ),
     )
     attempt = 0
-    max_attempts = retry.max_attempts
+    max_attempts = policy.max_attempts
     while True:
         done = await complete(model, request)
         message = done.message
         stop = message.get("stopReason")
-        if stop == "error" and attempt < max_attempts and is_retryable(message, done.error):
+        if policy.should_retry(message, done.error, attempt):
             attempt += 1
-            delay = retry.delay_ms(attempt)
+            delay = policy.delay_ms(attempt)
             error_text = str(message.get("errorMessage") or done.error or "")
             emit(RetryScheduled(attempt, max_attempts, delay, error_text))
             await do_sleep(delay / 1000)

@@ -70,6 +70,9 @@ class ModelInfo:
 
 @dataclass(frozen=True, slots=True)
 class RequestOptions:
+    """Per-request knobs: output limit, temperature, thinking level, prompt-cache mode, the
+    session id providers use for cache routing, and the tool choice."""
+
     max_tokens: int | None = None
     temperature: float | None = None
     thinking_level: ThinkingLevel = "off"
@@ -118,6 +121,9 @@ class ToolCallDelta:
 
 @dataclass(frozen=True, slots=True)
 class StreamDone:
+    """The end of a stream: the final assistant message and, for a failure (``stopReason``
+    ``error``), the classified error."""
+
     message: AssistantMessage
     error: ProviderError | None = None
 

@@ -18,16 +18,17 @@ deltas). How they reach the wire is the :data:`SystemDelivery` mode:
     rewrites the head of the request, a cache miss once per prompt change.
 
 :func:`plan_delivery` produces the wire-neutral :class:`Delivery`; the adapters map it to their
-JSON. The replay helpers follow pi-ai's transcript functions (system-prompt spec §4-§5, §10).
+JSON. Replaying the system messages is the prompt layer's job (:mod:`pi_context.prompt.replay`,
+system-prompt spec §4-§5, §10); this module only decides where the replayed text goes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, cast
+from typing import Literal, TypeAlias, cast
 
 from pi_context import _json
 from pi_context.messages import (
@@ -42,6 +43,11 @@ from pi_context.messages import (
     text_of,
 )
 from pi_context.model import Model
+from pi_context.prompt.replay import (
+    get_current_system_message,
+    get_current_tools,
+    render_system_message_update,
+)
 
 __all__ = [
     "Delivery",
@@ -50,12 +56,8 @@ __all__ = [
     "SystemUpdate",
     "normalize_transcript",
     "plan_delivery",
-    "render_system_update",
-    "replay_system",
-    "replay_tools",
     "sanitize_tool_id",
     "system_delivery_of",
-    "system_text",
     "tool_arguments_json",
     "user_blocks",
 ]
@@ -63,83 +65,6 @@ __all__ = [
 SystemDelivery = Literal["in_place", "user_turn", "collapse"]
 
 NO_RESULT_TEXT = "No result provided"
-
-
-def _content_text(content: str | Sequence[Any] | None) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return text_of(content, "\n")
-
-
-def system_text(message: SystemMessage | None) -> str:
-    """The full prompt text of a system message: content, then non-null sections, by blank lines."""
-    if message is None:
-        return ""
-    parts = [_content_text(message.get("content"))]
-    parts.extend(v for v in (message.get("sections") or {}).values() if v is not None)
-    return "\n\n".join(p for p in parts if p)
-
-
-def render_system_update(message: SystemMessage) -> str:
-    """A later system message as in-place text: its content, then one framed part per section."""
-    parts: list[str] = []
-    content = _content_text(message.get("content"))
-    if content:
-        parts.append(content)
-    for name, value in (message.get("sections") or {}).items():
-        if value is None:
-            parts.append(f'Removed system prompt section "{name}".')
-        else:
-            parts.append(f'Updated system prompt section "{name}":\n\n{value}')
-    return "\n\n".join(parts)
-
-
-def replay_tools(messages: Iterable[Message]) -> list[ToolDeclaration]:
-    """The tool declarations in force after the transcript's system messages (removals first)."""
-    tools: dict[str, ToolDeclaration] = {}
-    for message in messages:
-        if message["role"] != "system":
-            continue
-        system = message
-        for removed in system.get("toolsRemoved") or []:
-            tools.pop(removed["name"], None)
-        for added in system.get("toolsAdded") or []:
-            tools[added["name"]] = added
-    return list(tools.values())
-
-
-def replay_system(messages: Iterable[Message]) -> SystemMessage | None:
-    """pi's ``getCurrentSystemMessage``: the state all system messages add up to, or ``None``."""
-    listed = list(messages)
-    content: list[str] = []
-    sections: dict[str, str] = {}
-    timestamp: int | None = None
-    for message in listed:
-        if message["role"] != "system":
-            continue
-        system = message
-        if timestamp is None:
-            timestamp = system.get("timestamp", 0)
-        text = _content_text(system.get("content"))
-        if text:
-            content.append(text)
-        for name, value in (system.get("sections") or {}).items():
-            if value is None:
-                sections.pop(name, None)
-            else:
-                sections[name] = value
-    tools = replay_tools(listed)
-    if timestamp is None and not tools:
-        return None
-    result: dict[str, Any] = {"role": "system", "content": "\n\n".join(content)}
-    if sections:
-        result["sections"] = sections
-    if tools:
-        result["toolsAdded"] = tools
-    result["timestamp"] = timestamp if timestamp is not None else 0
-    return cast(SystemMessage, result)
 
 
 _TOOL_ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
@@ -249,7 +174,8 @@ class Delivery:
 
 def _lead_parts(message: SystemMessage) -> list[tuple[str, str]]:
     parts: list[tuple[str, str]] = []
-    content = _content_text(message.get("content"))
+    raw = message.get("content")
+    content = raw if isinstance(raw, str) else text_of(raw or [], "\n")
     if content:
         parts.append(("content", content))
     for name, value in (message.get("sections") or {}).items():
@@ -271,13 +197,13 @@ def plan_delivery(
     are used (tools keep the order in which they were first declared, so the list is stable).
     """
     normalized = normalize_transcript(messages)
-    declared = list(tools) if tools else replay_tools(normalized)
+    declared = list(tools) if tools else list(get_current_tools(normalized).values())
     lead_parts: list[tuple[str, str]] = []
     if system_prompt:
         lead_parts.append(("system_prompt", system_prompt))
     items: list[DeliveryItem] = []
     if mode == "collapse":
-        state = replay_system(normalized)
+        state = get_current_system_message(normalized)
         if state is not None:
             lead_parts.extend(_lead_parts(state))
         items.extend(m for m in normalized if m["role"] != "system")
@@ -289,7 +215,7 @@ def plan_delivery(
         for message in rest:
             if message["role"] == "system":
                 system = message
-                text = render_system_update(system)
+                text = render_system_message_update(system)
                 if text:
                     items.append(SystemUpdate(text, system))
             else:

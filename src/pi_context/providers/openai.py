@@ -34,7 +34,6 @@ from pi_context.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from pi_context.providers._sdk import SDKModel, error_body
 from pi_context.model import (
     ModelInfo,
     ModelRequest,
@@ -45,6 +44,7 @@ from pi_context.model import (
     ToolCallStart,
 )
 from pi_context.model.classify import make_error
+from pi_context.providers._sdk import SDKModel, error_body
 from pi_context.providers.delivery import (
     Delivery,
     SystemDelivery,

@@ -11,9 +11,11 @@ from pi_context.resources.frontmatter import FrontmatterError, parse_frontmatter
 from pi_context.resources.loader import LoadedResources, ResourceLoader, resolve_prompt_input
 from pi_context.resources.paths import AGENT_DIR_ENV, agent_dir, expand_home, home_dir
 from pi_context.resources.settings import (
-    CompactionConfig,
-    RetryConfig,
+    BranchSummarySettings,
+    CompactionSettings,
+    RetrySettings,
     Settings,
+    branch_summary_settings_for,
     compaction_settings_for,
     deep_merge_settings,
     load_settings,
@@ -37,13 +39,14 @@ from pi_context.resources.types import ContextFile, Diagnostic, Skill, SkillSour
 __all__ = [
     "AGENT_DIR_ENV",
     "CONTEXT_FILE_NAMES",
-    "CompactionConfig",
+    "BranchSummarySettings",
+    "CompactionSettings",
     "ContextFile",
     "Diagnostic",
     "FrontmatterError",
     "LoadedResources",
     "ResourceLoader",
-    "RetryConfig",
+    "RetrySettings",
     "Settings",
     "Skill",
     "SkillSourceInfo",
@@ -51,6 +54,7 @@ __all__ = [
     "TrustDecision",
     "TrustStore",
     "agent_dir",
+    "branch_summary_settings_for",
     "compaction_settings_for",
     "deep_merge_settings",
     "expand_home",

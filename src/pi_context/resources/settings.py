@@ -6,6 +6,16 @@ The project file is read only for trusted projects. Objects merge recursively, a
 carries on, a settings file that is not valid JSON (or not an object) raises
 :class:`~pi_context.errors.SettingsError` naming the file: a silent default would quietly change
 compaction or trust behaviour.
+
+This module is the one owner of the settings model: :class:`CompactionSettings`,
+:class:`RetrySettings` and :class:`BranchSummarySettings` are resolved here and nowhere else
+(:func:`compaction_settings_for`, :func:`retry_settings_for`, :func:`branch_summary_settings_for`).
+The JSON keys are pi's wire names (``reserveTokens``, ``retry.maxAgentDelayMs``, ...); each
+Python field has one snake_case spelling. A bad value is an error, as in pi: a
+:class:`~pi_context.errors.SettingsError` naming the key, with pi's message, and the file it
+came from when the caller passes a :class:`Settings`. A section (``compaction``, ``retry``,
+``branchSummary``) that is not an object is an error too; pi ignores it, but a typo there would
+silently switch compaction or retries back to their defaults.
 """
 
 from __future__ import annotations
@@ -13,9 +23,9 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from pi_context._json import js_stringify, loads
 from pi_context.errors import SettingsError
@@ -25,9 +35,12 @@ from pi_context.resources.paths import project_config_dir
 __all__ = [
     "DEFAULT_KEEP_RECENT_TOKENS",
     "DEFAULT_RESERVE_TOKENS",
-    "CompactionConfig",
-    "RetryConfig",
+    "BranchSummarySettings",
+    "CompactionSettings",
+    "RetrySettings",
     "Settings",
+    "SummarizerMode",
+    "branch_summary_settings_for",
     "compaction_settings_for",
     "deep_merge_settings",
     "load_settings",
@@ -130,30 +143,88 @@ def deep_merge_settings(base: Mapping[str, Any], override: Mapping[str, Any]) ->
     return out
 
 
+SummarizerMode = Literal["auto", "model", "offline"]
+"""``auto``: the model when there is one, the offline summarizer otherwise and after a model
+failure; ``model``: pi's behaviour (a failure is a failure); ``offline``: never call a model."""
+
+
 @dataclass(frozen=True, slots=True)
-class CompactionConfig:
-    """pi's compaction settings for one model."""
+class CompactionSettings:
+    """Effective compaction settings for one model.
+
+    pi's fields: ``enabled`` (``compaction.enabled``), ``reserve_tokens`` and
+    ``keep_recent_tokens`` (``reserveTokens``, ``keepRecentTokens``, per model through
+    ``modelOverrides``). The rest switch this project's additions, under the same
+    ``compaction`` object with names pi does not use (``summarizer``, ``maskObservations``,
+    ``maskKeepTurns``, ``guard``, ``maxConsecutiveFailures``); their defaults keep pi's
+    behaviour except that a session without a model can still be compacted offline.
+    """
 
     enabled: bool = True
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS
     keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
+    summarizer: SummarizerMode = "auto"
+    mask_observations: bool = False
+    """Replace tool results older than ``mask_keep_turns`` turns by a placeholder first."""
+    mask_keep_turns: int = 3
+    guard: bool = True
+    """Reject a summary that would not shrink the context or that lost the file lists."""
+    max_consecutive_failures: int = 3
+    """Automatic compaction pauses after this many failures in a row (0: never pause)."""
 
     def to_json(self) -> dict[str, Any]:
+        """pi's three fields under their wire names."""
         return {
             "enabled": self.enabled,
             "reserveTokens": self.reserve_tokens,
             "keepRecentTokens": self.keep_recent_tokens,
         }
 
+    def with_keep_recent(self, keep_recent_tokens: int) -> CompactionSettings:
+        """A copy keeping ``keep_recent_tokens`` (``--keep-recent-tokens``, tests)."""
+        return replace(self, keep_recent_tokens=keep_recent_tokens)
+
+    def fit_to_window(self, context_window: int) -> CompactionSettings:
+        """These settings for a model whose window is ``context_window`` tokens.
+
+        pi applies ``reserveTokens`` and ``keepRecentTokens`` whatever the window: on a small
+        model (the embedded local one has 8,192 tokens) the default 16,384 reserve makes every
+        check compact, and a 20,000-token tail keeps everything, so nothing can be summarized.
+        Here each is capped at a quarter of the window; on windows of 80k tokens and more the
+        defaults are untouched.
+        """
+        if context_window <= 0:
+            return self
+        quarter = context_window // 4
+        if self.reserve_tokens <= quarter and self.keep_recent_tokens <= quarter:
+            return self
+        return replace(
+            self,
+            reserve_tokens=min(self.reserve_tokens, quarter),
+            keep_recent_tokens=min(self.keep_recent_tokens, quarter),
+        )
+
 
 @dataclass(frozen=True, slots=True)
-class RetryConfig:
-    """pi's ``retry`` settings."""
+class RetrySettings:
+    """pi's ``retry`` settings: ``enabled``, ``maxRetries``, ``baseDelayMs`` and
+    ``maxAgentDelayMs`` (``max_delay_ms``, the cap on one computed delay).
+
+    The backoff arithmetic and the choice of what to retry are
+    :class:`pi_context.model.retry.RetryPolicy`'s.
+    """
 
     enabled: bool = True
     max_retries: int = 3
     base_delay_ms: int = 2000
-    max_agent_delay_ms: int = 60000
+    max_delay_ms: int = 60000
+
+
+@dataclass(frozen=True, slots=True)
+class BranchSummarySettings:
+    """pi's ``branchSummary`` settings (the token reserve of a branch-summary request)."""
+
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,12 +244,19 @@ class Settings:
 
     def compaction(
         self, provider: str | None = None, model_id: str | None = None
-    ) -> CompactionConfig:
+    ) -> CompactionSettings:
+        """:func:`compaction_settings_for` these settings and model."""
         return compaction_settings_for(self, provider, model_id)
 
     @property
-    def retry(self) -> RetryConfig:
+    def retry(self) -> RetrySettings:
+        """:func:`retry_settings_for` these settings."""
         return retry_settings_for(self)
+
+    @property
+    def branch_summary(self) -> BranchSummarySettings:
+        """:func:`branch_summary_settings_for` these settings."""
+        return branch_summary_settings_for(self)
 
     @property
     def default_project_trust(self) -> ProjectTrustDefault:
@@ -222,6 +300,15 @@ def _data(settings: Settings | Mapping[str, Any] | None) -> Mapping[str, Any]:
     return settings.data if isinstance(settings, Settings) else settings
 
 
+def _file_of(settings: Settings | Mapping[str, Any] | None, section: str) -> str | None:
+    """The file a ``section`` value came from: the project file when it sets the section."""
+    if not isinstance(settings, Settings):
+        return None
+    if section in settings.project_data:
+        return settings.project_path
+    return settings.global_path
+
+
 def _safe_int(value: Any) -> bool:
     if isinstance(value, bool):
         return False
@@ -230,72 +317,96 @@ def _safe_int(value: Any) -> bool:
     return isinstance(value, int) and 0 <= value <= _MAX_SAFE_INTEGER
 
 
-def _checked(value: Any, name: str) -> int | None:
-    if value is None:
-        return None
-    if not _safe_int(value):
-        raise SettingsError(
-            f"Invalid {name} setting: {_js_str(value)}. Expected a non-negative safe integer."
-        )
-    return int(value)
+class _Reader:
+    """Reads one section of the merged settings, raising errors that name the key and file."""
+
+    def __init__(self, settings: Settings | Mapping[str, Any] | None, name: str) -> None:
+        self.name = name
+        self.path = _file_of(settings, name)
+        value = _data(settings).get(name)
+        if value is not None and not isinstance(value, Mapping):
+            self.fail(name, value, "Expected an object.")
+        self.section: Mapping[str, Any] = value or {}
+
+    def fail(self, key: str, value: Any, expected: str) -> NoReturn:
+        raise SettingsError(f"Invalid {key} setting: {_js_str(value)}. {expected}", path=self.path)
+
+    def integer(self, value: Any, key: str) -> int | None:
+        """A non-negative safe integer (a float with an integral value counts), ``None`` if unset."""
+        if value is None:
+            return None
+        if not _safe_int(value):
+            self.fail(key, value, "Expected a non-negative safe integer.")
+        return int(value)
+
+    def field(self, key: str, default: int) -> int:
+        value = self.integer(self.section.get(key), f"{self.name}.{key}")
+        return default if value is None else value
 
 
 def compaction_settings_for(
     settings: Settings | Mapping[str, Any] | None,
     provider: str | None = None,
     model_id: str | None = None,
-) -> CompactionConfig:
-    """pi's ``getCompactionSettings(model)``.
+) -> CompactionSettings:
+    """The effective compaction settings for the model ``provider``/``model_id``.
 
-    ``reserveTokens`` and ``keepRecentTokens`` each resolve as ``modelOverrides["provider/id"]
-    [field] ?? compaction[field] ?? default``; ``enabled`` is never per model. Invalid values
-    raise :class:`SettingsError` with pi's message, even when an override would win.
+    pi's ``getCompactionSettings(model)``: ``reserveTokens`` and ``keepRecentTokens`` each
+    resolve as ``modelOverrides["provider/id"][field] ?? compaction[field] ?? default``;
+    ``enabled`` is never per model. Invalid values raise :class:`SettingsError` with pi's
+    message, even when an override would win. The keys beyond pi are read from the same object.
     """
-    section = _data(settings).get("compaction")
-    if not isinstance(section, Mapping):
-        section = {}
+    reader = _Reader(settings, "compaction")
+    section = reader.section
     key = f"{provider}/{model_id}" if provider is not None and model_id is not None else None
     entry: Mapping[str, Any] | None = None
     overrides = section.get("modelOverrides")
     if key is not None and isinstance(overrides, Mapping):
         raw = overrides.get(key)
         if raw is not None and not isinstance(raw, Mapping):
-            raise SettingsError(
-                f'Invalid compaction.modelOverrides["{key}"] setting: {_js_str(raw)}.'
-                " Expected an object."
-            )
+            reader.fail(f'compaction.modelOverrides["{key}"]', raw, "Expected an object.")
         entry = raw
     values: dict[str, int] = {}
     for name, default in (
         ("reserveTokens", DEFAULT_RESERVE_TOKENS),
         ("keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS),
     ):
-        ordinary = _checked(section.get(name), f"compaction.{name}")
+        ordinary = reader.integer(section.get(name), f"compaction.{name}")
         override = None
         if entry is not None:
-            override = _checked(entry.get(name), f'compaction.modelOverrides["{key}"].{name}')
+            override = reader.integer(entry.get(name), f'compaction.modelOverrides["{key}"].{name}')
         values[name] = (
             override if override is not None else ordinary if ordinary is not None else default
         )
-    enabled = section.get("enabled")
-    return CompactionConfig(
-        enabled=enabled is not False,
+    summarizer = section.get("summarizer", "auto")
+    if summarizer not in ("auto", "model", "offline"):
+        reader.fail("compaction.summarizer", summarizer, 'Expected "auto", "model" or "offline".')
+    return CompactionSettings(
+        enabled=section.get("enabled") is not False,
         reserve_tokens=values["reserveTokens"],
         keep_recent_tokens=values["keepRecentTokens"],
+        summarizer=summarizer,
+        mask_observations=section.get("maskObservations") is True,
+        mask_keep_turns=reader.field("maskKeepTurns", 3),
+        guard=section.get("guard") is not False,
+        max_consecutive_failures=reader.field("maxConsecutiveFailures", 3),
     )
 
 
-def retry_settings_for(settings: Settings | Mapping[str, Any] | None) -> RetryConfig:
+def retry_settings_for(settings: Settings | Mapping[str, Any] | None) -> RetrySettings:
     """pi's ``retry.{enabled, maxRetries, baseDelayMs, maxAgentDelayMs}`` with defaults."""
-    section = _data(settings).get("retry")
-    if not isinstance(section, Mapping):
-        section = {}
-    max_retries = _checked(section.get("maxRetries"), "retry.maxRetries")
-    base = _checked(section.get("baseDelayMs"), "retry.baseDelayMs")
-    cap = _checked(section.get("maxAgentDelayMs"), "retry.maxAgentDelayMs")
-    return RetryConfig(
-        enabled=section.get("enabled") is not False,
-        max_retries=3 if max_retries is None else max_retries,
-        base_delay_ms=2000 if base is None else base,
-        max_agent_delay_ms=60000 if cap is None else cap,
+    reader = _Reader(settings, "retry")
+    return RetrySettings(
+        enabled=reader.section.get("enabled") is not False,
+        max_retries=reader.field("maxRetries", 3),
+        base_delay_ms=reader.field("baseDelayMs", 2000),
+        max_delay_ms=reader.field("maxAgentDelayMs", 60000),
     )
+
+
+def branch_summary_settings_for(
+    settings: Settings | Mapping[str, Any] | None,
+) -> BranchSummarySettings:
+    """``branchSummary.reserveTokens`` (default 16384)."""
+    reader = _Reader(settings, "branchSummary")
+    return BranchSummarySettings(reader.field("reserveTokens", DEFAULT_RESERVE_TOKENS))

@@ -385,6 +385,11 @@ class Session:
 
     # -- appending ---------------------------------------------------------------------------------
 
+    def now_ms(self) -> int:
+        """The session's clock in Unix milliseconds: it stamps every entry, and the agent
+        stamps the messages it makes for this session with it (``clock`` of the constructor)."""
+        return self._clock()
+
     def _timestamp(self) -> str:
         return _iso_from_ms(self._clock())
 
