@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pi_context.agent.events import CompactionEnd, CompactionStart, TreeNavigated
 from pi_context.agent.session import AgentSession
 from pi_context.compaction.prompts import SUMMARY_SYSTEM_PROMPT
+from pi_context.events import CompactionEnd, CompactionStart, MessageEnd, TreeNavigated
 from pi_context.messages import text_of
 from pi_context.model import ModelInfo, ModelRequest
 from pi_context.session import Session, convert_to_llm
@@ -110,10 +110,11 @@ async def test_coding_task_compaction_and_branch_summary(tmp_path: Path) -> None
     bash_result = next(
         e.message
         for e in events
-        if e.type == "message_end"
+        if isinstance(e, MessageEnd)
         and e.message["role"] == "toolResult"
         and e.message["toolName"] == "bash"
     )
+    assert bash_result["role"] == "toolResult"
     assert text_of(bash_result["content"]).strip() == "5"
     starts = [e for e in events if isinstance(e, CompactionStart)]
     ends = [e for e in events if isinstance(e, CompactionEnd)]

@@ -17,6 +17,7 @@ PUBLIC = [
     "ExtensionAPI",
     "ExtensionContext",
     "ExtensionError",
+    "ExtensionHooks",
     "FixedClock",
     "FunctionTool",
     "LoadedResources",

@@ -23,6 +23,7 @@ from typing import Any
 from pi_context import (
     ExtensionAPI,
     ExtensionContext,
+    ExtensionHooks,
     Model,
     ModelInfo,
     ModelRequest,
@@ -84,37 +85,47 @@ def build_prompt(
     return "\n\n".join(sections)
 
 
+class HandoverSummaries(ExtensionHooks):
+    """Typed hooks (the class style): compaction summaries written by ``model``."""
+
+    def __init__(self, model: Model, *, max_tokens: int = 2048) -> None:
+        self.model = model
+        self.max_tokens = max_tokens
+
+    async def on_session_before_compact(
+        self, event: SessionBeforeCompactEvent, ctx: ExtensionContext
+    ) -> SessionBeforeCompactResult | None:
+        prep = event.preparation
+        messages = [*prep.messages_to_summarize, *prep.turn_prefix_messages]
+        if not messages:
+            return None
+        prompt = build_prompt(messages, prep.previous_summary, event.custom_instructions)
+        request = ModelRequest(
+            messages=[user_message(prompt)],
+            system_prompt=SYSTEM_PROMPT,
+            options=RequestOptions(max_tokens=self.max_tokens, cache="none"),
+        )
+        model = self.model
+        done = await complete(model, request)
+        summary = text_of(done.message["content"]).strip()
+        if done.error is not None or done.message["stopReason"] != "stop" or not summary:
+            return None  # fall back to the built-in summarizer
+        return SessionBeforeCompactResult(
+            compaction=CompactionDraft(
+                summary=summary,
+                first_kept_entry_id=prep.first_kept_entry_id,
+                tokens_before=prep.tokens_before,
+                usage=done.message["usage"],
+                details={"summarizer": f"{model.info.provider}/{model.info.id}"},
+            )
+        )
+
+
 def make_extension(model: Model, *, max_tokens: int = 2048) -> Callable[[ExtensionAPI], None]:
     """A ``register(pi)`` that summarizes compactions with ``model``."""
 
     def register(pi: ExtensionAPI) -> None:
-        @pi.on("session_before_compact")
-        async def summarize(
-            event: SessionBeforeCompactEvent, ctx: ExtensionContext
-        ) -> SessionBeforeCompactResult | None:
-            prep = event.preparation
-            messages = [*prep.messages_to_summarize, *prep.turn_prefix_messages]
-            if not messages:
-                return None
-            prompt = build_prompt(messages, prep.previous_summary, event.custom_instructions)
-            request = ModelRequest(
-                messages=[user_message(prompt)],
-                system_prompt=SYSTEM_PROMPT,
-                options=RequestOptions(max_tokens=max_tokens, cache="none"),
-            )
-            done = await complete(model, request)
-            summary = text_of(done.message["content"]).strip()
-            if done.error is not None or done.message["stopReason"] != "stop" or not summary:
-                return None  # fall back to the built-in summarizer
-            return SessionBeforeCompactResult(
-                compaction=CompactionDraft(
-                    summary=summary,
-                    first_kept_entry_id=prep.first_kept_entry_id,
-                    tokens_before=prep.tokens_before,
-                    usage=done.message["usage"],
-                    details={"summarizer": f"{model.info.provider}/{model.info.id}"},
-                )
-            )
+        pi.add_hooks(HandoverSummaries(model, max_tokens=max_tokens))
 
     return register
 

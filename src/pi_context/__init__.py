@@ -36,7 +36,9 @@ from pi_context.errors import (
     SettingsError,
     ToolError,
 )
-from pi_context.extensions.api import ExtensionAPI, ExtensionContext
+from pi_context.extensions.api import ExtensionAPI
+from pi_context.extensions.context import ExtensionContext
+from pi_context.extensions.hooks import ExtensionHooks
 from pi_context.extensions.loader import load_extensions
 from pi_context.messages import text_of, user_message
 from pi_context.model.protocol import (
@@ -84,6 +86,7 @@ __all__ = [
     "ExtensionAPI",
     "ExtensionContext",
     "ExtensionError",
+    "ExtensionHooks",
     "FixedClock",
     "FunctionTool",
     "LoadedResources",

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pi_context.agent.events import AgentEvent
 from pi_context.agent.loop import ToolOutcome
 from pi_context.agent.transform import TransformChain
+from pi_context.events import AgentEvent
 from pi_context.messages import (
     AgentMessage,
     AssistantMessage,
@@ -40,24 +40,32 @@ class FakeHost:
     )
     notified: list[str] = field(default_factory=list)
 
-    def request_options(self) -> RequestOptions:
-        return RequestOptions()
+    def assistant(self, index: int) -> AssistantMessage:
+        """The stored message at ``index``, which must be an assistant message."""
+        message = self.stored[index]
+        assert message["role"] == "assistant"
+        return message
+
+    def tool_result(self, index: int) -> ToolResultMessage:
+        """The stored message at ``index``, which must be a tool result."""
+        message = self.stored[index]
+        assert message["role"] == "toolResult"
+        return message
 
     def persist(self, message: AgentMessage) -> str | None:
         self.stored.append(message)
         return f"e{len(self.stored)}"
 
-    def context_messages(self) -> list[AgentMessage]:
-        return list(self.stored)
-
-    async def transform(self, messages: list[AgentMessage]) -> list[AgentMessage]:
-        return await self.chain(messages)
-
-    def to_llm(self, messages: list[AgentMessage]) -> list[Message]:
-        return [cast(Message, m) for m in messages]
-
-    def declared_tools(self) -> list[ToolDeclaration]:
-        return [{"name": n, "description": n, "parameters": {"type": "object"}} for n in self.tools]
+    async def build_request(self) -> ModelRequest:
+        messages = await self.chain(list(self.stored))
+        tools: list[ToolDeclaration] = [
+            {"name": n, "description": n, "parameters": {"type": "object"}} for n in self.tools
+        ]
+        return ModelRequest(
+            messages=[cast(Message, m) for m in messages],
+            tools=tuple(tools),
+            options=RequestOptions(),
+        )
 
     async def execute_tool(self, call: ToolCall) -> ToolOutcome:
         fn = self.tools.get(call["name"])
@@ -80,7 +88,7 @@ class FakeHost:
         self.requests.append(request)
 
     async def after_turn(
-        self, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
+        self, index: int, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
     ) -> bool:
         self.turn_ends.append((message, tool_results))
         return False
@@ -93,6 +101,12 @@ class FakeHost:
 
     async def notify(self, event: AgentEvent) -> None:
         self.notified.append(event.type)
+
+
+def key_of(message: object, key: str) -> Any:
+    """``message[key]`` of a stored message whatever its role (tests read across roles)."""
+    assert isinstance(message, Mapping), message
+    return message[key]
 
 
 def scripted(*replies: Any) -> ScriptedModel:

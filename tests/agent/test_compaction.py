@@ -7,13 +7,14 @@ from typing import Any
 
 import pytest
 
-from pi_context.agent.events import CompactionEnd, CompactionStart, EntryAppended, TreeNavigated
 from pi_context.errors import CompactionError, PiContextError, TreeError
+from pi_context.events import CompactionEnd, CompactionStart, EntryAppended, TreeNavigated
 from pi_context.messages import text_of
 from pi_context.model import ModelInfo
 from pi_context.testing import ScriptedModel, failure, reply
 
 from .conftest import MakeSession
+from .fakes import key_of
 
 OFFLINE = {"compaction": {"keepRecentTokens": 1, "summarizer": "offline"}}
 OVERFLOW = "prompt is too long: 200000 tokens > 128000 maximum"
@@ -57,7 +58,7 @@ async def test_overflow_is_recovered_once(make_session: MakeSession) -> None:
     retry = model.requests[-1].messages
     assert retry[0]["role"] == "system"
     assert "summary" in text_of(retry[1]["content"])
-    assert text_of(sess.session.entries[-1].message["content"]) == "recovered"  # type: ignore[index]
+    assert text_of(key_of(sess.session.entries[-1].message, "content")) == "recovered"
     model.assert_complete()
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pi_context.agent.events import ExtensionError
+from pi_context.compaction.events import BeforeCompact, SessionCompact
+from pi_context.events import CompactionEnd, ExtensionFailure, TurnStart
 from pi_context.extensions import ExtensionAPI, load_extensions
 from pi_context.extensions.events import (
     BeforeAgentStartResult,
@@ -15,10 +16,11 @@ from pi_context.extensions.events import (
     SessionBeforeCompactResult,
     SessionBeforeTreeResult,
 )
-from pi_context.messages import AgentMessage, text_of
+from pi_context.messages import text_of
 from pi_context.testing import ScriptedModel, reply
 
 from .conftest import MakeSession
+from .fakes import key_of
 
 
 def runner_with(project: Path, register: Any) -> Any:
@@ -41,7 +43,7 @@ async def test_before_agent_start_section_is_patched_and_stored(
     await sess.run("again")
     systems = [e.message for e in sess.session.entries if e.role == "system"]
     assert len(systems) == 1  # unchanged on the second run: no new patch
-    sections = systems[0]["sections"]  # type: ignore[index]
+    sections = key_of(systems[0], "sections")
     assert "team_notes" in sections
     assert list(sections)[-1] == "team_notes"
 
@@ -100,7 +102,7 @@ async def test_raising_handler_is_reported_and_the_run_goes_on(
     model = ScriptedModel([reply("fine")])
     sess = await make_session(model, extensions=runner_with(project, register))
     events = await sess.run("hi")
-    errors = [e for e in events if isinstance(e, ExtensionError)]
+    errors = [e for e in events if isinstance(e, ExtensionFailure)]
     assert errors
     assert errors[0].event == "context"
     assert "kaput" in errors[0].error
@@ -200,8 +202,8 @@ async def test_extension_message_is_stored_as_custom_message(
     await sess.run("hi")
     kinds = [e.type for e in sess.session.entries]
     assert kinds == ["message", "message", "custom_message", "message"]
-    sent: list[AgentMessage] = list(model.requests[0].messages)  # type: ignore[arg-type]
-    assert text_of(sent[-1]["content"]) == "remember X"  # type: ignore[arg-type]
+    sent = model.requests[0].messages
+    assert text_of(key_of(sent[-1], "content")) == "remember X"
 
 
 async def test_lifecycle_notifications_in_order(make_session: MakeSession, project: Path) -> None:
@@ -246,7 +248,7 @@ async def test_message_end_can_rewrite_the_assistant_message(
     await sess.run("hi")
     stored = sess.session.entries[-1].message
     assert stored is not None
-    assert text_of(stored["content"]) == "[redacted]"  # type: ignore[arg-type]
+    assert text_of(key_of(stored, "content")) == "[redacted]"
 
 
 async def test_tool_call_block_and_tool_result_rewrite(
@@ -274,9 +276,9 @@ async def test_tool_call_block_and_tool_result_rewrite(
     sess = await make_session(model, extensions=runner_with(project, register))
     await sess.run("go")
     results = [e.message for e in sess.session.entries if e.role == "toolResult"]
-    assert text_of(results[0]["content"]) == "rm is not allowed here"  # type: ignore[index]
-    assert results[0]["isError"] is True  # type: ignore[index]
-    assert text_of(results[1]["content"]) == "REWRITTEN"  # type: ignore[index]
+    assert text_of(key_of(results[0], "content")) == "rm is not allowed here"
+    assert key_of(results[0], "isError") is True
+    assert text_of(key_of(results[1], "content")) == "REWRITTEN"
 
 
 async def test_turn_end_drafts_are_appended_and_continue_requests_one_more_turn(
@@ -324,7 +326,7 @@ async def test_invalid_turn_end_drafts_are_rejected_whole(
     sess = await make_session(model, extensions=runner_with(project, register))
     events = await sess.run("go")
     assert [e.type for e in sess.session.entries] == ["message", "message", "message"]
-    errors = [e for e in events if isinstance(e, ExtensionError)]
+    errors = [e for e in events if isinstance(e, ExtensionFailure)]
     assert "not on the current branch" in errors[0].error
 
 
@@ -340,7 +342,7 @@ async def test_turn_end_draft_with_a_non_string_target_is_rejected(
     sess = await make_session(model, extensions=runner_with(project, register))
     events = await sess.run("go")
     assert [e.type for e in sess.session.entries] == ["message", "message", "message"]
-    errors = [e.error for e in events if isinstance(e, ExtensionError)]
+    errors = [e.error for e in events if isinstance(e, ExtensionFailure)]
     assert errors == [
         "turn_end drafts rejected: context_edit target ['x'] is not on the current branch"
     ]
@@ -411,7 +413,7 @@ async def test_session_start_discovers_skills_and_shutdown_is_announced(
     sess = await make_session(model, extensions=runner_with(project, register))
     assert [s.name for s in sess.resources.skills] == ["lint"]
     await sess.run("hi")
-    skills = model.requests[0].messages[0]["sections"]["skills"]  # type: ignore[typeddict-item]
+    skills = key_of(model.requests[0].messages[0], "sections")["skills"]
     assert "lint" in skills
     await sess.aclose()
     assert seen == ["discover:startup", "start:startup", "shutdown"]
@@ -504,7 +506,53 @@ async def test_context_handlers_never_change_the_stored_session(
         "SCRIBBLED",
         "SCRIBBLED",
     ]
-    assert sent[0]["sections"] == {"preamble": "tiny"}  # type: ignore[typeddict-item]
+    assert key_of(sent[0], "sections") == {"preamble": "tiny"}
     stored = sess.session.projection().messages
-    assert [text_of(m["content"]) for m in stored if m["role"] == "user"] == ["first", "second"]  # type: ignore[arg-type]
-    assert "tools" in stored[0]["sections"]  # type: ignore[typeddict-item]
+    assert [text_of(key_of(m, "content")) for m in stored if m["role"] == "user"] == [
+        "first",
+        "second",
+    ]
+    assert "tools" in key_of(stored[0], "sections")
+
+
+async def test_extensions_receive_the_very_events_the_agent_streams(
+    make_session: MakeSession, project: Path
+) -> None:
+    seen: list[object] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        for name in ("agent_start", "turn_start", "tool_execution_end", "agent_end"):
+            pi.on(name, lambda event, ctx: seen.append(event))
+        pi.on("session_compact", lambda event, ctx: seen.append(event))
+
+        @pi.on("session_before_compact")
+        def own_summary(event: BeforeCompact, ctx: Any) -> dict[str, Any]:
+            seen.append(event)
+            kept = event.preparation.first_kept_entry_id
+            return {"compaction": {"summary": "S", "firstKeptEntryId": kept, "tokensBefore": 9}}
+
+    model = ScriptedModel([reply(tool_calls=[("read", {"path": "missing.txt"})]), reply("done")])
+    keep_little = {"compaction": {"keepRecentTokens": 1}}
+    sess = await make_session(
+        model, extensions=runner_with(project, register), settings=keep_little
+    )
+    streamed = await sess.run("look")
+    # One vocabulary: the handlers got the streamed objects themselves, not translations.
+    assert [type(e).__name__ for e in seen] == [
+        "AgentStart",
+        "TurnStart",
+        "ToolExecutionEnd",
+        "TurnStart",
+        "AgentEnd",
+    ]
+    assert all(any(event is s for s in streamed) for event in seen)
+    assert [e.turn_index for e in seen if isinstance(e, TurnStart)] == [0, 1]
+    compaction_events: list[object] = []
+    sess.subscribe(compaction_events.append)
+    await sess.compact()
+    [before] = [e for e in seen if isinstance(e, BeforeCompact)]
+    assert before.reason == "manual"
+    [compacted] = [e for e in seen if isinstance(e, SessionCompact)]
+    [end] = [e for e in compaction_events if isinstance(e, CompactionEnd)]
+    assert end.result is not None
+    assert compacted.compaction_entry is end.result.entry

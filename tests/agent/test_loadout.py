@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pi_context.agent.loadout import default_tool_names
+from pi_context.prompt import default_tool_names
 
 BUILTINS = ["read", "bash", "edit", "write"]
 

@@ -6,15 +6,15 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pi_context.agent.events import (
+from pi_context.agent.loop import ABORTED_TOOL_TEXT, AgentLoop
+from pi_context.errors import ProviderError
+from pi_context.events import (
     AgentEnd,
     MessageEnd,
     MessageUpdate,
     ToolExecutionEnd,
     TurnEnd,
 )
-from pi_context.agent.loop import ABORTED_TOOL_TEXT, AgentLoop
-from pi_context.errors import ProviderError
 from pi_context.messages import assistant_message, text_of, user_message
 from pi_context.model import (
     ModelInfo,
@@ -50,7 +50,7 @@ async def test_plain_reply_persists_user_and_assistant() -> None:
     rec = Recorder()
     result = await AgentLoop(host, rec).run([user_message("hello")])
     assert roles(host) == ["user", "assistant"]
-    assert text_of(host.stored[1]["content"]) == "hi there"
+    assert text_of(host.assistant(1)["content"]) == "hi there"
     assert rec.types()[:3] == ["agent_start", "turn_start", "message_start"]
     assert rec.types()[-2:] == ["turn_end", "agent_end"]
     assert "message_update" in rec.types()
@@ -82,7 +82,7 @@ async def test_tool_call_round_trip() -> None:
     rec = Recorder()
     result = await AgentLoop(host, rec).run([user_message("go")])
     assert roles(host) == ["user", "assistant", "toolResult", "assistant"]
-    tool_result = host.stored[2]
+    tool_result = host.tool_result(2)
     assert tool_result["toolCallId"] == "call_1"
     assert text_of(tool_result["content"]) == "echo a"
     assert tool_result["isError"] is False
@@ -120,7 +120,7 @@ async def test_length_stop_does_not_execute_tools() -> None:
     host = FakeHost(model, tools={"track": track})
     await AgentLoop(host, Recorder()).run([user_message("go")])
     assert calls == []
-    result = host.stored[2]
+    result = host.tool_result(2)
     assert result["isError"] is True
     assert text_of(result["content"]).startswith('Tool call "track" was not executed')
 
@@ -130,7 +130,7 @@ async def test_provider_error_ends_the_run() -> None:
     rec = Recorder()
     result = await AgentLoop(host, rec).run([user_message("go")])
     assert roles(host) == ["user", "assistant"]
-    assert host.stored[1]["stopReason"] == "error"
+    assert host.assistant(1)["stopReason"] == "error"
     assert result.last_error is not None
     assert result.last_error.kind == "context_overflow"
     assert isinstance(rec.events[-1], AgentEnd)
@@ -147,7 +147,7 @@ class RaisingModel:
 async def test_raised_provider_error_keeps_partial_text() -> None:
     host = FakeHost(RaisingModel())
     result = await AgentLoop(host, Recorder()).run([user_message("go")])
-    msg = host.stored[-1]
+    msg = host.assistant(-1)
     assert msg["stopReason"] == "error"
     assert msg["errorMessage"] == "connection reset"
     assert text_of(msg["content"]) == "par"
@@ -184,7 +184,7 @@ async def test_abort_while_streaming_stores_aborted_message_without_calls() -> N
     result = await task
     assert result.aborted
     assert roles(host) == ["user", "assistant"]
-    aborted = host.stored[1]
+    aborted = host.assistant(1)
     assert aborted["stopReason"] == "aborted"
     assert aborted["content"] == [{"type": "text", "text": "partial "}]
     assert isinstance(rec.events[-1], AgentEnd)
@@ -201,7 +201,7 @@ async def test_abort_during_tools_gives_every_call_a_result() -> None:
     result = await task
     assert result.aborted
     assert roles(host) == ["user", "assistant", "toolResult", "toolResult"]
-    fast, slow = host.stored[2], host.stored[3]
+    fast, slow = host.tool_result(2), host.tool_result(3)
     assert fast["isError"] is False
     assert text_of(fast["content"]) == "echo fast"
     assert slow["isError"] is True
@@ -258,7 +258,7 @@ async def test_invalid_arguments_are_reported_to_the_model() -> None:
     model = ScriptedModel([ScriptedReply(content=[call], stop_reason="toolUse"), reply("ok")])  # type: ignore[list-item]
     host = FakeHost(model, tools={"echo": echo})
     await AgentLoop(host, Recorder()).run([user_message("go")])
-    assert text_of(host.stored[2]["content"]) == (
+    assert text_of(host.tool_result(2)["content"]) == (
         'Invalid arguments for tool "echo": Unexpected end of JSON input'
     )
 

@@ -40,7 +40,7 @@ def test_every_call_gets_exactly_one_result(turns: list[tuple[list[str], bool]])
     async def scenario() -> None:
         replies: list[Any] = []
         for names, length_stop in turns:
-            calls = [(name, {}) for name in names]
+            calls: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in names]
             if calls:
                 replies.append(
                     reply(tool_calls=calls, stop_reason="length" if length_stop else None)

@@ -8,20 +8,21 @@ from typing import Any
 
 import pytest
 
-from pi_context.agent.events import (
+from pi_context.errors import PiContextError
+from pi_context.events import (
     AgentSettled,
     AutoRetryStart,
     CacheUpdate,
     QueueUpdate,
     ToolExecutionEnd,
 )
-from pi_context.errors import PiContextError
 from pi_context.messages import text_of
 from pi_context.session import Session, convert_to_llm
 from pi_context.testing import ScriptedModel, failure, reply
 from pi_context.tools import Tool, ToolOutcome
 
 from .conftest import MakeSession
+from .fakes import key_of
 
 
 def kinds(session: Any) -> list[str]:
@@ -220,7 +221,7 @@ async def test_reload_patches_only_the_changed_section(
     events = await sess.run("three")
     systems = [e.message for e in sess.session.entries if e.role == "system"]
     assert len(systems) == 2
-    assert list(systems[1]["sections"]) == ["project_context"]  # type: ignore[index]
+    assert list(key_of(systems[1], "sections")) == ["project_context"]
     updates = [e for e in events if isinstance(e, CacheUpdate)]
     assert updates
 

@@ -109,12 +109,12 @@ async def test_returning_the_same_elements_keeps_system_messages() -> None:
 
 async def test_stored_messages_are_never_changed() -> None:
     def mutate(messages: list[AgentMessage]) -> None:
-        messages[0]["content"] = "rewritten"  # type: ignore[typeddict-item]
+        cast(dict[str, Any], messages[0])["content"] = "rewritten"
 
     def strip_all(messages: list[AgentMessage]) -> dict[str, Any]:
         for m in messages:
             if m["role"] == "system":
-                m["sections"] = {}  # type: ignore[typeddict-unknown-key]
+                cast(dict[str, Any], m)["sections"] = {}
         return {"messages": messages}
 
     msgs = transcript()
@@ -127,7 +127,7 @@ async def test_stored_messages_are_never_changed() -> None:
     )
     out = await chain(msgs)
     assert msgs == before
-    assert out[1]["content"] == "rewritten"
+    assert cast(dict[str, Any], out[1])["content"] == "rewritten"
 
 
 async def test_raising_handler_is_reported_and_skipped() -> None:

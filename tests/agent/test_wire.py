@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pi_context.agent.events import CacheUpdate
+from pi_context.events import CacheUpdate
 from pi_context.model import ModelInfo
 from pi_context.providers.openai import OpenAIChatModel
 from tests.providers.replay_server import ReplayServer, openai_sse, stream

@@ -420,3 +420,62 @@ def test_tree_back_before_a_compaction_undoes_it(terminal: Any, tmp_path: Path) 
     last_user = next(e for e in entries if "continue without" in json.dumps(e.get("message", {})))
     assert last_user["parentId"] == answer_two
     assert [e["type"] for e in entries].count("compaction") == 1  # still in the file, off the path
+
+
+EXTENSION = """
+def register(pi):
+    async def greet(args, ctx):
+        pi.append_entry("greeted", {"who": args})
+
+    pi.register_command("greet", greet, description="greet someone")
+
+    def on_input(event, ctx):
+        if event.text == "ping":
+            pi.append_entry("pinged", {})
+            return {"handled": True}
+        if event.text.startswith("shout "):
+            return {"text": event.text[len("shout "):].upper()}
+        return None
+
+    pi.on("input", on_input)
+"""
+
+
+def _install_extension(tmp_path: Path) -> None:
+    folder = tmp_path / "agent" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "greeter.py").write_text(EXTENSION, encoding="utf-8")
+
+
+def test_an_extension_command_runs_from_the_terminal(terminal: Any, tmp_path: Path) -> None:
+    _install_extension(tmp_path)
+    term = terminal(["Hi there."])
+    term.say("/help")
+    term.expect("greet someone")
+    term.expect(PROMPT)
+    term.say("/greet world")
+    term.expect(PROMPT)
+    term.say("hello")
+    term.expect("Hi there.")
+    term.expect(PROMPT)
+    assert term.quit() == 0
+    log = (tmp_path / "terminal.log").read_text(encoding="utf-8")
+    assert "Unknown command" not in log
+    entries = term.entries()
+    greeted = [e for e in entries if e.get("type") == "custom" and e["customType"] == "greeted"]
+    assert [e["data"] for e in greeted] == [{"who": "world"}]
+    assert _users(entries) == ["hello"]  # the command itself was not sent to the model
+
+
+def test_the_input_event_transforms_or_handles_typed_text(terminal: Any, tmp_path: Path) -> None:
+    _install_extension(tmp_path)
+    term = terminal(["Loud and clear."])
+    term.say("ping")
+    term.expect(PROMPT)
+    term.say("shout hello")
+    term.expect("Loud and clear.")
+    term.expect(PROMPT)
+    assert term.quit() == 0
+    entries = term.entries()
+    assert _users(entries) == ["HELLO"]  # transformed; "ping" was handled and never sent
+    assert any(e.get("type") == "custom" and e["customType"] == "pinged" for e in entries)

@@ -10,6 +10,7 @@ import asyncio
 import io
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from prompt_toolkit.input import PipeInput, create_pipe_input
@@ -73,7 +74,8 @@ def _users(shell: InteractiveShell) -> list[str]:
     for entry in shell.agent.session.entries:
         message = entry.message
         if entry.type == "message" and message is not None and message.get("role") == "user":
-            out.append("".join(b.get("text", "") for b in message["content"]))
+            content: list[dict[str, str]] = cast(Any, message)["content"]
+            out.append("".join(b.get("text", "") for b in content))
     return out
 
 

@@ -10,7 +10,12 @@ import pytest
 from rich.console import Console
 from rich.markdown import Markdown
 
-from pi_context.agent.events import (
+from pi_context.agent.stats import SessionStats
+from pi_context.cli import render as render_module
+from pi_context.cli.render import EventRenderer, collapse
+from pi_context.cli.stats import MessageCounts, count_messages, format_tokens, status_line
+from pi_context.compaction.events import CompactionResult
+from pi_context.events import (
     AssistantStreamEvent,
     CompactionEnd,
     CompactionStart,
@@ -19,10 +24,6 @@ from pi_context.agent.events import (
     ToolExecutionEnd,
     ToolExecutionStart,
 )
-from pi_context.agent.stats import SessionStats
-from pi_context.cli import render as render_module
-from pi_context.cli.render import EventRenderer, collapse
-from pi_context.cli.stats import MessageCounts, count_messages, format_tokens, status_line
 from pi_context.messages import (
     assistant_message,
     text_block,
@@ -78,7 +79,7 @@ def test_failed_and_successful_compaction_messages() -> None:
     console, buffer = _console()
     render = EventRenderer(console, estimate_after=lambda: 1500)
     render(CompactionStart("manual"))
-    render(CompactionEnd("manual", result={"tokensBefore": 42000}))
+    render(CompactionEnd("manual", result=_compaction_result(tokens_before=42000)))
     render(CompactionStart("threshold"))
     render(CompactionEnd("threshold", error_message="model refused"))
     render.close()
@@ -193,14 +194,23 @@ def test_text_streamed_before_a_tool_call_is_not_lost_when_frames_were_skipped()
 def test_error_texts_are_shown_literally_not_as_markup() -> None:
     """A model's or an extension's error text is data: ``[/red]`` or ``[link=…]`` in it neither
     raises (rich's MarkupError) nor styles anything."""
-    from pi_context.agent.events import AutoRetryStart, ExtensionError
+    from pi_context.events import AutoRetryStart, ExtensionFailure
 
     console, buffer = _console()
     renderer = EventRenderer(console)
-    renderer.handle(ExtensionError(event="tool_call", error="bad [/red] [link=https://x]y[/link]"))
+    renderer.handle(
+        ExtensionFailure(event="tool_call", error="bad [/red] [link=https://x]y[/link]")
+    )
     renderer.handle(
         AutoRetryStart(attempt=1, max_attempts=3, delay_ms=1000, error_message="overloaded [/b]")
     )
     shown = buffer.getvalue()
     assert "bad [/red] [link=https://x]y[/link]" in shown
     assert "overloaded [/b]" in shown
+
+
+def _compaction_result(*, tokens_before: int) -> CompactionResult:
+    session = Session.create(None, cwd=".")
+    kept = session.append_message(user_message("keep this"))
+    entry = session.append_compaction("summary", kept.id, tokens_before)
+    return CompactionResult("summary", kept.id, tokens_before, 100, None, None, entry)

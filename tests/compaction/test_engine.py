@@ -17,9 +17,9 @@ from pi_context.compaction import (
     CompactionStart,
     Compactor,
     CustomCompaction,
-    RetryScheduled,
     RetrySettings,
     SessionCompact,
+    SummarizationRetryScheduled,
     compact,
 )
 from pi_context.compaction.prompts import SPLIT_TURN_SEPARATOR, SUMMARY_SYSTEM_PROMPT
@@ -196,7 +196,7 @@ async def test_transient_errors_are_retried_with_backoff() -> None:
     )
     assert result is not None
     assert delays == [0.1, 0.2]
-    scheduled = [e for e in events if isinstance(e, RetryScheduled)]
+    scheduled = [e for e in events if isinstance(e, SummarizationRetryScheduled)]
     assert [(e.attempt, e.max_attempts) for e in scheduled] == [(1, 3), (2, 3)]
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 from pi_context.extensions import (
     ExtensionAPI,
@@ -12,7 +12,14 @@ from pi_context.extensions import (
     load_extensions,
 )
 from pi_context.extensions.events import ContextEvent, ContextWithSystemEvent
-from pi_context.messages import AgentMessage, assistant_message, text_block, user_message
+from pi_context.messages import (
+    AgentMessage,
+    ToolDeclaration,
+    UserMessage,
+    assistant_message,
+    text_block,
+    user_message,
+)
 
 
 def runner_of(*registers: Any) -> ExtensionRunner:
@@ -25,7 +32,7 @@ def runner_of(*registers: Any) -> ExtensionRunner:
 
 
 def transcript() -> list[AgentMessage]:
-    decl = {"name": "read", "description": "d", "parameters": {"type": "object"}}
+    decl: ToolDeclaration = {"name": "read", "description": "d", "parameters": {"type": "object"}}
     return [
         {
             "role": "system",
@@ -33,10 +40,10 @@ def transcript() -> list[AgentMessage]:
             "sections": {"preamble": "P", "cwd": "<cwd>\n/x\n</cwd>"},
             "timestamp": 1,
             "toolsAdded": [decl],
-        },  # type: ignore[list-item]
+        },
         user_message("one", timestamp=2),
         assistant_message([text_block("r1")], api="a", provider="p", model="m", timestamp=3),
-        {"role": "system", "content": "", "sections": {"cwd": "<cwd>\n/y\n</cwd>"}, "timestamp": 4},  # type: ignore[list-item]
+        {"role": "system", "content": "", "sections": {"cwd": "<cwd>\n/y\n</cwd>"}, "timestamp": 4},
         user_message("two", timestamp=5),
     ]
 
@@ -70,7 +77,7 @@ async def test_pruning_restores_one_replayed_system_head() -> None:
     head = out[0]
     assert head["role"] == "system"
     assert head == current_system_message(msgs)
-    assert head["sections"] == {"preamble": "P", "cwd": "<cwd>\n/y\n</cwd>"}  # type: ignore[typeddict-item]
+    assert head["sections"] == {"preamble": "P", "cwd": "<cwd>\n/y\n</cwd>"}
     assert head["timestamp"] == 1
 
 
@@ -97,8 +104,8 @@ async def test_object_mutation_changes_messages_without_touching_the_input() -> 
     msgs = transcript()
     out = await runner_of(redact).emit_context(msgs)
     assert [m["role"] for m in out] == [m["role"] for m in msgs]  # positions kept
-    assert out[1]["content"] == [text_block("[redacted]")]
-    assert msgs[1]["content"] == [text_block("one")]
+    assert cast(UserMessage, out[1])["content"] == [text_block("[redacted]")]
+    assert cast(UserMessage, msgs[1])["content"] == [text_block("one")]
 
 
 async def test_returning_the_same_list_keeps_system_positions() -> None:

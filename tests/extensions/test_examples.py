@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -57,7 +57,7 @@ def preparation() -> SimpleNamespace:
 
 def compact_event() -> SessionBeforeCompactEvent:
     return SessionBeforeCompactEvent(
-        preparation=preparation(),
+        preparation=cast(Any, preparation()),
         branch_entries=[],
         reason="threshold",
         custom_instructions="the bug",

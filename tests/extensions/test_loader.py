@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pi_context.errors import ExtensionError
+from pi_context.events import AgentStart
 from pi_context.extensions import discover_extension_paths, load_extensions
-from pi_context.extensions.events import AgentStartEvent
 
 RECORDER = """
 SEEN = []
@@ -66,7 +66,7 @@ async def test_handlers_follow_load_order(tmp_path: Path) -> None:
     write_ext(agent / "extensions", "first", body.format(name="first"))
     write_ext(project / ".pi" / "extensions", "second", body.format(name="second"))
     runner = load_extensions(cwd=project, agent_dir=agent, trusted=True, entry_points=False)
-    await runner.emit(AgentStartEvent())
+    await runner.emit(AgentStart())
     assert [f.error for f in runner.failures] == ["RuntimeError: first", "RuntimeError: second"]
 
 

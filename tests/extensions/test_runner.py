@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from pi_context.errors import ExtensionError
+from pi_context.events import AgentEnd, ExtensionFailure
 from pi_context.extensions import (
     ExtensionAPI,
     ExtensionContext,
     ExtensionRunner,
-    HandlerFailure,
     load_extensions,
 )
 from pi_context.extensions.events import (
     EVENT_TYPES,
-    AgentEndEvent,
     BeforeAgentStartEvent,
     BeforeAgentStartResult,
     BoundaryResult,
@@ -49,7 +48,7 @@ def runner_of(*registers: Any, cwd: Path = Path(".")) -> ExtensionRunner:
 
 def compact_event() -> SessionBeforeCompactEvent:
     return SessionBeforeCompactEvent(
-        preparation={"firstKeptEntryId": "a"}, branch_entries=[], reason="manual"
+        preparation=cast(Any, {"firstKeptEntryId": "a"}), branch_entries=[], reason="manual"
     )
 
 
@@ -62,17 +61,17 @@ async def test_notification_handlers_run_in_load_then_registration_order() -> No
 
     def second(pi: ExtensionAPI) -> None:
         @pi.on("agent_end")
-        async def handler(event: AgentEndEvent, ctx: ExtensionContext) -> str:
+        async def handler(event: AgentEnd, ctx: ExtensionContext) -> str:
             seen.append(f"2:{event.will_retry}")
             return "ignored"
 
-    await runner_of(first, second).emit(AgentEndEvent(will_retry=True))
+    await runner_of(first, second).emit(AgentEnd(will_retry=True))
     assert seen == ["1a", "1b", "2:True"]
 
 
 async def test_a_raising_handler_is_reported_and_the_others_still_run() -> None:
     seen: list[str] = []
-    reported: list[HandlerFailure] = []
+    reported: list[ExtensionFailure] = []
 
     def broken(pi: ExtensionAPI) -> None:
         def fail(event: Any, ctx: Any) -> None:
@@ -85,7 +84,7 @@ async def test_a_raising_handler_is_reported_and_the_others_still_run() -> None:
 
     runner = runner_of(broken, fine)
     runner.on_error(reported.append)
-    await runner.emit(AgentEndEvent())
+    await runner.emit(AgentEnd())
     assert seen == ["ok"]
     assert len(reported) == 1
     assert (reported[0].extension, reported[0].event, reported[0].error) == (
@@ -368,9 +367,9 @@ async def test_host_actions_go_through_the_bound_host(tmp_path: Path) -> None:
     assert runner.load_errors == []
     host = Host()
     runner.bind_host(host)
-    from pi_context.extensions.events import AgentStartEvent
+    from pi_context.events import AgentStart
 
-    await runner.emit(AgentStartEvent())
+    await runner.emit(AgentStart())
     assert runner.failures == []
     assert host.active == ["read", "bash", "write"]
     assert host.sent == [(CustomMessageDraft("note", "hello"), True)]
@@ -384,7 +383,7 @@ async def test_extension_tools_are_collected_and_run(tmp_path: Path) -> None:
     async def shout(args: dict[str, Any], cwd: Path) -> str:
         if not args["text"]:
             raise ToolError("nothing to shout")
-        return args["text"].upper()
+        return str(args["text"]).upper()
 
     def ext(pi: ExtensionAPI) -> None:
         schema = {

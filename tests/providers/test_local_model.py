@@ -135,7 +135,7 @@ async def test_local_model_drives_the_agent_loop(tmp_path: Path) -> None:
     )
     try:
         await session.run("Use the read tool to read notes.txt")
-        messages = as_json(session.context_messages())
+        messages = as_json(session.session.projection().messages)
     finally:
         await session.aclose()
     roles = [m["role"] for m in messages]

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pi_context.tools import BashTool, ToolOutcome, run_tool
-from pi_context.tools.bash import format_seconds
+from pi_context.tools.bash import DEFAULT_TIMEOUT_SECONDS, format_seconds
 
 from .conftest import Runner
 
@@ -60,7 +65,7 @@ async def test_success_and_no_output(call: Runner, tmp_path: Path) -> None:
     assert (await call(BashTool(), command="true")).text == "(no output)"
 
 
-async def test_signal_death_is_128_plus_signo(call: Runner) -> None:
+async def test_abortdeath_is_128_plus_signo(call: Runner) -> None:
     out = await call(BashTool(), command="kill -9 $$")
     assert out.text.endswith("Command exited with code 137")
 
@@ -124,19 +129,19 @@ async def test_invalid_timeout(call: Runner, timeout: float, message: str) -> No
     assert out.text == message
 
 
-async def test_abort_signal_kills_process_group(tmp_path: Path) -> None:
-    signal = asyncio.Event()
+async def test_abort_abortkills_process_group(tmp_path: Path) -> None:
+    abort = asyncio.Event()
     task = asyncio.create_task(
         run_tool(
             BashTool(),
             "c",
             {"command": "sleep 30 & echo $! > child.pid; echo go; wait"},
             cwd=tmp_path,
-            signal=signal,
+            signal=abort,
         )
     )
     child = int(await _wait_for_file(tmp_path / "child.pid"))
-    signal.set()
+    abort.set()
     out = await task
     assert out.is_error
     assert out.text == "go\n\n\nCommand aborted"
@@ -221,3 +226,124 @@ async def test_line_limit_hit_by_an_unterminated_last_line_still_saves_output(ca
         assert full.read_text().endswith("2000\ntail")
     finally:
         full.unlink()
+
+
+# --- hostile commands: lingering children, escaped sessions, endless output, no timeout ---
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_background_child_holding_the_pipe_does_not_hold_the_call(
+    call: Runner, tmp_path: Path
+) -> None:
+    out = await call(BashTool(), command="sleep 100 & echo $! > child.pid; echo started")
+    child = int((tmp_path / "child.pid").read_text())
+    try:
+        assert not out.is_error
+        assert out.text == (
+            "started\n\n\n[The shell exited, but processes it started in the background still "
+            "hold its output; what they write from now on is not captured.]"
+        )
+        assert _running(child)  # left running, as a terminal would
+    finally:
+        _kill(child)
+
+
+async def test_background_output_written_before_the_pipe_closes_is_kept(call: Runner) -> None:
+    out = await call(BashTool(drain_seconds=60), command="(sleep 0.2; echo late) & echo early")
+    assert out.text == "early\nlate\n"
+
+
+@pytest.mark.parametrize("how", ["timeout", "abort"])
+async def test_a_setsid_child_is_killed_on_timeout_and_abort(tmp_path: Path, how: str) -> None:
+    abort = asyncio.Event()
+    arguments: dict[str, Any] = {
+        "command": "setsid sleep 100 & echo $! > child.pid; echo go; sleep 100"
+    }
+    if how == "timeout":
+        arguments["timeout"] = 1
+    task = asyncio.create_task(run_tool(BashTool(), "c", arguments, cwd=tmp_path, signal=abort))
+    child = int(await _wait_for_file(tmp_path / "child.pid"))
+    try:
+        while os.getsid(child) != child:  # wait until it has left the command's session
+            await asyncio.sleep(0.01)
+        if how == "abort":
+            abort.set()
+        out = await task
+        assert out.is_error
+        expected = "Command timed out after 1 seconds" if how == "timeout" else "Command aborted"
+        assert out.text == f"go\n\n\n{expected}"
+        assert not _alive(child)
+    finally:
+        _kill(child)
+
+
+def test_no_event_loop_noise_at_exit_after_an_escaped_child(tmp_path: Path) -> None:
+    script = (
+        "import asyncio, pathlib\n"
+        "from pi_context.tools import BashTool, run_tool\n"
+        "out = asyncio.run(run_tool(BashTool(), 'c', {'command': "
+        "'setsid sleep 100 & echo $! > child.pid; sleep 100', 'timeout': 0.5}, "
+        f"cwd=pathlib.Path({str(tmp_path)!r})))\n"
+        "print(out.text)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60
+    )
+    child = int((tmp_path / "child.pid").read_text())
+    _kill(child)
+    assert done.stdout == "Command timed out after 0.5 seconds\n"
+    assert done.stderr == ""
+
+
+async def test_the_spill_file_is_capped_and_the_note_says_so(call: Runner) -> None:
+    out = await call(BashTool(max_spill_bytes=100_000), command="seq 1 100000")
+    full = Path(out.details["fullOutputPath"])
+    try:
+        assert full.stat().st_size == 100_000
+        assert full.read_bytes().startswith(b"1\n2\n3\n")
+        assert out.text.endswith(
+            f"[Showing lines 98001-100000 of 100000. First 97.7KB of output saved to: {full}]"
+        )
+        assert out.details["truncation"]["totalBytes"] == len(
+            "".join(f"{i}\n" for i in range(1, 100001))
+        )
+    finally:
+        full.unlink()
+
+
+async def test_endless_output_until_a_timeout_stays_within_the_cap(call: Runner) -> None:
+    out = await call(BashTool(max_spill_bytes=1 << 20), command="cat /dev/zero", timeout=1)
+    spills = [word.rstrip("]") for word in out.text.split() if "pi-bash-" in word]
+    full = Path(spills[-1])
+    try:
+        assert full.stat().st_size == 1 << 20
+        assert out.is_error
+        assert out.text.endswith(
+            f"First 1.0MB of output saved to: {full}]\n\nCommand timed out after 1 seconds"
+        )
+    finally:
+        full.unlink()
+
+
+async def test_a_command_without_timeout_gets_the_default(call: Runner) -> None:
+    assert BashTool().default_timeout == DEFAULT_TIMEOUT_SECONDS == 120
+    described = BashTool().parameters["properties"]["timeout"]["description"]
+    assert described == "Seconds before the command is killed (optional; default 120)"
+    out = await call(BashTool(default_timeout=0.5), command="echo started; sleep 100")
+    assert out.is_error
+    assert out.text == (
+        "started\n\n\nCommand timed out after 0.5 seconds (the default; set timeout to allow "
+        "longer)"
+    )
+
+
+async def test_no_default_timeout_keeps_pis_schema(call: Runner) -> None:
+    tool = BashTool(default_timeout=None)
+    described = tool.parameters["properties"]["timeout"]["description"]
+    assert described == "Seconds before the command is killed (optional)"
+    assert (await call(tool, command="echo ok")).text == "ok\n"

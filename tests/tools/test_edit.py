@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,14 @@ from hypothesis import strategies as st
 
 from pi_context.errors import ToolError
 from pi_context.tools import EditTool
-from pi_context.tools.edit import apply_edits, fuzzy_normalize, splice, splice_original
+from pi_context.tools.edit import (
+    MAX_EDIT_BYTES,
+    apply_edits,
+    count_occurrences,
+    fuzzy_normalize,
+    splice,
+    splice_original,
+)
 
 from .conftest import Runner
 
@@ -215,7 +224,7 @@ def test_a_unique_exact_edit_is_plain_replacement(
 ) -> None:
     old = text[start : start + size]
     fuzzy_text = fuzzy_normalize(text)
-    if not old or fuzzy_text.count(fuzzy_normalize(old)) != 1 or old == new:
+    if not old or count_occurrences(fuzzy_text, fuzzy_normalize(old)) != 1 or old == new:
         return
     spans = apply_edits(text, [(old, new)], "p")
     assert splice(text, spans) == text.replace(old, new, 1)
@@ -242,7 +251,7 @@ def test_fuzzy_edit_keeps_untouched_lines_byte_for_byte(
     lines[target] = lines[target] + " " + marker + "\u00a0 "  # trailing blanks force fuzzy mode
     content = "\n".join(lines) + "\n"
     old = f"{fuzzy_normalize(lines[target])}\n"  # the model typed the plain form of the line
-    if fuzzy_normalize(content).count(old) != 1:
+    if count_occurrences(fuzzy_normalize(content), old) != 1:
         return
     spans = apply_edits(content, [(old, "NEW\n")], "p")
     result = splice(content, spans).split("\n")
@@ -269,3 +278,115 @@ async def test_error_messages_keep_paths_with_braces(
     out = await call(EditTool(), path=name, edits=edits)
     assert out.is_error
     assert out.text.startswith(message.replace("{p}", name))
+
+
+# --- overlapping occurrences, hostile files --------------------------------------------------
+
+
+async def test_overlapping_occurrences_are_ambiguous(call: Runner, tmp_path: Path) -> None:
+    target = tmp_path / "f.js"
+    target.write_text("}\n}\n}\n")
+    out = await call(EditTool(), path="f.js", edits=[edit("}\n}\n", "}\n")])
+    assert out.is_error
+    assert out.text == (
+        "Found 2 occurrences of the text in f.js. The text must be unique. Please provide more "
+        "context to make it unique."
+    )
+    assert target.read_text() == "}\n}\n}\n"
+
+
+async def test_overlapping_occurrences_are_ambiguous_in_fuzzy_mode(
+    call: Runner, tmp_path: Path
+) -> None:
+    target = tmp_path / "f.txt"
+    target.write_text("'}\n'}\n'}\n")
+    # Curly quotes are not in the file: the match is made on the fuzzy form.
+    out = await call(
+        EditTool(), path="f.txt", edits=[edit("x", "y"), edit("\u2019}\n\u2019}\n", "-")]
+    )
+    assert out.text.startswith("Could not find edits[0] in f.txt.")
+    out = await call(EditTool(), path="f.txt", edits=[edit("\u2019}\n\u2019}\n", "-")])
+    assert out.text.startswith("Found 2 occurrences of the text in f.txt.")
+    assert target.read_text() == "'}\n'}\n'}\n"
+
+
+@given(st.text(alphabet="ab", max_size=30), st.text(alphabet="ab", min_size=1, max_size=6))
+def test_count_occurrences_counts_every_start(text: str, needle: str) -> None:
+    starts = sum(text.startswith(needle, i) for i in range(len(text)))
+    disjoint = text.count(needle)
+    assert count_occurrences(text, needle) == (starts if disjoint == 1 else disjoint)
+
+
+async def test_a_fifo_is_refused_without_blocking(call: Runner, tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    out = await call(EditTool(), path="pipe", edits=[edit("a", "b")])
+    assert out.is_error
+    assert out.text == "Cannot edit pipe: it is a named pipe (FIFO), not a regular file."
+
+
+async def test_a_socket_is_refused(call: Runner, tmp_path: Path) -> None:
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(tmp_path / "sock"))
+        out = await call(EditTool(), path="sock", edits=[edit("a", "b")])
+    finally:
+        server.close()
+    assert out.text == "Cannot edit sock: it is a socket, not a regular file."
+
+
+async def test_a_link_out_of_the_project_is_refused(call: Runner, tmp_path: Path) -> None:
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
+    outside.write_text("secret = 1\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").symlink_to(outside)
+    try:
+        out = await Runner(project)(EditTool(), path="notes.txt", edits=[edit("1", "2")])
+        assert out.is_error
+        assert out.text == (
+            f"Refusing to edit notes.txt: a symbolic link leads it to {outside}, outside the "
+            "working directory. Use that path itself if you mean to change it."
+        )
+        assert outside.read_text() == "secret = 1\n"
+        named = await Runner(project)(EditTool(), path=str(outside), edits=[edit("1", "2")])
+        assert not named.is_error
+        assert outside.read_text() == "secret = 2\n"
+    finally:
+        outside.unlink()
+
+
+async def test_a_link_inside_the_project_is_followed(call: Runner, tmp_path: Path) -> None:
+    (tmp_path / "real.txt").write_text("a = 1\n")
+    (tmp_path / "alias.txt").symlink_to("real.txt")
+    out = await call(EditTool(), path="alias.txt", edits=[edit("1", "2")])
+    assert not out.is_error
+    assert (tmp_path / "real.txt").read_text() == "a = 2\n"
+    assert (tmp_path / "alias.txt").is_symlink()
+
+
+async def test_a_file_over_the_size_limit_is_refused_unread(call: Runner, tmp_path: Path) -> None:
+    big = tmp_path / "big.txt"
+    with big.open("wb") as f:
+        f.write(b"needle\n")
+        f.truncate(2 << 30)
+    out = await call(EditTool(), path="big.txt", edits=[edit("needle", "pin")])
+    assert out.is_error
+    assert out.text == (
+        "Could not edit file: big.txt. It is 2048.0MB; edit loads files up to 32.0MB, so change "
+        "it with bash instead."
+    )
+    assert MAX_EDIT_BYTES == 32 << 20
+    with big.open("rb") as f:
+        assert f.read(7) == b"needle\n"
+
+
+async def test_many_repeated_lines_do_not_stall_the_diff(call: Runner, tmp_path: Path) -> None:
+    # difflib's exact matcher needed minutes for this; the result must come back at once.
+    body = "}\n" * 20000
+    (tmp_path / "f.js").write_text(f"first\n{body}last\n")
+    out = await call(
+        EditTool(), path="f.js", edits=[edit("first\n", "FIRST\n"), edit("last\n", "LAST\n")]
+    )
+    assert not out.is_error
+    assert out.details["diff"].startswith("-    1 first\n+    1 FIRST\n     2 }\n")
+    assert out.details["patch"].count("@@ -") == 2

@@ -1,4 +1,4 @@
-"""The agent: the loop, the transform-context chain, automatic compaction, the library facade.
+"""The agent: the loop, the library facade and the collaborators it is composed of.
 
 ::
 
@@ -7,15 +7,28 @@
     sess = await AgentSession.create(cwd="/my/project", model=model)
     async for event in sess.prompt("Fix the failing test"):
         print(event.to_json())
+
+``AgentSession`` (:mod:`.session`) is a facade; each phase lives in its own module:
+:mod:`.options` and :mod:`.state` (what the collaborators share), :mod:`.loadout` (tools,
+active set, system-prompt patch), :mod:`.request` (the request
+pipeline), :mod:`.loop` and :mod:`.loop_host` (turns and what they need),
+:mod:`.run_control` (one run until it settles), :mod:`.recovery` (retries and overflow
+recovery), :mod:`.compaction_control` and :mod:`.compaction_decision` (when and how to
+compact), :mod:`.navigation` (``/tree``), :mod:`.extension_dispatch` and
+:mod:`.extension_host` (extension hooks around the loop; what extensions may do). Events are :mod:`pi_context.events`.
 """
 
 from pi_context.agent.cache import CacheRecord, CacheTracker, fingerprint_request, first_divergence
-from pi_context.agent.checks import CompactionDecision, check_compaction, threshold_exceeded
-from pi_context.agent.events import AgentEvent
+from pi_context.agent.compaction_decision import (
+    CompactionDecision,
+    check_compaction,
+    threshold_exceeded,
+)
 from pi_context.agent.loop import ABORTED_TOOL_TEXT, AgentLoop, LoopHost, RunResult
-from pi_context.agent.operations import NavigationResult
+from pi_context.agent.navigation import NavigationResult
 from pi_context.agent.session import AgentOptions, AgentSession, SessionStats
 from pi_context.agent.transform import TransformChain
+from pi_context.events import AgentEvent
 
 __all__ = [
     "ABORTED_TOOL_TEXT",

@@ -23,7 +23,7 @@ from pi_context import _json
 from pi_context.messages import AgentMessage, Message, ToolDeclaration, Usage
 from pi_context.prompt import get_current_system_message
 
-from .incremental import PrefixFlatMap
+from .prefix_reuse import PrefixFlatMap
 
 __all__ = [
     "CacheRecord",

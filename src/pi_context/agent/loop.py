@@ -1,13 +1,14 @@
 """The agent loop: turns of model requests and tool batches (pi-agent-core's ``agentLoop``).
 
 One run starts with the messages of a prompt (system patch, user message, extension messages),
-then repeats a *turn*: build the request from a fresh session projection, pass it through the
-transform chain, stream the assistant message, execute its tool calls, and continue while there
+then repeats a *turn*: build the request (the host's request pipeline: a fresh session
+projection through the transform chain, :mod:`.request`), stream the assistant message, execute its tool calls, and continue while there
 were tool calls or queued messages. Between turns the host may compact and patch the system
 prompt (:meth:`LoopHost.prepare_next_turn`).
 
 The loop owns no state beyond the run: everything it needs comes from a :class:`LoopHost`
-(``AgentSession`` in production, small fakes in tests). Every message is persisted through the
+(the agent session's private :class:`~pi_context.agent.loop_host.SessionLoopHost` in
+production, small fakes in tests). Every message is persisted through the
 host as soon as it is final, so an abort at any point leaves a valid session:
 
 - during streaming, the partial assistant message is stored with ``stopReason: "aborted"`` and
@@ -22,40 +23,15 @@ its bookkeeping, emits ``turn_end``/``agent_end`` and returns a result with ``ab
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+import copy
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from types import MappingProxyType
+from typing import Any, Protocol, TypeVar, cast
 
 from pi_context import _json
 from pi_context.errors import ProviderError, ToolError
-from pi_context.messages import (
-    AgentMessage,
-    AssistantContent,
-    AssistantMessage,
-    Message,
-    StopReason,
-    ToolCall,
-    ToolDeclaration,
-    ToolResultMessage,
-    assistant_message,
-    now_ms,
-    text_block,
-    tool_result_message,
-)
-from pi_context.model import (
-    Model,
-    ModelInfo,
-    ModelRequest,
-    RequestOptions,
-    StreamDone,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallStart,
-)
-from pi_context.tools.base import ToolOutcome
-
-from .events import (
+from pi_context.events import (
     AgentEnd,
     AgentEvent,
     AgentStart,
@@ -68,6 +44,29 @@ from .events import (
     TurnEnd,
     TurnStart,
 )
+from pi_context.messages import (
+    AgentMessage,
+    AssistantContent,
+    AssistantMessage,
+    StopReason,
+    ToolCall,
+    ToolResultMessage,
+    assistant_message,
+    now_ms,
+    text_block,
+    tool_result_message,
+)
+from pi_context.model import (
+    Model,
+    ModelInfo,
+    ModelRequest,
+    StreamDone,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallStart,
+)
+from pi_context.tools.base import ToolOutcome
 
 __all__ = [
     "ABORTED_TOOL_TEXT",
@@ -76,6 +75,7 @@ __all__ = [
     "RunResult",
     "ToolOutcome",
     "aborted_tool_result",
+    "handed_out",
 ]
 
 ABORTED_TOOL_TEXT = "Operation aborted"
@@ -87,20 +87,12 @@ class LoopHost(Protocol):
     @property
     def model(self) -> Model: ...
 
-    def request_options(self) -> RequestOptions: ...
-
     def persist(self, message: AgentMessage) -> str | None:
         """Store a final message; return its entry id (``None`` without a session)."""
 
-    def context_messages(self) -> list[AgentMessage]:
-        """A fresh projection of the session: what the next request is built from."""
-
-    async def transform(self, messages: list[AgentMessage]) -> list[AgentMessage]:
-        """The transform-context chain (never changes the stored session)."""
-
-    def to_llm(self, messages: list[AgentMessage]) -> list[Message]: ...
-
-    def declared_tools(self) -> list[ToolDeclaration]: ...
+    async def build_request(self) -> ModelRequest:
+        """The next request, from a fresh projection of the session through the transform
+        chain (never changes the stored session)."""
 
     async def execute_tool(self, call: ToolCall) -> ToolOutcome:
         """Run one tool call. Raising makes an error result; unknown tools are the host's to report."""
@@ -116,10 +108,10 @@ class LoopHost(Protocol):
         """Called once per model request with its final message (cache accounting)."""
 
     async def after_turn(
-        self, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
+        self, index: int, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
     ) -> bool:
-        """The turn's messages are persisted (extension ``turn_end``); ``True`` asks for one
-        more request even when the model called no tool."""
+        """Turn ``index``'s messages are persisted (extension ``turn_end``); ``True`` asks for
+        one more request even when the model called no tool."""
 
     async def finalize_message(self, message: AgentMessage) -> AgentMessage:
         """The final form of a message before it is stored (extension ``message_end``)."""
@@ -142,6 +134,19 @@ class RunResult:
     last_error: ProviderError | None = None
     aborted: bool = False
     turns: int = 0
+
+
+_M = TypeVar("_M", bound=Mapping[str, Any])
+
+
+def handed_out(message: _M) -> _M:
+    """A copy of ``message`` for an event: what subscribers and extensions are given cannot
+    change the session (stored messages are never handed out themselves). A JSON round trip,
+    the fastest deep copy of JSON data."""
+    try:
+        return cast(_M, _json.loads(_json.dumps(message)))
+    except (TypeError, ValueError):  # not JSON (a message not yet stored may hold anything)
+        return copy.deepcopy(message)
 
 
 def aborted_tool_result(call: ToolCall, timestamp: int | None = None) -> ToolResultMessage:
@@ -234,11 +239,13 @@ class AgentLoop:
         self.host = host
         self.emit = emit
         self.clock = clock
+        self.turn_index = 0
+        """The next turn's index; it runs on over the runs of one prompt (the owner resets it)."""
 
     # -- messages -----------------------------------------------------------------------------
 
     async def _add(self, message: AgentMessage, result: RunResult) -> str | None:
-        self.emit(MessageStart(message))
+        self.emit(MessageStart(handed_out(message)))
         message = await self.host.finalize_message(message)
         return self._store(message, result)
 
@@ -246,7 +253,7 @@ class AgentLoop:
         """Persist without awaiting anything (the abort path)."""
         entry_id = self.host.persist(message)
         result.messages.append(message)
-        self.emit(MessageEnd(message, entry_id))
+        self.emit(MessageEnd(handed_out(message), entry_id))
         return entry_id
 
     async def _notify(self, event: AgentEvent) -> None:
@@ -266,7 +273,8 @@ class AgentLoop:
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
-        end = AgentEnd(tuple(result.messages), not result.aborted and self.host.will_retry(result))
+        will_retry = not result.aborted and self.host.will_retry(result)
+        end = AgentEnd(tuple(handed_out(m) for m in result.messages), will_retry)
         if result.aborted:
             self.emit(end)
         else:
@@ -280,33 +288,35 @@ class AgentLoop:
             if not first:
                 batch = await self.host.prepare_next_turn()
                 batch.extend(self.host.take_queued())
-            await self._notify(TurnStart())
+            await self._notify(TurnStart(self.turn_index))
             first = False
             for message in batch:
                 await self._add(message, result)
             result.turns += 1
             assistant = await self._request(result)
             if assistant["stopReason"] in ("error", "aborted"):
-                self.emit(TurnEnd(assistant, ()))
-                await self.host.after_turn(assistant, ())
+                self.emit(TurnEnd(handed_out(assistant), ()))
+                await self._after_turn(assistant, ())
                 if assistant["stopReason"] == "aborted":
                     raise asyncio.CancelledError
                 return
             calls: list[ToolCall] = [b for b in assistant["content"] if b["type"] == "toolCall"]
             tool_results = await self._execute(assistant, calls, result)
-            self.emit(TurnEnd(assistant, tuple(tool_results)))
-            more = await self.host.after_turn(assistant, tool_results)
+            self.emit(TurnEnd(handed_out(assistant), tuple(map(handed_out, tool_results))))
+            more = await self._after_turn(assistant, tool_results)
             if not calls and not self.host.has_queued() and not more:
                 return
 
+    async def _after_turn(
+        self, assistant: AssistantMessage, tool_results: Sequence[ToolResultMessage]
+    ) -> bool:
+        index = self.turn_index
+        self.turn_index += 1
+        return await self.host.after_turn(index, assistant, tool_results)
+
     async def _request(self, result: RunResult) -> AssistantMessage:
         host = self.host
-        messages = await host.transform(host.context_messages())
-        request = ModelRequest(
-            messages=host.to_llm(messages),
-            tools=tuple(host.declared_tools()),
-            options=host.request_options(),
-        )
+        request = await host.build_request()
         info = host.model.info
         partial = _Partial()
         self.emit(
@@ -439,13 +449,16 @@ class AgentLoop:
             message["durationMs"] = duration
             done[call["id"]] = message
             await self._notify(
-                ToolExecutionEnd(call["id"], call["name"], message, outcome.is_error, duration)
+                ToolExecutionEnd(
+                    call["id"], call["name"], handed_out(message), outcome.is_error, duration
+                )
             )
 
         aborted = False
         try:
             for call in calls:
-                await self._notify(ToolExecutionStart(call["id"], call["name"], call["arguments"]))
+                args = MappingProxyType(call["arguments"])  # read-only for extensions
+                await self._notify(ToolExecutionStart(call["id"], call["name"], args))
             await asyncio.gather(*(run_one(call) for call in calls))
         except asyncio.CancelledError:
             aborted = True
@@ -454,14 +467,14 @@ class AgentLoop:
             message = done.get(call["id"])
             if message is None:
                 message = aborted_tool_result(call, self.clock())
-                self.emit(ToolExecutionEnd(call["id"], call["name"], message, True))
+                self.emit(ToolExecutionEnd(call["id"], call["name"], handed_out(message), True))
             if aborted:
                 self._store(message, result)
             else:
                 await self._add(message, result)
             results.append(message)
         if aborted:
-            self.emit(TurnEnd(assistant, tuple(results)))
+            self.emit(TurnEnd(handed_out(assistant), tuple(map(handed_out, results))))
             raise asyncio.CancelledError
         return results
 

@@ -1,74 +1,60 @@
-"""What the agent session does around a run: the pre-prompt compaction check, and after the
-run agent-level retries of transient errors, overflow recovery (omit the failed attempt with
+"""What an agent session does around a run: the pre-prompt compaction check, and after the run
+agent-level retries of transient errors, overflow recovery (omit the failed attempt with
 ``context_edit``, compact, retry once) and the threshold check (compaction.md §4, §12).
+
+Whether to retry and how long to wait is the one :class:`~pi_context.model.retry.RetryPolicy`
+(the summarizer asks the same); this module decides what a retry does to the session.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, cast
+from collections.abc import Awaitable, Callable, Sequence
+from typing import cast
 
+from pi_context.compaction.events import CompactionEnd
 from pi_context.errors import ProviderError
+from pi_context.events import AutoRetryEnd, AutoRetryStart, EntryAppended
 from pi_context.messages import AgentMessage, AssistantMessage
-from pi_context.model import Model
+from pi_context.model.retry import RetryPolicy
 
-from .checks import CompactionDecision, check_compaction
-from .events import AutoRetryEnd, AutoRetryStart, CompactionEnd, EntryAppended
-from .loop import AgentLoop, RunResult
-from .operations import CompactionOps
+from .compaction_control import CompactionControl
+from .loop import RunResult
+from .state import AgentState
 
-__all__ = ["RecoveryOps"]
+__all__ = ["Recovery", "RunMore"]
+
+RunMore = Callable[[Sequence[AgentMessage]], Awaitable[RunResult]]
+"""Continue the run with these messages first (the loop's ``run``)."""
 
 
-class RecoveryOps(CompactionOps):
-    """Mixin of AgentSession: checks before a prompt and after a run."""
+class Recovery:
+    """Checks before a prompt, and retries and recoveries after a run."""
 
-    _loop: AgentLoop
-    _recovery_attempted: bool
-    _sleep: Callable[[float], Any]
-    _retries: int = 0
+    def __init__(self, state: AgentState, compaction: CompactionControl) -> None:
+        self._state = state
+        self._compaction = compaction
+        self._retries = 0
 
-    @property
-    def model(self) -> Model:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def take_queued(self) -> list[AgentMessage]:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def _last_assistant(self) -> tuple[AssistantMessage, str] | None:
-        for entry in reversed(self.session.branch_view()):
+    def last_assistant(self) -> tuple[AssistantMessage, str] | None:
+        """The newest assistant message on the branch and its entry id."""
+        for entry in reversed(self._state.session.branch_view()):
             if entry.type == "message" and entry.role == "assistant" and entry.message is not None:
                 return cast(AssistantMessage, entry.message), entry.id
         return None
 
-    async def _pre_prompt_check(self) -> None:
+    async def before_prompt(self) -> None:
         """Before a new prompt: the last response (aborted ones too) may call for a compaction."""
-        last = self._last_assistant()
+        self._compaction.recovery_attempted = False
+        last = self.last_assistant()
         if last is None:
             return
-        decision = self._decide(*last, skip_aborted=False)
+        decision = self._compaction.decide(*last, skip_aborted=False)
         if decision.action == "threshold":
-            await self._auto_compact("threshold", will_retry=False)
+            await self._compaction.auto("threshold", will_retry=False)
         elif decision.action == "overflow":
             if decision.will_retry:
                 self._omit_attempt(*last)
-            await self._auto_compact("overflow", will_retry=False)
-
-    def _decide(
-        self, message: AssistantMessage, entry_id: str | None, *, skip_aborted: bool = True
-    ) -> CompactionDecision:
-        return check_compaction(
-            message,
-            entry_id,
-            branch=self.session.branch_view(),
-            projection=self.session.projection(),
-            info=self.model.info,
-            settings=self.compaction_settings(),
-            skip_aborted=skip_aborted,
-            recovery_attempted=self._recovery_attempted,  # always reset before a prompt
-            cache=self._token_cache,
-            facts=self._path_facts,
-        )
+            await self._compaction.auto("overflow", will_retry=False)
 
     def will_retry(self, result: RunResult) -> bool:
         """Whether the session will continue this run (``agent_end.willRetry``): an automatic
@@ -78,11 +64,13 @@ class RecoveryOps(CompactionOps):
             return False
         if self._should_retry(message, result.last_error, self._retries):
             return True
-        decision = self._decide(message, result.last_assistant_entry_id)
+        decision = self._compaction.decide(message, result.last_assistant_entry_id)
         return bool(decision.action == "overflow" and decision.will_retry)
 
-    async def _after_run(self, result: RunResult) -> bool:
-        """Post-run handling; returns whether the run was aborted meanwhile."""
+    async def after_run(self, result: RunResult, run_more: RunMore) -> bool:
+        """Post-run handling (``run_more`` continues the run); returns whether the run was
+        aborted meanwhile."""
+        state = self._state
         self._retries = 0
         while True:
             retries = self._retries
@@ -92,76 +80,76 @@ class RecoveryOps(CompactionOps):
                 return False
             if self._should_retry(message, result.last_error, retries):
                 self._retries = retries = retries + 1
-                result = await self._auto_retry(message, entry_id, result, retries)
+                result = await self._auto_retry(message, entry_id, result, retries, run_more)
                 if result.aborted:
                     return True
                 continue
             if retries:
-                self._emit(
+                state.events.emit(
                     AutoRetryEnd(
                         message["stopReason"] != "error", retries, message.get("errorMessage")
                     )
                 )
                 self._retries = 0
-            decision = self._decide(message, entry_id)
+            decision = self._compaction.decide(message, entry_id)
             if decision.action == "exhausted":
-                self._emit(CompactionEnd("overflow", None, False, False, decision.error_message))
-                await self._compact_failed_event("overflow", decision.error_message, False, False)
+                state.events.emit(
+                    CompactionEnd("overflow", None, False, False, decision.error_message)
+                )
+                await self._compaction.report_failed(
+                    "overflow", decision.error_message, aborted=False, from_extension=False
+                )
                 return False
             if decision.action == "none":
                 return False
             if decision.action == "overflow" and decision.will_retry:
-                self._recovery_attempted = True
+                self._compaction.recovery_attempted = True
                 self._omit_attempt(message, entry_id)
-                go_on = await self._auto_compact("overflow", will_retry=True)
+                go_on = await self._compaction.auto("overflow", will_retry=True)
             else:
-                go_on = await self._auto_compact(
+                go_on = await self._compaction.auto(
                     "overflow" if decision.action == "overflow" else "threshold",
                     will_retry=False,
                 )
             if not go_on:
                 return False
-            result = await self._loop.run(self.take_queued())
+            result = await run_more(state.queue.take())
             if result.aborted:
                 return True
 
     def _should_retry(
         self, message: AssistantMessage, error: ProviderError | None, attempts: int
     ) -> bool:
-        if message["stopReason"] != "error":
-            return False
-        retry = self.retry_settings()
-        if not retry.enabled or attempts >= retry.max_retries:
-            return False
-        if error is not None:
-            return error.kind == "transient"
-        from pi_context.model.classify import is_context_overflow
-        from pi_context.model.retry import is_retryable
-
-        return not is_context_overflow(message) and is_retryable(message)
+        return RetryPolicy(self._state.retry_settings()).should_retry(message, error, attempts)
 
     async def _auto_retry(
-        self, message: AssistantMessage, entry_id: str | None, result: RunResult, attempt: int
+        self,
+        message: AssistantMessage,
+        entry_id: str | None,
+        result: RunResult,
+        attempt: int,
+        run_more: RunMore,
     ) -> RunResult:
-        retry = self.retry_settings()
-        delay = min(retry.base_delay_ms * 2 ** (attempt - 1), retry.max_delay_ms)
-        if result.last_error is not None and result.last_error.retry_after is not None:
-            delay = min(int(result.last_error.retry_after * 1000), retry.max_delay_ms)
-        self._emit(
-            AutoRetryStart(attempt, retry.max_retries, delay, message.get("errorMessage") or "")
+        state = self._state
+        policy = RetryPolicy(state.retry_settings())
+        retry_after = result.last_error.retry_after if result.last_error is not None else None
+        delay = policy.delay_ms(attempt, retry_after)
+        state.events.emit(
+            AutoRetryStart(attempt, policy.max_attempts, delay, message.get("errorMessage") or "")
         )
         self._omit_attempt(message, entry_id)
-        await self._sleep(delay / 1000)
-        return await self._loop.run(self.take_queued())
+        await state.sleep(delay / 1000)
+        return await run_more(state.queue.take())
 
     def _omit_attempt(self, message: AssistantMessage, entry_id: str | None) -> None:
         """Hide a failed attempt and its tool results from the model with ``context_edit``s."""
         if entry_id is None:
             return
+        session = self._state.session
         call_ids = {b["id"] for b in message["content"] if b["type"] == "toolCall"}
         targets = [entry_id]
         seen = False
-        for projected in self.session.projection().entries:
+        for projected in session.projection().entries:
             entry = projected.entry
             if entry.id == entry_id:
                 seen = True
@@ -174,5 +162,5 @@ class RecoveryOps(CompactionOps):
             if entry.role == "toolResult" and msg is not None and msg.get("toolCallId") in call_ids:
                 targets.append(entry.id)
         for target in targets:
-            appended = self.session.append_context_edit(target, None)
-            self._emit(EntryAppended(appended.data))
+            appended = session.append_context_edit(target, None)
+            self._state.events.emit(EntryAppended(appended.data))

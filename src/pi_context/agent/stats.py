@@ -10,8 +10,8 @@ from pi_context.compaction.accounting import TokenCache, estimate_projected_cont
 from pi_context.model import Model
 from pi_context.session import Session
 
+from .branch_positions import BranchPositions
 from .cache import hit_ratio
-from .pathfacts import PathFacts
 
 __all__ = ["SessionStats", "context_tokens", "session_stats"]
 
@@ -56,7 +56,7 @@ def session_stats(
     session: Session,
     model: Model | None,
     cache: TokenCache | None = None,
-    facts: PathFacts | None = None,
+    facts: BranchPositions | None = None,
 ) -> SessionStats:
     """Token, cost and cache totals of the whole file, and the current context size
     (``cache``, ``facts``: kept across calls, see :func:`context_tokens`)."""
@@ -92,7 +92,7 @@ def session_stats(
 
 
 def context_tokens(
-    session: Session, cache: TokenCache | None = None, facts: PathFacts | None = None
+    session: Session, cache: TokenCache | None = None, facts: BranchPositions | None = None
 ) -> int | None:
     """pi's context estimate; ``None`` after a compaction until a response reports usage.
 
@@ -100,7 +100,7 @@ def context_tokens(
     re-scanning what did not change since the previous call."""
     branch = session.branch_view()
     projection = session.projection()
-    last_compaction = (facts or PathFacts()).last_compaction(branch)
+    last_compaction = (facts or BranchPositions()).last_compaction(branch)
     if last_compaction >= 0:
         after = {e.id for e in branch[last_compaction + 1 :]}
         fresh = any(

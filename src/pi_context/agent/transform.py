@@ -25,7 +25,7 @@ from pi_context.messages import AgentMessage, now_ms
 from pi_context.prompt import apply_forced_prompt as _forced_projection
 from pi_context.prompt import get_current_system_message
 
-from .incremental import PrefixFlatMap
+from .prefix_reuse import PrefixFlatMap
 
 __all__ = [
     "ContextPhase",
@@ -92,7 +92,7 @@ class TransformChain:
     The two projections are kept incrementally: a message seen at the same position by the
     previous request is not processed again, and a request gets the very same output objects
     as the previous one where nothing changed (so the conversions and the cache fingerprint
-    after the chain can reuse their work too, see :mod:`.incremental`).
+    after the chain can reuse their work too, see :mod:`.prefix_reuse`).
     """
 
     context_phase: ContextPhase | None = None

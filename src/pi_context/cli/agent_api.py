@@ -12,8 +12,9 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from pi_context.agent.events import AgentEvent
 from pi_context.agent.stats import SessionStats
+from pi_context.events import AgentEvent
+from pi_context.extensions import RegisteredCommand
 from pi_context.model import Model, ModelInfo
 from pi_context.session.store import Session
 
@@ -57,6 +58,16 @@ class AgentHost(Protocol):
         ...
 
     def expand_skill_command(self, text: str) -> str: ...
+
+    async def handle_input(self, text: str) -> str | None:
+        """Extension ``input`` handlers: the text to use, or ``None`` when one handled it."""
+        ...
+
+    def extension_commands(self) -> list[RegisteredCommand]: ...
+
+    async def run_extension_command(self, name: str, args: str) -> bool:
+        """Run an extension's ``/name``; ``False`` when no extension registered it."""
+        ...
 
     def skill_names(self) -> list[str]: ...
 

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from pi_context import storage
-from pi_context.agent.events import AgentEvent
 from pi_context.agent.session import AgentSession
 from pi_context.agent.stats import SessionStats
 from pi_context.cli.scripted import load_scripted_model, scripted_spec
 from pi_context.errors import PiContextError, ProviderError
+from pi_context.events import AgentEvent
+from pi_context.extensions import RegisteredCommand
 from pi_context.model import Model, ModelInfo
 from pi_context.resources.settings import load_settings
 from pi_context.session.store import Session
@@ -183,6 +184,15 @@ class AppAgent:
 
     def expand_skill_command(self, text: str) -> str:
         return self.agent.expand_skill_command(text)
+
+    async def handle_input(self, text: str) -> str | None:
+        return await self.agent.handle_input(text, source="interactive")
+
+    def extension_commands(self) -> list[RegisteredCommand]:
+        return self.agent.extension_commands()
+
+    async def run_extension_command(self, name: str, args: str) -> bool:
+        return await self.agent.run_extension_command(name, args)
 
     def skill_names(self) -> list[str]:
         return [skill.name for skill in self.agent.resources.skills]

@@ -34,13 +34,13 @@ from prompt_toolkit.output import Output
 from rich.console import Console
 from rich.text import Text
 
-from pi_context.agent.events import AgentEvent
 from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
 from pi_context.cli.render import EventRenderer
 from pi_context.cli.slash import COMMANDS, command_names, run_slash
 from pi_context.cli.stats import status_line
 from pi_context.cli.terminal_text import TerminalConsole
 from pi_context.errors import PiContextError
+from pi_context.events import AgentEvent
 
 __all__ = ["InteractiveShell", "SlashCompleter", "run_interactive"]
 
@@ -343,6 +343,10 @@ class InteractiveShell:
             if not line.strip():
                 continue
             try:
+                submitted = await self.agent.handle_input(line)
+                if submitted is None or not submitted.strip():  # an extension handled it
+                    continue
+                line = submitted
                 if await run_slash(self, line):
                     self.status()
                     continue

@@ -24,8 +24,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TextIO
 
 from pi_context import _json
-from pi_context.agent.events import AgentEvent, MessageEnd
 from pi_context.cli.terminal_text import json_for_terminal, terminal_safe, text_for_stream
+from pi_context.events import AgentEvent, MessageEnd
 from pi_context.messages import AgentMessage
 
 __all__ = ["PrintAgent", "final_text_outcome", "run_print"]

@@ -25,18 +25,18 @@ from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
-from pi_context.agent.events import (
+from pi_context.cli.stats import format_tokens
+from pi_context.events import (
     AgentEvent,
     AutoRetryStart,
     CompactionEnd,
     CompactionStart,
-    ExtensionError,
+    ExtensionFailure,
     MessageEnd,
     MessageUpdate,
     ToolExecutionEnd,
     ToolExecutionStart,
 )
-from pi_context.cli.stats import format_tokens
 
 __all__ = ["COLLAPSED_LINES", "FRAMES_PER_SECOND", "EventRenderer", "collapse"]
 
@@ -226,7 +226,7 @@ class EventRenderer:
                     style="yellow",
                 )
             )
-        elif isinstance(event, ExtensionError):
+        elif isinstance(event, ExtensionFailure):
             self.console.print(
                 Text(f"extension error in {event.event}: {event.error}", style="red")
             )
@@ -289,7 +289,7 @@ class EventRenderer:
             self.console.print(Text(reason, style="red"))
             self.errors_shown += 1
             return
-        before = event.result.get("tokensBefore")
+        before = event.result.tokens_before
         after = self._estimate_after() if self._estimate_after is not None else None
         text = "Compacted"
         if isinstance(before, int | float):

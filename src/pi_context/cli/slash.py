@@ -135,6 +135,10 @@ async def _help(shell: Shell, _args: str) -> None:
     for command in COMMANDS.values():
         table.add_row(Text(command.usage, style="bold"), command.help)
     table.add_row(Text("/skill:<name> [args]", style="bold"), "run a skill with optional arguments")
+    for extra in shell.agent.extension_commands():
+        if extra.name not in COMMANDS:
+            about = extra.description or f"from extension {extra.extension}"
+            table.add_row(Text(f"/{extra.name}", style="bold"), about)
     shell.console.print(table)
     shell.console.print(
         "Enter sends; Alt+Enter (or Esc then Enter) adds a line; Esc/Ctrl-C aborts a run."
@@ -420,6 +424,8 @@ async def run_slash(shell: Shell, line: str) -> bool:
     else:
         command = COMMANDS.get(_ALIASES.get(name, name))
         if command is None:
+            if await shell.agent.run_extension_command(name, args):
+                return True
             shell.console.print(
                 f"[red]Unknown command /{escape(name)}. Type /help for the list.[/red]"
             )

@@ -64,8 +64,12 @@ from pi_context.compaction.prepare import (
     prepare_compaction,
     require_preparation,
 )
+from pi_context.compaction.retry_events import (
+    SummarizationRetryAttemptStart,
+    SummarizationRetryFinished,
+    SummarizationRetryScheduled,
+)
 from pi_context.compaction.serialize import serialize_conversation
-from pi_context.compaction.summarize import RetryAttemptStart, RetryFinished, RetryScheduled
 from pi_context.resources.settings import CompactionSettings, RetrySettings
 
 __all__ = [
@@ -90,11 +94,11 @@ __all__ = [
     "CutPoint",
     "FileOperations",
     "ObservationsMasked",
-    "RetryAttemptStart",
-    "RetryFinished",
-    "RetryScheduled",
     "RetrySettings",
     "SessionCompact",
+    "SummarizationRetryAttemptStart",
+    "SummarizationRetryFinished",
+    "SummarizationRetryScheduled",
     "TokenCache",
     "calculate_context_tokens",
     "collect_branch_entries",

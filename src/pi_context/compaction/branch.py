@@ -4,8 +4,10 @@
 ancestor with the target; :func:`prepare_branch_entries` turns them into messages newest-first
 within a token budget (a summary entry that overflows is still kept while the total is under
 90% of the budget, as pi does); :func:`generate_branch_summary` asks a model (or the offline
-summarizer) for the summary; :func:`summarize_branch` runs the whole navigation and appends the
-``branch_summary`` entry where pi puts it.
+summarizer) for the summary; :func:`plan_navigation` and :func:`complete_navigation` are where the
+leaf goes and the ``branch_summary`` entry is appended (where pi puts it), and
+:func:`summarize_branch` runs the three. The agent session's ``navigate`` runs the same steps
+with the extension hooks between them.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pi_context.compaction.file_ops import FileOperations, format_file_operations
 from pi_context.compaction.prompts import BRANCH_PREAMBLE, branch_prompt
+from pi_context.compaction.retry_events import SummarizationRetryEvent
 from pi_context.compaction.serialize import serialize_conversation
-from pi_context.compaction.summarize import RetryEvent, request_summary
+from pi_context.compaction.summarize import request_summary
 from pi_context.errors import CompactionError, TreeError
-from pi_context.messages import AgentMessage, ThinkingLevel, Usage
+from pi_context.messages import AgentMessage, ThinkingLevel, Usage, text_of
 from pi_context.model import Model
 from pi_context.resources.settings import DEFAULT_RESERVE_TOKENS, RetrySettings
 from pi_context.session.entries import Entry
@@ -34,6 +37,7 @@ from pi_context.session.store import Session
 from pi_context.tokens import estimate_tokens
 
 if TYPE_CHECKING:
+    from pi_context.session.store import Session
     from pi_context.session.tree import TreeIndex
 
 __all__ = [
@@ -41,10 +45,13 @@ __all__ = [
     "BranchCollection",
     "BranchPreparation",
     "BranchSummaryResult",
+    "NavigationPlan",
     "branch_entry_message",
     "collect_branch_entries",
     "collect_branch_entries_from_tree",
+    "complete_navigation",
     "generate_branch_summary",
+    "plan_navigation",
     "prepare_branch_entries",
     "summarize_branch",
 ]
@@ -189,7 +196,7 @@ async def generate_branch_summary(
     retry: RetrySettings | None = None,
     thinking_level: ThinkingLevel = "off",
     offline: bool = False,
-    on_event: Callable[[RetryEvent], None] | None = None,
+    on_event: Callable[[SummarizationRetryEvent], None] | None = None,
     sleep: Callable[[float], Any] | None = None,
 ) -> BranchSummaryResult:
     """Summarize a branch; with no model (or ``offline``) the offline summarizer writes it.
@@ -225,6 +232,68 @@ async def generate_branch_summary(
     return BranchSummaryResult(summary, usage, read, modified, is_offline)
 
 
+@dataclass(frozen=True, slots=True)
+class NavigationPlan:
+    """Where a move to ``target`` (pi's ``/tree``) puts the leaf and what it leaves behind.
+
+    A ``user`` message or ``custom_message`` target moves the leaf to its parent (so the
+    message can be edited and resent: ``editor_text``); any other target becomes the leaf.
+    """
+
+    target: Entry
+    old_leaf_id: str | None
+    new_leaf_id: str | None
+    editor_text: str | None
+    branch: BranchCollection
+    """The entries being left (newest path first) and the common ancestor."""
+
+
+def plan_navigation(session: Session, target: Entry) -> NavigationPlan:
+    """The move from the session's leaf to ``target`` (nothing changes yet)."""
+    old_leaf = session.leaf_id
+    editor_text: str | None = None
+    if (target.type == "message" and target.role == "user") or target.type == "custom_message":
+        new_leaf: str | None = target.parent_id
+        message: Any = target.message if target.type == "message" else None
+        content = message["content"] if message is not None else target.get("content")
+        editor_text = text_of(content)
+    else:
+        new_leaf = target.id
+    branch = collect_branch_entries(session, old_leaf, target.id)
+    return NavigationPlan(target, old_leaf, new_leaf, editor_text, branch)
+
+
+def complete_navigation(
+    session: Session,
+    plan: NavigationPlan,
+    summary: str | None = None,
+    *,
+    details: Any = None,
+    usage: Usage | None = None,
+    from_hook: bool = False,
+    label: str | None = None,
+) -> Entry | None:
+    """Carry out ``plan``: append the branch summary (when given) at the new leaf, or just move
+    the leaf. A ``label`` is attached to the summary (or, without one, to the target) and, as
+    in pi, the label entry becomes the leaf. Returns the summary entry, if any."""
+    if summary is None:
+        session.move_leaf(plan.new_leaf_id)
+        if label:
+            session.append_label(plan.target.id, label)
+        return None
+    entry: Entry = session.append_branch_summary(
+        plan.old_leaf_id if plan.old_leaf_id is not None else "root",
+        summary,
+        parent_id=plan.new_leaf_id,
+        details=details,
+        usage=usage,
+        from_hook=from_hook,
+    )
+    if label:
+        session.append_label(entry.id, label)
+    return entry
+
+
 async def summarize_branch(
     session: Session,
     target_id: str,
@@ -238,35 +307,27 @@ async def summarize_branch(
     offline: bool = False,
     label: str | None = None,
     thinking_level: ThinkingLevel = "off",
-    on_event: Callable[[RetryEvent], None] | None = None,
+    on_event: Callable[[SummarizationRetryEvent], None] | None = None,
     sleep: Callable[[float], Any] | None = None,
 ) -> Entry | None:
-    """Move the session's leaf to ``target_id``, leaving a branch summary behind (pi's ``/tree``).
+    """Move the session's leaf to ``target_id``, leaving a branch summary behind (pi's ``/tree``;
+    :func:`plan_navigation`, :func:`generate_branch_summary`, :func:`complete_navigation`).
 
-    A ``user`` message or ``custom_message`` target moves the leaf to its parent (so the
-    message can be edited and resent); any other target becomes the leaf. Returns the appended
-    ``branch_summary`` entry, or ``None`` when no summary was written. On failure nothing
-    changes and :class:`CompactionError` is raised. A ``label`` is attached to the summary (or,
-    without one, to the target) and, as in pi, the label entry becomes the leaf.
+    Returns the appended ``branch_summary`` entry, or ``None`` when no summary was written. On
+    failure nothing changes and :class:`CompactionError` is raised. The agent session's
+    navigation runs the same steps with the extension hooks around them.
     """
     target = session.get(target_id)
     if target is None:
         raise CompactionError(f"Entry {target_id} not found")
-    old_leaf = session.leaf_id
-    if old_leaf == target_id:
+    if session.leaf_id == target_id:
         return None
-    if (target.type == "message" and target.role == "user") or target.type == "custom_message":
-        new_leaf: str | None = target.parent_id
-    else:
-        new_leaf = target_id
-    collected = collect_branch_entries(session, old_leaf, target_id)
-    if not summarize or not collected.entries:
-        session.move_leaf(new_leaf)
-        if label:
-            session.append_label(target_id, label)
+    plan = plan_navigation(session, target)
+    if not summarize or not plan.branch.entries:
+        complete_navigation(session, plan, label=label)
         return None
     result = await generate_branch_summary(
-        collected.entries,
+        plan.branch.entries,
         model,
         reserve_tokens=reserve_tokens,
         custom_instructions=custom_instructions,
@@ -277,14 +338,11 @@ async def summarize_branch(
         on_event=on_event,
         sleep=sleep,
     )
-    entry: Entry = session.append_branch_summary(
-        old_leaf if old_leaf is not None else "root",
+    return complete_navigation(
+        session,
+        plan,
         result.summary,
-        parent_id=new_leaf,
         details=result.details,
         usage=result.usage,
-        from_hook=False,
+        label=label,
     )
-    if label:
-        session.append_label(entry.id, label)
-    return entry

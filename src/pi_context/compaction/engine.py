@@ -217,7 +217,9 @@ class Compactor:
                 )
                 result = self._result(entry, custom.usage, True, None, False, masked)
             else:
-                summary = await self._summarize_checked(prepared, projection, custom_instructions)
+                summary = await self._summarize_checked(
+                    prepared, projection, custom_instructions, reason
+                )
                 read, modified = prepared.file_ops.lists()
                 entry = self.session.append_compaction(
                     summary.text,
@@ -315,7 +317,11 @@ class Compactor:
     # -- summaries -------------------------------------------------------------------------
 
     async def _summarize_checked(
-        self, prep: CompactionPreparation, projection: Projection, custom: str | None
+        self,
+        prep: CompactionPreparation,
+        projection: Projection,
+        custom: str | None,
+        reason: CompactionReason,
     ) -> _Summary:
         """The summary the settings ask for, checked by the guard.
 
@@ -328,7 +334,7 @@ class Compactor:
         if self.model is None:
             raise CompactionError("No model available for summarization")
         try:
-            summary = await self._model_summary(self.model, prep, custom)
+            summary = await self._model_summary(self.model, prep, custom, reason)
             return self._guarded(prep, projection, summary)
         except CompactionCancelledError:
             raise
@@ -371,13 +377,18 @@ class Compactor:
         return _Summary(text, None, True, fallback_error)
 
     async def _model_summary(
-        self, model: Model, prep: CompactionPreparation, custom: str | None
+        self,
+        model: Model,
+        prep: CompactionPreparation,
+        custom: str | None,
+        reason: CompactionReason,
     ) -> _Summary:
         def ask(prompt: str, label: str) -> Awaitable[Any]:
             return request_summary(
                 model,
                 prompt,
                 label=label,
+                reason=reason,
                 retry=self.retry,
                 thinking_level=self.thinking_level,
                 on_event=cast(Callable[[Any], None], self._emit),

@@ -1,4 +1,9 @@
-"""Events a compaction emits, for the agent layer to forward (to a UI, a JSON stream, extensions).
+"""Events a compaction emits: the same classes the agent streams and extensions receive.
+
+Every event here is a :class:`~pi_context._records.Event` with pi's event name as ``type``
+(``compaction_start``, ``compaction_end``, ``session_before_compact``, ``session_compact``,
+``session_compact_failed``) and pi's JSON record as ``to_json()``; nothing above translates
+them. The retry events of the summarizer live in :mod:`.retry_events`.
 
 Order on success: :class:`CompactionStart` → (hook) → (retry events) → entry appended →
 :class:`SessionCompact` → :class:`CompactionEnd`. On failure: :class:`CompactionStart` →
@@ -9,12 +14,19 @@ failure is always ``False``, as in pi 1.6.0.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
+from pi_context._records import Event
 from pi_context.compaction.prepare import CompactionPreparation
-from pi_context.compaction.summarize import RetryAttemptStart, RetryFinished, RetryScheduled
+from pi_context.compaction.retry_events import (
+    CompactionReason,
+    SummarizationRetryAttemptStart,
+    SummarizationRetryFinished,
+    SummarizationRetryScheduled,
+)
 from pi_context.messages import Usage
 from pi_context.session.entries import Entry
 
@@ -34,8 +46,6 @@ __all__ = [
     "ObservationsMasked",
     "SessionCompact",
 ]
-
-CompactionReason = Literal["manual", "threshold", "overflow"]
 
 
 @dataclass
@@ -68,62 +78,72 @@ class CompactionResult:
 
 
 @dataclass(frozen=True, slots=True)
-class CompactionStart:
+class CompactionStart(Event):
     reason: CompactionReason
+    type: ClassVar[str] = "compaction_start"
 
 
 @dataclass(frozen=True, slots=True)
-class CompactionEnd:
+class CompactionEnd(Event):
+    """A compaction finished; ``result`` is absent on failure (then ``will_retry`` is false)."""
+
     reason: CompactionReason
-    result: CompactionResult | None
-    aborted: bool
-    will_retry: bool
+    result: CompactionResult | None = None
+    aborted: bool = False
+    will_retry: bool = False
     error_message: str | None = None
+    type: ClassVar[str] = "compaction_end"
 
 
 @dataclass(frozen=True, slots=True)
-class SessionCompact:
-    """The compaction entry was appended (pi's extension event ``session_compact``)."""
+class SessionCompact(Event):
+    """The compaction entry was appended (extensions' ``session_compact``)."""
 
-    entry: Entry
+    compaction_entry: Entry
     from_extension: bool
     reason: CompactionReason
-    will_retry: bool
+    will_retry: bool = False
+    type: ClassVar[str] = "session_compact"
 
 
 @dataclass(frozen=True, slots=True)
-class CompactionFailed:
-    """pi's ``session_compact_failed``; ``error_message`` is ``None`` for aborts and cancels."""
+class CompactionFailed(Event):
+    """Extensions' ``session_compact_failed``; ``error_message`` is ``None`` for aborts and
+    cancels."""
 
     reason: CompactionReason
-    error_message: str | None
-    aborted: bool
-    will_retry: bool
-    from_extension: bool
+    error_message: str | None = None
+    aborted: bool = False
+    will_retry: bool = False
+    from_extension: bool = False
+    type: ClassVar[str] = "session_compact_failed"
 
 
 @dataclass(frozen=True, slots=True)
-class CompactionPaused:
+class CompactionPaused(Event):
     """Automatic compaction is paused after repeated failures until the user compacts or resumes."""
 
     failures: int
     message: str
+    type: ClassVar[str] = "compaction_paused"
 
 
 @dataclass(frozen=True, slots=True)
-class CompactionFallback:
+class CompactionFallback(Event):
     """The model's summary failed; the offline summarizer writes it instead."""
 
     error_message: str
+    type: ClassVar[str] = "compaction_fallback"
 
 
 @dataclass(frozen=True, slots=True)
-class ObservationsMasked:
+class ObservationsMasked(Event):
     """Old tool results were replaced by placeholders (``context_edit`` entries)."""
 
     target_ids: Sequence[str]
     tokens_before: int
     tokens_after: int
+    type: ClassVar[str] = "observations_masked"
 
 
 CompactionEvent: TypeAlias = (
@@ -134,21 +154,23 @@ CompactionEvent: TypeAlias = (
     | CompactionPaused
     | CompactionFallback
     | ObservationsMasked
-    | RetryScheduled
-    | RetryAttemptStart
-    | RetryFinished
+    | SummarizationRetryScheduled
+    | SummarizationRetryAttemptStart
+    | SummarizationRetryFinished
 )
 
 
 @dataclass(frozen=True, slots=True)
-class BeforeCompact:
-    """pi's ``session_before_compact`` payload."""
+class BeforeCompact(Event):
+    """Extensions' ``session_before_compact``: they may cancel the compaction or supply one."""
 
     preparation: CompactionPreparation
     branch_entries: Sequence[Entry]
-    custom_instructions: str | None
-    reason: CompactionReason
-    will_retry: bool
+    custom_instructions: str | None = None
+    reason: CompactionReason = "manual"
+    will_retry: bool = False
+    signal: asyncio.Event = field(default_factory=asyncio.Event, compare=False)
+    type: ClassVar[str] = "session_before_compact"
 
 
 @dataclass(frozen=True, slots=True)

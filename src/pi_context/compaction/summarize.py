@@ -14,10 +14,18 @@ import asyncio
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pi_context._json import utf16_len
 from pi_context.compaction.prompts import SUMMARY_SYSTEM_PROMPT
+from pi_context.compaction.retry_events import (
+    CompactionReason,
+    SummarizationRetryAttemptStart,
+    SummarizationRetryEvent,
+    SummarizationRetryFinished,
+    SummarizationRetryScheduled,
+    SummarySource,
+)
 from pi_context.errors import CompactionCancelledError, CompactionError
 from pi_context.messages import ThinkingLevel, Usage, empty_usage, text_of, user_message
 from pi_context.model import Model, ModelRequest, RequestOptions, complete
@@ -26,42 +34,11 @@ from pi_context.resources.settings import RetrySettings
 from pi_context.session.store import new_session_id
 
 __all__ = [
-    "RetryAttemptStart",
-    "RetryFinished",
-    "RetryScheduled",
     "SummaryResult",
     "combine_usage",
     "request_summary",
     "summary_max_tokens",
 ]
-
-SummarySource = Literal["compaction", "branchSummary"]
-
-
-@dataclass(frozen=True, slots=True)
-class RetryScheduled:
-    """A transient failure; the next attempt starts after ``delay_ms``."""
-
-    attempt: int
-    max_attempts: int
-    delay_ms: int
-    error_message: str
-
-
-@dataclass(frozen=True, slots=True)
-class RetryAttemptStart:
-    source: SummarySource
-    label: str
-
-
-@dataclass(frozen=True, slots=True)
-class RetryFinished:
-    success: bool
-    attempt: int
-    final_error: str | None = None
-
-
-RetryEvent = RetryScheduled | RetryAttemptStart | RetryFinished
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,15 +91,17 @@ async def request_summary(
     *,
     label: str,
     source: SummarySource = "compaction",
+    reason: CompactionReason | None = None,
     retry: RetrySettings | None = None,
     thinking_level: ThinkingLevel = "off",
-    on_event: Callable[[RetryEvent], None] | None = None,
+    on_event: Callable[[SummarizationRetryEvent], None] | None = None,
     sleep: Callable[[float], Awaitable[Any]] | None = None,
 ) -> SummaryResult:
     """Ask ``model`` for a summary of ``prompt``; raise :class:`CompactionError` on failure.
 
     ``label`` names the request in error messages (``Summarization``, ``Turn prefix
-    summarization``, ``Branch summarization``). ``sleep`` replaces ``asyncio.sleep`` (tests).
+    summarization``, ``Branch summarization``); ``source`` and ``reason`` (a compaction's)
+    are reported with a retry. ``sleep`` replaces ``asyncio.sleep`` (tests).
     """
     policy = RetryPolicy(retry or RetrySettings())
     do_sleep = sleep or asyncio.sleep
@@ -149,13 +128,13 @@ async def request_summary(
             attempt += 1
             delay = policy.delay_ms(attempt)
             error_text = str(message.get("errorMessage") or done.error or "")
-            emit(RetryScheduled(attempt, max_attempts, delay, error_text))
+            emit(SummarizationRetryScheduled(attempt, max_attempts, delay, error_text))
             await do_sleep(delay / 1000)
-            emit(RetryAttemptStart(source, label))
+            emit(SummarizationRetryAttemptStart(source, reason, label=label))
             continue
         if attempt:
             emit(
-                RetryFinished(
+                SummarizationRetryFinished(
                     stop not in ("error", "aborted"),
                     attempt,
                     str(message.get("errorMessage")) if stop == "error" else None,

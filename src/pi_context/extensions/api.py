@@ -7,7 +7,8 @@
         def add_notes(event, ctx):
             event.set_section("team_notes", "Run `make check` before you finish.")
 
-Handlers take ``(event, ctx)``, may be sync or async, and return ``None`` or the event's result
+``pi.on(name, fn)`` is the pi-style adapter; the typed style is a subclass of
+:class:`~pi_context.extensions.hooks.ExtensionHooks` given to ``pi.add_hooks(...)``. Handlers take ``(event, ctx)``, may be sync or async, and return ``None`` or the event's result
 type (a plain ``dict`` with the same keys, camelCase or snake_case, is accepted too). Actions
 that change the live session (tool loadout, messages, entries) go through the *host* — the
 agent session binds one with :meth:`ExtensionRunner.bind_host`.
@@ -15,22 +16,20 @@ agent session binds one with :meth:`ExtensionRunner.bind_host`.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from pi_context.errors import ExtensionError
+from pi_context.extensions.context import ExtensionContext, ExtensionHost
 from pi_context.extensions.events import EVENT_TYPES, CustomMessageDraft
+from pi_context.extensions.hooks import ExtensionHooks, hook_handlers
 from pi_context.tools.base import Tool
 
 __all__ = [
     "CommandHandler",
     "Extension",
     "ExtensionAPI",
-    "ExtensionContext",
-    "ExtensionHost",
     "Handler",
     "RegisteredCommand",
 ]
@@ -41,33 +40,6 @@ Handler = Callable[[Any, "ExtensionContext"], Any | Awaitable[Any]]
 H = TypeVar("H", bound=Callable[..., Any])
 
 CommandHandler = Callable[[str, "ExtensionContext"], Any | Awaitable[Any]]
-
-
-class ExtensionHost(Protocol):
-    """What the running agent session offers extensions. Methods may be called from handlers."""
-
-    def get_active_tools(self) -> list[str]: ...
-
-    def set_active_tools(self, names: Sequence[str]) -> None: ...
-
-    def send_message(self, message: CustomMessageDraft, *, trigger_turn: bool = False) -> None: ...
-
-    def append_entry(self, custom_type: str, data: Any = None) -> None: ...
-
-
-@dataclass
-class ExtensionContext:
-    """Passed to every handler: where the session runs and, when bound, the live session.
-
-    ``session`` is the agent's session object (for ``ctx.session.compact(...)`` and the like);
-    ``get_system_prompt`` returns the prompt as it currently stands.
-    """
-
-    cwd: Path
-    session: Any = None
-    has_ui: bool = False
-    signal: asyncio.Event | None = None
-    get_system_prompt: Callable[[], str] = lambda: ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +92,12 @@ class ExtensionAPI:
             return decorate
         self._extension.handlers.setdefault(event, []).append(handler)
         return handler
+
+    def add_hooks(self, hooks: ExtensionHooks) -> None:
+        """Register every ``on_*`` method ``hooks`` overrides (see
+        :class:`~pi_context.extensions.hooks.ExtensionHooks`)."""
+        for event, handler in hook_handlers(hooks, self._extension.name):
+            self._extension.handlers.setdefault(event, []).append(handler)
 
     def register_tool(self, tool: Tool) -> None:
         """Offer a tool to the model; a tool with a built-in's name replaces the built-in."""

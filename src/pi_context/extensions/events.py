@@ -1,12 +1,18 @@
-"""Typed payloads of the extension events and the results handlers may return.
+"""Payloads of the extension hooks and the results handlers may return.
 
 Every event is a dataclass with a class-level ``type`` (pi's event name). Handlers receive
 ``(event, ctx)`` and may return the matching ``*Result`` (or ``None``). Field names are the
 Python spelling of pi's payload keys (``willRetry`` → ``will_retry``).
 
-Objects that belong to other layers (compaction preparations, system-prompt options, session
-entries) are typed loosely here on purpose: the events carry whatever the agent passes, so
-this module stays below the agent in the layering.
+The hooks defined here are the ones that answer (``before_agent_start``, ``context``,
+``turn_end`` proposals, ``tool_call``, ...) or that only extensions receive (``session_start``,
+``input``). Notifications of the loop (``agent_start``, ``turn_start``, ``agent_end``,
+``tool_execution_*``) are the agent's own events from :mod:`pi_context.events`, and the
+compaction hooks are the compaction engine's (:mod:`pi_context.compaction.events`): handlers
+receive the very objects the agent streams.
+
+``BeforeAgentStartEvent.system_prompt_options`` is the run's options as a mutable mapping
+(pi's ``systemPromptOptions``), or an object with the same attributes.
 """
 
 from __future__ import annotations
@@ -16,6 +22,16 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from pi_context._records import Event
+from pi_context.compaction.events import BeforeCompact, CompactionFailed, SessionCompact
+from pi_context.events import (
+    AgentEnd,
+    AgentStart,
+    MessageStart,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    TurnStart,
+)
 from pi_context.messages import (
     AgentMessage,
     AssistantMessage,
@@ -24,18 +40,16 @@ from pi_context.messages import (
     Usage,
     UserContent,
 )
+from pi_context.session.entries import Entry
 
 __all__ = [
     "EVENT_TYPES",
     "AgentBeforeSettleEvent",
-    "AgentEndEvent",
-    "AgentStartEvent",
     "BeforeAgentStartEvent",
     "BeforeAgentStartResult",
     "BoundaryResult",
     "BranchSummaryDraft",
     "CompactionDraft",
-    "CompactionReason",
     "ContextEvent",
     "ContextResult",
     "ContextWithSystemEvent",
@@ -45,7 +59,6 @@ __all__ = [
     "InputResult",
     "MessageEndEvent",
     "MessageEndResult",
-    "MessageStartEvent",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
     "SessionBeforeCompactEvent",
@@ -59,23 +72,19 @@ __all__ = [
     "SessionTreeEvent",
     "ToolCallEvent",
     "ToolCallResult",
-    "ToolExecutionEndEvent",
-    "ToolExecutionStartEvent",
     "ToolResultEvent",
     "ToolResultResult",
     "TreePreparation",
     "TurnEndEvent",
-    "TurnStartEvent",
 ]
 
-CompactionReason = Literal["manual", "threshold", "overflow"]
+SessionBeforeCompactEvent = BeforeCompact
+"""pi's name for :class:`~pi_context.compaction.events.BeforeCompact` (the same class)."""
+SessionCompactEvent = SessionCompact
+"""pi's name for :class:`~pi_context.compaction.events.SessionCompact` (the same class)."""
+SessionCompactFailedEvent = CompactionFailed
+"""pi's name for :class:`~pi_context.compaction.events.CompactionFailed` (the same class)."""
 Outcome = Literal["completed", "aborted", "error"]
-
-
-class Event:
-    """Base of every event payload; ``type`` is pi's event name."""
-
-    type: ClassVar[str]
 
 
 # --- drafts handlers hand back --------------------------------------------------------------
@@ -201,39 +210,9 @@ class ContextResult:
 
 
 @dataclass(slots=True)
-class SessionBeforeCompactEvent(Event):
-    type: ClassVar[str] = "session_before_compact"
-    preparation: Any
-    branch_entries: list[Any]
-    reason: CompactionReason
-    custom_instructions: str | None = None
-    will_retry: bool = False
-    signal: asyncio.Event = field(default_factory=asyncio.Event)
-
-
-@dataclass(slots=True)
 class SessionBeforeCompactResult:
     cancel: bool = False
     compaction: CompactionDraft | None = None
-
-
-@dataclass(slots=True)
-class SessionCompactEvent(Event):
-    type: ClassVar[str] = "session_compact"
-    compaction_entry: Any
-    from_extension: bool
-    reason: CompactionReason
-    will_retry: bool = False
-
-
-@dataclass(slots=True)
-class SessionCompactFailedEvent(Event):
-    type: ClassVar[str] = "session_compact_failed"
-    reason: CompactionReason
-    aborted: bool
-    error_message: str | None = None
-    will_retry: bool = False
-    from_extension: bool = False
 
 
 # --- tree navigation -------------------------------------------------------------------------
@@ -244,7 +223,7 @@ class TreePreparation:
     target_id: str
     old_leaf_id: str | None
     common_ancestor_id: str | None
-    entries_to_summarize: list[Any]
+    entries_to_summarize: list[Entry]
     user_wants_summary: bool
     custom_instructions: str | None = None
     replace_instructions: bool | None = None
@@ -272,7 +251,7 @@ class SessionTreeEvent(Event):
     type: ClassVar[str] = "session_tree"
     new_leaf_id: str | None
     old_leaf_id: str | None
-    summary_entry: Any = None
+    summary_entry: Entry | None = None
     from_extension: bool | None = None
 
 
@@ -293,7 +272,6 @@ class TurnEndEvent(Event):
     outcome: Outcome = "completed"
     entries: list[dict[str, Any]] = field(default_factory=list)
     continue_: bool = False
-    context: Any = None
 
 
 @dataclass(slots=True)
@@ -302,7 +280,6 @@ class AgentBeforeSettleEvent(Event):
     outcome: Outcome = "completed"
     entries: list[dict[str, Any]] = field(default_factory=list)
     continue_: bool = False
-    context: Any = None
 
 
 @dataclass(slots=True)
@@ -315,12 +292,6 @@ class BoundaryResult:
 
 
 # --- messages, tools, input ------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class MessageStartEvent(Event):
-    type: ClassVar[str] = "message_start"
-    message: AgentMessage
 
 
 @dataclass(slots=True)
@@ -377,19 +348,6 @@ class ToolResultResult:
 
 
 @dataclass(slots=True)
-class ToolExecutionStartEvent(_ToolEvent):
-    type: ClassVar[str] = "tool_execution_start"
-    args: dict[str, Any]
-
-
-@dataclass(slots=True)
-class ToolExecutionEndEvent(_ToolEvent):
-    type: ClassVar[str] = "tool_execution_end"
-    result: Any
-    is_error: bool
-
-
-@dataclass(slots=True)
 class InputEvent(Event):
     """Text the user submitted, before slash commands and templates are expanded."""
 
@@ -435,25 +393,13 @@ class SessionShutdownEvent(Event):
     type: ClassVar[str] = "session_shutdown"
 
 
-@dataclass(slots=True)
-class AgentStartEvent(Event):
-    type: ClassVar[str] = "agent_start"
-
-
-@dataclass(slots=True)
-class AgentEndEvent(Event):
-    type: ClassVar[str] = "agent_end"
-    messages: list[AgentMessage] = field(default_factory=list)
-    will_retry: bool = False
-
-
-@dataclass(slots=True)
-class TurnStartEvent(Event):
-    type: ClassVar[str] = "turn_start"
-    turn_index: int = 0
-
-
 EVENT_CLASSES: tuple[type[Event], ...] = (
+    AgentStart,
+    TurnStart,
+    AgentEnd,
+    MessageStart,
+    ToolExecutionStart,
+    ToolExecutionEnd,
     BeforeAgentStartEvent,
     ContextEvent,
     ContextWithSystemEvent,
@@ -464,19 +410,13 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     SessionTreeEvent,
     TurnEndEvent,
     AgentBeforeSettleEvent,
-    MessageStartEvent,
     MessageEndEvent,
     ToolCallEvent,
     ToolResultEvent,
-    ToolExecutionStartEvent,
-    ToolExecutionEndEvent,
     InputEvent,
     ResourcesDiscoverEvent,
     SessionStartEvent,
     SessionShutdownEvent,
-    AgentStartEvent,
-    AgentEndEvent,
-    TurnStartEvent,
 )
 
 EVENT_TYPES: frozenset[str] = frozenset(cls.type for cls in EVENT_CLASSES)

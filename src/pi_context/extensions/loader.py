@@ -28,7 +28,8 @@ from types import ModuleType
 from typing import Any, Final
 
 from pi_context.errors import ExtensionError
-from pi_context.extensions.api import Extension, ExtensionAPI, ExtensionHost
+from pi_context.extensions.api import Extension, ExtensionAPI
+from pi_context.extensions.context import ExtensionHost
 from pi_context.extensions.runner import ExtensionRunner
 
 __all__ = [

@@ -1,7 +1,7 @@
 """Dispatching events to extension handlers with pi's return-value rules.
 
 Handlers run in extension load order, then registration order. A handler that raises is
-reported (:class:`HandlerFailure`, to every ``on_error`` listener) and skipped; the session
+reported (:class:`ExtensionFailure`, to every ``on_error`` listener) and skipped; the session
 goes on. Per event family:
 
 * notifications (:meth:`ExtensionRunner.emit`): return values are ignored;
@@ -25,15 +25,11 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from pi_context.extensions.api import (
-    Extension,
-    ExtensionContext,
-    ExtensionHost,
-    Handler,
-    RegisteredCommand,
-)
+from pi_context.events import ExtensionFailure
+from pi_context.extensions.api import Extension, Handler, RegisteredCommand
+from pi_context.extensions.context import ExtensionContext, ExtensionHost
 from pi_context.extensions.events import (
     AgentBeforeSettleEvent,
     BeforeAgentStartEvent,
@@ -66,20 +62,10 @@ from pi_context.messages import AgentMessage
 from pi_context.prompt.replay import get_current_system_message
 from pi_context.tools.base import Tool
 
-__all__ = ["BeforeAgentStartOutcome", "ExtensionRunner", "HandlerFailure"]
+__all__ = ["BeforeAgentStartOutcome", "ExtensionRunner", "UnknownResultKeyError"]
 
 R = TypeVar("R")
 _FAILED = object()
-
-
-@dataclass(frozen=True, slots=True)
-class HandlerFailure:
-    """A handler raised or returned something unusable (pi's ``extension_error``)."""
-
-    extension: str
-    event: str
-    error: str
-    traceback: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,14 +93,22 @@ _NESTED: dict[tuple[type, str], type] = {
 """Result fields holding a draft, which a mapping result spells as a nested mapping."""
 
 
+class UnknownResultKeyError(TypeError):
+    """A handler's mapping result has a key its result type does not know (a typo such as
+    ``{"cancell": True}`` would otherwise be ignored silently)."""
+
+
 def _from_mapping(cls: type[R], value: dict[str, Any]) -> R:
     """Build a result dataclass from a JS-style mapping (camelCase keys accepted)."""
-    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    names = {f.name for f in fields(cast(Any, cls))}
     kwargs: dict[str, Any] = {}
     for key, item in value.items():
-        name = _snake(key)
+        name = _snake(key) if isinstance(key, str) else str(key)
         if name not in names:
-            continue
+            known = ", ".join(sorted(names))
+            raise UnknownResultKeyError(
+                f"unknown key {key!r} in the {cls.__name__} result (known: {known})"
+            )
         nested = _NESTED.get((cls, name))
         kwargs[name] = _from_mapping(nested, item) if nested and isinstance(item, dict) else item
     return cls(**kwargs)
@@ -143,8 +137,8 @@ class ExtensionRunner:
         self.cwd = Path(cwd)
         self.load_errors: list[Exception] = list(load_errors)
         """Extensions that failed to import or register (each names its file)."""
-        self.failures: list[HandlerFailure] = []
-        self._listeners: list[Callable[[HandlerFailure], None]] = []
+        self.failures: list[ExtensionFailure] = []
+        self._listeners: list[Callable[[ExtensionFailure], None]] = []
         self._host: ExtensionHost | None = None
         self._context_factory: Callable[[], ExtensionContext] = lambda: ExtensionContext(self.cwd)
 
@@ -164,7 +158,7 @@ class ExtensionRunner:
     def host(self) -> ExtensionHost | None:
         return self._host
 
-    def on_error(self, listener: Callable[[HandlerFailure], None]) -> None:
+    def on_error(self, listener: Callable[[ExtensionFailure], None]) -> None:
         """Be told about every failing handler (the UI shows them; the run goes on)."""
         self._listeners.append(listener)
 
@@ -173,7 +167,27 @@ class ExtensionRunner:
         return [tool for ext in self.extensions for tool in ext.tools]
 
     def commands(self) -> list[RegisteredCommand]:
+        """Slash commands extensions registered, in load order (the first of a name wins)."""
         return [cmd for ext in self.extensions for cmd in ext.commands]
+
+    def command(self, name: str) -> RegisteredCommand | None:
+        """The registered ``/name`` command, if any."""
+        return next((cmd for cmd in self.commands() if cmd.name == name), None)
+
+    async def run_command(self, name: str, args: str) -> bool:
+        """Run the registered ``/name`` command with its argument text; ``False`` when no
+        extension registered it. A command that raises is reported like a failing handler."""
+        command = self.command(name)
+        if command is None:
+            return False
+        ext = next(e for e in self.extensions if e.name == command.extension)
+        try:
+            result = command.handler(args, self._context_factory())
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:  # noqa: BLE001 - extension code must not break the session
+            self._report(ext, f"/{name}", f"{type(exc).__name__}: {exc}", traceback.format_exc())
+        return True
 
     def has_handlers(self, event_type: str) -> bool:
         return any(ext.handlers.get(event_type) for ext in self.extensions)
@@ -184,7 +198,7 @@ class ExtensionRunner:
                 yield ext, handler
 
     def _report(self, ext: Extension, event_type: str, error: str, tb: str = "") -> None:
-        failure = HandlerFailure(ext.name, event_type, error, tb)
+        failure = ExtensionFailure(event_type, error, extension=ext.name, traceback=tb)
         self.failures.append(failure)
         for listener in list(self._listeners):
             listener(failure)
@@ -212,6 +226,9 @@ class ExtensionRunner:
         if isinstance(value, dict):
             try:
                 return _from_mapping(cls, value)
+            except UnknownResultKeyError as exc:
+                self._report(ext, event.type, f"extension {ext.name!r}: {exc}")
+                return None
             except TypeError as exc:
                 self._report(ext, event.type, f"bad result: {exc}")
                 return None

@@ -356,6 +356,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def without_surrogates(text: str) -> str:
     """``text`` with lone surrogates (or escaped undecodable bytes) shown as U+FFFD."""
+    if text.isascii():  # the common case, checked at C speed
+        return text
     return _SURROGATE.sub("\ufffd", text)
 
 

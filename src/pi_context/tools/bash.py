@@ -1,9 +1,19 @@
 """The ``bash`` tool: run a shell command in the session's cwd.
 
 stdout and stderr are merged in arrival order. The model gets the last 2000 lines / 50 KB
-(tail truncation); once the output outgrows that, the whole of it is also saved to a temp
-file whose path the note names. There is no default timeout. The command runs in its own
-process group, so a timeout, an abort signal or task cancellation kills everything it started.
+(tail truncation); once the output outgrows that, it is also saved to a temp file (at most
+64 MiB of it) whose path the note names.
+
+Where pi 1.6.0 can hang or leak, this tool bounds:
+
+- **Timeout.** pi has none by default; here a command gets :data:`DEFAULT_TIMEOUT_SECONDS`
+  (120 s) unless the call sets ``timeout`` (the tool's schema tells the model so).
+- **Background processes.** pi reads until every process holding the output pipe closes it,
+  so ``sleep 100 &`` holds the call for 100 s. Here the call ends
+  :data:`DRAIN_SECONDS` after the shell exits: output written until then is kept, processes
+  still holding the pipe keep running (as they would in a terminal), and the result says so.
+- **Stopping.** A timeout, an abort signal or task cancellation kills the command's process
+  group and every process still holding its pipe (which catches ``setsid`` children).
 """
 
 from __future__ import annotations
@@ -12,15 +22,11 @@ import asyncio
 import contextlib
 import math
 import os
-import secrets
 import shutil
-import signal as signals
-import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 from pi_context._json import js_number
 from pi_context.errors import ToolError
@@ -33,17 +39,26 @@ from pi_context.tools.base import (
     error_outcome,
     text_outcome,
 )
-from pi_context.tools.truncate import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_LINES,
-    TruncationResult,
-    format_size,
-    truncate_tail,
-)
+from pi_context.tools.bash_output import MAX_SPILL_BYTES, CommandOutput
+from pi_context.tools.command_process import CommandPipe, kill_command, start_command
+from pi_context.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 
-__all__ = ["MAX_TIMEOUT_SECONDS", "SESSION_ENV_VARS", "BashTool", "default_shell", "format_seconds"]
+__all__ = [
+    "DEFAULT_TIMEOUT_SECONDS",
+    "DRAIN_SECONDS",
+    "MAX_TIMEOUT_SECONDS",
+    "SESSION_ENV_VARS",
+    "BashTool",
+    "default_shell",
+    "format_seconds",
+]
 
 MAX_TIMEOUT_SECONDS: Final = 2147483.647
+DEFAULT_TIMEOUT_SECONDS: Final = 120.0
+"""A call without ``timeout`` is killed after two minutes (pi 1.6.0: never)."""
+DRAIN_SECONDS: Final = 1.0
+"""How long output is still collected after the shell exits while background processes keep
+the pipe open."""
 SESSION_ENV_VARS: Final = (
     "PI_SESSION_ID",
     "PI_SESSION_FILE",
@@ -54,7 +69,12 @@ SESSION_ENV_VARS: Final = (
 """Inherited values of these are dropped; the live session's values are set instead."""
 
 _UPDATE_INTERVAL: Final = 0.1
-_READ_CHUNK: Final = 65536
+_STOP_DRAIN_SECONDS: Final = 1.0
+_REAP_SECONDS: Final = 5.0
+_BACKGROUND_NOTE: Final = (
+    "[The shell exited, but processes it started in the background still hold its output; "
+    "what they write from now on is not captured.]"
+)
 
 
 def default_shell(shell_path: str | None = None) -> str:
@@ -73,100 +93,6 @@ def format_seconds(value: float) -> str:
     return js_number(value)
 
 
-@dataclass
-class _Output:
-    """Collects merged output: a bounded in-memory tail, line/byte counts, and a spill file."""
-
-    max_bytes: int = DEFAULT_MAX_BYTES
-    max_lines: int = DEFAULT_MAX_LINES
-    tail: bytearray = field(default_factory=bytearray)
-    trimmed: bool = False
-    total_bytes: int = 0
-    newlines: int = 0
-    last_line_bytes: int = 0
-    spill_path: str | None = None
-    _spill: IO[bytes] | None = None
-
-    def add(self, chunk: bytes) -> None:
-        self.total_bytes += len(chunk)
-        self.newlines += chunk.count(b"\n")
-        cut = chunk.rfind(b"\n")
-        self.last_line_bytes = (
-            len(chunk) - cut - 1 if cut >= 0 else self.last_line_bytes + len(chunk)
-        )
-        if self._spill is None and (
-            self.total_bytes > self.max_bytes or self.newlines > self.max_lines
-        ):
-            self._open_spill()
-        if self._spill is not None:
-            self._spill.write(chunk)
-        self.tail += chunk
-        keep = 4 * self.max_bytes
-        if len(self.tail) > 2 * keep:
-            del self.tail[: len(self.tail) - keep]
-            self.trimmed = True
-
-    def _open_spill(self) -> None:
-        path = Path(tempfile.gettempdir()) / f"pi-bash-{secrets.token_hex(8)}.log"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        self._spill = os.fdopen(fd, "wb")
-        self.spill_path = str(path)
-        self._spill.write(bytes(self.tail))
-
-    def close(self) -> None:
-        if self._spill is not None:
-            self._spill.close()
-
-    @property
-    def total_lines(self) -> int:
-        ends_with_newline = self.total_bytes > 0 and self.tail.endswith(b"\n")
-        return self.newlines + (0 if ends_with_newline else 1)
-
-    def text(self) -> str:
-        data = bytes(self.tail)
-        if self.trimmed:
-            cut = data.find(b"\n")
-            if 0 <= cut < len(data) - 1:
-                data = data[cut + 1 :]
-        return data.decode("utf-8", "replace")
-
-    def truncated(self) -> tuple[str, TruncationResult]:
-        """The text to show (with its note) and the truncation record."""
-        text = self.text()
-        result = truncate_tail(text, max_lines=self.max_lines, max_bytes=self.max_bytes)
-        if self.trimmed:  # the in-memory tail is partial: report the whole output's totals
-            result = _with_totals(result, self.total_lines, self.total_bytes)
-        if not result.truncated:
-            return (text or "(no output)"), result
-        if self._spill is None:  # cut by the line count of a final unterminated line
-            self._open_spill()
-        last = result.total_lines
-        first = last - result.output_lines + 1
-        if result.last_line_partial:
-            note = (
-                f"[Showing last {format_size(result.output_bytes)} of line {last} "
-                f"(line is {format_size(self.last_line_bytes)}). Full output: {self.spill_path}]"
-            )
-        elif result.truncated_by == "lines":
-            note = f"[Showing lines {first}-{last} of {last}. Full output: {self.spill_path}]"
-        else:
-            note = (
-                f"[Showing lines {first}-{last} of {last} ({format_size(self.max_bytes)} limit). "
-                f"Full output: {self.spill_path}]"
-            )
-        return f"{result.content or '(no output)'}\n\n{note}", result
-
-
-def _with_totals(result: TruncationResult, lines: int, size: int) -> TruncationResult:
-    return replace(
-        result,
-        total_lines=lines,
-        total_bytes=size,
-        truncated=True,
-        truncated_by=result.truncated_by or "bytes",
-    )
-
-
 class BashTool(ContextTool):
     """Run a command with the configured shell; output is merged, tail-truncated, saved."""
 
@@ -177,17 +103,6 @@ class BashTool(ContextTool):
         "of output are returned; when output is cut, the full output is saved to a file whose "
         "path is given. Optionally set a timeout in seconds."
     )
-    parameters: dict[str, Any] = {  # noqa: RUF012 - class-level schema, never mutated
-        "type": "object",
-        "required": ["command"],
-        "properties": {
-            "command": {"type": "string", "description": "The command line to run"},
-            "timeout": {
-                "type": "number",
-                "description": "Seconds before the command is killed (optional)",
-            },
-        },
-    }
     prompt_snippet = "Run shell commands (bash)"
     prompt_guidelines = (
         "Commands run with PI_SESSION_ID, PI_PROVIDER and PI_MODEL set for the current session.",
@@ -201,12 +116,33 @@ class BashTool(ContextTool):
         command_prefix: str | None = None,
         agent_dir: Path | None = None,
         session_env: Callable[[], Mapping[str, str]] | None = None,
+        default_timeout: float | None = DEFAULT_TIMEOUT_SECONDS,
+        drain_seconds: float = DRAIN_SECONDS,
+        max_spill_bytes: int = MAX_SPILL_BYTES,
     ) -> None:
         self.shell_path = shell_path
         self.command_prefix = command_prefix
         self.agent_dir = agent_dir
         self.session_env = session_env
         """Called per command for the live ``PI_*`` session variables."""
+        self.default_timeout = default_timeout
+        """Seconds for a call that sets no ``timeout``; ``None`` waits forever (as pi does)."""
+        self.drain_seconds = drain_seconds
+        self.max_spill_bytes = max_spill_bytes
+        default = (
+            f"; default {format_seconds(default_timeout)}" if default_timeout is not None else ""
+        )
+        self.parameters: dict[str, Any] = {
+            "type": "object",
+            "required": ["command"],
+            "properties": {
+                "command": {"type": "string", "description": "The command line to run"},
+                "timeout": {
+                    "type": "number",
+                    "description": f"Seconds before the command is killed (optional{default})",
+                },
+            },
+        }
 
     def environment(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in SESSION_ENV_VARS}
@@ -217,15 +153,21 @@ class BashTool(ContextTool):
             env.update(self.session_env())
         return env
 
+    def _timeout(self, arguments: dict[str, Any]) -> tuple[float | None, bool]:
+        """The call's timeout in seconds, and whether it is the default one."""
+        timeout = arguments.get("timeout")
+        if timeout is None:
+            return self.default_timeout, self.default_timeout is not None
+        timeout = float(timeout)
+        if not math.isfinite(timeout) or timeout <= 0:
+            raise ToolError("Invalid timeout: must be a finite number of seconds")
+        if timeout > MAX_TIMEOUT_SECONDS:
+            raise ToolError(f"Invalid timeout: maximum is {MAX_TIMEOUT_SECONDS} seconds")
+        return timeout, False
+
     async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         command: str = arguments["command"]
-        timeout = arguments.get("timeout")
-        if timeout is not None:
-            timeout = float(timeout)
-            if not math.isfinite(timeout) or timeout <= 0:
-                raise ToolError("Invalid timeout: must be a finite number of seconds")
-            if timeout > MAX_TIMEOUT_SECONDS:
-                raise ToolError(f"Invalid timeout: maximum is {MAX_TIMEOUT_SECONDS} seconds")
+        timeout, by_default = self._timeout(arguments)
         if not ctx.cwd.is_dir():
             raise ToolError(
                 f"Working directory does not exist: {ctx.cwd}\nCannot execute bash commands."
@@ -233,82 +175,74 @@ class BashTool(ContextTool):
         shell = default_shell(self.shell_path)
         if self.command_prefix:
             command = f"{self.command_prefix}\n{command}"
-        spawn = asyncio.ensure_future(
-            asyncio.create_subprocess_exec(
-                shell,
-                "-c",
-                command,
-                cwd=str(ctx.cwd),
-                env=self.environment(),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
+        output = CommandOutput(max_spill_bytes=self.max_spill_bytes)
+        updates = _Updates(output, ctx.on_update)
+        try:
+            proc, pipe = await start_command(
+                [shell, "-c", command], cwd=ctx.cwd, env=self.environment(), on_data=updates.add
             )
-        )
-        try:
-            proc = await asyncio.shield(spawn)
-        except asyncio.CancelledError:
-            # Cancelled while the shell was starting: it may already run, so finish the
-            # spawn and kill its whole group rather than orphan what it started.
-            proc = await spawn
-            await _kill_and_reap(proc, None)
-            raise
-        output = _Output()
-        try:
-            return await self._supervise(proc, output, timeout, ctx)
-        except BaseException:
-            _kill_group(proc)  # cancelled: nothing the command started may outlive it
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(proc.wait(), 5)
-            raise
+            try:
+                return await self._supervise(proc, pipe, output, timeout, by_default, ctx)
+            except BaseException:
+                # Cancelled: nothing the command started may outlive it.
+                kill_command(proc, pipe.inode)
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(proc.wait(), _REAP_SECONDS)
+                raise
+            finally:
+                pipe.close()
         finally:
             output.close()
 
     async def _supervise(
         self,
         proc: asyncio.subprocess.Process,
-        output: _Output,
+        pipe: CommandPipe,
+        output: CommandOutput,
         timeout: float | None,
+        by_default: bool,
         ctx: ToolContext,
     ) -> ToolOutcome:
         started = time.monotonic()
-        shell_exit: list[float] = []
-        reader = asyncio.create_task(self._pump(proc, output, ctx.on_update))
-        waiter = asyncio.create_task(proc.wait())
-        watcher = asyncio.create_task(_watch_exit(proc, started, shell_exit))
-        aborter = asyncio.create_task(ctx.signal.wait()) if ctx.signal is not None else None
+        deadline = None if timeout is None else started + timeout
+        exited = asyncio.ensure_future(proc.wait())
+        abort = asyncio.ensure_future(ctx.signal.wait()) if ctx.signal is not None else None
+        shell_exit: float | None = None  # seconds from start to the shell's exit
+        drain_until: float | None = None
+        lingering = False
         try:
-            pending: set[asyncio.Future[Any]] = {reader}
-            if aborter is not None:
-                pending.add(aborter)
-            deadline = None if timeout is None else started + timeout
-            while not reader.done():
-                remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-                await asyncio.wait(pending, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
-                if aborter is not None and aborter.done():
-                    await _kill_and_reap(proc, reader)
-                    return _stopped(output, "Command aborted")
-                if deadline is not None and time.monotonic() >= deadline and not reader.done():
+            while not (pipe.eof.done() and exited.done()):
+                now = time.monotonic()
+                if drain_until is not None and now >= drain_until:
+                    lingering = True  # background processes keep the pipe: stop reading
+                    break
+                if deadline is not None and now >= deadline:
                     assert timeout is not None  # a deadline exists only with a timeout
-                    exited_early = proc.returncode is not None
-                    await _kill_and_reap(proc, reader)
-                    message = f"Command timed out after {format_seconds(timeout)} seconds"
-                    if exited_early and proc.returncode is not None and shell_exit:
-                        message += (
-                            f". The shell exited with code {_exit_code(proc.returncode)} after "
-                            f"{format_seconds(round(shell_exit[0], 1))} seconds, but background "
-                            "processes it started kept writing output until the timeout."
-                        )
-                    return _stopped(output, message)
-            code = _exit_code(await waiter)
+                    await _stop(proc, pipe)
+                    return _stopped(output, _timeout_message(timeout, by_default, proc, shell_exit))
+                wakes = [t for t in (deadline, drain_until) if t is not None]
+                waits = [f for f in (pipe.eof, exited, abort) if f is not None and not f.done()]
+                await asyncio.wait(
+                    waits,
+                    timeout=max(0.0, min(wakes) - now) if wakes else None,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if abort is not None and abort.done():
+                    await _stop(proc, pipe)
+                    return _stopped(output, "Command aborted")
+                if exited.done() and shell_exit is None:
+                    shell_exit = time.monotonic() - started
+                    drain_until = time.monotonic() + self.drain_seconds
+            code = _exit_code(exited.result())
         finally:
-            for task in (reader, waiter, watcher, aborter):
+            for task in (exited, abort):
                 if task is not None and not task.done():
                     task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError, ProcessLookupError):
+                    with contextlib.suppress(asyncio.CancelledError):
                         await task
         text, trunc = output.truncated()
+        if lingering:
+            text = f"{text}\n\n{_BACKGROUND_NOTE}"
         details = (
             {"truncation": trunc.to_json(), "fullOutputPath": output.spill_path}
             if trunc.truncated
@@ -320,26 +254,54 @@ class BashTool(ContextTool):
             )
         return text_outcome(text, details=details)
 
-    async def _pump(
-        self, proc: asyncio.subprocess.Process, output: _Output, on_update: UpdateCallback | None
-    ) -> None:
-        assert proc.stdout is not None
-        last_update = 0.0
+
+class _Updates:
+    """Feeds output to the collector and sends throttled live updates (the first one empty)."""
+
+    def __init__(self, output: CommandOutput, on_update: UpdateCallback | None) -> None:
+        self.output = output
+        self.on_update = on_update
+        self.last = 0.0
         if on_update is not None:
             on_update(ToolOutcome([]))
-        while chunk := await proc.stdout.read(_READ_CHUNK):
-            output.add(chunk)
-            now = time.monotonic()
-            if on_update is not None and now - last_update >= _UPDATE_INTERVAL:
-                last_update = now
-                text, trunc = output.truncated()
-                details: dict[str, Any] = {}
-                if trunc.truncated:
-                    details = {"truncation": trunc.to_json(), "fullOutputPath": output.spill_path}
-                on_update(text_outcome(text, details=details))
+
+    def add(self, chunk: bytes) -> None:
+        self.output.add(chunk)
+        now = time.monotonic()
+        if self.on_update is not None and now - self.last >= _UPDATE_INTERVAL:
+            self.last = now
+            text, trunc = self.output.truncated()
+            details: dict[str, Any] = {}
+            if trunc.truncated:
+                details = {"truncation": trunc.to_json(), "fullOutputPath": self.output.spill_path}
+            self.on_update(text_outcome(text, details=details))
 
 
-def _stopped(output: _Output, message: str) -> ToolOutcome:
+def _timeout_message(
+    timeout: float, by_default: bool, proc: asyncio.subprocess.Process, shell_exit: float | None
+) -> str:
+    message = f"Command timed out after {format_seconds(timeout)} seconds"
+    if by_default:
+        message += " (the default; set timeout to allow longer)"
+    if shell_exit is not None and proc.returncode is not None:
+        message += (
+            f". The shell exited with code {_exit_code(proc.returncode)} after "
+            f"{format_seconds(round(shell_exit, 1))} seconds, but background "
+            "processes it started kept writing output until the timeout."
+        )
+    return message
+
+
+async def _stop(proc: asyncio.subprocess.Process, pipe: CommandPipe) -> None:
+    """Kill everything the command started, take what is left in the pipe, reap the shell."""
+    kill_command(proc, pipe.inode)
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(asyncio.shield(pipe.eof), _STOP_DRAIN_SECONDS)
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(proc.wait(), _REAP_SECONDS)
+
+
+def _stopped(output: CommandOutput, message: str) -> ToolOutcome:
     text = output.text()
     if text:
         text, _ = output.truncated()
@@ -349,30 +311,3 @@ def _stopped(output: _Output, message: str) -> ToolOutcome:
 
 def _exit_code(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
-
-
-async def _watch_exit(proc: asyncio.subprocess.Process, started: float, out: list[float]) -> None:
-    """Note when the shell itself exits (``wait()`` also waits for the pipes to close)."""
-    while proc.returncode is None:
-        await asyncio.sleep(0.05)
-    out.append(time.monotonic() - started)
-
-
-async def _kill_and_reap(
-    proc: asyncio.subprocess.Process, reader: asyncio.Task[None] | None
-) -> None:
-    """Kill the command's process group, then let the reader drain to EOF and reap the shell."""
-    _kill_group(proc)
-    if reader is not None:
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(reader), 5)
-    else:
-        assert proc.stdout is not None
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(proc.stdout.read(), 5)
-    await proc.wait()
-
-
-def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signals.SIGKILL)

@@ -5,7 +5,8 @@ edits), must occur exactly once, and must not overlap another edit. When some ``
 not found verbatim, all of them are matched in a *fuzzy* copy of the file (NFKC, trailing
 blanks dropped, typographic quotes/dashes/spaces made plain); the lines such an edit touches
 are then rewritten from that copy. Uniqueness is always judged on the fuzzy copy, so text that
-differs only in trailing blanks counts as a duplicate.
+differs only in trailing blanks counts as a duplicate, and occurrences that overlap count each
+(pi counts only disjoint ones, so ``"}\n}\n"`` in ``"}\n}\n}\n"`` passed as unique there).
 
 The file's BOM and line endings survive: CRLF (or CR) files get the replacement spliced into the
 original bytes, with new line breaks in the ending of the line where the replacement starts.
@@ -13,14 +14,17 @@ original bytes, with new line breaks in the ending of the line where the replace
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import itertools
 import json
 import os
+import re
 import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final, Literal
 
 from pi_context.errors import ToolError
@@ -37,9 +41,29 @@ from pi_context.tools.base import (
     utf8_bytes,
     without_surrogates,
 )
-from pi_context.tools.edit_diff import display_diff, first_changed_line, unified_patch
+from pi_context.tools.edit_diff import edit_details
+from pi_context.tools.file_access import (
+    link_escape,
+    link_escape_message,
+    open_regular,
+    refuse_nul,
+    write_regular,
+)
+from pi_context.tools.truncate import format_size
 
-__all__ = ["EditTool", "Span", "apply_edits", "fuzzy_normalize", "splice", "splice_original"]
+__all__ = [
+    "MAX_EDIT_BYTES",
+    "EditTool",
+    "Span",
+    "apply_edits",
+    "count_occurrences",
+    "fuzzy_normalize",
+    "splice",
+    "splice_original",
+]
+
+MAX_EDIT_BYTES: Final = 32 * 1024 * 1024
+"""The largest file ``edit`` loads (32 MiB): matching holds several copies of it in memory."""
 
 _FUZZY_TABLE: Final = str.maketrans(
     {
@@ -58,6 +82,45 @@ def fuzzy_normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     text = "\n".join(line.rstrip() for line in text.split("\n"))
     return text.translate(_FUZZY_TABLE)
+
+
+def count_occurrences(text: str, needle: str) -> int:
+    """How often ``needle`` occurs in ``text``, overlapping occurrences included.
+
+    Where disjoint occurrences already make it ambiguous this is ``str.count`` (the number pi
+    reports); only a needle found once that way is checked for overlapping occurrences.
+    """
+    disjoint = text.count(needle)
+    if disjoint != 1:
+        return disjoint
+    first = text.find(needle)
+    if text.find(needle, first + 1) < 0:
+        return 1
+    # Every occurrence starts within len(needle) of the first, or a second disjoint one exists.
+    window = text[first : first + 2 * len(needle) - 1]
+    return _count_overlapping(window, needle)
+
+
+def _count_overlapping(text: str, needle: str) -> int:
+    """Knuth-Morris-Pratt count of ``needle`` in ``text`` (linear, unlike repeated ``find``)."""
+    fail = [0] * len(needle)
+    k = 0
+    for i in range(1, len(needle)):
+        while k and needle[i] != needle[k]:
+            k = fail[k - 1]
+        if needle[i] == needle[k]:
+            k += 1
+        fail[i] = k
+    count = k = 0
+    for ch in text:
+        while k and ch != needle[k]:
+            k = fail[k - 1]
+        if ch == needle[k]:
+            k += 1
+        if k == len(needle):
+            count += 1
+            k = fail[k - 1]
+    return count
 
 
 def _lf(text: str) -> str:
@@ -113,7 +176,7 @@ def apply_edits(content: str, edits: list[tuple[str, str]], path: str) -> list[S
         start = haystack.find(needle)
         if start < 0:
             raise _edit_error("not_found", path, single, i)
-        occurrences = fuzzy_content.count(fuzzy_old)
+        occurrences = count_occurrences(fuzzy_content, fuzzy_old)
         if occurrences > 1:
             raise _edit_error("not_unique", path, single, i, occurrences)
         matches.append(_Match(i, start, start + len(needle), new))
@@ -156,7 +219,7 @@ def splice(text: str, spans: list[Span]) -> str:
 
 def _line_starts(text: str) -> list[int]:
     starts = [0]
-    starts.extend(i + 1 for i, ch in enumerate(text) if ch == "\n")
+    starts.extend(m.end() for m in re.finditer("\n", text))
     return starts
 
 
@@ -222,6 +285,48 @@ def _line_ending_at(original: str, pos: int) -> str:
         if ch == "\n":
             return "\n"
     return "\r\n" if "\r\n" in original else ("\r" if "\r" in original else "\n")
+
+
+def _plan(path: Path, raw_path: str, edits: list[tuple[str, str]]) -> tuple[bytes, str, str]:
+    """The bytes to write, and the LF-normalized text before and after (for the diff)."""
+    original = _read_original(path, raw_path)
+    bom = original.startswith("\ufeff")
+    body = original[1:] if bom else original
+    normalized = _lf(body)
+    spans = apply_edits(normalized, edits, raw_path)
+    edited = splice(normalized, spans)
+    written = splice_original(body, spans)
+    data = _encode(("\ufeff" if bom else "") + written)
+    return data, without_surrogates(normalized), without_surrogates(edited)
+
+
+def _read_original(path: Path, raw_path: str) -> str:
+    """The file's text; undecodable bytes survive the round trip (``surrogateescape``)."""
+
+    def failed(code: str) -> ToolError:
+        return ToolError(f"Could not edit file: {raw_path}. Error code: {code}.")
+
+    if not path.exists():
+        raise failed("ENOENT")
+    if path.is_dir():
+        raise failed("EISDIR")
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise failed("EACCES")
+    try:
+        fd = open_regular(path, os.O_RDONLY, action="edit", shown=raw_path)
+    except IsADirectoryError as exc:
+        raise failed("EISDIR") from exc
+    except OSError as exc:
+        raise failed(errno.errorcode.get(exc.errno or 0, "EIO")) from exc
+    with os.fdopen(fd, "rb") as file:
+        size = os.fstat(fd).st_size
+        data = file.read(MAX_EDIT_BYTES + 1) if size <= MAX_EDIT_BYTES else b""
+    if size > MAX_EDIT_BYTES or len(data) > MAX_EDIT_BYTES:
+        raise ToolError(
+            f"Could not edit file: {raw_path}. It is {format_size(max(size, len(data)))}; edit "
+            f"loads files up to {format_size(MAX_EDIT_BYTES)}, so change it with bash instead."
+        )
+    return data.decode("utf-8", "surrogateescape")
 
 
 def _encode(text: str) -> bytes:
@@ -305,28 +410,15 @@ class EditTool(ContextTool):
         async with self.locks.lock(path):
             if ctx.aborted:
                 return error_outcome(ABORTED_TEXT)
-            if not path.is_file() or not os.access(path, os.R_OK | os.W_OK):
-                code = "ENOENT" if not path.exists() else ("EISDIR" if path.is_dir() else "EACCES")
-                raise ToolError(f"Could not edit file: {raw_path}. Error code: {code}.")
-            try:
-                # Undecodable bytes survive the round trip (surrogateescape).
-                original = path.read_bytes().decode("utf-8", "surrogateescape")
-            except OSError as exc:
-                code = errno.errorcode.get(exc.errno or 0, "EIO")
-                raise ToolError(f"Could not edit file: {raw_path}. Error code: {code}.") from exc
-            bom = original.startswith("\ufeff")
-            body = original[1:] if bom else original
-            normalized = _lf(body)
-            spans = apply_edits(normalized, edits, raw_path)
-            edited = splice(normalized, spans)
-            written = splice_original(body, spans)
-            path.write_bytes(_encode(("\ufeff" if bom else "") + written))
-        before, after = without_surrogates(normalized), without_surrogates(edited)
-        details = {
-            "diff": display_diff(before, after),
-            "patch": unified_patch(raw_path, before, after),
-            "firstChangedLine": first_changed_line(before, after),
-        }
+            refuse_nul(path, "edit", raw_path)
+            target = link_escape(path, ctx.cwd)
+            if target is not None:
+                raise ToolError(link_escape_message("edit", raw_path, target))
+            # Loading, matching and the diff run in a worker thread so that a large file does
+            # not stall the event loop; a cancelled call writes nothing.
+            data, before, after = await asyncio.to_thread(_plan, path, raw_path, edits)
+            write_regular(path, data, action="edit", shown=raw_path)
+        details = await asyncio.to_thread(edit_details, raw_path, before, after)
         return text_outcome(
             f"Successfully replaced {len(edits)} block(s) in {raw_path}.", details=details
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_context.agent.incremental import PrefixFlatMap, common_prefix
+from pi_context.agent.prefix_reuse import PrefixFlatMap, common_prefix
 
 
 class Item:
@@ -56,7 +56,7 @@ def test_only_new_items_are_computed() -> None:
 
 
 def test_the_result_is_the_callers_to_change() -> None:
-    mapped = PrefixFlatMap(lambda _i, item: [item.n])
+    mapped: PrefixFlatMap[Item, int] = PrefixFlatMap(lambda _i, item: [item.n])
     items = [Item(1), Item(2)]
     first = mapped(items)
     first.append(99)

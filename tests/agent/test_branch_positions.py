@@ -1,13 +1,14 @@
-"""PathFacts answers as a full scan would, however the branch grows, compacts or moves."""
+"""BranchPositions answers as a full scan would, however the branch grows, compacts or moves."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_context.agent.pathfacts import PathFacts
+from pi_context.agent.branch_positions import BranchPositions
 from pi_context.messages import user_message
 from pi_context.session import Session
+from pi_context.session.entries import Entry
 from pi_context.testing import SequentialIds
 
 OPS = st.lists(
@@ -19,7 +20,7 @@ OPS = st.lists(
 )
 
 
-def expected_compaction(branch: list) -> int:
+def expected_compaction(branch: list[Entry]) -> int:
     return max((i for i, e in enumerate(branch) if e.type == "compaction"), default=-1)
 
 
@@ -27,7 +28,7 @@ def expected_compaction(branch: list) -> int:
 @given(OPS)
 def test_matches_a_full_scan(ops: list[tuple[str, int]]) -> None:
     session = Session.in_memory("/tmp", ids=SequentialIds())
-    facts = PathFacts()
+    facts = BranchPositions()
     for op, n in ops:
         branch = session.branch_entries()
         if op == "message":
@@ -55,5 +56,5 @@ def test_a_fresh_instance_scans_everything() -> None:
     compaction = session.append_compaction("s", first.id, 5)
     session.append_message(user_message("b", timestamp=2))
     branch = session.branch_entries()
-    assert PathFacts().last_compaction(branch) == branch.index(compaction)
-    assert PathFacts().has_context_edit(session.projection().entries) is True
+    assert BranchPositions().last_compaction(branch) == branch.index(compaction)
+    assert BranchPositions().has_context_edit(session.projection().entries) is True

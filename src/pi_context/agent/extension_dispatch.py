@@ -1,74 +1,80 @@
 """Extension events around the loop: lifecycle notifications, ``message_end`` replacement,
-``tool_call`` blocking, ``tool_result`` rewriting and ``turn_end`` boundary drafts.
+``tool_call`` blocking, ``tool_result`` rewriting and ``turn_end`` / ``agent_before_settle``
+boundary drafts.
 
-Each function is a no-op when no handler is registered for its event, so a session without
-extensions pays nothing.
+Notifications are the agent's own events (:data:`pi_context.events.NOTIFICATIONS`), passed to
+the handlers as they are. Each function is a no-op when no handler is registered for its event,
+so a session without extensions pays nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from pi_context.compaction.accounting import estimate_projected_context_tokens
+from pi_context.events import NOTIFICATIONS, AgentEvent
 from pi_context.extensions import ExtensionRunner
 from pi_context.extensions.events import (
-    AgentEndEvent,
-    AgentStartEvent,
+    AgentBeforeSettleEvent,
+    BoundaryResult,
     MessageEndEvent,
+    ResourcesDiscoverEvent,
+    SessionStartEvent,
     ToolCallEvent,
-    ToolExecutionEndEvent,
-    ToolExecutionStartEvent,
     ToolResultEvent,
     TurnEndEvent,
-    TurnStartEvent,
 )
 from pi_context.messages import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
 from pi_context.prompt import get_current_system_message
 from pi_context.session import Session
 from pi_context.tools import ToolOutcome
 
-from .events import (
-    AgentEnd,
-    AgentEvent,
-    AgentStart,
-    ToolExecutionEnd,
-    ToolExecutionStart,
-    TurnStart,
-)
+from .loop import handed_out
+from .state import AgentState
 
 __all__ = [
     "DRAFT_TYPES",
     "apply_boundary_drafts",
+    "before_settle",
+    "discover_resources",
     "finalize_message",
     "gate_tool_call",
     "notify",
     "rewrite_tool_result",
+    "session_started",
     "turn_end",
 ]
 
 DRAFT_TYPES = frozenset({"custom", "custom_message", "context_edit", "compaction"})
 
 
-async def notify(runner: ExtensionRunner | None, event: AgentEvent, turn_index: int) -> None:
-    """Forward a lifecycle event to extensions as their notification event."""
+async def notify(runner: ExtensionRunner | None, event: AgentEvent) -> None:
+    """Pass a loop notification to the extensions that listen for it."""
+    if runner is not None and event.type in NOTIFICATIONS and runner.has_handlers(event.type):
+        await runner.emit(event)
+
+
+async def session_started(state: AgentState, reason: Literal["startup", "resume"]) -> None:
+    """Extension ``resources_discover`` (extra skill paths) and ``session_start``."""
+    runner = state.extensions
     if runner is None:
         return
-    ext: Any = None
-    if isinstance(event, AgentStart):
-        ext = AgentStartEvent()
-    elif isinstance(event, TurnStart):
-        ext = TurnStartEvent(turn_index)
-    elif isinstance(event, AgentEnd):
-        ext = AgentEndEvent(list(event.messages), event.will_retry)
-    elif isinstance(event, ToolExecutionStart):
-        ext = ToolExecutionStartEvent(event.tool_call_id, event.tool_name, dict(event.args))
-    elif isinstance(event, ToolExecutionEnd):
-        ext = ToolExecutionEndEvent(
-            event.tool_call_id, event.tool_name, event.result, event.is_error
-        )
-    if ext is not None and runner.has_handlers(ext.type):
-        await runner.emit(ext)
+    await discover_resources(state, "startup")
+    if runner.has_handlers(SessionStartEvent.type):
+        await runner.emit(SessionStartEvent(reason))
+
+
+async def discover_resources(state: AgentState, reason: Literal["startup", "reload"]) -> None:
+    """Extension ``resources_discover``: extra skill paths are loaded too."""
+    runner = state.extensions
+    if runner is None or not runner.has_handlers(ResourcesDiscoverEvent.type):
+        return
+    found = await runner.emit_resources_discover(ResourcesDiscoverEvent(state.cwd, reason))
+    extra = [p for p in found.skill_paths if p not in state.loader.skill_paths]
+    if extra:
+        state.loader.skill_paths = (*state.loader.skill_paths, *extra)
+        state.resources = state.loader.load()
 
 
 async def finalize_message(runner: ExtensionRunner | None, message: AgentMessage) -> AgentMessage:
@@ -137,8 +143,8 @@ async def turn_end(
     recent.reverse()
     event = TurnEndEvent(
         index,
-        message,
-        list(tool_results),
+        handed_out(message),
+        [handed_out(r) for r in tool_results],
         message_entry_id=recent[0] if recent else None,
         tool_result_entry_ids=recent[1:],
         outcome=cast(Any, outcome),
@@ -146,6 +152,15 @@ async def turn_end(
     proposal = await runner.emit_boundary(event)
     apply_boundary_drafts(session, proposal.entries or [], report)
     return bool(proposal.continue_) and outcome == "completed"
+
+
+async def before_settle(runner: ExtensionRunner | None, outcome: str) -> BoundaryResult | None:
+    """Dispatch ``agent_before_settle`` (``None`` when nobody listens)."""
+    if runner is None or not runner.has_handlers(AgentBeforeSettleEvent.type):
+        return None
+    return await runner.emit_boundary(
+        AgentBeforeSettleEvent(outcome="error" if outcome == "error" else "completed")
+    )
 
 
 def _problem(draft: Any, on_path: Callable[[Any], bool]) -> str | None:

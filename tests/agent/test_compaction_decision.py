@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from pi_context.agent.checks import check_compaction
-from pi_context.messages import AssistantMessage, assistant_message, empty_usage, user_message
+from pi_context.agent.compaction_decision import check_compaction
+from pi_context.messages import (
+    AssistantMessage,
+    StopReason,
+    assistant_message,
+    empty_usage,
+    user_message,
+)
 from pi_context.model import ModelInfo
 from pi_context.resources.settings import CompactionSettings
 from pi_context.session import Session
@@ -22,8 +28,14 @@ def assistant(
     usage["input"], usage["output"] = inp, out
     usage["totalTokens"] = inp + out
     return assistant_message(
-        [], api="a", provider="p", model=model, usage=usage, stop_reason=stop, error_message=error
-    )  # type: ignore[arg-type]
+        [],
+        api="a",
+        provider="p",
+        model=model,
+        usage=usage,
+        stop_reason=cast(StopReason, stop),
+        error_message=error,
+    )
 
 
 def decide(message: AssistantMessage, **kwargs: Any) -> str:

@@ -2,11 +2,11 @@
 
 The checks run up to three times per turn, and each used to scan the whole branch (where is the
 latest compaction, where is this entry) and the whole context (is any ``context_edit`` in
-it). :class:`PathFacts` scans only what was appended since the previous call:
+it). :class:`BranchPositions` scans only what was appended since the previous call:
 
-- a root→leaf path is fixed by its last entry (entries are append-only tree nodes), so when a
-  new branch holds the previously seen last entry at the same position, everything before it
-  is unchanged;
+- a root→leaf path is fixed by its last entry (entries are append-only tree nodes with stable
+  ids), so when a new branch holds the previously seen last entry id at the same position,
+  everything before it is unchanged;
 - a projection's context entries are a function of the path that starts with the latest
   compaction (or the root), so when the new context starts with the same entry and holds the
   previously seen last entry at the same position, its prefix is unchanged too. An edit that
@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from pi_context.session.entries import Entry
 from pi_context.session.projection import ProjectedEntry
 
-__all__ = ["PathFacts"]
+__all__ = ["BranchPositions"]
 
 
-class PathFacts:
+class BranchPositions:
     """Latest compaction and entry positions of a branch; ``context_edit`` presence in a
     context. Each query takes the current branch (or context) and catches up on it first."""
 
@@ -43,17 +43,17 @@ class PathFacts:
 
     def __init__(self) -> None:
         self._branch_len = 0
-        self._branch_last: Entry | None = None
+        self._branch_last: str | None = None
         self._compaction = -1
         self._positions: dict[str, int] = {}
         self._ctx_len = 0
-        self._ctx_first: Entry | None = None
-        self._ctx_last: Entry | None = None
+        self._ctx_first: str | None = None
+        self._ctx_last: str | None = None
         self._ctx_edit = False
 
     def _catch_up(self, branch: Sequence[Entry]) -> None:
         seen = self._branch_len
-        if seen and not (len(branch) >= seen and branch[seen - 1] is self._branch_last):
+        if seen and not (len(branch) >= seen and branch[seen - 1].id == self._branch_last):
             seen = 0
             self._compaction = -1
             self._positions = {}
@@ -64,7 +64,7 @@ class PathFacts:
             if entry.type == "compaction":
                 self._compaction = index
         self._branch_len = len(branch)
-        self._branch_last = branch[-1] if branch else None
+        self._branch_last = branch[-1].id if branch else None
 
     def last_compaction(self, branch: Sequence[Entry]) -> int:
         """Position of the latest compaction on ``branch`` (-1: none)."""
@@ -81,14 +81,14 @@ class PathFacts:
         seen = self._ctx_len
         if seen and not (
             len(entries) >= seen
-            and entries[0].entry is self._ctx_first
-            and entries[seen - 1].entry is self._ctx_last
+            and entries[0].entry.id == self._ctx_first
+            and entries[seen - 1].entry.id == self._ctx_last
         ):
             seen = 0
             self._ctx_edit = False
         if not self._ctx_edit:
             self._ctx_edit = any(p.entry.type == "context_edit" for p in entries[seen:])
         self._ctx_len = len(entries)
-        self._ctx_first = entries[0].entry if entries else None
-        self._ctx_last = entries[-1].entry if entries else None
+        self._ctx_first = entries[0].entry.id if entries else None
+        self._ctx_last = entries[-1].entry.id if entries else None
         return self._ctx_edit

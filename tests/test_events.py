@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from pi_context.agent.events import (
+from pi_context.events import (
     AgentEnd,
     AssistantStreamEvent,
     AutoRetryStart,
     CacheUpdate,
-    ExtensionError,
+    ExtensionFailure,
     MessageEnd,
     MessageUpdate,
     SummarizationRetryScheduled,
@@ -59,7 +59,7 @@ def test_special_fields() -> None:
         "messages": [msg],
         "willRetry": True,
     }
-    error = ExtensionError("context", "boom", extension="ext").to_json()
+    error = ExtensionFailure("context", "boom", extension="ext").to_json()
     assert keys(error) == ["type", "event", "extension", "error"]
 
 

@@ -1,8 +1,13 @@
-"""Typed events the agent emits while it runs.
+"""The lifecycle vocabulary: every event the agent emits while it runs, defined once.
 
-Every event is a frozen dataclass with a ``type`` string and a ``to_json()`` that returns the
-record pi 1.6.0 writes in its ``--mode json`` stream: one shared serializer writes the fields
-under their camelCase names, as pi spells them.
+Every event is a frozen dataclass (an :class:`~pi_context._records.Event`) with a ``type``
+string and a ``to_json()`` that returns the record pi 1.6.0 writes in its ``--mode json``
+stream. The compaction engine's events (``compaction_start``, ``compaction_end``, the
+``summarization_retry_*`` records) are defined where they are emitted, in
+:mod:`pi_context.compaction`, and re-exported here; the agent emits them unchanged. The loop's
+notifications (:data:`NOTIFICATIONS`) go to extension handlers as they are; the extension hooks
+that answer with a result (``before_agent_start``, ``context``, ``turn_end`` proposals, ...)
+have their payloads in :mod:`pi_context.extensions.events`.
 Events pi does not have (cache accounting, extension errors) use their own ``type`` names and are
 marked below; a client that only knows pi's stream can ignore them.
 
@@ -12,14 +17,22 @@ or receive them through ``AgentSession.subscribe()``.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeAlias, cast
+from typing import Any, ClassVar, TypeAlias
 
+from pi_context._records import Event, Record
+from pi_context.compaction.events import CompactionEnd, CompactionStart
+from pi_context.compaction.retry_events import (
+    CompactionReason,
+    SummarizationRetryAttemptStart,
+    SummarizationRetryFinished,
+    SummarizationRetryScheduled,
+)
 from pi_context.messages import AgentMessage, AssistantMessage, ToolResultMessage, Usage
 
 __all__ = [
+    "NOTIFICATIONS",
     "AgentEnd",
     "AgentEvent",
     "AgentSettled",
@@ -32,11 +45,13 @@ __all__ = [
     "CompactionReason",
     "CompactionStart",
     "EntryAppended",
-    "ExtensionError",
+    "Event",
+    "ExtensionFailure",
     "MessageEnd",
     "MessageStart",
     "MessageUpdate",
     "QueueUpdate",
+    "Record",
     "SummarizationRetryAttemptStart",
     "SummarizationRetryFinished",
     "SummarizationRetryScheduled",
@@ -48,85 +63,29 @@ __all__ = [
     "TurnStart",
 ]
 
-CompactionReason = Literal["manual", "threshold", "overflow"]
-
-
-class _Wire:
-    """Serializes a dataclass as pi's JSON record: each field under its camelCase name, in
-    declaration order, fields left ``None`` omitted (``JSON.stringify`` drops ``undefined``).
-
-    Subclasses adjust with ``_wire`` (field → key), ``_hidden`` (fields not written) and
-    ``_keep_none`` (fields written as ``null``).
-    """
-
-    __slots__ = ()
-    _wire: ClassVar[Mapping[str, str]] = {}
-    _hidden: ClassVar[frozenset[str]] = frozenset()
-    _keep_none: ClassVar[frozenset[str]] = frozenset()
-
-    def _fields_json(self) -> dict[str, Any]:
-        record: dict[str, Any] = {}
-        for name, key, keep_none in _layout(type(self)):
-            value = getattr(self, name)
-            if value is not None or keep_none:
-                record[key] = _plain(value)
-        return record
-
-
-class _Event(_Wire):
-    """An agent event: ``{"type": ..., **fields}``."""
-
-    __slots__ = ()
-    type: ClassVar[str]
-
-    def to_json(self) -> dict[str, Any]:
-        """The record of pi's ``--mode json`` stream (or ours, for events beyond pi)."""
-        return {"type": self.type, **self._fields_json()}
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
-_LAYOUTS: dict[type, tuple[tuple[str, str, bool], ...]] = {}
-
-
-def _layout(cls: type[_Wire]) -> tuple[tuple[str, str, bool], ...]:
-    """``(attribute, key, keep None)`` per written field of ``cls``, computed once per class."""
-    layout = _LAYOUTS.get(cls)
-    if layout is None:
-        layout = _LAYOUTS[cls] = tuple(
-            (f.name, cls._wire.get(f.name, _camel(f.name)), f.name in cls._keep_none)
-            for f in dataclasses.fields(cast(Any, cls))
-            if f.name not in cls._hidden
-        )
-    return layout
-
-
-def _plain(value: Any) -> Any:
-    """Plain JSON values: nested records serialized, mappings as dicts, sequences as lists."""
-    if isinstance(value, _Wire):
-        return cast(Any, value).to_json()
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, tuple | list):
-        return list(value)
-    return value
+NOTIFICATIONS: frozenset[str] = frozenset(
+    {"agent_start", "turn_start", "agent_end", "tool_execution_start", "tool_execution_end"}
+)
+"""The loop events that extensions receive as they are (``pi.on("agent_end", ...)``)."""
 
 
 @dataclass(frozen=True, slots=True)
-class AgentStart(_Event):
+class AgentStart(Event):
     type: ClassVar[str] = "agent_start"
 
 
 @dataclass(frozen=True, slots=True)
-class TurnStart(_Event):
+class TurnStart(Event):
+    """A turn begins; ``turn_index`` counts the run's turns from 0 (for extensions; pi's JSON
+    record carries no fields)."""
+
+    turn_index: int = 0
     type: ClassVar[str] = "turn_start"
+    _hidden: ClassVar[frozenset[str]] = frozenset({"turn_index"})
 
 
 @dataclass(frozen=True, slots=True)
-class MessageStart(_Event):
+class MessageStart(Event):
     """A message is about to be added (user, system patch, assistant, tool result, custom)."""
 
     message: AgentMessage
@@ -134,7 +93,7 @@ class MessageStart(_Event):
 
 
 @dataclass(frozen=True, slots=True)
-class AssistantStreamEvent(_Wire):
+class AssistantStreamEvent(Record):
     """One streaming step of the assistant message (pi's ``assistantMessageEvent``).
 
     ``kind`` is one of ``text_start``, ``text_delta``, ``text_end``, ``thinking_start``,
@@ -157,7 +116,7 @@ class AssistantStreamEvent(_Wire):
 
 
 @dataclass(frozen=True, slots=True)
-class MessageUpdate(_Event):
+class MessageUpdate(Event):
     """A streaming update of the assistant message; ``usage`` is cumulative so far."""
 
     usage: Usage | None = field(default=None, kw_only=True)
@@ -167,7 +126,7 @@ class MessageUpdate(_Event):
 
 
 @dataclass(frozen=True, slots=True)
-class MessageEnd(_Event):
+class MessageEnd(Event):
     """The final form of a message; it has been persisted (``entry_id``) when a session is used."""
 
     message: AgentMessage
@@ -177,7 +136,7 @@ class MessageEnd(_Event):
 
 
 @dataclass(frozen=True, slots=True)
-class ToolExecutionStart(_Event):
+class ToolExecutionStart(Event):
     tool_call_id: str
     tool_name: str
     args: Mapping[str, Any]
@@ -185,7 +144,7 @@ class ToolExecutionStart(_Event):
 
 
 @dataclass(frozen=True, slots=True)
-class ToolExecutionUpdate(_Event):
+class ToolExecutionUpdate(Event):
     tool_call_id: str
     tool_name: str
     args: Mapping[str, Any]
@@ -195,7 +154,7 @@ class ToolExecutionUpdate(_Event):
 
 
 @dataclass(frozen=True, slots=True)
-class ToolExecutionEnd(_Event):
+class ToolExecutionEnd(Event):
     """``result`` is written as pi's ``{content, details}``."""
 
     tool_call_id: str
@@ -206,7 +165,7 @@ class ToolExecutionEnd(_Event):
     type: ClassVar[str] = "tool_execution_end"
 
     def to_json(self) -> dict[str, Any]:
-        record = _Event.to_json(self)
+        record = Event.to_json(self)
         record["result"] = {
             "content": self.result["content"],
             "details": self.result.get("details"),
@@ -215,14 +174,14 @@ class ToolExecutionEnd(_Event):
 
 
 @dataclass(frozen=True, slots=True)
-class TurnEnd(_Event):
+class TurnEnd(Event):
     message: AssistantMessage
     tool_results: Sequence[ToolResultMessage] = ()
     type: ClassVar[str] = "turn_end"
 
 
 @dataclass(frozen=True, slots=True)
-class AgentEnd(_Event):
+class AgentEnd(Event):
     """One low-level run ended; ``will_retry`` when the session continues it (overflow recovery)."""
 
     messages: Sequence[AgentMessage] = ()
@@ -231,7 +190,7 @@ class AgentEnd(_Event):
 
 
 @dataclass(frozen=True, slots=True)
-class AgentSettled(_Event):
+class AgentSettled(Event):
     """The session is idle again (after retries, compactions and queued messages)."""
 
     aborted: bool = False
@@ -239,7 +198,7 @@ class AgentSettled(_Event):
 
 
 @dataclass(frozen=True, slots=True)
-class QueueUpdate(_Event):
+class QueueUpdate(Event):
     """Messages waiting for the busy run (as their texts)."""
 
     steering: Sequence[str] = ()
@@ -248,7 +207,7 @@ class QueueUpdate(_Event):
 
 
 @dataclass(frozen=True, slots=True)
-class EntryAppended(_Event):
+class EntryAppended(Event):
     """An entry was appended to the session file outside the message flow (e.g. a context edit)."""
 
     entry: Mapping[str, Any]
@@ -256,42 +215,19 @@ class EntryAppended(_Event):
 
 
 @dataclass(frozen=True, slots=True)
-class CompactionStart(_Event):
-    reason: CompactionReason
-    type: ClassVar[str] = "compaction_start"
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionEnd(_Event):
-    """A compaction finished; ``result`` is absent on failure (then ``will_retry`` is false)."""
-
-    reason: CompactionReason
-    result: Mapping[str, Any] | None = None
-    aborted: bool = False
-    will_retry: bool = False
-    error_message: str | None = None
-    type: ClassVar[str] = "compaction_end"
-
-
-@dataclass(frozen=True, slots=True)
-class _RetryScheduled(_Event):
-    """A failed request will be retried after ``delay_ms`` (attempt ``attempt`` of ``max_attempts``)."""
+class AutoRetryStart(Event):
+    """The session retries a model request that failed with a transient error, after
+    ``delay_ms`` (attempt ``attempt`` of ``max_attempts``)."""
 
     attempt: int
     max_attempts: int
     delay_ms: int
     error_message: str
-
-
-@dataclass(frozen=True, slots=True)
-class AutoRetryStart(_RetryScheduled):
-    """The session retries a model request that failed with a transient error."""
-
     type: ClassVar[str] = "auto_retry_start"
 
 
 @dataclass(frozen=True, slots=True)
-class AutoRetryEnd(_Event):
+class AutoRetryEnd(Event):
     success: bool
     attempt: int
     final_error: str | None = None
@@ -299,26 +235,7 @@ class AutoRetryEnd(_Event):
 
 
 @dataclass(frozen=True, slots=True)
-class SummarizationRetryScheduled(_RetryScheduled):
-    """A summarization request (compaction or branch summary) will be retried."""
-
-    type: ClassVar[str] = "summarization_retry_scheduled"
-
-
-@dataclass(frozen=True, slots=True)
-class SummarizationRetryAttemptStart(_Event):
-    source: Literal["compaction", "branchSummary"]
-    reason: CompactionReason | None = None
-    type: ClassVar[str] = "summarization_retry_attempt_start"
-
-
-@dataclass(frozen=True, slots=True)
-class SummarizationRetryFinished(_Event):
-    type: ClassVar[str] = "summarization_retry_finished"
-
-
-@dataclass(frozen=True, slots=True)
-class TreeNavigated(_Event):
+class TreeNavigated(Event):
     """Beyond pi: the leaf moved (``/tree``); ``summary_entry_id`` when a branch summary was stored."""
 
     new_leaf_id: str | None
@@ -329,17 +246,21 @@ class TreeNavigated(_Event):
 
 
 @dataclass(frozen=True, slots=True)
-class ExtensionError(_Event):
-    """Beyond pi's JSON stream: an extension handler raised; the session went on."""
+class ExtensionFailure(Event):
+    """Beyond pi's JSON stream: an extension handler raised or returned something unusable, or
+    its proposal was rejected; the session went on. ``traceback`` is kept for logs, not
+    written."""
 
     event: str
     extension: str | None = field(default=None, kw_only=True)
     error: str
+    traceback: str = field(default="", kw_only=True)
     type: ClassVar[str] = "extension_error"
+    _hidden: ClassVar[frozenset[str]] = frozenset({"traceback"})
 
 
 @dataclass(frozen=True, slots=True)
-class CacheUpdate(_Event):
+class CacheUpdate(Event):
     """Beyond pi: prompt-cache accounting of one model request.
 
     ``miss_cause`` names what changed in the request prefix when the provider read less from its
@@ -378,7 +299,7 @@ AgentEvent: TypeAlias = (
     | SummarizationRetryAttemptStart
     | SummarizationRetryFinished
     | TreeNavigated
-    | ExtensionError
+    | ExtensionFailure
     | CacheUpdate
 )
 """Everything the agent emits."""

@@ -26,7 +26,7 @@ from pi_context.resources.settings import CompactionSettings
 from pi_context.session.entries import Entry
 from pi_context.session.projection import Projection, js_date_ms
 
-from .pathfacts import PathFacts
+from .branch_positions import BranchPositions
 
 __all__ = [
     "CompactionDecision",
@@ -49,9 +49,11 @@ class CompactionDecision:
 NONE = CompactionDecision("none")
 
 
-def latest_compaction_ms(branch: Sequence[Entry], facts: PathFacts | None = None) -> float | None:
+def latest_compaction_ms(
+    branch: Sequence[Entry], facts: BranchPositions | None = None
+) -> float | None:
     """The time (ms) of the last compaction on the branch, if any."""
-    last = (facts or PathFacts()).last_compaction(branch)
+    last = (facts or BranchPositions()).last_compaction(branch)
     if last < 0:
         return None
     value = js_date_ms(branch[last].get("timestamp"))
@@ -63,7 +65,7 @@ def _older_than_compaction(
     entry_id: str | None,
     branch: Sequence[Entry],
     at: float | None,
-    facts: PathFacts,
+    facts: BranchPositions,
 ) -> bool:
     """pi compares the message timestamp with the latest compaction's; a response stored in
     the same millisecond would count as stale. With the entry known, its position on the
@@ -105,13 +107,13 @@ def check_compaction(
     skip_aborted: bool = True,
     recovery_attempted: bool = False,
     cache: TokenCache | None = None,
-    facts: PathFacts | None = None,
+    facts: BranchPositions | None = None,
 ) -> CompactionDecision:
     """Decide what the session does after ``message`` (pi's ``_checkCompaction``, in its order).
 
     ``cache`` and ``facts`` (kept across calls) spare re-measuring and re-scanning what did not
     change since the previous check."""
-    facts = facts or PathFacts()
+    facts = facts or BranchPositions()
     if not settings.enabled:
         return NONE
     stop = message.get("stopReason")

@@ -1,0 +1,148 @@
+"""The private host the agent loop talks to (:class:`~pi_context.agent.loop.LoopHost`).
+
+:class:`SessionLoopHost` connects the loop to the session's collaborators: the request
+pipeline builds each request, messages are persisted in the session file, tools run from the
+loadout behind the extensions' ``tool_call`` gate and ``tool_result`` rewrite, between turns the
+compaction control checks the threshold and the loadout patches the system prompt, the cache
+tracker accounts each request, and the loop's notifications reach the extensions. The library
+user never sees this object; :class:`~pi_context.agent.session.AgentSession` is their facade.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from pi_context.events import AgentEvent, CacheUpdate, ExtensionFailure
+from pi_context.messages import (
+    AgentMessage,
+    AssistantMessage,
+    ToolCall,
+    ToolResultMessage,
+    text_block,
+)
+from pi_context.model import Model, ModelRequest
+from pi_context.providers.delivery import system_delivery_of
+from pi_context.tools import ToolOutcome, run_tool
+
+from . import extension_dispatch
+from .cache import CacheTracker
+from .compaction_control import CompactionControl
+from .loadout import Loadout
+from .loop import RunResult
+from .recovery import Recovery
+from .request import RequestPipeline
+from .state import AgentState
+
+__all__ = ["SessionLoopHost"]
+
+
+class SessionLoopHost:
+    """Implements :class:`~pi_context.agent.loop.LoopHost` over one agent session."""
+
+    def __init__(
+        self,
+        state: AgentState,
+        *,
+        loadout: Loadout,
+        requests: RequestPipeline,
+        compaction: CompactionControl,
+        recovery: Recovery,
+        cache: CacheTracker,
+    ) -> None:
+        self._state = state
+        self._loadout = loadout
+        self._requests = requests
+        self._compaction = compaction
+        self._recovery = recovery
+        self._cache = cache
+
+    @property
+    def model(self) -> Model:
+        return self._state.require_model()
+
+    async def build_request(self) -> ModelRequest:
+        return await self._requests.build()
+
+    def persist(self, message: AgentMessage) -> str | None:
+        session = self._state.session
+        if message.get("role") == "assistant" and message.get("stopReason") not in (
+            "error",
+            "length",
+        ):
+            self._compaction.recovery_attempted = False
+        if message.get("role") == "custom":
+            custom = cast(dict[str, Any], message)
+            return session.append_custom_message(
+                custom["customType"],
+                custom["content"],
+                custom.get("display", True),
+                custom.get("details"),
+            ).id
+        return session.append_message(message).id
+
+    async def execute_tool(self, call: ToolCall) -> ToolOutcome:
+        tool = self._loadout.active_tool(call["name"])
+        if tool is None:
+            return ToolOutcome([text_block(f"Tool {call['name']} not found")], {}, True)
+        runner = self._state.extensions
+        blocked = await extension_dispatch.gate_tool_call(runner, call)
+        if blocked is not None:
+            return blocked
+        outcome = await run_tool(tool, call["id"], call["arguments"], cwd=Path(self._state.cwd))
+        return await extension_dispatch.rewrite_tool_result(runner, call, outcome)
+
+    async def prepare_next_turn(self) -> list[AgentMessage]:
+        """Between turns: the threshold compaction, then the system-prompt patch."""
+        session = self._state.session
+        projection = session.projection()
+        if self._compaction.over_threshold(projection, session.branch_view()):
+            await self._compaction.auto("threshold", will_retry=False)
+            projection = session.projection()
+        options = self._loadout.next_turn_options()
+        patch = self._loadout.system_patch(options, projection.messages)
+        return [patch] if patch is not None else []
+
+    def take_queued(self) -> list[AgentMessage]:
+        return self._state.queue.take()
+
+    def has_queued(self) -> bool:
+        return bool(self._state.queue)
+
+    def after_request(self, request: ModelRequest, message: AssistantMessage) -> None:
+        collapse = system_delivery_of(self.model) == "collapse"
+        record = self._cache.record(
+            request.messages, request.tools, message["usage"], collapse=collapse
+        )
+        self._state.events.emit(
+            CacheUpdate(
+                record.index,
+                record.input,
+                record.cache_read,
+                record.cache_write,
+                self._cache.hit_ratio,
+                record.miss_cause,
+            )
+        )
+
+    async def after_turn(
+        self, index: int, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
+    ) -> bool:
+        return await extension_dispatch.turn_end(
+            self._state.extensions,
+            self._state.session,
+            index,
+            message,
+            tool_results,
+            lambda error: self._state.events.emit(ExtensionFailure("turn_end", error)),
+        )
+
+    async def finalize_message(self, message: AgentMessage) -> AgentMessage:
+        return await extension_dispatch.finalize_message(self._state.extensions, message)
+
+    def will_retry(self, result: RunResult) -> bool:
+        return self._recovery.will_retry(result)
+
+    async def notify(self, event: AgentEvent) -> None:
+        await extension_dispatch.notify(self._state.extensions, event)

@@ -1,0 +1,81 @@
+"""How an :class:`~pi_context.agent.session.AgentSession` is put together from its options.
+
+:class:`AgentOptions` are the keyword options of ``AgentSession.create`` / ``open``;
+:func:`assemble` loads the resources (and, when asked, the extensions) and returns the shared
+:class:`~.state.AgentState` and the tools the session starts with.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypedDict
+
+from pi_context.extensions import ExtensionRunner, load_extensions
+from pi_context.model import Model
+from pi_context.resources.loader import ResourceLoader
+from pi_context.session import Session
+from pi_context.tools import Tool, default_tools
+
+from .state import AgentState, Sleep
+
+__all__ = ["AgentOptions", "assemble"]
+
+
+class AgentOptions(TypedDict, total=False):
+    """Options of :meth:`AgentSession.create` and :meth:`AgentSession.open` (all optional).
+
+    ``model``: the model (``None``: prompting raises until one is set). ``agent_dir``: pi's
+    ``~/.pi/agent`` (settings, skills, extensions). ``settings``: merged over the loaded settings
+    files. ``tools``: replaces the four built-ins. ``extensions``: a ready runner, or
+    ``load_extensions=True`` discovers them (agent dir, trusted project, entry points).
+    ``trusted``: the project's trust decision (``None``: decided as pi does without asking). ``no_context_files``,
+    ``system_prompt``, ``append_system_prompt``: pi's ``-nc``, ``--system-prompt`` and
+    ``--append-system-prompt``. ``session_id``, ``timestamp``: the new session's header id and
+    ISO-8601 time (``create`` only; pi names a session file after both). ``ids``, ``clock``,
+    ``sleep``: injectable for tests.
+    """
+
+    model: Model | None
+    agent_dir: str | os.PathLike[str] | None
+    settings: Mapping[str, Any] | None
+    tools: Sequence[Tool] | None
+    extensions: ExtensionRunner | None
+    trusted: bool | None
+    no_context_files: bool
+    system_prompt: str | None
+    append_system_prompt: Sequence[str] | None
+    load_extensions: bool
+    ids: Callable[[], str] | None
+    clock: Callable[[], int] | None
+    sleep: Sleep | None
+    session_id: str | None
+    timestamp: str | None
+
+
+def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentState, list[Tool]]:
+    """The shared state of a session in ``cwd`` and its starting tools."""
+    loader = ResourceLoader(
+        cwd,
+        agent_dir=options.get("agent_dir"),
+        trusted=options.get("trusted"),
+        no_context_files=options.get("no_context_files", False),
+        system_prompt=options.get("system_prompt"),
+        append_system_prompt=options.get("append_system_prompt"),
+    )
+    resources = loader.load()
+    extensions = options.get("extensions")
+    if extensions is None and options.get("load_extensions", False):
+        extensions = load_extensions(cwd=cwd, agent_dir=loader.agent_dir, trusted=resources.trusted)
+    state = AgentState(
+        session,
+        cwd=cwd,
+        model=options.get("model"),
+        loader=loader,
+        resources=resources,
+        extensions=extensions,
+        settings_override=options.get("settings"),
+        sleep=options.get("sleep"),
+    )
+    tools = options.get("tools")
+    return state, list(tools) if tools is not None else default_tools(cwd)

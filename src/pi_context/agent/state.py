@@ -1,0 +1,96 @@
+"""What every collaborator of one :class:`~pi_context.agent.session.AgentSession` reads.
+
+:class:`AgentState` is the small shared record the facade builds once and hands to each
+collaborator (loadout, compaction control, navigation, recovery, the run): the session, the
+model, the loaded resources and settings, the extension runner, where events go, and the
+per-entry caches that the compaction decisions and the stats share. Collaborators read and
+write its public attributes; none of them reaches into another collaborator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from pi_context.compaction.accounting import TokenCache
+from pi_context.errors import PiContextError
+from pi_context.extensions import ExtensionRunner
+from pi_context.model import Model
+from pi_context.resources.loader import LoadedResources, ResourceLoader
+from pi_context.resources.settings import (
+    CompactionSettings,
+    RetrySettings,
+    compaction_settings_for,
+    deep_merge_settings,
+    retry_settings_for,
+)
+from pi_context.session import Session
+
+from .branch_positions import BranchPositions
+from .event_bus import EventBus
+from .prompt_queue import PromptQueue
+
+__all__ = ["AgentState", "Sleep"]
+
+Sleep = Callable[[float], Awaitable[Any]]
+"""An injectable ``asyncio.sleep`` (retry waits)."""
+
+
+class AgentState:
+    """The session, model, resources, settings, extensions, event bus and shared caches."""
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        cwd: str,
+        model: Model | None,
+        loader: ResourceLoader,
+        resources: LoadedResources,
+        extensions: ExtensionRunner | None,
+        settings_override: Mapping[str, Any] | None = None,
+        sleep: Sleep | None = None,
+    ) -> None:
+        self.session = session
+        self.cwd = cwd
+        self.model: Model | None = model
+        self.loader = loader
+        self.resources = resources
+        self.extensions = extensions
+        self.settings_override: dict[str, Any] = dict(settings_override or {})
+        self.sleep: Sleep = sleep or asyncio.sleep
+        self.events = EventBus()
+        self.queue = PromptQueue(self.events.emit)
+        self.token_cache = TokenCache()
+        """Per-entry token estimates shared by the checks, the stats and the compactor."""
+        self.positions = BranchPositions()
+        """Branch positions shared by the checks and the stats (see :mod:`.branch_positions`)."""
+
+    def now_ms(self) -> int:
+        """The session's clock (Unix ms): every message the agent makes is stamped with it."""
+        return self.session.now_ms()
+
+    def require_model(self) -> Model:
+        """The model, or a clear error when none is configured."""
+        if self.model is None:
+            raise PiContextError("No model configured: pass model= or configure an API key")
+        return self.model
+
+    @property
+    def settings_data(self) -> dict[str, Any]:
+        """The loaded settings files with the caller's override merged over them."""
+        return deep_merge_settings(self.resources.settings.data, self.settings_override)
+
+    def compaction_settings(self) -> CompactionSettings:
+        """Compaction settings for the current model, fitted to its context window."""
+        info = self.model.info if self.model is not None else None
+        settings = compaction_settings_for(
+            self.settings_data,
+            info.provider if info is not None else None,
+            info.id if info is not None else None,
+        )
+        return settings.fit_to_window(info.context_window) if info is not None else settings
+
+    def retry_settings(self) -> RetrySettings:
+        return retry_settings_for(self.settings_data)

@@ -1,0 +1,145 @@
+"""What a shell command printed: a bounded tail in memory, totals, and a capped spill file.
+
+``bash`` shows the model the last 2000 lines / 50 KB. Once the output outgrows that, all of it
+is also written to ``<tmpdir>/pi-bash-<16 hex>.log`` (mode 0600, created exclusively) whose
+path the note names. pi writes that file without limit (``cat /dev/zero`` for three seconds
+leaves 1.2 GB); here it stops at ``max_spill_bytes`` and the note says the file holds only the
+first part.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import IO, Final
+
+from pi_context.tools.truncate import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    TruncationResult,
+    format_size,
+    truncate_tail,
+)
+
+__all__ = ["MAX_SPILL_BYTES", "CommandOutput"]
+
+MAX_SPILL_BYTES: Final = 64 * 1024 * 1024
+"""The most a command's output file keeps (64 MiB); later output is counted, not saved."""
+
+
+@dataclass
+class CommandOutput:
+    """Collects merged output: a bounded in-memory tail, line/byte counts, and a spill file."""
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_lines: int = DEFAULT_MAX_LINES
+    max_spill_bytes: int = MAX_SPILL_BYTES
+    tail: bytearray = field(default_factory=bytearray)
+    trimmed: bool = False
+    total_bytes: int = 0
+    newlines: int = 0
+    last_line_bytes: int = 0
+    spill_path: str | None = None
+    spill_capped: bool = False
+    _spill: IO[bytes] | None = None
+    _spilled: int = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total_bytes += len(chunk)
+        self.newlines += chunk.count(b"\n")
+        cut = chunk.rfind(b"\n")
+        self.last_line_bytes = (
+            len(chunk) - cut - 1 if cut >= 0 else self.last_line_bytes + len(chunk)
+        )
+        if self._spill is None and (
+            self.total_bytes > self.max_bytes or self.newlines > self.max_lines
+        ):
+            self._open_spill()
+        self._save(chunk)
+        self.tail += chunk
+        keep = 4 * self.max_bytes
+        if len(self.tail) > 2 * keep:
+            del self.tail[: len(self.tail) - keep]
+            self.trimmed = True
+
+    def _save(self, data: bytes) -> None:
+        if self._spill is None or self.spill_capped:
+            return
+        room = self.max_spill_bytes - self._spilled
+        if len(data) > room:
+            data = data[:room]
+            self.spill_capped = True
+        self._spill.write(data)
+        self._spilled += len(data)
+
+    def _open_spill(self) -> None:
+        path = Path(tempfile.gettempdir()) / f"pi-bash-{secrets.token_hex(8)}.log"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags, 0o600)
+        self._spill = os.fdopen(fd, "wb")
+        self.spill_path = str(path)
+        self._save(bytes(self.tail))  # everything so far: the tail is only trimmed later
+
+    def close(self) -> None:
+        if self._spill is not None:
+            self._spill.close()
+
+    @property
+    def total_lines(self) -> int:
+        ends_with_newline = self.total_bytes > 0 and self.tail.endswith(b"\n")
+        return self.newlines + (0 if ends_with_newline else 1)
+
+    def text(self) -> str:
+        data = bytes(self.tail)
+        if self.trimmed:
+            cut = data.find(b"\n")
+            if 0 <= cut < len(data) - 1:
+                data = data[cut + 1 :]
+        return data.decode("utf-8", "replace")
+
+    def saved_note(self) -> str:
+        """``Full output: <file>``, or which part of it the capped file holds."""
+        if self.spill_capped:
+            return (
+                f"First {format_size(self.max_spill_bytes)} of output saved to: {self.spill_path}"
+            )
+        return f"Full output: {self.spill_path}"
+
+    def truncated(self) -> tuple[str, TruncationResult]:
+        """The text to show (with its note) and the truncation record."""
+        text = self.text()
+        result = truncate_tail(text, max_lines=self.max_lines, max_bytes=self.max_bytes)
+        if self.trimmed:  # the in-memory tail is partial: report the whole output's totals
+            result = _with_totals(result, self.total_lines, self.total_bytes)
+        if not result.truncated:
+            return (text or "(no output)"), result
+        if self._spill is None:  # cut by the line count of a final unterminated line
+            self._open_spill()
+        last = result.total_lines
+        first = last - result.output_lines + 1
+        if result.last_line_partial:
+            note = (
+                f"[Showing last {format_size(result.output_bytes)} of line {last} "
+                f"(line is {format_size(self.last_line_bytes)}). {self.saved_note()}]"
+            )
+        elif result.truncated_by == "lines":
+            note = f"[Showing lines {first}-{last} of {last}. {self.saved_note()}]"
+        else:
+            note = (
+                f"[Showing lines {first}-{last} of {last} ({format_size(self.max_bytes)} limit). "
+                f"{self.saved_note()}]"
+            )
+        return f"{result.content or '(no output)'}\n\n{note}", result
+
+
+def _with_totals(result: TruncationResult, lines: int, size: int) -> TruncationResult:
+    return replace(
+        result,
+        total_lines=lines,
+        total_bytes=size,
+        truncated=True,
+        truncated_by=result.truncated_by or "bytes",
+    )

@@ -1,0 +1,133 @@
+"""Opening the files a model names without hanging, and without leaving the project by a link.
+
+The model picks paths, and a hostile project picks what sits at them. A named pipe blocks
+``open()`` and ``read()`` until another process writes; ``/dev/zero`` never ends; a symbolic
+link committed to a repository can point a write at the user's dotfiles. The tools use these
+helpers so that each of those becomes a one-line tool error the model can read:
+
+- :func:`open_regular` opens without blocking (``O_NONBLOCK``) and refuses, after ``fstat``
+  on the opened descriptor (no race with a file swapped in between), anything that is not a
+  regular file.
+- :func:`link_escape` tells whether a path written inside the working directory leads, through
+  a symbolic link, to a place outside it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Final
+
+from pi_context.errors import ToolError
+
+__all__ = [
+    "file_kind",
+    "link_escape",
+    "link_escape_message",
+    "not_regular_message",
+    "open_regular",
+    "refuse_nul",
+    "write_regular",
+]
+
+_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
+_BINARY: Final = getattr(os, "O_BINARY", 0)
+
+
+def file_kind(mode: int) -> str:
+    """What a file with this ``st_mode`` is, in words (``"a named pipe (FIFO)"``)."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def not_regular_message(action: str, path: Path | str, mode: int) -> str:
+    """``Cannot read /p/x: it is a named pipe (FIFO), not a regular file.``"""
+    return f"Cannot {action} {path}: it is {file_kind(mode)}, not a regular file."
+
+
+def open_regular(
+    path: Path, flags: int, *, action: str, shown: str | None = None, create_mode: int = 0o666
+) -> int:
+    """Open ``path`` with ``flags`` as a descriptor, refusing anything but a regular file.
+
+    The open itself never blocks: a FIFO without a writer opens (for reading) or fails with
+    ``ENXIO`` (for writing) instead of waiting. The returned descriptor is blocking again.
+    A directory raises :class:`IsADirectoryError` (callers word it as pi does), other
+    :class:`OSError` from the open passes on, and a non-regular file or a path holding a NUL
+    raises :class:`ToolError` naming the path as ``shown`` (default: ``path``).
+    """
+    name = str(path) if shown is None else shown
+    refuse_nul(path, action, name)
+    try:
+        before = os.stat(path)
+    except FileNotFoundError:
+        before = None  # about to be created (write) or reported by the open below
+    if before is not None and not stat.S_ISREG(before.st_mode):
+        if stat.S_ISDIR(before.st_mode):  # the callers word directories the way pi does
+            raise IsADirectoryError(21, "Illegal operation on a directory", str(path))
+        raise ToolError(not_regular_message(action, name, before.st_mode))
+    fd = os.open(path, flags | _NONBLOCK | _CLOEXEC | _BINARY, create_mode)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # swapped after the stat above
+            raise ToolError(not_regular_message(action, name, mode))
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def refuse_nul(path: Path, action: str, shown: str) -> None:
+    """A path with a NUL byte cannot name a file: say so (Python would say "embedded null byte")."""
+    if "\x00" in str(path):
+        raise ToolError(f"Cannot {action} {shown!r}: the path contains a NUL character.")
+
+
+def write_regular(path: Path, data: bytes, *, action: str, shown: str | None = None) -> None:
+    """Create or overwrite the regular file ``path`` with ``data`` (never a FIFO or device)."""
+    fd = open_regular(path, os.O_WRONLY | os.O_CREAT, action=action, shown=shown)
+    try:
+        os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
+def link_escape(path: Path, cwd: Path) -> Path | None:
+    """Where ``path`` really leads, if it is written inside ``cwd`` but resolves outside it.
+
+    ``None`` when the path is written outside ``cwd`` (the model named that place itself) or
+    stays inside once every symbolic link is followed. A dangling link counts by its target.
+    """
+    base = Path(os.path.normpath(cwd))
+    written = Path(os.path.normpath(path))
+    if not written.is_relative_to(base):
+        return None
+    real_base = Path(os.path.realpath(base))
+    target = Path(os.path.realpath(written))
+    return None if target.is_relative_to(real_base) else target
+
+
+def link_escape_message(action: str, shown: str, target: Path) -> str:
+    """The one-line refusal for a path that :func:`link_escape` found leading outside."""
+    return (
+        f"Refusing to {action} {shown}: a symbolic link leads it to {target}, outside the "
+        "working directory. Use that path itself if you mean to change it."
+    )
