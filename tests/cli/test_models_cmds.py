@@ -67,3 +67,29 @@ def test_custom_models_from_models_json_are_listed(agent_dir: Path) -> None:
 def test_not_found_error_names_the_command_that_lists_models(agent_dir: Path) -> None:
     with pytest.raises(ModelNotFoundError, match="pictx models --all"):
         load_registry().lookup("no-such-model-anywhere")
+
+
+def test_builtin_providers_are_listed_with_their_key(
+    agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GROQ_API_KEY", "gk")
+    monkeypatch.delenv("XAI_API_KEY", raising=False)
+    usable = CliRunner().invoke(cli, ["models"])
+    assert usable.exit_code == 0, usable.output
+    assert "Providers (any model id: --model provider/id):" in usable.output
+    assert "groq/<id>" in usable.output
+    assert "xai/<id>" not in usable.output
+    everything = CliRunner().invoke(cli, ["models", "--all"])
+    assert "xai/<id>" in everything.output
+    assert "(no key: set XAI_API_KEY)" in everything.output
+    listed = CliRunner().invoke(cli, ["models", "--providers", "--json", "--all"])
+    records = {r["provider"]: r for r in map(json.loads, listed.output.splitlines())}
+    assert records["groq"] == {
+        "provider": "groq",
+        "api": "openai-completions",
+        "baseUrl": "https://api.groq.com/openai/v1",
+        "keyEnv": ["GROQ_API_KEY"],
+        "available": True,
+    }
+    assert records["xai"]["available"] is False
+    assert "mistral" not in records

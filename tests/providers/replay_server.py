@@ -49,6 +49,22 @@ def anthropic_sse(events: list[dict[str, Any]]) -> list[bytes]:
     ]
 
 
+def responses_sse(events: list[dict[str, Any]]) -> list[bytes]:
+    """OpenAI Responses events (``event: <type>`` then ``data:``), numbered in order."""
+    out: list[bytes] = []
+    for n, event in enumerate(events):
+        data = {"sequence_number": n, **event}
+        out.append(
+            f"event: {event['type']}\n".encode() + b"data: " + json.dumps(data).encode() + b"\n\n"
+        )
+    return out
+
+
+def google_sse(chunks: list[dict[str, Any]]) -> list[bytes]:
+    """Gemini ``streamGenerateContent?alt=sse`` chunks."""
+    return [b"data: " + json.dumps(c).encode() + b"\r\n\r\n" for c in chunks]
+
+
 def stream(chunks: list[bytes], *, cut: bool = False, status: int = 200) -> Reply:
     return Reply(
         status=status,

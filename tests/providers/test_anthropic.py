@@ -140,7 +140,8 @@ async def test_thinking_text_usage_and_cost(server: ReplayServer) -> None:
     assert server.requests[0].path == "/v1/messages"
     headers = server.requests[0].headers
     assert "sk-ant-test" in headers.get("x-api-key", headers.get("authorization", ""))
-    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048, "display": "summarized"}
+    assert headers["anthropic-beta"] == "interleaved-thinking-2025-05-14"
     assert body["messages"] == [
         {
             "role": "user",

@@ -6,6 +6,11 @@ compaction-shaped restart. The bodies the SDKs actually send to the replay serve
 
 * OpenAI-compatible: everything up to the end of the previous request's last message is a byte
   prefix of the next body, and everything after the ``messages`` array is identical.
+* OpenAI Responses: the same, for the ``input`` array (``store: false``: the whole
+  conversation, reasoning items included, is sent every time).
+* Gemini: the same, for the ``contents`` array (implicit caching reads the longest prefix
+  shared with a recent request); patches travel as user-side text, never in
+  ``systemInstruction``.
 * Anthropic: the next body equals the previous one byte for byte up to the previous request's
   message cache breakpoint (the ``cache_control`` marker on its last content block), and the
   ``system`` and ``tools`` parameters (cached before the messages) are identical.
@@ -37,7 +42,9 @@ from pi_context.model import Model, ModelInfo, ModelRequest, RequestOptions, com
 from pi_context.prompt.replay import get_current_system_message
 from pi_context.providers.anthropic import AnthropicModel
 from pi_context.providers.delivery import SystemDelivery
+from pi_context.providers.google import GoogleModel
 from pi_context.providers.openai import OpenAIChatModel
+from pi_context.providers.openai_responses import OpenAIResponsesModel
 from tests.providers.adapters import track
 from tests.providers.replay_server import ReplayServer, json_reply
 
@@ -168,10 +175,12 @@ async def capture(model: Model, server: ReplayServer, requests: list[list[Messag
     return server.bodies()
 
 
-def messages_span(body: bytes) -> tuple[int, int]:
-    """Byte offsets of the ``messages`` array: start of its first item, and its closing ``]``."""
+def messages_span(body: bytes, key: str = "messages") -> tuple[int, int]:
+    """Byte offsets of the ``key`` array: start of its first item, and its closing ``]``."""
     text = body.decode("utf-8")
-    start = text.index('"messages":') + len('"messages":')
+    start = text.index(f'"{key}":') + len(f'"{key}":')
+    while text[start] == " ":
+        start += 1
     _, end = json.JSONDecoder().raw_decode(text, start)
     # JSON text offsets are characters; the bodies here are ASCII, so they are byte offsets too.
     assert text.isascii()
@@ -283,3 +292,65 @@ async def test_anthropic_bodies_extend_each_other_up_to_the_breakpoint(
     assert third[-1]["text"].startswith('Updated system prompt section "rules":')
     # The system parameter is the leading prompt only; patches never rewrite it.
     assert "Run tests after edits." not in json.loads(bodies[4])["system"][0]["text"]
+
+
+def assert_extends(bodies: list[bytes], key: str, restart: int) -> None:
+    """Each body extends the previous one up to the end of ``key``; what follows is equal."""
+    for n in range(1, len(bodies)):
+        if n == restart:
+            continue
+        prev, cur = bodies[n - 1], bodies[n]
+        _, prev_end = messages_span(prev, key)
+        _, cur_end = messages_span(cur, key)
+        assert cur[:prev_end] == prev[:prev_end], f"request {n} does not extend request {n - 1}"
+        assert cur[cur_end:] == prev[prev_end:], f"request {n} changed what follows {key}"
+        assert len(cur) > len(prev)
+
+
+async def test_responses_bodies_extend_each_other(server: ReplayServer) -> None:
+    requests, restart = conversation()
+    info = ModelInfo(
+        provider="openai",
+        id="gpt-5",
+        api="openai-responses",
+        context_window=400_000,
+        max_tokens=1000,
+        reasoning=True,
+        system_messages_mid_conversation=True,
+    )
+    m = track(OpenAIResponsesModel(info, api_key="k", base_url=server.url + "/v1"))
+    bodies = await capture(m, server, requests)
+    assert_extends(bodies, "input", restart)
+    sent = json.loads(bodies[2])
+    assert sent["prompt_cache_key"] == "s1"
+    assert sent["input"][-1] == {
+        "role": "developer",
+        "content": 'Updated system prompt section "rules":\n\n<rules>\n- Be concise.\n- Run tests after edits.\n</rules>',
+    }
+    after = json.loads(bodies[restart])
+    assert "Run tests after edits." in after["input"][0]["content"]
+
+
+async def test_gemini_bodies_extend_each_other(server: ReplayServer) -> None:
+    requests, restart = conversation()
+    info = ModelInfo(
+        provider="google",
+        id="gemini-2.5-flash",
+        api="google-generative-ai",
+        context_window=1_000_000,
+        max_tokens=1000,
+        reasoning=True,
+    )
+    m = track(GoogleModel(info, api_key="k", base_url=server.url + "/v1beta"))
+    bodies = await capture(m, server, requests)
+    assert_extends(bodies, "contents", restart)
+    # The rules patch joins the user turn of the tool results, after them.
+    third = json.loads(bodies[2])["contents"][-1]["parts"]
+    assert [next(iter(p)) for p in third] == ["functionResponse", "text"]
+    assert third[-1]["text"].startswith('Updated system prompt section "rules":')
+    system = [json.loads(b)["systemInstruction"] for b in bodies[:restart]]
+    assert all(s == system[0] for s in system)
+    assert (
+        "Run tests after edits."
+        in json.loads(bodies[restart])["systemInstruction"]["parts"][0]["text"]
+    )

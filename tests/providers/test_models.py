@@ -20,7 +20,7 @@ from pi_context.providers.models import (
     resolve_key_template,
     resolve_model,
 )
-from pi_context.providers.openai import OpenAIChatModel
+from pi_context.providers.openai_responses import OpenAIResponsesModel
 
 
 def write_models(tmp_path: Path, data: Any) -> Path:
@@ -241,7 +241,7 @@ def test_default_prefers_keys_then_local() -> None:
 async def test_create_adapters() -> None:
     reg = load_registry(Path("/nonexistent"), env={"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "a"})
     model = resolve_model("gpt-4.1", registry=reg)
-    assert isinstance(model, OpenAIChatModel)
+    assert isinstance(model, OpenAIResponsesModel)  # pi's openai provider speaks Responses
     assert model.info.id == "gpt-4.1"
     assert (model.key_source, model.base_url) == ("OPENAI_API_KEY", "https://api.openai.com/v1")
     await model.aclose()
@@ -256,7 +256,11 @@ async def test_create_adapters() -> None:
         [
             ModelEntry(
                 LOCAL_MODEL.__class__(
-                    provider="g", id="x", api="google-generative-ai", context_window=1, max_tokens=1
+                    provider="g",
+                    id="x",
+                    api="bedrock-converse-stream",
+                    context_window=1,
+                    max_tokens=1,
                 )
             )
         ],

@@ -339,6 +339,19 @@ async def test_openai_provider_sends_cache_key_and_completion_limit(server: Repl
     assert "max_tokens" not in body
 
 
+async def test_cache_key_by_compat_mode(server: ReplayServer) -> None:
+    server.add(
+        stream(openai_sse([chunk({"content": "x"}, "stop")])),
+        stream(openai_sse([chunk({"content": "x"}, "stop")])),
+    )
+    options = RequestOptions(session_id="s" * 80)
+    request = ModelRequest(messages=[user_message("q", timestamp=1)], options=options)
+    await complete(model(server, compat={"promptCacheKeyMode": "enabled"}), request)
+    await complete(model(server), request)  # a local server: no key by default
+    assert server.requests[0].json()["prompt_cache_key"] == "s" * 64
+    assert "prompt_cache_key" not in server.requests[1].json()
+
+
 def test_guard_blocks_outside_connections() -> None:
     import socket
 

@@ -6,7 +6,8 @@ import click
 
 from pi_context import _json
 from pi_context.cli.terminal_text import echo, json_for_terminal
-from pi_context.providers.models import load_registry
+from pi_context.providers.builtin_providers import provider_spec
+from pi_context.providers.models import ModelRegistry, load_registry
 
 __all__ = ["models_command", "register"]
 
@@ -14,9 +15,22 @@ __all__ = ["models_command", "register"]
 @click.command("models")
 @click.option("--all", "show_all", is_flag=True, help="Also list models with no key configured.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per model.")
-def models_command(show_all: bool, as_json: bool) -> None:
-    """List the models pictx knows: built-ins, ~/.pi/agent/models.json and the local model."""
+@click.option(
+    "--providers",
+    "providers_only",
+    is_flag=True,
+    help="List pi's built-in providers (API, key variables, base URL) instead of models.",
+)
+def models_command(show_all: bool, as_json: bool, providers_only: bool) -> None:
+    """List the models pictx knows: built-ins, ~/.pi/agent/models.json and the local model.
+
+    Then the built-in providers with no model listed here: any model id can be named on them
+    as ``provider/id``. Those without a key are marked (shown with ``--all``).
+    """
     registry = load_registry()
+    if providers_only:
+        _list_providers(registry, show_all=show_all, as_json=as_json)
+        return
     for problem in registry.errors:
         echo(f"pictx: warning: {problem}", err=True)
     for entry in registry.entries:
@@ -36,6 +50,43 @@ def models_command(show_all: bool, as_json: bool) -> None:
             mark = "" if available else "  (no key)"
             window = f"{info.context_window // 1000}k"
             echo(f"{entry.key:<48} {window:>6} context{mark}")
+    if not as_json:
+        listed = {entry.info.provider for entry in registry.entries}
+        _list_providers(registry, show_all=show_all, as_json=False, skip=listed, heading=True)
+
+
+def _list_providers(
+    registry: ModelRegistry,
+    *,
+    show_all: bool,
+    as_json: bool,
+    skip: set[str] | None = None,
+    heading: bool = False,
+) -> None:
+    """One line (or JSON object) per built-in provider pictx can talk to."""
+    rows = [
+        (pid, template, registry.is_available(template))
+        for pid, template in registry.templates.items()
+        if pid not in (skip or set())
+    ]
+    shown = [row for row in rows if row[2] or show_all]
+    if heading and shown:
+        click.echo("\nProviders (any model id: --model provider/id):")
+    for pid, template, available in shown:
+        spec = provider_spec(pid)
+        keys = list(spec.key_env) if spec is not None else []
+        if as_json:
+            record = {
+                "provider": pid,
+                "api": template.info.api,
+                "baseUrl": template.info.base_url,
+                "keyEnv": keys,
+                "available": available,
+            }
+            click.echo(json_for_terminal(_json.dumps(record).decode("utf-8")))
+            continue
+        mark = "" if available else f"  (no key: set {' or '.join(keys) or 'apiKey'})"
+        echo(f"{pid + '/<id>':<48} {template.info.api}{mark}")
 
 
 def register(group: click.Group) -> None:

@@ -2,7 +2,8 @@
 
 :mod:`pi_context.model.protocol` defines :class:`Model` (a stream of events ending in one
 :class:`StreamDone`), the request and its options; :mod:`pi_context.model.classify` turns a
-provider's failure into a :class:`~pi_context.errors.ProviderError` kind. This package sits
+provider's failure into a :class:`~pi_context.errors.ProviderError` kind;
+:mod:`pi_context.model.thinking` says which thinking levels a model takes. This package sits
 below compaction and the agent: both talk to models only through it, and the adapters in
 :mod:`pi_context.providers` implement it.
 """
@@ -22,8 +23,16 @@ from pi_context.model.protocol import (
     ToolCallStart,
     complete,
 )
+from pi_context.model.thinking import (
+    DEFAULT_THINKING_LEVEL,
+    THINKING_LEVELS,
+    clamp_thinking_level,
+    supported_thinking_levels,
+)
 
 __all__ = [
+    "DEFAULT_THINKING_LEVEL",
+    "THINKING_LEVELS",
     "CacheMode",
     "Model",
     "ModelCost",
@@ -36,5 +45,7 @@ __all__ = [
     "ThinkingDelta",
     "ToolCallDelta",
     "ToolCallStart",
+    "clamp_thinking_level",
     "complete",
+    "supported_thinking_levels",
 ]

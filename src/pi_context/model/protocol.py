@@ -11,9 +11,9 @@ Compaction, branch summaries and the agent loop all talk to models only through 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from pi_context.errors import ProviderError
 from pi_context.messages import AssistantMessage, Message, ThinkingLevel, ToolDeclaration
@@ -66,6 +66,13 @@ class ModelInfo:
     are then delivered in place as system messages. The bundled adapters deliver patches in
     place either way (as user-side text otherwise); ``providers.delivery.system_delivery_of``
     says what a model really does."""
+    thinking_level_map: Mapping[str, str | None] = field(default_factory=dict)
+    """pi's ``thinkingLevelMap``: a level mapped to ``None`` is unsupported, a string is the
+    provider's own value for it; ``xhigh``/``max`` exist only when mapped to a string
+    (see :mod:`pi_context.model.thinking`)."""
+    compat: Mapping[str, Any] = field(default_factory=dict)
+    """pi's per-model ``compat`` object (models.json), read by the adapters as pi reads it,
+    e.g. ``forceAdaptiveThinking``, ``thinkingFormat``, ``supportsReasoningEffort``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +88,8 @@ class RequestOptions:
     session_id: str | None = None
     tool_choice: str = "auto"
     """``auto`` (the model decides), ``none``, ``required`` (some tool), or a tool name."""
+    thinking_budgets: Mapping[str, int] | None = None
+    """Settings ``thinkingBudgets``: token budgets per level replacing the defaults."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -135,6 +135,10 @@ class SDKModel(ABC):
             return
         try:
             params = self.build_params(request)
+        except ProviderError as exc:  # a request this model cannot take (e.g. a level mapping)
+            yield self._failed(builder, exc)
+            return
+        try:
             async for event in self._run(params, builder):
                 yield event
         except self.sdk_errors as exc:

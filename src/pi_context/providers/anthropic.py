@@ -38,7 +38,6 @@ from pi_context.messages import (
     AssistantMessage,
     ImageContent,
     StopReason,
-    ThinkingLevel,
     ToolResultMessage,
     UserMessage,
 )
@@ -60,20 +59,13 @@ from pi_context.providers.delivery import (
     sanitize_tool_id,
     user_blocks,
 )
+from pi_context.providers.output_cap import clamp_output_to_context, estimate_request_tokens
+from pi_context.providers.reasoning import anthropic_thinking
 from pi_context.providers.usage import MessageBuilder, make_usage
 
-__all__ = ["THINKING_BUDGETS", "AnthropicModel", "anthropic_messages", "anthropic_tools"]
+__all__ = ["AnthropicModel", "anthropic_messages", "anthropic_tools"]
 
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
-
-THINKING_BUDGETS: dict[ThinkingLevel, int] = {
-    "minimal": 1024,
-    "low": 2048,
-    "medium": 8192,
-    "high": 16384,
-    "xhigh": 32000,
-    "max": 32000,
-}
 
 _STOP: dict[str, StopReason] = {
     "end_turn": "stop",
@@ -151,7 +143,13 @@ def _assistant_content(message: AssistantMessage) -> list[dict[str, Any]]:
     return out
 
 
-def anthropic_messages(delivery: Delivery, *, cache: bool = True) -> list[dict[str, Any]]:
+def _marker(long: bool) -> dict[str, str]:
+    return {**EPHEMERAL, "ttl": "1h"} if long else dict(EPHEMERAL)
+
+
+def anthropic_messages(
+    delivery: Delivery, *, cache: bool = True, long: bool = False
+) -> list[dict[str, Any]]:
     """The ``messages`` array: user-side items merged into alternating turns, breakpoint last."""
     turns: list[dict[str, Any]] = []
 
@@ -176,17 +174,19 @@ def anthropic_messages(delivery: Delivery, *, cache: bool = True) -> list[dict[s
         elif role == "assistant":
             add("assistant", _assistant_content(cast(AssistantMessage, item)))
     if cache and turns:
-        turns[-1]["content"][-1]["cache_control"] = dict(EPHEMERAL)
+        turns[-1]["content"][-1]["cache_control"] = _marker(long)
     return turns
 
 
-def anthropic_system(delivery: Delivery, *, cache: bool = True) -> list[dict[str, Any]] | None:
+def anthropic_system(
+    delivery: Delivery, *, cache: bool = True, long: bool = False
+) -> list[dict[str, Any]] | None:
     """The ``system`` parameter: one text block with the leading prompt, breakpoint on it."""
     if not delivery.system:
         return None
     block: dict[str, Any] = {"type": "text", "text": delivery.system}
     if cache:
-        block["cache_control"] = dict(EPHEMERAL)
+        block["cache_control"] = _marker(long)
     return [block]
 
 
@@ -216,8 +216,11 @@ class AnthropicModel(SDKModel):
         timeout: float = 600.0,
         credential_error: str | None = None,
         key_source: str | None = None,
+        long_cache_retention: bool = False,
     ) -> None:
         self.system_delivery: SystemDelivery = "user_turn"
+        self.long_cache_retention = long_cache_retention
+        """``PI_CACHE_RETENTION=long``: cache breakpoints ask for the 1-hour TTL."""
         self._client = client or anthropic.AsyncAnthropic(
             api_key=api_key if api_key or auth_token else "missing-key",
             auth_token=auth_token,
@@ -241,14 +244,22 @@ class AnthropicModel(SDKModel):
         delivery = self._delivery(request)
         opts = request.options
         cache = opts.cache != "none"
-        max_tokens = opts.max_tokens or self._info.max_tokens
+        long = (
+            cache
+            and self.long_cache_retention
+            and self._info.compat.get("supportsLongCacheRetention") is not False
+        )
+        input_tokens = estimate_request_tokens(request)
+        max_tokens = clamp_output_to_context(
+            self._info, input_tokens, opts.max_tokens or self._info.max_tokens
+        )
         params: dict[str, Any] = {
             "model": self._info.id,
             "max_tokens": max_tokens,
-            "messages": anthropic_messages(delivery, cache=cache),
+            "messages": anthropic_messages(delivery, cache=cache, long=long),
             "stream": True,
         }
-        system = anthropic_system(delivery, cache=cache)
+        system = anthropic_system(delivery, cache=cache, long=long)
         if system is not None:
             params["system"] = system
         tools = anthropic_tools(delivery)
@@ -259,11 +270,23 @@ class AnthropicModel(SDKModel):
                 params["tool_choice"] = {"type": "none" if choice == "none" else "any"}
             elif choice != "auto":
                 params["tool_choice"] = {"type": "tool", "name": choice}
-        if self._info.reasoning and opts.thinking_level != "off":
-            budget = min(THINKING_BUDGETS[opts.thinking_level], max(1024, max_tokens - 1024))
-            params["thinking"] = {"type": "enabled", "budget_tokens": budget}
-            params["max_tokens"] = max(max_tokens, budget + 1024)
-        elif opts.temperature is not None:
+        thinking = anthropic_thinking(
+            self._info,
+            opts.thinking_level,
+            max_tokens,
+            opts.thinking_budgets,
+            input_tokens=input_tokens,
+        )
+        if thinking.max_tokens is not None:
+            params["max_tokens"] = thinking.max_tokens
+        extra_body = dict(thinking.params)
+        if "thinking" in extra_body:
+            params["thinking"] = extra_body.pop("thinking")
+        if extra_body:
+            params["extra_body"] = extra_body
+        if thinking.betas:
+            params["extra_headers"] = {"anthropic-beta": ",".join(thinking.betas)}
+        if not thinking.thinking_enabled and opts.temperature is not None:
             params["temperature"] = opts.temperature
         return params
 

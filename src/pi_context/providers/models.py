@@ -6,8 +6,10 @@
   new providers (OpenAI-compatible local servers, proxies). A broken file is ignored as a whole
   and the reason is kept in :attr:`ModelRegistry.errors`, as pi does.
 * Keys: ``apiKey``/header templates (``$VAR``, ``${VAR}``, ``$$``, ``$!``, or ``!command``),
-  else the provider's environment variables (``OPENAI_API_KEY``; ``ANTHROPIC_AUTH_TOKEN`` >
-  ``ANTHROPIC_OAUTH_TOKEN`` > ``ANTHROPIC_API_KEY``).
+  else the provider's environment variables from pi's provider table
+  (:mod:`pi_context.providers.builtin_providers`: ``OPENAI_API_KEY``, ``GEMINI_API_KEY``,
+  ``GROQ_API_KEY``, ...; ``ANTHROPIC_AUTH_TOKEN`` > ``ANTHROPIC_OAUTH_TOKEN`` >
+  ``ANTHROPIC_API_KEY``).
 * :func:`resolve_model` follows pi's ``--model`` rules (exact id, ``provider/id``, fuzzy
   substring with alias preference, ``:level`` suffix, custom id on a known provider);
   :func:`default_model` picks the first built-in provider with a key, else the embedded local
@@ -30,11 +32,17 @@ from pi_context import _json
 from pi_context.errors import ModelNotFoundError, ProviderError
 from pi_context.messages import ThinkingLevel
 from pi_context.model import Model, ModelCost, ModelInfo
+from pi_context.providers.builtin_providers import (
+    BUILTIN_PROVIDERS,
+    SUPPORTED_APIS,
+    ProviderSpec,
+    fill_base_url,
+    provider_spec,
+)
 from pi_context.providers.catalog import (
     BUILTIN_MODELS,
     DEFAULT_MODEL_IDS,
     LOCAL_MODEL,
-    PROVIDER_API,
 )
 
 __all__ = [
@@ -222,6 +230,18 @@ def _check_model(model: Any, where: str, errors: list[str], *, need_id: bool) ->
             for key in ("input", "output", "cacheRead", "cacheWrite"):
                 if not isinstance(cost.get(key), int | float) or isinstance(cost.get(key), bool):
                     errors.append(f"{where}.cost.{key}: must be a number")
+    if "thinkingLevelMap" in model:
+        levels = model["thinkingLevelMap"]
+        if not isinstance(levels, dict) or any(
+            key not in _LEVELS or not (value is None or isinstance(value, str))
+            for key, value in levels.items()
+        ):
+            errors.append(
+                f"{where}.thinkingLevelMap: must map thinking levels "
+                f"({', '.join(_LEVELS)}) to a string or null"
+            )
+    if "compat" in model and not isinstance(model["compat"], dict):
+        errors.append(f"{where}.compat: must be an object")
     if "input" in model and (
         not isinstance(model["input"], list)
         or any(kind not in ("text", "image") for kind in model["input"])
@@ -254,6 +274,8 @@ def parse_models_json(text: str) -> tuple[dict[str, Any], list[str]]:
             or not all(isinstance(v, str) for v in provider["headers"].values())
         ):
             errors.append(f"{where}.headers: must map names to strings")
+        if "compat" in provider and not isinstance(provider["compat"], dict):
+            errors.append(f"{where}.compat: must be an object")
         if "authHeader" in provider and not isinstance(provider["authHeader"], bool):
             errors.append(f"{where}.authHeader: must be a boolean")
         models = provider.get("models", [])
@@ -277,7 +299,7 @@ def parse_models_json(text: str) -> tuple[dict[str, Any], list[str]]:
                 f'Provider {pid}: must specify "baseUrl", "headers", "compat", '
                 '"modelOverrides", or "models".'
             )
-        if pid in PROVIDER_API:
+        if _known(pid):
             continue
         for model in provider.get("models", []):
             if not (model.get("api") or provider.get("api")):
@@ -319,19 +341,56 @@ def _apply_model_fields(info: ModelInfo, fields: Mapping[str, Any]) -> ModelInfo
             cache_write=float(cost.get("cacheWrite", info.cost.cache_write)),
         )
     compat = fields.get("compat")
-    if isinstance(compat, dict) and isinstance(compat.get("supportsMidConvoSystemMessages"), bool):
-        changes["system_messages_mid_conversation"] = compat["supportsMidConvoSystemMessages"]
+    if isinstance(compat, dict):
+        changes["compat"] = {**info.compat, **compat}
+        if isinstance(compat.get("supportsMidConvoSystemMessages"), bool):
+            changes["system_messages_mid_conversation"] = compat["supportsMidConvoSystemMessages"]
+    levels = fields.get("thinkingLevelMap")
+    if isinstance(levels, dict):
+        changes["thinking_level_map"] = {
+            str(k): v for k, v in levels.items() if v is None or isinstance(v, str)
+        }
     return dataclasses.replace(info, **changes) if changes else info
 
 
+def _known(pid: str) -> bool:
+    """A built-in provider of pi's table that speaks an API pictx supports."""
+    spec = provider_spec(pid)
+    return spec is not None and bool(spec.supported_apis)
+
+
+def _default_api(pid: str) -> str:
+    spec = provider_spec(pid)
+    if spec is not None and spec.supported_apis:
+        return spec.supported_apis[0]
+    return "openai-completions"
+
+
+def _provider_template(spec: ProviderSpec) -> ModelInfo:
+    """What a model id named on a provider without a catalog here starts from."""
+    api = spec.supported_apis[0]
+    return ModelInfo(
+        provider=spec.id,
+        id=spec.id,
+        api=api,
+        base_url=spec.base_url_for(api),
+        context_window=128_000,
+        max_tokens=16_384,
+        system_messages_mid_conversation=api in ("openai-completions", "openai-responses"),
+    )
+
+
 def _custom_info(pid: str, provider: Mapping[str, Any], model: Mapping[str, Any]) -> ModelInfo:
-    api = model.get("api") or provider.get("api") or PROVIDER_API.get(pid, "openai-completions")
+    api = model.get("api") or provider.get("api") or _default_api(pid)
+    spec = provider_spec(pid)
     base = ModelInfo(
         provider=pid,
         id=model["id"],
         api=api,
         name=model["id"],
-        base_url=model.get("baseUrl") or provider.get("baseUrl"),
+        base_url=model.get("baseUrl")
+        or provider.get("baseUrl")
+        or (spec.base_url_for(api) if spec is not None else None),
         context_window=128_000,
         max_tokens=16_384,
         system_messages_mid_conversation=pid == "openai",
@@ -349,7 +408,7 @@ def _entries_from(providers: Mapping[str, Any]) -> list[ModelEntry]:
         key = provider.get("apiKey")
         headers = dict(provider.get("headers") or {})
         auth = bool(provider.get("authHeader", False))
-        if pid in PROVIDER_API:
+        if _known(pid):
             rerouted: list[ModelEntry] = []
             for entry in entries:
                 if entry.info.provider != pid:
@@ -358,6 +417,8 @@ def _entries_from(providers: Mapping[str, Any]) -> list[ModelEntry]:
                 info = entry.info
                 if provider.get("baseUrl"):
                     info = dataclasses.replace(info, base_url=provider["baseUrl"])
+                if isinstance(provider.get("compat"), dict):
+                    info = _apply_model_fields(info, {"compat": provider["compat"]})
                 rerouted.append(ModelEntry(info, key, headers, auth))
             entries = rerouted
         for model in provider.get("models", []):
@@ -373,6 +434,29 @@ def _entries_from(providers: Mapping[str, Any]) -> list[ModelEntry]:
                 for e in entries
             ]
     return entries
+
+
+def _templates_from(providers: Mapping[str, Any]) -> dict[str, ModelEntry]:
+    """A starting entry per known provider (models.json provider settings applied)."""
+    templates: dict[str, ModelEntry] = {}
+    for spec in BUILTIN_PROVIDERS:
+        if not spec.supported_apis:
+            continue
+        info = _provider_template(spec)
+        provider = providers.get(spec.id) or {}
+        if provider.get("api") in SUPPORTED_APIS:
+            info = dataclasses.replace(
+                info, api=provider["api"], base_url=spec.base_url_for(provider["api"])
+            )
+        if provider.get("baseUrl"):
+            info = dataclasses.replace(info, base_url=provider["baseUrl"])
+        templates[spec.id] = ModelEntry(
+            info,
+            provider.get("apiKey"),
+            dict(provider.get("headers") or {}),
+            bool(provider.get("authHeader", False)),
+        )
+    return templates
 
 
 # ---------------------------------------------------------------------------------------------
@@ -394,8 +478,13 @@ class ModelRegistry:
         env: Mapping[str, str] | None = None,
         errors: Sequence[str] = (),
         include_local: bool = True,
+        templates: Mapping[str, ModelEntry] | None = None,
     ) -> None:
         self.entries = list(entries)
+        self.templates: dict[str, ModelEntry] = (
+            dict(templates) if templates is not None else _templates_from({})
+        )
+        """pi's built-in providers that have no model here: where a named model id starts."""
         if include_local and not any(e.info.provider == LOCAL_MODEL.provider for e in entries):
             self.entries.append(ModelEntry(LOCAL_MODEL))
         self.env: Mapping[str, str] = os.environ if env is None else env
@@ -428,6 +517,7 @@ class ModelRegistry:
         key: str | None = None
         bearer: str | None = None
         source: str | None = None
+        spec = provider_spec(provider)
         if entry.api_key is not None:
             source = f'"apiKey" of provider "{provider}" in models.json'
             key, missing = self._resolve(entry.api_key)
@@ -437,14 +527,14 @@ class ModelRegistry:
                     error=f'Failed to resolve API key for provider "{provider}" from '
                     f"environment variable: {missing}",
                 )
-        elif provider == "openai":
-            source = "OPENAI_API_KEY"
-            key = self.env.get(source) or None
         elif provider == "anthropic":
             names = ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY")
             source = next((name for name in names if self.env.get(name)), None)
             bearer = self.env.get("ANTHROPIC_AUTH_TOKEN") or self.env.get("ANTHROPIC_OAUTH_TOKEN")
             key = None if bearer else (self.env.get("ANTHROPIC_API_KEY") or None)
+        elif spec is not None and spec.key_env:
+            source = next((name for name in spec.key_env if self.env.get(name)), None)
+            key = self.env.get(source) if source else None
         elif entry.info.base_url and _is_loopback(entry.info.base_url):
             return Credentials(headers=headers)  # local servers need no key
         if entry.auth_header and key:
@@ -456,12 +546,24 @@ class ModelRegistry:
             )
         return Credentials(api_key=key, bearer=bearer or None, headers=headers, source=source)
 
+    def base_url(self, entry: ModelEntry) -> tuple[str | None, str | None]:
+        """``(url, error)``: the entry's base URL with ``{VAR}`` placeholders filled."""
+        url = entry.info.base_url
+        if url is None or "{" not in url:
+            return url, None
+        filled, missing = fill_base_url(url, self.env)
+        if filled is None:
+            return None, (
+                f'Failed to resolve the base URL of provider "{entry.info.provider}": set {missing}'
+            )
+        return filled, None
+
     def is_available(self, entry: ModelEntry) -> bool:
         if entry.info.provider == LOCAL_MODEL.provider:
             return local_model_installed()
         if entry.api_key is not None and entry.api_key.startswith("!"):
             return True  # a command is run at request time only
-        return self.credentials(entry).ok
+        return self.credentials(entry).ok and self.base_url(entry)[1] is None
 
     def available(self) -> list[ModelEntry]:
         return [e for e in self.entries if self.is_available(e)]
@@ -478,9 +580,12 @@ class ModelRegistry:
         return None
 
     def providers(self) -> list[str]:
+        """Every provider ``--model provider/id`` can name: with models here, then pi's table."""
         seen: dict[str, None] = {}
         for entry in self.entries:
             seen.setdefault(entry.info.provider, None)
+        for pid in self.templates:
+            seen.setdefault(pid, None)
         return list(seen)
 
     def _pick(
@@ -511,7 +616,8 @@ class ModelRegistry:
         pool = self.entries
         if provider is not None:
             pool = [e for e in pool if e.info.provider.lower() == provider.lower()]
-            if not pool:
+            if not pool and provider.lower() not in self.templates:
+                _refuse_unsupported_provider(provider)
                 raise ModelNotFoundError(
                     f'Unknown provider "{provider}". Run `pictx models --all` to see the known '
                     "providers and models."
@@ -539,20 +645,31 @@ class ModelRegistry:
             same = [e for e in fuzzy if e.info.id == best.info.id]
             return Resolution(self._pick(text, same) if len(same) > 1 else best, level)
         if named_provider is not None:
-            custom_id = text[len(named_provider) + 1 :]
-            template = self.default_for(named_provider) or next(
-                e for e in self.entries if e.info.provider == named_provider
-            )
-            info = dataclasses.replace(template.info, id=custom_id, name=custom_id)
-            if level not in (None, "off"):
-                info = dataclasses.replace(info, reasoning=True)
-            return Resolution(
-                dataclasses.replace(template, info=info),
-                level,
-                f'Model "{custom_id}" not found for provider "{named_provider}". Using custom model id.',
-            )
+            return self._custom(named_provider, text[len(named_provider) + 1 :], level)
+        if provider is not None:
+            named = next((p for p in self.providers() if p.lower() == provider.lower()), None)
+            if named is not None:
+                return self._custom(named, text, level)
+        head, slash, _ = lowered.partition("/")
+        _refuse_unsupported_provider(provider or (head if slash else ""))
         raise ModelNotFoundError(
             f'Model "{text}" not found. Run `pictx models --all` to see the known models.'
+        )
+
+    def _custom(self, provider: str, custom_id: str, level: ThinkingLevel | None) -> Resolution:
+        """pi's custom model id on a known provider, cloned from its default (or first) model."""
+        template = self.default_for(provider) or next(
+            (e for e in self.entries if e.info.provider == provider), None
+        )
+        if template is None:
+            template = self.templates[provider]
+        info = dataclasses.replace(template.info, id=custom_id, name=custom_id)
+        if level not in (None, "off"):
+            info = dataclasses.replace(info, reasoning=True)
+        return Resolution(
+            dataclasses.replace(template, info=info),
+            level,
+            f'Model "{custom_id}" not found for provider "{provider}". Using custom model id.',
         )
 
     def default_for(self, provider: str) -> ModelEntry | None:
@@ -580,33 +697,58 @@ class ModelRegistry:
             from pi_context.providers.local import LocalModel
 
             return LocalModel(entry.info)
+        spec = provider_spec(entry.info.provider)
+        if api not in SUPPORTED_APIS:
+            raise ProviderError(
+                f'{entry.key}: API "{api}" is not supported (pictx speaks '
+                f"{', '.join(SUPPORTED_APIS)})"
+            )
         creds = self.credentials(entry)
+        base_url, url_error = self.base_url(entry)
+        if base_url is None and url_error is None and spec is not None:
+            base_url = spec.base_url_for(api)
+        common: dict[str, Any] = {
+            "base_url": base_url,
+            "headers": creds.headers,
+            "credential_error": creds.error or url_error,
+            "key_source": creds.source,
+        }
+        long = self.env.get("PI_CACHE_RETENTION") == "long"
+        info = entry.info
+        if base_url != info.base_url and base_url is not None:
+            info = dataclasses.replace(info, base_url=base_url)
         if api == "openai-completions":
             from pi_context.providers.openai import OpenAIChatModel
 
-            return OpenAIChatModel(
-                entry.info,
-                api_key=creds.api_key,
-                base_url=entry.info.base_url,
-                headers=creds.headers,
-                credential_error=creds.error,
-                key_source=creds.source,
-            )
-        if api == "anthropic-messages":
-            from pi_context.providers.anthropic import AnthropicModel
+            return OpenAIChatModel(info, api_key=creds.api_key, long_cache_retention=long, **common)
+        if api == "openai-responses":
+            from pi_context.providers.openai_responses import OpenAIResponsesModel
 
-            return AnthropicModel(
-                entry.info,
-                api_key=creds.api_key,
-                auth_token=creds.bearer,
-                base_url=entry.info.base_url,
-                headers=creds.headers,
-                credential_error=creds.error,
-                key_source=creds.source,
+            return OpenAIResponsesModel(
+                info, api_key=creds.api_key, long_cache_retention=long, **common
             )
-        raise ProviderError(
-            f'{entry.key}: API "{api}" is not supported (use openai-completions or '
-            "anthropic-messages)"
+        if api == "google-generative-ai":
+            from pi_context.providers.google import GoogleModel
+
+            return GoogleModel(info, api_key=creds.api_key, **common)
+        from pi_context.providers.anthropic import AnthropicModel
+
+        return AnthropicModel(
+            info,
+            api_key=creds.api_key,
+            auth_token=creds.bearer,
+            long_cache_retention=long,
+            **common,
+        )
+
+
+def _refuse_unsupported_provider(provider: str) -> None:
+    """A clear error for pi providers whose APIs pictx does not speak (Bedrock, Mistral...)."""
+    spec = provider_spec(provider.lower())
+    if spec is not None and not spec.supported_apis:
+        raise ModelNotFoundError(
+            f'Provider "{spec.id}" speaks {", ".join(spec.apis)}, which pictx does not support '
+            f"(supported APIs: {', '.join(SUPPORTED_APIS)})."
         )
 
 
@@ -626,10 +768,11 @@ def _best(entries: Sequence[ModelEntry]) -> ModelEntry:
 
 def _key_hint(provider: str) -> str:
     """Where a missing key for ``provider`` should come from."""
-    if provider == "openai":
-        return "set OPENAI_API_KEY"
     if provider == "anthropic":
         return "set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a bearer token)"
+    spec = provider_spec(provider)
+    if spec is not None and spec.key_env:
+        return "set " + " or ".join(spec.key_env)
     return f'set "apiKey" for provider "{provider}" in models.json'
 
 
@@ -655,7 +798,9 @@ def load_registry(
         except (OSError, UnicodeDecodeError) as exc:
             errors = [f"Failed to parse models.json: {exc}"]
         errors = [f"{path}: {e}" for e in errors]
-    return ModelRegistry(_entries_from(providers), env=env, errors=errors)
+    return ModelRegistry(
+        _entries_from(providers), env=env, errors=errors, templates=_templates_from(providers)
+    )
 
 
 def list_models(registry: ModelRegistry | None = None) -> list[ModelInfo]:

@@ -9,8 +9,8 @@ Prompt cache: OpenAI caches request prefixes automatically. The body is built so
 request of a growing conversation extends the previous one: system patches are delivered in
 place (as ``system`` messages when the model accepts them mid-conversation, else as ``user``
 messages), tool-call arguments are serialized exactly as stored, and tools keep their order.
-For ``openai`` itself the session id is sent as ``prompt_cache_key`` to keep a session on warm
-cache shards.
+For OpenAI itself (or with ``compat.promptCacheKeyMode: "enabled"``) the session id is sent as
+``prompt_cache_key`` to keep a session on warm cache shards.
 
 The SDK's own retries are off by default (``max_retries=0``): a 429 or 5xx surfaces as a
 ``transient`` :class:`~pi_context.errors.ProviderError` with ``retry_after`` and the agent's
@@ -52,6 +52,8 @@ from pi_context.providers.delivery import (
     tool_arguments_json,
     user_blocks,
 )
+from pi_context.providers.output_cap import output_cap
+from pi_context.providers.reasoning import completions_reasoning
 from pi_context.providers.usage import MessageBuilder, make_usage
 
 __all__ = ["OpenAIChatModel", "openai_messages", "openai_tools"]
@@ -178,7 +180,10 @@ class OpenAIChatModel(SDKModel):
         credential_error: str | None = None,
         key_source: str | None = None,
         system_delivery: SystemDelivery | None = None,
+        long_cache_retention: bool = False,
     ) -> None:
+        self.long_cache_retention = long_cache_retention
+        """``PI_CACHE_RETENTION=long``: ask OpenAI to keep the prompt cache for 24 hours."""
         self._client = client or openai.AsyncOpenAI(
             api_key=api_key or "not-needed",
             base_url=base_url or info.base_url,
@@ -220,15 +225,31 @@ class OpenAIChatModel(SDKModel):
         is_openai = self._info.provider == "openai"
         max_tokens = opts.max_tokens
         if max_tokens is not None:
+            max_tokens = output_cap(self._info, request)
             params["max_completion_tokens" if is_openai else "max_tokens"] = max_tokens
         if opts.temperature is not None:
             params["temperature"] = opts.temperature
-        if self._info.reasoning and opts.thinking_level != "off":
-            level = opts.thinking_level
-            params["reasoning_effort"] = "high" if level in ("xhigh", "max") else level
-        if is_openai and opts.session_id and opts.cache != "none":
-            params["prompt_cache_key"] = opts.session_id
+        params.update(completions_reasoning(self._info, opts.thinking_level))
+        if opts.session_id and opts.cache != "none" and self._sends_cache_key():
+            params["prompt_cache_key"] = opts.session_id[:64]
+        if opts.cache != "none" and self._long_retention():
+            params["prompt_cache_retention"] = "24h"
         return params
+
+    def _sends_cache_key(self) -> bool:
+        """pi's ``compat.promptCacheKeyMode``: ``auto`` sends the key to OpenAI itself."""
+        mode = self._info.compat.get("promptCacheKeyMode", "auto")
+        if mode in ("enabled", "disabled"):
+            return bool(mode == "enabled")
+        return (
+            self._info.provider == "openai"
+            or "api.openai.com" in self.base_url
+            or self._long_retention()
+        )
+
+    def _long_retention(self) -> bool:
+        supported = self._info.compat.get("supportsLongCacheRetention") is not False
+        return self.long_cache_retention and supported
 
     def _status_error(self, exc: BaseException) -> ProviderError | None:
         if not isinstance(exc, openai.APIStatusError):

@@ -53,17 +53,27 @@ def make_usage(
     output: int = 0,
     cache_read: int = 0,
     cache_write: int = 0,
+    reasoning: int | None = None,
+    total: int | None = None,
     cost: ModelCost | None = None,
 ) -> Usage:
-    """A usage record in pi's key order, priced when ``cost`` is given."""
-    usage: Usage = {
+    """A usage record in pi's key order, priced when ``cost`` is given.
+
+    ``total`` is the provider's own total when it reports one, else the sum of the four counts;
+    ``reasoning`` (thinking tokens, already inside ``output``) is recorded when reported.
+    """
+    counts = max(0, input) + max(0, output) + max(0, cache_read) + max(0, cache_write)
+    record: dict[str, Any] = {
         "input": max(0, input),
         "output": max(0, output),
         "cacheRead": max(0, cache_read),
         "cacheWrite": max(0, cache_write),
-        "totalTokens": max(0, input) + max(0, output) + max(0, cache_read) + max(0, cache_write),
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
     }
+    if reasoning is not None:
+        record["reasoning"] = max(0, reasoning)
+    record["totalTokens"] = max(0, total) if total is not None else counts
+    record["cost"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    usage = cast(Usage, record)
     return price_usage(usage, cost) if cost is not None else usage
 
 
@@ -73,6 +83,7 @@ class _PendingCall:
     name: str
     arguments: str = ""
     error: str | None = None
+    signature: str | None = None
 
 
 @dataclass
@@ -132,6 +143,25 @@ class MessageBuilder:
         call = self._call(call_id)
         if call is not None:
             call.arguments += delta
+
+    def set_tool_arguments(self, call_id: str, arguments: str) -> None:
+        """Replace a call's streamed arguments with the provider's final text."""
+        call = self._call(call_id)
+        if call is not None:
+            call.arguments = arguments
+
+    def tool_signature(self, call_id: str, signature: str) -> None:
+        """Keep the provider's signature of a call (Gemini's ``thoughtSignature``)."""
+        call = self._call(call_id)
+        if call is not None:
+            call.signature = signature
+
+    def last_block(self, kind: str) -> dict[str, Any] | None:
+        """The latest text or thinking block of ``kind`` (to finish it from a final item)."""
+        for block in reversed(self.blocks):
+            if not isinstance(block, _PendingCall) and block["type"] == kind:
+                return cast(dict[str, Any], block)
+        return None
 
     def tool_error(self, call_id: str, error: str) -> None:
         """Mark a call as malformed; the message is kept as ``argumentsError``."""
@@ -194,24 +224,31 @@ class MessageBuilder:
 
 
 def _finish_call(call: _PendingCall) -> ToolCall:
+    result = _call_content(call)
+    if call.signature is not None:
+        result["thoughtSignature"] = call.signature
+    return cast(ToolCall, result)
+
+
+def _call_content(call: _PendingCall) -> dict[str, Any]:
     result: dict[str, Any] = {"type": "toolCall", "id": call.id, "name": call.name}
     if call.error is not None:
         result["arguments"] = {}
         result["argumentsError"] = call.error
-        return cast(ToolCall, result)
+        return result
     text = call.arguments.strip()
     if not text:
         result["arguments"] = {}
-        return cast(ToolCall, result)
+        return result
     try:
         parsed = _json.loads(text)
     except ValueError as exc:
         result["arguments"] = {}
         result["argumentsError"] = f"invalid JSON arguments: {exc}: {text[:200]}"
-        return cast(ToolCall, result)
+        return result
     if isinstance(parsed, dict):
         result["arguments"] = parsed
     else:
         result["arguments"] = {}
         result["argumentsError"] = f"arguments are not a JSON object: {text[:200]}"
-    return cast(ToolCall, result)
+    return result
