@@ -149,7 +149,7 @@ def trust_command(directory: str | None, forget: bool) -> None:
         _fail(exc)
         return
     verb = "Forgot the trust decision for" if forget else "Trusted"
-    click.echo(f"{verb} {key}")
+    echo(f"{verb} {key}")
 
 
 @click.command("distrust")
@@ -162,7 +162,7 @@ def distrust_command(directory: str | None) -> None:
     except PiContextError as exc:
         _fail(exc)
         return
-    click.echo(f"Distrusted {canonical_dir(key)}")
+    echo(f"Distrusted {canonical_dir(key)}")
 
 
 def register(group: click.Group) -> None:
