@@ -355,7 +355,7 @@ def check_target(loaded: Loaded, target: dict[str, Any]) -> list[str]:
         path = session.branch_entries(leaf_id)
     reference = projection_of_path(path)
     session.move_leaf(leaf_id)
-    projection = session.projection()
+    projection = session.stored_projection()  # identity with the stored messages is checked
     problems += _problems(
         target,
         {

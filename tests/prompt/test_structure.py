@@ -13,15 +13,15 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_context.prompt import (
+from pi_context.prompt.sections import (
     BUILTIN_SECTIONS,
+    INNER_TAGS,
     SystemPromptOptions,
     build_sections,
     build_system_prompt,
     neutralize_tags,
     render_project_context,
 )
-from pi_context.prompt.sections import INNER_TAGS
 from pi_context.resources import ContextFile, Skill
 
 SKILL = Skill("pdf", "Work with PDFs", "/s/pdf/SKILL.md", "/s/pdf")
