@@ -120,7 +120,7 @@ def startup_settings(cwd: str, agent_dir: Path) -> Settings:
         return load_settings(agent_dir, cwd, trusted=True)
     project_file = paths.project_config_dir(cwd) / "settings.json"
     if trust.source == "default" and project_file.exists():
-        click.echo(
+        echo(
             f"pictx: warning: {project_file}: not read, the project is not trusted "
             "(its sessionDir and other settings are ignored; `pictx trust` trusts it)",
             err=True,
@@ -155,7 +155,7 @@ def _may_run_in(path: Path, config: AppConfig, *, interactive: bool, allowed: bo
             f"would run there and that directory's AGENTS.md would load. Pass "
             f"{USE_SESSION_CWD_FLAG} to allow it"
         )
-    click.echo(f"This session was recorded in {recorded} (you are in {config.cwd}).", err=True)
+    echo(f"This session was recorded in {recorded} (you are in {config.cwd}).", err=True)
     return _ask_yes_no("Run its tools in that directory and load its AGENTS.md?")
 
 
@@ -214,7 +214,7 @@ async def _start(
     if path is not None and not _may_run_in(
         path, config, interactive=interactive, allowed=use_session_cwd
     ):
-        click.echo(f"Session not opened: {path}", err=True)
+        echo(f"Session not opened: {path}", err=True)
         return None
     model = named or config.model_resolver(None, path)
     if path is not None:
@@ -232,11 +232,11 @@ def _warn_session_problems(app: AppAgent) -> AppAgent:
     app.session.stored_projection()
     problems = app.session.problems
     for problem in problems[:_PROBLEMS_SHOWN]:
-        click.echo(f"pictx: warning: {problem}", err=True)
+        echo(f"pictx: warning: {problem}", err=True)
     if len(problems) > _PROBLEMS_SHOWN:
         more = len(problems) - _PROBLEMS_SHOWN
         where = app.session.file_path
-        click.echo(
+        echo(
             f"pictx: warning: … and {more} more problem(s); `pictx session info {where}` "
             "lists them",
             err=True,
@@ -373,7 +373,7 @@ def agent_command(
         out = Path(messages[0]) if messages else Path(cwd) / default_html_name(Path(export_path))
         storage.refuse_session_target(out, Path(export_path))
         for problem in doc.problems:
-            click.echo(f"pictx: warning: {problem}", err=True)
+            echo(f"pictx: warning: {problem}", err=True)
         written = export_html(doc, out)
         echo(f"Exported to: {written}")
         return 0
