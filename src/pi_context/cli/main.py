@@ -94,21 +94,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = _entry_command(args).main(args=args, prog_name="pictx", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
-    except click.ClickException as exc:
+    except click.UsageError as exc:
         exc.show()
+        return exc.exit_code
+    except click.ClickException as exc:
+        _echo_error(f"Error: {exc.format_message()}")
         return exc.exit_code
     except click.Abort:
         click.echo("pictx: aborted", err=True)
         return 1
     except PiContextError as exc:
-        click.echo(f"pictx: error: {_one_line(str(exc))}", err=True)
+        _echo_error(f"pictx: error: {_one_line(str(exc))}")
         return 1
     except BrokenPipeError:
         return 1
     except Exception as exc:  # noqa: BLE001 - the CLI edge: never a traceback for users
-        click.echo(f"pictx: internal error: {type(exc).__name__}: {_one_line(str(exc))}", err=True)
+        _echo_error(f"pictx: internal error: {type(exc).__name__}: {_one_line(str(exc))}")
         return 2
     return result if isinstance(result, int) else 0
+
+
+def _echo_error(text: str) -> None:
+    """One error line on stderr, terminal-safe (imported here: startup stays free of rich)."""
+    from pi_context.cli.terminal_text import echo
+
+    echo(text, err=True)
 
 
 def _one_line(text: str) -> str:
