@@ -9,6 +9,11 @@ JSON mode writes strict JSONL to stdout: the session header first, then every ag
 ended in an error; only exceptions give 1.
 
 SIGTERM and SIGHUP abort the run and exit 143 and 129; SIGINT exits 130.
+
+Text mode output is the answer as data when stdout is a pipe or a file (kept byte for byte,
+only lone surrogates become U+FFFD so it can be written as UTF-8) and terminal-safe when
+stdout is a terminal (:mod:`pi_context.cli.terminal_text`); stderr notes are always
+terminal-safe. JSON lines escape control characters (C1 and DEL too).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TextIO
 
 from pi_context import _json
+from pi_context.cli.terminal_text import json_for_terminal, terminal_safe, text_for_stream
 from pi_context.events import AgentEvent, MessageEnd
 from pi_context.messages import AgentMessage
 
@@ -91,14 +97,15 @@ async def run_print(
     last: AgentMessage | None = None
     try:
         if mode == "json" and header is not None:
-            out.write(_json.dumps(dict(header)).decode("utf-8") + "\n")
+            out.write(json_for_terminal(_json.dumps(dict(header)).decode("utf-8")) + "\n")
             out.flush()
         for text in prompts:
             async for event in agent.prompt(text):
                 if isinstance(event, MessageEnd):
                     last = event.message
                 if mode == "json":
-                    out.write(_json.dumps(event.to_json()).decode("utf-8", "replace") + "\n")
+                    line = _json.dumps(event.to_json()).decode("utf-8", "replace")
+                    out.write(json_for_terminal(line) + "\n")
                     out.flush()
             if received:
                 break
@@ -110,9 +117,9 @@ async def run_print(
         return 0
     lines, problem, code = final_text_outcome(last)
     for line in lines:
-        out.write(line + "\n")
+        out.write(text_for_stream(line, out) + "\n")
     out.flush()
     if problem:
-        err.write(problem + "\n")
+        err.write(terminal_safe(problem) + "\n")
         err.flush()
     return code

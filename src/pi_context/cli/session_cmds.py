@@ -2,7 +2,8 @@
 
 Lines the loader skipped (malformed or torn) are printed to stderr as warnings; ``--strict``
 turns them into an error. A file that is not a session fails with one line naming the file
-and line.
+and line. Text from the file (names, labels, messages) is shown terminal-safe
+(:mod:`pi_context.cli.terminal_text`); ``--json`` output escapes control characters.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 import click
 
 from pi_context import _json
+from pi_context.cli.lazy_commands import LazyCommand, LazyGroup
+from pi_context.cli.terminal_text import echo, json_for_terminal, terminal_safe
 from pi_context.errors import SessionFormatError, TreeError
 from pi_context.messages import text_of
 from pi_context.session import Entry, ModelRef, Session, convert_to_llm
@@ -28,7 +31,7 @@ from pi_context.session.projection import (
 )
 from pi_context.tokens import estimate_tokens
 
-__all__ = ["context_command", "info_command", "register", "session_group", "tree_command"]
+__all__ = ["context_command", "info_command", "session_group", "tree_command"]
 
 _FILE = click.Path(exists=False, path_type=Path)  # the session layer refuses non-files
 
@@ -40,7 +43,7 @@ def _open(path: Path, strict: bool) -> Session:
     for problem in session.check():
         if strict:
             raise SessionFormatError(problem.error, path=problem.path, line=problem.line)
-        click.echo(f"pictx: warning: {problem}", err=True)
+        echo(f"pictx: warning: {problem}", err=True)
     return session
 
 
@@ -51,7 +54,7 @@ def _model_text(model: Any) -> str:
 
 
 def _print_json(value: Any) -> None:
-    sys.stdout.buffer.write(_json.dumps(value) + b"\n")
+    sys.stdout.buffer.write(json_for_terminal(_json.dumps(value).decode("utf-8")).encode() + b"\n")
     sys.stdout.flush()
 
 
@@ -153,7 +156,17 @@ def _context_summary(session: Session) -> _ContextSummary:
     return _ContextSummary(count, tokens, model, level)
 
 
-@click.group("session")
+@click.group(
+    "session",
+    cls=LazyGroup,
+    lazy_commands={
+        "compaction": LazyCommand(
+            "pi_context.cli.compaction_cmds:show_compaction_command",
+            "Show what compaction ENTRY_ID of FILE replaced: the summarized entries and the "
+            "summary.",
+        )
+    },
+)
 def session_group() -> None:
     """Inspect pi session files (never modifies them)."""
 
@@ -216,7 +229,7 @@ def info_command(file: Path, as_json: bool, strict: bool) -> None:
     ]
     if session.problems:
         lines.append(f"problems:      {len(session.problems)} skipped line(s)")
-    click.echo("\n".join(lines))
+    echo("\n".join(lines))
 
 
 def _tree_lines(session: Session) -> Iterator[str]:
@@ -280,7 +293,7 @@ def tree_command(file: Path, strict: bool) -> None:
     session = _open(file, strict)
     out = sys.stdout
     for line in _tree_lines(session):
-        out.write(line + "\n")
+        out.write(terminal_safe(line) + "\n")
     out.flush()
 
 
@@ -347,15 +360,10 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
             text = "sections: " + ", ".join(sections) if isinstance(sections, dict) else ""
         else:
             text = text_of(message.get("content"), " ")
-        click.echo(f"{row['entryId']}  {role:<10} {row['tokens']:>6}  {_snippet(text, 70)}")
+        echo(f"{row['entryId']}  {role:<10} {row['tokens']:>6}  {_snippet(text, 70)}")
     model = projection.model
-    click.echo(
+    echo(
         f"-- leaf {projection.leaf_id or '-'}: {len(rows)} messages, ~{total} tokens; "
         f"model {_model_text(model)}; "
         f"thinking {projection.thinking_level}"
     )
-
-
-def register(group: click.Group) -> None:
-    """Add ``pictx session`` to the ``pictx`` group."""
-    group.add_command(session_group)
