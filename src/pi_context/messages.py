@@ -49,6 +49,7 @@ __all__ = [
     "tool_call",
     "tool_result_message",
     "user_message",
+    "with_thinking_level",
 ]
 
 Role = Literal[
@@ -294,6 +295,21 @@ def assistant_message(
         msg["errorMessage"] = error_message
     msg["timestamp"] = now_ms() if timestamp is None else timestamp
     return cast(AssistantMessage, msg)
+
+
+def with_thinking_level(message: AssistantMessage, level: str) -> AssistantMessage:
+    """``message`` recording the requested thinking ``level`` where pi puts it (after
+    ``model``); a new mapping, ``message`` itself is not changed."""
+    out: dict[str, Any] = {}
+    for key, value in message.items():
+        if key == "thinkingLevel":
+            continue
+        out[key] = value
+        if key == "model":
+            out["thinkingLevel"] = level
+    if "thinkingLevel" not in out:
+        out["thinkingLevel"] = level
+    return cast(AssistantMessage, out)
 
 
 def tool_result_message(

@@ -71,9 +71,19 @@ class Loadout:
         all_tools = list(self._builtin_tools)
         if self._state.extensions is not None:
             all_tools.extend(self._state.extensions.tools())
+        selection = self._state.tool_selection
+        defaults = self.default_tool_names()
+        if selection is not None:
+            all_tools = [t for t in all_tools if selection.allows(t.name, defaults)]
         self._tools = {t.name: t for t in all_tools}
-        if not self._active:
-            defaults = self.default_tool_names()
+        if not self._active and selection is not None:
+            chosen = selection.initially_active(list(self._tools), defaults)
+            self._active = chosen + [
+                n
+                for n in self._tools
+                if n not in BUILTIN_TOOL_NAMES and n not in chosen and selection.plain is None
+            ]
+        elif not self._active:
             self._active = [n for n in defaults if n in self._tools] + [
                 n for n in self._tools if n not in BUILTIN_TOOL_NAMES
             ]

@@ -55,6 +55,7 @@ from pi_context.messages import (
     now_ms,
     text_block,
     tool_result_message,
+    with_thinking_level,
 )
 from pi_context.model import (
     Model,
@@ -337,7 +338,9 @@ class AgentLoop:
                 self._on_delta(partial, event)
         except asyncio.CancelledError:
             self._close_open(partial)
-            message = _unfinished(partial, info, "aborted", self.clock())
+            message = with_thinking_level(
+                _unfinished(partial, info, "aborted", self.clock()), request.options.thinking_level
+            )
             self._store_assistant(message, result)
             return message
         except ProviderError as exc:
@@ -347,6 +350,10 @@ class AgentLoop:
             done = StreamDone(
                 _unfinished(partial, info, "error", self.clock(), str(missing)), missing
             )
+        # pi records the level each answer was requested with
+        done = StreamDone(
+            with_thinking_level(done.message, request.options.thinking_level), done.error
+        )
         self._close_open(partial, done.message)
         result.last_error = done.error
         host.after_request(request, done.message)

@@ -19,6 +19,7 @@ from pi_context.session import Session
 from pi_context.tools import Tool, default_tools
 
 from .state import AgentState, Sleep
+from .tool_selection import ToolSelection
 
 __all__ = ["AgentOptions", "assemble"]
 
@@ -35,7 +36,8 @@ class AgentOptions(TypedDict, total=False):
     ``--append-system-prompt``. ``session_id``, ``timestamp``: the new session's header id and
     ISO-8601 time (``create`` only; pi names a session file after both); ``parent_session``:
     the ``parentSession`` path stored in the new header (``create`` only). ``ids``, ``clock``,
-    ``sleep``: injectable for tests.
+    ``sleep``: injectable for tests. ``tool_selection``: pi's ``--tools`` / ``--no-tools`` /
+    ``--no-builtin-tools`` / ``--exclude-tools`` (:mod:`.tool_selection`).
     """
 
     model: Model | None
@@ -54,6 +56,7 @@ class AgentOptions(TypedDict, total=False):
     session_id: str | None
     timestamp: str | None
     parent_session: str | None
+    tool_selection: ToolSelection | None
 
 
 def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentState, list[Tool]]:
@@ -79,6 +82,7 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
         extensions=extensions,
         settings_override=options.get("settings"),
         sleep=options.get("sleep"),
+        tool_selection=options.get("tool_selection"),
     )
     tools = options.get("tools")
     if tools is not None:

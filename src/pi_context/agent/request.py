@@ -7,7 +7,8 @@
 3. **provider-role messages**: ``convert_to_llm`` of each message (custom messages and
    summaries become user text);
 4. **request**: those messages, the active tool declarations and the request options (the
-   thinking level comes from the same projection).
+   thinking level comes from the same projection, the budgets from settings
+   ``thinkingBudgets``).
 
 Stages 2 and 3 redo only what is new since the previous request (:mod:`.prefix_reuse`; the
 system-prompt patch before them reuses its work by entry key). The projection is the session's
@@ -26,6 +27,7 @@ from pi_context.session.projection import Projection
 from .loadout import Loadout
 from .prefix_reuse import PrefixFlatMap
 from .state import AgentState
+from .thinking_choice import thinking_budgets
 from .transform import TransformChain
 
 __all__ = ["RequestPipeline"]
@@ -60,4 +62,5 @@ class RequestPipeline:
         return RequestOptions(
             session_id=self._state.session.id,
             thinking_level=cast(ThinkingLevel, level) if model.info.reasoning else "off",
+            thinking_budgets=thinking_budgets(self._state.settings_data),
         )

@@ -49,6 +49,7 @@ from pi_context.extensions.events import (
 )
 from pi_context.messages import AgentMessage, ImageContent, user_message
 from pi_context.model import Model
+from pi_context.model.thinking import clamp_thinking_level
 from pi_context.resources.loader import LoadedResources
 from pi_context.resources.settings import CompactionSettings, RetrySettings, deep_merge_settings
 from pi_context.resources.skills import expand_skill_command
@@ -69,6 +70,11 @@ from .request import RequestPipeline
 from .run_control import RunControl
 from .state import AgentState
 from .stats import SessionStats, context_tokens, session_stats
+from .thinking_choice import (
+    recorded_thinking_level,
+    startup_thinking_level,
+    switch_thinking_level,
+)
 from .transform import TransformChain
 
 __all__ = ["AgentOptions", "AgentSession", "SessionStats"]
@@ -164,7 +170,9 @@ class AgentSession:
         return sess
 
     async def _started(self, reason: Literal["startup", "resume"]) -> None:
-        if reason == "resume":
+        selection = self._state.tool_selection
+        # --tools replaces the defaults, so the branch's recorded loadout is not restored
+        if reason == "resume" and not (selection is not None and selection.replaces_defaults):
             self._loadout.restore_from_branch()
         await extension_dispatch.session_started(self._state, reason)
 
@@ -197,6 +205,50 @@ class AgentSession:
         self._state.model = model
         self.session.append_model_change(model.info.provider, model.info.id)
         self.cache.reset()
+
+    @property
+    def thinking_level(self) -> str:
+        """The level in effect: the branch's last ``thinking_level_change`` (``off`` without)."""
+        return self.session.stored_projection().thinking_level
+
+    def set_thinking_level(self, level: str) -> str:
+        """Clamp ``level`` to the model and record a ``thinking_level_change`` when the level
+        in effect changes (pi's ``setThinkingLevel``); returns the level in effect."""
+        model = self._state.model
+        chosen = clamp_thinking_level(model.info, level) if model is not None else "off"
+        if chosen != self.thinking_level:
+            self.session.append_thinking_level_change(chosen)
+        return chosen
+
+    def apply_startup_thinking_level(self, requested: str | None, *, resumed: bool) -> str:
+        """Choose the level as pi does at startup (:func:`.thinking_choice.startup_thinking_level`)
+        and record it: a new session starts with ``model_change`` (when it has a model) and
+        ``thinking_level_change``, a resumed one gets an entry only when the level changes."""
+        model = self._state.model
+        recorded = recorded_thinking_level(self.session.branch_view()) if resumed else None
+        level = startup_thinking_level(
+            self.settings_data,
+            model.info if model is not None else None,
+            requested=requested,
+            recorded=recorded,
+            resumed=resumed,
+        )
+        if resumed:
+            return self.set_thinking_level(level)
+        if model is not None:  # pi starts a new session with both entries
+            self.session.append_model_change(model.info.provider, model.info.id)
+        self.session.append_thinking_level_change(level)
+        return level
+
+    def switch_model(self, model: Model, *, scoped_level: str | None = None) -> str:
+        """Switch to ``model`` and pick the level as pi does on a model switch
+        (:func:`.thinking_choice.switch_thinking_level`); returns the level in effect."""
+        current = self.thinking_level
+        self.set_model(model)
+        level = switch_thinking_level(
+            self.settings_data, model.info, current=current, scoped=scoped_level
+        )
+        return self.set_thinking_level(level)
 
     @property
     def busy(self) -> bool:

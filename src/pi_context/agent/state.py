@@ -31,6 +31,7 @@ from .branch_positions import BranchPositions
 from .event_bus import EventBus
 from .prompt_queue import PromptQueue
 from .queues import is_queue_mode
+from .tool_selection import ToolSelection
 
 __all__ = ["AgentState", "Sleep"]
 
@@ -52,8 +53,11 @@ class AgentState:
         extensions: ExtensionRunner | None,
         settings_override: Mapping[str, Any] | None = None,
         sleep: Sleep | None = None,
+        tool_selection: ToolSelection | None = None,
     ) -> None:
         self.session = session
+        self.tool_selection = tool_selection
+        """``--tools`` and friends (:mod:`.tool_selection`); ``None``: pi without flags."""
         self.cwd = cwd
         self.model: Model | None = model
         self.loader = loader

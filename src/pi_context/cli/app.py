@@ -17,12 +17,15 @@ from typing import Any
 from pi_context import storage
 from pi_context.agent.session import AgentSession
 from pi_context.agent.stats import SessionStats
+from pi_context.agent.tool_selection import ToolSelection
 from pi_context.cli.agent_api import ProjectTrust
+from pi_context.cli.model_scope import ScopeEntry, next_model_key
 from pi_context.cli.scripted import load_scripted_model, scripted_spec
 from pi_context.errors import PiContextError, ProviderError
 from pi_context.events import AgentEvent
 from pi_context.extensions import RegisteredCommand
 from pi_context.model import Model, ModelInfo
+from pi_context.model.thinking import cycle_thinking_level
 from pi_context.resources.settings import load_settings
 from pi_context.resources.trust import TRUST_FILE_NAME, TrustStore
 from pi_context.session.store import Session
@@ -37,6 +40,8 @@ def resolve_cli_model(
     *,
     agent_dir: Path | None = None,
     resumed: Path | None = None,
+    provider: str | None = None,
+    api_key: str | None = None,
 ) -> Model | None:
     """The model for ``--model SPEC``; without ``SPEC``, pi's startup model.
 
@@ -47,7 +52,8 @@ def resolve_cli_model(
     ``defaultModel`` settings, each only when its key is configured; then the first provider
     with a key, else the embedded local model when the ``local`` extra is installed, else
     ``None`` (see :data:`pi_context.cli.agent_api.NO_MODEL_HELP`). ``env`` replaces
-    ``os.environ``.
+    ``os.environ``. ``provider`` (``--provider``) limits the lookup of ``SPEC`` to one
+    provider; ``api_key`` (``--api-key``) is that model's provider key for this process.
     """
     scripted = scripted_spec(spec, env)
     if scripted is not None:
@@ -58,7 +64,10 @@ def resolve_cli_model(
 
     registry = models.load_registry(agent_dir, env=env)
     if spec is not None:
-        return models.resolve_model(spec, registry=registry)
+        named = registry.lookup(spec, provider=provider).entry
+        if api_key is not None:
+            registry.key_overrides[named.info.provider] = api_key
+        return registry.create(named)
     for provider, model_id in (_recorded_model(resumed), _settings_model(agent_dir)):
         entry = registry.find(provider, model_id) if provider and model_id else None
         if entry is not None and registry.is_available(entry):
@@ -108,6 +117,14 @@ class AppConfig:
     )
     """The model for ``--model SPEC`` (or ``/model SPEC``); for ``None``, the startup model of
     the resumed session file (``None`` for a new session)."""
+    thinking: str | None = None
+    """``--thinking LEVEL`` (already validated): wins over the settings and the session's
+    recorded level at startup (spec §3.2)."""
+    tool_selection: ToolSelection | None = None
+    """``--tools`` / ``--no-tools`` / ``--no-builtin-tools`` / ``--exclude-tools``."""
+    scope: Sequence[ScopeEntry] = ()
+    """``--models`` / ``enabledModels``: what Ctrl+P cycles through (empty: every available
+    model)."""
 
     def _kwargs(self) -> dict[str, Any]:
         return {
@@ -116,42 +133,60 @@ class AppConfig:
             "system_prompt": self.system_prompt,
             "append_system_prompt": list(self.append_system_prompt) or None,
             "load_extensions": True,
+            "tool_selection": self.tool_selection,
         }
 
     async def create(
-        self, model: Model | None, *, cwd: str | None = None, parent_session: str | None = None
+        self,
+        model: Model | None,
+        *,
+        cwd: str | None = None,
+        parent_session: str | None = None,
+        session_id: str | None = None,
     ) -> AgentSession:
         """A new session in the session dir, named as pi names it (written with the first
-        message); ``parent_session`` goes into its header."""
+        message); ``parent_session`` goes into its header, ``session_id`` (``--session-id``)
+        replaces the generated id."""
         work = cwd or self.cwd
         if self.session_dir is None:
-            return await AgentSession.create(
-                cwd=work, model=model, parent_session=parent_session, **self._kwargs()
+            agent = await AgentSession.create(
+                cwd=work,
+                model=model,
+                parent_session=parent_session,
+                session_id=session_id,
+                **self._kwargs(),
             )
-        self.session_dir.mkdir(parents=True, exist_ok=True)
-        path, sid, stamp = storage.new_session_path(self.session_dir)
-        return await AgentSession.create(
-            cwd=work,
-            model=model,
-            session_file=path,
-            session_id=sid,
-            timestamp=stamp,
-            parent_session=parent_session,
-            **self._kwargs(),
-        )
+        else:
+            self.session_dir.mkdir(parents=True, exist_ok=True)
+            path, sid, stamp = storage.new_session_path(self.session_dir, session_id=session_id)
+            agent = await AgentSession.create(
+                cwd=work,
+                model=model,
+                session_file=path,
+                session_id=sid,
+                timestamp=stamp,
+                parent_session=parent_session,
+                **self._kwargs(),
+            )
+        agent.apply_startup_thinking_level(self.thinking, resumed=False)
+        return agent
 
     async def open(self, path: Path, model: Model | None) -> AgentSession:
         """Resume ``path`` (runs in its header cwd); a missing file becomes a new session there."""
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            return await AgentSession.create(
+            agent = await AgentSession.create(
                 cwd=self.cwd, model=model, session_file=path, **self._kwargs()
             )
+            agent.apply_startup_thinking_level(self.thinking, resumed=False)
+            return agent
         header = storage.read_header(path)
         work = header.get("cwd") if header else None
         if isinstance(work, str) and not os.path.isdir(work):
             raise PiContextError(f"The session's working directory does not exist: {work}")
-        return await AgentSession.open(path, model=model, **self._kwargs())
+        agent = await AgentSession.open(path, model=model, **self._kwargs())
+        agent.apply_startup_thinking_level(self.thinking, resumed=True)
+        return agent
 
 
 class AppAgent:
@@ -231,7 +266,39 @@ class AppAgent:
         model = self.config.model_resolver(ref, None)
         if model is None:
             raise ProviderError(f"Unknown model '{ref}'")
-        self.agent.set_model(model)
+        self.agent.switch_model(model)
+
+    def thinking_level(self) -> str:
+        return self.agent.thinking_level
+
+    def cycle_model(self, *, forward: bool = True) -> str:
+        """Ctrl+P: the next model of the scope (else of the available models), with pi's
+        level rule; returns the status text."""
+        from pi_context.providers import models
+
+        registry = models.load_registry(self.config.agent_dir)
+        available = {entry.key: entry for entry in registry.available()}
+        scope = self.config.scope
+        keys = [s.key for s in scope if s.key in available] if scope else list(available)
+        info = self.model_info()
+        current = f"{info.provider}/{info.id}" if info is not None else None
+        target = next_model_key(keys, current, forward=forward)
+        if target is None:
+            return "Only one model in scope" if scope else "Only one model available"
+        scoped = next((s.level for s in scope if s.key == target), None)
+        model = registry.create(available[target])
+        level = self.agent.switch_model(model, scoped_level=scoped)
+        name = model.info.name or model.info.id
+        suffix = f" (thinking: {level})" if model.info.reasoning and level != "off" else ""
+        return f"Switched to {name}{suffix}"
+
+    def cycle_thinking_level(self) -> str | None:
+        """The next supported level (recorded); ``None`` when the model cannot think."""
+        model = self.agent.model_or_none
+        if model is None:
+            return None
+        level = cycle_thinking_level(model.info, self.agent.thinking_level)
+        return self.agent.set_thinking_level(level) if level is not None else None
 
     def session_dir(self) -> Path | None:
         if self.agent.session.file_path is not None:

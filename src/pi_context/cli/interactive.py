@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
@@ -78,8 +79,20 @@ class SlashCompleter(Completer):
                 yield Completion(candidate, start_position=-len(text), display_meta=meta)
 
 
-def _key_bindings() -> KeyBindings:
+def _key_bindings(
+    cycle_thinking: Callable[[], None], cycle_model: Callable[[bool], None]
+) -> KeyBindings:
     bindings = KeyBindings()
+
+    @bindings.add(Keys.ControlP)  # pi's app.model.cycleForward
+    def _next_model(event: KeyPressEvent) -> None:
+        cycle_model(True)
+        event.app.invalidate()
+
+    @bindings.add(Keys.BackTab)  # Shift+Tab, pi's app.thinking.cycle
+    def _cycle_thinking(event: KeyPressEvent) -> None:
+        cycle_thinking()
+        event.app.invalidate()
 
     @bindings.add(Keys.Escape, Keys.Enter)
     def _newline(event: KeyPressEvent) -> None:
@@ -125,7 +138,7 @@ class InteractiveShell:
             history=history or InMemoryHistory(),
             completer=SlashCompleter(lambda: self.agent.skill_names()),
             complete_while_typing=True,
-            key_bindings=_key_bindings(),
+            key_bindings=_key_bindings(self.cycle_thinking, self.cycle_model),
             multiline=True,
             bottom_toolbar=lambda: self._status or self.status(),
             input=pt_input,
@@ -205,8 +218,32 @@ class InteractiveShell:
         """Recompute the status line: model, context of the window, cache hit ratio, cost."""
         info = self.agent.model_info()
         name = "no model (use --model or /model)" if info is None else f"{info.provider}/{info.id}"
+        if info is not None and info.reasoning:
+            name += f" · thinking {self.agent.thinking_level()}"
         self._status = status_line(self.agent.stats(), name)
         return self._status
+
+    def cycle_model(self, forward: bool) -> None:
+        """Ctrl+P: the next model of the scope; says where it went."""
+        try:
+            note = self.agent.cycle_model(forward=forward)
+        except PiContextError as exc:
+            note = f"Error: {exc}"
+        self._status = f"{note} · {self.status()}"
+        run_in_terminal(lambda: self.console.print(Text(note, style="dim")))
+
+    def cycle_thinking(self) -> None:
+        """Shift+Tab: the model's next thinking level; the status line says which."""
+        level = self.agent.cycle_thinking_level()
+        note = (
+            "Current model does not support thinking"
+            if level is None
+            else f"Thinking level: {level}"
+        )
+        self._status = f"{note} · {self.status()}"
+        # shown above the prompt too, as pi's status message (the toolbar needs a terminal
+        # that reports the cursor position)
+        run_in_terminal(lambda: self.console.print(Text(note, style="dim")))
 
     def print_status(self) -> None:
         self.console.print(Text(self.status(), style="dim"))

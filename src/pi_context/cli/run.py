@@ -28,11 +28,14 @@ from typing import Any, BinaryIO
 import click
 
 from pi_context import storage
+from pi_context.agent.tool_selection import ToolSelectionError, parse_tool_selection
 from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
 from pi_context.cli.app import AppAgent, AppConfig, resolve_cli_model
+from pi_context.cli.model_scope import ScopeEntry, resolve_scope
 from pi_context.cli.terminal_text import echo
 from pi_context.errors import PiContextError, ResourceError
 from pi_context.export import SessionDocument, default_html_name, export_html
+from pi_context.model.thinking import THINKING_LEVELS, parse_thinking_level
 from pi_context.resources import paths
 from pi_context.resources.settings import Settings, load_settings
 from pi_context.resources.trust import (
@@ -171,13 +174,26 @@ async def _start(
     session_arg: str | None,
     model_spec: str | None,
     interactive: bool,
+    session_id: str | None = None,
     use_session_cwd: bool = False,
 ) -> AppAgent | None:
     # a named model is resolved first, so that a bad --model fails before any picker
     named = config.model_resolver(model_spec, None) if model_spec is not None else None
     directory = config.session_dir
     path: Path | None = None
-    if session_arg is not None:
+    if session_id is not None:
+        found = _session_with_id(directory, session_id)
+        if found is None:
+            if directory is not None:
+                echo(
+                    f"Warning: No project session found with id '{session_id}'; "
+                    "creating a new session with that id.",
+                    err=True,
+                )
+            model = named or config.model_resolver(None, None)
+            return AppAgent(await config.create(model, session_id=session_id), config)
+        path = found
+    elif session_arg is not None:
         local = directory or storage.default_session_dir(config.cwd, config.agent_dir)
         match = storage.resolve_session_arg(
             session_arg, cwd=config.cwd, directory=local, agent=config.agent_dir
@@ -208,6 +224,72 @@ async def _start(
     if path is not None:
         return _warn_session_problems(AppAgent(await config.open(path, model), config))
     return AppAgent(await config.create(model), config)
+
+
+def _model_scope(models_list: str | None, setting: object, agent_dir: Path) -> list[ScopeEntry]:
+    """``--models`` (else the ``enabledModels`` setting) resolved; warnings on stderr."""
+    if models_list is not None:
+        patterns = [p.strip() for p in models_list.split(",") if p.strip()]
+    else:
+        patterns = [p for p in setting if isinstance(p, str)] if isinstance(setting, list) else []
+    if not patterns:
+        return []
+    from pi_context.providers import models
+
+    scope, warnings = resolve_scope(patterns, models.load_registry(agent_dir))
+    for warning in warnings:
+        echo(f"Warning: {warning}", err=True)
+    return scope
+
+
+def _check_session_id(session_id: str, *, cont: bool, resume: bool, session: str | None) -> None:
+    """pi's ``--session-id`` rules: its shape, and no other way of choosing the session."""
+    if not storage.SESSION_ID_PATTERN.match(session_id):
+        raise click.ClickException(
+            "Session id must be non-empty, contain only alphanumeric characters, '-', '_', "
+            "and '.', and start and end with an alphanumeric character"
+        )
+    others = [
+        flag
+        for flag, on in (
+            ("--session", session is not None),
+            ("--continue", cont),
+            ("--resume", resume),
+        )
+        if on
+    ]
+    if others:
+        raise click.ClickException(f"--session-id cannot be combined with {', '.join(others)}")
+
+
+def _session_with_id(directory: Path | None, session_id: str) -> Path | None:
+    """The project's session file whose header id is exactly ``session_id``."""
+    if directory is None or not directory.is_dir():
+        return None
+    return next((s.path for s in storage.list_sessions(directory) if s.id == session_id), None)
+
+
+def _list_models(search: str | None) -> int:
+    from pi_context.cli.list_models import model_table
+    from pi_context.providers import models
+
+    registry = models.load_registry(paths.agent_dir())
+    if registry.errors:
+        echo("Warning: errors loading models.json:\n" + "\n".join(registry.errors), err=True)
+    available = [entry.info for entry in registry.available()]
+    if not available:
+        echo(
+            "No models available. Set an API key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY) "
+            "or add a provider to models.json."
+        )
+        return 0
+    lines = model_table(available, search)
+    if not lines:
+        echo(f'No models matching "{search}"')
+        return 0
+    for line in lines:
+        echo(line)
+    return 0
 
 
 _PROBLEMS_SHOWN = 5
@@ -251,6 +333,7 @@ async def _run(
         session_arg=options["session"],
         model_spec=options["model"],
         interactive=interactive,
+        session_id=options["session_id"],
         use_session_cwd=options["use_session_cwd"],
     )
     if app is None:
@@ -318,6 +401,63 @@ async def _run(
 @click.option(
     "--model", default=None, metavar="SPEC", help="provider/model (or scripted:<file> for tests)."
 )
+@click.option(
+    "--models",
+    "models_list",
+    default=None,
+    metavar="LIST",
+    help="Models Ctrl+P cycles through (patterns, globs, :level); overrides enabledModels.",
+)
+@click.option(
+    "--provider", default=None, metavar="NAME", help="Look the --model name up in this provider."
+)
+@click.option(
+    "--api-key",
+    default=None,
+    metavar="KEY",
+    help="API key for the model's provider (this run only, never saved).",
+)
+@click.option(
+    "--session-id",
+    default=None,
+    metavar="ID",
+    help="Open the project's session with this id, or start a new one with it.",
+)
+@click.option(
+    "--list-models",
+    "list_models",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[SEARCH]",
+    help="List the models with a key (fuzzy SEARCH over provider and id) and exit.",
+)
+@click.option(
+    "--offline",
+    is_flag=True,
+    help="No network at startup (also PI_OFFLINE=1); model requests still go out.",
+)
+@click.option("--verbose", is_flag=True, help="Interactive: always show the startup details.")
+@click.option(
+    "-t",
+    "--tools",
+    default=None,
+    metavar="LIST",
+    help="Only these tools (names, a* patterns), or +x,-y.",
+)
+@click.option(
+    "-nt", "--no-tools", is_flag=True, help="No tools at all (unless --tools lists them)."
+)
+@click.option("-nbt", "--no-builtin-tools", is_flag=True, help="None of the default tools.")
+@click.option(
+    "-xt", "--exclude-tools", default=None, metavar="LIST", help="Never register these tools."
+)
+@click.option(
+    "--thinking",
+    default=None,
+    metavar="LEVEL",
+    help="Thinking level: off, minimal, low, medium, high, xhigh, max (clamped to the model).",
+)
 @click.option("-nc", "--no-context-files", is_flag=True, help="Do not load AGENTS.md / CLAUDE.md.")
 @click.option(
     "--system-prompt", default=None, metavar="TEXT|FILE", help="Replace the default prompt."
@@ -347,6 +487,18 @@ def agent_command(
     no_session: bool,
     use_session_cwd: bool,
     model: str | None,
+    models_list: str | None,
+    provider: str | None,
+    api_key: str | None,
+    session_id: str | None,
+    list_models: str | None,
+    offline: bool,
+    verbose: bool,
+    tools: str | None,
+    no_tools: bool,
+    no_builtin_tools: bool,
+    exclude_tools: str | None,
+    thinking: str | None,
     no_context_files: bool,
     system_prompt: str | None,
     append_system_prompt: tuple[str, ...],
@@ -365,6 +517,50 @@ def agent_command(
         written = export_html(doc, out)
         echo(f"Exported to: {written}")
         return 0
+    if offline or os.environ.get("PI_OFFLINE", "").lower() in ("1", "true", "yes"):
+        os.environ["PI_OFFLINE"] = "1"
+        os.environ["PI_SKIP_VERSION_CHECK"] = "1"
+    if list_models is not None:
+        return _list_models(list_models or None)
+    agent_dir = paths.agent_dir()
+    settings = startup_settings(cwd, agent_dir)  # once: it warns about an untrusted file
+    scope = _model_scope(models_list, settings.get("enabledModels"), agent_dir)
+    if scope and model is None and not (cont or resume or session or session_id):
+        model = scope[0].key  # a new session starts on the first model of the scope
+        thinking = thinking or scope[0].level
+    if provider is not None and model is None:
+        raise click.ClickException(
+            f"--provider requires --model (for example: --provider {provider} --model <pattern>)"
+        )
+    if api_key is not None and model is None:
+        raise click.ClickException(
+            "--api-key requires a model to be specified via --model, --provider/--model, "
+            "or --models"
+        )
+    selection = None
+    if tools is not None or no_tools or no_builtin_tools or exclude_tools is not None:
+        try:
+            selection = parse_tool_selection(
+                tools,
+                no_tools=no_tools,
+                no_builtin_tools=no_builtin_tools,
+                exclude=exclude_tools,
+                flag="-t" if "-t" in sys.argv[1:] else "--tools",
+            )
+        except ToolSelectionError as exc:
+            raise click.ClickException(str(exc)) from exc
+    if session_id is not None:
+        _check_session_id(session_id, cont=cont, resume=resume, session=session)
+    if model is not None and thinking is None:  # a ":<level>" suffix counts without --thinking
+        suffix = model.rpartition(":")[2]
+        thinking = suffix if ":" in model and parse_thinking_level(suffix) else None
+    if thinking is not None and parse_thinking_level(thinking) is None:
+        echo(
+            f'Warning: Invalid thinking level "{thinking}". '
+            f"Valid values: {', '.join(THINKING_LEVELS)}",
+            err=True,
+        )
+        thinking = None
     if name is not None:
         name = name.strip()
         if not name:
@@ -388,9 +584,7 @@ def agent_command(
         run_mode = "print"
     else:
         run_mode = "interactive"
-    agent_dir = paths.agent_dir()
     directory: Path | None = None
-    settings = startup_settings(cwd, agent_dir)
     if not no_session:
         # pi reads the project's sessionDir before deciding trust; here only a trusted one
         setting = settings.get("sessionDir")
@@ -408,8 +602,16 @@ def agent_command(
         system_prompt=system_prompt,
         append_system_prompt=append_system_prompt,
         model_resolver=lambda spec, resumed: resolve_cli_model(
-            spec, agent_dir=agent_dir, resumed=resumed
+            spec,
+            agent_dir=agent_dir,
+            resumed=resumed,
+            # --provider and --api-key belong to the --model of the command line
+            provider=provider if spec is not None and spec == model else None,
+            api_key=api_key if spec is not None and spec == model else None,
         ),
+        thinking=thinking,
+        tool_selection=selection,
+        scope=tuple(scope),
     )
     # RPC mode ignores positional messages, as pi does: prompts arrive as commands
     prompts = [] if run_mode == "rpc" else build_prompts(messages, stdin_text, cwd)
@@ -419,6 +621,7 @@ def agent_command(
         "session": session,
         "model": model,
         "name": name,
+        "session_id": session_id,
         "use_session_cwd": use_session_cwd,
     }
     return asyncio.run(_run(config, options, prompts, run_mode))

@@ -491,6 +491,9 @@ class ModelRegistry:
         self.errors = list(errors)
         self._commands: dict[str, tuple[str | None, str | None]] = {}
         """``!command`` results, so choosing and creating a model runs each command once."""
+        self.key_overrides: dict[str, str] = {}
+        """provider → key given on the command line (``--api-key``): used before any stored
+        key, never saved."""
 
     def _resolve(self, template: str) -> tuple[str | None, str | None]:
         if not template.startswith("!"):
@@ -518,7 +521,9 @@ class ModelRegistry:
         bearer: str | None = None
         source: str | None = None
         spec = provider_spec(provider)
-        if entry.api_key is not None:
+        if provider in self.key_overrides:
+            key, source = self.key_overrides[provider], "--api-key"
+        elif entry.api_key is not None:
             source = f'"apiKey" of provider "{provider}" in models.json'
             key, missing = self._resolve(entry.api_key)
             if key is None:

@@ -158,8 +158,12 @@ def test_sessions_new_name_fork_clone_switch_and_export(world: RpcWorld, tmp_pat
     rpc = world.spawn("--model", f"scripted:{replies}")
     nothing = rpc.call({"id": "x0", "type": "export_html"})
     assert nothing["error"] == "Nothing to export yet - start a conversation first"
-    no_leaf = rpc.call({"id": "cl0", "type": "clone"})
-    assert no_leaf["error"] == "Cannot clone session: no current entry selected"
+    unsaved = rpc.call({"id": "cl0", "type": "clone"})
+    # a new session starts with its model_change and thinking_level_change entries (as in
+    # pi), so there is a leaf, but nothing is saved before the first message
+    assert unsaved["error"] == (
+        "This session has not been saved yet. Send a message before cloning or forking it."
+    )
     for n, text in enumerate(("hello", "again")):
         rpc.send({"id": f"p{n}", "type": "prompt", "message": text})
         rpc.until_type("agent_settled")
