@@ -166,7 +166,17 @@ async def _run(
             header=app.session.header,
         )
     finally:
-        app.agent.close()
+        # the run settles (its abort is stored) before the file closes, and the embedded
+        # model stops and is freed here, not during interpreter shutdown
+        await app.agent.aclose()
+        await _release_local_models()
+
+
+async def _release_local_models() -> None:
+    """Stop and free the embedded model if this process loaded it (never imports it)."""
+    local = sys.modules.get("pi_context.providers.local")
+    if local is not None:
+        await asyncio.to_thread(local.release_all)
 
 
 @click.command(
