@@ -271,7 +271,7 @@ class InteractiveShell:
             return None
         except PiContextError as exc:
             if self._renderer is None or not self._renderer.errors_shown:
-                self.console.print(Text(f"Error: {exc}", style="red"))
+                self.console.print(Text(f"pictx: error: {exc}", style="red"))
             return None
         finally:
             if flush_timer is not None:
@@ -349,7 +349,7 @@ class InteractiveShell:
                     continue
                 await self.send(line)
             except PiContextError as exc:
-                self.console.print(Text(f"Error: {exc}", style="red"))
+                self.console.print(Text(f"pictx: error: {exc}", style="red"))
 
 
 def history_for(agent_dir: Path | None) -> History:

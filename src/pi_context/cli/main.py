@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import click
 
+from pi_context.cli.entry_help import AGENT_HELP, mistyped_command
 from pi_context.errors import PiContextError
 
 __all__ = ["cli", "main"]
@@ -33,6 +34,7 @@ def _register_commands() -> None:
 
 
 _register_commands()
+cli.epilog = AGENT_HELP
 
 
 def _entry_command(args: Sequence[str]) -> click.Command:
@@ -46,18 +48,30 @@ def _entry_command(args: Sequence[str]) -> click.Command:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``pictx``; returns the exit code (the console script exits with it)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    typo = mistyped_command(args, cli.list_commands(click.Context(cli)))
+    if typo is not None:
+        _error(
+            f"no command '{args[0]}'; did you mean `pictx {typo}`? "
+            f'To send it as a prompt: pictx -- "{" ".join(args)}" (or pictx -p ...)'
+        )
+        return 2
     try:
         result = _entry_command(args).main(args=args, prog_name="pictx", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
+    except click.UsageError as exc:
+        _error(exc.format_message())
+        if exc.ctx is not None:
+            click.echo(f"Try '{exc.ctx.command_path} --help' for help.", err=True)
+        return exc.exit_code
     except click.ClickException as exc:
-        exc.show()
+        _error(exc.format_message())
         return exc.exit_code
     except click.Abort:
-        click.echo("pictx: aborted", err=True)
+        _error("aborted")
         return 1
     except PiContextError as exc:
-        click.echo(f"pictx: error: {_one_line(str(exc))}", err=True)
+        _error(str(exc))
         return 1
     except BrokenPipeError:
         return 1
@@ -65,6 +79,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo(f"pictx: internal error: {type(exc).__name__}: {_one_line(str(exc))}", err=True)
         return 2
     return result if isinstance(result, int) else 0
+
+
+def _error(text: str) -> None:
+    """The one error form of every command: ``pictx: error: <one line>`` on stderr."""
+    click.echo(f"pictx: error: {_one_line(text)}", err=True)
 
 
 def _one_line(text: str) -> str:

@@ -431,5 +431,5 @@ async def run_slash(shell: Shell, line: str) -> bool:
     try:
         await handler(shell, args)
     except PiContextError as exc:
-        shell.console.print(Text(f"Error: {exc}", style="red"))
+        shell.console.print(Text(f"pictx: error: {exc}", style="red"))
     return True
