@@ -59,4 +59,5 @@ def test_usage_and_click_errors_use_the_one_error_form(project: Path, pictx: Pic
         run = pictx(*args)
         assert run.code != 0
         assert run.err.startswith("pictx: error: "), run.err
-        assert "\nError:" not in run.err and not run.err.startswith("Error:")
+        assert "\nError:" not in run.err
+        assert not run.err.startswith("Error:")

@@ -113,7 +113,7 @@ def test_a_signal_while_the_embedded_model_generates_does_not_crash(
             if '"text_delta"' in line:
                 break
         proc.send_signal(signo)
-        out, err = proc.communicate(timeout=120)
+        _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signo, err
     assert "Traceback" not in err
     assert _last_stop_reason(project) == "aborted"

@@ -12,19 +12,24 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import click
 
 from pi_context import storage
 from pi_context.agent.session import AgentSession
 from pi_context.agent.stats import SessionStats
 from pi_context.cli.scripted import load_scripted_model, scripted_spec
-from pi_context.errors import PiContextError, ProviderError
+from pi_context.errors import ModelNotFoundError, PiContextError, ProviderError
 from pi_context.events import AgentEvent
 from pi_context.extensions import RegisteredCommand
 from pi_context.model import Model, ModelInfo
 from pi_context.resources.settings import load_settings
 from pi_context.session.store import Session
 from pi_context.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from pi_context.providers.models import ModelRegistry
 
 __all__ = ["AppAgent", "AppConfig", "resolve_cli_model"]
 
@@ -35,6 +40,7 @@ def resolve_cli_model(
     *,
     agent_dir: Path | None = None,
     resumed: Path | None = None,
+    why: Callable[[str], None] | None = None,
 ) -> Model | None:
     """The model for ``--model SPEC``; without ``SPEC``, pi's startup model.
 
@@ -45,7 +51,11 @@ def resolve_cli_model(
     ``defaultModel`` settings, each only when its key is configured; then the first provider
     with a key, else the embedded local model when the ``local`` extra is installed, else
     ``None`` (see :data:`pi_context.cli.agent_api.NO_MODEL_HELP`). ``env`` replaces
-    ``os.environ``.
+    ``os.environ``. ``why`` receives, for a model chosen without ``SPEC``, which model it is
+    and why (shown once, so that no fallback or switch is silent).
+
+    Problems of ``models.json`` are warnings on stderr, once per process, wherever the file is
+    read; a model not found while the file was ignored says so.
     """
     scripted = scripted_spec(spec, env)
     if scripted is not None:
@@ -54,14 +64,65 @@ def resolve_cli_model(
     # adapters import their SDKs (openai, anthropic, llama_cpp) only when one is created
     from pi_context.providers import models
 
-    registry = models.load_registry(agent_dir, env=env)
+    registry = _load_registry(agent_dir, env)
     if spec is not None:
-        return models.resolve_model(spec, registry=registry)
-    for provider, model_id in (_recorded_model(resumed), _settings_model(agent_dir)):
+        try:
+            return models.resolve_model(spec, registry=registry)
+        except ModelNotFoundError as exc:
+            if not registry.errors:
+                raise
+            raise ModelNotFoundError(
+                f"{exc} (models.json was ignored: {registry.errors[0]})"
+            ) from exc
+    sources = (
+        (_recorded_model(resumed), "the model this session last used"),
+        (_settings_model(agent_dir), "defaultProvider/defaultModel in settings.json"),
+    )
+    for (provider, model_id), reason in sources:
         entry = registry.find(provider, model_id) if provider and model_id else None
         if entry is not None and registry.is_available(entry):
+            _tell(why, entry.key, reason)
             return registry.create(entry)
-    return models.default_model(registry=registry)
+    chosen = registry.default()
+    if chosen is None:
+        return None
+    _tell(why, chosen.key, _default_reason(chosen.info.provider, chosen.info.api))
+    return registry.create(chosen)
+
+
+def _default_reason(provider: str, api: str) -> str:
+    from pi_context.providers.catalog import DEFAULT_MODEL_IDS, LOCAL_MODEL
+
+    if api == LOCAL_MODEL.api:
+        return "no API key is set and no model named; the embedded offline model"
+    if provider in DEFAULT_MODEL_IDS:
+        return f"the first built-in provider with a key ({provider}); --model picks another"
+    return "the first model of models.json with a key; --model picks another"
+
+
+def _tell(why: Callable[[str], None] | None, key: str, reason: str) -> None:
+    if why is not None:
+        why(f"model {key} ({reason})")
+
+
+_WARNED: set[str] = set()
+"""models.json problems already shown by this process."""
+
+
+def _load_registry(agent_dir: Path | None, env: Mapping[str, str] | None) -> ModelRegistry:
+    """The registry, its problems warned once on stderr."""
+    from pi_context.providers import models
+
+    registry = models.load_registry(agent_dir, env=env)
+    for problem in (*registry.errors, *registry.warnings):
+        if problem not in _WARNED:
+            _WARNED.add(problem)
+            click.echo(f"pictx: warning: {_one_line(problem)}", err=True)
+    return registry
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _recorded_model(path: Path | None) -> tuple[str | None, str | None]:
@@ -83,10 +144,11 @@ def _settings_model(agent_dir: Path | None) -> tuple[str | None, str | None]:
 
 
 def _model_names(agent_dir: Path | None) -> list[str]:
-    from pi_context.providers import models
-
+    """Every model ``/model`` can name; those without a key are marked ``(no key)``."""
+    registry = _load_registry(agent_dir, None)
     return [
-        f"{info.provider}/{info.id}" for info in models.list_models(models.load_registry(agent_dir))
+        entry.key if registry.is_available(entry) else f"{entry.key} (no key)"
+        for entry in registry.entries
     ]
 
 

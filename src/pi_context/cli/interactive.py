@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -104,8 +104,11 @@ class InteractiveShell:
         history: History | None = None,
         pt_input: Input | None = None,
         pt_output: Output | None = None,
+        notes: Sequence[str] = (),
     ) -> None:
         self.agent = agent
+        self._notes = list(notes)
+        """Shown once under the header (which model was chosen, and why)."""
         self.console = console or Console(highlight=False)
         self.cwd = Path(agent.session.cwd or Path.cwd())
         self._quit = False
@@ -299,7 +302,11 @@ class InteractiveShell:
         title = session.name or (path.name if path is not None else "in-memory session")
         self.console.print(Text(f"pictx · {title}", style="bold"))
         if path is not None:
-            self.console.print(Text(f"saved in {path.parent}", style="dim"), soft_wrap=True)
+            # the file itself is written with the first answer: name where it will be
+            verb = "saved in" if path.exists() else "will be saved in"
+            self.console.print(Text(f"{verb} {path.parent}", style="dim"), soft_wrap=True)
+        for note in self._notes:
+            self.console.print(Text(note, style="dim"), soft_wrap=True)
         self.console.print(
             Text(
                 "Type /help for commands. Enter sends, Alt+Enter adds a line, Esc aborts.",

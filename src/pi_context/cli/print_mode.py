@@ -23,10 +23,10 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TextIO
 
 from pi_context import _json
-from pi_context.events import AgentEvent, MessageEnd
+from pi_context.events import AgentEvent, AutoRetryStart, MessageEnd
 from pi_context.messages import AgentMessage
 
-__all__ = ["PrintAgent", "final_text_outcome", "run_print"]
+__all__ = ["PrintAgent", "final_text_outcome", "retry_note", "run_print"]
 
 PrintMode = Literal["text", "json"]
 
@@ -50,11 +50,21 @@ def final_text_outcome(last: AgentMessage | None) -> tuple[list[str], str | None
     ]
     stop = message.get("stopReason")
     if stop in ("error", "aborted"):
-        return [], str(message.get("errorMessage") or f"Request {stop}"), 1
+        reason = " ".join(str(message.get("errorMessage") or f"Request {stop}").split())
+        return [], f"pictx: error: {reason}", 1
     if stop == "length":
         note = "pictx: note: the answer stopped at the model's output token limit (truncated)."
         return lines, note, 0
     return lines, None, 0
+
+
+def retry_note(event: AutoRetryStart) -> str:
+    """One stderr line per retry of a failed request (text mode; JSON has the event)."""
+    reason = " ".join(event.error_message.split())
+    return (
+        f"pictx: retrying in {event.delay_ms / 1000:g}s "
+        f"(attempt {event.attempt}/{event.max_attempts}): {reason}"
+    )
 
 
 def _silence(out: TextIO) -> None:
@@ -130,6 +140,9 @@ async def run_print(
                     last = event.message
                 if mode == "json":
                     write(_json.dumps(event.to_json()).decode("utf-8", "replace") + "\n")
+                elif isinstance(event, AutoRetryStart):
+                    err.write(retry_note(event) + "\n")
+                    err.flush()
     finally:
         _remove_signals(installed)
     if received:

@@ -125,6 +125,7 @@ async def _run(
     options: dict[str, Any],
     prompts: list[str],
     mode: str,
+    notes: Sequence[str] = (),
 ) -> int:
     interactive = mode == "interactive"
     app = await _start(
@@ -145,7 +146,7 @@ async def _run(
         if interactive:
             from pi_context.cli.interactive import InteractiveShell, history_for
 
-            shell = InteractiveShell(host, history=history_for(config.agent_dir))
+            shell = InteractiveShell(host, history=history_for(config.agent_dir), notes=notes[-1:])
             try:
                 return await shell.run(prompts)
             finally:
@@ -155,6 +156,8 @@ async def _run(
 
         if app.agent.model_or_none is None:
             raise PiContextError(NO_MODEL_HELP)
+        if notes and mode != "json":
+            click.echo(f"pictx: {notes[-1]}", err=True)
         if not prompts:
             raise click.ClickException("no prompt given (pass a message, @file or pipe stdin)")
         return await run_print(
@@ -276,6 +279,7 @@ def agent_command(
             cli_dir=session_dir,
             setting=setting if isinstance(setting, str) else None,
         )
+    notes: list[str] = []  # which model was chosen without --model, and why
     config = AppConfig(
         cwd=cwd,
         agent_dir=agent_dir,
@@ -284,12 +288,12 @@ def agent_command(
         system_prompt=system_prompt,
         append_system_prompt=append_system_prompt,
         model_resolver=lambda spec, resumed: resolve_cli_model(
-            spec, agent_dir=agent_dir, resumed=resumed
+            spec, agent_dir=agent_dir, resumed=resumed, why=notes.append
         ),
     )
     prompts = build_prompts(messages, stdin_text, cwd)
     options = {"cont": cont, "resume": resume, "session": session, "model": model, "name": name}
-    return asyncio.run(_run(config, options, prompts, run_mode))
+    return asyncio.run(_run(config, options, prompts, run_mode, notes))
 
 
 def register(group: click.Group) -> None:
