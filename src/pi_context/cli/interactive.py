@@ -35,6 +35,7 @@ from rich.console import Console
 from rich.text import Text
 
 from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
+from pi_context.cli.progress import RunProgress
 from pi_context.cli.render import EventRenderer
 from pi_context.cli.slash import COMMANDS, command_names, run_slash
 from pi_context.cli.stats import status_line
@@ -145,16 +146,23 @@ class InteractiveShell:
             self.console.print(Text(NO_MODEL_HELP, style="red"))
             return
         renderer = self._new_renderer()
+        progress = RunProgress(self.console, self.status)
 
         events = self.agent.prompt(text)  # requested now: an abort from here on cancels it
 
         async def consume() -> None:
             async for event in events:
+                progress.before(event)
                 renderer.handle(event)
+                progress.after(event)
 
+        progress.start()
         try:
-            await self._abortable(consume(), self.agent.abort, cancel_on_first=False)
+            await self._abortable(
+                consume(), self.agent.abort, cancel_on_first=False, progress=progress
+            )
         finally:
+            progress.stop()
             renderer.close()
             self._renderer = None
         self.print_status()
@@ -204,7 +212,9 @@ class InteractiveShell:
         return self.agent.estimate_context()
 
     def _new_renderer(self) -> EventRenderer:
-        self._renderer = EventRenderer(self.console, estimate_after=self._estimate)
+        self._renderer = EventRenderer(
+            self.console, estimate_after=self._estimate, footer=lambda: self._status
+        )
         return self._renderer
 
     def _listen(self) -> None:
@@ -217,7 +227,12 @@ class InteractiveShell:
         self._unsubscribe = self.agent.subscribe(on_event)
 
     async def _abortable(
-        self, work: Awaitable[T], abort: Callable[[], None], *, cancel_on_first: bool
+        self,
+        work: Awaitable[T],
+        abort: Callable[[], None],
+        *,
+        cancel_on_first: bool,
+        progress: RunProgress | None = None,
     ) -> T | None:
         """Await ``work``; Esc or Ctrl-C aborts it (cancels on the second press).
 
@@ -242,6 +257,8 @@ class InteractiveShell:
                 elif not task.done():
                     presses += 1
                     if presses == 1:
+                        if progress is not None:
+                            progress.stop()
                         self.console.print(Text("Aborting…", style="yellow"))
                         abort()
                     if cancel_on_first or presses > 1:
