@@ -34,12 +34,8 @@ from _common import (
     walk_path,
     write_results,
 )
-from pi_context.compaction import (
-    CompactionSettings,
-    TokenCache,
-    find_projected_cut_point,
-    prepare_compaction,
-)
+from pi_context.compaction import CompactionSettings, TokenCache, prepare_compaction
+from pi_context.compaction.cut_points import find_projected_cut_point
 from pi_context.compaction.prepare import intrinsically_visible
 from pi_context.session import Session
 

@@ -87,3 +87,32 @@ def test_equals_a_fresh_flat_map_after_any_edits(steps: list[tuple[str, int]]) -
             items[k % len(items)] = Item(counter)
             counter += 1
         assert mapped(items) == naive(items)
+
+
+def test_common_prefix_with_a_key_compares_keys_where_identity_fails() -> None:
+    a, b, c = Item(1), Item(2), Item(3)
+    same_a, same_b = Item(1), Item(2)
+    key = lambda item: item.n  # noqa: E731
+    assert common_prefix([a, b, c], [same_a, same_b], key) == 2
+    assert common_prefix([a, b, c], [same_a, c], key) == 1
+    assert common_prefix([a, b], [same_a, same_b], None) == 0
+
+
+def test_keyed_map_reuses_results_for_equal_keys() -> None:
+    calls: list[int] = []
+
+    def fn(index: int, item: Item) -> list[tuple[int, int]]:
+        calls.append(item.n)
+        return expand(index, item)
+
+    keyed: PrefixFlatMap[Item, tuple[int, int]] = PrefixFlatMap(fn, key=lambda item: item.n)
+    first = [Item(n) for n in range(1, 6)]
+    assert keyed(first) == naive(first)
+    calls.clear()
+    rebuilt = [Item(n) for n in range(1, 6)] + [Item(7)]  # new objects, same keys, one more
+    assert keyed(rebuilt) == naive(rebuilt)
+    assert calls == [7]
+    calls.clear()
+    edited = [*rebuilt[:2], Item(8), *rebuilt[3:]]  # the third item changed its key
+    assert keyed(edited) == naive(edited)
+    assert calls == [8, 4, 5, 7]

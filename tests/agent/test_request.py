@@ -18,7 +18,7 @@ from pi_context.events import (
     TurnEnd,
 )
 from pi_context.model import ModelInfo
-from pi_context.session import Session
+from pi_context.session import Session, convert_to_llm
 from pi_context.session.projection import Projection
 from pi_context.testing import ScriptedModel, reply
 
@@ -27,16 +27,17 @@ from .conftest import MakeSession
 
 @pytest.fixture
 def projections(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Counts ``Session.projection()`` snapshots (each records who asked)."""
+    """Counts ``Session.stored_projection()`` snapshots (each records who asked); the engine
+    takes no other (``projection()`` is the public, copying view of it)."""
     calls: list[str] = []
-    original = Session.projection
+    original = Session.stored_projection
 
     def counted(self: Session, leaf_id: str | None = None) -> Projection:
         caller = inspect.stack()[1]
         calls.append(f"{Path(caller.filename).stem}.{caller.function}")
         return original(self, leaf_id)
 
-    monkeypatch.setattr(Session, "projection", counted)
+    monkeypatch.setattr(Session, "stored_projection", counted)
     return calls
 
 
@@ -98,3 +99,33 @@ async def test_what_events_hand_out_cannot_change_the_session(make_session: Make
     assert sess.session.projection().messages == before
     await sess.run("again")  # the next request is built from the unchanged session
     assert [m["role"] for m in model.requests[-1].messages][-2:] == ["assistant", "user"]
+
+
+async def test_what_the_public_api_hands_out_cannot_change_the_session_or_the_next_request(
+    make_session: MakeSession,
+) -> None:
+    model = ScriptedModel(
+        [reply(tool_calls=[("ls", {"path": "."})]), reply("done"), reply("again")]
+    )
+    sess = await make_session(model)
+    await sess.run("list the files")
+    stored = copy.deepcopy(list(sess.session.stored_projection().messages))
+    projection = sess.session.projection()
+    handed: list[Any] = [*projection.messages, *sess.session.messages()]
+    handed += [m for item in projection.entries for m in item.messages]
+    for message in handed:
+        message["role"] = "mutated"
+        content = message.get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict):
+                    block["text"] = "mutated"
+            content.append({"type": "text", "text": "injected"})
+    assert list(sess.session.stored_projection().messages) == stored
+    assert list(sess.session.projection().messages) == stored
+    await sess.run("again")
+    sent = model.requests[-1].messages
+    assert "mutated" not in repr(sent)
+    assert "injected" not in repr(sent)
+    expected = convert_to_llm(stored)
+    assert list(sent[: len(expected)]) == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,7 @@ def last_turn_tokens(session: Session) -> int:
     return sum(estimate_tokens(m) for m in session.projection().messages[-4:])
 
 
-def orphan_tool_results(messages: list[Any]) -> list[str]:
+def orphan_tool_results(messages: Sequence[Any]) -> list[str]:
     """Tool results whose call is not in an earlier assistant message of the context."""
     seen: set[str] = set()
     orphans = []

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pi_context.compaction import CompactionSettings, Compactor, TokenCache, prepare_compaction
 from pi_context.compaction.accounting import (
     estimate_kept_context_tokens,
     estimate_projected_context_tokens,
 )
 from pi_context.prompt import get_current_system_message
-from pi_context.session import Session
+from pi_context.session import Session, projection_of_path
 from pi_context.tokens import estimate_tokens
 from tests.compaction.helpers import add_turn, new_session
 
@@ -69,3 +71,45 @@ def test_pure_estimate_counts_the_system_state_once() -> None:
     assert (
         estimate_projected_context_tokens(projection, session.branch_entries(), cache) == estimate
     )
+
+
+def test_token_cache_is_keyed_by_entry_id_and_edit_generation(monkeypatch: Any) -> None:
+    import pi_context.compaction.accounting as accounting
+
+    measured: list[object] = []
+
+    def counting(message: Any) -> int:
+        measured.append(message.get("role"))
+        return estimate_tokens(message)
+
+    monkeypatch.setattr(accounting, "estimate_tokens", counting)
+    session = new_session()
+    for turn in range(3):
+        add_turn(session, turn)
+    cache = TokenCache()
+    items = session.stored_projection().entries
+    first = sum(cache.item_tokens(item) for item in items)
+    measured.clear()
+    # another projection of the same path: new items, same keys, nothing measured again
+    rebuilt = projection_of_path(session.branch_entries()).entries
+    assert rebuilt[1] is not items[1]
+    assert sum(cache.item_tokens(item) for item in rebuilt) == first
+    assert measured == []
+    # an edit starts a new generation of its target: that entry alone is measured again
+    target = next(p for p in rebuilt if p.entry.role == "toolResult")
+    session.append_context_edit(target.entry.id, {"content": "masked"})
+    edited = session.stored_projection().entries
+    sum(cache.item_tokens(item) for item in edited)
+    assert measured == ["toolResult"]
+    # an entry of another session that shares the id is not taken for this one
+    other = new_session()
+    add_turn(other, 0, result_chars=5000)
+    measured.clear()
+    foreign = other.stored_projection().entries
+    result = next(p for p in foreign if p.entry.role == "toolResult")
+    assert result.key in {q.key for q in items}  # same id, same (no) edit, other content
+    fresh = sum(estimate_tokens(m) for m in result.messages)
+    assert cache.item_tokens(result) == fresh
+    assert measured == ["toolResult"]
+    original = next(p for p in items if p.key == result.key)
+    assert cache.item_tokens(original) != fresh

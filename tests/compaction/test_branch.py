@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from pi_context.compaction import (
+from pi_context.compaction import summarize_branch
+from pi_context.compaction.branch import (
     NO_CONTENT_SUMMARY,
     collect_branch_entries,
     prepare_branch_entries,
-    summarize_branch,
 )
 from pi_context.compaction.prompts import BRANCH_PREAMBLE
 from pi_context.errors import CompactionError

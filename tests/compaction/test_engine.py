@@ -17,13 +17,13 @@ from pi_context.compaction import (
     CompactionStart,
     Compactor,
     CustomCompaction,
-    RetrySettings,
     SessionCompact,
     SummarizationRetryScheduled,
     compact,
 )
 from pi_context.compaction.prompts import SPLIT_TURN_SEPARATOR, SUMMARY_SYSTEM_PROMPT
 from pi_context.errors import CompactionCancelledError, CompactionError
+from pi_context.resources.settings import RetrySettings
 from pi_context.session import Session
 from pi_context.testing import ScriptedModel, failure, reply
 from pi_context.tokens import estimate_tokens

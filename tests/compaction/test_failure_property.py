@@ -17,8 +17,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pi_context.compaction import CompactionSettings, Compactor, RetrySettings
+from pi_context.compaction import CompactionSettings, Compactor
 from pi_context.errors import CompactionError
+from pi_context.resources.settings import RetrySettings
 from pi_context.session import Session
 from pi_context.testing import ScriptedModel, failure, reply
 from tests.compaction.helpers import add_turn, new_session, orphan_tool_results

@@ -64,7 +64,10 @@ def test_cached_preparation_equals_fresh_preparation(
                 session.append_context_edit(target.id, None if b else {"content": "masked"})
         else:
             prep = prepare_compaction(
-                session.branch_entries(), config, projection=session.projection(), cache=cache
+                session.branch_entries(),
+                config,
+                projection=session.stored_projection(),
+                cache=cache,
             )
             if prep is not None:
                 session.append_compaction(
@@ -74,9 +77,9 @@ def test_cached_preparation_equals_fresh_preparation(
                     details={"readFiles": prep.read_files, "modifiedFiles": prep.modified_files},
                 )
         cached = prepare_compaction(
-            session.branch_entries(), config, projection=session.projection(), cache=cache
+            session.branch_entries(), config, projection=session.stored_projection(), cache=cache
         )
         fresh = prepare_compaction(
-            session.branch_entries(), config, projection=session.projection()
+            session.branch_entries(), config, projection=session.stored_projection()
         )
         assert summary(cached) == summary(fresh)

@@ -23,23 +23,19 @@ from pi_context.prompt import (
     SystemPromptOptions,
     build_sections,
     build_system_prompt,
-    build_system_prompt_state,
-    diff_sections,
     format_skills_for_prompt,
     get_current_system_message,
     get_current_system_prompt,
     get_current_tools,
+)
+from pi_context.prompt.replay import (
+    diff_sections,
     get_system_message_text,
     render_system_message_update,
 )
-from pi_context.prompt.sections import SkillReader
-from pi_context.resources import (
-    ResourceLoader,
-    Skill,
-    load_context_files,
-    load_skills,
-    load_skills_from_dir,
-)
+from pi_context.prompt.sections import SkillReader, build_system_prompt_state
+from pi_context.resources import ResourceLoader, Skill, load_context_files, load_skills
+from pi_context.resources.skills import load_skills_from_dir
 from pi_context.tokens import estimate_tokens
 from tests.conformance import registry
 

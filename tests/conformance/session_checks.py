@@ -352,7 +352,7 @@ def check_target(loaded: Loaded, target: dict[str, Any]) -> list[str]:
         path = session.branch_entries(leaf_id)
     reference = projection_of_path(path)
     session.move_leaf(leaf_id)
-    projection = session.projection()
+    projection = session.stored_projection()  # identity with the stored messages is checked
     if len(path) != target["pathLength"]:
         problems.append(f"pathLength {len(path)} != {target['pathLength']}")
     if projection.thinking_level != target["thinkingLevel"]:

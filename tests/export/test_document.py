@@ -108,7 +108,7 @@ def test_legacy_v1_entries_without_ids_are_chained() -> None:
 
 
 def test_system_prompt_at_the_leaf_follows_the_projection() -> None:
-    from pi_context.export import replay_system_prompt
+    from pi_context.export.html import replay_system_prompt
 
     def system(eid: str, parent: str | None, sections: dict[str, str | None]) -> dict[str, Any]:
         message = {"role": "system", "content": "", "sections": sections, "timestamp": 1}

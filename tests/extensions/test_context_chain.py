@@ -5,12 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any, cast
 
-from pi_context.extensions import (
-    ExtensionAPI,
-    ExtensionRunner,
-    current_system_message,
-    load_extensions,
-)
+from pi_context.extensions import ExtensionAPI, ExtensionRunner, load_extensions
 from pi_context.extensions.events import ContextEvent, ContextWithSystemEvent
 from pi_context.messages import (
     AgentMessage,
@@ -20,6 +15,7 @@ from pi_context.messages import (
     text_block,
     user_message,
 )
+from pi_context.prompt.replay import get_current_system_message as current_system_message
 
 
 def runner_of(*registers: Any) -> ExtensionRunner:

@@ -8,8 +8,9 @@ from typing import Any, cast
 
 import pytest
 
-from pi_context.extensions import load_extension_module, load_extensions
+from pi_context.extensions import load_extensions
 from pi_context.extensions.events import BeforeAgentStartEvent, SessionBeforeCompactEvent
+from pi_context.extensions.loader import load_extension_module
 from pi_context.messages import (
     assistant_message,
     text_block,

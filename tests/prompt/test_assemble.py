@@ -17,7 +17,8 @@ from pi_context import (
     prompt_options_for,
     system_prompt_for,
 )
-from pi_context.prompt import build_sections, options_from_resources
+from pi_context.prompt import build_sections
+from pi_context.prompt.assemble import options_from_resources
 
 
 def _resources(tmp_path: Path, settings: dict[str, Any] | None = None) -> LoadedResources:

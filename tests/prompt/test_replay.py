@@ -5,13 +5,15 @@ from typing import Any
 from pi_context.prompt import (
     apply_forced_prompt,
     collapse_system_messages,
-    declare_tool_changes,
-    diff_sections,
     get_current_system_message,
     get_current_tools,
-    render_system_message_update,
     replay_system_state,
     system_message_for_update,
+)
+from pi_context.prompt.replay import (
+    declare_tool_changes,
+    diff_sections,
+    render_system_message_update,
 )
 
 READ = {"name": "read", "description": "r", "parameters": {"type": "object"}}

@@ -6,12 +6,14 @@ from pi_context.errors import PromptError
 from pi_context.prompt import (
     DEFAULT_WORDING,
     SystemPromptOptions,
-    build_rules,
     build_sections,
     build_system_prompt,
+    format_skills_for_prompt,
+)
+from pi_context.prompt.sections import (
+    build_rules,
     build_system_prompt_state,
     escape_xml,
-    format_skills_for_prompt,
     render_prompt,
 )
 from pi_context.resources import ContextFile, Skill

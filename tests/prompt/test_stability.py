@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from pi_context.prompt import (
     SystemPromptOptions,
     build_sections,
-    diff_sections,
-    options_from_resources,
     replay_system_state,
     system_message_for_update,
 )
+from pi_context.prompt.assemble import options_from_resources
+from pi_context.prompt.replay import diff_sections
 from pi_context.resources import ContextFile, ResourceLoader, Skill
 
 text = st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=30)

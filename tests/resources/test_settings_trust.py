@@ -11,12 +11,12 @@ from pi_context.resources import (
     TrustStore,
     agent_dir,
     compaction_settings_for,
-    deep_merge_settings,
     load_settings,
-    project_needs_trust,
     resolve_project_trust,
     retry_settings_for,
 )
+from pi_context.resources.settings import deep_merge_settings
+from pi_context.resources.trust import project_needs_trust
 
 
 def write(path: Path, text: str) -> Path:

@@ -5,15 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from pi_context.resources import (
-    FrontmatterError,
-    ResourceLoader,
-    Skill,
-    expand_skill_command,
-    load_skills,
-    load_skills_from_dir,
-    parse_frontmatter,
-)
+from pi_context.resources import ResourceLoader, Skill, expand_skill_command, load_skills
+from pi_context.resources.frontmatter import FrontmatterError, parse_frontmatter
+from pi_context.resources.skills import load_skills_from_dir
 
 
 def skill(root: Path, rel: str, front: str, body: str = "Body.\n") -> Path:

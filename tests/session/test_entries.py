@@ -35,3 +35,17 @@ def test_entry_decode_errors_are_session_format_errors() -> None:
     assert info.value.line == 7
     with pytest.raises(ValueError, match="raw line or its data"):
         Entry("x", "a", None)
+
+
+def test_entry_copy_is_independent() -> None:
+    entry = make_entry("message", "a", None, {"message": {"role": "user", "content": "q"}})
+    copied = entry.copy()
+    assert (copied.type, copied.id, copied.role, copied.data) == (
+        "message",
+        "a",
+        "user",
+        entry.data,
+    )
+    copied.data["message"]["content"] = "changed"
+    assert entry.data["message"]["content"] == "q"
+    assert entry.raw == copied.raw  # the copy decodes from the line, which stays the entry's

@@ -1,17 +1,12 @@
 from __future__ import annotations
 
+import copy
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_context.session import (
-    Entry,
-    Session,
-    build_projection,
-    convert_to_llm,
-    js_date_ms,
-    projection_of_path,
-)
-from pi_context.session.projection import bash_execution_text, context_edits_by_target
+from pi_context.session import Entry, Session, build_projection, convert_to_llm, projection_of_path
+from pi_context.session.projection import bash_execution_text, context_edits_by_target, js_date_ms
 from pi_context.testing import FixedClock, SequentialIds
 from tests.jsonview import as_json
 from tests.session.helpers import assistant, tool_result, user
@@ -220,7 +215,7 @@ def test_live_projection_matches_projection_of_path(ops: list[tuple[str, int]]) 
     s = new()
     for op, n in ops:
         apply(s, op, n)
-        live = s.projection()
+        live = s.stored_projection()
         scratch = projection_of_path(s.branch_entries())
         assert live.messages == scratch.messages
         assert [p.entry for p in live.entries] == [p.entry for p in scratch.entries]
@@ -231,7 +226,9 @@ def test_projection_is_a_copy() -> None:
     s = new()
     s.append_message(user("q"))
     first = s.projection()
-    first.messages.append({"role": "user", "content": "injected", "timestamp": 0})
+    assert first.messages == s.stored_projection().messages
+    assert first.messages[0] is first.messages[0]  # one copy per message and view
+    assert first.messages[0] is not s.stored_projection().messages[0]
     assert len(s.projection().messages) == 1
 
 
@@ -288,3 +285,25 @@ def test_context_edits_by_target_keeps_the_last_edit_per_target() -> None:
     assert edits[a.id] is last
     assert edits[a.id] is not first
     assert context_edits_by_target([a, b]) == {}
+
+
+def test_nothing_the_projection_hands_out_changes_the_session() -> None:
+    s = new()
+    s.append_message(user("q"))
+    s.append_message(assistant("a"))
+    other = s.leaf_id
+    s.append_message(user("r"))
+    stored = copy.deepcopy(as_json(list(s.stored_projection().messages)))
+    for projection in (s.projection(), s.projection(other)):
+        for message in [*projection.messages, *(m for p in projection.entries for m in p.messages)]:
+            data = as_json(message)
+            if isinstance(data["content"], list):
+                data["content"].append({"type": "text", "text": "injected"})
+            data["role"] = "mutated"
+        if projection.model is not None:
+            projection.model["provider"] = "mutated"
+    for message in s.messages():
+        as_json(message)["role"] = "mutated"
+    assert as_json(list(s.stored_projection().messages)) == stored
+    assert as_json(list(s.projection().messages)) == stored
+    assert as_json(projection_of_path(s.branch_entries()).messages) == stored

@@ -12,19 +12,17 @@ import pytest
 from pi_context.errors import ToolError
 from pi_context.tools import (
     BUILTIN_TOOL_NAMES,
-    CONSTRAINED_SAMPLING,
     ContextTool,
     Tool,
     ToolContext,
     ToolOutcome,
     default_tools,
-    resolve_path,
     run_tool,
     select_tools,
     text_outcome,
     tool_declarations,
-    validate_arguments,
 )
+from pi_context.tools.base import CONSTRAINED_SAMPLING, resolve_path, validate_arguments
 
 
 class Boom(Tool):

@@ -6,7 +6,8 @@ import asyncio
 import os
 from pathlib import Path
 
-from pi_context.tools import PathLocks, WriteTool, run_tool
+from pi_context.tools import WriteTool, run_tool
+from pi_context.tools.base import PathLocks
 
 from .conftest import Runner
 

@@ -18,34 +18,24 @@ compact), :mod:`.navigation` (``/tree``), :mod:`.extension_dispatch` and
 :mod:`.extension_host` (extension hooks around the loop; what extensions may do). Events are :mod:`pi_context.events`.
 """
 
-from pi_context.agent.cache import CacheRecord, CacheTracker, fingerprint_request, first_divergence
+from pi_context.agent.cache import (
+    CacheRecord,
+    CacheTracker,
+)
 from pi_context.agent.compaction_decision import (
     CompactionDecision,
-    check_compaction,
-    threshold_exceeded,
 )
-from pi_context.agent.loop import ABORTED_TOOL_TEXT, AgentLoop, LoopHost, RunResult
 from pi_context.agent.navigation import NavigationResult
 from pi_context.agent.session import AgentOptions, AgentSession, SessionStats
-from pi_context.agent.transform import TransformChain
 from pi_context.events import AgentEvent
 
 __all__ = [
-    "ABORTED_TOOL_TEXT",
     "AgentEvent",
-    "AgentLoop",
     "AgentOptions",
     "AgentSession",
     "CacheRecord",
     "CacheTracker",
     "CompactionDecision",
-    "LoopHost",
     "NavigationResult",
-    "RunResult",
     "SessionStats",
-    "TransformChain",
-    "check_compaction",
-    "fingerprint_request",
-    "first_divergence",
-    "threshold_exceeded",
 ]

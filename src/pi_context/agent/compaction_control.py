@@ -116,7 +116,7 @@ class CompactionControl:
             message,
             entry_id,
             branch=session.branch_view(),
-            projection=session.projection(),
+            projection=session.stored_projection(),
             info=state.require_model().info,
             settings=state.compaction_settings(),
             skip_aborted=skip_aborted,

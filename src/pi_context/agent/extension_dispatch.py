@@ -211,7 +211,7 @@ def apply_boundary_drafts(
         elif kind == "context_edit":
             session.append_context_edit(draft["targetId"], draft.get("replacement"))
         else:
-            projection = session.projection()
+            projection = session.stored_projection()
             tokens = estimate_projected_context_tokens(projection, session.branch_view()).tokens
             snapshot = get_current_system_message(projection.messages)
             system = dict(snapshot) if snapshot is not None else None

@@ -10,6 +10,7 @@ already matches).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -24,6 +25,7 @@ from pi_context.prompt import (
     prompt_options_for,
     system_message_for_update,
 )
+from pi_context.session import ProjectedEntry
 from pi_context.tools import BUILTIN_TOOL_NAMES, Tool, tool_declarations
 
 from .prefix_reuse import PrefixFlatMap
@@ -32,8 +34,11 @@ from .state import AgentState
 __all__ = ["Loadout"]
 
 
-def _system_only(_index: int, message: AgentMessage) -> tuple[AgentMessage, ...]:
-    return (message,) if message.get("role") == "system" else ()
+_entry_key = operator.attrgetter("key")
+
+
+def _system_only(_index: int, item: ProjectedEntry) -> list[AgentMessage]:
+    return [m for m in item.messages if m.get("role") == "system"]
 
 
 class Loadout:
@@ -47,8 +52,11 @@ class Loadout:
         self._run_options: SystemPromptOptions | None = None
         self.forced_prompt: str | None = None
         """The whole system prompt a run forces (``before_agent_start``), else ``None``."""
-        # The system messages of the projection, redone only for messages new since last time.
-        self._system_view: PrefixFlatMap[AgentMessage, AgentMessage] = PrefixFlatMap(_system_only)
+        # The system messages of the projection, redone only for entries new since last time
+        # (keyed by entry id and edit generation, see .prefix_reuse).
+        self._system_view: PrefixFlatMap[ProjectedEntry, AgentMessage] = PrefixFlatMap(
+            _system_only, key=_entry_key
+        )
         # The stored system messages and the wanted prompt (serialized) when last found in sync.
         self._prompt_in_sync: tuple[list[AgentMessage], bytes] | None = None
         self.register_tools()
@@ -157,17 +165,17 @@ class Loadout:
         return build_system_prompt(self.options())
 
     def system_patch(
-        self, options: SystemPromptOptions, messages: Sequence[AgentMessage]
+        self, options: SystemPromptOptions, entries: Sequence[ProjectedEntry]
     ) -> AgentMessage | None:
-        """The system message that brings the stored prompt and loadout of ``messages`` (the
-        current projection) up to ``options``, or ``None`` when they already match.
+        """The system message that brings the stored prompt and loadout of ``entries`` (the
+        current projection's) up to ``options``, or ``None`` when they already match.
 
         Diffing the tool declarations is costly, and between turns nothing has usually
-        changed: when the stored system messages are the same objects and the desired sections
-        and declarations serialize to the same bytes as the last time nothing was due, the
-        answer is again ``None``.
+        changed: when the stored system messages are the same (the same entry keys give the
+        very same cached messages) and the desired sections and declarations serialize to the
+        same bytes as the last time nothing was due, the answer is again ``None``.
         """
-        systems = self._system_view(messages)  # they hold the state
+        systems = self._system_view(entries)  # they hold the state
         sections = build_sections(options)
         tools = tool_declarations(self._active_tool_objects())
         wanted = _json.dumps([list(sections.items()), tools])

@@ -23,11 +23,10 @@ its bookkeeping, emits ``turn_end``/``agent_end`` and returns a result with ``ab
 from __future__ import annotations
 
 import asyncio
-import copy
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, cast
 
 from pi_context import _json
 from pi_context.errors import ProviderError, ToolError
@@ -66,6 +65,7 @@ from pi_context.model import (
     ToolCallDelta,
     ToolCallStart,
 )
+from pi_context.session.projection import handed_out
 from pi_context.tools.base import ToolOutcome
 
 __all__ = [
@@ -134,19 +134,6 @@ class RunResult:
     last_error: ProviderError | None = None
     aborted: bool = False
     turns: int = 0
-
-
-_M = TypeVar("_M", bound=Mapping[str, Any])
-
-
-def handed_out(message: _M) -> _M:
-    """A copy of ``message`` for an event: what subscribers and extensions are given cannot
-    change the session (stored messages are never handed out themselves). A JSON round trip,
-    the fastest deep copy of JSON data."""
-    try:
-        return cast(_M, _json.loads(_json.dumps(message)))
-    except (TypeError, ValueError):  # not JSON (a message not yet stored may hold anything)
-        return copy.deepcopy(message)
 
 
 def aborted_tool_result(call: ToolCall, timestamp: int | None = None) -> ToolResultMessage:

@@ -96,12 +96,12 @@ class SessionLoopHost:
     async def prepare_next_turn(self) -> list[AgentMessage]:
         """Between turns: the threshold compaction, then the system-prompt patch."""
         session = self._state.session
-        projection = session.projection()
+        projection = session.stored_projection()
         if self._compaction.over_threshold(projection, session.branch_view()):
             await self._compaction.auto("threshold", will_retry=False)
-            projection = session.projection()
+            projection = session.stored_projection()
         options = self._loadout.next_turn_options()
-        patch = self._loadout.system_patch(options, projection.messages)
+        patch = self._loadout.system_patch(options, projection.entries)
         return [patch] if patch is not None else []
 
     def take_queued(self) -> list[AgentMessage]:

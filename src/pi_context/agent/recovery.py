@@ -149,7 +149,7 @@ class Recovery:
         call_ids = {b["id"] for b in message["content"] if b["type"] == "toolCall"}
         targets = [entry_id]
         seen = False
-        for projected in session.projection().entries:
+        for projected in session.stored_projection().entries:
             entry = projected.entry
             if entry.id == entry_id:
                 seen = True

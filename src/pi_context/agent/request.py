@@ -9,7 +9,9 @@
 4. **request**: those messages, the active tool declarations and the request options (the
    thinking level comes from the same projection).
 
-Stages 2 and 3 redo only what is new since the previous request (:mod:`.prefix_reuse`).
+Stages 2 and 3 redo only what is new since the previous request (:mod:`.prefix_reuse`; the
+system-prompt patch before them reuses its work by entry key). The projection is the session's
+own (:meth:`~pi_context.session.Session.stored_projection`): nothing here changes it.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class RequestPipeline:
 
     async def build(self) -> ModelRequest:
         """The next request, from a fresh projection of the session."""
-        projection = self._state.session.projection()
+        projection = self._state.session.stored_projection()
         messages = await self._chain(projection.messages)
         return ModelRequest(
             messages=self._llm_view(messages),

@@ -120,7 +120,7 @@ class RunControl:
             options, forced, extra = await self._before_agent_start(trigger, text, images)
             self._loadout.begin_run(options, forced)
             start: list[AgentMessage] = []
-            patch = self._loadout.system_patch(options, state.session.projection().messages)
+            patch = self._loadout.system_patch(options, state.session.stored_projection().entries)
             if patch is not None:
                 start.append(patch)
             start.append(trigger)

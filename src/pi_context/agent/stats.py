@@ -99,7 +99,7 @@ def context_tokens(
     ``cache`` (token estimates) and ``facts`` (branch positions) spare re-measuring and
     re-scanning what did not change since the previous call."""
     branch = session.branch_view()
-    projection = session.projection()
+    projection = session.stored_projection()
     last_compaction = (facts or BranchPositions()).last_compaction(branch)
     if last_compaction >= 0:
         after = {e.id for e in branch[last_compaction + 1 :]}

@@ -130,7 +130,7 @@ def _recorded_model(path: Path | None) -> tuple[str | None, str | None]:
     if path is None or not path.is_file() or path.stat().st_size == 0:
         return None, None
     with Session.open(path, lock_timeout=0) as session:
-        model = session.projection().model
+        model = session.stored_projection().model
     return (model["provider"], model["modelId"]) if model is not None else (None, None)
 
 
@@ -264,7 +264,7 @@ class AppAgent:
         return model.info if model is not None else None
 
     def estimate_context(self) -> int:
-        return sum(estimate_tokens(m) for m in self.agent.session.projection().messages)
+        return sum(estimate_tokens(m) for m in self.agent.session.stored_projection().messages)
 
     def stats(self) -> SessionStats:
         return self.agent.stats()

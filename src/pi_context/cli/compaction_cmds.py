@@ -64,7 +64,7 @@ def _resolve_model(spec: str) -> Model:
 
 def _dry_run_tokens_after(prep: CompactionPreparation, session: Session) -> int:
     """Estimated context without the (not yet written) summary."""
-    projection = session.projection()
+    projection = session.stored_projection()
     start = prep.cut.first_kept_index if prep.cut is not None else len(projection.entries)
     return estimate_kept_context_tokens(projection, start)
 
@@ -133,7 +133,7 @@ def compact_command(
             click.echo(f"pictx: warning: {problem}", err=True)
         if dry_run:
             prep = require_preparation(
-                session.branch_view(), settings, projection=session.projection()
+                session.branch_view(), settings, projection=session.stored_projection()
             )
             report = compaction_report(prep, _dry_run_tokens_after(prep, session))
         else:

@@ -17,7 +17,8 @@ from typing import Any
 import click
 
 from pi_context.errors import PiContextError
-from pi_context.prompt import build_sections, prompt_options_for, render_prompt
+from pi_context.prompt import build_sections, prompt_options_for
+from pi_context.prompt.sections import render_prompt
 from pi_context.resources import LoadedResources, ResourceLoader, TrustStore
 from pi_context.resources.paths import agent_dir
 from pi_context.resources.trust import TRUST_FILE_NAME, canonical_dir

@@ -119,7 +119,7 @@ def session_group() -> None:
 def info_command(file: Path, as_json: bool, strict: bool) -> None:
     """Summary of a session: header, name, entry counts, branches, current leaf, context size."""
     session = _open(file, strict)
-    projection = session.projection()
+    projection = session.stored_projection()
     tokens = sum(estimate_tokens(m) for m in projection.messages)
     kinds = dict(sorted(Counter(_kind(e) for e in session.entries).items()))
     info = {
@@ -249,7 +249,7 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
     session = _open(file, strict)
     if leaf_id is not None and session.get(leaf_id) is None:
         raise TreeError(f"no entry with id {leaf_id!r}", path=file)
-    projection = session.projection(leaf_id)
+    projection = session.stored_projection(leaf_id)
     rows: list[dict[str, Any]] = []
     for projected in projection.entries:
         for message in projected.messages:

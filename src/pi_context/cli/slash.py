@@ -20,13 +20,8 @@ from pi_context import storage
 from pi_context.cli.agent_api import AgentHost
 from pi_context.cli.stats import cache_ratio, count_messages, format_tokens
 from pi_context.errors import PiContextError
-from pi_context.export import (
-    SessionDocument,
-    entry_kind,
-    entry_preview,
-    export_file,
-    text_of_content,
-)
+from pi_context.export import SessionDocument, export_file
+from pi_context.export.document import entry_kind, entry_preview, text_of_content
 
 __all__ = [
     "COMMANDS",

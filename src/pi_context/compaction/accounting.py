@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from pi_context.compaction.file_ops import FileOperations
 from pi_context.prompt import get_current_system_message
 from pi_context.session.entries import Entry
+from pi_context.session.projection import EntryKey
 from pi_context.tokens import (
     ContextEstimate,
     calculate_context_tokens,
@@ -48,6 +49,9 @@ class _Item(Protocol):
     @property
     def messages(self) -> Sequence[Any]: ...
 
+    @property
+    def key(self) -> EntryKey: ...
+
 
 class _ProjectionLike(Protocol):
     @property
@@ -57,19 +61,28 @@ class _ProjectionLike(Protocol):
     def messages(self) -> Sequence[Any]: ...
 
 
+def _same_line(a: Entry, b: Entry) -> bool:
+    """Two entries with the same JSON line (a fork's copy of an entry)."""
+    return a.raw == b.raw
+
+
 class TokenCache:
     """Per-entry token estimates and file operations, reused while an entry's messages are the same.
 
-    Entries are keyed by identity together with the identity of their projected message list:
-    an incrementally kept projection reuses both, so a repeated preparation only measures what
-    is new; a rebuilt or edited projected entry gets a new list and is measured again.
+    Items are keyed by their :data:`~pi_context.session.projection.EntryKey` (entry id, edit
+    generation): the same key means the same messages, so an entry is measured once whichever
+    projection it comes from (kept incrementally, rebuilt after a compaction, or of another
+    leaf), and a ``context_edit`` of it, a new generation, is measured again. A hit is trusted
+    for the very entry it was recorded for, or an entry with the same JSON line (a fork's copy);
+    an entry of another session that happens to share the id is measured again. One slot per
+    entry id (the id's string hash is cached, so a lookup costs what an identity lookup does).
     """
 
     __slots__ = ("_ops", "_tokens", "history")
 
     def __init__(self) -> None:
-        self._tokens: dict[int, tuple[Entry, Sequence[Any], int]] = {}
-        self._ops: dict[int, tuple[Entry, Sequence[Any], tuple[tuple[str, str], ...]]] = {}
+        self._tokens: dict[str, tuple[EntryKey, Entry, int]] = {}
+        self._ops: dict[str, tuple[EntryKey, Entry, tuple[tuple[str, str], ...]]] = {}
         self.history: Any = None
         """The last preparation's summarized range, extended in place by the next one."""
 
@@ -79,22 +92,31 @@ class TokenCache:
         if not messages:
             return 0
         entry = item.entry
-        hit = self._tokens.get(id(entry))
-        if hit is not None and hit[0] is entry and hit[1] is messages:
+        key = item.key
+        hit = self._tokens.get(entry.id)
+        if (
+            hit is not None
+            and (hit[0] is key or hit[0] == key)
+            and (hit[1] is entry or _same_line(hit[1], entry))
+        ):
             return hit[2]
         total = sum(estimate_tokens(m) for m in messages)
-        self._tokens[id(entry)] = (entry, messages, total)
+        self._tokens[entry.id] = (key, entry, total)
         return total
 
     def item_file_ops(self, item: _Item) -> tuple[tuple[str, str], ...]:
         """``(tool, path)`` of the read/write/edit calls in the item's non-system messages."""
-        messages = item.messages
         entry = item.entry
-        hit = self._ops.get(id(entry))
-        if hit is not None and hit[0] is entry and hit[1] is messages:
+        key = item.key
+        hit = self._ops.get(entry.id)
+        if (
+            hit is not None
+            and (hit[0] is key or hit[0] == key)
+            and (hit[1] is entry or _same_line(hit[1], entry))
+        ):
             return hit[2]
         ops = FileOperations()
-        for message in messages:
+        for message in item.messages:
             if message.get("role") != "system":
                 ops.add_message(message)
         found = tuple(
@@ -102,7 +124,7 @@ class TokenCache:
             + [("write", p) for p in ops.written]
             + [("edit", p) for p in ops.edited]
         )
-        self._ops[id(entry)] = (entry, messages, found)
+        self._ops[entry.id] = (key, entry, found)
         return found
 
     def clear(self) -> None:

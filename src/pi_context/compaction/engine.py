@@ -130,7 +130,7 @@ class Compactor:
 
     def context_tokens(self) -> int:
         """The canonical context estimate of the current leaf (pi's projected estimate)."""
-        projection = self.session.projection()
+        projection = self.session.stored_projection()
         path = self.session.branch_view()
         return estimate_projected_context_tokens(projection, path, self.cache).tokens
 
@@ -188,7 +188,7 @@ class Compactor:
         if self.settings.mask_observations:
             masked = self.mask()
         path = self.session.branch_view()
-        projection = self.session.projection()
+        projection = self.session.stored_projection()
         prepared = _prepare(path, self.settings, projection, self.cache)
         if isinstance(prepared, str):
             if not manual:
@@ -274,7 +274,9 @@ class Compactor:
         masked: list[Entry],
     ) -> CompactionResult:
         # pi: the estimate of every message of the new projection (the cache knows the kept ones)
-        after = sum(self.cache.item_tokens(item) for item in self.session.projection().entries)
+        after = sum(
+            self.cache.item_tokens(item) for item in self.session.stored_projection().entries
+        )
         return CompactionResult(
             summary=entry.get("summary"),
             first_kept_entry_id=entry.get("firstKeptEntryId"),

@@ -86,7 +86,7 @@ def mask_observations(
     session: Session, keep_turns: int, *, min_saving_tokens: int = 50
 ) -> list[Entry]:
     """Append a masking ``context_edit`` for every maskable tool result; return the edits."""
-    projection = session.projection()
+    projection = session.stored_projection()
     edits: list[Entry] = []
     for candidate in find_maskable(
         projection.entries, keep_turns, min_saving_tokens=min_saving_tokens
@@ -98,7 +98,7 @@ def mask_observations(
 
 def restore_observations(session: Session, target_ids: Sequence[str] | None = None) -> list[Entry]:
     """Undo masking (of ``target_ids``, or of every masked result in the current context)."""
-    projection = session.projection()
+    projection = session.stored_projection()
     wanted = set(target_ids) if target_ids is not None else None
     edits: list[Entry] = []
     for item in projection.entries:

@@ -13,16 +13,22 @@ import itertools
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from pi_context.compaction.accounting import TokenCache, estimate_projected_context_tokens
-from pi_context.compaction.cut_points import CutPoint, EntryItem, find_projected_cut_point
+from pi_context.compaction.cut_points import CutPoint, TokenFn, find_projected_cut_point
 from pi_context.compaction.file_ops import FileOperations
 from pi_context.compaction.serialize import serialize_conversation
 from pi_context.errors import CompactionError
 from pi_context.messages import AgentMessage
 from pi_context.resources.settings import CompactionSettings
 from pi_context.session.entries import Entry
-from pi_context.session.projection import Projection, convert_to_llm, projection_of_path
+from pi_context.session.projection import (
+    ProjectedEntry,
+    Projection,
+    convert_to_llm,
+    projection_of_path,
+)
 
 __all__ = [
     "ALREADY_COMPACTED",
@@ -32,6 +38,8 @@ __all__ = [
     "prepare_compaction",
     "require_preparation",
 ]
+
+_entry_key = operator.attrgetter("key")
 
 ALREADY_COMPACTED = "Already compacted"
 NOTHING_TO_COMPACT = "Nothing to compact (session too small)"
@@ -82,7 +90,7 @@ def intrinsically_visible(entry: Entry) -> bool:
 
 
 def _collect(
-    items: Sequence[EntryItem],
+    items: Sequence[ProjectedEntry],
     start: int,
     end: int,
     ops: FileOperations,
@@ -113,8 +121,8 @@ class _History:
     """Messages, source ids and file ops of a summarized range, reusable by the next call.
 
     Preparations on a growing session summarize the same projected entries again plus a few
-    new ones; when the entries already collected are still the same objects (no edit replaced
-    them, same previous compaction), only the new ones are visited.
+    new ones; when the entries already collected are still the same (the same entry keys: no
+    edit replaced them; the same previous compaction), only the new ones are visited.
     """
 
     __slots__ = ("ids", "items", "messages", "ops", "previous")
@@ -122,19 +130,29 @@ class _History:
     def __init__(self, previous: Entry | None, ops: FileOperations) -> None:
         self.previous = previous
         self.ops = ops
-        self.items: list[EntryItem] = []
+        self.items: list[ProjectedEntry] = []
         self.messages: list[AgentMessage] = []
         self.ids: list[str] = []
 
     def reusable(
-        self, items: Sequence[EntryItem], start: int, end: int, previous: Entry | None
+        self, items: Sequence[ProjectedEntry], start: int, end: int, previous: Entry | None
     ) -> bool:
         n = len(self.items)
         if previous is not self.previous or start + n > end:
             return False
-        return all(map(operator.is_, itertools.islice(items, start, start + n), self.items))
+        if all(map(operator.is_, itertools.islice(items, start, start + n), self.items)):
+            return True
+        return all(
+            map(
+                operator.eq,
+                map(_entry_key, itertools.islice(items, start, start + n)),
+                map(_entry_key, self.items),
+            )
+        )
 
-    def extend(self, items: Sequence[EntryItem], start: int, end: int, cache: TokenCache) -> None:
+    def extend(
+        self, items: Sequence[ProjectedEntry], start: int, end: int, cache: TokenCache
+    ) -> None:
         lo = start + len(self.items)
         messages, ids = _collect(items, lo, end, self.ops, cache)
         self.items.extend(itertools.islice(items, lo, end))
@@ -143,7 +161,7 @@ class _History:
 
 
 def _history(
-    items: Sequence[EntryItem],
+    items: Sequence[ProjectedEntry],
     start: int,
     end: int,
     previous: Entry | None,
@@ -173,7 +191,7 @@ def _prepare(
     if projection is None:
         projection = projection_of_path(path_entries)
     cache = cache or TokenCache()
-    items: Sequence[EntryItem] = projection.entries
+    items: Sequence[ProjectedEntry] = projection.entries
     boundary = 0
     previous_summary: str | None = None
     previous: Entry | None = None
@@ -190,7 +208,7 @@ def _prepare(
         boundary,
         len(items),
         settings.keep_recent_tokens,
-        cache.item_tokens,
+        cast(TokenFn, cache.item_tokens),  # the items are projected entries, which have keys
         intrinsically_visible,
     )
     if cut.first_kept_index >= len(items):

@@ -6,26 +6,25 @@ from pathlib import Path
 
 from pi_context.export.document import (
     SessionDocument,
-    entry_kind,
-    entry_preview,
-    text_of_content,
 )
-from pi_context.export.html import default_html_name, export_html, render_html, replay_system_prompt
-from pi_context.export.jsonl import branch_lines, default_jsonl_name, export_jsonl
+from pi_context.export.html import (
+    default_html_name,
+    export_html,
+    render_html,
+)
+from pi_context.export.jsonl import (
+    default_jsonl_name,
+    export_jsonl,
+)
 
 __all__ = [
     "SessionDocument",
-    "branch_lines",
     "default_html_name",
     "default_jsonl_name",
-    "entry_kind",
-    "entry_preview",
     "export_file",
     "export_html",
     "export_jsonl",
     "render_html",
-    "replay_system_prompt",
-    "text_of_content",
 ]
 
 

@@ -14,21 +14,15 @@ from pi_context.extensions.api import Extension, ExtensionAPI, Handler, Register
 from pi_context.extensions.context import ExtensionContext, ExtensionHost, SessionControl
 from pi_context.extensions.hooks import ExtensionHooks
 from pi_context.extensions.loader import (
-    ENTRY_POINT_GROUP,
     discover_extension_paths,
-    load_extension_module,
     load_extensions,
 )
 from pi_context.extensions.runner import (
-    BeforeAgentStartOutcome,
     ExtensionRunner,
     UnknownResultKeyError,
 )
-from pi_context.prompt.replay import get_current_system_message as current_system_message
 
 __all__ = [
-    "ENTRY_POINT_GROUP",
-    "BeforeAgentStartOutcome",
     "Extension",
     "ExtensionAPI",
     "ExtensionContext",
@@ -39,8 +33,6 @@ __all__ = [
     "RegisteredCommand",
     "SessionControl",
     "UnknownResultKeyError",
-    "current_system_message",
     "discover_extension_paths",
-    "load_extension_module",
     "load_extensions",
 ]

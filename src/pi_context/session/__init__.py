@@ -8,18 +8,15 @@
 """
 
 from pi_context.session._live import PathView
-from pi_context.session.codec import LoadProblem, migrate_entries, scan_lines
+from pi_context.session.codec import (
+    LoadProblem,
+)
 from pi_context.session.entries import ENTRY_TYPES, Entry, make_entry
 from pi_context.session.projection import (
     ModelRef,
     ProjectedEntry,
     Projection,
-    build_context_entries,
-    context_edits_by_target,
     convert_to_llm,
-    entry_messages,
-    js_date_ms,
-    project_entry,
     projection_of_path,
 )
 from pi_context.session.store import Session, new_entry_id, new_session_id
@@ -35,19 +32,12 @@ __all__ = [
     "Projection",
     "Session",
     "TreeIndex",
-    "build_context_entries",
     "build_projection",
-    "context_edits_by_target",
     "convert_to_llm",
-    "entry_messages",
-    "js_date_ms",
     "make_entry",
-    "migrate_entries",
     "new_entry_id",
     "new_session_id",
-    "project_entry",
     "projection_of_path",
-    "scan_lines",
 ]
 
 

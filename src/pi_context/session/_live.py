@@ -190,7 +190,8 @@ class LiveProjection:
         return self._messages
 
     def snapshot(self) -> Projection:
-        """A :class:`Projection` the caller may modify without affecting the session."""
+        """A :class:`Projection` whose lists the caller may change; the entries and messages in
+        them are the stored ones (read-only)."""
         messages = list(self.messages)
         leaf_id = self._leaf.id if self._leaf is not None else None
         return Projection(list(self._ctx), messages, self._level, self._model, leaf_id)

@@ -145,8 +145,9 @@ class Entry:
         return entry
 
     @property
-    def data(self) -> dict[str, Any]:
-        """The full JSON mapping of the entry (decoded on first use)."""
+    def data(self) -> Mapping[str, Any]:
+        """The full JSON mapping of the entry (decoded on first use; the session's own: read it,
+        do not change it, :meth:`copy` gives an entry to change)."""
         if self._data is None:
             assert self._raw is not None
             try:
@@ -189,6 +190,19 @@ class Entry:
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
+
+    def copy(self) -> Entry:
+        """An independent copy, decoded from the entry's JSON line on first use: changing the
+        copy's :attr:`data` leaves this entry as it is."""
+        return Entry(
+            self.type,
+            self.id,
+            self.parent_id,
+            role=self.role,
+            raw=self.raw,
+            line=self.line,
+            path=self._path,
+        )
 
     def __repr__(self) -> str:
         role = f" {self.role}" if self.role else ""

@@ -18,12 +18,14 @@ pi 1.6.0's (session-format.md §9):
 
 from __future__ import annotations
 
+import copy
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final, TypedDict, cast
+from typing import Any, Final, TypedDict, TypeVar, cast, overload
 
+from pi_context import _json
 from pi_context.messages import AgentMessage, Message
 from pi_context.session.entries import Entry
 
@@ -31,6 +33,9 @@ __all__ = [
     "BRANCH_SUMMARY_SUFFIX",
     "COMPACTION_SUMMARY_SUFFIX",
     "SUMMARY_WRAPPERS",
+    "EntryKey",
+    "HandedOutEntries",
+    "HandedOutMessages",
     "ModelRef",
     "ProjectedEntry",
     "Projection",
@@ -41,11 +46,14 @@ __all__ = [
     "context_item",
     "convert_to_llm",
     "entry_messages",
+    "handed_out",
     "is_system_message",
     "js_date_ms",
     "project_entry",
     "projection_of_path",
 ]
+
+_M = TypeVar("_M", bound=Mapping[str, Any])
 
 # Wrappers around summaries as the model sees them. The tags and separators are pi's (they
 # decide token counts and transcript layout); the sentence before each tag is our own wording.
@@ -280,20 +288,140 @@ def build_context_entries(
     return [compaction, *kept, *path[last + 1 :]]
 
 
+EntryKey = tuple[str, str | None, bool]
+"""What an entry's projected messages depend on: ``(entry id, edit generation, speaks)``.
+
+The *edit generation* is the id of the ``context_edit`` in effect for the entry (``None``:
+unedited); a new edit of the entry is a new generation. ``speaks`` is false only for an older
+compaction among the kept entries, which contributes nothing. Entries are append-only, so two
+projected entries with the same key hold equal messages: work derived from an entry's messages
+(token estimates, file operations, the system-prompt state) is reused by key, whichever
+projection the entry comes from.
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class ProjectedEntry:
     """One context entry and the messages it contributes (possibly none)."""
 
     entry: Entry
-    messages: list[AgentMessage]
+    messages: Sequence[AgentMessage]
+    edit_id: str | None = None
+    """The id of the ``context_edit`` whose replacement these messages carry (its generation)."""
+    key: EntryKey = field(default=("", None, True), compare=False)
+    """:data:`EntryKey` of this item (set from ``entry`` and ``edit_id``)."""
+
+    def __post_init__(self) -> None:
+        speaks = bool(self.messages) or self.entry.type != "compaction"
+        object.__setattr__(self, "key", (self.entry.id, self.edit_id, speaks))
+
+
+def handed_out(message: _M) -> _M:
+    """A deep copy of a stored message (a JSON round trip, the fastest deep copy of JSON data;
+    ``copy.deepcopy`` for anything JSON cannot carry)."""
+    try:
+        return cast(_M, _json.loads(_json.dumps(message)))
+    except (TypeError, ValueError):
+        return copy.deepcopy(message)
+
+
+class HandedOutMessages(Sequence[AgentMessage]):
+    """A projection's messages as the public API hands them out: each message is copied the
+    first time it is read (and the same copy returned after), so nothing a caller does to what
+    it got reaches the session. Taking the view costs nothing; reading costs what is read."""
+
+    __slots__ = ("_copies", "_stored")
+
+    def __init__(self, stored: Sequence[AgentMessage]) -> None:
+        self._stored = stored
+        self._copies: dict[int, AgentMessage] = {}
+
+    def __len__(self) -> int:
+        return len(self._stored)
+
+    @overload
+    def __getitem__(self, index: int) -> AgentMessage: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[AgentMessage]: ...
+
+    def __getitem__(self, index: int | slice) -> AgentMessage | list[AgentMessage]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._stored)))]
+        position = index + len(self._stored) if index < 0 else index
+        if not 0 <= position < len(self._stored):
+            raise IndexError("message index out of range")
+        copied = self._copies.get(position)
+        if copied is None:
+            copied = self._copies[position] = handed_out(self._stored[position])
+        return copied
+
+    def __iter__(self) -> Iterator[AgentMessage]:
+        return (self[i] for i in range(len(self._stored)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, HandedOutMessages):
+            return list(self) == list(other)
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+class HandedOutEntries(Sequence[ProjectedEntry]):
+    """A projection's entries as the public API hands them out: each item, read for the first
+    time, gets its messages as a :class:`HandedOutMessages`. The :class:`Entry` is the session's
+    own, as every accessor of entries hands it out (:meth:`Entry.copy` gives one to change)."""
+
+    __slots__ = ("_copies", "_stored")
+
+    def __init__(self, stored: Sequence[ProjectedEntry]) -> None:
+        self._stored = stored
+        self._copies: dict[int, ProjectedEntry] = {}
+
+    def __len__(self) -> int:
+        return len(self._stored)
+
+    @overload
+    def __getitem__(self, index: int) -> ProjectedEntry: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ProjectedEntry]: ...
+
+    def __getitem__(self, index: int | slice) -> ProjectedEntry | list[ProjectedEntry]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._stored)))]
+        position = index + len(self._stored) if index < 0 else index
+        if not 0 <= position < len(self._stored):
+            raise IndexError("entry index out of range")
+        copied = self._copies.get(position)
+        if copied is None:
+            item = self._stored[position]
+            copied = ProjectedEntry(item.entry, HandedOutMessages(item.messages), item.edit_id)
+            self._copies[position] = copied
+        return copied
+
+    def __iter__(self) -> Iterator[ProjectedEntry]:
+        return (self[i] for i in range(len(self._stored)))
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} projected entries>"
 
 
 @dataclass(slots=True)
 class Projection:
-    """The model's view of one leaf: context entries, their messages, thinking level, model."""
+    """The model's view of one leaf: context entries, their messages, thinking level, model.
 
-    entries: list[ProjectedEntry] = field(default_factory=list)
-    messages: list[AgentMessage] = field(default_factory=list)
+    :meth:`Session.projection() <pi_context.session.Session.projection>` hands out
+    :meth:`copies <handed_out_view>`: changing what it returns never changes the session.
+    """
+
+    entries: Sequence[ProjectedEntry] = field(default_factory=list)
+    messages: Sequence[AgentMessage] = field(default_factory=list)
     thinking_level: str = "off"
     model: ModelRef | None = None
     leaf_id: str | None = None
@@ -302,13 +430,26 @@ class Projection:
         """``(source entry, message)`` for every message, in order."""
         return [(p.entry, m) for p in self.entries for m in p.messages]
 
+    def handed_out_view(self) -> Projection:
+        """This projection with its entries and messages copied on first access (the view
+        itself is taken in constant time)."""
+        model = cast(ModelRef, dict(self.model)) if self.model is not None else None
+        return Projection(
+            HandedOutEntries(self.entries),
+            HandedOutMessages(self.messages),
+            self.thinking_level,
+            model,
+            self.leaf_id,
+        )
+
 
 def context_item(entry: Entry, position: int, edits: Mapping[str, Entry]) -> ProjectedEntry:
     """Context entry number ``position`` and its messages. Only the leading (newest)
     compaction speaks; an older one among the kept entries contributes nothing, as in pi."""
     if entry.type == "compaction" and position > 0:
         return ProjectedEntry(entry, [])
-    return ProjectedEntry(entry, project_entry(entry, edits.get(entry.id)))
+    edit = edits.get(entry.id)
+    return ProjectedEntry(entry, project_entry(entry, edit), edit.id if edit is not None else None)
 
 
 def path_settings(path: Sequence[Entry]) -> tuple[str, ModelRef | None]:

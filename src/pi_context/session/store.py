@@ -350,16 +350,28 @@ class Session:
     def projection(self, leaf_id: str | None = None) -> Projection:
         """What the model sees at ``leaf_id`` (default: the current leaf).
 
+        The entries and messages handed out are copies, made as they are read: changing them
+        never changes the session or the next request.
+
         Raises :class:`~pi_context.errors.TreeError` for an unknown id (pi silently falls back
         to the last entry).
+        """
+        return self.stored_projection(leaf_id).handed_out_view()
+
+    def stored_projection(self, leaf_id: str | None = None) -> Projection:
+        """:meth:`projection` holding the session's own entry and message objects, no copies.
+
+        For the engine's incremental work (the agent's request pipeline, the compactor), which
+        reuses results for the objects and keys it saw before. The objects are the session's
+        memory: treat everything in it as read-only (:meth:`projection` is the safe view).
         """
         if leaf_id is None or (self._leaf is not None and leaf_id == self._leaf.id):
             return self._live.snapshot()
         return projection_of_path(self._tree.path(self._tree.require(leaf_id)))
 
     def messages(self, leaf_id: str | None = None) -> list[AgentMessage]:
-        """The projected messages at ``leaf_id`` (default: the current leaf)."""
-        return self.projection(leaf_id).messages
+        """Copies of the projected messages at ``leaf_id`` (default: the current leaf)."""
+        return list(self.projection(leaf_id).messages)
 
     def check(self) -> list[LoadProblem]:
         """Decode every entry and return all problems: those found on load plus lines that
