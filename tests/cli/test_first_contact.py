@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from pi_context.cli import app
-from tests.cli.conftest import Run
+from tests.cli.conftest import Run, sessions_of
 
 Pictx = Callable[..., Run]
 Replies = Callable[[list[Any]], str]
@@ -95,3 +96,19 @@ def test_each_retry_is_announced_in_print_mode(
     assert "(attempt 1/" in notes[0]
     assert "(attempt 2/" in notes[1]
     assert notes[0].endswith("server down")
+
+
+def test_continue_says_so_when_it_passes_over_an_unreadable_newest_session(
+    project: Path, pictx: Pictx, replies: Replies
+) -> None:
+    assert pictx("-p", "--model", replies(["first"]), "one").code == 0
+    (older,) = sessions_of(project.parent / "agent", project)
+    broken = older.with_name("2099-01-01T00-00-00-000Z_broken.jsonl")
+    broken.write_text("this is not a session\n")
+    later = older.stat().st_mtime + 10
+    os.utime(broken, (later, later))
+    run = pictx("-c", "-p", "--model", replies(["second"]), "two")
+    assert (run.code, run.out) == (0, "second\n")
+    assert f"pictx: warning: {broken}: not a readable session file" in run.err
+    assert f"continuing {older.name}" in run.err
+    assert "two" in older.read_text()

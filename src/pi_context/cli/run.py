@@ -112,12 +112,33 @@ async def _start(
     elif cont and directory is not None:
         custom = directory != storage.default_session_dir(config.cwd, config.agent_dir)
         path = storage.find_latest_session(directory, cwd=config.cwd if custom else None)
+        _say_skipped(directory, path)
     elif resume and directory is not None:
         path = _pick_session(directory)
     model = named or config.model_resolver(None, path)
     if path is not None:
         return AppAgent(await config.open(path, model), config)
     return AppAgent(await config.create(model), config)
+
+
+def _say_skipped(directory: Path, chosen: Path | None) -> None:
+    """``-c`` passes over session files whose header cannot be read: never silently."""
+    try:
+        floor = chosen.stat().st_mtime if chosen is not None else None
+        newer = [
+            p
+            for p in directory.glob("*.jsonl")
+            if (floor is None or p.stat().st_mtime > floor) and storage.read_header(p) is None
+        ]
+    except OSError:
+        return
+    for skipped in sorted(newer):
+        then = f"continuing {chosen.name}" if chosen is not None else "starting a new session"
+        click.echo(
+            f"pictx: warning: {skipped}: not a readable session file (no valid header); "
+            f"{then}",
+            err=True,
+        )
 
 
 async def _run(
