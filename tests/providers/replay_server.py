@@ -97,13 +97,19 @@ class ReplayServer:
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
+            def do_GET(self) -> None:
+                self.do_POST()
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length)
                 with server._lock:
                     server.requests.append(
                         Recorded(
-                            "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                            self.command,
+                            self.path,
+                            {k.lower(): v for k, v in self.headers.items()},
+                            body,
                         )
                     )
                     reply = server.replies.popleft() if server.replies else None

@@ -135,8 +135,7 @@ def _say_skipped(directory: Path, chosen: Path | None) -> None:
     for skipped in sorted(newer):
         then = f"continuing {chosen.name}" if chosen is not None else "starting a new session"
         click.echo(
-            f"pictx: warning: {skipped}: not a readable session file (no valid header); "
-            f"{then}",
+            f"pictx: warning: {skipped}: not a readable session file (no valid header); {then}",
             err=True,
         )
 
@@ -161,6 +160,13 @@ async def _run(
         return 0
     host: AgentHost = app
     _warn_if_untrusted(app.agent.resources.trust, app.agent.cwd)
+    model = app.agent.model_or_none
+    if model is not None and (prompts or interactive):
+        from pi_context.cli.model_check import unlisted_model_warning
+
+        unlisted = await unlisted_model_warning(model)
+        if unlisted is not None:
+            click.echo(f"pictx: warning: {unlisted}", err=True)
     try:
         if options["name"] is not None:
             app.session.append_session_info(options["name"])
@@ -193,6 +199,9 @@ async def _run(
         # the run settles (its abort is stored) before the file closes, and the embedded
         # model stops and is freed here, not during interpreter shutdown
         await app.agent.aclose()
+        last_model = app.agent.model_or_none
+        if last_model is not None:
+            await last_model.aclose()  # its HTTP connections, before the loop closes
         await _release_local_models()
 
 
