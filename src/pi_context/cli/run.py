@@ -199,9 +199,9 @@ async def _run(
         # the run settles (its abort is stored) before the file closes, and the embedded
         # model stops and is freed here, not during interpreter shutdown
         await app.agent.aclose()
-        last_model = app.agent.model_or_none
-        if last_model is not None:
-            await last_model.aclose()  # its HTTP connections, before the loop closes
+        close = getattr(app.agent.model_or_none, "aclose", None)
+        if close is not None:
+            await close()  # the adapter's HTTP connections, before the loop closes
         await _release_local_models()
 
 
