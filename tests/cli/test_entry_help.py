@@ -31,7 +31,8 @@ def test_mistyped_command_rules() -> None:
     assert mistyped_command(["sesion", "info", "x"], NAMES) == "session"
     assert mistyped_command(["model"], NAMES) == "models"
     assert mistyped_command(["session", "info"], NAMES) is None  # a real command
-    for prompt in (["fix", "the", "bug"], ["explain"], ["sesion info x"], ["-p", "sesion"]):
+    prompts = (["fix", "the", "bug"], ["explain"], ["what", "is", "this"], ["cat", "x"])
+    for prompt in (*prompts, ["sesion info x"], ["-p", "sesion"]):
         assert mistyped_command(prompt, NAMES) is None, prompt
     assert mistyped_command(["Sesion"], NAMES) is None  # a capitalised word reads as a prompt
     assert mistyped_command([], NAMES) is None

@@ -86,7 +86,9 @@ def test_a_signal_during_print_mode_exits_quietly(project: Path, replies: Replie
 
 
 def test_a_closed_stdout_ends_a_json_run_quietly(project: Path, replies: Replies) -> None:
-    spec = replies([{"text": "too late", "delay": 600}])
+    # an answer larger than a pipe's buffer: pictx is still writing it when the reader goes
+    # away, whatever the timing, so the write meets the closed pipe
+    spec = replies(["x" * 300_000])
     with _start(project, "--mode", "json", "--model", spec, "wait") as proc:
         _wait_for_user_message(proc)
         assert proc.stdout is not None
@@ -96,7 +98,9 @@ def test_a_closed_stdout_ends_a_json_run_quietly(project: Path, replies: Replies
         code = proc.wait(timeout=60)
     assert code == 141
     assert err == ""
-    assert _last_stop_reason(project) == "aborted"
+    (path,) = sessions_of(project.parent / "agent", project)
+    entries = [json.loads(line) for line in path.read_text().splitlines()]  # intact
+    assert entries[-1]["message"]["role"] == "assistant"
 
 
 @pytest.mark.local_model

@@ -37,9 +37,11 @@ A message that starts with a command's name is sent as a prompt after `--`
 or `-p`:  pictx -- "session info please"   pictx -p "models?"
 """
 
-_CUTOFF = 0.75
+_CUTOFF = 0.8
 """How alike a first word and a command name must be to count as a typo (``sesion`` →
-``session`` is 0.92; ordinary words such as ``fix`` or ``explain`` stay far below)."""
+``session`` is 0.92; ``what`` → ``chat`` is 0.75 and stays a prompt)."""
+_MIN_LENGTH = 4
+"""Shorter words (``cat``, ``hat``) are too close to ``chat`` by chance."""
 
 
 def mistyped_command(args: Sequence[str], names: Sequence[str]) -> str | None:
@@ -51,7 +53,9 @@ def mistyped_command(args: Sequence[str], names: Sequence[str]) -> str | None:
     if not args:
         return None
     first = args[0]
-    if first in names or not first.isascii() or not first.isalpha() or not first.islower():
+    if first in names or len(first) < _MIN_LENGTH:
+        return None
+    if not first.isascii() or not first.isalpha() or not first.islower():
         return None
     close = difflib.get_close_matches(first, names, n=1, cutoff=_CUTOFF)
     return close[0] if close else None
