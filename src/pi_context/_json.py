@@ -1,11 +1,13 @@
 """JSON as pi reads and writes it.
 
 * :func:`loads` decodes one JSON text fast (orjson), falling back to the standard library for
-  what orjson refuses but JavaScript accepts (lone-surrogate escapes, integers past 64 bits).
+  what orjson refuses but JavaScript accepts (lone-surrogate escapes, integers past 64 bits),
+  and to a decoder without recursion for text nested deeper than either accepts (up to
+  :data:`MAX_DEPTH` levels).
 * :func:`dumps` encodes compactly with non-ASCII characters unescaped, as ``JSON.stringify``
   does; used for writing session lines.
 * :func:`js_stringify` is exact ``JSON.stringify`` text, including JavaScript number spelling
-  and object key order. pi measures tool-call arguments with it, so token estimates and
+  and object key order, at any depth (:func:`dumps` falls back to it past orjson's limits). pi measures tool-call arguments with it, so token estimates and
   serialized transcripts depend on it byte for byte.
 * :func:`utf16_len` is a JavaScript string length.
 """
@@ -15,24 +17,158 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Any, Final, cast
 
 import orjson
 
-__all__ = ["JS_WHITESPACE", "dumps", "js_number", "js_stringify", "js_trim", "loads", "utf16_len"]
+__all__ = [
+    "JS_WHITESPACE",
+    "MAX_DEPTH",
+    "JSONDepthError",
+    "dumps",
+    "js_number",
+    "js_stringify",
+    "js_trim",
+    "loads",
+    "utf16_len",
+]
+
+
+MAX_DEPTH: Final = 10_000
+"""The deepest nesting :func:`loads` accepts (objects and arrays inside each other).
+
+pi writes lines as deep as JavaScript's ``JSON.stringify`` can spell them (tool-call arguments
+are arbitrary JSON; V8 gives up somewhere below this depth), so every line pi can write loads.
+orjson stops at 1,024 levels and the standard library at Python's recursion limit; deeper text
+is decoded here without recursion. Past ``MAX_DEPTH`` :class:`JSONDepthError` is raised, so a
+hostile line cannot make a reader build an unbounded structure that later code cannot walk.
+"""
+
+
+class JSONDepthError(ValueError):
+    """The text nests objects and arrays deeper than the decoder's limit."""
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"invalid JSON constant {name}")
 
 
-def loads(data: bytes | str) -> Any:
-    """Decode one JSON text; raises ``ValueError`` when it is not valid JSON."""
+def loads(data: bytes | str, *, max_depth: int = MAX_DEPTH) -> Any:
+    """Decode one JSON text; raises ``ValueError`` when it is not valid JSON
+    (:class:`JSONDepthError` when it nests deeper than ``max_depth``)."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
-        return json.loads(text, parse_constant=_reject_constant)
+        try:
+            return json.loads(text, parse_constant=_reject_constant)
+        except RecursionError:
+            return _loads_deep(text, max_depth)
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+# The standard library's (C) string scanner: typeshed does not declare it.
+_scanstring = cast(Callable[[str, int], tuple[str, int]], vars(json.decoder)["scanstring"])
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_LITERALS: Final[dict[str, Any]] = {"true": True, "false": False, "null": None}
+
+
+def _loads_deep(text: str, max_depth: int) -> Any:
+    """Decode ``text`` with an explicit stack instead of recursion (any depth up to
+    ``max_depth``); the same values ``json.loads`` gives."""
+    whitespace = _WHITESPACE.match
+
+    def skip(at: int) -> int:
+        found = whitespace(text, at)
+        return found.end() if found is not None else at
+
+    # Open containers, innermost last; for an object, the key its next value goes to.
+    stack: list[tuple[dict[str, Any] | list[Any], list[str]]] = []
+    pos = skip(0)
+
+    def fail(what: str) -> ValueError:
+        return ValueError(f"{what} at char {pos}")
+
+    def key_at(start: int) -> tuple[str, int]:
+        start = skip(start)
+        if text[start : start + 1] != '"':
+            raise ValueError(f"expecting property name enclosed in double quotes at char {start}")
+        key, end = _scanstring(text, start + 1)
+        end = skip(end)
+        if text[end : end + 1] != ":":
+            raise ValueError(f"expecting ':' delimiter at char {end}")
+        return key, skip(end + 1)
+
+    while True:
+        # -- one value starts at pos
+        char = text[pos : pos + 1]
+        value: Any
+        if char in ("{", "["):
+            if len(stack) >= max_depth:
+                raise JSONDepthError(f"nested deeper than {max_depth} levels")
+            after = skip(pos + 1)
+            close = "}" if char == "{" else "]"
+            if text[after : after + 1] == close:
+                value = {} if char == "{" else []
+                pos = after + 1
+            elif char == "{":
+                container: dict[str, Any] = {}
+                key, pos = key_at(pos + 1)
+                stack.append((container, [key]))
+                continue
+            else:
+                stack.append(([], []))
+                pos = after
+                continue
+        elif char == '"':
+            value, pos = _scanstring(text, pos + 1)
+        else:
+            number = _NUMBER.match(text, pos)
+            if number is not None:
+                literal = number.group()
+                if number.group(1) or number.group(2):
+                    value = float(literal)
+                else:
+                    value = int(literal)
+                    if not -(2**63) <= value < 2**64:
+                        value = float(value)  # as orjson (and JavaScript) read it
+                pos = number.end()
+            else:
+                for word, constant in _LITERALS.items():
+                    if text.startswith(word, pos):
+                        value = constant
+                        pos += len(word)
+                        break
+                else:
+                    raise fail("expecting value")
+        # -- the value is complete: put it into its container, closing finished ones
+        while True:
+            pos = skip(pos)
+            if not stack:
+                if pos != len(text):
+                    raise fail("extra data")
+                return value
+            top, pending = stack[-1]
+            if isinstance(top, dict):
+                top[pending[0]] = value
+                separator = text[pos : pos + 1]
+                if separator == ",":
+                    pending[0], pos = key_at(pos + 1)
+                    break
+                if separator != "}":
+                    raise fail("expecting ',' delimiter")
+            else:
+                top.append(value)
+                separator = text[pos : pos + 1]
+                if separator == ",":
+                    pos = skip(pos + 1)
+                    break
+                if separator != "]":
+                    raise fail("expecting ',' delimiter")
+            stack.pop()
+            value = top
+            pos += 1
 
 
 def dumps(value: Any) -> bytes:
@@ -114,8 +250,8 @@ def _js_string(text: str) -> str:
         return "".join(out)
 
 
-def js_stringify(value: Any) -> str:
-    """Exactly ``JSON.stringify(value)`` for JSON-like Python values."""
+def _js_scalar(value: Any) -> str | None:
+    """The spelling of a non-container value, ``None`` for a list or an object."""
     if value is None:
         return "null"
     if value is True:
@@ -126,16 +262,65 @@ def js_stringify(value: Any) -> str:
         return _js_string(value)
     if isinstance(value, int | float):
         return js_number(value)
-    if isinstance(value, list | tuple):
-        return "[" + ",".join(js_stringify(v) for v in value) + "]"
-    if isinstance(value, dict):
-        keys = list(value.keys())
-        index_keys = [k for k in keys if _is_array_index(k)]
-        if index_keys:
-            index_keys.sort(key=int)
-            keys = index_keys + [k for k in keys if not _is_array_index(k)]
-        return "{" + ",".join(_js_string(k) + ":" + js_stringify(value[k]) for k in keys) + "}"
+    if isinstance(value, list | tuple | dict):
+        return None
     raise TypeError(f"not JSON-serializable: {type(value).__name__}")
+
+
+def _js_keys(value: dict[str, Any]) -> list[str]:
+    keys = list(value.keys())
+    index_keys = [k for k in keys if _is_array_index(k)]
+    if index_keys:
+        index_keys.sort(key=int)
+        keys = index_keys + [k for k in keys if not _is_array_index(k)]
+    return keys
+
+
+def js_stringify(value: Any) -> str:
+    """Exactly ``JSON.stringify(value)`` for JSON-like Python values, at any nesting depth.
+
+    Iterative (an explicit stack, not recursion), so a value nested deeper than Python's
+    recursion limit is spelled like any other.
+    """
+    scalar = _js_scalar(value)
+    if scalar is not None:
+        return scalar
+    out: list[str] = []
+    # Each frame: (container, its keys or None for a list, next position).
+    stack: list[tuple[Any, list[str] | None, list[int]]] = []
+
+    def enter(container: Any) -> None:
+        if isinstance(container, dict):
+            out.append("{")
+            stack.append((container, _js_keys(container), [0]))
+        else:
+            out.append("[")
+            stack.append((container, None, [0]))
+
+    enter(value)
+    while stack:
+        container, keys, position = stack[-1]
+        index = position[0]
+        size = len(keys) if keys is not None else len(container)
+        if index >= size:
+            out.append("}" if keys is not None else "]")
+            stack.pop()
+            continue
+        position[0] = index + 1
+        if index:
+            out.append(",")
+        if keys is not None:
+            key = keys[index]
+            out.append(_js_string(key) + ":")
+            item = container[key]
+        else:
+            item = container[index]
+        scalar = _js_scalar(item)
+        if scalar is not None:
+            out.append(scalar)
+        else:
+            enter(item)
+    return "".join(out)
 
 
 JS_WHITESPACE: Final = (

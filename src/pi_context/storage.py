@@ -16,18 +16,21 @@ project's directory.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pi_context import _json
 from pi_context.errors import SessionError
 from pi_context.resources import paths
 from pi_context.session.entries import iso_now
 from pi_context.session.projection import js_date_ms
+from pi_context.session.reading import open_regular, read_regular
 from pi_context.session.store import new_session_id
 
 __all__ = [
@@ -44,6 +47,7 @@ __all__ = [
     "new_session_path",
     "read_header",
     "read_session_info",
+    "refuse_session_target",
     "resolve_session_arg",
     "session_dir",
     "session_file_name",
@@ -54,6 +58,8 @@ SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
 _HEADER_SCAN_LINES = 64
 """How many lines to try before giving up on finding the first parsable line."""
+_HEADER_READ_LIMIT = 16 << 20
+"""How many bytes to read at most while looking for the header line."""
 
 
 def encode_cwd(cwd: str | os.PathLike[str]) -> str:
@@ -112,12 +118,16 @@ def read_header(path: Path) -> dict[str, Any] | None:
     """The session header of ``path``, or ``None`` when it is not a pi session.
 
     As pi: the first line that parses as JSON must be an object with ``type == "session"`` and
-    a string ``id``. Unreadable files count as not a session.
+    a string ``id``. Unreadable files, and anything but a regular file (a FIFO, a device), count
+    as not a session; at most :data:`_HEADER_READ_LIMIT` bytes are read.
     """
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as (raw, size):
+            handle = io.BufferedReader(cast(io.RawIOBase, raw))
+            budget = min(size, _HEADER_READ_LIMIT)
             for _ in range(_HEADER_SCAN_LINES):
-                line = handle.readline()
+                line = handle.readline(budget)
+                budget -= len(line)
                 if not line:
                     return None
                 if not line.strip():
@@ -133,7 +143,7 @@ def read_header(path: Path) -> dict[str, Any] | None:
                 ):
                     return value
                 return None
-    except OSError:
+    except (OSError, SessionError):
         return None
     return None
 
@@ -174,8 +184,8 @@ def read_session_info(path: Path) -> SessionInfo | None:
         return None
     try:
         stat = path.stat()
-        data = path.read_bytes()
-    except OSError:
+        data = read_regular(path)
+    except (OSError, SessionError):
         return None
     name: str | None = None
     first = ""
@@ -329,6 +339,24 @@ def resolve_session_arg(arg: str, *, cwd: str, directory: Path, agent: Path) -> 
     raise SessionError(f"No session found matching '{arg}'")
 
 
+def refuse_session_target(target: str | os.PathLike[str], source: Path | None = None) -> None:
+    """Raise :class:`SessionError` when writing an export to ``target`` would destroy a session:
+    when it is ``source`` itself (through any link) or any existing pi session file.
+
+    pi 1.6.0 writes ``pi --export S.jsonl S.jsonl`` over the session it reads.
+    """
+    path = Path(target)
+    if source is not None:
+        with contextlib.suppress(OSError):
+            if os.path.samefile(path, source):
+                raise SessionError(
+                    f"refusing to write the export over the session it exports ({source})",
+                    path=path,
+                )
+    if read_header(path) is not None:
+        raise SessionError("refusing to write the export over a session file", path=path)
+
+
 def fork_from(source: Path, directory: Path, *, cwd: str, session_id: str | None = None) -> Path:
     """Copy every entry of ``source`` verbatim into a new session of ``cwd`` (pi's ``forkFrom``).
 
@@ -349,7 +377,7 @@ def fork_from(source: Path, directory: Path, *, cwd: str, session_id: str | None
     }
     lines = [_json.dumps(new_header)]
     seen_header = False
-    for raw in source.read_bytes().split(b"\n"):
+    for raw in read_regular(source).split(b"\n"):
         line = raw.rstrip(b"\r")
         if not line.strip():
             continue

@@ -32,6 +32,7 @@ class FakeHost:
     stored: list[AgentMessage] = field(default_factory=list)
     chain: TransformChain = field(default_factory=TransformChain)
     queued: list[AgentMessage] = field(default_factory=list)
+    follow_ups: list[AgentMessage] = field(default_factory=list)
     next_turn: list[list[AgentMessage]] = field(default_factory=list)
     turns_prepared: int = 0
     requests: list[ModelRequest] = field(default_factory=list)
@@ -77,12 +78,13 @@ class FakeHost:
         self.turns_prepared += 1
         return self.next_turn.pop(0) if self.next_turn else []
 
-    def take_queued(self) -> list[AgentMessage]:
+    def take_steering(self) -> list[AgentMessage]:
         out, self.queued = self.queued, []
         return out
 
-    def has_queued(self) -> bool:
-        return bool(self.queued)
+    def take_follow_up(self) -> list[AgentMessage]:
+        out, self.follow_ups = self.follow_ups, []
+        return out
 
     def after_request(self, request: ModelRequest, message: AssistantMessage) -> None:
         self.requests.append(request)

@@ -234,6 +234,44 @@ async def test_default_tools_setting_selects_the_loadout(make_session: MakeSessi
     assert [t["name"] for t in model.requests[0].tools] == ["read", "edit"]
 
 
+def _timeout_description(model: ScriptedModel) -> str:
+    [bash] = [t for t in model.requests[0].tools if t["name"] == "bash"]
+    return str(bash["parameters"]["properties"]["timeout"]["description"])
+
+
+@pytest.mark.parametrize(
+    ("settings", "described"),
+    [
+        ({}, "(optional; default 120)"),
+        ({"bash": {"defaultTimeoutSeconds": 7.5}}, "(optional; default 7.5)"),
+        ({"bash": {"defaultTimeoutSeconds": 0}}, "(optional)"),
+    ],
+)
+async def test_the_bash_timeout_setting_reaches_the_bash_tool(
+    make_session: MakeSession, settings: dict[str, Any], described: str
+) -> None:
+    model = ScriptedModel([reply("ok")])
+    sess = await make_session(model, settings=settings)
+    await sess.run("hi")
+    assert _timeout_description(model).endswith(described)
+
+
+async def test_the_bash_timeout_setting_is_read_from_the_settings_file(
+    make_session: MakeSession, project: Path
+) -> None:
+    settings_file = project / ".pi" / "settings.json"
+    settings_file.parent.mkdir()
+    settings_file.write_text('{"bash": {"defaultTimeoutSeconds": 600}}')
+    model = ScriptedModel([reply("ok")])
+    sess = await make_session(model)
+    await sess.run("hi")
+    assert _timeout_description(model).endswith("(optional; default 600)")
+    settings_file.write_text('{"bash": {"defaultTimeoutSeconds": -1}}')
+    with pytest.raises(PiContextError, match=r"bash\.defaultTimeoutSeconds") as caught:
+        await make_session(ScriptedModel([]))
+    assert str(settings_file) in str(caught.value)
+
+
 async def test_reload_enables_tools_newly_added_to_default_tools(
     make_session: MakeSession, project: Path
 ) -> None:

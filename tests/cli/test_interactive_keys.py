@@ -156,3 +156,98 @@ async def test_without_a_model_a_prompt_says_how_to_get_one(
     shown = " ".join(screen.getvalue().split())
     assert NO_MODEL_HELP in shown
     assert _users(shell) == []
+
+
+def _last_user_text(request: ModelRequest) -> str:
+    users = [m for m in request.messages if m["role"] == "user"]
+    content: Any = users[-1]["content"]
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+
+
+async def test_enter_during_a_run_queues_the_line_as_steering(
+    tmp_path: Path, pipe: PipeInput
+) -> None:
+    model = ScriptedModel(
+        [
+            _typing(pipe, "use python\r", reply("First answer.", delay=0.05)),
+            _typing(pipe, "/quit\r", reply("Steered answer.")),
+        ]
+    )
+    shell, screen = await _shell(tmp_path, pipe, model)
+    pipe.send_text("first\r")
+    assert await _run(shell) == 0
+    # delivered to the same run: the answer that would have ended it gets another request
+    assert _users(shell) == ["first", "use python"]
+    assert _last_user_text(model.requests[1]) == "use python"
+    shown = screen.getvalue()
+    assert "Steering: use python" in shown
+    assert "Alt+Up to edit all queued messages" in shown
+    model.assert_complete()
+
+
+async def test_alt_enter_queues_a_follow_up_for_when_the_agent_would_stop(
+    tmp_path: Path, pipe: PipeInput
+) -> None:
+    model = ScriptedModel(
+        [
+            _typing(
+                pipe,
+                "then this\x1b\r",
+                reply(tool_calls=[("bash", {"command": "true"})], delay=0.05),
+            ),
+            reply("Tool seen."),
+            _typing(pipe, "/quit\r", reply("Follow-up answer.")),
+        ]
+    )
+    shell, screen = await _shell(tmp_path, pipe, model)
+    pipe.send_text("first\r")
+    assert await _run(shell) == 0
+    assert _users(shell) == ["first", "then this"]
+    # the tool result went back first; the follow-up only once the agent would have stopped
+    assert model.requests[1].messages[-1]["role"] == "toolResult"
+    assert _last_user_text(model.requests[2]) == "then this"
+    assert "Follow-up: then this" in screen.getvalue()
+
+
+async def test_alt_up_takes_the_queued_messages_back_into_the_next_prompt(
+    tmp_path: Path, pipe: PipeInput
+) -> None:
+    model = ScriptedModel(
+        [
+            _typing(pipe, "one\rtwo\x1b\rdraft\x1b[1;3A", reply("Only answer.", delay=0.05)),
+            _typing(pipe, "/quit\r", reply("Second answer.")),
+        ]
+    )
+    shell, screen = await _shell(tmp_path, pipe, model)
+    pipe.send_text("first\r")
+    _type_after(shell, pipe, "first", "\r")  # send what the next prompt was given
+    assert await _run(shell) == 0
+    assert "Restored 2 queued message(s) to editor" in screen.getvalue()
+    assert _users(shell) == ["first", "one\n\ntwo\n\ndraft"]
+    assert len(model.requests) == 2  # nothing was delivered to the first run
+
+
+async def test_an_extension_command_typed_during_a_run_runs_at_once(
+    tmp_path: Path, pipe: PipeInput
+) -> None:
+    folder = tmp_path / "agent" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "marker.py").write_text(
+        "def register(pi):\n"
+        "    def mark(args, ctx):\n"
+        "        pi.append_entry('marked', {'args': args, 'busy': ctx.session.busy})\n"
+        "    pi.register_command('mark', mark)\n"
+    )
+    model = ScriptedModel(
+        [
+            _typing(pipe, "/mark now\r", reply("First answer.", delay=0.05)),
+            _typing(pipe, "/quit\r", reply("Second answer.")),
+        ]
+    )
+    shell, _ = await _shell(tmp_path, pipe, model)
+    pipe.send_text("first\r")
+    _type_after(shell, pipe, "first", "second\r")
+    assert await _run(shell) == 0
+    marks = [e.data["data"] for e in shell.agent.session.entries if e.type == "custom"]
+    assert marks == [{"args": "now", "busy": True}]  # ran while the answer was still running
+    assert _users(shell) == ["first", "second"]

@@ -277,11 +277,12 @@ def test_session_path_that_does_not_exist_becomes_a_new_session(
     assert (project / "sub" / "new.jsonl").read_text().count('"role":"user"') == 2
 
 
-def test_session_dir_setting_of_the_project_is_honoured(
+def test_session_dir_setting_of_a_trusted_project_is_honoured(
     project: Path, pictx: Pictx, replies: Replies
 ) -> None:
     (project / ".pi").mkdir()
     (project / ".pi" / "settings.json").write_text(json.dumps({"sessionDir": "kept"}))
+    assert pictx("trust").code == 0
     run = pictx("-p", "--model", replies(["ok"]), "hi")
     assert run.code == 0
     assert len(list((project / "kept").glob("*.jsonl"))) == 1

@@ -15,7 +15,7 @@ from pi_context.resources import (
     resolve_project_trust,
     retry_settings_for,
 )
-from pi_context.resources.settings import deep_merge_settings
+from pi_context.resources.settings import bash_settings_for, deep_merge_settings
 from pi_context.resources.trust import project_needs_trust
 
 
@@ -197,21 +197,60 @@ def test_untrusted_project_keeps_context_files_only(tmp_path: Path) -> None:
     assert trusted.settings.compaction().reserve_tokens == 1
 
 
-def test_reload_records_trust_for_resources_created_during_the_session(tmp_path: Path) -> None:
+def test_reload_never_records_trust_for_resources_created_during_the_session(
+    tmp_path: Path,
+) -> None:
+    """pi saves ``true`` here; a model that writes ``.pi/SYSTEM.md`` must not trust itself."""
     agent = tmp_path / "agent"
     proj = tmp_path / "proj"
     proj.mkdir()
     loader = ResourceLoader(proj, agent_dir=agent, home=tmp_path / "home")
     assert loader.load().trusted is True  # nothing needs trust yet
     write(proj / ".pi" / "SYSTEM.md", "made during the session")
+    write(proj / ".pi" / "settings.json", '{"compaction": {"reserveTokens": 1}}')
     reloaded = loader.reload()
-    assert reloaded.trusted is True
-    assert reloaded.system_prompt == "made during the session"
-    assert TrustStore(agent / "trust.json").get(proj) is True
-    # a fresh process sees the saved decision; a project that needed trust at start is not saved
-    other = tmp_path / "other"
-    write(other / ".pi" / "SYSTEM.md", "x")
-    loader2 = ResourceLoader(other, agent_dir=agent, home=tmp_path / "home")
-    assert loader2.load().trusted is False
-    assert loader2.reload().trusted is False
-    assert TrustStore(agent / "trust.json").get(other) is None
+    assert reloaded.trusted is False
+    assert reloaded.trust.source == "default"
+    assert reloaded.system_prompt is None
+    assert reloaded.settings.compaction().reserve_tokens == 16384
+    assert not (agent / "trust.json").exists()
+    # the explicit user action is what trusts it; the next reload then uses the files
+    TrustStore(agent / "trust.json").set(proj, True)
+    again = loader.reload()
+    assert again.trusted is True
+    assert again.system_prompt == "made during the session"
+    assert again.settings.compaction().reserve_tokens == 1
+
+
+def test_a_broken_settings_file_of_an_untrusted_project_is_not_read(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    proj = tmp_path / "proj"
+    write(proj / ".pi" / "settings.json", "{not json")
+    res = ResourceLoader(proj, agent_dir=agent, home=tmp_path / "home").load()
+    assert res.trusted is False
+    assert res.settings.project_data == {}
+    assert (proj / ".pi" / "settings.json").read_text() == "{not json"
+
+
+def test_bash_default_timeout_setting() -> None:
+    assert bash_settings_for(None).default_timeout_seconds == 120.0
+    assert bash_settings_for({"bash": {"defaultTimeoutSeconds": 5}}).default_timeout_seconds == 5
+    assert bash_settings_for({"bash": {"defaultTimeoutSeconds": 0}}).default_timeout_seconds is None
+    assert bash_settings_for({"bash": {}}).default_timeout_seconds == 120.0
+
+
+@pytest.mark.parametrize("value", [-1, "60", True, 1e300, [], {"s": 1}])
+def test_a_bad_bash_default_timeout_names_the_key_and_file(tmp_path: Path, value: object) -> None:
+    agent = tmp_path / "agent"
+    write(agent / "settings.json", json.dumps({"bash": {"defaultTimeoutSeconds": value}}))
+    settings = load_settings(agent)
+    with pytest.raises(SettingsError) as caught:
+        _ = settings.bash
+    message = str(caught.value)
+    assert "bash.defaultTimeoutSeconds" in message
+    assert str(agent / "settings.json") in message
+
+
+def test_a_bash_section_that_is_not_an_object_is_an_error() -> None:
+    with pytest.raises(SettingsError, match="Invalid bash setting"):
+        bash_settings_for({"bash": 30})

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from pi_context.errors import SessionFormatError
 from pi_context.session import Entry, make_entry
+from pi_context.session.entries import UNREADABLE
+from pi_context.session.problems import ProblemLog
 
 
 def test_make_entry_key_order_and_omission() -> None:
@@ -28,11 +29,17 @@ def test_entry_round_trips_raw_bytes_exactly() -> None:
     assert e.raw == raw  # decoding does not replace the original bytes
 
 
-def test_entry_decode_errors_are_session_format_errors() -> None:
-    e = Entry("x", "a", None, raw=b"[1,2]", line=7)
-    with pytest.raises(SessionFormatError, match="not a JSON object") as info:
-        _ = e.data
-    assert info.value.line == 7
+def test_an_unreadable_line_becomes_an_inert_entry_and_is_logged_once() -> None:
+    log = ProblemLog("s.jsonl")
+    e = Entry("compaction", "a", None, raw=b"[1,2]", line=7, log=log)
+    assert e.data == {"type": UNREADABLE, "id": "a", "parentId": None}
+    assert e.type == UNREADABLE
+    assert not e.readable
+    _ = e.peek()
+    assert [str(p) for p in log.problems] == [
+        "s.jsonl:7: compaction entry a: not a JSON object: skipped"
+    ]
+    assert log.problems[0].error == "line 7: not a JSON object: skipped"
     with pytest.raises(ValueError, match="raw line or its data"):
         Entry("x", "a", None)
 

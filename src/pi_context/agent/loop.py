@@ -3,7 +3,8 @@
 One run starts with the messages of a prompt (system patch, user message, extension messages),
 then repeats a *turn*: build the request (the host's request pipeline: a fresh session
 projection through the transform chain, :mod:`.request`), stream the assistant message, execute its tool calls, and continue while there
-were tool calls or queued messages. Between turns the host may compact and patch the system
+were tool calls or queued messages (steering after the tool results, follow-ups when the run
+would stop). Between turns the host may compact and patch the system
 prompt (:meth:`LoopHost.prepare_next_turn`).
 
 The loop owns no state beyond the run: everything it needs comes from a :class:`LoopHost`
@@ -100,9 +101,11 @@ class LoopHost(Protocol):
     async def prepare_next_turn(self) -> list[AgentMessage]:
         """Between turns: compaction check and system patch; returns messages to add first."""
 
-    def take_queued(self) -> list[AgentMessage]: ...
+    def take_steering(self) -> list[AgentMessage]:
+        """Steering messages for this delivery point (one, or all in ``all`` mode)."""
 
-    def has_queued(self) -> bool: ...
+    def take_follow_up(self) -> list[AgentMessage]:
+        """Follow-up messages, asked for only when the run would otherwise stop."""
 
     def after_request(self, request: ModelRequest, message: AssistantMessage) -> None:
         """Called once per model request with its final message (cache accounting)."""
@@ -269,12 +272,16 @@ class AgentLoop:
         return result
 
     async def _turns(self, start: list[AgentMessage], result: RunResult) -> None:
+        """pi's delivery points: steering after a turn's tool results (or before the run would
+        stop), follow-ups only when nothing else would continue the run (:mod:`.queues`)."""
         batch = start
+        pending: list[AgentMessage] = []
         first = True
         while True:
             if not first:
                 batch = await self.host.prepare_next_turn()
-                batch.extend(self.host.take_queued())
+                batch.extend(pending or self.host.take_steering())
+                pending = []
             await self._notify(TurnStart(self.turn_index))
             first = False
             for message in batch:
@@ -291,7 +298,11 @@ class AgentLoop:
             tool_results = await self._execute(assistant, calls, result)
             self.emit(TurnEnd(handed_out(assistant), tuple(map(handed_out, tool_results))))
             more = await self._after_turn(assistant, tool_results)
-            if not calls and not self.host.has_queued() and not more:
+            pending = self.host.take_steering()
+            if calls or pending or more:
+                continue
+            pending = self.host.take_follow_up()
+            if not pending:
                 return
 
     async def _after_turn(

@@ -24,6 +24,7 @@ from pi_context.messages import (
 )
 from pi_context.model import Model, ModelRequest
 from pi_context.providers.delivery import system_delivery_of
+from pi_context.resources.settings import session_fsync_for
 from pi_context.tools import ToolOutcome, run_tool
 
 from . import extension_dispatch
@@ -104,11 +105,11 @@ class SessionLoopHost:
         patch = self._loadout.system_patch(options, projection.entries)
         return [patch] if patch is not None else []
 
-    def take_queued(self) -> list[AgentMessage]:
-        return self._state.queue.take()
+    def take_steering(self) -> list[AgentMessage]:
+        return self._state.queue.take_steering()
 
-    def has_queued(self) -> bool:
-        return bool(self._state.queue)
+    def take_follow_up(self) -> list[AgentMessage]:
+        return self._state.queue.take_follow_up()
 
     def after_request(self, request: ModelRequest, message: AssistantMessage) -> None:
         collapse = system_delivery_of(self.model) == "collapse"
@@ -129,6 +130,10 @@ class SessionLoopHost:
     async def after_turn(
         self, index: int, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
     ) -> bool:
+        # The turn's entries are in the file: make them durable (the ``sessionFsync`` setting).
+        session = self._state.session
+        session.fsync = session_fsync_for(self._state.settings_data)
+        session.sync()
         return await extension_dispatch.turn_end(
             self._state.extensions,
             self._state.session,

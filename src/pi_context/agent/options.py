@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 from pi_context.extensions import ExtensionRunner, load_extensions
 from pi_context.model import Model
 from pi_context.resources.loader import ResourceLoader
+from pi_context.resources.settings import bash_settings_for
 from pi_context.session import Session
 from pi_context.tools import Tool, default_tools
 
@@ -32,7 +33,8 @@ class AgentOptions(TypedDict, total=False):
     ``trusted``: the project's trust decision (``None``: decided as pi does without asking). ``no_context_files``,
     ``system_prompt``, ``append_system_prompt``: pi's ``-nc``, ``--system-prompt`` and
     ``--append-system-prompt``. ``session_id``, ``timestamp``: the new session's header id and
-    ISO-8601 time (``create`` only; pi names a session file after both). ``ids``, ``clock``,
+    ISO-8601 time (``create`` only; pi names a session file after both); ``parent_session``:
+    the ``parentSession`` path stored in the new header (``create`` only). ``ids``, ``clock``,
     ``sleep``: injectable for tests.
     """
 
@@ -51,6 +53,7 @@ class AgentOptions(TypedDict, total=False):
     sleep: Sleep | None
     session_id: str | None
     timestamp: str | None
+    parent_session: str | None
 
 
 def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentState, list[Tool]]:
@@ -78,4 +81,10 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
         sleep=options.get("sleep"),
     )
     tools = options.get("tools")
-    return state, list(tools) if tools is not None else default_tools(cwd)
+    if tools is not None:
+        return state, list(tools)
+    # the settings files themselves unless the caller's override sets the section, so that a
+    # bad value is reported with the file it came from
+    bash_source = state.settings_data if "bash" in state.settings_override else resources.settings
+    timeout = bash_settings_for(bash_source).default_timeout_seconds
+    return state, default_tools(cwd, default_timeout=timeout)

@@ -8,6 +8,7 @@ Whether to retry and how long to wait is the one :class:`~pi_context.model.retry
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import cast
 
@@ -34,6 +35,16 @@ class Recovery:
         self._state = state
         self._compaction = compaction
         self._retries = 0
+        self._retry_wait: asyncio.Future[object] | None = None
+
+    def abort_retry(self) -> bool:
+        """Cancel a pending automatic-retry delay (the run then ends with the failed attempt,
+        ``auto_retry_end`` saying ``Retry cancelled``); returns whether one was pending."""
+        wait = self._retry_wait
+        if wait is None or wait.done():
+            return False
+        wait.cancel()
+        return True
 
     def last_assistant(self) -> tuple[AssistantMessage, str] | None:
         """The newest assistant message on the branch and its entry id."""
@@ -80,7 +91,12 @@ class Recovery:
                 return False
             if self._should_retry(message, result.last_error, retries):
                 self._retries = retries = retries + 1
-                result = await self._auto_retry(message, entry_id, result, retries, run_more)
+                retried = await self._auto_retry(message, entry_id, result, retries, run_more)
+                if retried is None:  # the delay was cancelled (abort_retry)
+                    state.events.emit(AutoRetryEnd(False, retries, "Retry cancelled"))
+                    self._retries = 0
+                    return False
+                result = retried
                 if result.aborted:
                     return True
                 continue
@@ -129,7 +145,7 @@ class Recovery:
         result: RunResult,
         attempt: int,
         run_more: RunMore,
-    ) -> RunResult:
+    ) -> RunResult | None:
         state = self._state
         policy = RetryPolicy(state.retry_settings())
         retry_after = result.last_error.retry_after if result.last_error is not None else None
@@ -138,7 +154,17 @@ class Recovery:
             AutoRetryStart(attempt, policy.max_attempts, delay, message.get("errorMessage") or "")
         )
         self._omit_attempt(message, entry_id)
-        await state.sleep(delay / 1000)
+        wait: asyncio.Future[object] = asyncio.ensure_future(state.sleep(delay / 1000))
+        self._retry_wait = wait
+        try:
+            await wait
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not wait.cancelled() or (task is not None and task.cancelling()):
+                raise  # the run itself was aborted
+            return None
+        finally:
+            self._retry_wait = None
         return await run_more(state.queue.take())
 
     def _omit_attempt(self, message: AssistantMessage, entry_id: str | None) -> None:

@@ -38,12 +38,16 @@ class RunControl:
         self._state = state
         self._loadout = loadout
         self._recovery = recovery
-        self._loop = AgentLoop(host, state.events.emit, clock=state.now_ms)
+        self._loop = AgentLoop(host, self._emit, clock=state.now_ms)
         self._task: asyncio.Task[None] | None = None
 
     @property
     def busy(self) -> bool:
         return self._task is not None and not self._task.done()
+
+    def _emit(self, event: AgentEvent) -> None:
+        self._state.queue.delivered(event)  # a queued text's queue_update comes first
+        self._state.events.emit(event)
 
     def start_prompt(self, text: str, images: Sequence[ImageContent]) -> asyncio.Task[None]:
         """A run for a user prompt (``/skill:name`` expanded)."""
@@ -95,10 +99,10 @@ class RunControl:
         return task
 
     def abort(self) -> None:
-        """Cancel the running run; messages queued for it are dropped with it."""
+        """Cancel the running run; queued steering and follow-ups stay queued for the next
+        run, as in pi."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
-            self._state.queue.drop()
 
     async def wait(self) -> None:
         """Until the current run (if any) has ended."""
@@ -124,7 +128,7 @@ class RunControl:
             if patch is not None:
                 start.append(patch)
             start.append(trigger)
-            start.extend(state.queue.take())  # extension messages waiting for the next run
+            start.extend(state.queue.take_steering())  # steering queued before the run
             start.extend(extra)
             result = await self._loop.run(start)
             aborted = result.aborted

@@ -35,17 +35,22 @@ from pathlib import Path
 from typing import Any, Literal, Unpack
 
 from pi_context.errors import PiContextError
-from pi_context.events import AgentEvent, AgentSettled
-from pi_context.extensions import ExtensionContext, ExtensionRunner, RegisteredCommand
+from pi_context.events import AgentEvent, AgentSettled, QueueUpdate
+from pi_context.extensions import (
+    ExtensionContext,
+    ExtensionRunner,
+    ExtensionUI,
+    RegisteredCommand,
+)
 from pi_context.extensions.events import (
     CustomMessageDraft,
     InputEvent,
     SessionShutdownEvent,
 )
-from pi_context.messages import ImageContent, user_message
+from pi_context.messages import AgentMessage, ImageContent, user_message
 from pi_context.model import Model
 from pi_context.resources.loader import LoadedResources
-from pi_context.resources.settings import CompactionSettings, RetrySettings
+from pi_context.resources.settings import CompactionSettings, RetrySettings, deep_merge_settings
 from pi_context.resources.skills import expand_skill_command
 from pi_context.session import Session
 from pi_context.tools import Tool
@@ -58,6 +63,7 @@ from .loadout import Loadout
 from .loop_host import SessionLoopHost
 from .navigation import NavigationResult, Navigator
 from .options import AgentOptions, assemble
+from .queues import QueueMode
 from .recovery import Recovery
 from .request import RequestPipeline
 from .run_control import RunControl
@@ -77,7 +83,7 @@ class AgentSession:
         self._guard = guard = OperationGuard()
         self._compaction = compaction = CompactionControl(state, guard)
         self._navigator = Navigator(state, loadout, guard)
-        recovery = Recovery(state, compaction)
+        self._recovery = recovery = Recovery(state, compaction)
         chain = TransformChain(
             hidden_tools=lambda: loadout.options().hidden_tools,
             forced_prompt=lambda: loadout.forced_prompt,
@@ -94,6 +100,7 @@ class AgentSession:
         )
         self._runs = RunControl(state, loadout, recovery, host)
         self._unstarted: _PendingPrompt | None = None  # the latest prompt() not yet iterated
+        self._ui: tuple[ExtensionUI, str] | None = None
         runner = state.extensions
         if runner is not None:
             chain.context_phase = runner.emit_context
@@ -101,9 +108,19 @@ class AgentSession:
             runner.bind_host(
                 SessionExtensionHost(self._state, loadout, self._runs, guard),
                 lambda: ExtensionContext(
-                    Path(state.cwd), session=self, get_system_prompt=loadout.system_prompt
+                    Path(state.cwd),
+                    session=self,
+                    has_ui=self._ui is not None,
+                    get_system_prompt=loadout.system_prompt,
+                    ui=self._ui[0] if self._ui is not None else None,
+                    mode=self._ui[1] if self._ui is not None else None,
                 ),
             )
+
+    def set_extension_ui(self, ui: ExtensionUI | None, mode: str | None = None) -> None:
+        """The front end's dialogs for extension handlers (``ctx.ui``, ``ctx.mode``) from now
+        on; ``None`` removes them."""
+        self._ui = (ui, mode or "") if ui is not None else None
 
     # -- construction ---------------------------------------------------------------------------
 
@@ -123,6 +140,7 @@ class AgentSession:
             cwd=work,
             session_id=options.get("session_id"),
             timestamp=options.get("timestamp"),
+            parent_session=options.get("parent_session"),
             ids=options.get("ids"),
             clock=options.get("clock"),
         )
@@ -207,6 +225,12 @@ class AgentSession:
     def retry_settings(self) -> RetrySettings:
         return self._state.retry_settings()
 
+    def override_settings(self, patch: Mapping[str, Any]) -> None:
+        """Merge ``patch`` over the settings of this session from now on (e.g. RPC's
+        ``set_auto_compaction``, which also writes the global settings file)."""
+        state = self._state
+        state.settings_override = deep_merge_settings(state.settings_override, patch)
+
     @property
     def system_prompt(self) -> str:
         """The prompt text as the model would get it now (forced text when a run forces one)."""
@@ -252,9 +276,7 @@ class AgentSession:
             yield self._settle_unstarted()
             return
         if self.busy:
-            expanded = self.expand_skill_command(text)
-            message = user_message(expanded, images=images, timestamp=self._state.now_ms())
-            yield self._state.queue.add_prompt(message)
+            yield self.steer(text, images=images)
             return
         self._ensure_idle_for("prompt")
         async for event in self._runs.stream_prompt(text, images):
@@ -272,13 +294,66 @@ class AgentSession:
 
     def abort(self) -> None:
         """Stop the running prompt (and its compaction or retry wait) as soon as possible;
-        messages queued for it are dropped. A prompt requested but not started yet (see
-        :meth:`prompt`) is cancelled as well."""
+        queued steering and follow-ups stay queued for the next run, as in pi (see
+        :meth:`clear_queue`). A prompt requested but not started yet (see :meth:`prompt`) is
+        cancelled as well."""
         if self._unstarted is not None:
             self._unstarted.aborted = True
             self._unstarted = None
         self._runs.abort()
         self._guard.abort()
+
+    async def wait_idle(self) -> None:
+        """Until the current run (if any) has settled."""
+        await self._runs.wait()
+
+    def abort_retry(self) -> bool:
+        """Cancel a pending automatic-retry delay (the run then ends with the failed attempt,
+        ``auto_retry_end`` saying ``Retry cancelled``); returns whether one was pending."""
+        return self._recovery.abort_retry()
+
+    # -- steering and follow-up queues ---------------------------------------------------------
+
+    def steer(self, text: str, *, images: Sequence[ImageContent] = ()) -> QueueUpdate:
+        """Queue a steering message: delivered after the running turn's tool calls (or at the
+        start of the next run when idle). Emits and returns the ``queue_update``."""
+        return self._state.queue.steer(self._queued_message(text, images))
+
+    def follow_up(self, text: str, *, images: Sequence[ImageContent] = ()) -> QueueUpdate:
+        """Queue a follow-up: delivered only when the agent would otherwise stop."""
+        return self._state.queue.follow_up(self._queued_message(text, images))
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        """Drop everything queued; returns the removed ``(steering, follow_up)`` texts."""
+        return self._state.queue.clear()
+
+    def queued_texts(self) -> tuple[list[str], list[str]]:
+        """The queued ``(steering, follow_up)`` texts, in delivery order."""
+        return self._state.queue.texts()
+
+    @property
+    def pending_message_count(self) -> int:
+        return self._state.queue.pending_count
+
+    @property
+    def steering_mode(self) -> QueueMode:
+        return self._state.queue.steering_mode
+
+    @steering_mode.setter
+    def steering_mode(self, mode: QueueMode) -> None:
+        self._state.queue.steering_mode = mode
+
+    @property
+    def follow_up_mode(self) -> QueueMode:
+        return self._state.queue.follow_up_mode
+
+    @follow_up_mode.setter
+    def follow_up_mode(self, mode: QueueMode) -> None:
+        self._state.queue.follow_up_mode = mode
+
+    def _queued_message(self, text: str, images: Sequence[ImageContent]) -> AgentMessage:
+        expanded = self.expand_skill_command(text)
+        return user_message(expanded, images=images, timestamp=self._state.now_ms())
 
     def send_message(self, message: CustomMessageDraft, *, trigger_turn: bool = False) -> None:
         """An extension message: queued for the next turn of a busy run; while idle, with

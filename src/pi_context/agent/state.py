@@ -30,6 +30,7 @@ from pi_context.session import Session
 from .branch_positions import BranchPositions
 from .event_bus import EventBus
 from .prompt_queue import PromptQueue
+from .queues import is_queue_mode
 
 __all__ = ["AgentState", "Sleep"]
 
@@ -62,6 +63,11 @@ class AgentState:
         self.sleep: Sleep = sleep or asyncio.sleep
         self.events = EventBus()
         self.queue = PromptQueue(self.events.emit)
+        """Steering and follow-up messages (modes from ``steeringMode``/``followUpMode``)."""
+        settings = self.settings_data
+        for key, attr in (("steeringMode", "steering_mode"), ("followUpMode", "follow_up_mode")):
+            if is_queue_mode(settings.get(key)):
+                setattr(self.queue, attr, settings[key])
         self.token_cache = TokenCache()
         """Per-entry token estimates shared by the checks, the stats and the compactor."""
         self.positions = BranchPositions()

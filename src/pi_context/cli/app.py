@@ -19,12 +19,14 @@ import click
 from pi_context import storage
 from pi_context.agent.session import AgentSession
 from pi_context.agent.stats import SessionStats
+from pi_context.cli.agent_api import ProjectTrust
 from pi_context.cli.scripted import load_scripted_model, scripted_spec
 from pi_context.errors import ModelNotFoundError, PiContextError, ProviderError
 from pi_context.events import AgentEvent
 from pi_context.extensions import RegisteredCommand
 from pi_context.model import Model, ModelInfo
 from pi_context.resources.settings import load_settings
+from pi_context.resources.trust import TRUST_FILE_NAME, TrustStore
 from pi_context.session.store import Session
 from pi_context.tokens import estimate_tokens
 
@@ -178,11 +180,16 @@ class AppConfig:
             "load_extensions": True,
         }
 
-    async def create(self, model: Model | None, *, cwd: str | None = None) -> AgentSession:
-        """A new session in the session dir, named as pi names it (written with the first message)."""
+    async def create(
+        self, model: Model | None, *, cwd: str | None = None, parent_session: str | None = None
+    ) -> AgentSession:
+        """A new session in the session dir, named as pi names it (written with the first
+        message); ``parent_session`` goes into its header."""
         work = cwd or self.cwd
         if self.session_dir is None:
-            return await AgentSession.create(cwd=work, model=model, **self._kwargs())
+            return await AgentSession.create(
+                cwd=work, model=model, parent_session=parent_session, **self._kwargs()
+            )
         self.session_dir.mkdir(parents=True, exist_ok=True)
         path, sid, stamp = storage.new_session_path(self.session_dir)
         return await AgentSession.create(
@@ -191,6 +198,7 @@ class AppConfig:
             session_file=path,
             session_id=sid,
             timestamp=stamp,
+            parent_session=parent_session,
             **self._kwargs(),
         )
 
@@ -228,6 +236,15 @@ class AppAgent:
 
     def abort(self) -> None:
         self.agent.abort()
+
+    def steer(self, text: str) -> Any:
+        return self.agent.steer(text)
+
+    def follow_up(self, text: str) -> Any:
+        return self.agent.follow_up(text)
+
+    def clear_queue(self) -> tuple[list[str], list[str]]:
+        return self.agent.clear_queue()
 
     def close(self) -> None:
         self.agent.close()
@@ -283,11 +300,21 @@ class AppAgent:
             return self.agent.session.file_path.parent
         return self.config.session_dir
 
+    def project_trust(self) -> ProjectTrust:
+        return ProjectTrust(
+            directory=self.agent.cwd,
+            decision=self.agent.resources.trust,
+            store=TrustStore(Path(self.config.agent_dir) / TRUST_FILE_NAME),
+        )
+
     def _model(self) -> Model | None:
         return self.agent.model_or_none
 
-    async def new_session(self) -> AppAgent:
-        return AppAgent(await self.config.create(self._model(), cwd=self.agent.cwd), self.config)
+    async def new_session(self, parent_session: str | None = None) -> AppAgent:
+        agent = await self.config.create(
+            self._model(), cwd=self.agent.cwd, parent_session=parent_session
+        )
+        return AppAgent(agent, self.config)
 
     async def open_session(self, path: Path) -> AppAgent:
         return AppAgent(await self.config.open(path, self._model()), self.config)

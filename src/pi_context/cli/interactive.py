@@ -7,9 +7,13 @@
   results are shown as they run (see :mod:`pi_context.cli.render`).
 * Status: model, context tokens of the window (with percent), cache hit ratio and cost, in the
   bottom toolbar while typing and printed after every run.
-* Esc or Ctrl-C during a run aborts it (a second press cancels outright); Ctrl-C at the prompt
-  clears the line, Ctrl-D or ``/quit`` leaves. Other keys typed during a run reach the next
-  input line as typed (a line finished with Enter is sent when the run ends).
+* Typing while an answer runs: Enter queues the line as steering (delivered after the running
+  tool calls), Alt+Enter as a follow-up (delivered when the agent would stop), Alt+Up takes
+  every queued message back into the next input line; an extension command finished with Enter
+  runs at once, a built-in slash command when the answer ends, and text without Enter waits in
+  the next input line.
+* Esc or Ctrl-C during a run aborts it (a second press cancels outright; Esc first takes the
+  queued messages back); Ctrl-C at the prompt clears the line, Ctrl-D or ``/quit`` leaves.
 """
 
 from __future__ import annotations
@@ -47,6 +51,9 @@ __all__ = ["InteractiveShell", "SlashCompleter", "run_interactive"]
 T = TypeVar("T")
 
 _ABORT_KEYS = (Keys.Escape, Keys.ControlC)
+_ENTER_KEYS = (Keys.ControlM, Keys.ControlJ)
+_ERASE_KEYS = (Keys.ControlH, Keys.Backspace)
+_QUEUE_HINT = "↳ Alt+Up to edit all queued messages"
 _ESC_FLUSH_SECONDS = 0.05
 """How long a lone Esc waits for the rest of an escape sequence before it counts as Esc."""
 
@@ -128,6 +135,8 @@ class InteractiveShell:
         self._unsubscribe: Callable[[], None] | None = None
         self._renderer: EventRenderer | None = None
         self._busy = False
+        self._side_work: set[asyncio.Future[bool]] = set()
+        """Extension commands started while an answer runs."""
         self._status = ""
         """The last computed status line (the toolbar is redrawn on every key press)."""
         self._listen()
@@ -159,8 +168,14 @@ class InteractiveShell:
         progress.start()
         try:
             await self._abortable(
-                consume(), self.agent.abort, cancel_on_first=False, progress=progress
+                consume(),
+                self.agent.abort,
+                cancel_on_first=False,
+                queue_input=True,
+                progress=progress,
             )
+            if self._side_work:  # extension commands typed during the answer
+                await asyncio.wait(list(self._side_work))
         finally:
             progress.stop()
             renderer.close()
@@ -226,6 +241,51 @@ class InteractiveShell:
 
         self._unsubscribe = self.agent.subscribe(on_event)
 
+    def _queue_line(self, kept: list[KeyPress], kind: str) -> bool:
+        """Queue the line typed so far (``kept``) as steering or a follow-up; ``False`` (and
+        nothing queued) for a blank line or a slash command, which wait for the next prompt."""
+        text = _typed_text(kept)
+        if not text.strip():
+            return False
+        if text.lstrip().startswith("/"):
+            return kind == "steer" and self._run_extension_command_now(text, kept)
+        kept.clear()
+        if kind == "steer":
+            self.agent.steer(text)
+            label = "Steering"
+        else:
+            self.agent.follow_up(text)
+            label = "Follow-up"
+        self.console.print(Text(f"{label}: {text}", style="cyan"))
+        self.console.print(Text(_QUEUE_HINT, style="dim"))
+        return True
+
+    def _run_extension_command_now(self, text: str, kept: list[KeyPress]) -> bool:
+        """An extension command finished with Enter during a run runs at once, as in pi (other
+        slash commands wait for the next prompt)."""
+        name, _, args = text.strip()[1:].partition(" ")
+        if name not in {command.name for command in self.agent.extension_commands()}:
+            return False
+        kept.clear()
+        task = asyncio.ensure_future(self.agent.run_extension_command(name, args))
+        self._side_work.add(task)
+        task.add_done_callback(self._side_work.discard)
+        return True
+
+    def _restore_queue(self, kept: list[KeyPress]) -> None:
+        """Alt+Up (and Esc before it aborts): every queued text back into the next input line,
+        steering first, then follow-ups, then what was typed meanwhile."""
+        steering, follow_up = self.agent.clear_queue()
+        texts = [*steering, *follow_up]
+        if not texts:
+            self.console.print(Text("No queued messages to restore", style="dim"))
+            return
+        typed = _typed_text(kept)
+        parts = [*texts, typed] if typed.strip() else texts
+        kept.clear()
+        self._editor = "\n\n".join(parts)
+        self.console.print(Text(f"Restored {len(texts)} queued message(s) to editor", style="dim"))
+
     async def _abortable(
         self,
         work: Awaitable[T],
@@ -233,6 +293,7 @@ class InteractiveShell:
         *,
         cancel_on_first: bool,
         progress: RunProgress | None = None,
+        queue_input: bool = False,
     ) -> T | None:
         """Await ``work``; Esc or Ctrl-C aborts it (cancels on the second press).
 
@@ -240,7 +301,9 @@ class InteractiveShell:
         next input line receives it exactly as typed (Enter included: a line typed and sent
         during a run is sent when the run ends). Keys that arrived together with the Enter that
         started this run were left as typeahead by the prompt; they are read here first, so an
-        Esc typed right after Enter still aborts.
+        Esc typed right after Enter still aborts. With ``queue_input`` (a running answer), a
+        line finished with Enter is queued as steering, with Alt+Enter as a follow-up, and
+        Alt+Up takes the queued messages back (see :meth:`_queue_line`).
         """
         task: asyncio.Future[T] = asyncio.ensure_future(work)
         presses = 0
@@ -249,9 +312,34 @@ class InteractiveShell:
         loop = asyncio.get_running_loop()
         flush_timer: asyncio.TimerHandle | None = None
 
+        def queued(press: KeyPress, after: KeyPress | None) -> int:
+            """How many presses (from ``press``) were a queueing key; 0 when none was."""
+            if not queue_input or task.done():
+                return 0
+            following = after.key if after is not None else None
+            if press.key == Keys.Escape and following in _ENTER_KEYS:
+                if self._queue_line(kept, "follow_up"):
+                    return 2
+                kept.append(press)  # Alt+Enter on a blank line: a newline for the next prompt
+                return 1
+            if press.key == Keys.Escape and following == Keys.Up:
+                self._restore_queue(kept)
+                return 2
+            if press.key in _ENTER_KEYS and self._queue_line(kept, "steer"):
+                return 1
+            return 0
+
         def handle(presses_read: Iterable[KeyPress]) -> None:
             nonlocal presses
-            for press in presses_read:
+            items = list(presses_read)
+            index = 0
+            while index < len(items):
+                press = items[index]
+                used = queued(press, items[index + 1] if index + 1 < len(items) else None)
+                if used:
+                    index += used
+                    continue
+                index += 1
                 if press.key not in _ABORT_KEYS:
                     kept.append(press)
                 elif not task.done():
@@ -259,6 +347,8 @@ class InteractiveShell:
                     if presses == 1:
                         if progress is not None:
                             progress.stop()
+                        if queue_input and press.key == Keys.Escape:
+                            self._restore_queue(kept)
                         self.console.print(Text("Aborting…", style="yellow"))
                         abort()
                     if cancel_on_first or presses > 1:
@@ -374,6 +464,20 @@ class InteractiveShell:
                 await self.send(line)
             except PiContextError as exc:
                 self.console.print(Text(f"pictx: error: {exc}", style="red"))
+
+
+def _typed_text(presses: Iterable[KeyPress]) -> str:
+    """The text a run of key presses typed (printable keys and pastes; Backspace erases)."""
+    text = ""
+    for press in presses:
+        key = press.key
+        if key in _ERASE_KEYS:
+            text = text[:-1]
+        elif key == Keys.BracketedPaste:
+            text += press.data
+        elif isinstance(key, str) and not isinstance(key, Keys) and key.isprintable():
+            text += key
+    return text
 
 
 def history_for(agent_dir: Path | None) -> History:

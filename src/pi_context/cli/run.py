@@ -7,16 +7,23 @@ message; ``@file`` arguments are inlined as ``<file name="...">`` blocks, as pi 
 Sessions live where pi keeps them (see :mod:`pi_context.storage`): a new one per run unless
 ``-c/--continue`` (the newest), ``-r/--resume`` (pick one), ``--session <path|id>`` or
 ``--no-session`` (in memory) says otherwise.
+
+Trust boundaries: the ``sessionDir`` setting is taken from the project's ``.pi/settings.json``
+only when the project is trusted (pi reads it before deciding trust), and an untrusted
+project's settings file is not read at all, so a broken one cannot stop pictx either. A session
+recorded in another directory runs its tools there, so opening one asks first (interactive)
+or needs :data:`USE_SESSION_CWD_FLAG` (print and json modes).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import click
 
@@ -26,10 +33,26 @@ from pi_context.cli.app import AppAgent, AppConfig, resolve_cli_model
 from pi_context.errors import PiContextError, ResourceError
 from pi_context.export import SessionDocument, default_html_name, export_html
 from pi_context.resources import paths
-from pi_context.resources.settings import load_settings
-from pi_context.resources.trust import TrustDecision
+from pi_context.resources.settings import Settings, load_settings
+from pi_context.resources.trust import (
+    TRUST_FILE_NAME,
+    TrustDecision,
+    TrustStore,
+    canonical_dir,
+    resolve_project_trust,
+)
 
-__all__ = ["agent_command", "build_prompts", "register", "wants_agent"]
+__all__ = [
+    "USE_SESSION_CWD_FLAG",
+    "agent_command",
+    "build_prompts",
+    "register",
+    "startup_settings",
+    "wants_agent",
+]
+
+USE_SESSION_CWD_FLAG = "--use-session-cwd"
+"""The flag that lets print and json modes open a session recorded in another directory."""
 
 
 def wants_agent(args: Sequence[str], group: click.Group) -> bool:
@@ -79,6 +102,78 @@ def _pick_session(directory: Path) -> Path | None:
     return picked.path
 
 
+def startup_settings(cwd: str, agent_dir: Path) -> Settings:
+    """The settings the command line itself reads (``sessionDir``), decided by trust.
+
+    The project file is read only when the project is trusted (saved decision, nothing that
+    needs trust, or ``defaultProjectTrust: "always"``). Otherwise it is left unread, and when
+    nobody decided yet the user is told, naming the file, that it was ignored.
+    """
+    global_settings = load_settings(agent_dir)
+    trust = resolve_project_trust(
+        cwd,
+        TrustStore(agent_dir / TRUST_FILE_NAME),
+        default=global_settings.default_project_trust,
+    )
+    if trust.trusted:
+        return load_settings(agent_dir, cwd, trusted=True)
+    project_file = paths.project_config_dir(cwd) / "settings.json"
+    if trust.source == "default" and project_file.exists():
+        click.echo(
+            f"pictx: warning: {project_file}: not read, the project is not trusted "
+            "(its sessionDir and other settings are ignored; `pictx trust` trusts it)",
+            err=True,
+        )
+    return global_settings
+
+
+def _session_cwd_elsewhere(path: Path, cwd: str) -> str | None:
+    """The directory ``path`` was recorded in when it is not ``cwd`` (else ``None``)."""
+    if not path.is_file():
+        return None
+    header = storage.read_header(path)
+    recorded = header.get("cwd") if header else None
+    if not isinstance(recorded, str) or canonical_dir(recorded) == canonical_dir(cwd):
+        return None
+    return recorded
+
+
+def _may_run_in(path: Path, config: AppConfig, *, interactive: bool, allowed: bool) -> bool:
+    """Whether the session at ``path`` may run its tools in the directory it records.
+
+    The same directory needs nothing; another one needs ``allowed`` (the flag), or a yes to
+    a question in interactive mode (Ctrl-C and anything but yes mean no). Print and json
+    modes refuse with an error naming the flag.
+    """
+    recorded = _session_cwd_elsewhere(path, config.cwd)
+    if recorded is None or allowed:
+        return True
+    if not interactive:
+        raise PiContextError(
+            f"{path}: this session was recorded in {recorded}, not in {config.cwd}; its tools "
+            f"would run there and that directory's AGENTS.md would load. Pass "
+            f"{USE_SESSION_CWD_FLAG} to allow it"
+        )
+    click.echo(f"This session was recorded in {recorded} (you are in {config.cwd}).", err=True)
+    return _ask_yes_no("Run its tools in that directory and load its AGENTS.md?")
+
+
+def _ask_yes_no(question: str) -> bool:
+    """A yes/no question on the terminal; no by default, and Ctrl-C or end of input mean no.
+
+    ``asyncio.run`` turns the first Ctrl-C into a task cancellation that a blocking read never
+    sees, so Python's own handler is put back while the question waits.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return click.confirm(question, default=False, err=True)
+    except click.Abort:
+        click.echo("", err=True)
+        return False
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 async def _start(
     config: AppConfig,
     *,
@@ -87,6 +182,7 @@ async def _start(
     session_arg: str | None,
     model_spec: str | None,
     interactive: bool,
+    use_session_cwd: bool = False,
 ) -> AppAgent | None:
     # a named model is resolved first, so that a bad --model fails before any picker
     named = config.model_resolver(model_spec, None) if model_spec is not None else None
@@ -107,7 +203,7 @@ async def _start(
             target = directory or storage.default_session_dir(config.cwd, config.agent_dir)
             forked = storage.fork_from(match.path, target, cwd=config.cwd)
             model = named or config.model_resolver(None, forked)
-            return AppAgent(await config.open(forked, model), config)
+            return _warn_session_problems(AppAgent(await config.open(forked, model), config))
         path = match.path
     elif cont and directory is not None:
         custom = directory != storage.default_session_dir(config.cwd, config.agent_dir)
@@ -115,9 +211,14 @@ async def _start(
         _say_skipped(directory, path)
     elif resume and directory is not None:
         path = _pick_session(directory)
+    if path is not None and not _may_run_in(
+        path, config, interactive=interactive, allowed=use_session_cwd
+    ):
+        click.echo(f"Session not opened: {path}", err=True)
+        return None
     model = named or config.model_resolver(None, path)
     if path is not None:
-        return AppAgent(await config.open(path, model), config)
+        return _warn_session_problems(AppAgent(await config.open(path, model), config))
     return AppAgent(await config.create(model), config)
 
 
@@ -140,6 +241,28 @@ def _say_skipped(directory: Path, chosen: Path | None) -> None:
         )
 
 
+_PROBLEMS_SHOWN = 5
+
+
+def _warn_session_problems(app: AppAgent) -> AppAgent:
+    """Say once, on stderr, what was wrong with the resumed file (skipped torn or malformed
+    lines, fields of the wrong type), a few lines at most. The context is projected first, so
+    the entries it reads have been checked."""
+    app.session.stored_projection()
+    problems = app.session.problems
+    for problem in problems[:_PROBLEMS_SHOWN]:
+        click.echo(f"pictx: warning: {problem}", err=True)
+    if len(problems) > _PROBLEMS_SHOWN:
+        more = len(problems) - _PROBLEMS_SHOWN
+        where = app.session.file_path
+        click.echo(
+            f"pictx: warning: … and {more} more problem(s); `pictx session info {where}` "
+            "lists them",
+            err=True,
+        )
+    return app
+
+
 async def _run(
     config: AppConfig,
     options: dict[str, Any],
@@ -148,6 +271,11 @@ async def _run(
     notes: Sequence[str] = (),
 ) -> int:
     interactive = mode == "interactive"
+    protocol_out = None
+    if mode == "rpc":  # before anything (extensions included) can write to stdout
+        from pi_context.cli.rpc import take_over_stdout
+
+        protocol_out = take_over_stdout()
     app = await _start(
         config,
         cont=options["cont"],
@@ -155,6 +283,7 @@ async def _run(
         session_arg=options["session"],
         model_spec=options["model"],
         interactive=interactive,
+        use_session_cwd=options["use_session_cwd"],
     )
     if app is None:
         return 0
@@ -179,6 +308,8 @@ async def _run(
             finally:
                 if shell.agent is not host:
                     shell.agent.close()
+        if protocol_out is not None:
+            return await _serve_rpc(app, protocol_out)
         from pi_context.cli.print_mode import run_print
 
         if app.agent.model_or_none is None:
@@ -219,9 +350,9 @@ async def _release_local_models() -> None:
 @click.option("-p", "--print", "print_mode", is_flag=True, help="One-shot: print the final answer.")
 @click.option(
     "--mode",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "rpc"]),
     default=None,
-    help="json: every event as a JSON line.",
+    help="json: every event as a JSON line; rpc: pi's JSON-lines protocol on stdin/stdout.",
 )
 @click.option(
     "-c", "--continue", "cont", is_flag=True, help="Continue the newest session of this project."
@@ -232,6 +363,12 @@ async def _release_local_models() -> None:
 )
 @click.option("--session-dir", default=None, metavar="DIR", help="Keep sessions in DIR.")
 @click.option("--no-session", is_flag=True, help="Do not save the session.")
+@click.option(
+    USE_SESSION_CWD_FLAG,
+    "use_session_cwd",
+    is_flag=True,
+    help="Open a session recorded in another directory without asking (its tools run there).",
+)
 @click.option(
     "--model", default=None, metavar="SPEC", help="provider/model (or scripted:<file> for tests)."
 )
@@ -262,6 +399,7 @@ def agent_command(
     session: str | None,
     session_dir: str | None,
     no_session: bool,
+    use_session_cwd: bool,
     model: str | None,
     no_context_files: bool,
     system_prompt: str | None,
@@ -275,6 +413,9 @@ def agent_command(
     if export_path is not None:
         doc = SessionDocument.load(export_path)
         out = Path(messages[0]) if messages else Path(cwd) / default_html_name(Path(export_path))
+        storage.refuse_session_target(out, Path(export_path))
+        for problem in doc.problems:
+            click.echo(f"pictx: warning: {problem}", err=True)
         written = export_html(doc, out)
         click.echo(f"Exported to: {written}")
         return 0
@@ -289,20 +430,24 @@ def agent_command(
     ]
     if len(exclusive) > 1:
         raise click.ClickException(f"{' and '.join(exclusive)} cannot be combined")
+    if mode == "rpc" and any(m.startswith("@") for m in messages):
+        click.echo("Error: @file arguments are not supported in RPC mode", err=True)
+        return 1
     stdin_text = None
-    if not sys.stdin.isatty():
+    if mode != "rpc" and not sys.stdin.isatty():
         stdin_text = sys.stdin.read().strip()
-    if mode == "json":
-        run_mode = "json"
+    if mode in ("json", "rpc"):
+        run_mode = mode
     elif print_mode or stdin_text is not None or not sys.stdout.isatty():
         run_mode = "print"
     else:
         run_mode = "interactive"
     agent_dir = paths.agent_dir()
     directory: Path | None = None
+    settings = startup_settings(cwd, agent_dir)
     if not no_session:
-        # read before any trust decision, project file included, as pi does
-        setting = load_settings(agent_dir, cwd).get("sessionDir")
+        # pi reads the project's sessionDir before deciding trust; here only a trusted one
+        setting = settings.get("sessionDir")
         directory = storage.session_dir(
             cwd,
             agent=agent_dir,
@@ -321,9 +466,28 @@ def agent_command(
             spec, agent_dir=agent_dir, resumed=resumed, why=notes.append
         ),
     )
-    prompts = build_prompts(messages, stdin_text, cwd)
-    options = {"cont": cont, "resume": resume, "session": session, "model": model, "name": name}
+    # RPC mode ignores positional messages, as pi does: prompts arrive as commands
+    prompts = [] if run_mode == "rpc" else build_prompts(messages, stdin_text, cwd)
+    options = {
+        "cont": cont,
+        "resume": resume,
+        "session": session,
+        "model": model,
+        "name": name,
+        "use_session_cwd": use_session_cwd,
+    }
     return asyncio.run(_run(config, options, prompts, run_mode, notes))
+
+
+async def _serve_rpc(app: AppAgent, out: BinaryIO) -> int:
+    from pi_context.cli.rpc import run_rpc
+
+    if app.agent.model_or_none is None:
+        raise PiContextError(NO_MODEL_HELP)
+    try:
+        return await run_rpc(app, stdin_fd=sys.stdin.fileno(), out=out)
+    finally:
+        out.close()
 
 
 def register(group: click.Group) -> None:

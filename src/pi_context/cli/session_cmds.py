@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,21 +19,35 @@ import click
 from pi_context import _json
 from pi_context.errors import SessionFormatError, TreeError
 from pi_context.messages import text_of
-from pi_context.session import Entry, Session, convert_to_llm
+from pi_context.session import Entry, ModelRef, Session, convert_to_llm
+from pi_context.session.projection import (
+    build_context_entries,
+    context_edits_by_target,
+    context_item,
+    path_settings,
+)
 from pi_context.tokens import estimate_tokens
 
 __all__ = ["context_command", "info_command", "register", "session_group", "tree_command"]
 
-_FILE = click.Path(exists=False, dir_okay=False, path_type=Path)
+_FILE = click.Path(exists=False, path_type=Path)  # the session layer refuses non-files
 
 
 def _open(path: Path, strict: bool) -> Session:
+    """Open and check every entry (without keeping them decoded): problems are reported up
+    front, one line each, and the commands then read only checked entries."""
     session = Session.open(path, lock_timeout=0)
-    for problem in session.check() if strict else session.problems:
+    for problem in session.check():
         if strict:
             raise SessionFormatError(problem.error, path=problem.path, line=problem.line)
         click.echo(f"pictx: warning: {problem}", err=True)
     return session
+
+
+def _model_text(model: Any) -> str:
+    if not model:
+        return "-"
+    return f"{model.get('provider')}/{model.get('modelId')}"
 
 
 def _print_json(value: Any) -> None:
@@ -47,17 +62,22 @@ def _snippet(text: str, width: int = 60) -> str:
 
 def _kind(entry: Entry) -> str:
     if entry.type == "message":
-        message = entry.message
-        role = message.get("role") if message is not None else None
+        role = entry.role
+        if role is None:
+            message = entry.peek().get("message")
+            role = message.get("role") if isinstance(message, dict) else None
         return f"message:{role}"
     return entry.type
 
 
 def _describe(entry: Entry) -> str:
-    """A short human description of an entry for the tree view."""
+    """A short human description of an entry for the tree view (reads the checked entry
+    without keeping it decoded)."""
+    data = entry.peek()
     kind = entry.type
     if kind == "message":
-        message: dict[str, Any] = dict(entry.message or {})
+        value = data.get("message")
+        message: dict[str, Any] = value if isinstance(value, dict) else {}
         role = str(message.get("role"))
         if role == "assistant":
             content = message.get("content")
@@ -80,29 +100,57 @@ def _describe(entry: Entry) -> str:
         return f"{role}: {_snippet(text_of(message.get('content'), ' '))}"
     if kind == "compaction":
         return (
-            f"[compaction] keeps from {entry.get('firstKeptEntryId')}, "
-            f"{entry.get('tokensBefore')} tokens before: {_snippet(str(entry.get('summary')))}"
+            f"[compaction] keeps from {data.get('firstKeptEntryId')}, "
+            f"{data.get('tokensBefore')} tokens before: {_snippet(str(data.get('summary')))}"
         )
     if kind == "branch_summary":
-        return f"[branch summary] from {entry.get('fromId')}: {_snippet(str(entry.get('summary')))}"
+        return f"[branch summary] from {data.get('fromId')}: {_snippet(str(data.get('summary')))}"
     if kind == "model_change":
-        return f"model → {entry.get('provider')}/{entry.get('modelId')}"
+        return f"model → {data.get('provider')}/{data.get('modelId')}"
     if kind == "thinking_level_change":
-        return f"thinking → {entry.get('thinkingLevel')}"
+        return f"thinking → {data.get('thinkingLevel')}"
     if kind == "context_edit":
-        action = "omit" if entry.get("replacement") is None else "replace"
-        return f"context edit: {action} {entry.get('targetId')}"
+        action = "omit" if data.get("replacement") is None else "replace"
+        return f"context edit: {action} {data.get('targetId')}"
     if kind == "label":
-        return f"label {entry.get('targetId')} = {entry.get('label')!r}"
+        return f"label {data.get('targetId')} = {data.get('label')!r}"
     if kind == "session_info":
-        return f"name = {entry.get('name')!r}"
+        return f"name = {data.get('name')!r}"
     if kind == "custom_message":
-        return f"custom message {entry.get('customType')}: {_snippet(text_of(entry.get('content'), ' '))}"
+        return f"custom message {data.get('customType')}: {_snippet(text_of(data.get('content'), ' '))}"
     if kind == "custom":
-        return f"custom {entry.get('customType')}"
+        return f"custom {data.get('customType')}"
     if kind == "usage":
-        return f"usage {entry.get('kind')} {entry.get('provider')}/{entry.get('model')}"
+        return f"usage {data.get('kind')} {data.get('provider')}/{data.get('model')}"
+    if kind == "unreadable":
+        return "(unreadable line: left out)"
     return f"{kind} (not interpreted)"
+
+
+@dataclass(frozen=True, slots=True)
+class _ContextSummary:
+    messages: int
+    tokens: int
+    model: ModelRef | None
+    thinking_level: str
+
+
+def _context_summary(session: Session) -> _ContextSummary:
+    """Message count and token estimate of the current context, computed entry by entry
+    without keeping the decoded entries (a 1M-entry path stays the size of its lines)."""
+    path = session.branch_view()
+    level, model = path_settings(path)
+    context = build_context_entries(path)
+    edits = context_edits_by_target(context)
+    count = tokens = 0
+    for index, entry in enumerate(context):
+        decoded = entry.is_decoded
+        for message in context_item(entry, index, edits).messages:
+            count += 1
+            tokens += estimate_tokens(message)
+        if not decoded and entry.id not in edits:
+            entry.forget()
+    return _ContextSummary(count, tokens, model, level)
 
 
 @click.group("session")
@@ -119,8 +167,8 @@ def session_group() -> None:
 def info_command(file: Path, as_json: bool, strict: bool) -> None:
     """Summary of a session: header, name, entry counts, branches, current leaf, context size."""
     session = _open(file, strict)
-    projection = session.stored_projection()
-    tokens = sum(estimate_tokens(m) for m in projection.messages)
+    context = _context_summary(session)
+    tokens = context.tokens
     kinds = dict(sorted(Counter(_kind(e) for e in session.entries).items()))
     info = {
         "file": str(file),
@@ -135,17 +183,17 @@ def info_command(file: Path, as_json: bool, strict: bool) -> None:
         "leaves": len(session.leaves()),
         "leafId": session.leaf_id,
         "pathLength": len(session.branch_view()),
-        "contextMessages": len(projection.messages),
+        "contextMessages": context.messages,
         "contextTokens": tokens,
-        "model": projection.model,
-        "thinkingLevel": projection.thinking_level,
+        "model": context.model,
+        "thinkingLevel": context.thinking_level,
         "labels": session.labels,
         "problems": [str(p) for p in session.problems],
     }
     if as_json:
         _print_json(info)
         return
-    model = projection.model
+    model = context.model
     lines = [
         f"file:          {file}",
         f"session:       {session.id} (v{session.file_version}"
@@ -161,9 +209,9 @@ def info_command(file: Path, as_json: bool, strict: bool) -> None:
         + ", ".join(f"{k} {v}" for k, v in kinds.items())
         + ")",
         f"branches:      {len(session.leaves())} leaves; current leaf {session.leaf_id or '-'}",
-        f"context:       {len(projection.messages)} messages, ~{tokens} tokens (chars/4)",
-        f"model:         {model['provider'] + '/' + model['modelId'] if model else '-'}",
-        f"thinking:      {projection.thinking_level}",
+        f"context:       {context.messages} messages, ~{tokens} tokens (chars/4)",
+        f"model:         {_model_text(model)}",
+        f"thinking:      {context.thinking_level}",
         f"labels:        {len(session.labels)}",
     ]
     if session.problems:
@@ -172,45 +220,51 @@ def info_command(file: Path, as_json: bool, strict: bool) -> None:
 
 
 def _tree_lines(session: Session) -> Iterator[str]:
-    """Render the forest; indentation grows only where the tree branches."""
+    """Render the forest; indentation grows only where the tree branches.
+
+    The same walk as :meth:`TreeIndex.preorder` (linear in the lines printed, whatever the
+    depth): an id already open on the way down is not expanded again. An entry is on the
+    current path when it stands at its depth on that path, so no set of path entries is built.
+    """
     tree = session.tree
     children = tree.children_map
-    on_path = {id(e) for e in session.branch_view()}
+    path = session.branch_view()
     leaf = session.leaf
     labels = tree.labels
-    stack: list[tuple[Entry, str, str, frozenset[str]]] = []
+    open_ids: set[str] = set()
+    stack: list[tuple[Entry, int, str, str] | str] = []
     roots = tree.roots()
     for index, root in enumerate(reversed(roots)):
         last = index == 0
         prefix = "" if len(roots) == 1 else ("└─ " if last else "├─ ")
         rest = "" if len(roots) == 1 else ("   " if last else "│  ")
-        stack.append((root, prefix, rest, frozenset()))
+        stack.append((root, 0, prefix, rest))
     while stack:
-        entry, prefix, rest, ancestors = stack.pop()
-        mark = "*" if id(entry) in on_path else " "
-        try:
-            description = _describe(entry)
-        except SessionFormatError as exc:
-            description = f"(unreadable: {exc.reason})"
-        text = f"{mark} {prefix}{entry.id} {description}"
+        item = stack.pop()
+        if isinstance(item, str):
+            open_ids.discard(item)
+            continue
+        entry, depth, prefix, rest = item
+        mark = "*" if depth < len(path) and path[depth] is entry else " "
+        text = f"{mark} {prefix}{entry.id} {_describe(entry)}"
         label = labels.get(entry.id)
         if label:
             text += f"  [{label}]"
         if entry is leaf:
             text += "  ← leaf"
         yield text
-        if entry.id in ancestors:
+        if entry.id in open_ids:
             continue
-        below = ancestors | {entry.id}
+        open_ids.add(entry.id)
+        stack.append(entry.id)
         kids = children.get(entry.id, [])
         if len(kids) == 1:
-            stack.append((kids[0], rest, rest, below))
+            stack.append((kids[0], depth + 1, rest, rest))
             continue
         for index, child in enumerate(reversed(kids)):
             last = index == 0
-            stack.append(
-                (child, rest + ("└─ " if last else "├─ "), rest + ("   " if last else "│  "), below)
-            )
+            branch = ("└─ " if last else "├─ ", "   " if last else "│  ")
+            stack.append((child, depth + 1, rest + branch[0], rest + branch[1]))
 
 
 @session_group.command("tree")
@@ -297,7 +351,7 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
     model = projection.model
     click.echo(
         f"-- leaf {projection.leaf_id or '-'}: {len(rows)} messages, ~{total} tokens; "
-        f"model {model['provider'] + '/' + model['modelId'] if model else '-'}; "
+        f"model {_model_text(model)}; "
         f"thinking {projection.thinking_level}"
     )
 

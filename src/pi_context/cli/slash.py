@@ -7,6 +7,7 @@ text. ``/skill:<name> [args]`` expands a skill into the user message. Commands a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pi_context import storage
-from pi_context.cli.agent_api import AgentHost
+from pi_context.cli.agent_api import AgentHost, ProjectTrust
 from pi_context.cli.stats import cache_ratio, count_messages, format_tokens
 from pi_context.errors import PiContextError
 from pi_context.export import SessionDocument, export_file
@@ -151,6 +152,59 @@ async def _compact(shell: Shell, args: str) -> None:
 async def _reload(shell: Shell, _args: str) -> None:
     await shell.agent.reload()
     shell.console.print("[green]Reloaded settings, context files, skills and prompts.[/green]")
+    trust = shell.agent.project_trust()
+    if not trust.decision.trusted and trust.decision.source == "default":
+        # e.g. .pi files written during the session: never trusted without the user saying so
+        shell.console.print(
+            Text(
+                f"{trust.directory} is not trusted: its .pi settings, SYSTEM.md, "
+                "APPEND_SYSTEM.md, skills and extensions are not used. /trust to trust it.",
+                style="yellow",
+            )
+        )
+
+
+def _saved_decision(trust: ProjectTrust) -> str:
+    found = trust.store.lookup(trust.directory)
+    if found is None:
+        return "none"
+    directory, value = found
+    word = "trusted" if value else "untrusted"
+    if directory == os.path.realpath(trust.directory):
+        return f"{word} ({directory})"
+    return f"{word} (inherited from {directory})"
+
+
+async def _trust(shell: Shell, _args: str) -> None:
+    """Save a trust decision for the session's directory: the only way trust is recorded here
+    besides ``pictx trust``/``pictx distrust``."""
+    trust = shell.agent.project_trust()
+    here = os.path.realpath(trust.directory)
+    parent = os.path.dirname(here)
+    shell.console.print(Text(f"Directory: {here}"))
+    shell.console.print(Text(f"Saved decision: {_saved_decision(trust)}"))
+    current = "trusted" if trust.decision.trusted else "untrusted"
+    shell.console.print(Text(f"Current session: {current}"))
+    # (label, directory to save, decision)
+    options = [("Trust", here, True)]
+    if parent != here:
+        options.append((f"Trust parent folder ({parent})", parent, True))
+    options.append(("Do not trust", here, False))
+    for number, (label, _, _) in enumerate(options, start=1):
+        shell.console.print(Text(f"{number:>3} {label}"))
+    choice = (await shell.ask("Choose # (empty cancels): ")).strip()
+    if not choice.isdigit() or not 1 <= int(choice) <= len(options):
+        shell.console.print("Nothing saved.")
+        return
+    _, directory, trusted = options[int(choice) - 1]
+    trust.store.set(directory, trusted)
+    if directory != here:
+        trust.store.set(here, None)  # the parent's decision applies here from now on
+    word = "trusted" if trusted else "untrusted"
+    shell.console.print(
+        f"[green]Saved trust decision: {word}.[/green] /reload applies it to settings, prompts "
+        "and skills; restart pictx for extensions."
+    )
 
 
 async def _skill(shell: Shell, text: str) -> None:
@@ -340,6 +394,14 @@ async def _resume(shell: Shell, _args: str) -> None:
     info = pick_session(sessions, (await shell.ask("Resume # (empty cancels): ")).strip())
     if info is None:
         return
+    here = shell.agent.project_trust().directory
+    if info.cwd and os.path.realpath(info.cwd) != os.path.realpath(here):
+        # its tools would run there and that directory's AGENTS.md would load
+        shell.console.print(Text(f"This session was recorded in {info.cwd} (you are in {here})."))
+        answer = await shell.ask("Run its tools in that directory and load its AGENTS.md? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            shell.console.print("Session not opened.")
+            return
     shell.switch(await shell.agent.open_session(info.path))
     shell.console.print(Text(f"Resumed {info.path.name}.", style="green"))
     recent = last_exchanges(shell.agent.session)
@@ -408,6 +470,7 @@ COMMANDS: dict[str, SlashCommand] = {
         ),
         SlashCommand("tree", "/tree", "move in the session tree, label, summarize a branch", _tree),
         SlashCommand("reload", "/reload", "re-read settings, AGENTS.md, skills, prompts", _reload),
+        SlashCommand("trust", "/trust", "save whether this project is trusted", _trust),
         SlashCommand("export", "/export [file.html|file.jsonl]", "export the session", _export),
         SlashCommand("session", "/session", "file, counts, tokens, cache, cost", _session),
         SlashCommand("model", "/model [provider/id]", "show or switch the model", _model),

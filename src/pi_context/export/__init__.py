@@ -16,6 +16,7 @@ from pi_context.export.jsonl import (
     default_jsonl_name,
     export_jsonl,
 )
+from pi_context.storage import refuse_session_target
 
 __all__ = [
     "SessionDocument",
@@ -33,14 +34,19 @@ def export_file(
 ) -> Path:
     """Export ``doc`` by the target's extension: ``.jsonl`` → branch session, else HTML.
 
-    Without ``out`` an HTML page named ``pi-session-<basename>.html`` goes into ``cwd``.
+    Without ``out`` an HTML page named ``pi-session-<basename>.html`` goes into ``cwd``. A
+    target that is the session itself or any other session file is refused
+    (:class:`~pi_context.errors.SessionError`).
     """
     base = cwd or Path.cwd()
     if out is None:
-        return export_html(doc, base / default_html_name(doc.path))
+        target = base / default_html_name(doc.path)
+        refuse_session_target(target, doc.path)
+        return export_html(doc, target)
     target = Path(out)
     if not target.is_absolute():
         target = base / target
+    refuse_session_target(target, doc.path)
     if target.suffix == ".jsonl":
         return export_jsonl(doc, target)
     return export_html(doc, target)

@@ -15,6 +15,9 @@ from typing import Any
 
 from pi_context import _json
 from pi_context.errors import SessionFormatError
+from pi_context.session.problems import bounded
+from pi_context.session.reading import read_regular
+from pi_context.session.validation import checked_entry
 
 __all__ = ["SessionDocument", "entry_kind", "entry_preview", "text_of_content"]
 
@@ -89,6 +92,8 @@ class SessionDocument:
     entries: list[dict[str, Any]]
     leaf_id: str | None
     path: Path | None = None
+    problems: list[str] = field(default_factory=list)
+    """``FILE:LINE: what is wrong`` for each entry read with fields of the wrong type."""
     by_id: dict[str, dict[str, Any]] = field(init=False)
     """Entries by id; with a duplicated id the later entry wins, as in pi."""
     children: dict[str | None, list[int]] = field(init=False)
@@ -122,11 +127,12 @@ class SessionDocument:
         """Read a session file (any version; entries without ids are chained in file order)."""
         file = Path(path)
         try:
-            data = file.read_bytes()
+            data = read_regular(file)  # refuses FIFOs and devices, reads no further than the size
         except OSError as exc:
             raise SessionFormatError(f"cannot read session: {exc.strerror}", path=file) from exc
         header: dict[str, Any] | None = None
         entries: list[dict[str, Any]] = []
+        problems: list[str] = []
         previous: str | None = None
         for number, raw in enumerate(data.split(b"\n"), start=1):
             if not raw.strip():
@@ -142,6 +148,9 @@ class SessionDocument:
                     raise SessionFormatError("not a valid pi session", path=file, line=number)
                 header = value
                 continue
+            value, faults = checked_entry(value)  # fields of the wrong type are left out
+            if faults:
+                problems.append(bounded(f"{file}:{number}: {'; '.join(faults)}"))
             if not isinstance(value.get("id"), str):
                 value = {**value, "id": f"#{number}", "parentId": previous}
             previous = value["id"]
@@ -149,7 +158,7 @@ class SessionDocument:
         if header is None:
             raise SessionFormatError("not a valid pi session (no header)", path=file)
         leaf = entries[-1]["id"] if entries else None
-        return cls(header, entries, leaf, file)
+        return cls(header, entries, leaf, file, problems)
 
     # -- tree -------------------------------------------------------------------------------
 

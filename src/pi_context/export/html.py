@@ -135,7 +135,10 @@ def _assistant_html(message: Mapping[str, Any]) -> str:
                 f'<details class="thinking" open><summary>thinking</summary>{_pre(text)}</details>'
             )
         elif kind == "toolCall":
-            args = json.dumps(block.get("arguments", {}), indent=2, ensure_ascii=False)
+            try:
+                args = json.dumps(block.get("arguments", {}), indent=2, ensure_ascii=False)
+            except RecursionError:  # nested too deep to indent: the compact spelling
+                args = _json.js_stringify(block.get("arguments", {}))
             parts.append(
                 f'<div class="tool-call" data-call="{_e(block.get("id", ""))}">'
                 f'<span class="tool-name">{_e(block.get("name", ""))}</span>{_pre(args, "args")}</div>'

@@ -11,7 +11,12 @@ handler's result is given), re-exported for handlers that work with whole transc
 """
 
 from pi_context.extensions.api import Extension, ExtensionAPI, Handler, RegisteredCommand
-from pi_context.extensions.context import ExtensionContext, ExtensionHost, SessionControl
+from pi_context.extensions.context import (
+    ExtensionContext,
+    ExtensionHost,
+    ExtensionUI,
+    SessionControl,
+)
 from pi_context.extensions.hooks import ExtensionHooks
 from pi_context.extensions.loader import (
     discover_extension_paths,
@@ -29,6 +34,7 @@ __all__ = [
     "ExtensionHooks",
     "ExtensionHost",
     "ExtensionRunner",
+    "ExtensionUI",
     "Handler",
     "RegisteredCommand",
     "SessionControl",

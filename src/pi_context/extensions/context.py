@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from pi_context.extensions.events import CustomMessageDraft
 from pi_context.session import Session
 
-__all__ = ["ExtensionContext", "ExtensionHost", "SessionControl"]
+__all__ = ["ExtensionContext", "ExtensionHost", "ExtensionUI", "SessionControl"]
 
 
 class ExtensionHost(Protocol):
@@ -44,12 +44,40 @@ class SessionControl(Protocol):
     async def compact(self, instructions: str | None = None) -> Mapping[str, Any]: ...
 
 
+class ExtensionUI(Protocol):
+    """``ctx.ui``: dialogs and status the front end offers (RPC mode forwards them to its
+    client as ``extension_ui_request`` records). Dialogs return ``None`` / ``False`` when
+    cancelled or when ``timeout`` (milliseconds) passes."""
+
+    async def select(
+        self, title: str, options: Sequence[str], *, timeout: float | None = None
+    ) -> str | None: ...
+
+    async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool: ...
+
+    async def input(
+        self, title: str, placeholder: str | None = None, *, timeout: float | None = None
+    ) -> str | None: ...
+
+    async def editor(self, title: str, prefill: str | None = None) -> str | None: ...
+
+    def notify(self, message: str, notify_type: Any = None) -> None: ...
+
+    def set_status(self, key: str, text: str | None = None) -> None: ...
+
+    def set_title(self, title: str) -> None: ...
+
+    def set_editor_text(self, text: str) -> None: ...
+
+
 @dataclass
 class ExtensionContext:
     """Passed to every handler: where the session runs and, when bound, the live session.
 
     ``session`` is the agent session (for ``ctx.session.compact(...)`` and the like; ``None``
-    before one is bound); ``get_system_prompt`` returns the prompt as it currently stands.
+    before one is bound); ``get_system_prompt`` returns the prompt as it currently stands;
+    ``ui`` is the front end's :class:`ExtensionUI` when it has one (``has_ui``), and ``mode``
+    names the front end (``"rpc"`` in RPC mode).
     """
 
     cwd: Path
@@ -57,3 +85,5 @@ class ExtensionContext:
     has_ui: bool = False
     signal: asyncio.Event | None = None
     get_system_prompt: Callable[[], str] = lambda: ""
+    ui: ExtensionUI | None = None
+    mode: str | None = None

@@ -30,7 +30,6 @@ from pi_context.resources.trust import (
     TRUST_FILE_NAME,
     TrustDecision,
     TrustStore,
-    project_needs_trust,
     resolve_project_trust,
 )
 from pi_context.resources.types import ContextFile, Diagnostic, Skill
@@ -113,7 +112,6 @@ class ResourceLoader:
         self.append_system_prompt = (
             None if append_system_prompt is None else tuple(append_system_prompt)
         )
-        self._needed_trust_at_start: bool | None = None
 
     @property
     def trust_store(self) -> TrustStore:
@@ -121,26 +119,17 @@ class ResourceLoader:
 
     def load(self) -> LoadedResources:
         """Read everything from disk (the first load of a session)."""
-        if self._needed_trust_at_start is None:
-            self._needed_trust_at_start = project_needs_trust(self.cwd, self.home)
         return self._load()
 
     def reload(self) -> LoadedResources:
-        """``/reload``: read everything again.
+        """``/reload``: read everything again, deciding trust again.
 
-        As in pi, a project that had nothing needing trust when the session started, has some
-        now and has no saved decision is recorded as trusted (the user created those files in a
-        session they were already running).
+        pi records a project as trusted when it had nothing needing trust at start and has
+        some now (files the model may have written during the session). Here nothing is ever
+        recorded: such a project is decided as any other (saved decision, else
+        ``defaultProjectTrust``), so its new ``.pi`` files stay unused until the user trusts
+        it (``pictx trust``, ``/trust``).
         """
-        if self._needed_trust_at_start is None:
-            return self.load()
-        if (
-            self.trusted is None
-            and not self._needed_trust_at_start
-            and project_needs_trust(self.cwd, self.home)
-            and self.trust_store.lookup(self.cwd) is None
-        ):
-            self.trust_store.set(self.cwd, True)
         return self._load()
 
     def _load(self) -> LoadedResources:

@@ -9,18 +9,20 @@ compaction or trust behaviour.
 
 This module is the one owner of the settings model: :class:`CompactionSettings`,
 :class:`RetrySettings` and :class:`BranchSummarySettings` are resolved here and nowhere else
-(:func:`compaction_settings_for`, :func:`retry_settings_for`, :func:`branch_summary_settings_for`).
+(:func:`compaction_settings_for`, :func:`retry_settings_for`, :func:`branch_summary_settings_for`,
+:func:`bash_settings_for`).
 The JSON keys are pi's wire names (``reserveTokens``, ``retry.maxAgentDelayMs``, ...); each
 Python field has one snake_case spelling. A bad value is an error, as in pi: a
 :class:`~pi_context.errors.SettingsError` naming the key, with pi's message, and the file it
 came from when the caller passes a :class:`Settings`. A section (``compaction``, ``retry``,
-``branchSummary``) that is not an object is an error too; pi ignores it, but a typo there would
+``branchSummary``, ``bash``) that is not an object is an error too; pi ignores it, but a typo there would
 silently switch compaction or retries back to their defaults.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -33,13 +35,16 @@ from pi_context.resources.paths import agent_dir as default_agent_dir
 from pi_context.resources.paths import project_config_dir
 
 __all__ = [
+    "DEFAULT_BASH_TIMEOUT_SECONDS",
     "DEFAULT_KEEP_RECENT_TOKENS",
     "DEFAULT_RESERVE_TOKENS",
+    "BashSettings",
     "BranchSummarySettings",
     "CompactionSettings",
     "RetrySettings",
     "Settings",
     "SummarizerMode",
+    "bash_settings_for",
     "branch_summary_settings_for",
     "compaction_settings_for",
     "deep_merge_settings",
@@ -48,11 +53,16 @@ __all__ = [
     "migrate_settings",
     "read_config_text",
     "retry_settings_for",
+    "session_fsync_for",
 ]
 
 DEFAULT_RESERVE_TOKENS = 16384
 DEFAULT_KEEP_RECENT_TOKENS = 20000
 _MAX_SAFE_INTEGER = 2**53 - 1
+DEFAULT_BASH_TIMEOUT_SECONDS = 120.0
+"""The ``bash`` tool's timeout for a call that sets none (pi 1.6.0 has none)."""
+_MAX_TIMER_SECONDS = 2147483.647
+"""The longest timer JavaScript (and so pi's ``timeout`` argument) allows."""
 
 ProjectTrustDefault = Literal["ask", "always", "never"]
 
@@ -228,6 +238,17 @@ class BranchSummarySettings:
 
 
 @dataclass(frozen=True, slots=True)
+class BashSettings:
+    """This project's ``bash`` settings (pi has no such section).
+
+    ``default_timeout_seconds`` (``bash.defaultTimeoutSeconds``): seconds a command that sets
+    no ``timeout`` may run; ``None`` (the setting ``0``) waits forever, as pi does.
+    """
+
+    default_timeout_seconds: float | None = DEFAULT_BASH_TIMEOUT_SECONDS
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """Global and project settings and their merged view (``data``)."""
 
@@ -259,6 +280,11 @@ class Settings:
         return branch_summary_settings_for(self)
 
     @property
+    def bash(self) -> BashSettings:
+        """:func:`bash_settings_for` these settings."""
+        return bash_settings_for(self)
+
+    @property
     def default_project_trust(self) -> ProjectTrustDefault:
         """``defaultProjectTrust`` from the **global** file only (other values mean ``ask``)."""
         value = self.global_data.get("defaultProjectTrust")
@@ -267,6 +293,12 @@ class Settings:
     @property
     def enable_skill_commands(self) -> bool:
         return self.data.get("enableSkillCommands") is not False
+
+    @property
+    def session_fsync(self) -> bool:
+        """``sessionFsync`` (default ``true``): flush the session file to the disk at the end of
+        each turn and at each compaction (``Session.fsync``); ``false`` leaves it to the OS."""
+        return session_fsync_for(self)
 
 
 def load_settings(
@@ -393,6 +425,13 @@ def compaction_settings_for(
     )
 
 
+def session_fsync_for(settings: Settings | Mapping[str, Any] | None) -> bool:
+    """``sessionFsync`` (pi-context's own key, default ``true``): whether the session file is
+    flushed to the disk at the end of each turn and at each compaction. Only ``false`` turns
+    it off."""
+    return _data(settings).get("sessionFsync") is not False
+
+
 def retry_settings_for(settings: Settings | Mapping[str, Any] | None) -> RetrySettings:
     """pi's ``retry.{enabled, maxRetries, baseDelayMs, maxAgentDelayMs}`` with defaults."""
     reader = _Reader(settings, "retry")
@@ -410,3 +449,23 @@ def branch_summary_settings_for(
     """``branchSummary.reserveTokens`` (default 16384)."""
     reader = _Reader(settings, "branchSummary")
     return BranchSummarySettings(reader.field("reserveTokens", DEFAULT_RESERVE_TOKENS))
+
+
+def bash_settings_for(settings: Settings | Mapping[str, Any] | None) -> BashSettings:
+    """``bash.defaultTimeoutSeconds``: a number of seconds (``0``: no timeout), default 120."""
+    reader = _Reader(settings, "bash")
+    value = reader.section.get("defaultTimeoutSeconds")
+    if value is None:
+        return BashSettings()
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0 <= value <= _MAX_TIMER_SECONDS
+    ):
+        reader.fail(
+            "bash.defaultTimeoutSeconds",
+            value,
+            f"Expected a number of seconds from 0 (no timeout) to {_MAX_TIMER_SECONDS}.",
+        )
+    return BashSettings(float(value) if value > 0 else None)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pi_context.errors import SessionError
-from pi_context.session._writer import SessionFile, atomic_write
+from pi_context.session._writer import SessionFile, atomic_write, remove_stale_temp_files
 from pi_context.session.codec import CURRENT_VERSION, ScanResult, scan_lines
 
 __all__ = ["ForeignLines", "SessionStorage"]
@@ -97,6 +97,8 @@ class SessionStorage:
                 raise SessionError(
                     "legacy session file changed since it was read; reopen it", path=self.path
                 )
+            # Under the lock no other rewrite runs: temporary files here are a dead one's.
+            remove_stale_temp_files(self.path)
             atomic_write(self.path, data)
         handle.close()
         self._file = None
@@ -137,6 +139,11 @@ class SessionStorage:
         self._size = size
         self._known_lines += scan.newlines
         self._torn_from = start + tail.rfind(b"\n") + 1 if scan.torn_tail else None
+
+    def sync(self) -> None:
+        """Flush this process's writes to the disk; nothing to do before the file exists."""
+        if self._file is not None:
+            self._file.sync()
 
     def close(self) -> None:
         """Release the file descriptor (reopened by the next write)."""

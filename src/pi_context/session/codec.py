@@ -22,6 +22,7 @@ from typing import Any, BinaryIO, Final
 from pi_context import _json
 from pi_context.errors import SessionFormatError
 from pi_context.session.entries import Entry
+from pi_context.session.problems import LoadProblem, ProblemLog
 
 __all__ = [
     "CURRENT_VERSION",
@@ -52,30 +53,6 @@ def is_js_blank(text: str) -> bool:
     return not _json.js_trim(text)
 
 
-@dataclass(frozen=True, slots=True)
-class LoadProblem:
-    """A line the loader skipped or repaired: which file, which line (1-based), and why.
-
-    ``reason`` says what is wrong and what the loader did about it (``not a JSON object:
-    skipped``); ``fault``, when set, says what is wrong alone, as an error (``line 5 is not a
-    JSON object``), for a caller that refuses the file instead (``pictx session --strict``).
-    """
-
-    path: str | None
-    line: int
-    reason: str
-    fault: str | None = None
-
-    @property
-    def error(self) -> str:
-        """The problem worded as an error (nothing was skipped or repaired)."""
-        return self.fault if self.fault is not None else self.reason
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.path else f"line {self.line}"
-        return f"{where}: {self.reason}"
-
-
 @dataclass(slots=True)
 class ScanResult:
     """What :func:`scan_lines` found in a file's bytes."""
@@ -96,6 +73,8 @@ class ScanResult:
     """How many bytes were scanned (after a stripped BOM)."""
     unterminated_bytes: int = 0
     """The length of the last line when it lacks its ``\\n`` (0 when the bytes end with one)."""
+    log: ProblemLog = field(default_factory=lambda: ProblemLog(None))
+    """Where the entries report problems found when they are first decoded."""
 
     @property
     def version(self) -> int:
@@ -106,12 +85,15 @@ class ScanResult:
         return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
 
-def _decode_object(line: bytes) -> dict[str, Any] | None:
+def _decode_object(line: bytes) -> dict[str, Any] | str:
+    """The object on ``line``, or why there is none."""
     try:
         value = _json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
+    except _json.JSONDepthError as exc:
+        return str(exc)
+    except ValueError:
+        return "not valid JSON"
+    return value if isinstance(value, dict) else "not a JSON object"
 
 
 def _blank(line: bytes) -> bool:
@@ -170,7 +152,8 @@ def _scan(
     first_line: int,
     require_header: bool,
 ) -> ScanResult:
-    result = ScanResult()
+    log = ProblemLog(path)
+    result = ScanResult(log=log)
     entries = result.entries
     problems = result.problems
     fast = _FAST.match
@@ -204,7 +187,7 @@ def _scan(
                     previous_raw_id = id_raw
                     previous_id = id_raw.decode("utf-8", errors="replace")
                     entries.append(
-                        scanned(kind, previous_id, parent, role, line, index + first_line, path)
+                        scanned(kind, previous_id, parent, role, line, index + first_line, log)
                     )
                     continue
             number = index + first_line
@@ -212,12 +195,15 @@ def _scan(
                 result.blank_lines += 1
                 continue
             obj = _decode_object(line)
-            if obj is None:
+            if isinstance(obj, str):
                 result.malformed_lines += 1
                 if index == last_index and not result.trailing_newline:
                     result.torn_tail = True
                     reason = "incomplete last line (torn write?): skipped"
                     fault = f"line {number} (the last) is incomplete (torn write?)"
+                elif obj.startswith("nested"):
+                    reason = f"{obj}: skipped"
+                    fault = f"line {number} is {obj}"
                 else:
                     reason = "not a JSON object: skipped"
                     fault = f"line {number} is not a JSON object"
@@ -236,7 +222,7 @@ def _scan(
                 result.header = obj
                 result.header_line = number
                 continue
-            entries.append(Entry.from_data(obj, line=number, raw=line, path=path))
+            entries.append(Entry.from_data(obj, line=number, raw=line, log=log))
         offset += len(lines)
     result.newlines = offset - (0 if result.trailing_newline else 1)
     return result
@@ -271,23 +257,34 @@ def scan_lines(
     )
 
 
-def _chunks(file: BinaryIO, chunk_size: int) -> Iterator[bytes]:
-    while chunk := file.read(chunk_size):
+def _chunks(file: BinaryIO, chunk_size: int, limit: int | None) -> Iterator[bytes]:
+    remaining = limit
+    while remaining is None or remaining > 0:
+        chunk = file.read(chunk_size if remaining is None else min(chunk_size, remaining))
+        if not chunk:
+            return
+        if remaining is not None:
+            remaining -= len(chunk)
         yield chunk
 
 
 def scan_file(
-    file: BinaryIO, *, path: str | None = None, chunk_size: int | None = None
+    file: BinaryIO,
+    *,
+    path: str | None = None,
+    chunk_size: int | None = None,
+    limit: int | None = None,
 ) -> ScanResult:
     """:func:`scan_lines` over the rest of an open binary file, read ``chunk_size`` bytes at a
-    time (default 1 MiB; the same result as scanning its bytes; ``size`` is how many were read).
+    time (default 1 MiB; the same result as scanning its bytes; ``size`` is how many were read),
+    and never more than ``limit`` bytes (the file's size when it was opened).
 
     The header is required as in :func:`scan_lines` when a JSON line precedes it, but a file
     without any JSON line (empty or blank) yields ``header=None`` instead of raising; see
     :func:`parse_session_bytes`. ``OSError`` from reading propagates.
     """
     return _scan(
-        _chunks(file, chunk_size or _CHUNK_SIZE),
+        _chunks(file, chunk_size or _CHUNK_SIZE, limit),
         path=path,
         header_seen=False,
         first_line=1,

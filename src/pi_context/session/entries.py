@@ -16,12 +16,14 @@ from datetime import UTC, datetime
 from typing import Any, Final, cast
 
 from pi_context import _json
-from pi_context.errors import SessionFormatError
 from pi_context.messages import AgentMessage
+from pi_context.session.problems import ProblemLog
+from pi_context.session.validation import checked_entry
 
 __all__ = [
     "ENTRY_TYPES",
     "MODEL_VISIBLE_ROLES",
+    "UNREADABLE",
     "Entry",
     "iso_now",
     "make_entry",
@@ -46,6 +48,12 @@ ENTRY_TYPES: Final = frozenset(
 
 MODEL_VISIBLE_ROLES: Final = frozenset({"user", "assistant", "toolResult"})
 
+UNREADABLE: Final = "unreadable"
+"""The type an entry takes when its line turns out not to be readable JSON once decoded (a
+torn line the fast scan let through, or one nested deeper than ``_json.MAX_DEPTH``). pi drops
+such a line; here it stays in the tree under this type, which nothing interprets, so it
+contributes nothing, and its original bytes stay in the file."""
+
 # Keys that pi writes before ``id`` for these types (JS insertion order).
 _LEADING_KEYS: Final[dict[str, tuple[str, ...]]] = {
     "custom": ("customType", "data"),
@@ -66,9 +74,15 @@ def _text(value: Any) -> str:
 
 
 class Entry:
-    """One session entry (any line after the header)."""
+    """One session entry (any line after the header).
 
-    __slots__ = ("_data", "_path", "_raw", "id", "line", "parent_id", "role", "type")
+    An entry read from a file is decoded on first use; its :attr:`data` is then the checked
+    view of the line (see :mod:`~pi_context.session.validation`): fields of the wrong type are
+    left out, and what was wrong goes to the file's :class:`ProblemLog` with the line number.
+    A line that is not readable JSON after all makes the entry :data:`UNREADABLE`.
+    """
+
+    __slots__ = ("_data", "_log", "_raw", "id", "line", "parent_id", "role", "type")
 
     def __init__(
         self,
@@ -80,7 +94,7 @@ class Entry:
         raw: bytes | None = None,
         data: dict[str, Any] | None = None,
         line: int | None = None,
-        path: str | None = None,
+        log: ProblemLog | None = None,
     ) -> None:
         if raw is None and data is None:
             raise ValueError("an entry needs its raw line or its data")
@@ -89,7 +103,7 @@ class Entry:
         self.parent_id = parent_id
         self.role = role
         self.line = line
-        self._path = path
+        self._log = log
         self._raw = raw
         self._data = data
 
@@ -100,13 +114,16 @@ class Entry:
         *,
         line: int | None = None,
         raw: bytes | None = None,
-        path: str | None = None,
+        log: ProblemLog | None = None,
     ) -> Entry:
         """An entry from a decoded mapping (its ``type``/``id``/``parentId`` are read off it).
 
         ``raw``, when given, is the line the mapping was decoded from (kept for a byte-exact
-        round trip).
+        round trip). With a ``log`` the mapping came from a file: it is checked (see
+        :mod:`~pi_context.session.validation`) and its faults are logged.
         """
+        if log is not None:
+            data = _checked(data, line, log)
         message = data.get("message")
         role = message.get("role") if isinstance(message, dict) else None
         parent = data.get("parentId")
@@ -118,7 +135,7 @@ class Entry:
             raw=raw,
             data=data,
             line=line,
-            path=path,
+            log=log,
         )
 
     @classmethod
@@ -130,7 +147,7 @@ class Entry:
         role: str | None,
         raw: bytes,
         line: int,
-        path: str | None,
+        log: ProblemLog | None,
     ) -> Entry:
         """An entry from a line the loader scanned but did not decode (the fast path)."""
         entry = cls.__new__(cls)
@@ -139,29 +156,65 @@ class Entry:
         entry.parent_id = parent_id
         entry.role = role
         entry.line = line
-        entry._path = path
+        entry._log = log
         entry._raw = raw
         entry._data = None
         return entry
 
     @property
     def data(self) -> Mapping[str, Any]:
-        """The full JSON mapping of the entry (decoded on first use; the session's own: read it,
-        do not change it, :meth:`copy` gives an entry to change)."""
+        """The full (checked) JSON mapping of the entry, decoded on first use and kept (the
+        session's own: read it, do not change it; :meth:`copy` gives an entry to change)."""
         if self._data is None:
-            assert self._raw is not None
-            try:
-                value = _json.loads(self._raw)
-            except ValueError as exc:
-                raise SessionFormatError(
-                    f"entry {self.id} is not valid JSON: {exc}", path=self._path, line=self.line
-                ) from exc
-            if not isinstance(value, dict):
-                raise SessionFormatError(
-                    f"entry {self.id} is not a JSON object", path=self._path, line=self.line
-                )
-            self._data = value
+            self._data = self._decode()
         return self._data
+
+    def peek(self) -> Mapping[str, Any]:
+        """:attr:`data` without keeping it: for a pass over every entry of a large file (the
+        decoded mapping of an entry costs many times its line)."""
+        if self._data is not None:
+            return self._data
+        return self._decode()
+
+    def forget(self) -> None:
+        """Drop the decoded mapping of an entry read from a file (decoded again when next
+        used); a pass over a large file calls this to keep only the lines in memory."""
+        if self._raw is not None and self.type != UNREADABLE:
+            self._data = None
+
+    @property
+    def readable(self) -> bool:
+        """Decode the entry (if not done yet) and say whether its line was readable JSON.
+
+        Code that acts on an entry's type before reading its fields (a compaction, a model
+        change, a session name) asks this first: the type the fast scan read may turn into
+        :data:`UNREADABLE` on decoding."""
+        _ = self.data
+        return self.type != UNREADABLE
+
+    def _decode(self) -> dict[str, Any]:
+        assert self._raw is not None
+        try:
+            value = _json.loads(self._raw)
+        except _json.JSONDepthError as exc:
+            return self._unreadable(f"{exc}: left out of the context (the line is kept)")
+        except ValueError:
+            return self._unreadable("not valid JSON (torn write?): skipped, as pi does")
+        if not isinstance(value, dict):
+            return self._unreadable("not a JSON object: skipped")
+        if self._log is None:
+            return value
+        return _checked(value, self.line, self._log)
+
+    def _unreadable(self, why: str) -> dict[str, Any]:
+        was = self.type
+        self.type = UNREADABLE
+        self.role = None
+        data: dict[str, Any] = {"type": UNREADABLE, "id": self.id, "parentId": self.parent_id}
+        self._data = data  # small, and the type change must stick
+        if self._log is not None:
+            self._log.add(self.line, f"{was} entry {self.id}: {why}", f"line {self.line}: {why}")
+        return data
 
     @property
     def raw(self) -> bytes:
@@ -201,12 +254,20 @@ class Entry:
             role=self.role,
             raw=self.raw,
             line=self.line,
-            path=self._path,
+            log=self._log,
         )
 
     def __repr__(self) -> str:
         role = f" {self.role}" if self.role else ""
         return f"<Entry {self.type}{role} {self.id} parent={self.parent_id}>"
+
+
+def _checked(data: dict[str, Any], line: int | None, log: ProblemLog) -> dict[str, Any]:
+    fixed, faults = checked_entry(data)
+    if faults:
+        what = "; ".join(faults)
+        log.add(line, f"{what} (the line is kept)", what)
+    return fixed
 
 
 def make_entry(

@@ -271,7 +271,7 @@ def build_context_entries(
     """
     last = -1
     for index in range(len(path) - 1, -1, -1):
-        if path[index].type == "compaction":
+        if path[index].type == "compaction" and path[index].readable:
             last = index
             break
     if last < 0:
@@ -478,6 +478,8 @@ def path_settings(path: Sequence[Entry]) -> tuple[str, ModelRef | None]:
 def apply_settings(entry: Entry, level: str, model: ModelRef | None) -> tuple[str, ModelRef | None]:
     """Thinking level and model after ``entry``, given those before it."""
     kind = entry.type
+    if kind in ("thinking_level_change", "model_change") and not entry.readable:
+        return level, model  # an unreadable line changes nothing (pi drops it)
     if kind == "message":
         if entry.role == "assistant" or (entry.role is None and _role_of(entry) == "assistant"):
             message = entry.data.get("message")

@@ -33,13 +33,14 @@ from pi_context.session._live import LiveProjection, PathView
 from pi_context.session._storage import SessionStorage
 from pi_context.session.codec import (
     CURRENT_VERSION,
-    LoadProblem,
     ScanResult,
     migrate_entries,
     scan_file,
 )
 from pi_context.session.entries import MODEL_VISIBLE_ROLES, Entry, make_entry
+from pi_context.session.problems import LoadProblem, ProblemLog
 from pi_context.session.projection import Projection, js_date_ms, projection_of_path
+from pi_context.session.reading import open_regular
 from pi_context.session.tree import TreeIndex, normalize_name
 
 __all__ = ["Session", "new_entry_id", "new_session_id"]
@@ -73,12 +74,23 @@ def _wall_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+_CYCLE_IDS_SHOWN: Final = 6
+
+
+def _cycle_text(cycle: Sequence[str]) -> str:
+    """A parent cycle in a few words, however long it is."""
+    if len(cycle) <= _CYCLE_IDS_SHOWN:
+        return " -> ".join([*cycle, cycle[0]])
+    shown = " -> ".join(cycle[: _CYCLE_IDS_SHOWN - 1])
+    return f"{shown} -> … ({len(cycle)} entries) -> {cycle[-1]} -> {cycle[0]}"
+
+
 def _tree_problems(tree: TreeIndex, where: str | None) -> list[LoadProblem]:
     """The recoveries :class:`TreeIndex` made (cycles, duplicate ids, dangling parents)."""
     problems: list[LoadProblem] = []
     for cycle in tree.cycles:
         first = tree.by_id[cycle[0]]
-        fault = f"parent cycle {' -> '.join(cycle)}"
+        fault = f"parent cycle {_cycle_text(cycle)}"
         reason = f"{fault}: entry treated as a root"
         problems.append(LoadProblem(where, first.line or 0, reason, fault))
     for shadowed in tree.shadowed:
@@ -107,21 +119,25 @@ class Session:
         *,
         storage: SessionStorage | None = None,
         problems: Sequence[LoadProblem] = (),
+        logs: Sequence[ProblemLog] = (),
         ids: Callable[[], str] | None = None,
         clock: Callable[[], int] | None = None,
         lock_timeout: float | None = _DEFAULT_LOCK_TIMEOUT,
+        fsync: bool = True,
     ) -> None:
         self.header = header
         self.lock_timeout = lock_timeout
         """Seconds a write waits for another process's lock (``None``: indefinitely)."""
+        self.fsync = fsync
+        """Whether :meth:`sync` flushes to the disk (the ``sessionFsync`` setting)."""
         self._storage = storage
         self.file_path = storage.path if storage is not None else None
-        self.problems: list[LoadProblem] = list(problems)
+        self._load_problems: list[LoadProblem] = list(problems)
+        self._logs: list[ProblemLog] = list(logs)
         self._ids = ids or new_entry_id
         self._clock = clock or _wall_ms
         self._tree = TreeIndex(entries)
-        self.problems.extend(_tree_problems(self._tree, self._where))
-        self.problems.sort(key=lambda p: p.line)
+        self._load_problems.extend(_tree_problems(self._tree, self._where))
         self._leaf: Entry | None = self._tree.entries[-1] if self._tree.entries else None
         self._live = LiveProjection(self._tree)
         self._live.reset(self._leaf)
@@ -138,20 +154,23 @@ class Session:
         cwd: str | None = None,
         ids: Callable[[], str] | None = None,
         clock: Callable[[], int] | None = None,
+        fsync: bool = True,
     ) -> Session:
         """Read a session file. The file is not modified (not even repaired or migrated).
 
         An empty (0-byte) file opens as an empty session whose header is written with its first
         message, as pi does (``cwd`` defaults to the process's). Anything else without a valid
         header raises :class:`~pi_context.errors.SessionFormatError`; skipped lines are listed
-        in :attr:`problems`.
+        in :attr:`problems`. A FIFO, device, socket or directory is refused before anything is
+        read (:class:`~pi_context.errors.SessionError`), and the file is read up to the size it
+        had when opened, no further.
         """
         file_path = Path(path)
         where = str(file_path)
         # Read in chunks while scanning: the whole file never sits in memory beside its lines.
         try:
-            with file_path.open("rb", buffering=0) as file:
-                scan = scan_file(file, path=where)
+            with open_regular(file_path) as (file, size):
+                scan = scan_file(file, path=where, limit=size)
         except FileNotFoundError as exc:
             raise SessionError("no such session file", path=file_path) from exc
         except OSError as exc:
@@ -159,7 +178,14 @@ class Session:
         if scan.size == 0:
             header = cls._new_header(cwd or os.getcwd(), None, None, None, clock or _wall_ms)
             storage = SessionStorage(file_path, empty_file=True)
-            return cls(header, storage=storage, ids=ids, clock=clock, lock_timeout=lock_timeout)
+            return cls(
+                header,
+                storage=storage,
+                ids=ids,
+                clock=clock,
+                lock_timeout=lock_timeout,
+                fsync=fsync,
+            )
         if scan.header is None:
             raise SessionFormatError(
                 "not a valid pi session (no session header line)", path=where, line=1
@@ -181,9 +207,11 @@ class Session:
             entries,
             storage=storage,
             problems=scan.problems,
+            logs=[scan.log],
             ids=ids,
             clock=clock,
             lock_timeout=lock_timeout,
+            fsync=fsync,
         )
 
     @classmethod
@@ -198,6 +226,7 @@ class Session:
         lock_timeout: float | None = _DEFAULT_LOCK_TIMEOUT,
         ids: Callable[[], str] | None = None,
         clock: Callable[[], int] | None = None,
+        fsync: bool = True,
     ) -> Session:
         """A new session. Its file (if ``path`` is given) is created with the first user or
         assistant message; an existing file at ``path`` is never overwritten.
@@ -214,7 +243,9 @@ class Session:
             raise SessionError(f"invalid session timestamp {timestamp!r}")
         header = cls._new_header(cwd, session_id, timestamp, parent_session, clock or _wall_ms)
         storage = SessionStorage(file_path) if file_path is not None else None
-        return cls(header, storage=storage, ids=ids, clock=clock, lock_timeout=lock_timeout)
+        return cls(
+            header, storage=storage, ids=ids, clock=clock, lock_timeout=lock_timeout, fsync=fsync
+        )
 
     @classmethod
     def in_memory(
@@ -373,16 +404,23 @@ class Session:
         """Copies of the projected messages at ``leaf_id`` (default: the current leaf)."""
         return list(self.projection(leaf_id).messages)
 
+    @property
+    def problems(self) -> list[LoadProblem]:
+        """What is wrong with the file, by line: lines skipped on load, tree repairs, and
+        entries found faulty when first decoded (so far; :meth:`check` decodes them all).
+        Each line is reported once."""
+        found = list(self._load_problems)
+        for log in self._logs:
+            found.extend(log.problems)
+        found.sort(key=lambda p: p.line)
+        return found
+
     def check(self) -> list[LoadProblem]:
-        """Decode every entry and return all problems: those found on load plus lines that
-        looked like entries but are not valid JSON (found lazily otherwise)."""
-        found = list(self.problems)
+        """Decode and check every entry (without keeping the decoded mappings) and return all
+        problems: those found on load, unreadable lines and fields of the wrong type."""
         for entry in self._tree.entries:
-            try:
-                _ = entry.data
-            except SessionFormatError as exc:
-                found.append(LoadProblem(self._where, entry.line or 0, exc.reason))
-        return sorted(found, key=lambda p: p.line)
+            entry.peek()
+        return self.problems
 
     # -- leaf ------------------------------------------------------------------------------------
 
@@ -473,7 +511,9 @@ class Session:
         entry = make_entry(
             "compaction", entry_id, self.leaf_id, fields, timestamp=self._timestamp()
         )
-        return self.append_entry(entry)
+        appended = self.append_entry(entry)
+        self.sync()  # a compaction is costly to redo: make it durable at once
+        return appended
 
     def append_branch_summary(
         self,
@@ -617,9 +657,17 @@ class Session:
     def _take_foreign(self, scan: ScanResult, retracted_line: int | None) -> None:
         """Take in entries another process appended (see :class:`SessionStorage`)."""
         if retracted_line is not None:
-            self.problems = [p for p in self.problems if p.line != retracted_line]
-        self.problems.extend(scan.problems)
+            self._load_problems = [p for p in self._load_problems if p.line != retracted_line]
+        self._load_problems.extend(scan.problems)
+        self._logs.append(scan.log)
         self._tree.extend(scan.entries)
+
+    def sync(self) -> None:
+        """Make every line this session appended durable (``fsync``), unless :attr:`fsync` is
+        off (the ``sessionFsync: false`` setting). Appends are not synced one by one; the agent
+        calls this at the end of each turn, and :meth:`append_compaction` calls it itself."""
+        if self.fsync and self._storage is not None:
+            self._storage.sync()
 
     def flush(self) -> None:
         """Write a file-backed session's pending entries now, even without a conversation yet."""

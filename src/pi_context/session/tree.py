@@ -102,7 +102,7 @@ class TreeIndex:
                 self._children.setdefault(parent.id, []).append(entry)
         if self._labels is not None and entry.type == "label":
             self._apply_label(self._labels, entry)
-        if self._name_built and entry.type == "session_info":
+        if self._name_built and entry.type == "session_info" and entry.readable:
             self._name = self._name_of(entry)
 
     def _check_cycles(self, start: Sequence[Entry]) -> None:
@@ -186,22 +186,39 @@ class TreeIndex:
 
     def leaves(self) -> list[Entry]:
         """Entries without children, in file order."""
-        children = self.children_map
-        return [e for e in self.entries if e.id not in children]
+        if self._children is not None:
+            children = self._children
+            return [e for e in self.entries if e.id not in children]
+        # Without the children map (which costs more memory than the ids): the set of ids
+        # that are some entry's parent.
+        parents = {p.id for e in self.entries if (p := self.parent_of(e)) is not None}
+        return [e for e in self.entries if e.id not in parents]
 
     def preorder(self) -> Iterator[tuple[Entry, int]]:
-        """``(entry, depth)`` for the whole forest, roots in file order, children in file order."""
+        """``(entry, depth)`` for the whole forest, roots in file order, children in file order.
+
+        Children hang off ids, as in pi: when a file repeats an id, each entry with it shows
+        the children of that id (an id already on the way down is not expanded again, so the
+        walk ends). Time is linear in what is yielded, whatever the depth.
+        """
         children = self.children_map
+        # The ids on the way down from the root; an id string on the stack closes it.
+        open_ids: set[str] = set()
         for root in self.roots():
-            stack: list[tuple[Entry, int, frozenset[str]]] = [(root, 0, frozenset())]
+            stack: list[tuple[Entry, int] | str] = [(root, 0)]
             while stack:
-                entry, depth, ancestors = stack.pop()
-                yield entry, depth
-                if entry.id in ancestors:
+                item = stack.pop()
+                if isinstance(item, str):
+                    open_ids.discard(item)
                     continue
-                below = ancestors | {entry.id}
+                entry, depth = item
+                yield entry, depth
+                if entry.id in open_ids:
+                    continue
+                open_ids.add(entry.id)
+                stack.append(entry.id)
                 for child in reversed(children.get(entry.id, ())):
-                    stack.append((child, depth + 1, below))
+                    stack.append((child, depth + 1))
 
     def common_ancestor(self, a: str, b: str) -> str | None:
         """Id of the deepest entry on both root paths, or ``None`` if they share none."""
@@ -249,7 +266,7 @@ class TreeIndex:
         if not self._name_built:
             self._name = None
             for entry in self.entries:
-                if entry.type == "session_info":
+                if entry.type == "session_info" and entry.readable:
                     self._name = self._name_of(entry)
             self._name_built = True
         return self._name

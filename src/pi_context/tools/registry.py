@@ -13,7 +13,7 @@ from typing import Final
 
 from pi_context.messages import ToolDeclaration
 from pi_context.tools.base import PathLocks, Tool
-from pi_context.tools.bash import BashTool
+from pi_context.tools.bash import DEFAULT_TIMEOUT_SECONDS, BashTool
 from pi_context.tools.edit import EditTool
 from pi_context.tools.read import ReadTool
 from pi_context.tools.write import WriteTool
@@ -36,8 +36,12 @@ def default_tools(
     command_prefix: str | None = None,
     agent_dir: Path | None = None,
     session_env: Callable[[], Mapping[str, str]] | None = None,
+    default_timeout: float | None = DEFAULT_TIMEOUT_SECONDS,
 ) -> list[Tool]:
     """pi's four built-in tools, fresh instances, in pi's default order.
+
+    ``default_timeout`` is the ``bash`` tool's limit in seconds for a call that sets no
+    ``timeout`` (``None``: none, as in pi; the agent passes ``bash.defaultTimeoutSeconds``).
 
     ``cwd`` is accepted for symmetry with the callers; tools get the cwd per call, so one set
     can serve a session whose cwd is fixed at open time.
@@ -51,6 +55,7 @@ def default_tools(
             command_prefix=command_prefix,
             agent_dir=agent_dir,
             session_env=session_env,
+            default_timeout=default_timeout,
         ),
         EditTool(locks=locks),
         WriteTool(locks=locks),

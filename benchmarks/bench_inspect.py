@@ -1,0 +1,151 @@
+"""The inspection commands at scale: ``pictx session info`` and ``pictx session tree``.
+
+Three generated files (seeded, pi's key order):
+
+* ``small-1m``: 1,000,000 small user messages (~150 bytes a line), one linear chain;
+* ``chain-40k``: 40,000 linear entries (the depth that made the tree walk quadratic);
+* ``cycle-100k``: 100,000 entries whose parents form one cycle (the warning about it must stay
+  one short line).
+
+Each command runs in a fresh subprocess; we report wall time, the peak resident set size of
+that process, and the longest stderr line. The baseline, measured in the same run, is the
+plain reader: a fresh process that reads the file, splits it on ``\\n`` and keeps every line
+decoded with ``orjson`` (what any reader that holds the whole session costs).
+``--src DIR`` runs the commands from another checkout's ``src`` (for before/after numbers).
+
+    .venv/bin/python benchmarks/bench_inspect.py [--files small-1m chain-40k cycle-100k]
+        [--src /path/to/other/src] [--timeout 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+OUT_DIR = Path(__file__).resolve().parent / "out"
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+_HEADER = (
+    '{"type":"session","version":3,"id":"0194f3a2-0000-7000-8000-00000000beef",'
+    '"timestamp":"2026-01-05T10:00:00.000Z","cwd":"/home/u/proj"}\n'
+)
+
+
+def _line(index: int, parent: str | None) -> str:
+    entry_id = f"{index:08x}"
+    parent_json = "null" if parent is None else f'"{parent}"'
+    return (
+        f'{{"type":"message","id":"{entry_id}","parentId":{parent_json},'
+        f'"timestamp":"2026-01-05T10:00:00.000Z","message":{{"role":"user","content":'
+        f'[{{"type":"text","text":"note {index}"}}],"timestamp":1767607200000}}}}\n'
+    )
+
+
+def generate(name: str) -> Path:
+    """Write (once) and return the file of one profile."""
+    OUT_DIR.mkdir(exist_ok=True)
+    path = OUT_DIR / f"inspect-{name}.jsonl"
+    if path.exists():
+        return path
+    count = {"small-1m": 1_000_000, "chain-40k": 40_000, "cycle-100k": 100_000}[name]
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", encoding="utf-8") as out:
+        out.write(_HEADER)
+        for index in range(count):
+            if name == "cycle-100k":
+                parent: str | None = f"{(index - 1) % count:08x}"
+            else:
+                parent = None if index == 0 else f"{index - 1:08x}"
+            out.write(_line(index, parent))
+    tmp.replace(path)
+    return path
+
+
+_PROBE = """
+import resource, subprocess, sys, time
+start = time.perf_counter()
+done = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                      timeout=float(sys.argv[1]))
+seconds = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+lines = done.stderr.decode("utf-8", "replace").splitlines() or [""]
+print(repr((seconds, peak, done.returncode, max(len(l) for l in lines), lines[0][:120])))
+"""
+
+_PLAIN_READER = """
+import sys, orjson
+with open(sys.argv[1], "rb") as f:
+    data = f.read()
+lines = [orjson.loads(line) for line in data.split(b"\\n") if line.strip()]
+del data
+print(len(lines))
+"""
+
+
+def measure(command: list[str], env: dict[str, str], timeout: float) -> dict[str, Any]:
+    """Wall time, peak RSS, exit code, longest stderr line of ``command`` in a fresh process."""
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", _PROBE, str(timeout), *command],
+            env=env,
+            capture_output=True,
+            check=True,
+            timeout=timeout + 30,
+        ).stdout.decode()
+    except subprocess.CalledProcessError as exc:
+        if b"TimeoutExpired" in exc.stderr:
+            return {"seconds": None, "peak": None, "rc": None, "stderr": "timed out"}
+        raise
+    seconds, peak, rc, longest, first = eval(out)  # our own probe's repr
+    return {"seconds": seconds, "peak": peak, "rc": rc, "longest": longest, "stderr": first}
+
+
+def _fmt(result: dict[str, Any], size: int) -> str:
+    if result["seconds"] is None:
+        return "timed out"
+    peak = result["peak"] / 2**20
+    return f"{result['seconds']:.1f} s, {peak:,.0f} MB ({result['peak'] / size:.2f}x)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--files", nargs="*", default=["small-1m", "chain-40k", "cycle-100k"])
+    parser.add_argument("--src", default=str(SRC), help="the src folder whose pictx runs")
+    parser.add_argument("--timeout", type=float, default=300.0)
+    args = parser.parse_args()
+    env = {**os.environ, "PYTHONPATH": args.src}
+    pictx = [sys.executable, "-m", "pi_context"]
+    results: dict[str, Any] = {"src": args.src, "files": {}}
+    rows = []
+    for name in args.files:
+        path = generate(name)
+        size = path.stat().st_size
+        plain = measure([sys.executable, "-c", _PLAIN_READER, str(path)], env, args.timeout)
+        info = measure([*pictx, "session", "info", str(path)], env, args.timeout)
+        tree = measure([*pictx, "session", "tree", str(path)], env, args.timeout)
+        results["files"][name] = {"bytes": size, "plain": plain, "info": info, "tree": tree}
+        longest = max(info.get("longest") or 0, tree.get("longest") or 0)
+        rows.append(
+            f"| `{name}` | {size / 2**20:,.0f} MB | {_fmt(plain, size)} | {_fmt(info, size)} "
+            f"| {_fmt(tree, size)} | {longest:,} |"
+        )
+        print(rows[-1], flush=True)
+    OUT_DIR.mkdir(exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    (OUT_DIR / f"results-inspect-{stamp}.json").write_text(json.dumps(results, indent=2))
+    print(
+        "| file | size | plain reader (baseline) | session info | session tree "
+        "| longest stderr line |"
+    )
+    print("|---|---|---|---|---|---|")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()

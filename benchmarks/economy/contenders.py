@@ -1,0 +1,50 @@
+"""The contenders: pi 1.6.0 and four pictx configurations, each a command line and settings."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.economy.pi_install import PiInstall
+
+__all__ = ["Contender", "pi_contender", "pictx_contenders"]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True, slots=True)
+class Contender:
+    name: str
+    command: list[str]
+    """The program; the driver appends ``-p``, ``--model``, session flags and the prompt."""
+    compaction: dict[str, Any] = field(default_factory=dict)
+    """Extra keys of the ``compaction`` settings object."""
+    env: dict[str, str] = field(default_factory=dict)
+    is_pi: bool = False
+
+
+def pi_contender(install: PiInstall) -> Contender:
+    return Contender(
+        "pi 1.6.0",
+        install.command(),
+        env={"PATH": f"{install.node.parent}:/usr/local/bin:/usr/bin:/bin"},
+        is_pi=True,
+    )
+
+
+def pictx_contenders() -> list[Contender]:
+    """pictx from this checkout (``src/`` first on the path, whatever is installed)."""
+    env = {"PYTHONPATH": f"{REPO / 'src'}:{REPO}"}
+    pictx = [sys.executable, "-m", "pi_context"]
+    return [
+        Contender("pictx default", pictx, env=env),
+        Contender("pictx + masking", pictx, {"maskObservations": True}, env=env),
+        Contender("pictx + offline summarizer", pictx, {"summarizer": "offline"}, env=env),
+        Contender(
+            "pictx, collapse delivery",
+            [sys.executable, "-m", "benchmarks.economy.collapse_launcher"],
+            env=env,
+        ),
+    ]

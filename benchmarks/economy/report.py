@@ -1,0 +1,146 @@
+"""Totals per contender, the Markdown table, and the cumulative-cost plot."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "Totals",
+    "attribution_table",
+    "first_prompts",
+    "markdown_table",
+    "plot_cumulative",
+    "totals",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    contender: str
+    requests: int
+    input: int
+    cache_read: int
+    cache_write: int
+    uncached: int
+    output: int
+    summary_calls: int
+    summary_tokens: int
+    compactions: int
+    compactions_with_files: int
+    peak_context: int
+    over_window: int
+    cost: float
+    failures: int
+
+
+def totals(run: Mapping[str, Any]) -> Totals:
+    """Sum one contender's run (the JSON of :class:`~.drive.RunResult`)."""
+    records = run["records"]
+    billed = [r for r in records if r["kind"] != "overflow"]
+    summaries = [r for r in billed if r["kind"] == "summary"]
+    return Totals(
+        contender=run["contender"],
+        requests=len(records),
+        input=sum(r["input"] for r in billed),
+        cache_read=sum(r["cache_read"] for r in billed),
+        cache_write=sum(r["cache_write"] for r in billed),
+        uncached=sum(r["uncached"] for r in billed),
+        output=sum(r["output"] for r in billed),
+        summary_calls=len(summaries),
+        summary_tokens=sum(r["input"] + r["output"] for r in summaries),
+        compactions=run["sessions"]["compactions"],
+        compactions_with_files=run["sessions"]["compactions_with_files"],
+        peak_context=max((r["input"] for r in billed), default=0),
+        over_window=len(records) - len(billed),
+        cost=sum(r["cost"] for r in billed),
+        failures=len(run["failures"]),
+    )
+
+
+def _k(n: int) -> str:
+    return f"{n / 1000:,.1f}k"
+
+
+def markdown_table(runs: Sequence[Mapping[str, Any]], baseline: str = "pi 1.6.0") -> str:
+    rows = [totals(run) for run in runs]
+    base = next((t for t in rows if t.contender == baseline), None)
+    head = (
+        "| contender | requests | input | cache read | cache write | uncached | output "
+        "| summary calls (tokens) | compactions (with file lists) | peak context "
+        "| over window | cost | vs pi | failed prompts |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    )
+    lines = []
+    for t in rows:
+        ratio = f"{t.cost / base.cost:.0%}" if base is not None and base.cost else "n/a"
+        lines.append(
+            f"| {t.contender} | {t.requests} | {_k(t.input)} | {_k(t.cache_read)} "
+            f"| {_k(t.cache_write)} | {_k(t.uncached)} | {_k(t.output)} "
+            f"| {t.summary_calls} ({_k(t.summary_tokens)}) "
+            f"| {t.compactions} ({t.compactions_with_files}) | {_k(t.peak_context)} "
+            f"| {t.over_window} | ${t.cost:.2f} | {ratio} | {t.failures} |"
+        )
+    return head + "\n".join(lines) + "\n"
+
+
+def attribution_table(by_contender: Mapping[str, Mapping[str, float]]) -> str:
+    """Dollars above the all-cached floor per cause (:mod:`.attribution`), one row each."""
+    causes = sorted({cause for row in by_contender.values() for cause in row})
+    head = "| contender | " + " | ".join(causes) + " |\n"
+    head += "|---|" + "---:|" * len(causes) + "\n"
+    rows = [
+        f"| {name} | " + " | ".join(f"${row.get(c, 0.0):.3f}" for c in causes) + " |"
+        for name, row in by_contender.items()
+    ]
+    return head + "\n".join(rows) + "\n"
+
+
+def first_prompts(run: Mapping[str, Any], count: int) -> dict[str, Any]:
+    """``run`` cut to its first ``count`` prompts (records and prompt starts)."""
+    starts = run["prompt_starts"]
+    end = starts[count] if count < len(starts) else len(run["records"])
+    return {
+        **run,
+        "records": run["records"][:end],
+        "prompt_starts": starts[:count],
+        "failures": [f for f in run["failures"] if int(f.split(":")[0].split()[-1]) < count],
+    }
+
+
+def cumulative_cost(run: Mapping[str, Any]) -> list[float]:
+    """Dollars spent up to and including each prompt."""
+    records = run["records"]
+    starts = [*run["prompt_starts"], len(records)]
+    out: list[float] = []
+    spent = 0.0
+    for begin, end in pairwise(starts):
+        spent += sum(r["cost"] for r in records[begin:end])
+        out.append(spent)
+    return out
+
+
+def plot_cumulative(runs: Sequence[Mapping[str, Any]], title: str, path: Path) -> Path:
+    """A PNG of cumulative cost per prompt, one line per contender."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 5), dpi=110)
+    for run in runs:
+        series = cumulative_cost(run)
+        ax.plot(range(1, len(series) + 1), series, label=run["contender"], linewidth=1.6)
+    ax.set_xlabel("prompt")
+    ax.set_ylabel("cumulative cost (USD)")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path

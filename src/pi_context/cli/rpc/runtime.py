@@ -1,0 +1,123 @@
+"""What RPC mode keeps between commands: the current session, its event forwarding, the run
+started by the last ``prompt``, user bash commands and the extension UI.
+
+Every event of the current agent session is written to the client as it happens (the
+``to_json()`` record ``--mode json`` writes too). Replacing the session (``new_session``,
+``switch_session``, ``fork``, ``clone``) aborts and closes the old one first; its queued
+messages are lost, as in pi. ``bashExecution`` messages recorded while a run is active are
+held and appended once it settles.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pi_context.agent.session import AgentSession
+from pi_context.cli.app import AppAgent
+from pi_context.events import AgentEvent, AgentSettled
+from pi_context.messages import AgentMessage, ImageContent
+
+from .extension_ui import RpcExtensionUI
+from .user_bash import UserBash
+
+__all__ = ["RpcRuntime"]
+
+
+class RpcRuntime:
+    """The state of one RPC process."""
+
+    def __init__(self, app: AppAgent, send: Callable[[Mapping[str, Any]], None]) -> None:
+        self.app = app
+        self.send = send
+        self.forwarding = True
+        self.ui = RpcExtensionUI(lambda record: self.send(record))
+        self.bash = UserBash()
+        self._held: list[AgentMessage] = []
+        self._run: asyncio.Task[None] | None = None
+        self._unsubscribe = app.agent.subscribe(self._on_event)
+        app.agent.set_extension_ui(self.ui, "rpc")
+
+    @property
+    def agent(self) -> AgentSession:
+        return self.app.agent
+
+    # -- events -----------------------------------------------------------------------------------
+
+    def _on_event(self, event: AgentEvent) -> None:
+        if self.forwarding:
+            self.send(event.to_json())
+        if isinstance(event, AgentSettled):
+            self._flush_held()
+
+    def emit_record(self, record: Mapping[str, Any]) -> None:
+        """A record of RPC's own doing (e.g. ``thinking_level_changed``)."""
+        if self.forwarding:
+            self.send(record)
+
+    # -- runs -------------------------------------------------------------------------------------
+
+    @property
+    def streaming(self) -> bool:
+        """A run is active, or a ``prompt`` was accepted and its run is starting."""
+        return self.agent.busy or (self._run is not None and not self._run.done())
+
+    def start_prompt(self, text: str, images: tuple[ImageContent, ...]) -> None:
+        """Run ``text`` in the background; its events reach the client through the
+        subscription."""
+        agent = self.agent
+
+        async def drain() -> None:
+            try:
+                async for _event in agent.prompt(text, images=images):
+                    pass
+            except Exception as exc:  # noqa: BLE001 - after "started", errors are diagnostics
+                print(f"pictx: prompt failed: {exc}", file=sys.stderr, flush=True)
+
+        self._run = asyncio.get_running_loop().create_task(drain())
+
+    async def wait_idle(self) -> None:
+        if self._run is not None:
+            await asyncio.wait([self._run])
+        await self.agent.wait_idle()
+
+    # -- bash executions --------------------------------------------------------------------------
+
+    def record_bash(self, message: AgentMessage) -> None:
+        if self.streaming:
+            self._held.append(message)
+        else:
+            self.agent.session.append_message(message)
+
+    def _flush_held(self) -> None:
+        held, self._held = self._held, []
+        for message in held:
+            self.agent.session.append_message(message)
+
+    # -- session replacement ----------------------------------------------------------------------
+
+    async def replace(self, make: Callable[[], Any]) -> None:
+        """Abort and close the current session, then switch to the one ``make()`` awaits to."""
+        old = self.app
+        old.agent.abort()
+        await self.wait_idle()
+        new: AppAgent = await make()
+        self._unsubscribe()
+        self._held.clear()
+        self.app = new
+        self._unsubscribe = new.agent.subscribe(self._on_event)
+        new.agent.set_extension_ui(self.ui, "rpc")
+        with contextlib.suppress(Exception):
+            await old.agent.aclose()
+
+    async def shutdown(self) -> None:
+        """Stop forwarding, abort what runs, tell extensions, close the session."""
+        self.forwarding = False
+        self.bash.abort_all()
+        self.agent.abort()
+        await self.wait_idle()
+        self._unsubscribe()
+        await self.agent.aclose()

@@ -1,0 +1,212 @@
+"""``pictx --mode rpc`` as a subprocess talking to a replay server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from tests.providers.replay_server import ReplayServer, Reply, openai_sse, stream
+
+HANG_GUARD = 60.0
+"""Seconds before a test gives up waiting for a record (a hang, not a speed check)."""
+
+Record = dict[str, Any]
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "tiny",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def _usage(prompt: int, completion: int) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "tiny",
+        "choices": [],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    }
+
+
+def text_reply(text: str, *, prompt_tokens: int = 100, completion_tokens: int = 5) -> Reply:
+    """A streamed Chat Completions answer."""
+    return stream(
+        openai_sse(
+            [
+                _chunk({"role": "assistant", "content": text}),
+                _chunk({}, "stop"),
+                _usage(prompt_tokens, completion_tokens),
+            ]
+        )
+    )
+
+
+def bash_call_reply(command: str, call_id: str = "call_1") -> Reply:
+    """A streamed answer that calls the bash tool."""
+    call = {
+        "index": 0,
+        "id": call_id,
+        "type": "function",
+        "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+    }
+    return stream(
+        openai_sse([_chunk({"role": "assistant", "tool_calls": [call]}), _chunk({}, "tool_calls")])
+    )
+
+
+class RpcProcess:
+    """One ``pictx --mode rpc`` child; records are read on a thread as they arrive."""
+
+    def __init__(self, args: list[str], *, cwd: Path, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "pi_context", "--mode", "rpc", *args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.seen: list[Record] = []
+        self.raw: list[bytes] = []
+        self._records: queue.Queue[Record | None] = queue.Queue()
+        assert self.proc.stdout is not None
+        threading.Thread(target=self._pump, args=(self.proc.stdout,), daemon=True).start()
+
+    def _pump(self, out: IO[bytes]) -> None:
+        for line in out:
+            self.raw.append(line)
+            self._records.put(json.loads(line))
+        self._records.put(None)
+
+    def send_raw(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, record: Record) -> None:
+        self.send_raw(json.dumps(record).encode() + b"\n")
+
+    def next(self) -> Record:
+        item = self._records.get(timeout=HANG_GUARD)
+        if item is None:
+            raise AssertionError(f"pictx exited; stderr: {self.stderr()}")
+        self.seen.append(item)
+        return item
+
+    def until(self, predicate: Callable[[Record], bool]) -> list[Record]:
+        """Records up to and including the first one ``predicate`` accepts."""
+        got: list[Record] = []
+        while True:
+            record = self.next()
+            got.append(record)
+            if predicate(record):
+                return got
+
+    def until_type(self, kind: str) -> list[Record]:
+        return self.until(lambda r: r.get("type") == kind)
+
+    def response(self, command_id: str) -> Record:
+        return self.until(lambda r: r.get("type") == "response" and r.get("id") == command_id)[-1]
+
+    def call(self, record: Record) -> Record:
+        """Send a command and wait for its response."""
+        self.send(record)
+        return self.response(str(record["id"]))
+
+    def close(self) -> int:
+        """End of input: the orderly shutdown; returns the exit code."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        return self.proc.wait(timeout=HANG_GUARD)
+
+    def stderr(self) -> str:
+        if self.proc.poll() is None:
+            return "(running)"
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read().decode(errors="replace")
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=HANG_GUARD)
+        for stream_ in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream_ is not None:
+                stream_.close()
+
+
+class RpcWorld:
+    """A project, an agent dir whose models.json points at the replay server, and spawned
+    ``pictx --mode rpc`` processes."""
+
+    def __init__(self, root: Path, server: ReplayServer) -> None:
+        self.server = server
+        self.project = root / "proj"
+        self.project.mkdir()
+        self.agent_dir = root / "agent"
+        self.agent_dir.mkdir()
+        (root / "home").mkdir()
+        self.env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(root / "home"),
+            "PI_CODING_AGENT_DIR": str(self.agent_dir),
+            "PI_OFFLINE": "1",
+        }
+        if "PYTHONPATH" in os.environ:
+            self.env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        models = {
+            "providers": {
+                "replay": {
+                    "baseUrl": server.url + "/v1",
+                    "api": "openai-completions",
+                    "apiKey": "test-key",
+                    "models": [
+                        {"id": "tiny", "contextWindow": 100000, "maxTokens": 1000},
+                        {"id": "thinker", "reasoning": True, "contextWindow": 100000},
+                    ],
+                }
+            }
+        }
+        (self.agent_dir / "models.json").write_text(json.dumps(models), encoding="utf-8")
+        self.children: list[RpcProcess] = []
+
+    def spawn(self, *args: str) -> RpcProcess:
+        child = RpcProcess(
+            ["--model", "replay/tiny", *args] if "--model" not in args else list(args),
+            cwd=self.project,
+            env=self.env,
+        )
+        self.children.append(child)
+        return child
+
+    def sessions(self) -> list[Path]:
+        return sorted((self.agent_dir / "sessions").rglob("*.jsonl"))
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[RpcWorld]:
+    with ReplayServer() as server:
+        w = RpcWorld(tmp_path, server)
+        try:
+            yield w
+        finally:
+            for child in w.children:
+                child.kill()

@@ -1,0 +1,135 @@
+"""Shared pieces of the hostile-input suite: files pi could write, and running ``pictx``.
+
+Every case checks the same four things: no internal error (exit code 2 and "internal error"
+never appear), no hang (each run has a timeout), the input file unchanged (hash before and
+after), and a clear message: every stderr line names what is wrong in one line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pi_context import _json
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+RUN_TIMEOUT = 60.0
+"""Seconds a ``pictx`` run may take before the test calls it hung."""
+
+HEADER: dict[str, Any] = {
+    "type": "session",
+    "version": 3,
+    "id": "0194f3a2-0000-7000-8000-00000000cafe",
+    "timestamp": "2026-01-05T10:00:00.000Z",
+    "cwd": "/tmp",
+}
+USAGE: dict[str, Any] = {
+    "input": 1,
+    "output": 1,
+    "cacheRead": 0,
+    "cacheWrite": 0,
+    "totalTokens": 2,
+    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+}
+
+
+def entry(
+    entry_id: str, parent: str | None, entry_type: str = "message", /, **fields: Any
+) -> dict[str, Any]:
+    """An entry in pi's key order."""
+    return {
+        "type": entry_type,
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-01-05T10:00:01.000Z",
+        **fields,
+    }
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}
+
+
+def assistant(**override: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "answer"}],
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": "claude-x",
+        "usage": USAGE,
+        "stopReason": "stop",
+        "timestamp": 2,
+    }
+    message.update(override)
+    return message
+
+
+def line(value: Any) -> bytes:
+    """One session line as pi writes it (compact ``JSON.stringify``)."""
+    return _json.js_stringify(value).encode("utf-8") + b"\n"
+
+
+def write_session(
+    path: Path, entries: Sequence[Mapping[str, Any]], *, cwd: str | None = None
+) -> Path:
+    header = dict(HEADER, cwd=cwd or str(path.parent))
+    path.write_bytes(line(header) + b"".join(line(e) for e in entries))
+    return path
+
+
+def content_of(message: Mapping[str, object]) -> Any:
+    """A message's ``content`` (messages are typed per role; tests read any of them)."""
+    return message.get("content")
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def stderr_lines(self) -> list[str]:
+        return [text for text in self.stderr.splitlines() if text.strip()]
+
+
+def pictx(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Run:
+    """Run ``pictx ARGS`` in a fresh process (stdin empty), bounded by :data:`RUN_TIMEOUT`."""
+    environ = {**os.environ, "PYTHONPATH": str(SRC), **(env or {})}
+    done = subprocess.run(
+        [sys.executable, "-m", "pi_context", *args],
+        cwd=cwd,
+        env=environ,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
+    )
+    return Run(
+        done.returncode,
+        done.stdout.decode("utf-8", "replace"),
+        done.stderr.decode("utf-8", "replace"),
+    )
+
+
+def assert_clean(run: Run, *, code: int | None = None) -> None:
+    """No internal error, no traceback; every stderr line is one ``pictx:`` message."""
+    assert run.code != 2, run.stderr
+    assert "internal error" not in run.stderr
+    assert "Traceback" not in run.stderr
+    for text in run.stderr_lines:
+        assert text.startswith("pictx: "), text
+        assert len(text) < 1_000, text
+    if code is not None:
+        assert run.code == code, run.stderr

@@ -1,0 +1,302 @@
+"""Valid JSON with fields of the wrong type (issue 10, item 3).
+
+``content: 5``, ``provider: 5``, a tool call with ``name: 7``, ``sections: {"a": 5}``,
+``toolsAdded: "x"``... used to give 17 internal errors across ``session info|context|tree``
+and ``--export``, and ``AgentSession.open`` failed with ``TypeError``. Each field is now
+checked when its entry is first read: the problem is reported with file and line, the field
+(or block, or message) is left out, and everything else keeps working.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pi_context.agent.session import AgentSession
+from pi_context.cli.main import main as pictx_main
+from pi_context.session import Session, convert_to_llm
+from pi_context.session.validation import checked_entry
+from pi_context.testing import ScriptedModel, reply
+from pi_context.tokens import estimate_tokens
+from tests.hostile.helpers import (
+    assert_clean,
+    assistant,
+    content_of,
+    entry,
+    pictx,
+    sha256,
+    user,
+    write_session,
+)
+
+pytestmark = pytest.mark.timeout(300)
+
+_SYSTEM: dict[str, Any] = {"role": "system", "content": "", "timestamp": 1}
+_RESULT: dict[str, Any] = {
+    "role": "toolResult",
+    "toolCallId": "c1",
+    "toolName": "read",
+    "content": [{"type": "text", "text": "r"}],
+    "isError": False,
+    "timestamp": 3,
+}
+
+# name -> (the bad entry's fields, a phrase its warning holds)
+CASES: dict[str, tuple[dict[str, Any], str]] = {
+    "assistant content 5": ({"message": assistant(content=5)}, "message.content is a number"),
+    "provider 5": ({"message": assistant(provider=5)}, "message.provider is a number"),
+    "tool call name 7": (
+        {
+            "message": assistant(
+                content=[{"type": "toolCall", "id": "c", "name": 7, "arguments": {}}]
+            )
+        },
+        "(toolCall) name is a number",
+    ),
+    "sections a 5": ({"message": {**_SYSTEM, "sections": {"a": 5}}}, "message.sections.a is a"),
+    "toolsAdded x": ({"message": {**_SYSTEM, "toolsAdded": "x"}}, "message.toolsAdded is a string"),
+    "toolsRemoved name": (
+        {"message": {**_SYSTEM, "toolsRemoved": [{"name": {}}]}},
+        "toolsRemoved[0].name is an object",
+    ),
+    "user content object": ({"message": user("q") | {"content": {"a": 1}}}, "is an object"),
+    "tool result call id": ({"message": _RESULT | {"toolCallId": 5}}, "toolCallId is a number"),
+    "bash fields": (
+        {"message": {"role": "bashExecution", "command": 5, "output": [1], "timestamp": 1}},
+        "message.command is a number",
+    ),
+    "message is a string": ({"message": "hello"}, "message is a string"),
+    "role 5": ({"message": {"role": 5, "content": "x"}}, "message.role is a number"),
+    "usage string": ({"message": assistant(usage="x")}, "message.usage is a string"),
+}
+OTHER: dict[str, tuple[dict[str, Any], str]] = {
+    "model_change": ({"provider": 5, "modelId": [1]}, "provider is a number"),
+    "thinking_level_change": ({"thinkingLevel": 5}, "thinkingLevel is a number"),
+    "compaction": (
+        {"summary": 5, "firstKeptEntryId": 7, "tokensBefore": "x", "systemMessage": 5},
+        "summary is a number",
+    ),
+    "branch_summary": ({"summary": 5, "fromId": 7}, "summary is a number"),
+    "custom_message": ({"customType": 5, "content": 5, "display": "x"}, "customType is a number"),
+    "context_edit": ({"targetId": "u1", "replacement": 5}, "replacement is a number"),
+}
+
+
+def _case_file(directory: Path, fields: dict[str, Any], entry_type: str = "message") -> Path:
+    return write_session(
+        directory / "s.jsonl",
+        [
+            entry("u1", None, message=user("first")),
+            entry("x1", "u1", entry_type, **fields),
+            entry("u2", "x1", message=user("after")),
+        ],
+    )
+
+
+ALL = {**CASES, **{f"{k} entry": (v[0], v[1]) for k, v in OTHER.items()}}
+
+
+def _kind_of(name: str) -> str:
+    return name.removesuffix(" entry") if name.endswith(" entry") else "message"
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_library_reports_the_line_and_keeps_working(name: str, tmp_path: Path) -> None:
+    fields, phrase = ALL[name]
+    path = _case_file(tmp_path, fields, _kind_of(name))
+    with Session.open(path) as session:
+        problems = session.check()
+        assert len(problems) == 1
+        assert problems[0].line == 3
+        assert phrase in problems[0].reason
+        messages = session.messages()
+        if _kind_of(name) != "compaction":
+            assert content_of(messages[0]) == [{"type": "text", "text": "first"}]
+        assert content_of(messages[-1]) == [{"type": "text", "text": "after"}]
+        for message in convert_to_llm(messages):
+            estimate_tokens(message)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["assistant content 5", "tool call name 7", "sections a 5", "toolsAdded x", "compaction entry"],
+)
+def test_commands_warn_with_file_and_line(name: str, tmp_path: Path) -> None:
+    fields, phrase = ALL[name]
+    path = _case_file(tmp_path, fields, _kind_of(name))
+    before = sha256(path)
+    for args in (
+        ("session", "info", str(path)),
+        ("session", "tree", str(path)),
+        ("session", "context", str(path)),
+        ("session", "context", "--json", str(path)),
+    ):
+        run = pictx(*args)
+        assert_clean(run, code=0)
+        assert len(run.stderr_lines) == 1
+        assert run.stderr_lines[0].startswith(f"pictx: warning: {path}:3: ")
+        assert phrase in run.stderr
+    run = pictx("--export", str(path), str(tmp_path / "out.html"))
+    assert_clean(run, code=0)
+    assert run.stderr_lines[0].startswith(f"pictx: warning: {path}:3: ")
+    assert sha256(path) == before
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "assistant content 5",
+        "provider 5",
+        "tool call name 7",
+        "sections a 5",
+        "toolsAdded x",
+        "model_change entry",
+    ],
+)
+async def test_agent_session_opens_and_runs(name: str, tmp_path: Path) -> None:
+    fields, _ = ALL[name]
+    path = _case_file(tmp_path, fields, _kind_of(name))
+    agent = await AgentSession.open(path, model=ScriptedModel([reply("fine")]), cwd=str(tmp_path))
+    await agent.run("again")
+    assert content_of(agent.session.messages()[-1]) == [{"type": "text", "text": "fine"}]
+    assert [p.line for p in agent.session.problems] == [3]
+
+
+# -- property: any wrong type in any interpreted field never crashes -----------------------
+
+_WRONG = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(max_size=4),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+)
+
+
+def _templates() -> list[dict[str, Any]]:
+    call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"p": "a"}}
+    return [
+        entry("x1", "u1", message=assistant(content=[{"type": "thinking", "thinking": "t"}, call])),
+        entry("x1", "u1", message=_RESULT),
+        entry(
+            "x1",
+            "u1",
+            message={
+                **_SYSTEM,
+                "sections": {"a": "b"},
+                "toolsAdded": [{"name": "r", "description": "d", "parameters": {}}],
+                "toolsRemoved": [{"name": "w"}],
+            },
+        ),
+        entry(
+            "x1",
+            "u1",
+            message={
+                "role": "bashExecution",
+                "command": "ls",
+                "output": "o",
+                "exitCode": 1,
+                "cancelled": False,
+                "truncated": True,
+                "fullOutputPath": "/p",
+                "timestamp": 1,
+            },
+        ),
+        entry(
+            "x1",
+            "u1",
+            "compaction",
+            summary="s",
+            firstKeptEntryId="u1",
+            tokensBefore=5,
+            usage=dict(assistant()["usage"]),
+            systemMessage={**_SYSTEM, "sections": {"a": "b"}},
+        ),
+        entry("x1", "u1", "branch_summary", fromId="u1", summary="s"),
+        entry(
+            "x1",
+            "u1",
+            "custom_message",
+            customType="k",
+            content=[{"type": "text", "text": "c"}],
+            display=True,
+        ),
+        entry("x1", "u1", "context_edit", targetId="u1", replacement={"content": "new"}),
+        entry("x1", "u1", "model_change", provider="p", modelId="m"),
+        entry("x1", "u1", "thinking_level_change", thinkingLevel="high"),
+        entry("x1", "u1", "label", targetId="u1", label="L"),
+        entry("x1", "u1", "session_info", name="n"),
+        entry(
+            "x1", "u1", "usage", kind="k", provider="p", model="m", usage=dict(assistant()["usage"])
+        ),
+    ]
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every key path inside ``value`` (objects and lists), the value's own first."""
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*prefix, index))
+    return found
+
+
+def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        return {**value, head: _replace(value[head], rest, new)}
+    copy = list(value)
+    copy[head] = _replace(copy[head], rest, new)
+    return copy
+
+
+@given(st.data())
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_random_wrong_types_never_crash(data: st.DataObject) -> None:
+    template = data.draw(st.sampled_from(_templates()))
+    paths = [p for p in _paths(template) if p and p[0] not in ("id", "type")]
+    where = data.draw(st.sampled_from(paths))
+    bad = _replace(template, where, data.draw(_WRONG))
+    checked_entry(bad)  # the checker itself never raises
+    with tempfile.TemporaryDirectory() as folder:
+        path = _case_file(
+            Path(folder),
+            {k: v for k, v in bad.items() if k not in ("type", "id", "parentId", "timestamp")},
+            bad["type"],
+        )
+        before = sha256(path)
+        with Session.open(path) as session:
+            session.check()
+            for message in convert_to_llm(session.messages()):
+                estimate_tokens(message)
+            _ = session.name, session.labels, session.projection().model
+        sink = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            for command in ("info", "tree", "context"):
+                assert pictx_main(["session", command, str(path)]) == 0
+            assert pictx_main(["session", "context", "--json", str(path)]) == 0
+            assert pictx_main(["--export", str(path), str(Path(folder) / "o.html")]) == 0
+        assert sha256(path) == before
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_well_typed_entries_are_returned_unchanged() -> None:
+    for template in _templates():
+        checked, faults = checked_entry(template)
+        assert faults == []
+        assert checked is template
