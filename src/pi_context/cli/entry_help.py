@@ -18,12 +18,15 @@ __all__ = ["AGENT_HELP", "mistyped_command"]
 AGENT_HELP = """\b
 Agent (bare `pictx [OPTIONS] [MESSAGES]...`, same as `pictx chat`):
   -p, --print                 One-shot: print the final answer.
-  --mode [text|json]          json: every event as a JSON line.
+  --mode [text|json|rpc]      json: every event as a JSON line; rpc: pi's
+                              JSON-lines protocol on stdin/stdout.
   -c, --continue              Continue the newest session of this project.
   -r, --resume                Pick a session of this project to resume.
   --session PATH|ID           Open a session file or id (prefix).
   --session-dir DIR           Keep sessions in DIR.
   --no-session                Do not save the session.
+  --use-session-cwd           Open a session recorded in another directory
+                              without asking (its tools run there).
   --model SPEC                provider/model (see `pictx models`).
   -nc, --no-context-files     Do not load AGENTS.md / CLAUDE.md.
   --system-prompt TEXT|FILE   Replace the default prompt.
