@@ -25,6 +25,7 @@ from pi_context.prompt import (
     prompt_options_for,
     system_message_for_update,
 )
+from pi_context.prompt.replay import tool_state_changes
 from pi_context.session import ProjectedEntry
 from pi_context.tools import BUILTIN_TOOL_NAMES, Tool, tool_declarations
 
@@ -173,7 +174,9 @@ class Loadout:
         Diffing the tool declarations is costly, and between turns nothing has usually
         changed: when the stored system messages are the same (the same entry keys give the
         very same cached messages) and the desired sections and declarations serialize to the
-        same bytes as the last time nothing was due, the answer is again ``None``.
+        same bytes as the last time nothing was due, the answer is again ``None``. A patch
+        puts the loadout in the order the transcript will replay it (see
+        :meth:`_follow_recorded_order`).
         """
         systems = self._system_view(entries)  # they hold the state
         sections = build_sections(options)
@@ -182,11 +185,57 @@ class Loadout:
         last = self._prompt_in_sync
         if last is not None and last[1] == wanted and _same_objects(last[0], systems):
             return None
+        reordered = self._follow_recorded_order(options, systems, tools)
+        if reordered is not options:
+            options = reordered
+            sections = build_sections(options)
+            tools = tool_declarations(self._active_tool_objects())
+            wanted = _json.dumps([list(sections.items()), tools])
         patch = system_message_for_update(
             systems, sections, tools, timestamp=self._state.session.now_ms()
         )
         self._prompt_in_sync = (systems, wanted) if patch is None else None
         return cast("AgentMessage | None", patch)
+
+    def _follow_recorded_order(
+        self,
+        options: SystemPromptOptions,
+        systems: Sequence[AgentMessage],
+        tools: Sequence[ToolDeclaration],
+    ) -> SystemPromptOptions:
+        """Put the loadout in the order the transcript will replay it once ``tools`` are
+        recorded, and return ``options`` with its selected tools in that order.
+
+        Replaying a tool delta moves an added name (and a changed definition, which is a
+        removal plus an addition) to the end. The next process restores the loadout in that
+        replayed order (:meth:`restore_from_branch`); if this one kept its own order, the
+        declarations and the tools section would change order between the two processes and
+        the request after a tool change would miss the whole cached prefix (Anthropic's
+        ``tools`` head it). Following the replayed order here makes both processes send the
+        same bytes.
+        """
+        recorded = get_current_tools(systems)
+        replayed = list(recorded)
+        added, removed = tool_state_changes(recorded, tools)
+        if added or removed:
+            moved = {r["name"] for r in removed} | {d["name"] for d in added}
+            replayed = [n for n in replayed if n not in moved] + [d["name"] for d in added]
+        order = {name: i for i, name in enumerate(replayed)}
+        active = _in_order(self._active, order)
+        if active == self._active:
+            return options
+        self._active = active
+        options = options.evolve(selected_tools=tuple(_in_order(options.tools, order)))
+        if self._run_options is not None:
+            self._run_options = options
+        return options
+
+
+def _in_order(names: Sequence[str], order: Mapping[str, int]) -> list[str]:
+    """``names`` sorted by their place in ``order``; names it lacks keep their order, last."""
+    last = len(order)
+    ranked = sorted(enumerate(names), key=lambda item: (order.get(item[1], last), item[0]))
+    return [name for _, name in ranked]
 
 
 def _same_objects(a: Sequence[object], b: Sequence[object]) -> bool:
