@@ -20,61 +20,66 @@ Run an agent, and test it with fakes::
     events = await agent.run("hello")
 
 Importing this package has no side effects: nothing is read, written, printed or registered,
-and no provider SDK is imported.
+and nothing else is imported until a name is used (``pictx --version`` must not load the
+agent); each name below is imported from its module on first access.
 """
 
-from pi_context.agent.session import AgentOptions, AgentSession
-from pi_context.compaction.engine import Compactor, compact
-from pi_context.errors import (
-    CompactionError,
-    ExtensionError,
-    PiContextError,
-    PromptError,
-    ProviderError,
-    SessionError,
-    SessionFormatError,
-    SettingsError,
-    ToolError,
-)
-from pi_context.extensions.api import ExtensionAPI
-from pi_context.extensions.context import ExtensionContext
-from pi_context.extensions.hooks import ExtensionHooks
-from pi_context.extensions.loader import load_extensions
-from pi_context.messages import text_of, user_message
-from pi_context.model.protocol import (
-    Model,
-    ModelInfo,
-    ModelRequest,
-    RequestOptions,
-    StreamDone,
-    complete,
-)
-from pi_context.model.retry import RetryPolicy
-from pi_context.prompt.assemble import prompt_options_for, system_prompt_for
-from pi_context.prompt.sections import SystemPromptOptions
-from pi_context.resources.loader import LoadedResources, ResourceLoader
-from pi_context.resources.settings import (
-    CompactionSettings,
-    RetrySettings,
-    Settings,
-    compaction_settings_for,
-    load_settings,
-    retry_settings_for,
-)
-from pi_context.session.entries import Entry
-from pi_context.session.projection import Projection, convert_to_llm
-from pi_context.session.store import Session
-from pi_context.testing import (
-    FixedClock,
-    ScriptedModel,
-    ScriptedReply,
-    SequentialIds,
-    failure,
-    reply,
-)
-from pi_context.tokens import estimate_tokens
-from pi_context.tools.base import FunctionTool, Tool, ToolOutcome
-from pi_context.tools.registry import default_tools
+import importlib
+import typing
+
+if typing.TYPE_CHECKING:
+    from pi_context.agent.session import AgentOptions, AgentSession
+    from pi_context.compaction.engine import Compactor, compact
+    from pi_context.errors import (
+        CompactionError,
+        ExtensionError,
+        PiContextError,
+        PromptError,
+        ProviderError,
+        SessionError,
+        SessionFormatError,
+        SettingsError,
+        ToolError,
+    )
+    from pi_context.extensions.api import ExtensionAPI
+    from pi_context.extensions.context import ExtensionContext
+    from pi_context.extensions.hooks import ExtensionHooks
+    from pi_context.extensions.loader import load_extensions
+    from pi_context.messages import text_of, user_message
+    from pi_context.model.protocol import (
+        Model,
+        ModelInfo,
+        ModelRequest,
+        RequestOptions,
+        StreamDone,
+        complete,
+    )
+    from pi_context.model.retry import RetryPolicy
+    from pi_context.prompt.assemble import prompt_options_for, system_prompt_for
+    from pi_context.prompt.sections import SystemPromptOptions
+    from pi_context.resources.loader import LoadedResources, ResourceLoader
+    from pi_context.resources.settings import (
+        CompactionSettings,
+        RetrySettings,
+        Settings,
+        compaction_settings_for,
+        load_settings,
+        retry_settings_for,
+    )
+    from pi_context.session.entries import Entry
+    from pi_context.session.projection import Projection, convert_to_llm
+    from pi_context.session.store import Session
+    from pi_context.testing import (
+        FixedClock,
+        ScriptedModel,
+        ScriptedReply,
+        SequentialIds,
+        failure,
+        reply,
+    )
+    from pi_context.tokens import estimate_tokens
+    from pi_context.tools.base import FunctionTool, Tool, ToolOutcome
+    from pi_context.tools.registry import default_tools
 
 __all__ = [
     "AgentOptions",
@@ -130,3 +135,72 @@ __all__ = [
     "text_of",
     "user_message",
 ]
+
+_HOMES = {
+    "AgentOptions": "pi_context.agent.session",
+    "AgentSession": "pi_context.agent.session",
+    "CompactionError": "pi_context.errors",
+    "CompactionSettings": "pi_context.resources.settings",
+    "Compactor": "pi_context.compaction.engine",
+    "Entry": "pi_context.session.entries",
+    "ExtensionAPI": "pi_context.extensions.api",
+    "ExtensionContext": "pi_context.extensions.context",
+    "ExtensionError": "pi_context.errors",
+    "ExtensionHooks": "pi_context.extensions.hooks",
+    "FixedClock": "pi_context.testing",
+    "FunctionTool": "pi_context.tools.base",
+    "LoadedResources": "pi_context.resources.loader",
+    "Model": "pi_context.model.protocol",
+    "ModelInfo": "pi_context.model.protocol",
+    "ModelRequest": "pi_context.model.protocol",
+    "PiContextError": "pi_context.errors",
+    "Projection": "pi_context.session.projection",
+    "PromptError": "pi_context.errors",
+    "ProviderError": "pi_context.errors",
+    "RequestOptions": "pi_context.model.protocol",
+    "ResourceLoader": "pi_context.resources.loader",
+    "RetryPolicy": "pi_context.model.retry",
+    "RetrySettings": "pi_context.resources.settings",
+    "ScriptedModel": "pi_context.testing",
+    "ScriptedReply": "pi_context.testing",
+    "SequentialIds": "pi_context.testing",
+    "Session": "pi_context.session.store",
+    "SessionError": "pi_context.errors",
+    "SessionFormatError": "pi_context.errors",
+    "Settings": "pi_context.resources.settings",
+    "SettingsError": "pi_context.errors",
+    "StreamDone": "pi_context.model.protocol",
+    "SystemPromptOptions": "pi_context.prompt.sections",
+    "Tool": "pi_context.tools.base",
+    "ToolError": "pi_context.errors",
+    "ToolOutcome": "pi_context.tools.base",
+    "compact": "pi_context.compaction.engine",
+    "compaction_settings_for": "pi_context.resources.settings",
+    "complete": "pi_context.model.protocol",
+    "convert_to_llm": "pi_context.session.projection",
+    "default_tools": "pi_context.tools.registry",
+    "estimate_tokens": "pi_context.tokens",
+    "failure": "pi_context.testing",
+    "load_extensions": "pi_context.extensions.loader",
+    "load_settings": "pi_context.resources.settings",
+    "prompt_options_for": "pi_context.prompt.assemble",
+    "reply": "pi_context.testing",
+    "retry_settings_for": "pi_context.resources.settings",
+    "system_prompt_for": "pi_context.prompt.assemble",
+    "text_of": "pi_context.messages",
+    "user_message": "pi_context.messages",
+}
+"""Where each public name lives; imported from there when first used."""
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'pi_context' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

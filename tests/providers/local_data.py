@@ -1,10 +1,10 @@
-"""A tool declaration and a system message shared by the local-model tests."""
+"""Tool declarations and a system message shared by the local-model tests."""
 
 from __future__ import annotations
 
 from pi_context.messages import SystemMessage, ToolDeclaration
 
-__all__ = ["READ", "SYSTEM"]
+__all__ = ["BASH", "READ", "SYSTEM", "WRITE"]
 
 READ: ToolDeclaration = {
     "name": "read",
@@ -13,6 +13,26 @@ READ: ToolDeclaration = {
         "type": "object",
         "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
         "required": ["path"],
+    },
+}
+
+BASH: ToolDeclaration = {
+    "name": "bash",
+    "description": "Run a shell command.",
+    "parameters": {
+        "type": "object",
+        "properties": {"command": {"type": "string"}, "timeout": {"type": "number"}},
+        "required": ["command"],
+    },
+}
+
+WRITE: ToolDeclaration = {
+    "name": "write",
+    "description": "Write a file.",
+    "parameters": {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+        "required": ["path", "content"],
     },
 }
 

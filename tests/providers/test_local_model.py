@@ -16,8 +16,9 @@ from pi_context.messages import text_of, user_message
 from pi_context.model import ModelRequest, RequestOptions, StreamDone, TextDelta, complete
 from pi_context.providers.catalog import LOCAL_MODEL
 from pi_context.providers.local import LocalModel, local_available
+from pi_context.providers.local_prompt import markup_start
 from tests.jsonview import as_json
-from tests.providers.local_data import SYSTEM
+from tests.providers.local_data import BASH, READ, SYSTEM, WRITE
 
 AVAILABLE, REASON = local_available()
 pytestmark = [
@@ -117,6 +118,36 @@ async def test_local_model_output_is_text_or_a_valid_call_in_auto_mode() -> None
             assert not block["text"].lstrip().startswith("<tool_call>")
 
 
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("Write a haiku about the sea.", None),
+        ("Read the file notes.txt", ("read", {"path": "notes.txt"})),
+    ],
+)
+async def test_local_model_decides_between_text_and_a_call(
+    prompt: str, expected: tuple[str, dict[str, str]] | None
+) -> None:
+    """The model chooses; the issue's haiku used to run ``bash``, now it is a poem."""
+    model = LocalModel()
+    request = ModelRequest(
+        messages=[SYSTEM, user_message(prompt, timestamp=2)],
+        tools=[READ, BASH, WRITE],
+        options=RequestOptions(max_tokens=48),
+    )
+    done, _ = await _run(model, request)
+    assert done.error is None, done.error
+    calls = [b for b in done.message["content"] if b["type"] == "toolCall"]
+    if expected is None:
+        assert calls == []
+        text = "".join(b["text"] for b in done.message["content"] if b["type"] == "text")
+        assert text.strip()
+        assert markup_start(text) == -1
+    else:
+        assert [(c["name"], c["arguments"]) for c in calls] == [expected]
+        assert done.message["stopReason"] == "toolUse"
+
+
 async def test_local_model_drives_the_agent_loop(tmp_path: Path) -> None:
     """A real run: the model calls ``read`` on the file the user names, then answers."""
     from pi_context.agent.session import AgentSession
@@ -134,7 +165,7 @@ async def test_local_model_drives_the_agent_loop(tmp_path: Path) -> None:
         settings={"compaction": {"reserveTokens": 1024, "keepRecentTokens": 2000}},
     )
     try:
-        await session.run("Use the read tool to read notes.txt")
+        await session.run("Read the file notes.txt")
         messages = as_json(session.session.projection().messages)
     finally:
         await session.aclose()
@@ -150,6 +181,7 @@ async def test_local_model_drives_the_agent_loop(tmp_path: Path) -> None:
     final = messages[-1]
     assert final["stopReason"] in ("stop", "length")
     assert all(b["type"] == "text" for b in final["content"])
+    assert markup_start(text_of(final["content"])) == -1
     assert final["usage"]["cacheRead"] > 0  # the prompt prefix was reused
 
 

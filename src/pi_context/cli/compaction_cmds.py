@@ -42,7 +42,7 @@ from pi_context.session import Entry, Session
 from pi_context.session.projection import entry_messages
 from pi_context.tokens import estimate_tokens
 
-__all__ = ["compact_command", "compaction_report", "register", "show_compaction_command"]
+__all__ = ["compact_command", "compaction_report", "show_compaction_command"]
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -288,11 +288,3 @@ def show_compaction_command(file: Path, entry_id: str, as_json: bool) -> None:
             click.echo(_entry_line(item))
         click.echo("\n== summary ==")
         click.echo(str(data.get("summary", "")))
-
-
-def register(group: click.Group) -> None:
-    """Add ``compact`` to ``pictx`` and ``compaction`` to ``pictx session``."""
-    group.add_command(compact_command)
-    session_group = group.commands.get("session")
-    if isinstance(session_group, click.Group):
-        session_group.add_command(show_compaction_command)

@@ -1,4 +1,4 @@
-"""The ``pictx`` command line: one click group, subcommands registered by their modules.
+"""The ``pictx`` command line: one click group whose subcommands are imported when they run.
 
 This is the only place that turns errors into exit codes: a
 :class:`~pi_context.errors.PiContextError` prints one line (``pictx: error: FILE:LINE: why``)
@@ -7,42 +7,88 @@ and exits 1; an unexpected exception prints one line and exits 2.
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Sequence
 
 import click
 
+from pi_context._version import __version__
 from pi_context.cli.entry_help import AGENT_HELP, mistyped_command
+from pi_context.cli.lazy_commands import LazyCommand, LazyGroup
 from pi_context.errors import PiContextError
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMANDS", "cli", "main", "wants_agent"]
 
-# Modules under pi_context.cli that add subcommands through ``register(group)``.
-COMMAND_MODULES = ("session_cmds", "prompt_cmds", "compaction_cmds", "models_cmds", "run")
+# Every subcommand, imported only when it runs (``pictx --version`` loads none of them). The
+# help line is what ``pictx --help`` lists; tests/cli/test_lazy_commands.py keeps it equal to
+# the command's own docstring.
+COMMANDS = {
+    "chat": LazyCommand(
+        "pi_context.cli.run:agent_command",
+        "Talk to the agent: interactive in a terminal, or one-shot with -p / --mode json.",
+    ),
+    "compact": LazyCommand(
+        "pi_context.cli.compaction_cmds:compact_command",
+        "Compact the current branch of a session FILE (appends a compaction entry).",
+    ),
+    "distrust": LazyCommand(
+        "pi_context.cli.prompt_cmds:distrust_command",
+        "Never use a project's .pi settings, SYSTEM.md or skills (context files still load).",
+    ),
+    "models": LazyCommand(
+        "pi_context.cli.models_cmds:models_command",
+        "List the models pictx knows: built-ins, ~/.pi/agent/models.json and the local model.",
+    ),
+    "prompt": LazyCommand(
+        "pi_context.cli.prompt_cmds:prompt_command",
+        "Print the system prompt as it would be sent for a directory.",
+    ),
+    "session": LazyCommand(
+        "pi_context.cli.session_cmds:session_group",
+        "Inspect pi session files (never modifies them).",
+    ),
+    "skills": LazyCommand(
+        "pi_context.cli.prompt_cmds:skills_command",
+        "List the skills available in a directory, with loading problems.",
+    ),
+    "trust": LazyCommand(
+        "pi_context.cli.prompt_cmds:trust_command",
+        "Trust a project (its .pi settings, SYSTEM.md, skills) from now on.",
+    ),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="pi-context", prog_name="pictx")
+@click.group(
+    cls=LazyGroup,
+    lazy_commands=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.version_option(__version__, prog_name="pictx")
 def cli() -> None:
     """pi-context: pi-compatible sessions, system prompts and compaction."""
 
 
-def _register_commands() -> None:
-    for name in COMMAND_MODULES:
-        importlib.import_module(f"pi_context.cli.{name}").register(cli)
-
-
-_register_commands()
 cli.epilog = AGENT_HELP
+
+
+def wants_agent(args: Sequence[str], group: click.Group) -> bool:
+    """Whether ``pictx ARGS`` runs the agent (no subcommand named first, no group help)."""
+    if not args:
+        return True
+    first = args[0]
+    if first in group.list_commands(click.Context(group)):
+        return False
+    return first not in ("-h", "--help", "--version")
 
 
 def _entry_command(args: Sequence[str]) -> click.Command:
     """``pictx [options] [messages...]`` with no subcommand named first starts the agent:
     interactive in a terminal, one-shot with -p, an event stream with --mode json."""
-    from pi_context.cli.run import agent_command, wants_agent
+    if wants_agent(args, cli):
+        from pi_context.cli.run import agent_command
 
-    return agent_command if wants_agent(args, cli) else cli
+        return agent_command
+    return cli
 
 
 def main(argv: Sequence[str] | None = None) -> int:

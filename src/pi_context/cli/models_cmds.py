@@ -8,7 +8,7 @@ from pi_context import _json
 from pi_context.providers.builtin_providers import provider_spec
 from pi_context.providers.models import ModelRegistry, load_registry
 
-__all__ = ["models_command", "register"]
+__all__ = ["models_command"]
 
 
 @click.command("models")
@@ -86,7 +86,3 @@ def _list_providers(
             continue
         mark = "" if available else f"  (no key: set {' or '.join(keys) or 'apiKey'})"
         click.echo(f"{pid + '/<id>':<48} {template.info.api}{mark}")
-
-
-def register(group: click.Group) -> None:
-    group.add_command(models_command)

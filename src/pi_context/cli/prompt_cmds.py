@@ -27,7 +27,6 @@ from pi_context.tools.registry import default_tools
 __all__ = [
     "distrust_command",
     "prompt_command",
-    "register",
     "skills_command",
     "trust_command",
 ]
@@ -162,9 +161,3 @@ def distrust_command(directory: str | None) -> None:
         _fail(exc)
         return
     click.echo(f"Distrusted {canonical_dir(key)}")
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the ``pictx`` group."""
-    for command in (prompt_command, skills_command, trust_command, distrust_command):
-        group.add_command(command)

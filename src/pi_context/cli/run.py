@@ -46,23 +46,11 @@ __all__ = [
     "USE_SESSION_CWD_FLAG",
     "agent_command",
     "build_prompts",
-    "register",
     "startup_settings",
-    "wants_agent",
 ]
 
 USE_SESSION_CWD_FLAG = "--use-session-cwd"
 """The flag that lets print and json modes open a session recorded in another directory."""
-
-
-def wants_agent(args: Sequence[str], group: click.Group) -> bool:
-    """Whether ``pictx ARGS`` runs the agent (no subcommand named first, no group help)."""
-    if not args:
-        return True
-    first = args[0]
-    if first in group.commands:
-        return False
-    return first not in ("-h", "--help", "--version")
 
 
 def _file_block(arg: str, cwd: str) -> str:
@@ -488,11 +476,6 @@ async def _serve_rpc(app: AppAgent, out: BinaryIO) -> int:
         return await run_rpc(app, stdin_fd=sys.stdin.fileno(), out=out)
     finally:
         out.close()
-
-
-def register(group: click.Group) -> None:
-    """Add ``pictx chat`` (the agent command; bare ``pictx [messages]`` runs it too)."""
-    group.add_command(agent_command)
 
 
 def _warn_if_untrusted(trust: TrustDecision, cwd: str | os.PathLike[str]) -> None:

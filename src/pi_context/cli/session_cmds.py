@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from pi_context import _json
+from pi_context.cli.lazy_commands import LazyCommand, LazyGroup
 from pi_context.errors import SessionFormatError, TreeError
 from pi_context.messages import text_of
 from pi_context.session import Entry, ModelRef, Session, convert_to_llm
@@ -28,7 +29,7 @@ from pi_context.session.projection import (
 )
 from pi_context.tokens import estimate_tokens
 
-__all__ = ["context_command", "info_command", "register", "session_group", "tree_command"]
+__all__ = ["context_command", "info_command", "session_group", "tree_command"]
 
 _FILE = click.Path(exists=False, path_type=Path)  # the session layer refuses non-files
 
@@ -153,7 +154,17 @@ def _context_summary(session: Session) -> _ContextSummary:
     return _ContextSummary(count, tokens, model, level)
 
 
-@click.group("session")
+@click.group(
+    "session",
+    cls=LazyGroup,
+    lazy_commands={
+        "compaction": LazyCommand(
+            "pi_context.cli.compaction_cmds:show_compaction_command",
+            "Show what compaction ENTRY_ID of FILE replaced: the summarized entries and the "
+            "summary.",
+        )
+    },
+)
 def session_group() -> None:
     """Inspect pi session files (never modifies them)."""
 
@@ -354,8 +365,3 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
         f"model {_model_text(model)}; "
         f"thinking {projection.thinking_level}"
     )
-
-
-def register(group: click.Group) -> None:
-    """Add ``pictx session`` to the ``pictx`` group."""
-    group.add_command(session_group)
