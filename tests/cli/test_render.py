@@ -191,6 +191,24 @@ def test_text_streamed_before_a_tool_call_is_not_lost_when_frames_were_skipped()
     assert "Let me look." in buffer.getvalue()
 
 
+def test_error_texts_are_shown_literally_not_as_markup() -> None:
+    """A model's or an extension's error text is data: ``[/red]`` or ``[link=…]`` in it neither
+    raises (rich's MarkupError) nor styles anything."""
+    from pi_context.events import AutoRetryStart, ExtensionFailure
+
+    console, buffer = _console()
+    renderer = EventRenderer(console)
+    renderer.handle(
+        ExtensionFailure(event="tool_call", error="bad [/red] [link=https://x]y[/link]")
+    )
+    renderer.handle(
+        AutoRetryStart(attempt=1, max_attempts=3, delay_ms=1000, error_message="overloaded [/b]")
+    )
+    shown = buffer.getvalue()
+    assert "bad [/red] [link=https://x]y[/link]" in shown
+    assert "overloaded [/b]" in shown
+
+
 def _compaction_result(*, tokens_before: int) -> CompactionResult:
     session = Session.create(None, cwd=".")
     kept = session.append_message(user_message("keep this"))

@@ -42,6 +42,7 @@ from pi_context.session.tree import TreeIndex
 from pi_context.testing import SequentialIds
 from pi_context.tokens import estimate_tokens
 from tests.conformance import registry
+from tests.conformance.digests import same_rows, text_matches, well_formed
 
 registry.claim(
     "units",
@@ -88,29 +89,6 @@ EXPECTED_DIFFERENCES: dict[str, str] = {
 # -- digests -------------------------------------------------------------------------------
 
 
-def _well_formed(text: str) -> str:
-    return text.encode("utf-16-le", errors="surrogatepass").decode("utf-16-le", errors="replace")
-
-
-def text_matches(expected: Any, text: str) -> bool:
-    """A golden text (full string or ``{length, sha256}`` digest) equals ``text``."""
-    if isinstance(expected, str):
-        return expected == text
-    digest = hashlib.sha256(_well_formed(text).encode("utf-8")).hexdigest()
-    return bool(
-        expected.get("length") == _json.utf16_len(text) and expected.get("sha256") == digest
-    )
-
-
-def _rows_match(expected: Any, got: list[list[Any]]) -> bool:
-    """Message rows ``[sourceId, role, tokens, ref]`` against a golden list or row digest."""
-    if isinstance(expected, dict):  # row digest: sha256 of the compact JSON of the rows
-        text = json.dumps(got, separators=(",", ":"), ensure_ascii=False)
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        return bool(expected.get("n") == len(got) and expected.get("sha256") == digest)
-    return bool(expected == got)
-
-
 def message_rows(ids: list[str], messages: list[Any], s: LoadedSession) -> list[list[Any]]:
     """pi's harness rows: the source id and ``=`` only for a stored message used unchanged,
     else ``null`` and ``m:<first 16 hex of sha256(JSON.stringify(message))>``."""
@@ -122,12 +100,16 @@ def message_rows(ids: list[str], messages: list[Any], s: LoadedSession) -> list[
             rows.append([s.ref(entry_id), message.get("role"), estimate_tokens(message), "="])
         else:
             text = _json.js_stringify(message)
-            key = hashlib.sha256(_well_formed(text).encode("utf-8")).hexdigest()[:16]
+            key = hashlib.sha256(well_formed(text).encode("utf-8")).hexdigest()[:16]
             rows.append([None, message.get("role"), estimate_tokens(message), f"m:{key}"])
     return rows
 
 
 # -- units ---------------------------------------------------------------------------------
+
+
+UNIT_NAMES = frozenset({"context_tokens", "should_compact", "file_ops", "serialize", "cut_points"})
+"""The ``units/*`` goldens checked here (``estimate_tokens``/``timestamps``: tokens_checks)."""
 
 
 def check_unit(case: str, golden: dict[str, Any]) -> list[str]:
@@ -138,16 +120,16 @@ def check_unit(case: str, golden: dict[str, Any]) -> list[str]:
 
 def _check_context_tokens(g: dict[str, Any]) -> list[str]:
     out: list[str] = []
-    for name, row in g["calculateContextTokens"].items():
+    for name, row in g.get("calculateContextTokens", {}).items():
         got = calculate_context_tokens(row["usage"])
         if got != row["calculateContextTokens"]:
             out.append(f"calculateContextTokens[{name}]: {got} != {row['calculateContextTokens']}")
-    for name, row in g["estimateContextTokens"].items():
+    for name, row in g.get("estimateContextTokens", {}).items():
         messages = g["messageLists"][name]
         got_e = estimate_context_tokens(messages).to_json()
         if got_e != row["estimateContextTokens"]:
             out.append(f"estimateContextTokens[{name}]: {got_e} != {row['estimateContextTokens']}")
-    for name, expected in g["getLastAssistantUsage"].items():
+    for name, expected in g.get("getLastAssistantUsage", {}).items():
         entries = [
             Entry.from_data(
                 {"type": "message", "id": f"m{i}", "parentId": None, "message": message}
@@ -162,7 +144,7 @@ def _check_context_tokens(g: dict[str, Any]) -> list[str]:
 
 def _check_should_compact(g: dict[str, Any]) -> list[str]:
     out = []
-    for tokens, window, reserve, enabled, expected in g["rows"]:
+    for tokens, window, reserve, enabled, expected in g.get("rows", []):
         settings = CompactionSettings(enabled=enabled, reserve_tokens=reserve)
         if should_compact(tokens, window, settings) != expected:
             out.append(f"shouldCompact({tokens}, {window}, {reserve}, {enabled}) != {expected}")
@@ -172,12 +154,16 @@ def _check_should_compact(g: dict[str, Any]) -> list[str]:
 def _check_file_ops(g: dict[str, Any]) -> list[str]:
     out = []
     ops = FileOperations()
-    for i, (message, step) in enumerate(zip(g["messages"], g["steps"], strict=True)):
+    steps = g.get("steps")
+    for i, message in enumerate(g["messages"]):
         ops.add_message(message)
-        if ops.to_json() != step:
-            out.append(f"file ops after message {i}: {ops.to_json()} != {step}")
+        if steps is not None and ops.to_json() != steps[i]:
+            out.append(f"file ops after message {i}: {ops.to_json()} != {steps[i]}")
     read, modified = compute_file_lists(ops)
-    if {"readFiles": read, "modifiedFiles": modified} != g["computeFileLists"]:
+    if (
+        "computeFileLists" in g
+        and {"readFiles": read, "modifiedFiles": modified} != g["computeFileLists"]
+    ):
         out.append(f"computeFileLists: {read}, {modified}")
     lists = {
         "empty": ([], []),
@@ -185,7 +171,7 @@ def _check_file_ops(g: dict[str, Any]) -> list[str]:
         "modified_only": ([], ["m"]),
         "both": (read, modified),
     }
-    for name, expected in g["formatFileOperations"].items():
+    for name, expected in g.get("formatFileOperations", {}).items():
         if name in lists and format_file_operations(*lists[name]) != expected:
             out.append(f"formatFileOperations[{name}]")
     return out
@@ -193,13 +179,13 @@ def _check_file_ops(g: dict[str, Any]) -> list[str]:
 
 def _check_serialize(g: dict[str, Any]) -> list[str]:
     out = []
-    messages = {name: _json.loads(text) for name, text in g["messagesJson"].items()}
-    for name, seq in g["sequences"].items():
+    messages = {name: _json.loads(text) for name, text in g.get("messagesJson", {}).items()}
+    for name, seq in g.get("sequences", {}).items():
         msgs = [messages[m] for m in seq["messages"]]
         converted = convert_to_llm(msgs)
         if "serialized" in seq and serialize_conversation(converted) != seq["serialized"]:
             out.append(f"sequence {name}: serialized text differs")
-    for row in g["truncation"]:
+    for row in g.get("truncation", []):
         message = {
             "role": "toolResult",
             "toolCallId": "t",
@@ -211,7 +197,7 @@ def _check_serialize(g: dict[str, Any]) -> list[str]:
         got = serialize_conversation([message])
         if got != row["serialized"]:
             out.append(f"truncation {row['name']}: differs")
-    for name, row in g["oddArguments"].items():
+    for name, row in g.get("oddArguments", {}).items():
         message = {
             "role": "assistant",
             "content": [
@@ -239,7 +225,7 @@ def _raw_tokens(item: Any) -> int:
 
 def _check_cut_points(g: dict[str, Any]) -> list[str]:
     out = []
-    for name, case in g["lists"].items():
+    for name, case in g.get("lists", {}).items():
         entries = [Entry.from_data(dict(e)) for e in case["entries"]]
         items = _items(entries)
         tokens = [_raw_tokens(i) for i in items]
@@ -347,7 +333,9 @@ def check_target(golden: dict[str, Any], s: LoadedSession, target: dict[str, Any
         if got_u != expected:
             out.append(f"lastAssistantUsage {got_u} != {expected}")
     if "shouldCompact" in target:
-        tokens = estimate_context_tokens(messages).tokens
+        # pi's agent decides on the projected estimate (usage invalidated by a later compaction
+        # or context edit falls back to chars/4), and so do the goldens
+        tokens = estimate_projected_context_tokens(projection, path).tokens
         for window, expected in target["shouldCompact"].items():
             if should_compact(tokens, int(window), CompactionSettings()) != expected:
                 out.append(f"shouldCompact[{window}] != {expected}")
@@ -365,23 +353,20 @@ def check_target(golden: dict[str, Any], s: LoadedSession, target: dict[str, Any
         cp = find_cut_point(
             items, row["startIndex"], row["endIndex"], row["keepRecentTokens"], tokens_of
         )
-        cut_got = [
-            cp.first_kept_index,
-            s.ref(items[cp.first_kept_index].entry.id)
-            if cp.first_kept_index < len(items)
-            else None,
-            cp.turn_start_index,
-            cp.is_split_turn,
-        ]
-        cut_exp = [
-            row["firstKeptEntryIndex"],
-            row.get("firstKeptEntryId"),
-            row["turnStartIndex"],
-            row["isSplitTurn"],
-        ]
-        if cut_got != cut_exp:
+        first_kept_id = (
+            s.ref(items[cp.first_kept_index].entry.id) if cp.first_kept_index < len(items) else None
+        )
+        found: dict[str, Any] = {
+            "firstKeptEntryIndex": cp.first_kept_index,
+            "firstKeptEntryId": first_kept_id,
+            "turnStartIndex": cp.turn_start_index,
+            "isSplitTurn": cp.is_split_turn,
+        }
+        got_cut = [value for key, value in found.items() if key in row]
+        exp = [row[key] for key in found if key in row]
+        if got_cut != exp:
             out.append(
-                f"findCutPoint {row['startIndex']},{row['endIndex']},{row['keepRecentTokens']}: {cut_got} != {cut_exp}"
+                f"findCutPoint {row['startIndex']},{row['endIndex']},{row['keepRecentTokens']}: {got_cut} != {exp}"
             )
     for row in target.get("findTurnStartIndex", []):
         got_t = find_turn_start_index(items, row["entryIndex"], row["startIndex"])
@@ -420,31 +405,28 @@ def _check_prepare(
     for key, value in scalar.items():
         if key in expected and expected[key] != value:
             out.append(f"{key}: {value} != {expected[key]}")
-    prev = expected.get("previousSummary")
-    if (prev is None) != (prep.previous_summary is None) or (
-        prev is not None
-        and prep.previous_summary is not None
-        and not text_matches(prev, prep.previous_summary)
-    ):
-        out.append("previousSummary differs")
+    if "previousSummary" in expected:
+        prev = expected["previousSummary"]
+        if (prev is None) != (prep.previous_summary is None) or (
+            prev is not None
+            and prep.previous_summary is not None
+            and not text_matches(prev, prep.previous_summary)
+        ):
+            out.append("previousSummary differs")
     rows = message_rows(prep.summarize_entry_ids, prep.messages_to_summarize, s)
-    if not _rows_match(expected["messagesToSummarize"], rows):
+    if "messagesToSummarize" in expected and not same_rows(expected["messagesToSummarize"], rows):
         out.append("messagesToSummarize differ")
     prefix_rows = message_rows(prep.turn_prefix_entry_ids, prep.turn_prefix_messages, s)
-    if not _rows_match(expected["turnPrefixMessages"], prefix_rows):
+    if "turnPrefixMessages" in expected and not same_rows(
+        expected["turnPrefixMessages"], prefix_rows
+    ):
         out.append("turnPrefixMessages differ")
     for key, got_rows in (("messagesToSummarizeTokens", rows), ("turnPrefixTokens", prefix_rows)):
         if key in expected and expected[key] != sum(r[2] for r in got_rows):
             out.append(f"{key} differs")
     ops = expected.get("fileOps")
     if ops is not None:
-        read, modified = prep.file_ops.lists()
-        got_ops = {
-            **prep.file_ops.to_json(),
-            "readFiles": read,
-            "modifiedFiles": modified,
-            "formatted": format_file_operations(read, modified),
-        }
+        got_ops = _file_ops_json(prep.file_ops)
         if got_ops != ops:
             out.append(f"fileOps {got_ops} != {ops}")
     if "serializedHistory" in expected and not text_matches(
@@ -458,6 +440,16 @@ def _check_prepare(
     return out
 
 
+def _file_ops_json(file_ops: FileOperations) -> dict[str, Any]:
+    read, modified = file_ops.lists()
+    return {
+        **file_ops.to_json(),
+        "readFiles": read,
+        "modifiedFiles": modified,
+        "formatted": format_file_operations(read, modified),
+    }
+
+
 def check_branch_summary(s: LoadedSession, case: dict[str, Any]) -> list[str]:
     out: list[str] = []
     from_entry = s.get(case["from"])
@@ -466,34 +458,33 @@ def check_branch_summary(s: LoadedSession, case: dict[str, Any]) -> list[str]:
     to_id = to_entry.id if to_entry else case["to"]
     collected = collect_branch_entries_from_tree(s.tree, from_id, to_id)
     got_entries = [[s.ref(e.id), e.type] for e in collected.entries]
-    if s.ref(collected.common_ancestor_id) != case["commonAncestorId"]:
+    if (
+        "commonAncestorId" in case
+        and s.ref(collected.common_ancestor_id) != case["commonAncestorId"]
+    ):
         out.append(f"commonAncestorId {collected.common_ancestor_id} != {case['commonAncestorId']}")
-    if got_entries != case["entries"]:
-        out.append(f"entries {got_entries} != {case['entries']}")
+    if "entries" in case and not same_rows(case["entries"], got_entries):
+        out.append(f"entries {dump(got_entries)} != {dump(case['entries'])}")
         return out
     done: dict[int, Any] = {}
-    for index, row in enumerate(case["prepare"]):
+    for index, row in enumerate(case.get("prepare", [])):
         expected = done[row["sameAs"]] if "sameAs" in row else row
         done[index] = expected
         prepared = prepare_branch_entries(collected.entries, row["tokenBudget"])
-        rows = message_rows(prepared.entry_ids, prepared.messages, s)
         tag = f"budget {row['tokenBudget']}"
-        if not _rows_match(expected["messages"], rows):
-            out.append(f"{tag}: messages {rows} != {expected['messages']}")
-        if prepared.total_tokens != expected["totalTokens"]:
+        if "messages" in expected:
+            rows = message_rows(prepared.entry_ids, prepared.messages, s)
+            if not same_rows(expected["messages"], rows):
+                out.append(f"{tag}: messages {dump(rows)} != {dump(expected['messages'])}")
+        if "totalTokens" in expected and prepared.total_tokens != expected["totalTokens"]:
             out.append(f"{tag}: totalTokens {prepared.total_tokens} != {expected['totalTokens']}")
-        read, modified = prepared.file_ops.lists()
-        got_ops = {
-            **prepared.file_ops.to_json(),
-            "readFiles": read,
-            "modifiedFiles": modified,
-            "formatted": format_file_operations(read, modified),
-        }
-        if got_ops != expected["fileOps"]:
+        got_ops = _file_ops_json(prepared.file_ops)
+        if "fileOps" in expected and got_ops != expected["fileOps"]:
             out.append(f"{tag}: fileOps {got_ops} != {expected['fileOps']}")
-        text = serialize_conversation(convert_to_llm(prepared.messages))
-        if not text_matches(expected["serialized"], text):
-            out.append(f"{tag}: serialized differs")
+        if "serialized" in expected:
+            text = serialize_conversation(convert_to_llm(prepared.messages))
+            if not text_matches(expected["serialized"], text):
+                out.append(f"{tag}: serialized differs")
     return out
 
 

@@ -3,7 +3,8 @@
 The product introduces compaction and branch summaries with its own sentences
 (``pi_context.session.projection.SUMMARY_WRAPPERS``); the tags, separators and layout are pi's.
 To compare transcripts with pi's outputs byte for byte, the suite reads pi's sentences out of the
-``units/serialize`` golden (pi's own ``convertToLlm`` output) and swaps them in for its duration.
+``units/serialize`` golden (pi's own ``convertToLlm`` output; the repository's copy when the
+folder under test has none) and swaps them in for its duration.
 That this is the only difference is itself tested: ``test_summary_wrappers_differ_only_in_sentences``.
 """
 
@@ -14,13 +15,16 @@ import json
 import pytest
 
 from pi_context.session import projection
-from tests.conformance.registry import conformance_dir, load_golden
+from tests.conformance.registry import REPO_COPY, find_golden, load_golden
 
 _OPEN = "\n\n<summary>\n"
 
 
 def pi_summary_wrappers() -> projection.SummaryWrappers:
-    golden = load_golden(conformance_dir() / "goldens" / "units" / "serialize.json")
+    # pi's sentences are the same in every folder: a folder without the serialize golden (only
+    # sessions, say) borrows them from the repository's copy
+    path = find_golden("units/serialize") or REPO_COPY / "goldens" / "units" / "serialize.json"
+    golden = load_golden(path)
     inputs = {name: json.loads(text) for name, text in golden["messagesJson"].items()}
     intros: dict[str, str] = {}
     for sequence in golden["sequences"].values():

@@ -6,15 +6,20 @@ that reason when it is absent (CI: ``apt-get install -y chromium``).
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import re
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pi_context.errors import SessionFormatError
 from pi_context.export import SessionDocument, default_html_name, export_file, render_html
+from pi_context.export.markdown import markdown_to_html
 from tests.export import sessions
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -234,3 +239,140 @@ def test_every_conformance_session_renders(name: str, tmp_path: Path) -> None:
         assert f"e-{entry['id']}" in rendered
     assert len(dom.select("li", "node")) == len(doc.entries)
     assert len(dom.select("li", "on-path")) == len(doc.active_path)
+
+
+# -- hostile session data ------------------------------------------------------------------
+
+COMMENT_SCRIPT = "<!--<script>"
+HOSTILE_IDS = ["h<!--<script", "h</script><script>alert(1)</script>", "h\u2028&amp;"]
+
+
+def _hostile_doc() -> SessionDocument:
+    first, second, third = HOSTILE_IDS
+    entries: list[dict[str, Any]] = [
+        {
+            "type": "message",
+            "id": first,
+            "parentId": None,
+            "message": {"role": "user", "content": f"{COMMENT_SCRIPT} hi", "timestamp": 1},
+        },
+        {
+            "type": "message",
+            "id": second,
+            "parentId": first,
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": "see [**the** docs](https://a.test/x_**y**_*z*) "
+                        f"and **bold** {COMMENT_SCRIPT}",
+                    }
+                ],
+                "stopReason": "stop",
+                "timestamp": 2,
+            },
+        },
+        {"type": "label", "id": "lab", "parentId": second, "targetId": first, "label": "</script>"},
+        {
+            "type": "message",
+            "id": third,
+            "parentId": "lab",
+            "message": {"role": "user", "content": "</style><!--", "timestamp": 3},
+        },
+        {
+            "type": "message",
+            "id": "off",
+            "parentId": first,
+            "message": {"role": "user", "content": "the other branch", "timestamp": 4},
+        },
+    ]
+    return SessionDocument.from_entries(sessions.HEADER, entries, third)
+
+
+def _session_data(page: str) -> str:
+    match = re.search(r'<script type="application/json" id="session-data">(.*?)</script>', page)
+    assert match is not None
+    return match.group(1)
+
+
+def test_embedded_data_cannot_change_the_html_parser_state() -> None:
+    page = render_html(_hostile_doc())
+    data = _session_data(page)
+    assert not re.search("[<>&\u2028\u2029]", data)
+    assert json.loads(data)["path"] == [HOSTILE_IDS[0], HOSTILE_IDS[1], "lab", HOSTILE_IDS[2]]
+    # the page's own script is intact and is the last script element
+    assert page.count("<script>") == 1
+    assert page.rstrip().endswith("})();\n</script></body></html>")
+
+
+def test_content_security_policy_allows_only_the_pages_own_script_and_style() -> None:
+    page = render_html(_hostile_doc())
+    meta = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', page)
+    assert meta is not None
+    assert page.index(meta.group(0)) < page.index("<style>")
+    policy = dict(part.strip().split(" ", 1) for part in meta.group(1).split(";"))
+    assert policy["default-src"] == "'none'"
+    assert policy["img-src"] == "data:"
+    for tag, directive in (("style", "style-src"), ("script", "script-src")):
+        found = re.search(rf"<{tag}>(.*?)</{tag}>", page, re.S)
+        assert found is not None
+        digest = base64.b64encode(hashlib.sha256(found.group(1).encode()).digest()).decode()
+        assert policy[directive] == f"'sha256-{digest}'"
+    assert ' style="' not in page  # inline style attributes would be refused
+
+
+def test_emphasis_is_never_marked_up_inside_a_link_url() -> None:
+    html = markdown_to_html("see [**the** docs](https://a.test/x_**y**_*z*) and **b**")
+    assert '<a href="https://a.test/x_**y**_*z*"><strong>the</strong> docs</a>' in html
+    assert "<strong>b</strong>" in html
+
+
+@needs_chromium
+def test_browser_tree_works_with_hostile_data(tmp_path: Path) -> None:
+    page = export_file(_hostile_doc(), tmp_path / "hostile.html")
+    dom = shown_dom(page, "#e-off")
+    body = next(e for e in dom.elements if e["tag"] == "body")
+    assert _attrs(body).get("data-ready") == "1", "the page script did not run"
+    # the script revealed the off-branch entry named in the fragment, and indented the tree
+    assert "hidden" not in _attrs(dom.by_id("off-branch"))
+    assert "hidden" not in _attrs(dom.by_id("e-off"))
+    nodes = {_attrs(n)["data-id"]: n for n in dom.select("li", "node")}
+    assert set(nodes) == {*HOSTILE_IDS, "lab", "off"}
+    assert "padding-left: 14px" in str(_attrs(nodes[HOSTILE_IDS[1]]).get("style"))
+    # hostile text is shown as text
+    assert COMMENT_SCRIPT in dom.text(dom.by_id(f"e-{HOSTILE_IDS[0]}"))
+    assert "</script>" in dom.text(dom.by_id("tree"))
+    links = [e for e in dom.elements if e["tag"] == "a" and "a.test" in str(_attrs(e)["href"])]
+    assert [_attrs(a)["href"] for a in links] == ["https://a.test/x_**y**_*z*"]
+
+
+@needs_chromium
+def test_browser_reports_no_content_security_policy_violation(tmp_path: Path) -> None:
+    """The policy's hashes match the page's own script and style, so nothing is refused (a
+    wrong hash is logged as a violation: checked too, so the check itself can fail)."""
+    page = export_file(_hostile_doc(), tmp_path / "hostile.html")
+    broken = tmp_path / "broken.html"
+    broken.write_text(re.sub("sha256-[^']*", "sha256-AAAA", page.read_text("utf-8")), "utf-8")
+    logs = []
+    for target in (page, broken):
+        result = subprocess.run(
+            [
+                str(CHROMIUM),
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--host-resolver-rules=MAP * ~NOTFOUND",
+                "--enable-logging=stderr",
+                "--v=0",
+                "--dump-dom",
+                target.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        logs.append(result.stderr)
+    assert "Content Security Policy" not in logs[0]
+    assert "Content Security Policy" in logs[1]

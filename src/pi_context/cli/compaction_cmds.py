@@ -20,6 +20,7 @@ from typing import Any
 import click
 
 from pi_context import _json
+from pi_context.cli.terminal_text import echo, json_for_terminal
 from pi_context.compaction.accounting import estimate_kept_context_tokens
 from pi_context.compaction.engine import Compactor
 from pi_context.compaction.events import BeforeCompact
@@ -48,7 +49,7 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 def _print_json(value: Any) -> None:
-    sys.stdout.buffer.write(_json.dumps(value) + b"\n")
+    sys.stdout.buffer.write(json_for_terminal(_json.dumps(value).decode("utf-8")).encode() + b"\n")
     sys.stdout.flush()
 
 
@@ -155,7 +156,7 @@ def compact_command(
     retry: RetrySettings = retry_settings_for(data)
     with Session.open(file) as session:
         for problem in session.problems:
-            click.echo(f"pictx: warning: {problem}", err=True)
+            echo(f"pictx: warning: {problem}", err=True)
         # the agent's window-aware settings: those of --model, else of the session's model
         target = model.info if model is not None else _session_model(session)
         settings: CompactionSettings = compaction_settings_for(
@@ -196,14 +197,14 @@ def compact_command(
         _print_json(report)
         return
     verb = "would keep" if dry_run else "kept"
-    click.echo(
+    echo(
         f"{'dry run: ' if dry_run else ''}summarized {len(report['messagesToSummarize'])} entries"
         f"{' (split turn)' if report['isSplitTurn'] else ''}; {verb} from "
         f"{report['firstKeptEntryId']}; tokens {report['tokensBefore']} -> {report['tokensAfter']}"
         f"{' + the summary' if dry_run else ''}"
     )
     if not dry_run:
-        click.echo(f"appended compaction {report['entryId']}")
+        echo(f"appended compaction {report['entryId']}")
 
 
 def _entry_line(entry: Entry) -> str:
@@ -279,12 +280,12 @@ def show_compaction_command(file: Path, entry_id: str, as_json: bool) -> None:
                 }
             )
             return
-        click.echo(
+        echo(
             f"compaction {entry.id}: {len(summarized)} entries (~{tokens} tokens) summarized, "
             f"kept from {data.get('firstKeptEntryId')}, tokensBefore {data.get('tokensBefore')}"
         )
-        click.echo("\n== summarized entries ==")
+        echo("\n== summarized entries ==")
         for item in summarized:
-            click.echo(_entry_line(item))
-        click.echo("\n== summary ==")
-        click.echo(str(data.get("summary", "")))
+            echo(_entry_line(item))
+        echo("\n== summary ==")
+        echo(str(data.get("summary", "")))

@@ -43,6 +43,7 @@ from pi_context.cli.progress import RunProgress
 from pi_context.cli.render import EventRenderer
 from pi_context.cli.slash import COMMANDS, command_names, run_slash
 from pi_context.cli.stats import status_line
+from pi_context.cli.terminal_text import TerminalConsole
 from pi_context.errors import PiContextError
 from pi_context.events import AgentEvent
 
@@ -117,7 +118,9 @@ class InteractiveShell:
         self.agent = agent
         self._notes = list(notes)
         """Shown once under the header (which model was chosen, and why)."""
-        self.console = console or Console(highlight=False)
+        # everything shown goes through the terminal-safe console (no control sequence from a
+        # file, a model or a tool reaches the terminal)
+        self.console = console or TerminalConsole()
         self.cwd = Path(agent.session.cwd or Path.cwd())
         self._quit = False
         self._editor = ""

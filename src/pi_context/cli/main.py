@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.UsageError as exc:
         _error(exc.format_message())
         if exc.ctx is not None:
-            click.echo(f"Try '{exc.ctx.command_path} --help' for help.", err=True)
+            _echo_error(f"Try '{exc.ctx.command_path} --help' for help.")
         return exc.exit_code
     except click.ClickException as exc:
         _error(exc.format_message())
@@ -122,14 +122,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 1
     except Exception as exc:  # noqa: BLE001 - the CLI edge: never a traceback for users
-        click.echo(f"pictx: internal error: {type(exc).__name__}: {_one_line(str(exc))}", err=True)
+        _echo_error(f"pictx: internal error: {type(exc).__name__}: {_one_line(str(exc))}")
         return 2
     return result if isinstance(result, int) else 0
 
 
 def _error(text: str) -> None:
     """The one error form of every command: ``pictx: error: <one line>`` on stderr."""
-    click.echo(f"pictx: error: {_one_line(text)}", err=True)
+    _echo_error(f"pictx: error: {_one_line(text)}")
+
+
+def _echo_error(text: str) -> None:
+    """One error line on stderr, terminal-safe (imported here: startup stays free of rich)."""
+    from pi_context.cli.terminal_text import echo
+
+    echo(text, err=True)
 
 
 def _one_line(text: str) -> str:

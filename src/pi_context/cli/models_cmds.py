@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from pi_context import _json
+from pi_context.cli.terminal_text import echo, json_for_terminal
 from pi_context.providers.builtin_providers import provider_spec
 from pi_context.providers.models import ModelRegistry, load_registry
 
@@ -31,7 +32,7 @@ def models_command(show_all: bool, as_json: bool, providers_only: bool) -> None:
         _list_providers(registry, show_all=show_all, as_json=as_json)
         return
     for problem in registry.errors:
-        click.echo(f"pictx: warning: {problem}", err=True)
+        echo(f"pictx: warning: {problem}", err=True)
     for entry in registry.entries:
         available = registry.is_available(entry)
         if not (available or show_all):
@@ -44,11 +45,11 @@ def models_command(show_all: bool, as_json: bool, providers_only: bool) -> None:
                 "maxTokens": info.max_tokens,
                 "available": available,
             }
-            click.echo(_json.dumps(record).decode("utf-8"))
+            click.echo(json_for_terminal(_json.dumps(record).decode("utf-8")))
         else:
             mark = "" if available else "  (no key)"
             window = f"{info.context_window // 1000}k"
-            click.echo(f"{entry.key:<48} {window:>6} context{mark}")
+            echo(f"{entry.key:<48} {window:>6} context{mark}")
     if not as_json:
         listed = {entry.info.provider for entry in registry.entries}
         _list_providers(registry, show_all=show_all, as_json=False, skip=listed, heading=True)
@@ -82,7 +83,7 @@ def _list_providers(
                 "keyEnv": keys,
                 "available": available,
             }
-            click.echo(_json.dumps(record).decode("utf-8"))
+            click.echo(json_for_terminal(_json.dumps(record).decode("utf-8")))
             continue
         mark = "" if available else f"  (no key: set {' or '.join(keys) or 'apiKey'})"
-        click.echo(f"{pid + '/<id>':<48} {template.info.api}{mark}")
+        echo(f"{pid + '/<id>':<48} {template.info.api}{mark}")

@@ -12,6 +12,11 @@ ended in an error; only exceptions give 1.
 SIGTERM and SIGHUP abort the run and exit 143 and 129; SIGINT exits 130. A closed stdout
 (``pictx --mode json ... | head -3``) aborts the run quietly and exits 141 (128 + SIGPIPE);
 in every case the run settles first, so the session file keeps what was said.
+
+Text mode output is the answer as data when stdout is a pipe or a file (kept byte for byte,
+only lone surrogates become U+FFFD so it can be written as UTF-8) and terminal-safe when
+stdout is a terminal (:mod:`pi_context.cli.terminal_text`); stderr notes are always
+terminal-safe. JSON lines escape control characters (C1 and DEL too).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TextIO
 
 from pi_context import _json
+from pi_context.cli.terminal_text import json_for_terminal, terminal_safe, text_for_stream
 from pi_context.events import AgentEvent, AutoRetryStart, MessageEnd
 from pi_context.messages import AgentMessage
 
@@ -131,7 +137,7 @@ async def run_print(
     last: AgentMessage | None = None
     try:
         if mode == "json" and header is not None:
-            write(_json.dumps(dict(header)).decode("utf-8") + "\n")
+            write(json_for_terminal(_json.dumps(dict(header)).decode("utf-8")) + "\n")
         for text in prompts:
             if received:
                 break
@@ -139,9 +145,10 @@ async def run_print(
                 if isinstance(event, MessageEnd):
                     last = event.message
                 if mode == "json":
-                    write(_json.dumps(event.to_json()).decode("utf-8", "replace") + "\n")
+                    line = _json.dumps(event.to_json()).decode("utf-8", "replace")
+                    write(json_for_terminal(line) + "\n")
                 elif isinstance(event, AutoRetryStart):
-                    err.write(retry_note(event) + "\n")
+                    err.write(terminal_safe(retry_note(event)) + "\n")
                     err.flush()
     finally:
         _remove_signals(installed)
@@ -151,8 +158,8 @@ async def run_print(
         return 0
     lines, problem, code = final_text_outcome(last)
     for line in lines:
-        write(line + "\n")
+        write(text_for_stream(line, out) + "\n")
     if problem:
-        err.write(problem + "\n")
+        err.write(terminal_safe(problem) + "\n")
         err.flush()
     return 128 + received[0] if received else code

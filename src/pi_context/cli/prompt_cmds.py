@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from pi_context.cli.terminal_text import echo, json_for_terminal, text_for_stream
 from pi_context.errors import PiContextError
 from pi_context.prompt import build_sections, prompt_options_for
 from pi_context.prompt.sections import render_prompt
@@ -48,7 +49,7 @@ def _prompt_parts(res: LoadedResources) -> tuple[dict[str, str], str]:
 
 def _print_diagnostics(diagnostics: Sequence[Any]) -> None:
     for diag in diagnostics:
-        click.echo(str(diag), err=True)
+        echo(str(diag), err=True)
 
 
 _cwd_option = click.option(
@@ -96,10 +97,11 @@ def prompt_command(
             "diagnostics": [d.to_json() for d in res.diagnostics],
             "trusted": res.trusted,
         }
-        click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        click.echo(json_for_terminal(json.dumps(payload, ensure_ascii=False, indent=2)))
         return
     _print_diagnostics(res.diagnostics)
-    click.echo(text, nl=sys.stdout.isatty())
+    # the prompt itself is data when piped (kept as is), shown terminal-safe on a terminal
+    click.echo(text_for_stream(text, sys.stdout), nl=sys.stdout.isatty())
 
 
 @click.command("skills")
@@ -118,7 +120,7 @@ def skills_command(cwd: str | None, as_json: bool, approve: bool | None) -> None
             "skills": [s.to_json() for s in res.skills],
             "diagnostics": [d.to_json() for d in res.diagnostics],
         }
-        click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        click.echo(json_for_terminal(json.dumps(payload, ensure_ascii=False, indent=2)))
         return
     if not res.skills:
         click.echo("No skills found.")
@@ -127,7 +129,7 @@ def skills_command(cwd: str | None, as_json: bool, approve: bool | None) -> None
             "  (hidden from the model; /skill:name only)" if skill.disable_model_invocation else ""
         )
         summary = skill.description.strip().split("\n", 1)[0]
-        click.echo(f"{skill.name}{hidden}\n  {summary}\n  {skill.file_path}")
+        echo(f"{skill.name}{hidden}\n  {summary}\n  {skill.file_path}")
     _print_diagnostics(res.diagnostics)
 
 
@@ -147,7 +149,7 @@ def trust_command(directory: str | None, forget: bool) -> None:
         _fail(exc)
         return
     verb = "Forgot the trust decision for" if forget else "Trusted"
-    click.echo(f"{verb} {key}")
+    echo(f"{verb} {key}")
 
 
 @click.command("distrust")
@@ -160,4 +162,4 @@ def distrust_command(directory: str | None) -> None:
     except PiContextError as exc:
         _fail(exc)
         return
-    click.echo(f"Distrusted {canonical_dir(key)}")
+    echo(f"Distrusted {canonical_dir(key)}")

@@ -4,6 +4,10 @@ The answer streams as Markdown in a live region that is re-rendered as deltas ar
 in place when the message ends. Thinking is dimmed, tool calls show their name and arguments,
 tool results are collapsed to their first lines (with the count of hidden lines), errors are
 red. Compaction shows a spinner while it runs and the tokens before and after when it ends.
+
+Text from models, tools and extensions is never parsed as rich markup here (it is put in
+``Text``), and the interactive console shows every segment terminal-safe
+(:class:`pi_context.cli.terminal_text.TerminalConsole`).
 """
 
 from __future__ import annotations
@@ -232,11 +236,16 @@ class EventRenderer:
         elif isinstance(event, AutoRetryStart):
             self._stop_live()
             self.console.print(
-                f"[yellow]Retrying ({event.attempt}/{event.max_attempts}) in "
-                f"{event.delay_ms / 1000:.1f}s: {event.error_message}[/yellow]"
+                Text(
+                    f"Retrying ({event.attempt}/{event.max_attempts}) in "
+                    f"{event.delay_ms / 1000:.1f}s: {event.error_message}",
+                    style="yellow",
+                )
             )
         elif isinstance(event, ExtensionFailure):
-            self.console.print(f"[red]extension error in {event.event}: {event.error}[/red]")
+            self.console.print(
+                Text(f"extension error in {event.event}: {event.error}", style="red")
+            )
 
     def _message_end(self, event: MessageEnd) -> None:
         message: Mapping[str, Any] = event.message

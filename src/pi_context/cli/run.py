@@ -30,6 +30,7 @@ import click
 from pi_context import storage
 from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
 from pi_context.cli.app import AppAgent, AppConfig, resolve_cli_model
+from pi_context.cli.terminal_text import echo
 from pi_context.errors import PiContextError, ResourceError
 from pi_context.export import SessionDocument, default_html_name, export_html
 from pi_context.resources import paths
@@ -82,7 +83,7 @@ def _pick_session(directory: Path) -> Path | None:
         click.echo("No saved sessions in this project; starting a new one.", err=True)
         return None
     for row in session_rows(sessions):
-        click.echo(row, err=True)
+        echo(row, err=True)
     choice = click.prompt("Resume #", default="1", err=True, show_default=True)
     picked = pick_session(sessions, str(choice))
     if picked is None:
@@ -107,7 +108,7 @@ def startup_settings(cwd: str, agent_dir: Path) -> Settings:
         return load_settings(agent_dir, cwd, trusted=True)
     project_file = paths.project_config_dir(cwd) / "settings.json"
     if trust.source == "default" and project_file.exists():
-        click.echo(
+        echo(
             f"pictx: warning: {project_file}: not read, the project is not trusted "
             "(its sessionDir and other settings are ignored; `pictx trust` trusts it)",
             err=True,
@@ -142,7 +143,7 @@ def _may_run_in(path: Path, config: AppConfig, *, interactive: bool, allowed: bo
             f"would run there and that directory's AGENTS.md would load. Pass "
             f"{USE_SESSION_CWD_FLAG} to allow it"
         )
-    click.echo(f"This session was recorded in {recorded} (you are in {config.cwd}).", err=True)
+    echo(f"This session was recorded in {recorded} (you are in {config.cwd}).", err=True)
     return _ask_yes_no("Run its tools in that directory and load its AGENTS.md?")
 
 
@@ -182,7 +183,7 @@ async def _start(
             session_arg, cwd=config.cwd, directory=local, agent=config.agent_dir
         )
         if match.other_project:
-            click.echo(f"Session found in different project: {match.cwd}", err=True)
+            echo(f"Session found in different project: {match.cwd}", err=True)
             confirmed = interactive and click.confirm(
                 "Fork this session into current directory?", default=False, err=True
             )
@@ -202,7 +203,7 @@ async def _start(
     if path is not None and not _may_run_in(
         path, config, interactive=interactive, allowed=use_session_cwd
     ):
-        click.echo(f"Session not opened: {path}", err=True)
+        echo(f"Session not opened: {path}", err=True)
         return None
     model = named or config.model_resolver(None, path)
     if path is not None:
@@ -239,11 +240,11 @@ def _warn_session_problems(app: AppAgent) -> AppAgent:
     app.session.stored_projection()
     problems = app.session.problems
     for problem in problems[:_PROBLEMS_SHOWN]:
-        click.echo(f"pictx: warning: {problem}", err=True)
+        echo(f"pictx: warning: {problem}", err=True)
     if len(problems) > _PROBLEMS_SHOWN:
         more = len(problems) - _PROBLEMS_SHOWN
         where = app.session.file_path
-        click.echo(
+        echo(
             f"pictx: warning: … and {more} more problem(s); `pictx session info {where}` "
             "lists them",
             err=True,
@@ -403,9 +404,9 @@ def agent_command(
         out = Path(messages[0]) if messages else Path(cwd) / default_html_name(Path(export_path))
         storage.refuse_session_target(out, Path(export_path))
         for problem in doc.problems:
-            click.echo(f"pictx: warning: {problem}", err=True)
+            echo(f"pictx: warning: {problem}", err=True)
         written = export_html(doc, out)
-        click.echo(f"Exported to: {written}")
+        echo(f"Exported to: {written}")
         return 0
     if name is not None:
         name = name.strip()
@@ -486,7 +487,7 @@ def _warn_if_untrusted(trust: TrustDecision, cwd: str | os.PathLike[str]) -> Non
     """
     if trust.trusted or trust.source != "default":
         return
-    click.echo(
+    echo(
         f"pictx: note: {cwd} is not trusted, so its .pi/SYSTEM.md, APPEND_SYSTEM.md, "
         "skills, settings and extensions are ignored (context files still apply). "
         "Run `pictx trust` to trust it.",

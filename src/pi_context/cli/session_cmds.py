@@ -2,7 +2,8 @@
 
 Lines the loader skipped (malformed or torn) are printed to stderr as warnings; ``--strict``
 turns them into an error. A file that is not a session fails with one line naming the file
-and line.
+and line. Text from the file (names, labels, messages) is shown terminal-safe
+(:mod:`pi_context.cli.terminal_text`); ``--json`` output escapes control characters.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import click
 
 from pi_context import _json
 from pi_context.cli.lazy_commands import LazyCommand, LazyGroup
+from pi_context.cli.terminal_text import echo, json_for_terminal, terminal_safe
 from pi_context.errors import SessionFormatError, TreeError
 from pi_context.messages import text_of
 from pi_context.session import Entry, ModelRef, Session, convert_to_llm
@@ -41,7 +43,7 @@ def _open(path: Path, strict: bool) -> Session:
     for problem in session.check():
         if strict:
             raise SessionFormatError(problem.error, path=problem.path, line=problem.line)
-        click.echo(f"pictx: warning: {problem}", err=True)
+        echo(f"pictx: warning: {problem}", err=True)
     return session
 
 
@@ -52,7 +54,7 @@ def _model_text(model: Any) -> str:
 
 
 def _print_json(value: Any) -> None:
-    sys.stdout.buffer.write(_json.dumps(value) + b"\n")
+    sys.stdout.buffer.write(json_for_terminal(_json.dumps(value).decode("utf-8")).encode() + b"\n")
     sys.stdout.flush()
 
 
@@ -227,7 +229,7 @@ def info_command(file: Path, as_json: bool, strict: bool) -> None:
     ]
     if session.problems:
         lines.append(f"problems:      {len(session.problems)} skipped line(s)")
-    click.echo("\n".join(lines))
+    echo("\n".join(lines))
 
 
 def _tree_lines(session: Session) -> Iterator[str]:
@@ -291,7 +293,7 @@ def tree_command(file: Path, strict: bool) -> None:
     session = _open(file, strict)
     out = sys.stdout
     for line in _tree_lines(session):
-        out.write(line + "\n")
+        out.write(terminal_safe(line) + "\n")
     out.flush()
 
 
@@ -358,9 +360,9 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
             text = "sections: " + ", ".join(sections) if isinstance(sections, dict) else ""
         else:
             text = text_of(message.get("content"), " ")
-        click.echo(f"{row['entryId']}  {role:<10} {row['tokens']:>6}  {_snippet(text, 70)}")
+        echo(f"{row['entryId']}  {role:<10} {row['tokens']:>6}  {_snippet(text, 70)}")
     model = projection.model
-    click.echo(
+    echo(
         f"-- leaf {projection.leaf_id or '-'}: {len(rows)} messages, ~{total} tokens; "
         f"model {_model_text(model)}; "
         f"thinking {projection.thinking_level}"

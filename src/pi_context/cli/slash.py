@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -211,7 +212,7 @@ async def _skill(shell: Shell, text: str) -> None:
     expanded = shell.agent.expand_skill_command("/" + text)
     if expanded.startswith("/skill:"):
         name = text.split(" ", 1)[0][len("skill:") :]
-        shell.console.print(f"[red]Unknown skill: {name}[/red]")
+        shell.console.print(f"[red]Unknown skill: {escape(name)}[/red]")
         return
     await shell.send(expanded)
 
@@ -219,7 +220,7 @@ async def _skill(shell: Shell, text: str) -> None:
 async def _export(shell: Shell, args: str) -> None:
     doc = document_of(shell.agent)
     target = export_file(doc, args or None, cwd=shell.cwd)
-    shell.console.print(f"Exported to: {target}")
+    shell.console.print(f"Exported to: {escape(str(target))}")
 
 
 async def _session(shell: Shell, _args: str) -> None:
@@ -263,26 +264,26 @@ async def _model(shell: Shell, args: str) -> None:
             shell.console.print("No model configured.")
         else:
             shell.console.print(
-                f"Current model: {current.provider}/{current.id} (window {current.context_window:,})"
+                f"Current model: {escape(current.provider)}/{escape(current.id)} (window {current.context_window:,})"
             )
         available = agent.available_models()
         if available:
-            shell.console.print("Available: " + ", ".join(available))
+            shell.console.print("Available: " + escape(", ".join(available)))
         args = (await shell.ask("Switch to (empty keeps it): ")).strip()
         if not args:
             return
     agent.switch_model(args)
     info = agent.model.info
-    shell.console.print(f"Model: {info.provider}/{info.id}")
+    shell.console.print(f"Model: {escape(info.provider)}/{escape(info.id)}")
 
 
 async def _name(shell: Shell, args: str) -> None:
     session = shell.agent.session
     if not args:
-        shell.console.print(f"Session name: {session.name or '(none)'}")
+        shell.console.print(f"Session name: {escape(session.name or '(none)')}")
         return
     session.append_session_info(args)
-    shell.console.print(f"Session name: {session.name}")
+    shell.console.print(f"Session name: {escape(session.name or '')}")
 
 
 async def _label(shell: Shell, args: str) -> None:
@@ -293,7 +294,7 @@ async def _label(shell: Shell, args: str) -> None:
         if not labels:
             shell.console.print("No labels.")
         for target, text in labels.items():
-            shell.console.print(f"{target}: {text}")
+            shell.console.print(f"{escape(target)}: {escape(text)}")
         return
     first, _, rest = args.partition(" ")
     if session.get(first) is not None:
@@ -304,7 +305,7 @@ async def _label(shell: Shell, args: str) -> None:
             return
         target, text = session.leaf_id, args
     session.append_label(target, text or None)
-    shell.console.print(f"Label of {target}: {text or '(cleared)'}")
+    shell.console.print(f"Label of {escape(target)}: {escape(text or '(cleared)')}")
 
 
 async def _tree(shell: Shell, _args: str) -> None:
@@ -326,7 +327,7 @@ async def _tree(shell: Shell, _args: str) -> None:
             shell.console.print("[red]No such entry.[/red]")
             return
         agent.session.append_label(target, text.strip() or None)
-        shell.console.print(f"Label of {target}: {text.strip() or '(cleared)'}")
+        shell.console.print(f"Label of {escape(target)}: {escape(text.strip() or '(cleared)')}")
         return
     target = _pick(rows, choice)
     if target is None:
@@ -364,7 +365,7 @@ async def _tree(shell: Shell, _args: str) -> None:
     note = f" (branch summary {summary_id})" if summary_id else ""
     after = agent.estimate_context()
     shell.console.print(
-        f"[green]Now at {agent.session.leaf_id or 'the root'}{note}; context about "
+        f"[green]Now at {escape(agent.session.leaf_id or 'the root')}{escape(note)}; context about "
         f"{format_tokens(before)} → {format_tokens(after)} tokens.[/green]"
     )
 
@@ -458,7 +459,7 @@ async def _fork(shell: Shell, _args: str) -> None:
     message = entry.message
     shell.set_editor(text_of_content(message.get("content")) if message is not None else "")
     shell.console.print(
-        f"[green]Forked into {forked.session.file_path or 'a new session'}.[/green]"
+        f"[green]Forked into {escape(str(forked.session.file_path or 'a new session'))}.[/green]"
     )
 
 
@@ -504,7 +505,9 @@ async def run_slash(shell: Shell, line: str) -> bool:
         if command is None:
             if await shell.agent.run_extension_command(name, args):
                 return True
-            shell.console.print(f"[red]Unknown command /{name}. Type /help for the list.[/red]")
+            shell.console.print(
+                f"[red]Unknown command /{escape(name)}. Type /help for the list.[/red]"
+            )
             return True
         handler = command.handler
     try:

@@ -10,10 +10,17 @@ The page shows
 * the system prompt as replayed at the leaf (what the model is told right now).
 
 Entries off the active branch are in the page too (hidden); clicking one in the tree shows it.
+
+Nothing from the session can change how the page is parsed or what it loads: text is
+HTML-escaped, the embedded JSON writes ``<``, ``>``, ``&``, U+2028 and U+2029 as ``\\u`` escapes
+(so no ``</script>`` or ``<!--`` can appear in it), and a Content-Security-Policy allows only the
+page's own inline script and style (by hash), ``data:`` images and no network at all.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 import re
@@ -27,7 +34,14 @@ from pi_context.export.markdown import markdown_to_html
 from pi_context.prompt.replay import SystemState, replay_system_state
 from pi_context.tokens import estimate_tokens
 
-__all__ = ["default_html_name", "export_html", "render_html", "replay_system_prompt"]
+__all__ = [
+    "CONTENT_SECURITY_POLICY",
+    "default_html_name",
+    "embedded_json",
+    "export_html",
+    "render_html",
+    "replay_system_prompt",
+]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _LONG_LINES = 12
@@ -346,7 +360,7 @@ def _tree_html(doc: SessionDocument, on_path: set[int], labels: Mapping[str, str
         marker = "◉" if entry is leaf else ("●" if id(entry) in on_path else "○")
         label = f' <span class="label">{_e(labels[eid])}</span>' if eid in labels else ""
         rows.append(
-            f'<li class="{" ".join(classes)}" style="padding-left:{depth * 14}px" data-id="{_e(eid)}">'
+            f'<li class="{" ".join(classes)}" data-depth="{depth}" data-id="{_e(eid)}">'
             f'<a href="#e-{_e(eid)}">{marker} <span class="kind">{_e(entry_kind(entry))}</span> '
             f"{_e(entry_preview(entry))}</a>{label}</li>"
         )
@@ -447,6 +461,7 @@ _JS = """
     el.classList.add('focus'); el.scrollIntoView({block:'center'});
   }
   document.querySelectorAll('#tree li').forEach(function(li){
+    li.style.paddingLeft=(14*(+li.dataset.depth||0))+'px';
     li.addEventListener('click',function(ev){ev.preventDefault(); reveal(li.dataset.id);});
   });
   document.querySelectorAll('a.show-replaced').forEach(function(a){
@@ -461,6 +476,30 @@ _JS = """
 """
 
 
+def _sha256_source(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+CONTENT_SECURITY_POLICY = (
+    f"default-src 'none'; script-src {_sha256_source(_JS)}; style-src {_sha256_source(_CSS)}; "
+    "img-src data:; base-uri 'none'; form-action 'none'"
+)
+"""The page may run its own script and style (by hash), show ``data:`` images, nothing else."""
+
+_JSON_UNSAFE = re.compile("[<>&\u2028\u2029]")
+
+
+def embedded_json(value: Any) -> str:
+    """JSON to embed in a ``<script type="application/json">`` element.
+
+    ``<``, ``>`` and ``&`` (and the two JavaScript line terminators) are written as ``\\u``
+    escapes: the same JSON value, but no sequence in it (``</script>``, ``<!--``) can change
+    the HTML parser's state.
+    """
+    text = _json.dumps(value).decode("utf-8")
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def render_html(doc: SessionDocument) -> str:
     """The complete HTML page for ``doc`` (a single string; no external resources)."""
     path = doc.active_path
@@ -472,12 +511,12 @@ def render_html(doc: SessionDocument) -> str:
         for e in off
     )
     title = doc.name() or f"Session {doc.header.get('id', '')}"
-    data = _json.dumps(
+    data = embedded_json(
         {"id": doc.header.get("id"), "leaf": doc.leaf_id, "path": [e["id"] for e in path]}
-    ).decode()
-    data = data.replace("</", "<\\/")
+    )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">'
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
         f'{_header_html(doc, path)}<div class="layout">{_tree_html(doc, on_path, labels)}'
         f'<div id="content">{_prompt_html(path)}{_branch_html(doc, path, labels)}'

@@ -32,11 +32,18 @@ def _inline(text: str) -> str:
             out.append(f"<code>{html.escape(part)}</code>")
             continue
         escaped = html.escape(part, quote=True)
-        escaped = _LINK.sub(lambda m: f'<a href="{m.group(2)}">{m.group(1)}</a>', escaped)
-        escaped = _BOLD.sub(r"<strong>\1</strong>", escaped)
-        escaped = _ITALIC.sub(r"<em>\1</em>", escaped)
-        out.append(escaped)
+        # emphasis is marked up in the text around links and in link texts, never in a URL
+        position = 0
+        for link in _LINK.finditer(escaped):
+            out.append(_emphasis(escaped[position : link.start()]))
+            out.append(f'<a href="{link.group(2)}">{_emphasis(link.group(1))}</a>')
+            position = link.end()
+        out.append(_emphasis(escaped[position:]))
     return "".join(out)
+
+
+def _emphasis(text: str) -> str:
+    return _ITALIC.sub(r"<em>\1</em>", _BOLD.sub(r"<strong>\1</strong>", text))
 
 
 def markdown_to_html(text: str) -> str:

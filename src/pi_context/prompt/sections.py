@@ -6,6 +6,14 @@ The prompt is an ordered map ``name -> text``: a bare ``preamble``, then ``<tool
 ``<name>\\n…\\n</name>``; the final text joins the non-empty sections with a blank line.
 Keeping the prompt as sections is what lets later changes be sent as small patches while the
 unchanged bytes, and so the provider's prompt cache, stay put.
+
+The structure is protected from the text put inside it (pi 1.6.0 inserts it raw): in every
+section body, each opening or closing tag of a section name or of the prompt's own inner
+blocks (``project_instructions``, ``available_skills``), in any letter case, has its ``<``
+written as ``&lt;`` (:func:`neutralize_tags`), and a context file's ``path`` attribute is
+XML-escaped. A context file, ``SYSTEM.md``, an append file, a directory name or an extension's
+section therefore cannot close its section or forge another; text without such tags keeps pi's
+bytes exactly.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ __all__ = [
     "build_system_prompt_state",
     "escape_xml",
     "format_skills_for_prompt",
+    "neutralize_tags",
     "render_project_context",
     "render_prompt",
     "skills_reader",
@@ -48,6 +57,8 @@ BUILTIN_SECTIONS: tuple[str, ...] = (
     "skills",
     "cwd",
 )
+INNER_TAGS: tuple[str, ...] = ("project_instructions", "available_skills")
+"""Tags of the blocks the prompt nests inside its sections."""
 _SECTION_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 _MORE_TOOLS = "Additional tools may be available."
 _PROJECT_CONTEXT_HEAD = "Project-specific instructions and guidelines:"
@@ -156,6 +167,32 @@ def escape_xml(text: str) -> str:
     )
 
 
+def _escape_attribute(text: str) -> str:
+    """A double-quoted XML attribute value (``'`` needs no escape there; pi's bytes otherwise)."""
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )
+
+
+def _tag_pattern(names: Iterable[str]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(n) for n in sorted(set(names), key=len, reverse=True))
+    return re.compile(rf"<(?=\s*/?\s*(?:{alternatives})(?![a-z0-9_-]))", re.IGNORECASE)
+
+
+_BUILTIN_TAGS = _tag_pattern([*BUILTIN_SECTIONS[1:], *INNER_TAGS])
+
+
+def neutralize_tags(text: str, extra_names: Iterable[str] = ()) -> str:
+    """``text`` with every structural tag made inert: the ``<`` of an opening or closing tag
+    named after a built-in section, an inner block or one of ``extra_names`` (any case,
+    whitespace or attributes allowed) becomes ``&lt;``. Other text is returned unchanged."""
+    if "<" not in text:
+        return text
+    extra = [n for n in extra_names if n not in BUILTIN_SECTIONS]
+    pattern = _tag_pattern([*BUILTIN_SECTIONS[1:], *INNER_TAGS, *extra]) if extra else _BUILTIN_TAGS
+    return pattern.sub("&lt;", text)
+
+
 def build_rules(
     tools: Sequence[str],
     tool_guidelines: Mapping[str, Sequence[str]],
@@ -195,13 +232,18 @@ def build_rules(
     return "\n".join(f"- {rule}" for rule in rules)
 
 
-def render_project_context(files: Sequence[ContextFile]) -> str:
-    """The ``project_context`` body: a heading, then one tagged block per file (raw text)."""
+def render_project_context(files: Sequence[ContextFile], tags: Iterable[str] = ()) -> str:
+    """The ``project_context`` body: a heading, then one tagged block per file.
+
+    The file's text is kept except for structural tags (:func:`neutralize_tags`, with ``tags``
+    naming the prompt's custom sections); the path is an escaped attribute value.
+    """
+    names = tuple(tags)
     parts = [_PROJECT_CONTEXT_HEAD]
     for f in files:
-        parts.append(
-            f'<project_instructions path="{f.path}">\n{f.content}\n</project_instructions>'
-        )
+        path = _escape_attribute(f.path)
+        content = neutralize_tags(f.content, names)
+        parts.append(f'<project_instructions path="{path}">\n{content}\n</project_instructions>')
     return "\n\n".join(parts)
 
 
@@ -251,6 +293,7 @@ def build_sections(options: SystemPromptOptions) -> dict[str, str]:
     """
     for name in options.sections:
         validate_section_name(name)
+    custom_names = tuple(options.sections)
     wording = options.wording
     selected = options.tools
     declared = options.declared_tools
@@ -273,19 +316,23 @@ def build_sections(options: SystemPromptOptions) -> dict[str, str]:
     if options.append_system_prompt:
         raw["addendum"] = options.append_system_prompt
     if options.context_files:
-        raw["project_context"] = render_project_context(options.context_files)
+        raw["project_context"] = render_project_context(options.context_files, custom_names)
     reader = skills_reader(selected, declared)
     if reader is not None and options.skills:
         text = js_trim(format_skills_for_prompt(options.skills, reader, wording))
         if text:
             raw["skills"] = text
     raw["cwd"] = options.cwd.replace("\\", "/")
+    # bodies built here with their own inner tags (their parts were made inert as they were put in)
+    prepared = {"project_context", "skills"} & set(raw)
     for name, content in options.sections.items():
         if content:
             raw[name] = content
+            prepared.discard(name)
     out: dict[str, str] = {}
     for name, content in raw.items():
-        out[name] = content if name == "preamble" else f"<{name}>\n{content}\n</{name}>"
+        body = content if name in prepared else neutralize_tags(content, custom_names)
+        out[name] = body if name == "preamble" else f"<{name}>\n{body}\n</{name}>"
     return out
 
 
