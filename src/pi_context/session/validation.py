@@ -22,7 +22,6 @@ back keeps its bytes. A well-typed entry (everything pi writes) is returned as t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Final
 
 __all__ = ["checked_entry", "json_kind"]
@@ -56,70 +55,132 @@ _NUMBER_OR_NULL: Final[_Test] = (frozenset({int, float, type(None)}), "a number"
 _MISSING: Final = object()
 
 
-_USAGE_FIELDS: Final[dict[str, _Test]] = dict.fromkeys(
-    ("input", "output", "cacheRead", "cacheWrite", "cacheWrite1h", "reasoning"), _NUMBER
-) | {"totalTokens": _NUMBER, "cost": _OBJECT}
-_COST_FIELDS: Final[dict[str, _Test]] = dict.fromkeys(
-    ("input", "output", "cacheRead", "cacheWrite", "total", "totalFromProvider"), _NUMBER
+class _Fields:
+    """A compiled field spec: the keys to test and the types each may have.
+
+    :meth:`typed` is the fast path, run for every entry read: one pass over the object's own
+    keys, no allocation. Only when it says no does :meth:`wrong` walk the spec to name what is
+    wrong; ``tests/session/test_validation.py`` checks that the two agree.
+    """
+
+    __slots__ = ("_types", "required", "spec")
+
+    def __init__(self, spec: dict[str, _Test], required: frozenset[str] = frozenset()) -> None:
+        self.spec = spec
+        self.required = required
+        self._types = {key: types for key, (types, _) in spec.items()}
+
+    def typed(self, obj: dict[str, Any]) -> bool:
+        """Whether every field of the spec present in ``obj`` has an accepted type and every
+        required one is present."""
+        types_of = self._types.get
+        for key, value in obj.items():
+            types = types_of(key)
+            if types is not None and type(value) not in types:
+                return False
+        return obj.keys() >= self.required
+
+    def wrong(self, obj: dict[str, Any]) -> list[str]:
+        """The present fields whose value has the wrong type (the slow path)."""
+        spec = self.spec
+        return [
+            key for key, (types, _) in spec.items() if key in obj and type(obj[key]) not in types
+        ]
+
+
+_USAGE_FIELDS: Final = _Fields(
+    dict.fromkeys(
+        ("input", "output", "cacheRead", "cacheWrite", "cacheWrite1h", "reasoning"), _NUMBER
+    )
+    | {"totalTokens": _NUMBER, "cost": _OBJECT}
 )
-_ASSISTANT_FIELDS: Final[dict[str, _Test]] = dict.fromkeys(
-    (
-        "api",
-        "provider",
-        "model",
-        "responseModel",
-        "responseId",
-        "stopReason",
-        "errorMessage",
-        "rawStopReason",
-        "thinkingLevel",
-        "providerThinkingLevel",
+_COST_FIELDS: Final = _Fields(
+    dict.fromkeys(
+        ("input", "output", "cacheRead", "cacheWrite", "total", "totalFromProvider"), _NUMBER
+    )
+)
+_ASSISTANT_FIELDS: Final = _Fields(
+    dict.fromkeys(
+        (
+            "api",
+            "provider",
+            "model",
+            "responseModel",
+            "responseId",
+            "stopReason",
+            "errorMessage",
+            "rawStopReason",
+            "thinkingLevel",
+            "providerThinkingLevel",
+        ),
+        _STR,
+    )
+    | {"usage": _OBJECT, "timestamp": _NUMBER}
+)
+_TOOL_RESULT_FIELDS: Final = _Fields(
+    {"toolName": _STR, "isError": _BOOL, "usage": _OBJECT, "timestamp": _NUMBER}
+)
+_BASH_FIELDS: Final = _Fields(
+    {
+        "command": _STR,
+        "output": _STR,
+        "exitCode": _NUMBER_OR_NULL,
+        "cancelled": _BOOL,
+        "truncated": _BOOL,
+        "fullOutputPath": _STR,
+        "excludeFromContext": _BOOL,
+        "timestamp": _NUMBER,
+    }
+)
+_SIMPLE_MESSAGE_FIELDS: Final = _Fields({"timestamp": _NUMBER})
+_CUSTOM_FIELDS: Final = _Fields({"customType": _STR, "display": _BOOL})
+_ENTRY_FIELDS: Final[dict[str, _Fields]] = {
+    "compaction": _Fields(
+        {
+            "summary": _STR,
+            "firstKeptEntryId": _STR,
+            "tokensBefore": _NUMBER,
+            "fromHook": _BOOL,
+            "usage": _OBJECT,
+        }
     ),
-    _STR,
-) | {"usage": _OBJECT, "timestamp": _NUMBER}
-_TOOL_RESULT_FIELDS: Final[dict[str, _Test]] = {
-    "toolName": _STR,
-    "isError": _BOOL,
-    "usage": _OBJECT,
-    "timestamp": _NUMBER,
-}
-_BASH_FIELDS: Final[dict[str, _Test]] = {
-    "command": _STR,
-    "output": _STR,
-    "exitCode": _NUMBER_OR_NULL,
-    "cancelled": _BOOL,
-    "truncated": _BOOL,
-    "fullOutputPath": _STR,
-    "excludeFromContext": _BOOL,
-    "timestamp": _NUMBER,
-}
-_SIMPLE_MESSAGE_FIELDS: Final[dict[str, _Test]] = {"timestamp": _NUMBER}
-_CUSTOM_FIELDS: Final[dict[str, _Test]] = {"customType": _STR, "display": _BOOL}
-_ENTRY_FIELDS: Final[dict[str, dict[str, _Test]]] = {
-    "compaction": {
-        "summary": _STR,
-        "firstKeptEntryId": _STR,
-        "tokensBefore": _NUMBER,
-        "fromHook": _BOOL,
-        "usage": _OBJECT,
-    },
-    "branch_summary": {"summary": _STR, "fromId": _STR, "fromHook": _BOOL, "usage": _OBJECT},
+    "branch_summary": _Fields(
+        {"summary": _STR, "fromId": _STR, "fromHook": _BOOL, "usage": _OBJECT}
+    ),
     "custom_message": _CUSTOM_FIELDS,
-    "custom": {"customType": _STR},
-    "model_change": {"provider": _STR, "modelId": _STR},
-    "thinking_level_change": {"thinkingLevel": _STR},
-    "label": {"targetId": _STR, "label": _STR},
-    "session_info": {"name": _STR},
-    "context_edit": {"targetId": _STR},
-    "usage": {"kind": _STR, "provider": _STR, "model": _STR, "usage": _OBJECT, "note": _STR},
+    "custom": _Fields({"customType": _STR}),
+    "model_change": _Fields({"provider": _STR, "modelId": _STR}),
+    "thinking_level_change": _Fields({"thinkingLevel": _STR}),
+    "label": _Fields({"targetId": _STR, "label": _STR}),
+    "session_info": _Fields({"name": _STR}),
+    "context_edit": _Fields({"targetId": _STR}),
+    "usage": _Fields(
+        {"kind": _STR, "provider": _STR, "model": _STR, "usage": _OBJECT, "note": _STR}
+    ),
 }
-# What each block type must hold: (field, test, required).
-_BLOCK_FIELDS: Final[dict[str, tuple[tuple[str, _Test, bool], ...]]] = {
-    "text": (("text", _STR, True),),
-    "thinking": (("thinking", _STR, True),),
-    "image": (("data", _STR, True), ("mimeType", _STR, True)),
-    "toolCall": (("id", _STR, True), ("name", _STR, True), ("arguments", _OBJECT, False)),
+# What each block type must hold (every field required but a tool call's arguments).
+_BLOCK_FIELDS: Final[dict[str, _Fields]] = {
+    "text": _Fields({"text": _STR}, frozenset({"text"})),
+    "thinking": _Fields({"thinking": _STR}, frozenset({"thinking"})),
+    "image": _Fields({"data": _STR, "mimeType": _STR}, frozenset({"data", "mimeType"})),
+    "toolCall": _Fields(
+        {"id": _STR, "name": _STR, "arguments": _OBJECT}, frozenset({"id", "name"})
+    ),
 }
+_NO_FIELDS: Final = _Fields({})
+
+
+def _blocks_typed(blocks: list[Any]) -> bool:
+    """Whether every block of a content list would be kept: the fast path of
+    :meth:`_Checker.content` (an unknown block type is kept, as :meth:`_Checker.block` does)."""
+    specs = _BLOCK_FIELDS
+    for block in blocks:
+        if type(block) is not dict:
+            return False
+        kind = block.get("type")
+        if type(kind) is not str or not specs.get(kind, _NO_FIELDS).typed(block):
+            return False
+    return True
 
 
 class _Checker:
@@ -131,17 +192,14 @@ class _Checker:
     def fault(self, where: str, value: Any, expected: str, action: str) -> None:
         self.faults.append(f"{where} is {json_kind(value)}, expected {expected}: {action}")
 
-    def fields(self, obj: dict[str, Any], prefix: str, spec: Mapping[str, _Test]) -> dict[str, Any]:
+    def fields(self, obj: dict[str, Any], prefix: str, spec: _Fields) -> dict[str, Any]:
         """``obj`` without the fields of ``spec`` whose value has the wrong type."""
-        bad = [
-            key for key, (types, _) in spec.items() if key in obj and type(obj[key]) not in types
-        ]
-        if not bad:
+        if spec.typed(obj):
             return obj
         out = dict(obj)
-        for key in bad:
+        for key in spec.wrong(obj):
             del out[key]
-            self.fault(prefix + key, obj[key], spec[key][1], "ignored")
+            self.fault(prefix + key, obj[key], spec.spec[key][1], "ignored")
         return out
 
     def usage(self, obj: dict[str, Any], prefix: str) -> dict[str, Any]:
@@ -168,10 +226,11 @@ class _Checker:
             return False
         if allowed is not None and kind not in allowed:
             return True  # pi's readers skip block types they do not know; so do ours
-        for key, (types, expected), required in _BLOCK_FIELDS.get(kind, ()):
+        spec = _BLOCK_FIELDS.get(kind, _NO_FIELDS)
+        for key, (types, expected) in spec.spec.items():
             value = block.get(key, _MISSING)
             if value is _MISSING:
-                if not required:
+                if key not in spec.required:
                     continue
                 value = None
             if type(value) not in types:
@@ -201,6 +260,8 @@ class _Checker:
             expected = "a string or a list of blocks" if text_ok else "a list of blocks"
             self.fault(where, value, expected, "read as empty")
             return (list(empty) if isinstance(empty, tuple) else empty), True
+        if _blocks_typed(value):
+            return value, False
         block = self.block
         kept = [b for i, b in enumerate(value) if block(b, where, i, allowed)]
         if len(kept) == len(value):
@@ -295,11 +356,80 @@ class _Checker:
 _TEXT_ONLY: Final = frozenset({"text"})
 
 
+def _usage_typed(obj: dict[str, Any]) -> bool:
+    usage = obj.get("usage")
+    if type(usage) is not dict:
+        return True  # absent (a present one of the wrong type fails its owner's fields)
+    cost = usage.get("cost")
+    return _USAGE_FIELDS.typed(usage) and (type(cost) is not dict or _COST_FIELDS.typed(cost))
+
+
+def _content_typed(content: Any, text_ok: bool) -> bool:
+    if content is None:
+        return True
+    if type(content) is str:
+        return text_ok
+    return type(content) is list and _blocks_typed(content)
+
+
+def _well_typed(data: dict[str, Any]) -> bool:
+    """Whether :func:`_checked_fully` would return ``data`` unchanged and find no fault, for
+    the shapes nearly every line has (a user, assistant or tool-result message, a model or
+    thinking-level change, a label, a name, a custom entry). ``False`` means "not sure": the
+    full check decides. ``tests/session/test_validation.py`` holds it to that."""
+    kind = data.get("type")
+    if type(kind) is not str:
+        return False
+    parent = data.get("parentId")
+    if parent is not None and type(parent) is not str:
+        return False
+    if kind == "message":
+        message = data.get("message")
+        if type(message) is not dict:
+            return False
+        role = message.get("role")
+        if role == "assistant":
+            return (
+                _ASSISTANT_FIELDS.typed(message)
+                and _usage_typed(message)
+                and _content_typed(message.get("content"), False)
+            )
+        if role == "toolResult":
+            return (
+                type(message.get("toolCallId")) is str
+                and _TOOL_RESULT_FIELDS.typed(message)
+                and _usage_typed(message)
+                and _content_typed(message.get("content"), False)
+            )
+        if role == "user":
+            return _SIMPLE_MESSAGE_FIELDS.typed(message) and _content_typed(
+                message.get("content"), True
+            )
+        return False
+    if kind in _FULLY_CHECKED_KINDS:
+        return False
+    spec = _ENTRY_FIELDS.get(kind)
+    return spec is None or spec.typed(data)
+
+
+# Entry types whose check goes past their own fields (nested messages, usage, content).
+_FULLY_CHECKED_KINDS: Final = frozenset(
+    {"compaction", "branch_summary", "usage", "custom_message", "context_edit"}
+)
+
+
 def checked_entry(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The view of a decoded entry the rest of the code reads, and what had to change.
 
     Returns ``data`` itself (and no faults) when every interpreted field has pi's type.
     """
+    if _well_typed(data):
+        return data, []
+    return _checked_fully(data)
+
+
+def _checked_fully(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """:func:`checked_entry` without the fast path: every field walked, faults spelled."""
     check = _Checker()
     out = data
     kind = data.get("type")
