@@ -56,7 +56,7 @@ def test_provider_and_api_key_need_a_model(world: ReplayWorld) -> None:
     alone = world.run("--provider", "replay", "-p", "hi")
     assert alone.returncode == 1
     assert alone.stderr.strip() == (
-        "Error: --provider requires --model (for example: --provider replay --model <pattern>)"
+        "pictx: error: --provider requires --model (for example: --provider replay --model <pattern>)"
     )
     key = world.run("--api-key", "k", "-p", "hi")
     assert key.returncode == 1
@@ -114,12 +114,12 @@ def test_session_id_is_checked(world: ReplayWorld) -> None:
     bad = world.run("-p", "--model", "replay/tiny", "--session-id", "-bad", "x")
     assert bad.returncode == 1
     assert bad.stderr.strip() == (
-        "Error: Session id must be non-empty, contain only alphanumeric characters, '-', '_', "
+        "pictx: error: Session id must be non-empty, contain only alphanumeric characters, '-', '_', "
         "and '.', and start and end with an alphanumeric character"
     )
     both = world.run("-p", "--model", "replay/tiny", "--session-id", "ok", "-c", "x")
     assert both.returncode == 1
-    assert both.stderr.strip() == "Error: --session-id cannot be combined with --continue"
+    assert both.stderr.strip() == "pictx: error: --session-id cannot be combined with --continue"
     assert world.server.requests == []
 
 
@@ -152,12 +152,12 @@ def test_tools_flag_errors_are_pi_s(world: ReplayWorld) -> None:
     mixed = world.run("-p", "--model", "replay/tiny", "-t", "read,+grep", "x")
     assert mixed.returncode == 1
     assert mixed.stderr.strip() == (
-        "Error: -t: tool names cannot be mixed with +name or -name entries"
+        "pictx: error: -t: tool names cannot be mixed with +name or -name entries"
     )
     pattern = world.run("-p", "--model", "replay/tiny", "--tools", "-b*", "x")
     assert pattern.returncode == 1
     assert pattern.stderr.strip() == (
-        "Error: --tools: +name and -name entries take exact tool names, not patterns: -b*"
+        "pictx: error: --tools: +name and -name entries take exact tool names, not patterns: -b*"
     )
 
 

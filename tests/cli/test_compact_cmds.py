@@ -187,3 +187,45 @@ def test_report_describes_the_preparation_the_compaction_used(
         assert report["entryId"] == compaction.id
         assert report["firstKeptEntryId"] == compaction.data["firstKeptEntryId"]
         assert "masked" in report["serializedHistory"]
+
+
+def _local_session(path: Path, turns: int, words: int) -> Path:
+    """A conversation with the embedded model (8,192-token window)."""
+    from pi_context.messages import assistant_message, text_block, user_message
+
+    session = Session.create(path, cwd=str(path.parent))
+    for n in range(turns):
+        filler = " ".join(f"w{n}x{k}" for k in range(words))
+        session.append_message(user_message(f"question {n} {filler}", timestamp=n))
+        session.append_message(
+            assistant_message(
+                [text_block(f"answer {n} {filler}")],
+                api="llama-cpp",
+                provider="local",
+                model="smollm2-135m-instruct",
+                timestamp=n,
+            )
+        )
+    session.close()
+    return path
+
+
+def test_dry_run_uses_the_window_of_the_sessions_model(tmp_path: Path, capsys: Any) -> None:
+    path = _local_session(tmp_path / "local.jsonl", turns=4, words=400)
+    code, out, err = run(capsys, "compact", str(path), "--dry-run", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    # the CLI's default 20,000 kept tokens would keep everything; the agent keeps a quarter
+    # of the 8,192-token window, so the older turns are summarized
+    assert report["messagesToSummarize"]
+    assert report["tokensAfter"] < report["tokensBefore"]
+
+
+def test_nothing_to_compact_says_why_with_the_numbers(tmp_path: Path, capsys: Any) -> None:
+    path = _local_session(tmp_path / "small.jsonl", turns=1, words=5)
+    code, _, err = run(capsys, "compact", str(path), "--dry-run", "--json")
+    assert code == 1
+    assert err.startswith("pictx: error: Nothing to compact (session too small): the branch")
+    assert "newest 2048 are kept verbatim" in err
+    assert "local/smollm2-135m-instruct's 8192-token window" in err
+    assert "--keep-recent-tokens" in err

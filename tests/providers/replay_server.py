@@ -88,6 +88,11 @@ class ReplayServer:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[Recorded] = []
+        self.models: list[str] | None = None
+        """What ``GET .../models`` lists (``None``: 404)."""
+        self.gets: list[Recorded] = []
+        """GET requests, kept apart from ``requests``: they never take a scripted reply, so a
+        client's model-list check shifts neither the script nor the indexes of ``requests``."""
         self._lock = threading.Lock()
         server = self
 
@@ -97,13 +102,40 @@ class ReplayServer:
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
+            def do_GET(self) -> None:
+                with server._lock:
+                    server.gets.append(
+                        Recorded(
+                            self.command,
+                            self.path,
+                            {k.lower(): v for k, v in self.headers.items()},
+                            b"",
+                        )
+                    )
+                    models = server.models
+                if models is None or not self.path.rstrip("/").endswith("/models"):
+                    reply = json_reply(404, {"error": {"message": "no such route"}})
+                else:
+                    listed = [{"id": m, "object": "model"} for m in models]
+                    reply = json_reply(200, {"object": "list", "data": listed})
+                assert reply.body is not None
+                self.send_response(reply.status)
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
+                self.send_header("content-length", str(len(reply.body)))
+                self.end_headers()
+                self.wfile.write(reply.body)
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length)
                 with server._lock:
                     server.requests.append(
                         Recorded(
-                            "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                            self.command,
+                            self.path,
+                            {k.lower(): v for k, v in self.headers.items()},
+                            body,
                         )
                     )
                     reply = server.replies.popleft() if server.replies else None

@@ -12,7 +12,9 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import click
 
 from pi_context import storage
 from pi_context.agent.session import AgentSession
@@ -21,7 +23,7 @@ from pi_context.agent.tool_selection import ToolSelection
 from pi_context.cli.agent_api import ProjectTrust
 from pi_context.cli.model_scope import ScopeEntry, next_model_key
 from pi_context.cli.scripted import load_scripted_model, scripted_spec
-from pi_context.errors import PiContextError, ProviderError
+from pi_context.errors import ModelNotFoundError, PiContextError, ProviderError
 from pi_context.events import AgentEvent
 from pi_context.extensions import RegisteredCommand
 from pi_context.model import Model, ModelInfo
@@ -30,6 +32,9 @@ from pi_context.resources.settings import load_settings
 from pi_context.resources.trust import TRUST_FILE_NAME, TrustStore
 from pi_context.session.store import Session
 from pi_context.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from pi_context.providers.models import ModelRegistry
 
 __all__ = ["AppAgent", "AppConfig", "resolve_cli_model"]
 
@@ -42,6 +47,7 @@ def resolve_cli_model(
     resumed: Path | None = None,
     provider: str | None = None,
     api_key: str | None = None,
+    why: Callable[[str], None] | None = None,
 ) -> Model | None:
     """The model for ``--model SPEC``; without ``SPEC``, pi's startup model.
 
@@ -54,25 +60,77 @@ def resolve_cli_model(
     ``None`` (see :data:`pi_context.cli.agent_api.NO_MODEL_HELP`). ``env`` replaces
     ``os.environ``. ``provider`` (``--provider``) limits the lookup of ``SPEC`` to one
     provider; ``api_key`` (``--api-key``) is that model's provider key for this process.
+    ``why`` receives, for a model chosen without ``SPEC``, which model it is
+    and why (shown once, so that no fallback or switch is silent).
+
+    Problems of ``models.json`` are warnings on stderr, once per process, wherever the file is
+    read; a model not found while the file was ignored says so.
     """
     scripted = scripted_spec(spec, env)
     if scripted is not None:
         return load_scripted_model(scripted)
-    # imported here: the registry is only needed once a real model is asked for, and the
-    # adapters import their SDKs (openai, anthropic, llama_cpp) only when one is created
-    from pi_context.providers import models
-
-    registry = models.load_registry(agent_dir, env=env)
+    registry = _load_registry(agent_dir, env)
     if spec is not None:
-        named = registry.lookup(spec, provider=provider).entry
+        try:
+            named = registry.lookup(spec, provider=provider).entry
+        except ModelNotFoundError as exc:
+            if not registry.errors:
+                raise
+            raise ModelNotFoundError(
+                f"{exc} (models.json was ignored: {registry.errors[0]})"
+            ) from exc
         if api_key is not None:
             registry.key_overrides[named.info.provider] = api_key
         return registry.create(named)
-    for provider, model_id in (_recorded_model(resumed), _settings_model(agent_dir)):
+    sources = (
+        (_recorded_model(resumed), "the model this session last used"),
+        (_settings_model(agent_dir), "defaultProvider/defaultModel in settings.json"),
+    )
+    for (provider, model_id), reason in sources:
         entry = registry.find(provider, model_id) if provider and model_id else None
         if entry is not None and registry.is_available(entry):
+            _tell(why, entry.key, reason)
             return registry.create(entry)
-    return models.default_model(registry=registry)
+    chosen = registry.default()
+    if chosen is None:
+        return None
+    _tell(why, chosen.key, _default_reason(chosen.info.provider, chosen.info.api))
+    return registry.create(chosen)
+
+
+def _default_reason(provider: str, api: str) -> str:
+    from pi_context.providers.catalog import DEFAULT_MODEL_IDS, LOCAL_MODEL
+
+    if api == LOCAL_MODEL.api:
+        return "no API key is set and no model named; the embedded offline model"
+    if provider in DEFAULT_MODEL_IDS:
+        return f"the first built-in provider with a key ({provider}); --model picks another"
+    return "the first model of models.json with a key; --model picks another"
+
+
+def _tell(why: Callable[[str], None] | None, key: str, reason: str) -> None:
+    if why is not None:
+        why(f"model {key} ({reason})")
+
+
+_WARNED: set[str] = set()
+"""models.json problems already shown by this process."""
+
+
+def _load_registry(agent_dir: Path | None, env: Mapping[str, str] | None) -> ModelRegistry:
+    """The registry, its problems warned once on stderr."""
+    from pi_context.providers import models
+
+    registry = models.load_registry(agent_dir, env=env)
+    for problem in (*registry.errors, *registry.warnings):
+        if problem not in _WARNED:
+            _WARNED.add(problem)
+            click.echo(f"pictx: warning: {_one_line(problem)}", err=True)
+    return registry
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _recorded_model(path: Path | None) -> tuple[str | None, str | None]:
@@ -94,10 +152,11 @@ def _settings_model(agent_dir: Path | None) -> tuple[str | None, str | None]:
 
 
 def _model_names(agent_dir: Path | None) -> list[str]:
-    from pi_context.providers import models
-
+    """Every model ``/model`` can name; those without a key are marked ``(no key)``."""
+    registry = _load_registry(agent_dir, None)
     return [
-        f"{info.provider}/{info.id}" for info in models.list_models(models.load_registry(agent_dir))
+        entry.key if registry.is_available(entry) else f"{entry.key} (no key)"
+        for entry in registry.entries
     ]
 
 

@@ -24,10 +24,14 @@ from pi_context.cli.terminal_text import echo, json_for_terminal
 from pi_context.compaction.accounting import estimate_kept_context_tokens
 from pi_context.compaction.engine import Compactor
 from pi_context.compaction.events import BeforeCompact
-from pi_context.compaction.prepare import CompactionPreparation, require_preparation
-from pi_context.errors import ProviderError, SessionError
+from pi_context.compaction.prepare import (
+    NOTHING_TO_COMPACT,
+    CompactionPreparation,
+    require_preparation,
+)
+from pi_context.errors import CompactionError, ProviderError, SessionError
 from pi_context.messages import text_of
-from pi_context.model import Model
+from pi_context.model import Model, ModelInfo
 from pi_context.resources.settings import (
     CompactionSettings,
     RetrySettings,
@@ -70,6 +74,36 @@ def _dry_run_tokens_after(prep: CompactionPreparation, session: Session) -> int:
     return estimate_kept_context_tokens(projection, start)
 
 
+def _session_model(session: Session) -> ModelInfo | None:
+    """The known model the session's branch last used (its window sizes the settings)."""
+    recorded = session.projection().model
+    if recorded is None:
+        return None
+    from pi_context.providers.models import load_registry
+
+    entry = load_registry().find(recorded["provider"], recorded["modelId"])
+    return entry.info if entry is not None else None
+
+
+def _why_nothing(
+    reason: str, session: Session, settings: CompactionSettings, model: ModelInfo | None
+) -> str:
+    """``reason`` with the numbers behind it: the branch's size and what is kept verbatim."""
+    if reason != NOTHING_TO_COMPACT:
+        return reason
+    size = sum(estimate_tokens(m) for m in session.projection().messages)
+    source = (
+        f"sized for {model.provider}/{model.id}'s {model.context_window}-token window"
+        if model is not None
+        else "no model known for this session; pass --model to size it"
+    )
+    return (
+        f"{reason}: the branch holds about {size} tokens and the newest "
+        f"{settings.keep_recent_tokens} are kept verbatim (keepRecentTokens, {source}); "
+        "lower it with --keep-recent-tokens N"
+    )
+
+
 def compaction_report(prep: CompactionPreparation, tokens_after: int) -> dict[str, Any]:
     """The JSON report of ``pictx compact`` (same keys for dry runs and real runs)."""
     read, modified = prep.file_ops.lists()
@@ -94,7 +128,7 @@ def compaction_report(prep: CompactionPreparation, tokens_after: int) -> dict[st
     "--keep-recent-tokens",
     type=click.IntRange(min=0),
     default=None,
-    help="Tokens of recent context to keep verbatim (default: settings, 20000).",
+    help="Tokens of recent context to keep verbatim (default: settings, 20000, at most a quarter of the window of the model).",
 )
 @click.option("--offline", is_flag=True, help="Use the offline summarizer (no model).")
 @click.option(
@@ -119,23 +153,30 @@ def compact_command(
         raise click.UsageError("--offline and --model exclude each other")
     data = load_settings().data
     model = None if offline or model_spec is None else _resolve_model(model_spec)
-    settings: CompactionSettings = compaction_settings_for(
-        data,
-        model.info.provider if model is not None else None,
-        model.info.id if model is not None else None,
-    )
     retry: RetrySettings = retry_settings_for(data)
-    if keep_recent_tokens is not None:
-        settings = settings.with_keep_recent(keep_recent_tokens)
-    if model is None:
-        settings = replace(settings, summarizer="offline")
     with Session.open(file) as session:
         for problem in session.problems:
             echo(f"pictx: warning: {problem}", err=True)
+        # the agent's window-aware settings: those of --model, else of the session's model
+        target = model.info if model is not None else _session_model(session)
+        settings: CompactionSettings = compaction_settings_for(
+            data,
+            target.provider if target is not None else None,
+            target.id if target is not None else None,
+        )
+        if target is not None:
+            settings = settings.fit_to_window(target.context_window)
+        if keep_recent_tokens is not None:
+            settings = settings.with_keep_recent(keep_recent_tokens)
+        if model is None:
+            settings = replace(settings, summarizer="offline")
         if dry_run:
-            prep = require_preparation(
-                session.branch_view(), settings, projection=session.stored_projection()
-            )
+            try:
+                prep = require_preparation(
+                    session.branch_view(), settings, projection=session.stored_projection()
+                )
+            except CompactionError as exc:
+                raise CompactionError(_why_nothing(str(exc), session, settings, target)) from exc
             report = compaction_report(prep, _dry_run_tokens_after(prep, session))
         else:
             # report the preparation the compactor used (after any masking), not a second one

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,6 +40,7 @@ from rich.console import Console
 from rich.text import Text
 
 from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
+from pi_context.cli.progress import RunProgress
 from pi_context.cli.render import EventRenderer
 from pi_context.cli.slash import COMMANDS, command_names, run_slash
 from pi_context.cli.stats import status_line
@@ -125,8 +126,11 @@ class InteractiveShell:
         history: History | None = None,
         pt_input: Input | None = None,
         pt_output: Output | None = None,
+        notes: Sequence[str] = (),
     ) -> None:
         self.agent = agent
+        self._notes = list(notes)
+        """Shown once under the header (which model was chosen, and why)."""
         # everything shown goes through the terminal-safe console (no control sequence from a
         # file, a model or a tool reaches the terminal)
         self.console = console or TerminalConsole()
@@ -167,20 +171,29 @@ class InteractiveShell:
             self.console.print(Text(NO_MODEL_HELP, style="red"))
             return
         renderer = self._new_renderer()
+        progress = RunProgress(self.console, self.status)
 
         events = self.agent.prompt(text)  # requested now: an abort from here on cancels it
 
         async def consume() -> None:
             async for event in events:
+                progress.before(event)
                 renderer.handle(event)
+                progress.after(event)
 
+        progress.start()
         try:
             await self._abortable(
-                consume(), self.agent.abort, cancel_on_first=False, queue_input=True
+                consume(),
+                self.agent.abort,
+                cancel_on_first=False,
+                queue_input=True,
+                progress=progress,
             )
             if self._side_work:  # extension commands typed during the answer
                 await asyncio.wait(list(self._side_work))
         finally:
+            progress.stop()
             renderer.close()
             self._renderer = None
         self.print_status()
@@ -254,7 +267,9 @@ class InteractiveShell:
         return self.agent.estimate_context()
 
     def _new_renderer(self) -> EventRenderer:
-        self._renderer = EventRenderer(self.console, estimate_after=self._estimate)
+        self._renderer = EventRenderer(
+            self.console, estimate_after=self._estimate, footer=lambda: self._status
+        )
         return self._renderer
 
     def _listen(self) -> None:
@@ -317,6 +332,7 @@ class InteractiveShell:
         abort: Callable[[], None],
         *,
         cancel_on_first: bool,
+        progress: RunProgress | None = None,
         queue_input: bool = False,
     ) -> T | None:
         """Await ``work``; Esc or Ctrl-C aborts it (cancels on the second press).
@@ -369,6 +385,8 @@ class InteractiveShell:
                 elif not task.done():
                     presses += 1
                     if presses == 1:
+                        if progress is not None:
+                            progress.stop()
                         if queue_input and press.key == Keys.Escape:
                             self._restore_queue(kept)
                         self.console.print(Text("Aborting…", style="yellow"))
@@ -403,7 +421,7 @@ class InteractiveShell:
             return None
         except PiContextError as exc:
             if self._renderer is None or not self._renderer.errors_shown:
-                self.console.print(Text(f"Error: {exc}", style="red"))
+                self.console.print(Text(f"pictx: error: {exc}", style="red"))
             return None
         finally:
             if flush_timer is not None:
@@ -431,7 +449,11 @@ class InteractiveShell:
         title = session.name or (path.name if path is not None else "in-memory session")
         self.console.print(Text(f"pictx · {title}", style="bold"))
         if path is not None:
-            self.console.print(Text(f"saved in {path.parent}", style="dim"), soft_wrap=True)
+            # the file itself is written with the first answer: name where it will be
+            verb = "saved in" if path.exists() else "will be saved in"
+            self.console.print(Text(f"{verb} {path.parent}", style="dim"), soft_wrap=True)
+        for note in self._notes:
+            self.console.print(Text(note, style="dim"), soft_wrap=True)
         self.console.print(
             Text(
                 "Type /help for commands. Enter sends, Alt+Enter adds a line, Esc aborts.",
@@ -481,7 +503,7 @@ class InteractiveShell:
                     continue
                 await self.send(line)
             except PiContextError as exc:
-                self.console.print(Text(f"Error: {exc}", style="red"))
+                self.console.print(Text(f"pictx: error: {exc}", style="red"))
 
 
 def _typed_text(presses: Iterable[KeyPress]) -> str:

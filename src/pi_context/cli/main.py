@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import click
 
 from pi_context._version import __version__
+from pi_context.cli.entry_help import AGENT_HELP, mistyped_command
 from pi_context.cli.lazy_commands import LazyCommand, LazyGroup
 from pi_context.errors import PiContextError
 
@@ -67,6 +68,9 @@ def cli() -> None:
     """pi-context: pi-compatible sessions, system prompts and compaction."""
 
 
+cli.epilog = AGENT_HELP
+
+
 def wants_agent(args: Sequence[str], group: click.Group) -> bool:
     """Whether ``pictx ARGS`` runs the agent (no subcommand named first, no group help)."""
     if not args:
@@ -90,21 +94,30 @@ def _entry_command(args: Sequence[str]) -> click.Command:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``pictx``; returns the exit code (the console script exits with it)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    typo = mistyped_command(args, cli.list_commands(click.Context(cli)))
+    if typo is not None:
+        _error(
+            f"no command '{args[0]}'; did you mean `pictx {typo}`? "
+            f'To send it as a prompt: pictx -- "{" ".join(args)}" (or pictx -p ...)'
+        )
+        return 2
     try:
         result = _entry_command(args).main(args=args, prog_name="pictx", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.UsageError as exc:
-        exc.show()
+        _error(exc.format_message())
+        if exc.ctx is not None:
+            _echo_error(f"Try '{exc.ctx.command_path} --help' for help.")
         return exc.exit_code
     except click.ClickException as exc:
-        _echo_error(f"Error: {exc.format_message()}")
+        _error(exc.format_message())
         return exc.exit_code
     except click.Abort:
-        click.echo("pictx: aborted", err=True)
+        _error("aborted")
         return 1
     except PiContextError as exc:
-        _echo_error(f"pictx: error: {_one_line(str(exc))}")
+        _error(str(exc))
         return 1
     except BrokenPipeError:
         return 1
@@ -112,6 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _echo_error(f"pictx: internal error: {type(exc).__name__}: {_one_line(str(exc))}")
         return 2
     return result if isinstance(result, int) else 0
+
+
+def _error(text: str) -> None:
+    """The one error form of every command: ``pictx: error: <one line>`` on stderr."""
+    _echo_error(f"pictx: error: {_one_line(text)}")
 
 
 def _echo_error(text: str) -> None:

@@ -2,13 +2,16 @@
 
 Text mode prints, after all prompts ran, each text block of the last message (when it is an
 assistant message) followed by a newline. An ``error``/``aborted`` stop prints the error to
-stderr and exits 1; a ``length`` stop prints the text, a note on stderr, and exits 1.
+stderr and exits 1; a ``length`` stop prints the text, a note on stderr, and exits 0 (the
+answer is there, only cut short).
 
 JSON mode writes strict JSONL to stdout: the session header first, then every agent event as
 ``to_json()`` produces it (pi's event names and fields). It exits 0 even when the assistant
 ended in an error; only exceptions give 1.
 
-SIGTERM and SIGHUP abort the run and exit 143 and 129; SIGINT exits 130.
+SIGTERM and SIGHUP abort the run and exit 143 and 129; SIGINT exits 130. A closed stdout
+(``pictx --mode json ... | head -3``) aborts the run quietly and exits 141 (128 + SIGPIPE);
+in every case the run settles first, so the session file keeps what was said.
 
 Text mode output is the answer as data when stdout is a pipe or a file (kept byte for byte,
 only lone surrogates become U+FFFD so it can be written as UTF-8) and terminal-safe when
@@ -19,16 +22,17 @@ terminal-safe. JSON lines escape control characters (C1 and DEL too).
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TextIO
 
 from pi_context import _json
 from pi_context.cli.terminal_text import json_for_terminal, terminal_safe, text_for_stream
-from pi_context.events import AgentEvent, MessageEnd
+from pi_context.events import AgentEvent, AutoRetryStart, MessageEnd
 from pi_context.messages import AgentMessage
 
-__all__ = ["PrintAgent", "final_text_outcome", "run_print"]
+__all__ = ["PrintAgent", "final_text_outcome", "retry_note", "run_print"]
 
 PrintMode = Literal["text", "json"]
 
@@ -52,11 +56,35 @@ def final_text_outcome(last: AgentMessage | None) -> tuple[list[str], str | None
     ]
     stop = message.get("stopReason")
     if stop in ("error", "aborted"):
-        return [], str(message.get("errorMessage") or f"Request {stop}"), 1
+        reason = " ".join(str(message.get("errorMessage") or f"Request {stop}").split())
+        return [], f"pictx: error: {reason}", 1
     if stop == "length":
-        note = "Warning: the response hit the output token limit and is truncated."
-        return lines, note, 1
+        note = "pictx: note: the answer stopped at the model's output token limit (truncated)."
+        return lines, note, 0
     return lines, None, 0
+
+
+def retry_note(event: AutoRetryStart) -> str:
+    """One stderr line per retry of a failed request (text mode; JSON has the event)."""
+    reason = " ".join(event.error_message.split())
+    return (
+        f"pictx: retrying in {event.delay_ms / 1000:g}s "
+        f"(attempt {event.attempt}/{event.max_attempts}): {reason}"
+    )
+
+
+def _silence(out: TextIO) -> None:
+    """Point a stream whose reader went away at /dev/null, so that nothing (not even the
+    interpreter's last flush) reports the broken pipe."""
+    try:
+        fd = out.fileno()
+    except (OSError, ValueError):  # not a real file (tests): nothing will flush it at exit
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
 
 
 def _install_signals(on_signal: Callable[[int], None]) -> list[int]:
@@ -93,22 +121,35 @@ async def run_print(
         received.append(signo)
         agent.abort()
 
+    def write(text: str) -> None:
+        """Write a line to ``out``; a reader that went away aborts the run (it still settles,
+        so the session keeps everything up to the abort)."""
+        if signal.SIGPIPE in received:
+            return
+        try:
+            out.write(text)
+            out.flush()
+        except BrokenPipeError:
+            _silence(out)
+            on_signal(signal.SIGPIPE)
+
     installed = _install_signals(on_signal)
     last: AgentMessage | None = None
     try:
         if mode == "json" and header is not None:
-            out.write(json_for_terminal(_json.dumps(dict(header)).decode("utf-8")) + "\n")
-            out.flush()
+            write(json_for_terminal(_json.dumps(dict(header)).decode("utf-8")) + "\n")
         for text in prompts:
+            if received:
+                break
             async for event in agent.prompt(text):
                 if isinstance(event, MessageEnd):
                     last = event.message
                 if mode == "json":
                     line = _json.dumps(event.to_json()).decode("utf-8", "replace")
-                    out.write(json_for_terminal(line) + "\n")
-                    out.flush()
-            if received:
-                break
+                    write(json_for_terminal(line) + "\n")
+                elif isinstance(event, AutoRetryStart):
+                    err.write(terminal_safe(retry_note(event)) + "\n")
+                    err.flush()
     finally:
         _remove_signals(installed)
     if received:
@@ -117,9 +158,8 @@ async def run_print(
         return 0
     lines, problem, code = final_text_outcome(last)
     for line in lines:
-        out.write(text_for_stream(line, out) + "\n")
-    out.flush()
+        write(text_for_stream(line, out) + "\n")
     if problem:
         err.write(terminal_safe(problem) + "\n")
         err.flush()
-    return code
+    return 128 + received[0] if received else code

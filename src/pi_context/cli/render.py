@@ -103,15 +103,21 @@ class _Tail:
     would repeat itself in the scrollback; the full text is printed once at the end instead.
     """
 
-    def __init__(self, inner: RenderableType, *, full: bool) -> None:
+    def __init__(
+        self, inner: RenderableType, *, full: bool, footer: RenderableType | None = None
+    ) -> None:
         self.inner = inner
         self.full = full
+        self.footer = footer
+        """Drawn under the streaming text (the status line), not in the final output."""
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         lines = console.render_lines(self.inner, options, pad=False)
         if not self.full:
-            room = max(1, console.height - 2)
+            room = max(1, console.height - 2 - (1 if self.footer is not None else 0))
             lines = lines[-room:]
+            if self.footer is not None:
+                lines = [*lines, *console.render_lines(self.footer, options, pad=False)]
         for index, line in enumerate(lines):
             yield from line
             if index < len(lines) - 1:
@@ -127,8 +133,11 @@ class EventRenderer:
         *,
         estimate_after: Callable[[], int | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        footer: Callable[[], str] | None = None,
     ):
         self.console = console
+        self._footer = footer
+        """The status line, kept under a streaming answer."""
         self._live: Live | None = None
         self._stream: _Stream | None = None
         self._clock = clock
@@ -144,13 +153,20 @@ class EventRenderer:
         self._stop_spinner()
         self._stream = _Stream()
         self._live = Live(
-            _Tail(self._stream.renderable(), full=False),
+            self._tail(),
             console=self.console,
             auto_refresh=False,
             vertical_overflow="visible",
             transient=False,
         )
         self._live.start()
+
+    def _tail(self) -> _Tail:
+        assert self._stream is not None
+        footer = None
+        if self._footer is not None:
+            footer = Text(self._footer(), style="dim", no_wrap=True, overflow="ellipsis")
+        return _Tail(self._stream.renderable(), full=False, footer=footer)
 
     def _stop_live(self) -> None:
         """Leave everything streamed so far on screen, in full, and end the live region."""
@@ -200,7 +216,7 @@ class EventRenderer:
             now = self._clock()
             if now - self._last_frame >= 1 / FRAMES_PER_SECOND:
                 self._last_frame = now
-                self._live.update(_Tail(self._stream.renderable(), full=False), refresh=True)
+                self._live.update(self._tail(), refresh=True)
         elif isinstance(event, MessageEnd):
             self._message_end(event)
         elif isinstance(event, ToolExecutionStart):

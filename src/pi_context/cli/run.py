@@ -213,6 +213,7 @@ async def _start(
     elif cont and directory is not None:
         custom = directory != storage.default_session_dir(config.cwd, config.agent_dir)
         path = storage.find_latest_session(directory, cwd=config.cwd if custom else None)
+        _say_skipped(directory, path)
     elif resume and directory is not None:
         path = _pick_session(directory)
     if path is not None and not _may_run_in(
@@ -292,6 +293,25 @@ def _list_models(search: str | None) -> int:
     return 0
 
 
+def _say_skipped(directory: Path, chosen: Path | None) -> None:
+    """``-c`` passes over session files whose header cannot be read: never silently."""
+    try:
+        floor = chosen.stat().st_mtime if chosen is not None else None
+        newer = [
+            p
+            for p in directory.glob("*.jsonl")
+            if (floor is None or p.stat().st_mtime > floor) and storage.read_header(p) is None
+        ]
+    except OSError:
+        return
+    for skipped in sorted(newer):
+        then = f"continuing {chosen.name}" if chosen is not None else "starting a new session"
+        click.echo(
+            f"pictx: warning: {skipped}: not a readable session file (no valid header); {then}",
+            err=True,
+        )
+
+
 _PROBLEMS_SHOWN = 5
 
 
@@ -319,6 +339,7 @@ async def _run(
     options: dict[str, Any],
     prompts: list[str],
     mode: str,
+    notes: Sequence[str] = (),
 ) -> int:
     interactive = mode == "interactive"
     protocol_out = None
@@ -340,13 +361,20 @@ async def _run(
         return 0
     host: AgentHost = app
     _warn_if_untrusted(app.agent.resources.trust, app.agent.cwd)
+    model = app.agent.model_or_none
+    if model is not None and (prompts or interactive):
+        from pi_context.cli.model_check import unlisted_model_warning
+
+        unlisted = await unlisted_model_warning(model)
+        if unlisted is not None:
+            click.echo(f"pictx: warning: {unlisted}", err=True)
     try:
         if options["name"] is not None:
             app.session.append_session_info(options["name"])
         if interactive:
             from pi_context.cli.interactive import InteractiveShell, history_for
 
-            shell = InteractiveShell(host, history=history_for(config.agent_dir))
+            shell = InteractiveShell(host, history=history_for(config.agent_dir), notes=notes[-1:])
             try:
                 return await shell.run(prompts)
             finally:
@@ -358,6 +386,8 @@ async def _run(
 
         if app.agent.model_or_none is None:
             raise PiContextError(NO_MODEL_HELP)
+        if notes and mode != "json":
+            click.echo(f"pictx: {notes[-1]}", err=True)
         if not prompts:
             raise click.ClickException("no prompt given (pass a message, @file or pipe stdin)")
         return await run_print(
@@ -369,7 +399,20 @@ async def _run(
             header=app.session.header,
         )
     finally:
-        app.agent.close()
+        # the run settles (its abort is stored) before the file closes, and the embedded
+        # model stops and is freed here, not during interpreter shutdown
+        await app.agent.aclose()
+        close = getattr(app.agent.model_or_none, "aclose", None)
+        if close is not None:
+            await close()  # the adapter's HTTP connections, before the loop closes
+        await _release_local_models()
+
+
+async def _release_local_models() -> None:
+    """Stop and free the embedded model if this process loaded it (never imports it)."""
+    local = sys.modules.get("pi_context.providers.local")
+    if local is not None:
+        await asyncio.to_thread(local.release_all)
 
 
 @click.command(
@@ -573,7 +616,7 @@ def agent_command(
     if len(exclusive) > 1:
         raise click.ClickException(f"{' and '.join(exclusive)} cannot be combined")
     if mode == "rpc" and any(m.startswith("@") for m in messages):
-        click.echo("Error: @file arguments are not supported in RPC mode", err=True)
+        click.echo("pictx: error: @file arguments are not supported in RPC mode", err=True)
         return 1
     stdin_text = None
     if mode != "rpc" and not sys.stdin.isatty():
@@ -594,6 +637,7 @@ def agent_command(
             cli_dir=session_dir,
             setting=setting if isinstance(setting, str) else None,
         )
+    notes: list[str] = []  # which model was chosen without --model, and why
     config = AppConfig(
         cwd=cwd,
         agent_dir=agent_dir,
@@ -608,6 +652,7 @@ def agent_command(
             # --provider and --api-key belong to the --model of the command line
             provider=provider if spec is not None and spec == model else None,
             api_key=api_key if spec is not None and spec == model else None,
+            why=notes.append,
         ),
         thinking=thinking,
         tool_selection=selection,
@@ -624,7 +669,7 @@ def agent_command(
         "session_id": session_id,
         "use_session_cwd": use_session_cwd,
     }
-    return asyncio.run(_run(config, options, prompts, run_mode))
+    return asyncio.run(_run(config, options, prompts, run_mode, notes))
 
 
 async def _serve_rpc(app: AppAgent, out: BinaryIO) -> int:

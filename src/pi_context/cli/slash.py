@@ -339,12 +339,16 @@ async def _tree(shell: Shell, _args: str) -> None:
     answer = (
         (
             await shell.ask(
-                "Summarize the branch you are leaving? [y]es / [n]o / [c]ustom instructions: "
+                "Summarize the branch you are leaving? [y]es / [n]o / [c]ustom instructions "
+                "(empty or Ctrl-C cancels): "
             )
         )
         .strip()
         .lower()
     )
+    if not answer.startswith(("y", "n", "c")):
+        shell.console.print("Not moved.")
+        return
     summarize = answer.startswith(("y", "c"))
     instructions = None
     if answer.startswith("c"):
@@ -400,7 +404,24 @@ async def _resume(shell: Shell, _args: str) -> None:
             shell.console.print("Session not opened.")
             return
     shell.switch(await shell.agent.open_session(info.path))
-    shell.console.print(f"[green]Resumed {escape(info.path.name)}.[/green]")
+    shell.console.print(Text(f"Resumed {info.path.name}.", style="green"))
+    recent = last_exchanges(shell.agent.session)
+    if recent:
+        shell.console.print(Text("Where it left off:", style="dim"))
+    for role, preview in recent:
+        shell.console.print(Text.assemble((f"  {role}: ", "bold"), preview))
+
+
+def last_exchanges(session: Any, count: int = 4) -> list[tuple[str, str]]:
+    """``(who, one-line preview)`` of the last ``count`` user and assistant messages of the
+    current branch, oldest first (what ``/resume`` shows of the conversation it opened)."""
+    shown = []
+    for entry in session.branch_view():
+        if entry.type == "message" and entry.role in ("user", "assistant"):
+            preview = entry_preview(entry.data)
+            if preview:
+                shown.append(("you" if entry.role == "user" else "assistant", preview))
+    return shown[-count:]
 
 
 def session_rows(sessions: Sequence[storage.SessionInfo]) -> list[str]:
@@ -492,5 +513,5 @@ async def run_slash(shell: Shell, line: str) -> bool:
     try:
         await handler(shell, args)
     except PiContextError as exc:
-        shell.console.print(Text(f"Error: {exc}", style="red"))
+        shell.console.print(Text(f"pictx: error: {exc}", style="red"))
     return True

@@ -42,7 +42,7 @@ import contextlib
 import importlib
 import os
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -94,6 +94,8 @@ __all__ = [
     "latest_user_text",
     "local_available",
     "plan_reply",
+    "release_all",
+    "stop_generations",
 ]
 
 GGUF_ENV = "PICTX_LOCAL_GGUF"
@@ -271,13 +273,45 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
         return loaded
 
 
-@atexit.register
-def _unload_all() -> None:
-    """Free loaded models before interpreter teardown (llama.cpp's finalizers need globals)."""
+_WORKERS: dict[threading.Thread, threading.Event] = {}
+"""Generation threads still running, each with the event that stops it at its next token."""
+_WORKERS_LOCK = threading.Lock()
+_STOP_WAIT_SECONDS = 30.0
+"""How long :func:`release_all` waits for a worker (a prompt evaluation is not interruptible;
+one token of a small model takes milliseconds, a long prompt a few seconds)."""
+
+
+def stop_generations(timeout: float = _STOP_WAIT_SECONDS) -> bool:
+    """Stop every running generation and wait for its thread; ``False`` if one is still busy."""
+    with _WORKERS_LOCK:
+        workers = list(_WORKERS.items())
+    for _, stop in workers:
+        stop.set()
+    for thread, _ in workers:
+        thread.join(timeout)
+    return not any(thread.is_alive() for thread, _ in workers)
+
+
+def release_all(timeout: float = _STOP_WAIT_SECONDS) -> None:
+    """Stop running generations, then free every loaded model (before interpreter shutdown).
+
+    Freeing a model while a worker still runs llama.cpp on it, or leaving it to finalizers at
+    teardown, crashes the process (a segmentation fault instead of the exit code); a model
+    whose worker did not stop in time is left loaded rather than freed under it.
+    """
+    stopped = stop_generations(timeout)
     with _LOAD_LOCK:
-        for llama, _ in _LOADED.values():
-            llama.close()
-        _LOADED.clear()
+        for key, (llama, lock) in list(_LOADED.items()):
+            if not lock.acquire(timeout=timeout if stopped else 0):
+                continue
+            try:
+                llama.close()
+            finally:
+                lock.release()
+            del _LOADED[key]
+
+
+atexit.register(release_all)
 
 
 class LocalModel:
@@ -360,6 +394,8 @@ class LocalModel:
             args=(llama, lock, decider, tokens, limit, plan, queue, loop, stop),
             daemon=True,
         )
+        with _WORKERS_LOCK:
+            _WORKERS[worker] = stop
         worker.start()
         reply = _Reply(builder)
         finish = "stop"
@@ -410,8 +446,31 @@ class LocalModel:
         """The worker: decide (when the plan asks), then generate, reporting through ``queue``."""
 
         def put(kind: str, payload: Any) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, (kind, payload))
+            if loop.is_closed():  # the caller is gone (an interrupted run): nobody reads this
+                stop.set()
+                return
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, (kind, payload))
+            except RuntimeError:  # closed between the check and the call
+                stop.set()
 
+        try:
+            self._work(llama, lock, decider, tokens, limit, plan, put, stop)
+        finally:
+            with _WORKERS_LOCK:
+                _WORKERS.pop(threading.current_thread(), None)
+
+    def _work(
+        self,
+        llama: Any,
+        lock: threading.Lock,
+        decider: tuple[Any, threading.Lock] | None,
+        tokens: list[int],
+        limit: int,
+        plan: ReplyPlan,
+        put: Callable[[str, Any], None],
+        stop: threading.Event,
+    ) -> None:
         try:
             if decider is not None and plan.labels:
                 prompt = decision_prompt(plan.request, plan.labels)

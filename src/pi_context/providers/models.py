@@ -489,6 +489,8 @@ class ModelRegistry:
             self.entries.append(ModelEntry(LOCAL_MODEL))
         self.env: Mapping[str, str] = os.environ if env is None else env
         self.errors = list(errors)
+        self.warnings: list[str] = []
+        """Problems that do not empty the file (a custom model without ``contextWindow``)."""
         self._commands: dict[str, tuple[str | None, str | None]] = {}
         """``!command`` results, so choosing and creating a model runs each command once."""
         self.key_overrides: dict[str, str] = {}
@@ -803,9 +805,24 @@ def load_registry(
         except (OSError, UnicodeDecodeError) as exc:
             errors = [f"Failed to parse models.json: {exc}"]
         errors = [f"{path}: {e}" for e in errors]
-    return ModelRegistry(
+    registry = ModelRegistry(
         _entries_from(providers), env=env, errors=errors, templates=_templates_from(providers)
     )
+    registry.warnings = [f"{path}: {w}" for w in _missing_windows(providers)]
+    return registry
+
+
+def _missing_windows(providers: Mapping[str, Any]) -> list[str]:
+    """A note per custom model without ``contextWindow`` (it silently gets 128k otherwise)."""
+    notes = []
+    for pid, provider in providers.items():
+        for model in provider.get("models", []):
+            if "contextWindow" not in model:
+                notes.append(
+                    f'{pid}/{model["id"]} has no "contextWindow"; assuming 128000 tokens '
+                    "(set the server's real window, or compaction comes too late)"
+                )
+    return notes
 
 
 def list_models(registry: ModelRegistry | None = None) -> list[ModelInfo]:

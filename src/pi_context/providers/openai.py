@@ -204,6 +204,25 @@ class OpenAIChatModel(SDKModel):
     async def aclose(self) -> None:
         await self._client.close()
 
+    async def listed_model_ids(self, *, timeout: float = 2.0) -> list[str] | None:
+        """The model ids the server's ``GET /models`` lists; ``None`` when it does not answer
+        with a list (no such endpoint, an error, a timeout): one try, no retries."""
+        try:
+            page = await self._client.with_options(timeout=timeout, max_retries=0).models.list()
+            # a server that answers something other than a list of models (a string, objects
+            # without ids) makes the SDK's page fail while it is read: also no list
+            ids = [model.id for model in page.data if isinstance(getattr(model, "id", None), str)]
+        except (
+            openai.OpenAIError,
+            httpx2.HTTPError,
+            OSError,
+            ValueError,
+            AttributeError,
+            TypeError,
+        ):
+            return None
+        return ids or None
+
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for ``chat.completions.create`` (exposed for tests and tools)."""
         delivery = self._delivery(request)

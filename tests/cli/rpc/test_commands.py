@@ -336,7 +336,7 @@ def test_protocol_errors_extension_commands_and_ui_responses(
 def test_at_file_arguments_are_refused_and_sigterm_exits_143(world: RpcWorld) -> None:
     refused = world.spawn("@notes.md")
     assert refused.proc.wait(timeout=60) == 1
-    assert "Error: @file arguments are not supported in RPC mode" in refused.stderr()
+    assert "pictx: error: @file arguments are not supported in RPC mode" in refused.stderr()
     rpc = world.spawn("ignored positional message")
     assert rpc.call({"id": "s", "type": "get_state"})["success"]
     rpc.proc.send_signal(signal.SIGTERM)

@@ -1,0 +1,128 @@
+"""The run indicator in a real terminal (tmux): it appears from Enter on, names what the run
+is doing (waiting for the model, a tool running), keeps the status line under it, and is
+erased when the run ends. The screen is read with ``tmux capture-pane``; every wait is for
+something to appear on it, and the run only moves on when the test says so (a file)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+DEADLINE = 90.0
+"""Seconds a screen may take to show what is expected: only reached when something is wrong."""
+
+
+class Screen:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def text(self) -> str:
+        return subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", self.name],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+
+    def wait_for(self, ok: Callable[[str], bool], what: str) -> str:
+        end = time.monotonic() + DEADLINE
+        while time.monotonic() < end:
+            shown = self.text()
+            if ok(shown):
+                return shown
+            time.sleep(0.1)
+        raise AssertionError(f"never shown: {what}\n{self.text()}")
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+
+
+@pytest.fixture
+def screen(tmp_path: Path) -> Iterator[Screen]:
+    project = tmp_path / "proj"
+    project.mkdir()
+    gate = tmp_path / "go"
+    replies = [
+        {"text": "never shown", "delay": 600},
+        {
+            "text": "",
+            "toolCalls": [
+                {
+                    "name": "bash",
+                    "arguments": {"command": f"until [ -f {gate} ]; do sleep 0.1; done"},
+                }
+            ],
+        },
+        "ALL-DONE-ANSWER",
+    ]
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(replies))
+    env = {
+        "HOME": str(tmp_path),
+        "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+        "PROMPT_TOOLKIT_NO_CPR": "1",
+    }
+    command = " ".join(
+        [
+            "env",
+            *(shlex.quote(f"{k}={v}") for k, v in env.items()),
+            shlex.quote(sys.executable),
+            "-m pi_context.cli.main --no-session --model",
+            shlex.quote(f"scripted:{script}"),
+        ]
+    )
+    name = f"pictx-progress-{os.getpid()}"
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", "-c", str(project)],
+        check=True,
+    )
+    try:
+        shown = Screen(name)
+        shown.keys(command, "Enter")
+        yield shown
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], check=False)
+
+
+def _status_under(label: str) -> Callable[[str], bool]:
+    def ok(shown: str) -> bool:
+        lines = [line for line in shown.splitlines() if line.strip()]
+        at = next((n for n, line in enumerate(lines) if label in line), None)
+        return at is not None and at + 1 < len(lines) and "scripted/replies" in lines[at + 1]
+
+    return ok
+
+
+def test_the_indicator_shows_each_phase_with_the_status_and_is_erased(
+    screen: Screen, tmp_path: Path
+) -> None:
+    screen.wait_for(lambda s: "›" in s, "the input prompt")
+    screen.keys("first question", "Enter")
+    shown = screen.wait_for(_status_under("Waiting for the model…"), "waiting + status line")
+    assert "Esc to abort" in shown
+    screen.keys("Escape")
+    shown = screen.wait_for(lambda s: "Aborting" in s and s.rstrip().endswith("›"), "the abort")
+    assert "Waiting for the model" not in shown
+
+    screen.keys("second question", "Enter")
+    screen.wait_for(_status_under("Running bash…"), "the running tool + status line")
+    (tmp_path / "go").touch()
+    shown = screen.wait_for(
+        lambda s: "ALL-DONE-ANSWER" in s and s.rstrip().endswith("›"), "the answer and a prompt"
+    )
+    assert "Running bash" not in shown
+    assert "Waiting for the model" not in shown
