@@ -26,7 +26,6 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, cast
 
-import httpx2
 import openai
 
 from pi_context import _json
@@ -50,7 +49,8 @@ from pi_context.model import (
     ToolCallStart,
 )
 from pi_context.model.classify import make_error
-from pi_context.providers._sdk import SDKModel, error_body
+from pi_context.providers._openai_client import OpenAIClientModel
+from pi_context.providers._sdk import error_body
 from pi_context.providers.delivery import (
     Delivery,
     SystemDelivery,
@@ -268,48 +268,8 @@ def responses_tools(delivery: Delivery) -> list[dict[str, Any]]:
     ]
 
 
-class OpenAIResponsesModel(SDKModel):
+class OpenAIResponsesModel(OpenAIClientModel):
     """A :class:`~pi_context.model.Model` over the OpenAI Responses API (``/responses``)."""
-
-    connection_errors = (openai.APIConnectionError, httpx2.HTTPError, OSError)
-    sdk_errors = (openai.APIError, *connection_errors)
-
-    def __init__(
-        self,
-        info: ModelInfo,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        client: openai.AsyncOpenAI | None = None,
-        max_retries: int = 0,
-        timeout: float = 600.0,
-        credential_error: str | None = None,
-        key_source: str | None = None,
-        system_delivery: SystemDelivery | None = None,
-        long_cache_retention: bool = False,
-    ) -> None:
-        self.long_cache_retention = long_cache_retention
-        """``PI_CACHE_RETENTION=long``: ask for the 24-hour prompt cache."""
-        self._client = client or openai.AsyncOpenAI(
-            api_key=api_key or "not-needed",
-            base_url=base_url or info.base_url,
-            default_headers=dict(headers or {}),
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-        super().__init__(
-            info,
-            base_url=str(self._client.base_url),
-            credential_error=credential_error,
-            key_source=key_source,
-        )
-        self.system_delivery: SystemDelivery = system_delivery or (
-            "in_place" if info.system_messages_mid_conversation else "user_turn"
-        )
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for ``responses.create``."""
