@@ -21,6 +21,7 @@ from pi_context.session.problems import ProblemLog
 from pi_context.session.validation import checked_entry
 
 __all__ = [
+    "CONTEXT_MAX_DEPTH",
     "ENTRY_TYPES",
     "MODEL_VISIBLE_ROLES",
     "UNREADABLE",
@@ -50,9 +51,26 @@ MODEL_VISIBLE_ROLES: Final = frozenset({"user", "assistant", "toolResult"})
 
 UNREADABLE: Final = "unreadable"
 """The type an entry takes when its line turns out not to be readable JSON once decoded (a
-torn line the fast scan let through, or one nested deeper than ``_json.MAX_DEPTH``). pi drops
-such a line; here it stays in the tree under this type, which nothing interprets, so it
+torn line the fast scan let through), or nests deeper than :data:`CONTEXT_MAX_DEPTH`. pi drops
+an unreadable line; here it stays in the tree under this type, which nothing interprets, so it
 contributes nothing, and its original bytes stay in the file."""
+
+CONTEXT_MAX_DEPTH: Final = 500
+"""The deepest an entry's JSON may nest (objects and arrays inside each other, the entry's own
+object counted) and still reach the context.
+
+Every line pi writes loads (up to ``_json.MAX_DEPTH``) and is kept, shown and exported. But a
+request goes out through encoders that recurse (the provider SDKs hand the body to the
+standard library's JSON encoder, which stops near Python's recursion limit, less the frames
+already on the stack: about 950 levels in a plain agent run), so an entry nested deeper is
+left out of the context, wherever it came from (a file, or a model reply stored in this
+process), and reported with its line; the session goes on without it. Half the encoder's
+reach leaves room for the frames of extensions and nested calls.
+"""
+
+_LEFT_OUT: Final = (
+    f"nested deeper than {CONTEXT_MAX_DEPTH} levels: left out of the context (the line is kept)"
+)
 
 # Keys that pi writes before ``id`` for these types (JS insertion order).
 _LEADING_KEYS: Final[dict[str, tuple[str, ...]]] = {
@@ -65,6 +83,31 @@ def iso_now() -> str:
     """An entry timestamp: ISO-8601 UTC with milliseconds, as ``new Date().toISOString()``."""
     now = datetime.now(UTC)
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def nests_deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` holds objects and arrays (tuples too) more than ``limit`` levels
+    inside each other (``[]`` is one level); iterative, so any depth is measured."""
+    containers = (dict, list, tuple)
+    if type(value) not in containers:
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        for child in item.values() if type(item) is dict else item:
+            if type(child) in containers:
+                stack.append((child, depth + 1))
+    return False
+
+
+def _too_deep(raw: bytes | None, value: Any) -> bool:
+    """Whether an entry nests deeper than :data:`CONTEXT_MAX_DEPTH` (its line, when known,
+    answers most cases: fewer brackets than the limit cannot nest deeper)."""
+    if raw is not None and raw.count(b"{") + raw.count(b"[") <= CONTEXT_MAX_DEPTH:
+        return False
+    return nests_deeper_than(value, CONTEXT_MAX_DEPTH)
 
 
 def _text(value: Any) -> str:
@@ -123,6 +166,18 @@ class Entry:
         :mod:`~pi_context.session.validation`) and its faults are logged.
         """
         if log is not None:
+            if _too_deep(raw, data):
+                parent = data.get("parentId")
+                entry = cls(
+                    _text(data.get("type")),
+                    _text(data.get("id")),
+                    parent if isinstance(parent, str) else None,
+                    raw=raw if raw is not None else _json.dumps(data),
+                    line=line,
+                    log=log,
+                )
+                entry._unreadable(_LEFT_OUT)
+                return entry
             data = _checked(data, line, log)
         message = data.get("message")
         role = message.get("role") if isinstance(message, dict) else None
@@ -196,15 +251,30 @@ class Entry:
         assert self._raw is not None
         try:
             value = _json.loads(self._raw)
-        except _json.JSONDepthError as exc:
-            return self._unreadable(f"{exc}: left out of the context (the line is kept)")
+        except _json.JSONDepthError:
+            return self._unreadable(_LEFT_OUT)
         except ValueError:
             return self._unreadable("not valid JSON (torn write?): skipped, as pi does")
         if not isinstance(value, dict):
             return self._unreadable("not a JSON object: skipped")
+        if _too_deep(self._raw, value):
+            return self._unreadable(_LEFT_OUT)
         if self._log is None:
             return value
         return _checked(value, self.line, self._log)
+
+    def leave_out_if_too_deep(self, log: ProblemLog, line: int | None) -> bool:
+        """For an entry made in this process (a stored model reply): when it nests deeper than
+        :data:`CONTEXT_MAX_DEPTH`, make it :data:`UNREADABLE` (left out of the context, as it
+        would be once read back from the file) and report it to ``log`` as ``line``. Its JSON
+        line is kept (written, forked, exported) unchanged. Returns whether it was left out."""
+        if self._data is None or self.type == UNREADABLE or not _too_deep(self._raw, self._data):
+            return False
+        _ = self.raw  # spelled from the data before the data is replaced
+        self._log = log
+        self.line = line
+        self._unreadable(_LEFT_OUT)
+        return True
 
     def _unreadable(self, why: str) -> dict[str, Any]:
         was = self.type

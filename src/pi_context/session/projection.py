@@ -318,11 +318,42 @@ class ProjectedEntry:
 
 def handed_out(message: _M) -> _M:
     """A deep copy of a stored message (a JSON round trip, the fastest deep copy of JSON data;
-    ``copy.deepcopy`` for anything JSON cannot carry)."""
+    for anything JSON cannot carry, or nested deeper than the decoder reads, a copy without
+    recursion: any depth is copied, never a ``RecursionError``)."""
     try:
         return cast(_M, _json.loads(_json.dumps(message)))
     except (TypeError, ValueError):
-        return copy.deepcopy(message)
+        return cast(_M, _deep_copy(message))
+
+
+def _deep_copy(value: Any) -> Any:
+    """A deep copy of dicts and lists (tuples become lists, as in the JSON round trip) at any
+    depth, with an explicit stack instead of recursion; other values go to ``copy.deepcopy``
+    one by one. A container met twice (shared or cyclic) is copied once, as ``deepcopy`` does."""
+    containers = (dict, list, tuple)
+    if type(value) not in containers:
+        return copy.deepcopy(value)
+    memo: dict[int, Any] = {}
+    pending: list[tuple[Any, Any]] = []
+
+    def copied(item: Any) -> Any:
+        if type(item) not in containers:
+            return copy.deepcopy(item)
+        made = memo.get(id(item))
+        if made is None:
+            made = memo[id(item)] = {} if type(item) is dict else []
+            pending.append((item, made))
+        return made
+
+    root = copied(value)
+    while pending:
+        original, made = pending.pop()
+        if type(original) is dict:
+            for key, item in original.items():
+                made[key] = copied(item)
+        else:
+            made.extend(copied(item) for item in original)
+    return root
 
 
 class HandedOutMessages(Sequence[AgentMessage]):
