@@ -51,6 +51,7 @@ __all__ = [
     "js_date_ms",
     "project_entry",
     "projection_of_path",
+    "stream_context",
 ]
 
 _M = TypeVar("_M", bound=Mapping[str, Any])
@@ -552,6 +553,25 @@ def projection_of_path(path: Sequence[Entry]) -> Projection:
     level, model = path_settings(path)
     leaf_id = path[-1].id if path else None
     return Projection(projected, messages, level, model, leaf_id)
+
+
+def stream_context(path: Sequence[Entry]) -> Iterator[tuple[Entry, AgentMessage]]:
+    """``(source entry, message)`` for every message of the projection of ``path``, in order,
+    projected entry by entry for a pass over a very long context (``pictx session context``).
+
+    An entry that was not decoded before is forgotten again (:meth:`Entry.forget`) once its
+    messages were handed on, so the pass keeps only the entries' lines, not their decoded
+    mappings; the messages yielded are the entries' own (read them, do not change them). The
+    thinking level and model are :func:`path_settings` of the same path.
+    """
+    context = build_context_entries(path)
+    edits = context_edits_by_target(context)
+    for index, entry in enumerate(context):
+        decoded = entry.is_decoded
+        for message in context_item(entry, index, edits).messages:
+            yield entry, message
+        if not decoded and entry.id not in edits:
+            entry.forget()
 
 
 # -- convert_to_llm -------------------------------------------------------------------------
