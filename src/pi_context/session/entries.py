@@ -203,9 +203,16 @@ class Entry:
         raw: bytes,
         line: int,
         log: ProblemLog | None,
+        *,
+        tail: bool = False,
     ) -> Entry:
-        """An entry from a line the loader scanned but did not decode (the fast path)."""
-        entry = cls.__new__(cls)
+        """An entry from a line the loader scanned but did not decode (the fast path).
+
+        With ``tail``, ``raw`` is the line without its head ``{"type":"T","id":"I",
+        "parentId":P,`` (all ASCII), which ``type``, ``id`` and ``parent_id`` spell again byte
+        for byte: a million small entries do not keep a million copies of what their fields
+        already hold."""
+        entry = (_TailEntry if tail else cls).__new__(_TailEntry if tail else cls)
         entry.type = type
         entry.id = id
         entry.parent_id = parent_id
@@ -247,17 +254,22 @@ class Entry:
         _ = self.data
         return self.type != UNREADABLE
 
-    def _decode(self) -> dict[str, Any]:
+    def _line(self) -> bytes:
+        """The entry's JSON line as read (see :class:`_TailEntry`)."""
         assert self._raw is not None
+        return self._raw
+
+    def _decode(self) -> dict[str, Any]:
+        line = self._line()
         try:
-            value = _json.loads(self._raw)
+            value = _json.loads(line)
         except _json.JSONDepthError:
             return self._unreadable(_LEFT_OUT)
         except ValueError:
             return self._unreadable("not valid JSON (torn write?): skipped, as pi does")
         if not isinstance(value, dict):
             return self._unreadable("not a JSON object: skipped")
-        if _too_deep(self._raw, value):
+        if _too_deep(line, value):
             return self._unreadable(_LEFT_OUT)
         if self._log is None:
             return value
@@ -268,7 +280,8 @@ class Entry:
         :data:`CONTEXT_MAX_DEPTH`, make it :data:`UNREADABLE` (left out of the context, as it
         would be once read back from the file) and report it to ``log`` as ``line``. Its JSON
         line is kept (written, forked, exported) unchanged. Returns whether it was left out."""
-        if self._data is None or self.type == UNREADABLE or not _too_deep(self._raw, self._data):
+        text = self._line() if self._raw is not None else None
+        if self._data is None or self.type == UNREADABLE or not _too_deep(text, self._data):
             return False
         _ = self.raw  # spelled from the data before the data is replaced
         self._log = log
@@ -277,6 +290,9 @@ class Entry:
         return True
 
     def _unreadable(self, why: str) -> dict[str, Any]:
+        if type(self) is not Entry and self._raw is not None:
+            self._raw = self._line()  # its head is spelled from the type, about to change
+            self.__class__ = Entry
         was = self.type
         self.type = UNREADABLE
         self.role = None
@@ -292,7 +308,7 @@ class Entry:
         if self._raw is None:
             assert self._data is not None
             self._raw = _json.dumps(self._data)
-        return self._raw
+        return self._line()
 
     @property
     def is_decoded(self) -> bool:
@@ -330,6 +346,25 @@ class Entry:
     def __repr__(self) -> str:
         role = f" {self.role}" if self.role else ""
         return f"<Entry {self.type}{role} {self.id} parent={self.parent_id}>"
+
+
+class _TailEntry(Entry):
+    """An entry the loader's fast scan read (see :meth:`Entry.scanned` with ``tail``): it keeps
+    its line without the head its ``type``, ``id`` and ``parent_id`` spell again, and rebuilds
+    the whole line, byte for byte, when the line is needed. An entry whose type changes (an
+    unreadable line) keeps its whole line and becomes a plain :class:`Entry`."""
+
+    __slots__ = ()
+
+    def _line(self) -> bytes:
+        assert self._raw is not None
+        parent = self.parent_id
+        return b'{"type":"%b","id":"%b","parentId":%b,%b' % (
+            self.type.encode("ascii"),
+            self.id.encode("ascii"),
+            b"null" if parent is None else b'"%b"' % parent.encode("ascii"),
+            self._raw,
+        )
 
 
 def _checked(data: dict[str, Any], line: int | None, log: ProblemLog) -> dict[str, Any]:
