@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from pi_context import storage
+from pi_context.cli.app import AppAgent
+from pi_context.cli.session_replacement import INVALID_FORK_ENTRY, SwitchCancelled, fork_messages
 from pi_context.export import SessionDocument, default_html_name, export_html
 from pi_context.messages import AgentMessage, ImageContent
 from pi_context.model import ModelInfo
@@ -475,8 +477,7 @@ class CommandHandlers:
     async def cmd_new_session(self, command: Command) -> Any:
         parent = _string(command, "parentSession", required=False)
         app = self.rt.app
-        await self.rt.replace(lambda: app.new_session(parent))
-        return {"cancelled": False}
+        return await self._replace(lambda: app.new_session(parent))
 
     async def cmd_switch_session(self, command: Command) -> Any:
         raw = _string(command, "sessionPath")
@@ -490,41 +491,51 @@ class CommandHandlers:
                 f"Session file: {path}\nCurrent working directory: {os.getcwd()}"
             )
         app = self.rt.app
-        await self.rt.replace(lambda: app.open_session(path))
-        return {"cancelled": False}
+        return await self._replace(lambda: app.open_session(path))
 
     async def cmd_fork(self, command: Command) -> Any:
         entry_id = _string(command, "entryId")
         session = self.rt.agent.session
         entry = session.get(entry_id) if entry_id is not None else None
         if entry is None or entry.type != "message" or entry.role != "user":
-            raise RpcCommandError("Invalid entry ID for forking")
-        if session.file_path is None or not session.is_persisted:
-            raise RpcCommandError(_NOT_SAVED)
-        text = _user_text(entry.data.get("message") or {})
+            raise RpcCommandError(INVALID_FORK_ENTRY)
+        self._refuse_unsaved()
         app = self.rt.app
-        await self.rt.replace(lambda: app.fork_session(entry.parent_id))
-        return {"text": text, "cancelled": False}
+        text: list[str] = []
+
+        async def fork() -> AppAgent:
+            forked, editor_text = await app.fork_before(entry.id)
+            text.append(editor_text)
+            return forked
+
+        result = await self._replace(fork)
+        return {"text": text[0], "cancelled": False} if text else result
 
     async def cmd_clone(self, command: Command) -> Any:
-        session = self.rt.agent.session
-        leaf = session.leaf_id
-        if leaf is None:
+        if self.rt.agent.session.leaf_id is None:
             raise RpcCommandError("Cannot clone session: no current entry selected")
-        if session.file_path is None or not session.is_persisted:
-            raise RpcCommandError(_NOT_SAVED)
+        self._refuse_unsaved()
         app = self.rt.app
-        await self.rt.replace(lambda: app.fork_session(leaf))
+        return await self._replace(app.clone)
+
+    def _refuse_unsaved(self) -> None:
+        """pi forks and clones only a session whose file exists (an in-memory one is copied
+        in memory)."""
+        session = self.rt.agent.session
+        if session.file_path is not None and not session.is_persisted:
+            raise RpcCommandError(_NOT_SAVED)
+
+    async def _replace(self, make: Callable[[], Awaitable[AppAgent]]) -> dict[str, Any]:
+        """Replace the session; ``{"cancelled": true}`` when an extension said no."""
+        try:
+            await self.rt.replace(make)
+        except SwitchCancelled:
+            return {"cancelled": True}
         return {"cancelled": False}
 
     async def cmd_get_fork_messages(self, command: Command) -> Any:
-        out = []
-        for entry in self.rt.agent.session.entries:
-            if entry.type == "message" and entry.role == "user":
-                text = _user_text(entry.data.get("message") or {})
-                if text:
-                    out.append({"entryId": entry.id, "text": text})
-        return {"messages": out}
+        rows = fork_messages(self.rt.agent.session)
+        return {"messages": [{"entryId": row.entry_id, "text": row.text} for row in rows]}
 
     async def cmd_get_entries(self, command: Command) -> Any:
         session = self.rt.agent.session
