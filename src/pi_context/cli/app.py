@@ -39,7 +39,7 @@ from pi_context.tokens import estimate_tokens
 if TYPE_CHECKING:
     from pi_context.providers.models import ModelRegistry
 
-__all__ = ["AppAgent", "AppConfig", "resolve_cli_model"]
+__all__ = ["AppAgent", "AppConfig", "ModelCycle", "resolve_cli_model"]
 
 
 def resolve_cli_model(
@@ -278,6 +278,16 @@ class AppConfig:
         return agent
 
 
+@dataclass(frozen=True, slots=True)
+class ModelCycle:
+    """Where a model cycle went (RPC ``cycle_model``'s answer)."""
+
+    model: ModelInfo
+    thinking_level: str
+    is_scoped: bool
+    """A scope (``--models`` / ``enabledModels``) decided the list."""
+
+
 class AppAgent:
     """An :class:`AgentSession` plus the application: implements ``AgentHost``."""
 
@@ -363,6 +373,18 @@ class AppAgent:
     def cycle_model(self, *, forward: bool = True) -> str:
         """Ctrl+P: the next model of the scope (else of the available models), with pi's
         level rule; returns the status text."""
+        cycled = self.cycle(forward=forward)
+        if cycled is None:
+            return "Only one model in scope" if self.config.scope else "Only one model available"
+        info, level = cycled.model, cycled.thinking_level
+        suffix = f" (thinking: {level})" if info.reasoning and level != "off" else ""
+        return f"Switched to {info.name or info.id}{suffix}"
+
+    def cycle(self, *, forward: bool = True) -> ModelCycle | None:
+        """Switch to the next (previous) model as pi cycles (spec §4.5): the scope's entries
+        that have a key (``--models`` / ``enabledModels``), else every available model; the
+        scope entry's level, else pi's model-switch level rule. ``None`` when there is nothing
+        to switch to. Extensions get ``model_select`` with source ``cycle``."""
         from pi_context.providers import models
 
         registry = models.load_registry(self.config.agent_dir)
@@ -373,13 +395,11 @@ class AppAgent:
         current = f"{info.provider}/{info.id}" if info is not None else None
         target = next_model_key(keys, current, forward=forward)
         if target is None:
-            return "Only one model in scope" if scope else "Only one model available"
+            return None
         scoped = next((s.level for s in scope if s.key == target), None)
         model = registry.create(available[target])
-        level = self.agent.switch_model(model, scoped_level=scoped)
-        name = model.info.name or model.info.id
-        suffix = f" (thinking: {level})" if model.info.reasoning and level != "off" else ""
-        return f"Switched to {name}{suffix}"
+        level = self.agent.switch_model(model, scoped_level=scoped, source="cycle")
+        return ModelCycle(model.info, level, is_scoped=bool(scope))
 
     def cycle_thinking_level(self) -> str | None:
         """The next supported level (recorded); ``None`` when the model cannot think."""
