@@ -108,5 +108,6 @@ def test_session_id_with_no_session_stays_in_memory(world: ReplayWorld) -> None:
     assert done.returncode == 0, done.stderr
     assert "Warning" not in done.stderr
     header = json.loads(done.stdout.splitlines()[0])
-    assert header["type"] == "session" and header["id"] == "mem-1"
+    assert header["type"] == "session"
+    assert header["id"] == "mem-1"
     assert world.sessions() == []

@@ -257,6 +257,18 @@ class AgentSession:
             ModelSelectEvent(model.info, previous.info if previous is not None else None, source)
         )
 
+    def refresh_model(self, model: Model) -> None:
+        """The same model with other credentials (after ``/login``): nothing is recorded and
+        extensions are not told; a different model goes through :meth:`set_model`."""
+        current = self._state.model
+        if current is None or (current.info.provider, current.info.id) != (
+            model.info.provider,
+            model.info.id,
+        ):
+            self.set_model(model)
+            return
+        self._state.model = model
+
     @property
     def thinking_level(self) -> str:
         """The level in effect: the branch's last ``thinking_level_change`` (``off`` without)."""

@@ -129,6 +129,22 @@ class AgentHost(Protocol):
 
     def session_dir(self) -> Path | None: ...
 
+    def login_providers(self) -> list[str]:
+        """Providers ``/login`` can store a key for."""
+        ...
+
+    def stored_logins(self) -> list[str]:
+        """Providers with a credential in auth.json."""
+        ...
+
+    def login(self, provider: str, key: str) -> Path:
+        """Store ``key`` for ``provider`` in auth.json (mode 0600); returns the file."""
+        ...
+
+    def logout(self, provider: str) -> bool:
+        """Remove ``provider``'s stored credential; ``False`` when there was none."""
+        ...
+
     def project_trust(self) -> ProjectTrust: ...
 
     async def new_session(self, parent_session: str | None = None) -> AgentHost:

@@ -31,6 +31,7 @@ from pi_context.extensions import RegisteredCommand
 from pi_context.extensions.events import SessionReason
 from pi_context.model import Model, ModelInfo
 from pi_context.model.thinking import cycle_thinking_level
+from pi_context.providers.auth_store import AuthStore
 from pi_context.resources.settings import load_settings
 from pi_context.resources.trust import TRUST_FILE_NAME, TrustStore
 from pi_context.session.store import Session
@@ -408,6 +409,46 @@ class AppAgent:
             return None
         level = cycle_thinking_level(model.info, self.agent.thinking_level)
         return self.agent.set_thinking_level(level) if level is not None else None
+
+    # -- stored credentials (auth.json) -----------------------------------------------------------
+
+    def _auth(self) -> AuthStore:
+        return AuthStore.in_agent_dir(Path(self.config.agent_dir))
+
+    def login_providers(self) -> list[str]:
+        from pi_context.providers import models
+
+        return [p for p in models.load_registry(self.config.agent_dir).providers() if p != "local"]
+
+    def stored_logins(self) -> list[str]:
+        return self._auth().providers()
+
+    def login(self, provider: str, key: str) -> Path:
+        store = self._auth()
+        store.set_api_key(provider, key)
+        self._refresh_credentials(provider)
+        return store.path
+
+    def logout(self, provider: str) -> bool:
+        removed = self._auth().remove(provider)
+        if removed:
+            self._refresh_credentials(provider)
+        return removed
+
+    def _refresh_credentials(self, provider: str) -> None:
+        """After ``/login`` or ``/logout``: the current model of ``provider`` picks up the
+        credentials now in effect (a ``--api-key`` of this run still wins)."""
+        from pi_context.providers import models
+
+        model = self.agent.model_or_none
+        if model is None or model.info.provider != provider:
+            return
+        if getattr(model, "key_source", None) == "--api-key":
+            return
+        registry = models.load_registry(self.config.agent_dir)
+        entry = registry.find(provider, model.info.id)
+        if entry is not None:
+            self.agent.refresh_model(registry.create(entry))
 
     def session_dir(self) -> Path | None:
         if self.agent.session.file_path is not None:

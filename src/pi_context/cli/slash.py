@@ -53,8 +53,8 @@ class Shell(Protocol):
     console: Console
     cwd: Path
 
-    async def ask(self, question: str, default: str = "") -> str:
-        """Read one line from the user (empty on cancel)."""
+    async def ask(self, question: str, default: str = "", *, secret: bool = False) -> str:
+        """Read one line from the user (empty on cancel); a ``secret`` is not echoed."""
         ...
 
     async def send(self, text: str) -> None:
@@ -486,6 +486,53 @@ async def _clone(shell: Shell, _args: str) -> None:
     shell.console.print(Text(CLONED, style="green"))
 
 
+async def _login(shell: Shell, args: str) -> None:
+    """``/login [provider]``: store an API key for a provider in ``<agentDir>/auth.json``
+    (asked without echo). pictx runs no OAuth browser flow."""
+    known = shell.agent.login_providers()
+    info = shell.agent.model_info()
+    current = info.provider if info is not None and info.provider in known else ""
+    provider = args.strip()
+    if not provider:
+        hint = f" [{current}]" if current else ""
+        provider = (await shell.ask(f"Provider to store an API key for{hint}: ")).strip()
+        provider = provider or current
+    if not provider:
+        shell.console.print("Login cancelled.")
+        return
+    if provider not in known:
+        shell.console.print(
+            Text(f'Unknown provider "{provider}". Known providers: {", ".join(known)}', "red")
+        )
+        return
+    key = (await shell.ask(f"API key for {provider} (input hidden): ", secret=True)).strip()
+    if not key:
+        shell.console.print("Login cancelled.")
+        return
+    path = shell.agent.login(provider, key)
+    shell.console.print(Text(f"Stored an API key for {provider} in {path}.", style="green"))
+
+
+async def _logout(shell: Shell, args: str) -> None:
+    """``/logout [provider]``: remove a provider's stored credential from auth.json."""
+    stored = shell.agent.stored_logins()
+    provider = args.strip()
+    if not provider:
+        if not stored:
+            shell.console.print("No stored credentials.")
+            return
+        default = stored[0] if len(stored) == 1 else ""
+        hint = f" [{default}]" if default else f" ({', '.join(stored)})"
+        provider = (await shell.ask(f"Log out of which provider{hint}: ")).strip() or default
+    if not provider:
+        shell.console.print("Logout cancelled.")
+        return
+    if shell.agent.logout(provider):
+        shell.console.print(Text(f"Removed the stored credential for {provider}.", "green"))
+    else:
+        shell.console.print(Text(f"No stored credential for {provider}."))
+
+
 COMMANDS: dict[str, SlashCommand] = {
     c.name: c
     for c in (
@@ -504,6 +551,8 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("resume", "/resume", "resume a saved session of this project", _resume),
         SlashCommand("fork", "/fork", "new session from before an earlier message", _fork),
         SlashCommand("clone", "/clone", "new session holding the current path", _clone),
+        SlashCommand("login", "/login [provider]", "store an API key in auth.json", _login),
+        SlashCommand("logout", "/logout [provider]", "remove a stored credential", _logout),
         SlashCommand("help", "/help", "this list", _help),
         SlashCommand("quit", "/quit", "leave (also /exit, Ctrl-D)", _quit),
     )
