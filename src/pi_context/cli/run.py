@@ -316,6 +316,8 @@ def _list_models(search: str | None) -> int:
     registry = models.load_registry(paths.agent_dir())
     if registry.errors:
         echo("Warning: errors loading models.json:\n" + "\n".join(registry.errors), err=True)
+    for problem in registry.auth.warnings if registry.auth is not None else ():
+        echo(f"Warning: {problem}", err=True)
     available = [entry.info for entry in registry.available()]
     if not available:
         echo(
