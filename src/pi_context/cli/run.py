@@ -420,7 +420,9 @@ async def _run(
             try:
                 return await shell.run(prompts)
             finally:
-                if shell.agent is not host:
+                if isinstance(shell.agent, AppAgent) and shell.agent is not host:
+                    await shell.agent.agent.aclose()  # extensions get session_shutdown
+                elif shell.agent is not host:
                     shell.agent.close()
         if protocol_out is not None:
             return await _serve_rpc(app, protocol_out)

@@ -24,15 +24,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pi_context import storage
 from pi_context.agent.session import AgentSession
 from pi_context.errors import PiContextError
+from pi_context.extensions.events import SessionReason
+from pi_context.model import Model
 from pi_context.session.store import Session
-
-if TYPE_CHECKING:
-    from pi_context.cli.app import AppConfig
 
 __all__ = [
     "CLONED",
@@ -41,6 +40,7 @@ __all__ = [
     "NOTHING_TO_CLONE",
     "NO_FORK_MESSAGES",
     "ForkMessage",
+    "SessionFactory",
     "SwitchCancelled",
     "clone",
     "fork_before",
@@ -55,6 +55,35 @@ FORKED = "Forked to new session"
 NOTHING_TO_CLONE = "Nothing to clone yet"
 NO_FORK_MESSAGES = "No messages to fork from"
 INVALID_FORK_ENTRY = "Invalid entry ID for forking"
+
+
+class SessionFactory(Protocol):
+    """How new sessions of this process are made (:class:`pi_context.cli.app.AppConfig`)."""
+
+    @property
+    def session_dir(self) -> Path | None: ...
+
+    def session_options(self) -> dict[str, Any]: ...
+
+    async def create(
+        self,
+        model: Model | None,
+        *,
+        cwd: str | None = None,
+        parent_session: str | None = None,
+        session_id: str | None = None,
+        start_reason: SessionReason = "startup",
+        previous_session_file: str | None = None,
+    ) -> AgentSession: ...
+
+    async def open(
+        self,
+        path: Path,
+        model: Model | None,
+        *,
+        start_reason: SessionReason | None = None,
+        previous_session_file: str | None = None,
+    ) -> AgentSession: ...
 
 
 class SwitchCancelled(PiContextError):
@@ -99,7 +128,7 @@ def _file(agent: AgentSession) -> str | None:
 
 
 async def new_session(
-    agent: AgentSession, config: AppConfig, *, parent_session: str | None = None
+    agent: AgentSession, config: SessionFactory, *, parent_session: str | None = None
 ) -> AgentSession:
     """``/new``: a fresh session in the same directory and with the same model."""
     if await agent.before_switch("new"):
@@ -115,7 +144,7 @@ async def new_session(
     )
 
 
-async def open_session(agent: AgentSession, config: AppConfig, path: Path) -> AgentSession:
+async def open_session(agent: AgentSession, config: SessionFactory, path: Path) -> AgentSession:
     """``/resume``: the session file ``path`` (it runs in the directory its header names)."""
     if await agent.before_switch("resume", str(path)):
         raise SwitchCancelled("Session switch cancelled by an extension")
@@ -127,7 +156,7 @@ async def open_session(agent: AgentSession, config: AppConfig, path: Path) -> Ag
 
 
 async def fork_before(
-    agent: AgentSession, config: AppConfig, entry_id: str
+    agent: AgentSession, config: SessionFactory, entry_id: str
 ) -> tuple[AgentSession, str]:
     """``/fork``: a new session holding the path before the user message ``entry_id``, and
     that message's text (for the editor). Raises :class:`PiContextError` (``Invalid entry ID
@@ -152,7 +181,7 @@ async def fork_before(
     return await _replace_with_copy(agent, config, entry.parent_id), text
 
 
-async def clone(agent: AgentSession, config: AppConfig) -> AgentSession:
+async def clone(agent: AgentSession, config: SessionFactory) -> AgentSession:
     """``/clone``: a new session holding the whole current path. Raises
     :class:`PiContextError` (``Nothing to clone yet``) when the session has no entry."""
     leaf = agent.session.leaf_id
@@ -163,7 +192,9 @@ async def clone(agent: AgentSession, config: AppConfig) -> AgentSession:
     return await _replace_with_copy(agent, config, leaf)
 
 
-async def _replace_with_copy(agent: AgentSession, config: AppConfig, leaf_id: str) -> AgentSession:
+async def _replace_with_copy(
+    agent: AgentSession, config: SessionFactory, leaf_id: str
+) -> AgentSession:
     """End ``agent`` and run on a copy of its root→``leaf_id`` path (same directory)."""
     session = agent.session
     previous = _file(agent)
