@@ -118,16 +118,16 @@ class RpcAgent:
             if left <= 0:
                 raise AgentTimeout(f"no reply within {timeout:.0f}s")
             try:
-                record = self._records.get(timeout=left)
+                arrived = self._records.get(timeout=left)
             except queue.Empty:
                 continue
-            if record is None:
+            if arrived is None:
                 self._records.put(None)  # stays at the end for later waits
                 code = self.proc.wait()
                 raise AgentDied(f"exited with {code}")
-            if wanted(record):
-                return record
-            self._held.append(record)
+            if wanted(arrived):
+                return arrived
+            self._held.append(arrived)
 
     # -- commands -------------------------------------------------------------------------------
 
