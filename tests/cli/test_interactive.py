@@ -300,7 +300,7 @@ def test_session_commands_name_label_model_fork_new_resume(terminal: Any, tmp_pa
     term.say("/fork")
     term.expect("Fork before message #")
     term.say("2")
-    term.expect("Forked into")
+    term.expect("Forked to new session")
     term.expect(PROMPT)
     term.say("")  # the forked message is back in the editor: send it
     term.expect("B2")

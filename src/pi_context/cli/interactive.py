@@ -159,10 +159,11 @@ class InteractiveShell:
 
     # -- Shell protocol ----------------------------------------------------------------------
 
-    async def ask(self, question: str, default: str = "") -> str:
+    async def ask(self, question: str, default: str = "", *, secret: bool = False) -> str:
         session: PromptSession[str] = PromptSession(input=self._input, output=self._prompt.output)
         try:
-            return await session.prompt_async(question, default=default)
+            # a secret is shown as asterisks and kept out of the input history
+            return await session.prompt_async(question, default=default, is_password=secret)
         except (KeyboardInterrupt, EOFError):
             return ""
 
