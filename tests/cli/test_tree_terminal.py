@@ -88,6 +88,11 @@ def _message(entries: list[dict[str, Any]], text: str) -> dict[str, Any]:
 def test_filter_search_label_and_select_a_user_message(world: ReplayWorld, term: Any) -> None:
     world.server.add(text_reply("First answer."), text_reply("Second answer."))
     world.server.add(text_reply("Answer again."))
+    tools = world.project.parent / "bin"  # a clipboard tool of our own, first on PATH
+    tools.mkdir()
+    (tools / "xclip").write_text(f'#!/bin/sh\ncat > "{tools}/copied"\n', encoding="utf-8")
+    (tools / "xclip").chmod(0o755)
+    world.env["PATH"] = f"{tools}:{world.env['PATH']}"
     t = term()
     t.send("/tree" + ENTER)
     t.expect("No entries in session")
@@ -102,6 +107,8 @@ def test_filter_search_label_and_select_a_user_message(world: ReplayWorld, term:
     t.expect("Label (empty to remove):")
     t.send("start" + ENTER)
     t.expect("Label set: start")
+    t.send("\x18")  # Ctrl+X
+    t.expect("to clipboard")  # the screen redraws only what changed: the end of the notice
     t.send(ENTER)
     t.expect("Summarize branch?")
     t.send(ENTER)  # No summary
@@ -111,6 +118,7 @@ def test_filter_search_label_and_select_a_user_message(world: ReplayWorld, term:
     t.expect("Answer again.")
     t.expect("›")
     t.quit()
+    assert (tools / "copied").read_text(encoding="utf-8") == "first question"
     entries = world.entries()
     first = _message(entries, "first question")
     label = next(e for e in entries if e["type"] == "label")
