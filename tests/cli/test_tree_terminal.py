@@ -26,11 +26,11 @@ def world(tmp_path: Any) -> Iterator[ReplayWorld]:
 
 
 class Term:
-    def __init__(self, world: ReplayWorld) -> None:
+    def __init__(self, world: ReplayWorld, model: str) -> None:
         self.world = world
         self.child = pexpect.spawn(
             PICTX[0],
-            [*PICTX[1:], "--model", "replay/tiny"],
+            [*PICTX[1:], "--model", model],
             cwd=str(world.project),
             env={**world.env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
             encoding="utf-8",
@@ -70,8 +70,8 @@ class Term:
 def term(world: ReplayWorld) -> Iterator[Term]:
     started: list[Term] = []
 
-    def start() -> Term:
-        started.append(Term(world))
+    def start(model: str = "replay/tiny") -> Term:
+        started.append(Term(world, model))
         return started[-1]
 
     yield start  # type: ignore[misc]
@@ -185,3 +185,33 @@ def test_already_here_filter_setting_and_skip_prompt(world: ReplayWorld, term: A
     entries = world.entries()
     assert not any(e["type"] == "branch_summary" for e in entries)
     assert len(world.server.requests) == 2
+
+
+def test_esc_while_the_summary_is_written_cancels_it_and_reopens_the_tree(
+    world: ReplayWorld, term: Any
+) -> None:
+    # the scripted model (a testing aid of the CLI) can take its time, so Esc lands mid-summary
+    script = world.project.parent / "replies.json"
+    slow = {"text": "NEVER STORED", "delay": 30}
+    script.write_text(json.dumps(["First answer.", "Second answer.", slow]), encoding="utf-8")
+    t = term(f"scripted:{script}")
+    t.ask("first question", "First answer.")
+    t.ask("second question", "Second answer.")
+    leaf = world.entries()[-1]["id"]
+    t.open_tree()
+    t.send(UP)
+    t.send(UP)
+    t.send(ENTER)
+    t.expect("Summarize branch?")
+    t.send(DOWN)
+    t.send(ENTER)
+    t.expect("Summarizing branch")
+    t.send(ESC)
+    t.expect("Branch summarization cancelled")
+    t.expect("Session tree")  # open again
+    t.send(ESC)
+    t.expect("›")
+    t.quit()
+    entries = world.entries()
+    assert not any(e["type"] == "branch_summary" for e in entries)
+    assert entries[-1]["id"] == leaf
