@@ -8,7 +8,7 @@ implement it with fakes.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -112,6 +112,10 @@ class AgentHost(Protocol):
         ...
 
     def available_models(self) -> list[str]: ...
+
+    def settings_data(self) -> Mapping[str, Any]:
+        """The merged settings in effect (global, then trusted project)."""
+        ...
 
     def switch_model(self, ref: str) -> None: ...
 

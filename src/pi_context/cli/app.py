@@ -362,6 +362,9 @@ class AppAgent:
     def available_models(self) -> list[str]:
         return _model_names(self.config.agent_dir)
 
+    def settings_data(self) -> Mapping[str, Any]:
+        return self.agent.settings_data
+
     def switch_model(self, ref: str) -> None:
         model = self.config.model_resolver(ref, None)
         if model is None:

@@ -223,6 +223,13 @@ class InteractiveShell:
     def set_editor(self, text: str) -> None:
         self._editor = text
 
+    def editor_text(self) -> str:
+        return self._editor
+
+    def full_screen_io(self) -> tuple[Input, Output] | None:
+        # the prompts' own input: one parser sees every byte (see _key_input)
+        return self._prompt.app.input, self._prompt.output
+
     def request_quit(self) -> None:
         self._quit = True
 

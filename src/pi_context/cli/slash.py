@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from prompt_toolkit.input import Input
+from prompt_toolkit.output import Output
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -71,6 +73,14 @@ class Shell(Protocol):
 
     def set_editor(self, text: str) -> None:
         """Pre-fill the next input line."""
+        ...
+
+    def editor_text(self) -> str:
+        """What the next input line is pre-filled with."""
+        ...
+
+    def full_screen_io(self) -> tuple[Input, Output] | None:
+        """The terminal for full-screen selectors; ``None`` for line-by-line use."""
         ...
 
     def request_quit(self) -> None: ...
@@ -315,16 +325,27 @@ async def _label(shell: Shell, args: str) -> None:
     shell.console.print(f"Label of {escape(target)}: {escape(text or '(cleared)')}")
 
 
-async def _tree(shell: Shell, _args: str) -> None:
+async def _tree(shell: Shell, args: str) -> None:
+    """``/tree``: the full-screen selector in a terminal; ``/tree <id|#>`` (or a shell without
+    a terminal) moves line by line."""
+    terminal = None if args else shell.full_screen_io()
+    if terminal is not None:
+        from pi_context.cli.tree_command import run_tree_selector
+
+        await run_tree_selector(shell, *terminal)
+        return
     agent = shell.agent
     doc = document_of(agent)
     rows = tree_rows(doc)
     if not rows:
         shell.console.print("The session is empty.")
         return
-    for index, (_, line) in enumerate(rows, start=1):
-        shell.console.print(Text(f"{index:>3} {line}"), soft_wrap=True)
-    choice = (await shell.ask("Go to # or id (L <#> <text> labels; empty cancels): ")).strip()
+    if args:
+        choice = args
+    else:
+        for index, (_, line) in enumerate(rows, start=1):
+            shell.console.print(Text(f"{index:>3} {line}"), soft_wrap=True)
+        choice = (await shell.ask("Go to # or id (L <#> <text> labels; empty cancels): ")).strip()
     if not choice:
         return
     if choice[:2].lower() == "l ":
@@ -337,6 +358,8 @@ async def _tree(shell: Shell, _args: str) -> None:
         shell.console.print(f"Label of {escape(target)}: {escape(text.strip() or '(cleared)')}")
         return
     target = _pick(rows, choice)
+    if target is None and agent.session.get(choice) is not None:
+        target = choice  # an entry the listing leaves out (a model change, a label, …)
     if target is None:
         shell.console.print("[red]No such entry.[/red]")
         return
@@ -366,7 +389,7 @@ async def _tree(shell: Shell, _args: str) -> None:
         label, lambda: agent.navigate(target, summarize=summarize, instructions=instructions)
     )
     editor = getattr(result, "editor_text", None)
-    if isinstance(editor, str) and editor:
+    if isinstance(editor, str) and editor and not shell.editor_text():
         shell.set_editor(editor)
     summary_id = getattr(result, "summary_entry_id", None)
     note = f" (branch summary {summary_id})" if summary_id else ""
@@ -539,7 +562,9 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand(
             "compact", "/compact [instructions]", "summarize older messages now", _compact
         ),
-        SlashCommand("tree", "/tree", "move in the session tree, label, summarize a branch", _tree),
+        SlashCommand(
+            "tree", "/tree [id]", "move in the session tree, label, summarize a branch", _tree
+        ),
         SlashCommand("reload", "/reload", "re-read settings, AGENTS.md, skills, prompts", _reload),
         SlashCommand("trust", "/trust", "save whether this project is trusted", _trust),
         SlashCommand("export", "/export [file.html|file.jsonl]", "export the session", _export),
