@@ -68,15 +68,40 @@ def _hostile(source: Path, folder: Path) -> list[Path]:
         write("typed", [*lines, json.dumps(entry).encode()])
         last = json.loads(lines[-1])
         labels = [
-            {"type": "label", "id": "lab00001", "parentId": last.get("id"), "timestamp": "x",
-             "targetId": last.get("id"), "label": "\x1b]52;c;aGk=\x07 mark"},
-            {"type": "session_info", "id": "inf00001", "parentId": "lab00001", "timestamp": "x",
-             "name": "  a\r\nname "},
-            {"type": "custom", "customType": "ext", "data": {"a": 1}, "id": "cus00001",
-             "parentId": "inf00001", "timestamp": "x"},
-            {"type": "message", "id": "dep00001", "parentId": "cus00001", "timestamp": "x",
-             "message": {"role": "user", "content": [{"type": "text", "text": "deep"}],
-                         "deep": json.loads("[" * 600 + "]" * 600)}},
+            {
+                "type": "label",
+                "id": "lab00001",
+                "parentId": last.get("id"),
+                "timestamp": "x",
+                "targetId": last.get("id"),
+                "label": "\x1b]52;c;aGk=\x07 mark",
+            },
+            {
+                "type": "session_info",
+                "id": "inf00001",
+                "parentId": "lab00001",
+                "timestamp": "x",
+                "name": "  a\r\nname ",
+            },
+            {
+                "type": "custom",
+                "customType": "ext",
+                "data": {"a": 1},
+                "id": "cus00001",
+                "parentId": "inf00001",
+                "timestamp": "x",
+            },
+            {
+                "type": "message",
+                "id": "dep00001",
+                "parentId": "cus00001",
+                "timestamp": "x",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "text", "text": "deep"}],
+                    "deep": json.loads("[" * 600 + "]" * 600),
+                },
+            },
         ]
         write("extras", [*lines, *(json.dumps(e).encode() for e in labels[:3])])
         write("deep", [*lines, *(json.dumps(e).encode() for e in labels)])
@@ -119,7 +144,9 @@ def test_same_output_on_hostile_variants(
 
 def test_the_index_is_used_for_ordinary_files() -> None:
     """Most test sessions are ordinary: the comparison above covers the indexed path."""
-    indexed = [p for p in FIXTURES if (index := ColumnIndex.open(p)) is not None and index.close() is None]
+    indexed = [
+        p for p in FIXTURES if (index := ColumnIndex.open(p)) is not None and index.close() is None
+    ]
     assert len(indexed) >= len(FIXTURES) // 2
 
 

@@ -272,29 +272,30 @@ class ColumnIndex:
     def roots(self) -> list[int]:
         return [p for p, parent in enumerate(self.parents) if parent < 0]
 
-    def context_positions(self, path: Sequence[int]) -> list[int]:
+    def context_positions(self, path: Sequence[int]) -> Sequence[int]:
         """The path positions that feed the context (pi's ``buildContextEntries``, as
-        :func:`~pi_context.session.projection.build_context_entries`, on positions)."""
+        :func:`~pi_context.session.projection.build_context_entries`, on positions; an array,
+        not a list of a million ints)."""
+        codes = self.type_codes
         compaction = self.type_names.index("compaction") if "compaction" in self.type_names else -1
         last = -1
         if compaction >= 0:
             for spot in range(len(path) - 1, -1, -1):
-                if self.type_codes[path[spot]] == compaction:
+                if codes[path[spot]] == compaction:
                     last = spot
                     break
         if last < 0:
-            return list(path)
+            return path
         first_kept = self.entry(path[last]).get("firstKeptEntryId")
         start: int | None = None
         if isinstance(first_kept, str):
             target = self.positions.get(first_kept)
             start = next((i for i in range(last) if path[i] == target), None)
-        kept = (
-            []
-            if start is None
-            else [p for p in path[start:last] if not is_system_message(self.entry(p))]
-        )
-        return [path[last], *kept, *path[last + 1 :]]
+        out = array("i", [path[last]])
+        if start is not None:
+            out.extend(p for p in path[start:last] if not is_system_message(self.entry(p)))
+        out.extend(path[last + 1 :])
+        return out
 
     def context_edits(self, positions: Sequence[int]) -> dict[str, Entry]:
         """Target id → the winning ``context_edit`` among ``positions``."""
