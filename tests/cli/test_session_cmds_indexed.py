@@ -109,6 +109,9 @@ def _hostile(source: Path, folder: Path) -> list[Path]:
         branch["id"] = "bra00001"
         write("branch", [*lines, json.dumps(branch).encode()])
         write("no-newline", lines, b"")
+        header = json.loads(lines[0])
+        header["version"] = 4
+        write("future-version", [json.dumps(header).encode(), *lines[1:]])
     return out
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pi_context.errors import SessionError
 from pi_context.session import Entry, Session
 from pi_context.session.column_index import ColumnIndex, IndexedPath, stream_indexed_context
 from pi_context.session.projection import stream_context
@@ -178,3 +179,17 @@ def test_line_endings(tmp_path: Path, ending: bytes) -> None:
     with _open(path) as index:
         assert [index.entry(p).id for p in range(len(index))] == ["a", "b"]
         assert list(index.line_numbers) == [4, 5]
+
+
+def test_a_rewritten_file_is_reported_with_the_line(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.jsonl", [_message("a", None, "x"), _message("b", "a", "y")])
+    with _open(path) as index:
+        path.write_text("")  # the same inode, emptied
+        with pytest.raises(SessionError, match=r"s\.jsonl:3: the file changed"):
+            index.entry(1)
+
+
+def test_a_later_version_is_kept(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.jsonl", [_message("a", None, "x")], version=4)
+    with _open(path) as index:
+        assert index.version == 4

@@ -4,6 +4,11 @@ Lines the loader skipped (malformed or torn) are printed to stderr as warnings; 
 turns them into an error. A file that is not a session fails with one line naming the file
 and line. Text from the file (names, labels, messages) is shown terminal-safe
 (:mod:`pi_context.cli.terminal_text`); ``--json`` output escapes control characters.
+
+An ordinary file is read through a :class:`~pi_context.session.column_index.ColumnIndex`
+(a few numbers per entry, lines re-read when printed: well under twice the file's size in
+memory however many entries it has); a file with anything to report or recover from is loaded
+as a full :class:`Session`, so both print the same.
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ from pi_context.cli.terminal_text import echo, json_for_terminal, terminal_safe
 from pi_context.errors import SessionFormatError, TreeError
 from pi_context.messages import AgentMessage, text_of
 from pi_context.session import Entry, ModelRef, Session, convert_to_llm
-from pi_context.session.codec import CURRENT_VERSION
 from pi_context.session.column_index import ColumnIndex, IndexedPath, stream_indexed_context
 from pi_context.session.projection import (
     path_settings,
@@ -201,7 +205,7 @@ def _indexed_facts(index: ColumnIndex) -> _Facts:
         kinds[f"message:{role}" if kind == "message" else kind] += count
     return _Facts(
         header=index.header,
-        version=CURRENT_VERSION,
+        version=index.version,
         legacy=False,
         cwd=cwd if isinstance(cwd, str) else None,
         name=index.name,

@@ -90,10 +90,12 @@ class ColumnIndex:
     Holds no line text and no :class:`Entry`: :meth:`entry` reads one back on demand.
     """
 
-    def __init__(self, path: Path, fd: int, header: dict[str, Any]) -> None:
+    def __init__(self, path: Path, fd: int, header: dict[str, Any], version: int) -> None:
         self.file = path
         self._fd = fd
         self.header = header
+        self.version = version
+        """The header's version (3 or later: older files are left to the full loader)."""
         self.offsets = array("q")
         """Byte offset of each entry's line."""
         self.lengths = array("i")
@@ -155,7 +157,7 @@ class ColumnIndex:
         version = header.get("version")
         if not isinstance(version, int) or isinstance(version, bool) or version < CURRENT_VERSION:
             raise _Unusual
-        index = cls(path, fd, header)
+        index = cls(path, fd, header, version)
         log = ProblemLog(where)
         positions = index.positions
         parents = index.parents
@@ -216,14 +218,22 @@ class ColumnIndex:
         return len(self.parents)
 
     def entry(self, position: int) -> Entry:
-        """The entry at ``position`` (file order), read from the file (a new object each call)."""
+        """The entry at ``position`` (file order), read from the file (a new object each call).
+
+        Raises :class:`~pi_context.errors.SessionError` naming the line when the line is no
+        longer what was indexed (the file was rewritten meanwhile; appends do not matter)."""
         length = self.lengths[position]
-        line = os.pread(self._fd, length, self.offsets[position])
-        if len(line) != length:
-            raise OSError(f"{self.file}: the file changed while it was read")
-        return Entry.from_data(
-            _decode_read(line, self.file), line=self.line_numbers[position], raw=line, log=self._log
-        )
+        number = self.line_numbers[position]
+        try:
+            line = os.pread(self._fd, length, self.offsets[position])
+            if len(line) != length:
+                raise _Unusual
+            data = _decode(line)
+        except (OSError, _Unusual) as exc:
+            raise SessionError(
+                "the file changed while it was read", path=self.file, line=number
+            ) from exc
+        return Entry.from_data(data, line=number, raw=line, log=self._log)
 
     def type_of(self, position: int) -> str:
         return self.type_names[self.type_codes[position]]
@@ -305,13 +315,6 @@ class ColumnIndex:
         return context_edits_by_target(
             self.entry(p) for p in positions if self.type_codes[p] == code
         )
-
-
-def _decode_read(line: bytes, path: Path) -> dict[str, Any]:
-    try:
-        return _decode(line)
-    except _Unusual as exc:
-        raise OSError(f"{path}: the file changed while it was read") from exc
 
 
 class IndexedPath(Sequence[Entry]):
