@@ -135,7 +135,9 @@ def test_fuzzy_score_prefers_whole_words_and_early_matches() -> None:
     assert fuzzy_score("snt", "claude-sonnet") is not None
     whole = fuzzy_score("sonnet", "claude-sonnet")
     spread = fuzzy_score("sonnet", "s-o-n-n-e-t")
-    assert whole is not None and spread is not None and whole < spread
+    assert whole is not None
+    assert spread is not None
+    assert whole < spread
     assert fuzzy_score("gpt mini", "openai gpt-5-mini") is not None
     assert fuzzy_score("gpt maxi", "openai gpt-5-mini") is None
 
@@ -143,5 +145,7 @@ def test_fuzzy_score_prefers_whole_words_and_early_matches() -> None:
 def test_one_line_makes_text_terminal_safe() -> None:
     assert one_line("two\nlines  here") == "two lines here"
     shown = one_line("name\x1b]52;c;aGk=\x07 \x1b[31mred\x1b[0m")
-    assert "\x1b" not in shown and "\x07" not in shown
-    assert "␛]52;c;aGk=␇" in shown and "red" in shown
+    assert "\x1b" not in shown
+    assert "\x07" not in shown
+    assert "␛]52;c;aGk=␇" in shown
+    assert "red" in shown

@@ -27,9 +27,11 @@ def _keys(picker: ModelPicker, query: str = "") -> list[str]:
 
 def test_exact_reference_needs_provider_id_or_a_unique_id() -> None:
     found = exact_model(CHOICES, "OpenAI/GPT-5")
-    assert found is not None and found.key == "openai/gpt-5"
+    assert found is not None
+    assert found.key == "openai/gpt-5"
     haiku = exact_model(CHOICES, "claude-haiku-4-5")
-    assert haiku is not None and haiku.key == "anthropic/claude-haiku-4-5"
+    assert haiku is not None
+    assert haiku.key == "anthropic/claude-haiku-4-5"
     assert exact_model(CHOICES, "gpt-5") is None  # two providers: the picker decides
     assert exact_model(CHOICES, "haiku") is None  # not exact
 
@@ -61,7 +63,8 @@ def test_without_a_scope_tab_says_so_and_lists_everything() -> None:
     picker = ModelPicker(CHOICES, scope=[], current=None, default=None)
     toggle = next(k for k in picker.bindings() if k.label == "Tab")
     outcome = toggle.action(None, "")
-    assert isinstance(outcome, Stay) and "No model scope" in outcome.status
+    assert isinstance(outcome, Stay)
+    assert "No model scope" in outcome.status
     assert picker.title() == "Select model (all)"
 
 

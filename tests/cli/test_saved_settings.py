@@ -34,7 +34,7 @@ def test_a_missing_file_is_created(tmp_path: Path) -> None:
 def test_a_broken_file_is_named_and_left_unchanged(tmp_path: Path, text: str) -> None:
     path = tmp_path / "settings.json"
     path.write_text(text)
-    with pytest.raises(SettingsError, match="settings.json"):
+    with pytest.raises(SettingsError, match=r"settings\.json"):
         update_global_settings(tmp_path, {"defaultThinkingLevel": "high"})
     assert path.read_text() == text
     assert [p.name for p in tmp_path.iterdir()] == ["settings.json"]  # no temporary left

@@ -62,7 +62,8 @@ def test_summary_matches_the_exact_reader(tmp_path: Path) -> None:
     path = _write(tmp_path / "s1.jsonl", ENTRIES)
     fast = summarize_session(path)
     exact = storage.read_session_info(path)
-    assert fast is not None and exact is not None
+    assert fast is not None
+    assert exact is not None
     assert fast.name == exact.name == "new name"
     assert fast.first_message == exact.first_message == "the first question"
     assert fast.message_count == exact.message_count == 4

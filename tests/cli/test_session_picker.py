@@ -110,7 +110,8 @@ def test_rename_asks_for_a_name_and_ignores_a_blank_one() -> None:
     picker = _picker(actions)
     rename = next(k for k in picker.bindings() if k.label == "Ctrl+R")
     asked = rename.action(OTHER, "")
-    assert isinstance(asked, AskText) and asked.default == "Named one"
+    assert isinstance(asked, AskText)
+    assert asked.default == "Named one"
     assert asked.then("  ") == Stay("Name unchanged")
     assert asked.then(" Better name ") == Stay("Renamed to Better name")
     assert actions.renamed == [("other", "Better name")]
@@ -122,7 +123,8 @@ def test_delete_confirms_and_never_deletes_the_session_in_use() -> None:
     delete = next(k for k in picker.bindings() if k.label == "Ctrl+D")
     assert delete.action(OTHER, "") == Stay("The session in use cannot be deleted")
     asked = delete.action(ROOT, "")
-    assert isinstance(asked, Confirm) and "question root" in asked.question
+    assert isinstance(asked, Confirm)
+    assert "question root" in asked.question
     assert actions.deleted == []
     assert asked.then() == Stay("Session deleted")
     assert actions.deleted == ["root"]

@@ -2,10 +2,11 @@
 
 A session file can be megabytes of tool output; the picker needs its header, its name (the
 last ``session_info``), its first user message and how many user and assistant messages it
-holds. :func:`summarize_session` maps the file and finds these with byte searches (C speed,
-no line splitting), decoding only the header line, the first user message's line and the
-last ``session_info`` line. Files written with other JSON spacing than pi's compact form are
-read the slow, exact way (:func:`pi_context.storage.read_session_info`).
+holds. :func:`summarize_session` maps the file and walks its lines by their newlines (C
+speed), looking only at the first bytes of each line, where pi writes the entry's ``type`` and
+the message's ``role``; it decodes only the first user message's line and the last
+``session_info`` line. A line that does not start the way pi writes it is decoded whole, so
+the result is exact for any file, and fast for pi's.
 
 :class:`SessionLister` keeps summaries keyed by path, size and modification time, so
 reopening the picker, toggling its scope or renaming a session rereads only what changed.
@@ -25,12 +26,23 @@ from pi_context.session.reading import open_regular
 
 __all__ = ["SessionLister", "SessionSummary", "summarize_session"]
 
-_USER = (b'"role":"user"', b'"role": "user"')
-_ASSISTANT = (b'"role":"assistant"', b'"role": "assistant"')
-_INFO = (b'"type":"session_info"', b'"type": "session_info"')
-_ANY_ROLE = b'"role"'
-"""pi writes compact JSON; Python's default spacing is recognised too, anything else is read
-the exact way."""
+_HEAD = 512
+"""How much of a line is looked at to classify it: pi writes ``type``, ``id``, ``parentId``,
+``timestamp`` and then the message's ``role`` first, well within this."""
+_MESSAGE = b'{"type":"message",'
+_SESSION_INFO = b'{"type":"session_info",'
+_OTHER = b'{"type":"'
+_ROLE = b'"role":"'
+
+
+def _role(head: bytes) -> str | None:
+    """The message role pi writes first in a message line, else ``None`` (unknown layout)."""
+    at = head.find(_ROLE)
+    if at < 0:
+        return None
+    start = at + len(_ROLE)
+    end = head.find(b'"', start)
+    return head[start:end].decode("utf-8", "replace") if end > start else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,31 +66,6 @@ def _line_at(data: mmap.mmap | bytes, at: int) -> bytes:
     return data[start : end if end >= 0 else len(data)]
 
 
-def _count(data: mmap.mmap, needles: tuple[bytes, ...]) -> int:
-    found = 0
-    for needle in needles:
-        at = data.find(needle)
-        while at >= 0:
-            found += 1
-            at = data.find(needle, at + len(needle))
-    return found
-
-
-def _first_user(data: mmap.mmap) -> str:
-    """The text of the first user message that has text."""
-    for needle in _USER:
-        at = data.find(needle)
-        while at >= 0:
-            entry = _decoded(_line_at(data, at))
-            message = entry.get("message") if entry is not None else None
-            if isinstance(message, dict) and message.get("role") == "user":
-                text = _first_text(message)
-                if text:
-                    return text
-            at = data.find(needle, at + len(needle))
-    return ""
-
-
 def _decoded(line: bytes) -> dict[str, object] | None:
     try:
         value = _json.loads(line)
@@ -100,23 +87,6 @@ def _first_text(message: object) -> str:
     return ""
 
 
-def _slow(path: Path) -> SessionSummary | None:
-    info = storage.read_session_info(path)
-    if info is None:
-        return None
-    return SessionSummary(
-        path=info.path,
-        id=info.id,
-        cwd=info.cwd,
-        created=info.created,
-        modified=info.modified,
-        name=info.name,
-        first_message=info.first_message,
-        message_count=info.message_count,
-        parent_session=info.parent_session,
-    )
-
-
 def summarize_session(path: Path) -> SessionSummary | None:
     """The picker's view of ``path``; ``None`` when it is not a pi session file."""
     header = storage.read_header(path)
@@ -128,17 +98,7 @@ def summarize_session(path: Path) -> SessionSummary | None:
             if size == 0:
                 return None
             with mmap.mmap(raw.fileno(), size, access=mmap.ACCESS_READ) as data:
-                users = _count(data, _USER)
-                assistants = _count(data, _ASSISTANT)
-                if users + assistants == 0 and data.find(_ANY_ROLE) >= 0:
-                    return _slow(path)  # not pi's compact spelling: read it exactly
-                first = _first_user(data)
-                name: str | None = None
-                at = max(data.rfind(needle) for needle in _INFO)
-                if at >= 0:
-                    entry = _decoded(_line_at(data, at))
-                    value = entry.get("name") if entry is not None else None
-                    name = (value.strip() or None) if isinstance(value, str) else None
+                count, first, name = _scan(data, size)
     except (OSError, ValueError, SessionError):
         return None
     parent = header.get("parentSession")
@@ -150,9 +110,55 @@ def summarize_session(path: Path) -> SessionSummary | None:
         modified=stat.st_mtime,
         name=name,
         first_message=first,
-        message_count=users + assistants,
+        message_count=count,
         parent_session=parent if isinstance(parent, str) else None,
     )
+
+
+def _scan(data: mmap.mmap, size: int) -> tuple[int, str, str | None]:
+    """``(user + assistant messages, first user text, name)``, looking at the start of each
+    line only; a line whose start does not say what it is gets decoded whole."""
+    count = 0
+    first = ""
+    info_at = -1
+    at = data.find(b"\n") + 1  # the header line is read by read_header
+    while 0 < at < size:
+        end = data.find(b"\n", at)
+        end = size if end < 0 else end
+        head = data[at : min(end, at + _HEAD)]
+        if head.startswith(_MESSAGE):
+            kind_name, entry = "message", None
+        elif head.startswith(_SESSION_INFO):
+            kind_name, entry = "session_info", None
+        elif head.startswith(_OTHER):
+            kind_name, entry = None, None
+        elif head.strip():  # another spelling: read the line exactly
+            entry = _decoded(data[at:end])
+            value = entry.get("type") if entry is not None else None
+            kind_name = value if isinstance(value, str) else None
+        else:
+            kind_name, entry = None, None
+        if kind_name == "session_info":
+            info_at = at
+        elif kind_name == "message":
+            role = _role(head) if entry is None else None
+            if role is None:
+                entry = entry or _decoded(data[at:end])
+                message = entry.get("message") if entry is not None else None
+                found = message.get("role") if isinstance(message, dict) else None
+                role = found if isinstance(found, str) else ""
+            if role in ("user", "assistant"):
+                count += 1
+            if role == "user" and not first:
+                entry = entry or _decoded(data[at:end])
+                first = _first_text(entry.get("message") if entry is not None else None)
+        at = end + 1
+    name = None
+    if info_at >= 0:
+        entry = _decoded(_line_at(data, info_at))
+        value = entry.get("name") if entry is not None else None
+        name = (value.strip() or None) if isinstance(value, str) else None
+    return count, first, name
 
 
 class SessionLister:
