@@ -132,3 +132,38 @@ async def test_host_saves_scope_thinking_and_renames_and_deletes_sessions(
     agent.delete_session(first)
     assert not first.exists()
     assert [s.path for s in agent.sessions_here()] == [summary_second.path]
+
+
+async def test_resume_text_form_continues_a_session_whose_folder_is_gone(
+    tmp_path: Path, pipe: PipeInput
+) -> None:
+    shell, screen = await _shell(tmp_path, pipe, ScriptedModel([]))
+    sessions = tmp_path / "sessions"
+    sessions.mkdir(exist_ok=True)
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "gone-1",
+        "timestamp": "2026-01-05T10:00:00.000Z",
+        "cwd": str(tmp_path / "deleted"),
+    }
+    user = {
+        "type": "message",
+        "id": "00000001",
+        "parentId": None,
+        "timestamp": "2026-01-05T10:00:01.000Z",
+        "message": {"role": "user", "content": "an old question", "timestamp": 1},
+    }
+    old = sessions / "2026-01-05T10-00-00-000Z_gone-1.jsonl"
+    old.write_text(json.dumps(header) + "\n" + json.dumps(user) + "\n", encoding="utf-8")
+    pipe.send_text("1\r1\r")  # the first session; "Continue in <here>"
+    await run_slash(shell, "/resume")
+    text = screen.getvalue()
+    assert "an old question" in text
+    assert "The session's folder does not exist any more" in text
+    assert f"Continue in {tmp_path} (asks again next time)" in text
+    assert "Resumed 2026-01-05T10-00-00-000Z_gone-1.jsonl." in text
+    assert shell.agent.session.file_path == old
+    assert shell.cwd == tmp_path
+    assert shell.agent.project_trust().directory == str(tmp_path)  # its tools run here
+    assert json.loads(old.read_text().splitlines()[0])["cwd"] == str(tmp_path / "deleted")

@@ -1,9 +1,8 @@
 """``/hotkeys``: the key bindings of interactive mode and of its pickers, as a table.
 
 pictx has no ``keybindings.json`` (its keys are fixed), so the effective bindings are the ones
-listed here; the table is display only. Keep it in step with
-:mod:`pi_context.cli.interactive` and :mod:`pi_context.cli.list_picker`
-(a test checks that every prompt key bound there is listed).
+listed here; the table is display only. Keep it in step with the bindings of
+:mod:`pi_context.cli.interactive` and of the picker sources.
 """
 
 from __future__ import annotations

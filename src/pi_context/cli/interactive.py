@@ -12,6 +12,10 @@
   every queued message back into the next input line; an extension command finished with Enter
   runs at once, a built-in slash command when the answer ends, and text without Enter waits in
   the next input line.
+* Ctrl+P / Alt+P (Shift+Ctrl+P where the terminal reports it) cycle the model scope forward /
+  backward, Shift+Tab the thinking level; Ctrl+L opens the model picker. Slash commands that
+  choose something (``/model``, ``/resume``, ...) show a list picker
+  (:mod:`pi_context.cli.list_picker`) when the input is a terminal.
 * Esc or Ctrl-C during a run aborts it (a second press cancels outright; Esc first takes the
   queued messages back); Ctrl-C at the prompt clears the line, Ctrl-D or ``/quit`` leaves.
 """
@@ -255,7 +259,8 @@ class InteractiveShell:
         if agent is not self.agent:
             self.agent.close()
         self.agent = agent
-        self.cwd = Path(agent.session.cwd or self.cwd)
+        # where the session runs (its header cwd, or here when that folder is gone)
+        self.cwd = Path(agent.project_trust().directory or self.cwd)
         self._listen()
 
     def set_editor(self, text: str) -> None:
