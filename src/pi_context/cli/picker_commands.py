@@ -30,7 +30,7 @@ from pi_context.export.document import entry_preview
 
 if TYPE_CHECKING:
     from pi_context.cli.agent_api import AgentHost
-    from pi_context.cli.slash import Shell
+    from pi_context.cli.shell import Shell
 
 __all__ = [
     "choose_option",

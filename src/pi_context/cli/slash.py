@@ -10,10 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol, TypeVar
 
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -22,8 +19,9 @@ from pi_context import storage
 from pi_context.cli import picker_commands
 from pi_context.cli.agent_api import AgentHost, ProjectTrust
 from pi_context.cli.fork_picker import fork_messages
-from pi_context.cli.list_picker import PickerSource, one_line
+from pi_context.cli.list_picker import one_line
 from pi_context.cli.picker_commands import show_last_exchanges
+from pi_context.cli.shell import Shell
 from pi_context.cli.stats import cache_ratio, count_messages, format_tokens
 from pi_context.errors import PiContextError
 from pi_context.export import SessionDocument, export_file
@@ -42,44 +40,6 @@ __all__ = [
     "tree_rows",
 ]
 
-
-class Shell(Protocol):
-    """What slash commands need from the interactive controller."""
-
-    agent: AgentHost
-    console: Console
-    cwd: Path
-    pickers: bool
-    """Whether :meth:`pick` can show a picker (the input is a terminal)."""
-
-    async def pick(self, source: PickerSource[T], query: str = "") -> T | None:
-        """Show a list picker (see :mod:`pi_context.cli.list_picker`); ``None`` = cancelled."""
-        ...
-
-    async def ask(self, question: str, default: str = "") -> str:
-        """Read one line from the user (empty on cancel)."""
-        ...
-
-    async def send(self, text: str) -> None:
-        """Run ``text`` as a user prompt, rendering the events."""
-        ...
-
-    async def busy(self, label: str, work: Callable[[], Awaitable[Any]]) -> Any:
-        """Run ``work`` with a spinner and abort on Esc/Ctrl-C."""
-        ...
-
-    def switch(self, agent: AgentHost) -> None:
-        """Continue with another session."""
-        ...
-
-    def set_editor(self, text: str) -> None:
-        """Pre-fill the next input line."""
-        ...
-
-    def request_quit(self) -> None: ...
-
-
-T = TypeVar("T")
 
 Handler = Callable[[Shell, str], Awaitable[None]]
 
