@@ -7,9 +7,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pi_context.cli.fork_picker import ForkPicker, fork_messages
+from pi_context.cli.fork_picker import ForkPicker
 from pi_context.cli.hotkeys import HOTKEYS, hotkeys_table
 from pi_context.cli.list_picker import Close
+from pi_context.cli.session_replacement import fork_messages
 from pi_context.cli.thinking_picker import (
     LevelPick,
     ThinkingPicker,
@@ -53,15 +54,14 @@ def test_fork_lists_every_user_message_of_the_file_last_selected(tmp_path: Path)
     )
     session.move_leaf(first.id)  # a second branch from the first message
     session.append_message({"role": "user", "content": "three", "timestamp": 4})
-    messages = fork_messages(session.entries)
+    messages = fork_messages(session)
     assert [m.text for m in messages] == ["one", "two", "three"]
-    assert messages[0].parent_id is None
-    assert messages[2].parent_id == first.id
+    assert messages[0].entry_id == first.id
     picker = ForkPicker(messages)
     rows = picker.rows("")
     assert picker.initial(rows) == 2
     assert [row.value.text for row in picker.rows("tw")] == ["two"]
-    assert fork_messages([]) == []
+    assert picker.initial([]) == 0
 
 
 def test_hotkeys_table_lists_every_group_and_the_picker_keys() -> None:

@@ -1,40 +1,19 @@
 """``/fork``: choose the user message to fork before (spec agent-parity §5.3).
 
-Every user message of the session file is listed, oldest first, the last one selected.
-Choosing one starts a new session holding what came before it; its text goes back into the
-editor. With none: ``No messages to fork from``.
+The rows are the host's :meth:`~pi_context.cli.agent_api.AgentHost.fork_messages` (every user
+message of the session file, in file order), the last one selected. Choosing one starts a new
+session holding what came before it (the fork engine of
+:mod:`pi_context.cli.session_replacement`); its text goes back into the editor.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from pi_context.cli.list_picker import Close, Outcome, PickerKey, PickerRow, fuzzy_score
-from pi_context.export.document import text_of_content
-from pi_context.session.entries import Entry
+from pi_context.cli.session_replacement import ForkMessage
 
-__all__ = ["NO_FORK_MESSAGES", "ForkMessage", "ForkPicker", "fork_messages"]
-
-NO_FORK_MESSAGES = "No messages to fork from"
-
-
-@dataclass(frozen=True, slots=True)
-class ForkMessage:
-    entry_id: str
-    parent_id: str | None
-    text: str
-
-
-def fork_messages(entries: Iterable[Entry]) -> list[ForkMessage]:
-    """Every user message of the file, in file order (pi's ``get_fork_messages``)."""
-    found = []
-    for entry in entries:
-        message = entry.message
-        if entry.type == "message" and message is not None and message.get("role") == "user":
-            text = text_of_content(message.get("content"))
-            found.append(ForkMessage(entry.id, entry.parent_id, text))
-    return found
+__all__ = ["ForkPicker"]
 
 
 class ForkPicker:

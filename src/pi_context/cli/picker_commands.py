@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from pi_context.cli.fork_picker import NO_FORK_MESSAGES, ForkMessage, ForkPicker, fork_messages
+from pi_context.cli.fork_picker import ForkPicker
 from pi_context.cli.hotkeys import hotkeys_table
 from pi_context.cli.list_picker import OptionPicker, one_line
 from pi_context.cli.model_picker import ModelPicker, ScopeEditor, exact_model
 from pi_context.cli.session_list import SessionSummary
 from pi_context.cli.session_picker import SessionPicker
+from pi_context.cli.session_replacement import FORKED, NO_FORK_MESSAGES
 from pi_context.cli.thinking_picker import (
     ThinkingPicker,
     match_thinking_level,
@@ -122,7 +123,7 @@ async def thinking_command(shell: Shell, args: str) -> bool:
 
 
 async def fork_command(shell: Shell, args: str) -> bool:
-    messages = fork_messages(shell.agent.session.entries)
+    messages = shell.agent.fork_messages()
     if not messages:
         _say(shell, NO_FORK_MESSAGES)
         return True
@@ -130,17 +131,11 @@ async def fork_command(shell: Shell, args: str) -> bool:
         return False
     chosen = await shell.pick(ForkPicker(messages))
     if chosen is not None:
-        await fork_before(shell, chosen)
+        forked, text = await shell.agent.fork_before(chosen.entry_id)
+        shell.switch(forked)
+        shell.set_editor(text)
+        _say(shell, FORKED, "green")
     return True
-
-
-async def fork_before(shell: Shell, chosen: ForkMessage) -> None:
-    """A new session holding what came before ``chosen``; its text back in the editor."""
-    forked = await shell.agent.fork_session(chosen.parent_id)
-    shell.switch(forked)
-    shell.set_editor(chosen.text)
-    where = forked.session.file_path
-    _say(shell, "Forked to new session" + (f" ({where.name})" if where else ""), "green")
 
 
 async def choose_option(shell: Shell, question: str, options: Sequence[str]) -> int | None:

@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from prompt_toolkit.input import Input
+from prompt_toolkit.output import Output
 from rich.console import Console
 
 from pi_context.cli.agent_api import AgentHost
@@ -34,8 +36,8 @@ class Shell(Protocol):
         """Show a list picker (see :mod:`pi_context.cli.list_picker`); ``None`` = cancelled."""
         ...
 
-    async def ask(self, question: str, default: str = "") -> str:
-        """Read one line from the user (empty on cancel)."""
+    async def ask(self, question: str, default: str = "", *, secret: bool = False) -> str:
+        """Read one line from the user (empty on cancel); a ``secret`` is not echoed."""
         ...
 
     async def send(self, text: str) -> None:
@@ -52,6 +54,14 @@ class Shell(Protocol):
 
     def set_editor(self, text: str) -> None:
         """Pre-fill the next input line."""
+        ...
+
+    def editor_text(self) -> str:
+        """What the next input line is pre-filled with."""
+        ...
+
+    def full_screen_io(self) -> tuple[Input, Output] | None:
+        """The terminal for full-screen selectors; ``None`` for line-by-line use."""
         ...
 
     def request_quit(self) -> None: ...

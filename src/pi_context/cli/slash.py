@@ -18,9 +18,14 @@ from rich.text import Text
 from pi_context import storage
 from pi_context.cli import picker_commands
 from pi_context.cli.agent_api import AgentHost, ProjectTrust
-from pi_context.cli.fork_picker import fork_messages
-from pi_context.cli.list_picker import one_line
 from pi_context.cli.picker_commands import show_last_exchanges
+from pi_context.cli.session_replacement import (
+    CLONED,
+    FORKED,
+    NO_FORK_MESSAGES,
+    NOTHING_TO_CLONE,
+    SwitchCancelled,
+)
 from pi_context.cli.shell import Shell
 from pi_context.cli.stats import cache_ratio, count_messages, format_tokens
 from pi_context.errors import PiContextError
@@ -282,16 +287,27 @@ async def _label(shell: Shell, args: str) -> None:
     shell.console.print(f"Label of {escape(target)}: {escape(text or '(cleared)')}")
 
 
-async def _tree(shell: Shell, _args: str) -> None:
+async def _tree(shell: Shell, args: str) -> None:
+    """``/tree``: the full-screen selector in a terminal; ``/tree <id|#>`` (or a shell without
+    a terminal) moves line by line."""
+    terminal = None if args else shell.full_screen_io()
+    if terminal is not None:
+        from pi_context.cli.tree_command import run_tree_selector
+
+        await run_tree_selector(shell, *terminal)
+        return
     agent = shell.agent
     doc = document_of(agent)
     rows = tree_rows(doc)
     if not rows:
         shell.console.print("The session is empty.")
         return
-    for index, (_, line) in enumerate(rows, start=1):
-        shell.console.print(Text(f"{index:>3} {line}"), soft_wrap=True)
-    choice = (await shell.ask("Go to # or id (L <#> <text> labels; empty cancels): ")).strip()
+    if args:
+        choice = args
+    else:
+        for index, (_, line) in enumerate(rows, start=1):
+            shell.console.print(Text(f"{index:>3} {line}"), soft_wrap=True)
+        choice = (await shell.ask("Go to # or id (L <#> <text> labels; empty cancels): ")).strip()
     if not choice:
         return
     if choice[:2].lower() == "l ":
@@ -304,6 +320,8 @@ async def _tree(shell: Shell, _args: str) -> None:
         shell.console.print(f"Label of {escape(target)}: {escape(text.strip() or '(cleared)')}")
         return
     target = _pick(rows, choice)
+    if target is None and agent.session.get(choice) is not None:
+        target = choice  # an entry the listing leaves out (a model change, a label, …)
     if target is None:
         shell.console.print("[red]No such entry.[/red]")
         return
@@ -333,7 +351,7 @@ async def _tree(shell: Shell, _args: str) -> None:
         label, lambda: agent.navigate(target, summarize=summarize, instructions=instructions)
     )
     editor = getattr(result, "editor_text", None)
-    if isinstance(editor, str) and editor:
+    if isinstance(editor, str) and editor and not shell.editor_text():
         shell.set_editor(editor)
     summary_id = getattr(result, "summary_entry_id", None)
     note = f" (branch summary {summary_id})" if summary_id else ""
@@ -398,15 +416,89 @@ def pick_session(
 
 
 async def _fork(shell: Shell, args: str) -> None:
+    """pi's ``/fork``: pick a user message of the file (the last one first); the new session
+    holds what came before it, and the message's text goes back into the editor."""
     if await picker_commands.fork_command(shell, args):
         return
-    messages = fork_messages(shell.agent.session.entries)
-    for number, message in enumerate(messages, start=1):
-        shell.console.print(Text(f"{number:>3} {one_line(message.text)[:100]}"))
-    choice = (await shell.ask("Fork before message # (empty cancels): ")).strip()
-    if not choice.isdigit() or not 1 <= int(choice) <= len(messages):
+    rows = shell.agent.fork_messages()
+    if not rows:
+        shell.console.print(NO_FORK_MESSAGES)
         return
-    await picker_commands.fork_before(shell, messages[int(choice) - 1])
+    for number, row in enumerate(rows, start=1):
+        shell.console.print(Text(f"{number:>3} {_one_line(row.text)}"))
+    choice = (await shell.ask(f"Fork before message # [{len(rows)}] (q cancels): ")).strip()
+    if choice.lower() in ("q", "quit"):
+        return
+    number = int(choice) if choice.isdigit() else (len(rows) if not choice else 0)
+    if not 1 <= number <= len(rows):
+        shell.console.print(f"No message number {escape(choice)}.")
+        return
+    forked, text = await shell.agent.fork_before(rows[number - 1].entry_id)
+    shell.switch(forked)
+    shell.set_editor(text)
+    shell.console.print(Text(FORKED, style="green"))
+
+
+def _one_line(text: str, width: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+async def _clone(shell: Shell, _args: str) -> None:
+    """pi's ``/clone``: a new session holding the whole current path."""
+    if shell.agent.session.leaf_id is None:
+        shell.console.print(NOTHING_TO_CLONE)
+        return
+    shell.switch(await shell.agent.clone())
+    shell.set_editor("")
+    shell.console.print(Text(CLONED, style="green"))
+
+
+async def _login(shell: Shell, args: str) -> None:
+    """``/login [provider]``: store an API key for a provider in ``<agentDir>/auth.json``
+    (asked without echo). pictx runs no OAuth browser flow."""
+    known = shell.agent.login_providers()
+    info = shell.agent.model_info()
+    current = info.provider if info is not None and info.provider in known else ""
+    provider = args.strip()
+    if not provider:
+        hint = f" [{current}]" if current else ""
+        provider = (await shell.ask(f"Provider to store an API key for{hint}: ")).strip()
+        provider = provider or current
+    if not provider:
+        shell.console.print("Login cancelled.")
+        return
+    if provider not in known:
+        shell.console.print(
+            Text(f'Unknown provider "{provider}". Known providers: {", ".join(known)}', "red")
+        )
+        return
+    key = (await shell.ask(f"API key for {provider} (input hidden): ", secret=True)).strip()
+    if not key:
+        shell.console.print("Login cancelled.")
+        return
+    path = shell.agent.login(provider, key)
+    shell.console.print(Text(f"Stored an API key for {provider} in {path}.", style="green"))
+
+
+async def _logout(shell: Shell, args: str) -> None:
+    """``/logout [provider]``: remove a provider's stored credential from auth.json."""
+    stored = shell.agent.stored_logins()
+    provider = args.strip()
+    if not provider:
+        if not stored:
+            shell.console.print("No stored credentials.")
+            return
+        default = stored[0] if len(stored) == 1 else ""
+        hint = f" [{default}]" if default else f" ({', '.join(stored)})"
+        provider = (await shell.ask(f"Log out of which provider{hint}: ")).strip() or default
+    if not provider:
+        shell.console.print("Logout cancelled.")
+        return
+    if shell.agent.logout(provider):
+        shell.console.print(Text(f"Removed the stored credential for {provider}.", "green"))
+    else:
+        shell.console.print(Text(f"No stored credential for {provider}."))
 
 
 async def _thinking(shell: Shell, args: str) -> None:
@@ -452,7 +544,9 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand(
             "compact", "/compact [instructions]", "summarize older messages now", _compact
         ),
-        SlashCommand("tree", "/tree", "move in the session tree, label, summarize a branch", _tree),
+        SlashCommand(
+            "tree", "/tree [id]", "move in the session tree, label, summarize a branch", _tree
+        ),
         SlashCommand("reload", "/reload", "re-read settings, AGENTS.md, skills, prompts", _reload),
         SlashCommand("trust", "/trust", "save whether this project is trusted", _trust),
         SlashCommand("export", "/export [file.html|file.jsonl]", "export the session", _export),
@@ -467,6 +561,9 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("new", "/new", "start a new session", _new),
         SlashCommand("resume", "/resume", "resume a saved session of this project", _resume),
         SlashCommand("fork", "/fork", "new session from before an earlier message", _fork),
+        SlashCommand("clone", "/clone", "new session holding the current path", _clone),
+        SlashCommand("login", "/login [provider]", "store an API key in auth.json", _login),
+        SlashCommand("logout", "/logout [provider]", "remove a stored credential", _logout),
         SlashCommand("hotkeys", "/hotkeys", "the keyboard shortcuts", _hotkeys),
         SlashCommand("help", "/help", "this list", _help),
         SlashCommand("quit", "/quit", "leave (also /exit, Ctrl-D)", _quit),
@@ -500,6 +597,8 @@ async def run_slash(shell: Shell, line: str) -> bool:
         handler = command.handler
     try:
         await handler(shell, args)
+    except SwitchCancelled as exc:
+        shell.console.print(Text(str(exc), style="dim"))
     except PiContextError as exc:
         shell.console.print(Text(f"pictx: error: {exc}", style="red"))
     return True
