@@ -152,7 +152,8 @@ async def test_a_model_without_image_input_gets_one_note_per_run_of_images(
 ) -> None:
     body = await sent_body(server, factory(server, False), prompt())
     assert user_texts(body, factory) == ["look", OMITTED]
-    assert PNG[:40] not in str(body) and urlsafe(PNG)[:40] not in str(body)
+    assert PNG[:40] not in str(body)
+    assert urlsafe(PNG)[:40] not in str(body)
 
 
 def tool_exchange() -> list[Message]:
@@ -198,5 +199,6 @@ async def test_tool_result_images_without_image_input(
 ) -> None:
     body = await sent_body(server, factory(server, False), tool_exchange())
     text = str(body)
-    assert PNG[:40] not in text and urlsafe(PNG)[:40] not in text
+    assert PNG[:40] not in text
+    assert urlsafe(PNG)[:40] not in text
     assert TOOL_OMITTED in text
