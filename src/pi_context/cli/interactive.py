@@ -47,6 +47,7 @@ from pi_context.cli.stats import status_line
 from pi_context.cli.terminal_text import TerminalConsole
 from pi_context.errors import PiContextError
 from pi_context.events import AgentEvent
+from pi_context.messages import ImageContent
 
 __all__ = ["InteractiveShell", "SlashCompleter", "run_interactive"]
 
@@ -166,14 +167,16 @@ class InteractiveShell:
         except (KeyboardInterrupt, EOFError):
             return ""
 
-    async def send(self, text: str) -> None:
+    async def send(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         if self.agent.model_info() is None:
             self.console.print(Text(NO_MODEL_HELP, style="red"))
             return
         renderer = self._new_renderer()
         progress = RunProgress(self.console, self.status)
 
-        events = self.agent.prompt(text)  # requested now: an abort from here on cancels it
+        events = self.agent.prompt(
+            text, images=images
+        )  # requested now: an abort from here on cancels it
 
         async def consume() -> None:
             async for event in events:
@@ -464,8 +467,9 @@ class InteractiveShell:
         if self.agent.model_info() is None:
             self.console.print(Text(NO_MODEL_HELP, style="yellow"))
 
-    async def run(self, initial: Iterable[str] = ()) -> int:
-        """Send the ``initial`` prompts, then read and run until ``/quit`` or Ctrl-D.
+    async def run(self, initial: Iterable[str] = (), images: Sequence[ImageContent] = ()) -> int:
+        """Send the ``initial`` prompts (``images`` with the first), then read and run until
+        ``/quit`` or Ctrl-D.
 
         The terminal stays in raw mode for the whole session, not only while a prompt is being
         read: keys typed between two prompts are neither echoed into the answer nor turned into
@@ -474,8 +478,8 @@ class InteractiveShell:
         keys = self._key_input()
         with keys.raw_mode() if self._is_tty(keys) else contextlib.nullcontext():
             self._banner()
-            for text in initial:
-                await self.send(text)
+            for number, text in enumerate(initial):
+                await self.send(text, images if number == 0 else ())
             await self._loop()
         if self._unsubscribe is not None:
             self._unsubscribe()

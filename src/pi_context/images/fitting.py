@@ -96,7 +96,9 @@ def _open(data: bytes) -> tuple[PILImage, str]:
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             image = Image.open(io.BytesIO(data), formats=[_FORMATS[mime]])
     except Image.DecompressionBombError as exc:
-        raise ImageError(f"image has too many pixels to decode safely ({exc})") from exc
+        raise ImageError(
+            f"image is over the {MAX_SOURCE_PIXELS // 1_000_000} megapixels pictx decodes"
+        ) from exc
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError) as exc:
         raise ImageError(f"{mime} data cannot be decoded: {exc}") from exc
     width, height = image.size
