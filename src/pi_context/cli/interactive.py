@@ -12,6 +12,8 @@
   every queued message back into the next input line; an extension command finished with Enter
   runs at once, a built-in slash command when the answer ends, and text without Enter waits in
   the next input line.
+* Ctrl+V or Alt+V pastes from the clipboard: file paths, an image saved to a temporary file
+  (its path is inserted), or text (see :mod:`pi_context.cli.clipboard`).
 * Esc or Ctrl-C during a run aborts it (a second press cancels outright; Esc first takes the
   queued messages back); Ctrl-C at the prompt clears the line, Ctrl-D or ``/quit`` leaves.
 """
@@ -32,7 +34,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.key_binding.key_processor import KeyPress
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.output import Output
@@ -40,6 +42,7 @@ from rich.console import Console
 from rich.text import Text
 
 from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
+from pi_context.cli.clipboard import clipboard_key_bindings
 from pi_context.cli.progress import RunProgress
 from pi_context.cli.render import EventRenderer
 from pi_context.cli.slash import COMMANDS, command_names, run_slash
@@ -143,7 +146,12 @@ class InteractiveShell:
             history=history or InMemoryHistory(),
             completer=SlashCompleter(lambda: self.agent.skill_names()),
             complete_while_typing=True,
-            key_bindings=_key_bindings(self.cycle_thinking, self.cycle_model),
+            key_bindings=merge_key_bindings(
+                [
+                    _key_bindings(self.cycle_thinking, self.cycle_model),
+                    clipboard_key_bindings(self._paste_failed),
+                ]
+            ),
             multiline=True,
             bottom_toolbar=lambda: self._status or self.status(),
             input=pt_input,
@@ -157,6 +165,10 @@ class InteractiveShell:
         self._status = ""
         """The last computed status line (the toolbar is redrawn on every key press)."""
         self._listen()
+
+    def _paste_failed(self, message: str) -> None:
+        """Ctrl+V found nothing usable: say why above the prompt (the typed line stays)."""
+        run_in_terminal(lambda: self.console.print(Text(message, style="red")))
 
     # -- Shell protocol ----------------------------------------------------------------------
 
