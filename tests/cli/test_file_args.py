@@ -113,3 +113,39 @@ def test_a_missing_file_is_an_error_exit(project: Path, pictx: object, replies: 
     run: Run = pictx("-p", "--model", replies(["x"]), "@nope.png", "hi")  # type: ignore[operator]
     assert run.code == 1
     assert f"File not found: {project / 'nope.png'}" in run.err
+
+
+def test_session_context_shows_images_as_marks_not_base64(
+    project: Path, pictx: object, replies: object
+) -> None:
+    png = image_bytes("PNG", size=(64, 64))
+    (project / "shot.png").write_bytes(png)
+    run: Run = pictx("-p", "--model", replies(["seen"]), "@shot.png", "look")  # type: ignore[operator]
+    assert run.code == 0, run.err
+    (session,) = sessions_of(project.parent / "agent", project)
+    data = base64.b64encode(png).decode()
+    shown: Run = pictx("session", "context", str(session))  # type: ignore[operator]
+    assert f"[image/png {len(data) * 3 / 4 / 1024:.1f} KB] <file name=" in shown.out
+    assert data not in shown.out
+    piped: Run = pictx("session", "context", str(session), "--json")  # type: ignore[operator]
+    users = [
+        r["message"] for r in json.loads(piped.out)["messages"] if r["message"]["role"] == "user"
+    ]
+    assert users[0]["content"][1]["data"] == data  # piped output keeps the image
+
+
+def test_json_for_a_terminal_replaces_image_data_by_its_length() -> None:
+    from pi_context.cli.session_cmds import _without_image_data
+
+    message = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "t"},
+            {"type": "image", "data": "QUJD", "mimeType": "image/png"},
+        ],
+    }
+    assert _without_image_data(message)["content"][1] == {
+        "type": "image",
+        "data": "<4 characters of base64; pipe to get them>",
+        "mimeType": "image/png",
+    }
