@@ -178,8 +178,6 @@ def fit_image(data: bytes, limits: ImageLimits = DEFAULT_IMAGE_LIMITS) -> Fitted
 
     Raises :class:`ImageError` when the image is unusable or cannot be made small enough.
     """
-    from PIL import Image
-
     image, mime = _open(data)
     with image:
         width, height = image.size
@@ -191,26 +189,41 @@ def fit_image(data: bytes, limits: ImageLimits = DEFAULT_IMAGE_LIMITS) -> Fitted
             # decode at a reduced scale (never below the target): far less memory and time
             image.draft("RGB", (max(1, int(width * scale)), max(1, int(height * scale))))
         _load(image, mime)
-        frame = _first_frame(image)
-        formats = ("JPEG", "PNG") if mime == "image/jpeg" else ("PNG", "JPEG")
-        for _ in range(_ATTEMPTS):
-            size = (max(1, round(width * scale)), max(1, round(height * scale)))
-            scaled = frame if size == frame.size else frame.resize(size, Image.Resampling.LANCZOS)
-            for fmt in formats:
-                encoded = _encode(scaled, fmt, limits.jpeg_quality)
-                if base64_size(len(encoded)) <= limits.max_base64_bytes:
-                    return FittedImage(
-                        encoded,
-                        "image/jpeg" if fmt == "JPEG" else "image/png",
-                        size[0],
-                        size[1],
-                        _hints(width, height, size),
-                    )
-            scale *= _SHRINK
+        try:
+            fitted = _shrink(image, mime, width, height, scale, limits)
+        except (OSError, ValueError) as exc:  # a mode or palette no encoder takes
+            raise ImageError(f"{mime} image cannot be re-encoded: {exc}") from exc
+    if fitted is not None:
+        return fitted
     raise ImageError(
         f"{width}x{height} {mime} image cannot be made smaller than "
         f"{_mib(limits.max_base64_bytes)} of base64"
     )
+
+
+def _shrink(
+    image: PILImage, mime: str, width: int, height: int, scale: float, limits: ImageLimits
+) -> FittedImage | None:
+    """The first scaled encoding under the byte limit, or ``None`` after every attempt."""
+    from PIL import Image
+
+    frame = _first_frame(image)
+    formats = ("JPEG", "PNG") if mime == "image/jpeg" else ("PNG", "JPEG")
+    for _ in range(_ATTEMPTS):
+        size = (max(1, round(width * scale)), max(1, round(height * scale)))
+        scaled = frame if size == frame.size else frame.resize(size, Image.Resampling.LANCZOS)
+        for fmt in formats:
+            encoded = _encode(scaled, fmt, limits.jpeg_quality)
+            if base64_size(len(encoded)) <= limits.max_base64_bytes:
+                return FittedImage(
+                    encoded,
+                    "image/jpeg" if fmt == "JPEG" else "image/png",
+                    size[0],
+                    size[1],
+                    _hints(width, height, size),
+                )
+        scale *= _SHRINK
+    return None
 
 
 def _hints(width: int, height: int, size: tuple[int, int]) -> tuple[str, ...]:
