@@ -149,3 +149,37 @@ def test_json_for_a_terminal_replaces_image_data_by_its_length() -> None:
         "data": "<4 characters of base64; pipe to get them>",
         "mimeType": "image/png",
     }
+
+
+async def test_interactive_mode_attaches_the_images_to_the_first_prompt_only(
+    tmp_path: Path,
+) -> None:
+    import io
+
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+    from rich.console import Console
+
+    from pi_context.cli.app import AppAgent, AppConfig
+    from pi_context.cli.interactive import InteractiveShell
+    from pi_context.testing import ScriptedModel, reply
+
+    (tmp_path / "agent").mkdir()
+    model = ScriptedModel([reply("one"), reply("two")])
+    config = AppConfig(cwd=str(tmp_path), agent_dir=tmp_path / "agent", session_dir=None)
+    agent = AppAgent(await config.create(model), config)
+    image = {
+        "type": "image",
+        "data": base64.b64encode(image_bytes("PNG")).decode(),
+        "mimeType": "image/png",
+    }
+    console = Console(file=io.StringIO(), width=100, force_terminal=False, color_system=None)
+    with create_pipe_input() as keys:
+        shell = InteractiveShell(agent, console=console, pt_input=keys, pt_output=DummyOutput())
+        keys.send_text("/quit\r")
+        await shell.run(["first", "second"], images=[image])  # type: ignore[list-item]
+    users = [e.message for e in agent.session.entries if e.role == "user"]
+    assert [u["content"] for u in users] == [  # type: ignore[index]
+        [{"type": "text", "text": "first"}, image],
+        [{"type": "text", "text": "second"}],
+    ]
