@@ -13,7 +13,7 @@
   runs at once, a built-in slash command when the answer ends, and text without Enter waits in
   the next input line.
 * Ctrl+V or Alt+V pastes from the clipboard: file paths, an image saved to a temporary file
-  (its path is inserted), or text (see :mod:`pi_context.cli.clipboard`).
+  (its path is inserted), or text (see :mod:`pi_context.cli.clipboard_paste`).
 * Esc or Ctrl-C during a run aborts it (a second press cancels outright; Esc first takes the
   queued messages back); Ctrl-C at the prompt clears the line, Ctrl-D or ``/quit`` leaves.
 """
@@ -42,7 +42,7 @@ from rich.console import Console
 from rich.text import Text
 
 from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
-from pi_context.cli.clipboard import clipboard_key_bindings
+from pi_context.cli.clipboard_paste import clipboard_key_bindings
 from pi_context.cli.progress import RunProgress
 from pi_context.cli.render import EventRenderer
 from pi_context.cli.slash import COMMANDS, command_names, run_slash
@@ -172,10 +172,11 @@ class InteractiveShell:
 
     # -- Shell protocol ----------------------------------------------------------------------
 
-    async def ask(self, question: str, default: str = "") -> str:
+    async def ask(self, question: str, default: str = "", *, secret: bool = False) -> str:
         session: PromptSession[str] = PromptSession(input=self._input, output=self._prompt.output)
         try:
-            return await session.prompt_async(question, default=default)
+            # a secret is shown as asterisks and kept out of the input history
+            return await session.prompt_async(question, default=default, is_password=secret)
         except (KeyboardInterrupt, EOFError):
             return ""
 
@@ -236,6 +237,13 @@ class InteractiveShell:
 
     def set_editor(self, text: str) -> None:
         self._editor = text
+
+    def editor_text(self) -> str:
+        return self._editor
+
+    def full_screen_io(self) -> tuple[Input, Output] | None:
+        # the prompts' own input: one parser sees every byte (see _key_input)
+        return self._prompt.app.input, self._prompt.output
 
     def request_quit(self) -> None:
         self._quit = True
