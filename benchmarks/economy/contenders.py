@@ -25,6 +25,11 @@ class Contender:
     is_pi: bool = False
 
 
+LEAN: dict[str, Any] = {"summarizer": "offline", "reserveTokens": 28_000, "keepRecentTokens": 4_000}
+"""The lean configuration: the offline summarizer, compaction at 20k tokens of context on the
+benchmark's 48k window (``reserveTokens`` 28,000), a 4,000-token tail."""
+
+
 def pi_contender(install: PiInstall) -> Contender:
     return Contender(
         "pi 1.6.0",
@@ -42,6 +47,8 @@ def pictx_contenders() -> list[Contender]:
         Contender("pictx default", pictx, env=env),
         Contender("pictx + masking", pictx, {"maskObservations": True}, env=env),
         Contender("pictx + offline summarizer", pictx, {"summarizer": "offline"}, env=env),
+        Contender("pictx + shared summary", pictx, {"shareCache": True}, env=env),
+        Contender("pictx lean", pictx, LEAN, env=env),
         Contender(
             "pictx, collapse delivery",
             [sys.executable, "-m", "benchmarks.economy.collapse_launcher"],
