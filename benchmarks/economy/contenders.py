@@ -25,9 +25,19 @@ class Contender:
     is_pi: bool = False
 
 
-LEAN: dict[str, Any] = {"summarizer": "offline", "reserveTokens": 28_000, "keepRecentTokens": 4_000}
-"""The lean configuration: the offline summarizer, compaction at 20k tokens of context on the
-benchmark's 48k window (``reserveTokens`` 28,000), a 4,000-token tail."""
+LEAN: dict[str, Any] = {
+    "summarizer": "offline",
+    "maxContextTokens": 20_000,
+    "keepRecentTokens": 4_000,
+}
+"""The lean configuration: the offline summarizer, compaction once the context passes 20,000
+tokens whatever the window, a 4,000-token tail."""
+LEAN_SHARED: dict[str, Any] = {
+    "shareCache": True,
+    "maxContextTokens": 20_000,
+    "keepRecentTokens": 4_000,
+}
+"""The lean sizes with the model's summaries, sent as cache-sharing requests."""
 
 
 def pi_contender(install: PiInstall) -> Contender:
@@ -49,6 +59,7 @@ def pictx_contenders() -> list[Contender]:
         Contender("pictx + offline summarizer", pictx, {"summarizer": "offline"}, env=env),
         Contender("pictx + shared summary", pictx, {"shareCache": True}, env=env),
         Contender("pictx lean", pictx, LEAN, env=env),
+        Contender("pictx lean, model summaries", pictx, LEAN_SHARED, env=env),
         Contender(
             "pictx, collapse delivery",
             [sys.executable, "-m", "benchmarks.economy.collapse_launcher"],

@@ -214,3 +214,21 @@ def test_fit_to_window_keeps_sizes_the_user_set_when_they_fit() -> None:
 def test_share_cache_is_read_from_the_compaction_settings() -> None:
     assert not compaction_settings_for({}).share_cache
     assert compaction_settings_for({"compaction": {"shareCache": True}}).share_cache
+
+
+def test_max_context_tokens_moves_the_compaction_point_down() -> None:
+    from pi_context.tokens import should_compact
+
+    lean = compaction_settings_for(
+        {"compaction": {"maxContextTokens": 20_000, "keepRecentTokens": 4_000}}
+    )
+    for window in (48_000, 200_000):
+        fitted = lean.fit_to_window(window)
+        assert not should_compact(20_000, window, fitted)
+        assert should_compact(20_001, window, fitted)
+        assert fitted.keep_recent_tokens == 4_000
+    # never later than the reserve says, and ignored when not above the kept tail
+    assert lean.fit_to_window(16_000).reserve_tokens == 4_000
+    tail = compaction_settings_for({"compaction": {"maxContextTokens": 3_000}})
+    assert tail.fit_to_window(200_000).reserve_tokens == tail.reserve_tokens
+    assert compaction_settings_for({}).max_context_tokens == 0

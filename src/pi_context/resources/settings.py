@@ -166,7 +166,8 @@ class CompactionSettings:
     ``keep_recent_tokens`` (``reserveTokens``, ``keepRecentTokens``, per model through
     ``modelOverrides``). The rest switch this project's additions, under the same
     ``compaction`` object with names pi does not use (``summarizer``, ``maskObservations``,
-    ``maskKeepTurns``, ``shareCache``, ``guard``, ``maxConsecutiveFailures``); their defaults keep pi's
+    ``maskKeepTurns``, ``shareCache``, ``maxContextTokens``, ``guard``,
+    ``maxConsecutiveFailures``); their defaults keep pi's
     behaviour except that a session without a model can still be compacted offline.
     """
 
@@ -179,6 +180,9 @@ class CompactionSettings:
     mask_keep_turns: int = 3
     share_cache: bool = False
     """Send a summary request as a continuation of the conversation's cached request."""
+    max_context_tokens: int = 0
+    """Compact once the context passes this many tokens, however large the window (0: off;
+    ignored unless larger than the kept tail)."""
     guard: bool = True
     """Reject a summary that would not shrink the context or that lost the file lists."""
     max_consecutive_failures: int = 3
@@ -213,6 +217,7 @@ class CompactionSettings:
         more the defaults are untouched. Sizes the user set (:attr:`explicit`) are kept as set
         when reserve and tail together leave room in the window (a user may want compaction
         well before the window fills); when they do not, they are capped like the defaults.
+        :attr:`max_context_tokens` moves the compaction point down to that size.
         """
         if context_window <= 0:
             return self
@@ -225,6 +230,8 @@ class CompactionSettings:
             keep = min(keep, quarter)
         if reserve + keep >= context_window:
             reserve, keep = min(reserve, quarter), min(keep, quarter)
+        if keep < self.max_context_tokens < context_window - reserve:
+            reserve = context_window - self.max_context_tokens
         if (reserve, keep) == (self.reserve_tokens, self.keep_recent_tokens):
             return self
         return replace(self, reserve_tokens=reserve, keep_recent_tokens=keep)
@@ -439,6 +446,7 @@ def compaction_settings_for(
         mask_observations=section.get("maskObservations") is True,
         mask_keep_turns=reader.field("maskKeepTurns", 3),
         share_cache=section.get("shareCache") is True,
+        max_context_tokens=reader.field("maxContextTokens", 0),
         guard=section.get("guard") is not False,
         max_consecutive_failures=reader.field("maxConsecutiveFailures", 3),
         explicit=frozenset(explicit),
