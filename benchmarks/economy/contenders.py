@@ -1,4 +1,4 @@
-"""The contenders: pi 1.6.0 and four pictx configurations, each a command line and settings."""
+"""The contenders: pi 1.6.0 and five pictx configurations, each a command line and settings."""
 
 from __future__ import annotations
 
@@ -32,12 +32,6 @@ LEAN: dict[str, Any] = {
 }
 """The lean configuration: the offline summarizer, compaction once the context passes 20,000
 tokens whatever the window, a 4,000-token tail."""
-LEAN_SHARED: dict[str, Any] = {
-    "shareCache": True,
-    "maxContextTokens": 20_000,
-    "keepRecentTokens": 4_000,
-}
-"""The lean sizes with the model's summaries, sent as cache-sharing requests."""
 
 
 def pi_contender(install: PiInstall) -> Contender:
@@ -57,9 +51,7 @@ def pictx_contenders() -> list[Contender]:
         Contender("pictx default", pictx, env=env),
         Contender("pictx + masking", pictx, {"maskObservations": True}, env=env),
         Contender("pictx + offline summarizer", pictx, {"summarizer": "offline"}, env=env),
-        Contender("pictx + shared summary", pictx, {"shareCache": True}, env=env),
         Contender("pictx lean", pictx, LEAN, env=env),
-        Contender("pictx lean, model summaries", pictx, LEAN_SHARED, env=env),
         Contender(
             "pictx, collapse delivery",
             [sys.executable, "-m", "benchmarks.economy.collapse_launcher"],
