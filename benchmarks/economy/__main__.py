@@ -1,9 +1,12 @@
 """``python -m benchmarks.economy``: the whole comparison in one command.
 
-Installs pi 1.6.0 (or says why it cannot), then for every seed and simulator drives every
-contender through the workload (contenders run in parallel, each with its own simulator on its
-own port), and writes ``benchmarks/out/economy/`` : ``results-<api>-seed<N>.json`` (every
-request billed), ``report.md`` (the tables) and ``cost-<api>-seed<N>.png`` (the plots).
+Installs pi 1.6.0 (or says why it cannot), then drives every contender through the workload
+for every seed and simulator: ``--jobs`` units (contender x simulator x seed) at a time, each
+with its own simulator on its own port. Each unit is saved as it completes
+(``units/<api>-seed<N>-<contender>.json``); a re-run skips units whose inputs are unchanged
+(see :mod:`.units`; ``--fresh`` re-runs them). Writes ``benchmarks/out/economy/``:
+``results-<api>-seed<N>.json`` (every request billed), ``report.md`` (the tables) and
+``cost-<api>-seed<N>.png`` (the plots). Ctrl-C stops the agents and exits; completed units stay.
 """
 
 from __future__ import annotations
@@ -12,31 +15,30 @@ import argparse
 import json
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 from benchmarks.economy.contenders import Contender, pi_contender, pictx_contenders
+from benchmarks.economy.drive import DRIVERS
 from benchmarks.economy.pi_install import PiUnavailable, install_pi
+from benchmarks.economy.units import Unit
 from benchmarks.economy.workload import DEFAULT_PROMPTS
 
 OUT = Path(__file__).resolve().parents[1] / "out" / "economy"
 DEFAULT_SEEDS = (1, 2, 3)
-DEFAULT_WINDOW = 64_000
+DEFAULT_WINDOW = 48_000
 
 
-def _job(
-    contender: Contender, api: str, seed: int, prompts: int, window: int, out: Path
-) -> dict[str, Any]:
+def _job(unit: Unit, out: Path) -> dict[str, Any]:
     from benchmarks.economy.drive import drive
     from benchmarks.economy.server import Simulator, SimulatorServer
     from benchmarks.economy.tokens import load_tokenizer
     from benchmarks.economy.workload import generate_workload
 
-    workload = generate_workload(seed, prompts)
-    simulator = Simulator(api, workload, load_tokenizer(), window)  # type: ignore[arg-type]
-    slug = contender.name.replace(" ", "-").replace(",", "").replace("+", "plus")
-    log_path = out / "logs" / f"{api}-seed{seed}-{slug}.log"
+    workload = generate_workload(unit.seed, unit.prompts)
+    simulator = Simulator(unit.api, workload, load_tokenizer(), unit.window)  # type: ignore[arg-type]
+    log_path = out / "logs" / f"{unit.name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w") as log_file, SimulatorServer(simulator) as server:
 
@@ -44,14 +46,27 @@ def _job(
             print(line, file=log_file, flush=True)
 
         result = drive(
-            contender,
+            unit.contender,
             workload,
             server,
-            out / "runs" / f"{api}-seed{seed}" / slug,
-            window=window,
+            out / "runs" / f"{unit.api}-seed{unit.seed}" / unit.name.split("-", 2)[2],
+            window=unit.window,
+            driver=unit.driver,  # type: ignore[arg-type]
             log=log,
         )
-    return result.to_json()
+    run = result.to_json()
+    unit.save(out, run)
+    return run
+
+
+def _cpu_line(run: dict[str, Any]) -> str:
+    prompts = max(1, len(run["prompt_starts"]))
+    cpu = run.get("cpu_agent_seconds", 0.0) + run.get("cpu_driver_seconds", 0.0)
+    return (
+        f"{run['wall_seconds']:.0f}s wall, {cpu:.0f}s CPU ({cpu / prompts:.2f}s/prompt, "
+        f"{run.get('processes', 0)} processes), ${sum(r['cost'] for r in run['records']):.2f}, "
+        f"{len(run['failures'])} failed prompts"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,7 +76,15 @@ def main(argv: list[str] | None = None) -> int:
                         default=["anthropic", "openai"])  # fmt: skip
     parser.add_argument("--prompts", type=int, default=DEFAULT_PROMPTS)
     parser.add_argument("--window", type=int, default=DEFAULT_WINDOW)
-    parser.add_argument("--jobs", type=int, default=5, help="contender runs in parallel")
+    parser.add_argument("--jobs", type=int, default=2, help="units run in parallel")
+    parser.add_argument(
+        "--driver",
+        choices=DRIVERS,
+        default="rpc",
+        help="rpc: one long-running --mode rpc process per session stretch (default); "
+        "print: one -p process per prompt",
+    )
+    parser.add_argument("--fresh", action="store_true", help="re-run units already saved")
     parser.add_argument("--only", nargs="*", default=None, help="contender names to run")
     parser.add_argument("--no-pi", action="store_true", help="skip pi 1.6.0")
     parser.add_argument("--out", type=Path, default=OUT)
@@ -84,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     contenders: list[Contender] = []
     pi_note = ""
-    if not args.no_pi:
+    if not args.no_pi and (not args.only or "pi 1.6.0" in args.only):
         try:
             install = install_pi(out / "cache")
             contenders.append(pi_contender(install))
@@ -95,20 +118,47 @@ def main(argv: list[str] | None = None) -> int:
     contenders += pictx_contenders()
     if args.only:
         contenders = [c for c in contenders if c.name in args.only]
-    jobs = [(c, api, seed) for seed in args.seeds for api in args.apis for c in contenders]
+    units = [
+        Unit(c, api, seed, args.prompts, args.window, args.driver)
+        for seed in args.seeds
+        for api in args.apis
+        for c in contenders
+    ]
     started = time.monotonic()
     results: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {
-            pool.submit(_job, c, api, seed, args.prompts, args.window, out): (c.name, api, seed)
-            for c, api, seed in jobs
+    todo: list[Unit] = []
+    for unit in units:
+        saved = None if args.fresh else unit.load(out)
+        if saved is None:
+            todo.append(unit)
+        else:
+            results.setdefault((unit.api, unit.seed), []).append(saved)
+            print(f"saved: {unit.name} (inputs unchanged; --fresh re-runs it)", flush=True)
+    interrupted = False
+    pool = ProcessPoolExecutor(max_workers=max(1, args.jobs))
+    try:
+        futures: dict[Future[dict[str, Any]], Unit] = {
+            pool.submit(_job, unit, out): unit for unit in todo
         }
-        for future, (name, api, seed) in futures.items():
-            run = future.result()
-            results.setdefault((api, seed), []).append(run)
-            print(f"done: {name} [{api}, seed {seed}] in {run['wall_seconds']:.0f}s", flush=True)
-    write_report(results, out, args, pi_note, time.monotonic() - started)
-    return 0
+        for future in as_completed(futures):
+            unit = futures[future]
+            try:
+                run = future.result()
+            except Exception as exc:  # one unit's crash is reported; the others go on
+                print(f"FAILED: {unit.name}: {type(exc).__name__}: {exc}", flush=True)
+                continue
+            results.setdefault((unit.api, unit.seed), []).append(run)
+            print(f"done: {unit.name}: {_cpu_line(run)}", flush=True)
+    except KeyboardInterrupt:
+        interrupted = True
+        print("interrupted: stopping the agents; completed units are saved", file=sys.stderr)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    for runs in results.values():
+        runs.sort(key=lambda run: (not run["contender"].startswith("pi "), run["contender"]))
+    if results:
+        write_report(results, out, args, pi_note, time.monotonic() - started)
+    return 130 if interrupted else 0
 
 
 def collect_progress(
@@ -150,7 +200,14 @@ def write_report(
 ) -> None:
     from benchmarks.economy.attribution import attribute
     from benchmarks.economy.pricing import ANTHROPIC_PRICES, OPENAI_PRICES
-    from benchmarks.economy.report import attribution_table, markdown_table, plot_cumulative
+    from benchmarks.economy.report import (
+        attribution_table,
+        goals,
+        markdown_table,
+        mean_table,
+        plot_cumulative,
+        run_cost_table,
+    )
     from benchmarks.economy.workload import generate_workload
 
     upto = getattr(args, "upto", None)
@@ -163,6 +220,9 @@ def write_report(
     ]
     if pi_note:
         parts.append(f"\n**{pi_note}**\n")
+    parts.append(f"\n## Mean over seeds\n\n{mean_table(results)}\n")
+    parts.append("".join(f"- {line}\n" for line in goals(results)))
+    parts.append(f"\n## What the run cost\n\n{run_cost_table(results)}")
     for (api, seed), runs in sorted(results.items()):
         (out / f"results-{api}-seed{seed}.json").write_text(json.dumps(runs))
         prices = ANTHROPIC_PRICES if api == "anthropic" else OPENAI_PRICES

@@ -23,6 +23,9 @@ class Contender:
     """Extra keys of the ``compaction`` settings object."""
     env: dict[str, str] = field(default_factory=dict)
     is_pi: bool = False
+    version: str = ""
+    """What the contender's code is (pi's version, a hash of pictx's sources): a saved unit is
+    reused only while it is unchanged."""
 
 
 LEAN: dict[str, Any] = {
@@ -40,21 +43,29 @@ def pi_contender(install: PiInstall) -> Contender:
         install.command(),
         env={"PATH": f"{install.node.parent}:/usr/local/bin:/usr/bin:/bin"},
         is_pi=True,
+        version=f"pi {install.version}",
     )
 
 
 def pictx_contenders() -> list[Contender]:
     """pictx from this checkout (``src/`` first on the path, whatever is installed)."""
+    from benchmarks.economy.units import code_hash
+
     env = {"PYTHONPATH": f"{REPO / 'src'}:{REPO}"}
     pictx = [sys.executable, "-m", "pi_context"]
+    version = f"pictx src {code_hash([REPO / 'src' / 'pi_context'])}"
+    launcher = Path(__file__).with_name("collapse_launcher.py")
     return [
-        Contender("pictx default", pictx, env=env),
-        Contender("pictx + masking", pictx, {"maskObservations": True}, env=env),
-        Contender("pictx + offline summarizer", pictx, {"summarizer": "offline"}, env=env),
-        Contender("pictx lean", pictx, LEAN, env=env),
+        Contender("pictx default", pictx, env=env, version=version),
+        Contender("pictx + masking", pictx, {"maskObservations": True}, env=env, version=version),
+        Contender(
+            "pictx + offline summarizer", pictx, {"summarizer": "offline"}, env=env, version=version
+        ),
+        Contender("pictx lean", pictx, LEAN, env=env, version=version),
         Contender(
             "pictx, collapse delivery",
             [sys.executable, "-m", "benchmarks.economy.collapse_launcher"],
             env=env,
+            version=f"{version} launcher {code_hash([launcher])}",
         ),
     ]

@@ -12,10 +12,20 @@ __all__ = [
     "Totals",
     "attribution_table",
     "first_prompts",
+    "goals",
     "markdown_table",
+    "mean_table",
     "plot_cumulative",
+    "run_cost_table",
     "totals",
 ]
+
+Results = Mapping[tuple[str, int], Sequence[Mapping[str, Any]]]
+"""Runs by ``(api, seed)``."""
+BASELINE = "pi 1.6.0"
+DEFAULT = "pictx default"
+GOAL_DEFAULT = 0.85
+GOAL_BEST = 0.60
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,3 +154,110 @@ def plot_cumulative(runs: Sequence[Mapping[str, Any]], title: str, path: Path) -
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def _costs(results: Results) -> dict[str, dict[str, dict[int, float]]]:
+    """``api -> contender -> seed -> cost`` of complete runs (no failed prompt)."""
+    out: dict[str, dict[str, dict[int, float]]] = {}
+    for (api, seed), runs in results.items():
+        for run in runs:
+            if not run["failures"]:
+                t = totals(run)
+                out.setdefault(api, {}).setdefault(t.contender, {})[seed] = t.cost
+    return out
+
+
+def _ratios(results: Results) -> dict[str, dict[str, float]]:
+    """``api -> contender -> mean cost / pi's mean cost`` over the seeds both completed."""
+    out: dict[str, dict[str, float]] = {}
+    for api, by_contender in _costs(results).items():
+        base = by_contender.get(BASELINE)
+        if not base:
+            continue
+        for name, seeds in by_contender.items():
+            common = sorted(set(seeds) & set(base))
+            if common:
+                mine = sum(seeds[s] for s in common) / len(common)
+                theirs = sum(base[s] for s in common) / len(common)
+                out.setdefault(api, {})[name] = mine / theirs
+    return out
+
+
+def mean_table(results: Results) -> str:
+    """Cost per seed, the mean over seeds and its ratio to pi's, one table per simulator."""
+    parts: list[str] = []
+    ratios = _ratios(results)
+    for api, by_contender in sorted(_costs(results).items()):
+        seeds = sorted({s for row in by_contender.values() for s in row})
+        head = (
+            f"| {api} simulator | "
+            + " | ".join(f"seed {s}" for s in seeds)
+            + " | mean | vs pi (mean) | vs pi (per seed) |\n"
+            + "|---|"
+            + "---:|" * (len(seeds) + 3)
+            + "\n"
+        )
+        base = by_contender.get(BASELINE, {})
+        lines = []
+        order = sorted(by_contender, key=lambda n: (n != BASELINE, n))
+        for name in order:
+            row = by_contender[name]
+            mean = sum(row.values()) / len(row)
+            cells = " | ".join(f"${row[s]:.2f}" if s in row else "—" for s in seeds)
+            ratio = ratios.get(api, {}).get(name)
+            per_seed = ", ".join(f"{row[s] / base[s]:.0%}" for s in seeds if s in row and s in base)
+            lines.append(
+                f"| {name} | {cells} | ${mean:.2f} "
+                f"| {'n/a' if ratio is None else f'{ratio:.0%}'} | {per_seed or 'n/a'} |"
+            )
+        parts.append(head + "\n".join(lines) + "\n")
+    return "\n".join(parts)
+
+
+def goals(results: Results) -> list[str]:
+    """Issue 13's goals on the mean ratios: default <= 85% of pi, best <= 60%, both simulators;
+    one line each, met or not, with the numbers."""
+    ratios = _ratios(results)
+    if not ratios:
+        return ["goals: not measurable (no complete pi run)"]
+    lines = []
+    for api, row in sorted(ratios.items()):
+        default = row.get(DEFAULT)
+        pictx = {n: r for n, r in row.items() if n != BASELINE}
+        if default is None:
+            lines.append(f"{api}: default not measured (no complete run)")
+        else:
+            verdict = "met" if default <= GOAL_DEFAULT else "not met"
+            lines.append(
+                f"{api}: default {default:.0%} of pi (goal <= {GOAL_DEFAULT:.0%}): {verdict}"
+            )
+        if pictx:
+            best = min(pictx, key=lambda n: pictx[n])
+            verdict = "met" if pictx[best] <= GOAL_BEST else "not met"
+            lines.append(
+                f"{api}: best ({best}) {pictx[best]:.0%} of pi (goal <= {GOAL_BEST:.0%}): {verdict}"
+            )
+    return lines
+
+
+def run_cost_table(results: Results) -> str:
+    """What the measurement cost: wall, CPU and processes per contender over all its units."""
+    rows: dict[str, list[float]] = {}
+    for runs in results.values():
+        for run in runs:
+            row = rows.setdefault(run["contender"], [0.0, 0.0, 0.0, 0.0, 0.0])
+            row[0] += len(run["prompt_starts"])
+            row[1] += run.get("wall_seconds", 0.0)
+            row[2] += run.get("cpu_agent_seconds", 0.0)
+            row[3] += run.get("cpu_driver_seconds", 0.0)
+            row[4] += run.get("processes", 0)
+    head = (
+        "| contender | prompts | processes | wall | agent CPU | driver + simulator CPU "
+        "| CPU per prompt |\n|---|---:|---:|---:|---:|---:|---:|\n"
+    )
+    lines = [
+        f"| {name} | {p:.0f} | {n:.0f} | {w / 60:.1f} min | {a:.0f} s | {d:.0f} s "
+        f"| {(a + d) / max(p, 1):.2f} s |"
+        for name, (p, w, a, d, n) in sorted(rows.items())
+    ]
+    return head + "\n".join(lines) + "\n"
