@@ -213,6 +213,13 @@ def test_a_budget_cut_by_the_window_stays_the_same_while_the_context_grows() -> 
         assert budget < got.max_tokens
         budgets.add(budget)
     assert budgets == {8192}
+    # the last stretch before the window: 1024 with room to answer, not a value per request
+    tight = dataclasses.replace(info(max_tokens=8192), context_window=48_000)
+    near = [
+        anthropic_thinking(tight, "low", 8192, input_tokens=n) for n in range(41_000, 44_001, 500)
+    ]
+    assert {t.params["thinking"]["budget_tokens"] for t in near} == {1024}
+    assert all(t.max_tokens is not None and t.max_tokens >= 2048 for t in near)
     # untouched where the window leaves room for the whole budget
     roomy = anthropic_thinking(info(max_tokens=64_000), "high", 64_000, input_tokens=10_000)
     assert roomy.params["thinking"]["budget_tokens"] == 16384

@@ -128,11 +128,13 @@ def anthropic_thinking(
     if input_tokens is not None:
         adjusted = clamp_output_to_context(info, input_tokens, adjusted)
     budget_tokens = min(budget, max(0, adjusted - 1024)) or 1024
-    if 1024 < budget_tokens < unclamped:
+    if budget_tokens < unclamped:
         # The window clamp bit: pi sends room - 1024, a different budget on every request
         # as the context grows, and a changed budget voids Anthropic's cached messages. Step
-        # down to a power of two instead, so the budget changes once or twice, not each time.
-        budget_tokens = 1 << (budget_tokens.bit_length() - 1)
+        # down to a power of two instead, so the budget changes once or twice, not each time;
+        # never below Anthropic's minimum of 1024, with room to answer after it.
+        budget_tokens = max(1024, 1 << (max(1, budget_tokens).bit_length() - 1))
+        adjusted = max(adjusted, budget_tokens + 1024)
     return AnthropicThinking(
         {"thinking": {"type": "enabled", "budget_tokens": budget_tokens, "display": "summarized"}},
         max_tokens=adjusted,
