@@ -105,10 +105,12 @@ class AgentSession:
             clock=state.now_ms,
         )
         self.cache = CacheTracker()
+        requests = RequestPipeline(state, loadout, chain)
+        compaction.conversation = requests.build
         host = SessionLoopHost(
             state,
             loadout=loadout,
-            requests=RequestPipeline(state, loadout, chain),
+            requests=requests,
             compaction=compaction,
             recovery=recovery,
             cache=self.cache,
