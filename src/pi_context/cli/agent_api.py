@@ -19,6 +19,7 @@ from pi_context.cli.session_list import SessionSummary
 from pi_context.cli.session_replacement import ForkMessage
 from pi_context.events import AgentEvent
 from pi_context.extensions import RegisteredCommand
+from pi_context.messages import ImageContent
 from pi_context.model import Model, ModelInfo
 from pi_context.resources.trust import TrustDecision, TrustStore
 from pi_context.session.store import Session
@@ -51,9 +52,11 @@ class AgentHost(Protocol):
     @property
     def model(self) -> Model: ...
 
-    def prompt(self, text: str) -> AsyncIterator[AgentEvent]:
-        """Run one user prompt; yields every event of the run (an :meth:`abort` before the
-        iteration begins cancels it)."""
+    def prompt(
+        self, text: str, *, images: Sequence[ImageContent] = ()
+    ) -> AsyncIterator[AgentEvent]:
+        """Run one user prompt (with ``images`` attached); yields every event of the run (an
+        :meth:`abort` before the iteration begins cancels it)."""
         ...
 
     def abort(self) -> None: ...

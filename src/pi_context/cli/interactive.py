@@ -16,6 +16,8 @@
   backward, Shift+Tab the thinking level; Ctrl+L opens the model picker. Slash commands that
   choose something (``/model``, ``/resume``, ...) show a list picker
   (:mod:`pi_context.cli.list_picker`) when the input is a terminal.
+* Ctrl+V or Alt+V pastes from the clipboard: file paths, an image saved to a temporary file
+  (its path is inserted), or text (see :mod:`pi_context.cli.clipboard_paste`).
 * Esc or Ctrl-C during a run aborts it (a second press cancels outright; Esc first takes the
   queued messages back); Ctrl-C at the prompt clears the line, Ctrl-D or ``/quit`` leaves.
 """
@@ -37,7 +39,7 @@ from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.key_binding.key_processor import KeyPress
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.output import Output
@@ -45,6 +47,7 @@ from rich.console import Console
 from rich.text import Text
 
 from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
+from pi_context.cli.clipboard_paste import clipboard_key_bindings
 from pi_context.cli.list_picker import PickerSource, run_picker
 from pi_context.cli.progress import RunProgress
 from pi_context.cli.render import EventRenderer
@@ -53,6 +56,7 @@ from pi_context.cli.stats import status_line
 from pi_context.cli.terminal_text import TerminalConsole
 from pi_context.errors import PiContextError
 from pi_context.events import AgentEvent
+from pi_context.messages import ImageContent
 
 __all__ = ["InteractiveShell", "SlashCompleter", "run_interactive"]
 
@@ -169,8 +173,11 @@ class InteractiveShell:
             history=history or InMemoryHistory(),
             completer=SlashCompleter(lambda: self.agent.skill_names()),
             complete_while_typing=True,
-            key_bindings=_key_bindings(
-                self.cycle_thinking, self.cycle_model, self._open_model_picker
+            key_bindings=merge_key_bindings(
+                [
+                    _key_bindings(self.cycle_thinking, self.cycle_model, self._open_model_picker),
+                    clipboard_key_bindings(self._paste_failed),
+                ]
             ),
             multiline=True,
             bottom_toolbar=lambda: self._status or self.status(),
@@ -188,6 +195,10 @@ class InteractiveShell:
         self.pickers = self._is_tty(self._key_input()) if pickers is None else pickers
         """Slash commands show list pickers (else their text forms: a terminal is needed)."""
         self._listen()
+
+    def _paste_failed(self, message: str) -> None:
+        """Ctrl+V found nothing usable: say why above the prompt (the typed line stays)."""
+        run_in_terminal(lambda: self.console.print(Text(message, style="red")))
 
     # -- Shell protocol ----------------------------------------------------------------------
 
@@ -210,14 +221,16 @@ class InteractiveShell:
             height=max(5, rows // 2 - 4),
         )
 
-    async def send(self, text: str) -> None:
+    async def send(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         if self.agent.model_info() is None:
             self.console.print(Text(NO_MODEL_HELP, style="red"))
             return
         renderer = self._new_renderer()
         progress = RunProgress(self.console, self.status)
 
-        events = self.agent.prompt(text)  # requested now: an abort from here on cancels it
+        events = self.agent.prompt(
+            text, images=images
+        )  # requested now: an abort from here on cancels it
 
         async def consume() -> None:
             async for event in events:
@@ -522,8 +535,9 @@ class InteractiveShell:
         if self.agent.model_info() is None:
             self.console.print(Text(NO_MODEL_HELP, style="yellow"))
 
-    async def run(self, initial: Iterable[str] = ()) -> int:
-        """Send the ``initial`` prompts, then read and run until ``/quit`` or Ctrl-D.
+    async def run(self, initial: Iterable[str] = (), images: Sequence[ImageContent] = ()) -> int:
+        """Send the ``initial`` prompts (``images`` with the first), then read and run until
+        ``/quit`` or Ctrl-D.
 
         The terminal stays in raw mode for the whole session, not only while a prompt is being
         read: keys typed between two prompts are neither echoed into the answer nor turned into
@@ -532,8 +546,8 @@ class InteractiveShell:
         keys = self._key_input()
         with keys.raw_mode() if self._is_tty(keys) else contextlib.nullcontext():
             self._banner()
-            for text in initial:
-                await self.send(text)
+            for number, text in enumerate(initial):
+                await self.send(text, images if number == 0 else ())
             await self._loop()
         if self._unsubscribe is not None:
             self._unsubscribe()
