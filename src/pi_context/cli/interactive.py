@@ -12,6 +12,12 @@
   every queued message back into the next input line; an extension command finished with Enter
   runs at once, a built-in slash command when the answer ends, and text without Enter waits in
   the next input line.
+* Ctrl+P / Alt+P (Shift+Ctrl+P where the terminal reports it) cycle the model scope forward /
+  backward, Shift+Tab the thinking level; Ctrl+L opens the model picker. Slash commands that
+  choose something (``/model``, ``/resume``, ...) show a list picker
+  (:mod:`pi_context.cli.list_picker`) when the input is a terminal.
+* Ctrl+V or Alt+V pastes from the clipboard: file paths, an image saved to a temporary file
+  (its path is inserted), or text (see :mod:`pi_context.cli.clipboard_paste`).
 * Esc or Ctrl-C during a run aborts it (a second press cancels outright; Esc first takes the
   queued messages back); Ctrl-C at the prompt clears the line, Ctrl-D or ``/quit`` leaves.
 """
@@ -31,8 +37,9 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
+from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.key_binding.key_processor import KeyPress
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.output import Output
@@ -40,6 +47,8 @@ from rich.console import Console
 from rich.text import Text
 
 from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
+from pi_context.cli.clipboard_paste import clipboard_key_bindings
+from pi_context.cli.list_picker import PickerSource, run_picker
 from pi_context.cli.progress import RunProgress
 from pi_context.cli.render import EventRenderer
 from pi_context.cli.slash import COMMANDS, command_names, run_slash
@@ -47,6 +56,7 @@ from pi_context.cli.stats import status_line
 from pi_context.cli.terminal_text import TerminalConsole
 from pi_context.errors import PiContextError
 from pi_context.events import AgentEvent
+from pi_context.messages import ImageContent
 
 __all__ = ["InteractiveShell", "SlashCompleter", "run_interactive"]
 
@@ -80,8 +90,18 @@ class SlashCompleter(Completer):
                 yield Completion(candidate, start_position=-len(text), display_meta=meta)
 
 
+# Shift+Ctrl+P reaches the program only from terminals that report modifiers (xterm's
+# modifyOtherKeys, the kitty keyboard protocol); prompt_toolkit has no name for it, so its
+# sequences are read as F24, a key no keyboard sends, bound to "previous model".
+_SHIFT_CTRL_P = Keys.F24
+for _sequence in ("\x1b[27;6;80~", "\x1b[27;6;112~", "\x1b[80;6u", "\x1b[112;6u"):
+    ANSI_SEQUENCES.setdefault(_sequence, _SHIFT_CTRL_P)
+
+
 def _key_bindings(
-    cycle_thinking: Callable[[], None], cycle_model: Callable[[bool], None]
+    cycle_thinking: Callable[[], None],
+    cycle_model: Callable[[bool], None],
+    open_model_picker: Callable[[KeyPressEvent], None],
 ) -> KeyBindings:
     bindings = KeyBindings()
 
@@ -89,6 +109,16 @@ def _key_bindings(
     def _next_model(event: KeyPressEvent) -> None:
         cycle_model(True)
         event.app.invalidate()
+
+    @bindings.add(_SHIFT_CTRL_P)  # pi's app.model.cycleBackward
+    @bindings.add(Keys.Escape, "p")  # Alt+P, where Shift+Ctrl+P does not reach us
+    def _previous_model(event: KeyPressEvent) -> None:
+        cycle_model(False)
+        event.app.invalidate()
+
+    @bindings.add(Keys.ControlL)  # pi's app.model.select
+    def _model_picker(event: KeyPressEvent) -> None:
+        open_model_picker(event)
 
     @bindings.add(Keys.BackTab)  # Shift+Tab, pi's app.thinking.cycle
     def _cycle_thinking(event: KeyPressEvent) -> None:
@@ -127,6 +157,7 @@ class InteractiveShell:
         pt_input: Input | None = None,
         pt_output: Output | None = None,
         notes: Sequence[str] = (),
+        pickers: bool | None = None,
     ) -> None:
         self.agent = agent
         self._notes = list(notes)
@@ -142,7 +173,12 @@ class InteractiveShell:
             history=history or InMemoryHistory(),
             completer=SlashCompleter(lambda: self.agent.skill_names()),
             complete_while_typing=True,
-            key_bindings=_key_bindings(self.cycle_thinking, self.cycle_model),
+            key_bindings=merge_key_bindings(
+                [
+                    _key_bindings(self.cycle_thinking, self.cycle_model, self._open_model_picker),
+                    clipboard_key_bindings(self._paste_failed),
+                ]
+            ),
             multiline=True,
             bottom_toolbar=lambda: self._status or self.status(),
             input=pt_input,
@@ -155,7 +191,14 @@ class InteractiveShell:
         """Extension commands started while an answer runs."""
         self._status = ""
         """The last computed status line (the toolbar is redrawn on every key press)."""
+        self._model_picker_requested = False
+        self.pickers = self._is_tty(self._key_input()) if pickers is None else pickers
+        """Slash commands show list pickers (else their text forms: a terminal is needed)."""
         self._listen()
+
+    def _paste_failed(self, message: str) -> None:
+        """Ctrl+V found nothing usable: say why above the prompt (the typed line stays)."""
+        run_in_terminal(lambda: self.console.print(Text(message, style="red")))
 
     # -- Shell protocol ----------------------------------------------------------------------
 
@@ -167,14 +210,27 @@ class InteractiveShell:
         except (KeyboardInterrupt, EOFError):
             return ""
 
-    async def send(self, text: str) -> None:
+    async def pick(self, source: PickerSource[T], query: str = "") -> T | None:
+        app = self._prompt.app
+        rows = app.output.get_size().rows if self._is_tty(app.input) else 24
+        return await run_picker(
+            source,
+            pt_input=app.input,
+            pt_output=app.output,
+            query=query,
+            height=max(5, rows // 2 - 4),
+        )
+
+    async def send(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         if self.agent.model_info() is None:
             self.console.print(Text(NO_MODEL_HELP, style="red"))
             return
         renderer = self._new_renderer()
         progress = RunProgress(self.console, self.status)
 
-        events = self.agent.prompt(text)  # requested now: an abort from here on cancels it
+        events = self.agent.prompt(
+            text, images=images
+        )  # requested now: an abort from here on cancels it
 
         async def consume() -> None:
             async for event in events:
@@ -217,7 +273,8 @@ class InteractiveShell:
         if agent is not self.agent:
             self.agent.close()
         self.agent = agent
-        self.cwd = Path(agent.session.cwd or self.cwd)
+        # where the session runs (its header cwd, or here when that folder is gone)
+        self.cwd = Path(agent.project_trust().directory or self.cwd)
         self._listen()
 
     def set_editor(self, text: str) -> None:
@@ -265,6 +322,12 @@ class InteractiveShell:
         # shown above the prompt too, as pi's status message (the toolbar needs a terminal
         # that reports the cursor position)
         run_in_terminal(lambda: self.console.print(Text(note, style="dim")))
+
+    def _open_model_picker(self, event: KeyPressEvent) -> None:
+        """Ctrl+L: leave the prompt (keeping what was typed) and run ``/model``."""
+        self._editor = event.current_buffer.text
+        self._model_picker_requested = True
+        event.app.exit(result="")
 
     def print_status(self) -> None:
         self.console.print(Text(self.status(), style="dim"))
@@ -472,8 +535,9 @@ class InteractiveShell:
         if self.agent.model_info() is None:
             self.console.print(Text(NO_MODEL_HELP, style="yellow"))
 
-    async def run(self, initial: Iterable[str] = ()) -> int:
-        """Send the ``initial`` prompts, then read and run until ``/quit`` or Ctrl-D.
+    async def run(self, initial: Iterable[str] = (), images: Sequence[ImageContent] = ()) -> int:
+        """Send the ``initial`` prompts (``images`` with the first), then read and run until
+        ``/quit`` or Ctrl-D.
 
         The terminal stays in raw mode for the whole session, not only while a prompt is being
         read: keys typed between two prompts are neither echoed into the answer nor turned into
@@ -482,8 +546,8 @@ class InteractiveShell:
         keys = self._key_input()
         with keys.raw_mode() if self._is_tty(keys) else contextlib.nullcontext():
             self._banner()
-            for text in initial:
-                await self.send(text)
+            for number, text in enumerate(initial):
+                await self.send(text, images if number == 0 else ())
             await self._loop()
         if self._unsubscribe is not None:
             self._unsubscribe()
@@ -498,7 +562,11 @@ class InteractiveShell:
                 continue
             except EOFError:
                 break
-            self._editor = ""
+            if self._model_picker_requested:
+                self._model_picker_requested = False
+                line = "/model"
+            else:
+                self._editor = ""
             if not line.strip():
                 continue
             try:

@@ -62,6 +62,34 @@ def _print_json(value: Any) -> None:
     sys.stdout.flush()
 
 
+def _image_marks(content: Any) -> str:
+    """``[image/png 12.3 KB] `` for each image block: what a terminal shows instead of the
+    base64."""
+    if not isinstance(content, list):
+        return ""
+    marks = [
+        f"[{terminal_safe(str(b.get('mimeType', 'image')))} "
+        f"{len(str(b.get('data', ''))) * 3 / 4 / 1024:.1f} KB] "
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "image"
+    ]
+    return "".join(marks)
+
+
+def _without_image_data(message: Any) -> Any:
+    """``message`` with each image's base64 replaced by a note of its length (for terminals)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return message
+    blocks = [
+        {**b, "data": f"<{len(str(b.get('data', '')))} characters of base64; pipe to get them>"}
+        if isinstance(b, dict) and b.get("type") == "image"
+        else b
+        for b in content
+    ]
+    return {**message, "content": blocks}
+
+
 def _snippet(text: str, width: int = 60) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
@@ -420,7 +448,8 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
 
     With --json: {"leafId", "model", "thinkingLevel", "messages": [{"entryId", "tokens",
     "message"}]}; ``message`` is the provider-role message (summaries and extension messages as
-    user messages), ``tokens`` pi's estimate for it.
+    user messages), ``tokens`` pi's estimate for it. Images show as ``[image/png 12.3 KB]``;
+    with --json on a terminal their base64 is replaced by its length (piped output keeps it).
     """
     index = ColumnIndex.open(file)
     if index is not None:
@@ -453,10 +482,12 @@ def _print_context(
     )
     if as_json:
         out = sys.stdout.buffer
+        on_screen = sys.stdout.isatty()  # megabytes of base64 help nobody on a screen
         opening = _json.dumps(head)[:-1] + b',"messages":['
         out.write(json_for_terminal(opening.decode("utf-8")).encode())
         for number, (entry_id, tokens, message) in enumerate(rows):
-            row = {"entryId": entry_id, "tokens": tokens, "message": message}
+            shown = _without_image_data(message) if on_screen else message
+            row = {"entryId": entry_id, "tokens": tokens, "message": shown}
             text = json_for_terminal(_json.dumps(row).decode("utf-8"))
             out.write((b"," if number else b"") + text.encode())
         out.write(b"]}\n")
@@ -481,7 +512,8 @@ def _print_context(
             sections = message.get("sections")
             text = "sections: " + ", ".join(sections) if isinstance(sections, dict) else ""
         else:
-            text = text_of(message.get("content"), " ")
+            content = message.get("content")
+            text = _image_marks(content) + text_of(content, " ")
         echo(f"{entry_id}  {role:<10} {tokens:>6}  {_snippet(text, 70)}")
     echo(
         f"-- leaf {head['leafId'] or '-'}: {count} messages, ~{total} tokens; "
