@@ -55,23 +55,30 @@ def _is_blank(line: bytes) -> bool:
 
 def _lines(fd: int, size: int) -> Iterator[tuple[int, bytes]]:
     """``(offset, line)`` for each ``\\n``-separated line of the first ``size`` bytes (the
-    newline dropped; the last line may lack one), read a chunk at a time."""
+    newline dropped; the last line may lack one), read a chunk at a time (a line cut by chunk
+    boundaries is joined once, when its end arrives)."""
     offset = 0
-    start = 0  # file offset of the first byte of ``pending``
-    pending = b""
+    start = 0  # file offset of the next line's first byte
+    partial: list[bytes] = []
     while offset < size:
         chunk = os.pread(fd, min(_CHUNK_SIZE, size - offset), offset)
         if not chunk:
             break
         offset += len(chunk)
-        parts = (pending + chunk).split(b"\n") if pending else chunk.split(b"\n")
+        parts = chunk.split(b"\n")
         del chunk
-        pending = parts.pop()
+        tail = parts.pop()
+        if parts and partial:
+            partial.append(parts[0])
+            parts[0] = b"".join(partial)
+            partial = []
         for part in parts:
             yield start, part
             start += len(part) + 1
-    if pending:
-        yield start, pending
+        if tail:
+            partial.append(tail)
+    if partial:
+        yield start, b"".join(partial)
 
 
 def _decode(line: bytes) -> dict[str, Any]:
