@@ -30,7 +30,7 @@ RESULTS = {
         _run("pictx default", 18.0),
         _run("pictx + x", 9.0),
         _run("pictx + y", 1.0) | {"prompt_starts": []},
-    ],  # fmt: skip
+    ],
     ("anthropic", 1): [_run("pi 1.6.0", 10.0), _run("pictx default", 8.0, failures=1)],
 }
 
