@@ -85,6 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         "print: one -p process per prompt",
     )
     parser.add_argument("--fresh", action="store_true", help="re-run units already saved")
+    parser.add_argument(
+        "--saved-only",
+        action="store_true",
+        help="run nothing: the report from the saved units whose inputs are current",
+    )
     parser.add_argument("--only", nargs="*", default=None, help="contender names to run")
     parser.add_argument("--no-pi", action="store_true", help="skip pi 1.6.0")
     parser.add_argument("--out", type=Path, default=OUT)
@@ -130,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     for unit in units:
         saved = None if args.fresh else unit.load(out)
         if saved is None:
-            todo.append(unit)
+            if not args.saved_only:
+                todo.append(unit)
         else:
             results.setdefault((unit.api, unit.seed), []).append(saved)
             print(f"saved: {unit.name} (inputs unchanged; --fresh re-runs it)", flush=True)
@@ -157,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     for runs in results.values():
         runs.sort(key=lambda run: (not run["contender"].startswith("pi "), run["contender"]))
     if results:
-        write_report(results, out, args, pi_note, time.monotonic() - started)
+        write_report(results, out, args, pi_note, time.monotonic() - started if todo else 0.0)
     return 130 if interrupted else 0
 
 
