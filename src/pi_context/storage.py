@@ -360,12 +360,38 @@ def refuse_session_target(target: str | os.PathLike[str], source: Path | None = 
 def fork_from(source: Path, directory: Path, *, cwd: str, session_id: str | None = None) -> Path:
     """Copy every entry of ``source`` verbatim into a new session of ``cwd`` (pi's ``forkFrom``).
 
-    The new header has a fresh id, ``cwd`` and ``parentSession`` = the source path; the entry
-    lines are copied byte for byte. Returns the new file's path.
+    The new header has a fresh id (or ``session_id``), ``cwd`` and ``parentSession`` = the
+    source path; the entry lines are copied byte for byte (fields this code does not know
+    survive). Returns the new file's path. Raises :class:`SessionError` with pi's words when
+    ``source`` is missing, empty or not a session (``Cannot fork: source session file is
+    empty or invalid: <path>``) or has no header (``Cannot fork: source session has no
+    header: <path>``).
     """
-    header = read_header(source)
-    if header is None:
-        raise SessionError("Session file is not a valid pi session", path=source)
+    try:
+        data = read_regular(source)
+    except (OSError, SessionError) as exc:
+        raise SessionError(
+            f"Cannot fork: source session file is empty or invalid: {source}"
+        ) from exc
+    lines: list[bytes] = []
+    first: Any = None  # the first line that parses: it must be the header
+    for raw in data.split(b"\n"):
+        line = raw.rstrip(b"\r")
+        if not line.strip():
+            continue
+        if first is None:
+            try:
+                first = _json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(first, dict) and first.get("type") == "session":
+                continue
+            break
+        lines.append(line)
+    if not isinstance(first, dict):
+        raise SessionError(f"Cannot fork: source session file is empty or invalid: {source}")
+    if first.get("type") != "session":
+        raise SessionError(f"Cannot fork: source session has no header: {source}")
     path, sid, stamp = new_session_path(directory, session_id=session_id)
     new_header = {
         "type": "session",
@@ -375,22 +401,7 @@ def fork_from(source: Path, directory: Path, *, cwd: str, session_id: str | None
         "cwd": cwd,
         "parentSession": str(source),
     }
-    lines = [_json.dumps(new_header)]
-    seen_header = False
-    for raw in read_regular(source).split(b"\n"):
-        line = raw.rstrip(b"\r")
-        if not line.strip():
-            continue
-        if not seen_header:
-            try:
-                value = _json.loads(line)
-            except ValueError:
-                continue
-            seen_header = isinstance(value, dict) and value.get("type") == "session"
-            if seen_header:
-                continue
-        lines.append(line)
     directory.mkdir(parents=True, exist_ok=True)
     with path.open("xb") as handle:
-        handle.write(b"".join(line + b"\n" for line in lines))
+        handle.write(b"".join(line + b"\n" for line in [_json.dumps(new_header), *lines]))
     return path

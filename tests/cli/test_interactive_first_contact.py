@@ -37,9 +37,7 @@ def test_ctrl_c_at_the_tree_summary_question_cancels(start: Any) -> None:
     first_answer = next(
         e["id"] for e in term.entries() if "Answer one." in json.dumps(e.get("message", {}))
     )
-    term.say("/tree")
-    term.expect("Go to #")
-    term.say(first_answer)
+    term.say(f"/tree {first_answer}")
     term.expect("Summarize the branch")
     term.child.send("\x03")  # Ctrl-C
     term.expect("Not moved.")

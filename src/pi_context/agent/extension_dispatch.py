@@ -20,6 +20,7 @@ from pi_context.extensions.events import (
     BoundaryResult,
     MessageEndEvent,
     ResourcesDiscoverEvent,
+    SessionReason,
     SessionStartEvent,
     ToolCallEvent,
     ToolResultEvent,
@@ -55,14 +56,16 @@ async def notify(runner: ExtensionRunner | None, event: AgentEvent) -> None:
         await runner.emit(event)
 
 
-async def session_started(state: AgentState, reason: Literal["startup", "resume"]) -> None:
+async def session_started(
+    state: AgentState, reason: SessionReason, previous_session_file: str | None = None
+) -> None:
     """Extension ``resources_discover`` (extra skill paths) and ``session_start``."""
     runner = state.extensions
     if runner is None:
         return
     await discover_resources(state, "startup")
     if runner.has_handlers(SessionStartEvent.type):
-        await runner.emit(SessionStartEvent(reason))
+        await runner.emit(SessionStartEvent(reason, previous_session_file))
 
 
 async def discover_resources(state: AgentState, reason: Literal["startup", "reload"]) -> None:

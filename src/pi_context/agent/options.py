@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
 
 from pi_context.extensions import ExtensionRunner, load_extensions
+from pi_context.extensions.events import SessionReason
 from pi_context.model import Model
 from pi_context.resources.loader import ResourceLoader
 from pi_context.resources.settings import bash_settings_for
@@ -37,7 +38,10 @@ class AgentOptions(TypedDict, total=False):
     ISO-8601 time (``create`` only; pi names a session file after both); ``parent_session``:
     the ``parentSession`` path stored in the new header (``create`` only). ``ids``, ``clock``,
     ``sleep``: injectable for tests. ``tool_selection``: pi's ``--tools`` / ``--no-tools`` /
-    ``--no-builtin-tools`` / ``--exclude-tools`` (:mod:`.tool_selection`).
+    ``--no-builtin-tools`` / ``--exclude-tools`` (:mod:`.tool_selection`). ``start_reason``,
+    ``previous_session_file``: what extensions' ``session_start`` is told (default ``startup``
+    for ``create``, ``resume`` for ``open``; ``new`` / ``fork`` when a session replaces
+    another).
     """
 
     model: Model | None
@@ -57,6 +61,8 @@ class AgentOptions(TypedDict, total=False):
     timestamp: str | None
     parent_session: str | None
     tool_selection: ToolSelection | None
+    start_reason: SessionReason
+    previous_session_file: str | None
 
 
 def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentState, list[Tool]]:

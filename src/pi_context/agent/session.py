@@ -29,6 +29,7 @@ The facade owns one collaborator per concept and delegates to them; each is buil
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
@@ -44,8 +45,15 @@ from pi_context.extensions import (
 )
 from pi_context.extensions.events import (
     CustomMessageDraft,
+    Event,
     InputEvent,
+    ModelSelectEvent,
+    SessionBeforeForkEvent,
+    SessionBeforeSwitchEvent,
+    SessionReason,
     SessionShutdownEvent,
+    ShutdownReason,
+    ThinkingLevelSelectEvent,
 )
 from pi_context.messages import AgentMessage, ImageContent, user_message
 from pi_context.model import Model
@@ -106,6 +114,8 @@ class AgentSession:
         )
         self._runs = RunControl(state, loadout, recovery, host)
         self._unstarted: _PendingPrompt | None = None  # the latest prompt() not yet iterated
+        self._notices: list[asyncio.Task[None]] = []  # extension notifications under way
+        self._closed = False
         self._ui: tuple[ExtensionUI, str] | None = None
         runner = state.extensions
         if runner is not None:
@@ -151,7 +161,9 @@ class AgentSession:
             clock=options.get("clock"),
         )
         sess = cls(*assemble(session, work, options))
-        await sess._started("startup")
+        await sess._started(
+            options.get("start_reason", "startup"), options.get("previous_session_file")
+        )
         return sess
 
     @classmethod
@@ -166,15 +178,49 @@ class AgentSession:
         session = Session.open(path, ids=options.get("ids"), clock=options.get("clock"))
         work = os.fspath(cwd) if cwd is not None else (session.cwd or os.getcwd())
         sess = cls(*assemble(session, os.path.abspath(work), options))
-        await sess._started("resume")
+        await sess._started(
+            options.get("start_reason", "resume"),
+            options.get("previous_session_file"),
+            restore=True,
+        )
         return sess
 
-    async def _started(self, reason: Literal["startup", "resume"]) -> None:
+    @classmethod
+    async def adopt(
+        cls,
+        session: Session,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        **options: Unpack[AgentOptions],
+    ) -> AgentSession:
+        """Run on a :class:`Session` built elsewhere (a fork or clone of another session);
+        its recorded loadout is restored as for :meth:`open`. ``start_reason`` defaults to
+        ``fork``."""
+        work = os.fspath(cwd) if cwd is not None else (session.cwd or os.getcwd())
+        sess = cls(*assemble(session, os.path.abspath(work), options))
+        await sess._started(
+            options.get("start_reason", "fork"),
+            options.get("previous_session_file"),
+            restore=True,
+        )
+        return sess
+
+    async def _started(
+        self, reason: SessionReason, previous: str | None, *, restore: bool = False
+    ) -> None:
         selection = self._state.tool_selection
         # --tools replaces the defaults, so the branch's recorded loadout is not restored
-        if reason == "resume" and not (selection is not None and selection.replaces_defaults):
+        if restore and not (selection is not None and selection.replaces_defaults):
             self._loadout.restore_from_branch()
-        await extension_dispatch.session_started(self._state, reason)
+        await extension_dispatch.session_started(self._state, reason, previous)
+        model = self._state.model
+        if restore and model is not None:
+            recorded = self.session.stored_projection().model
+            if recorded is not None and (recorded["provider"], recorded["modelId"]) == (
+                model.info.provider,
+                model.info.id,
+            ):
+                await self._notify(ModelSelectEvent(model.info, None, "restore"))
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -200,11 +246,28 @@ class AgentSession:
     def model_or_none(self) -> Model | None:
         return self._state.model
 
-    def set_model(self, model: Model) -> None:
-        """Switch models (recorded as a ``model_change`` entry); the prompt cache starts cold."""
+    def set_model(self, model: Model, *, source: Literal["set", "cycle"] = "set") -> None:
+        """Switch models (recorded as a ``model_change`` entry); the prompt cache starts cold.
+        Extensions get ``model_select`` with ``source``."""
+        previous = self._state.model
         self._state.model = model
         self.session.append_model_change(model.info.provider, model.info.id)
         self.cache.reset()
+        self._notify_soon(
+            ModelSelectEvent(model.info, previous.info if previous is not None else None, source)
+        )
+
+    def refresh_model(self, model: Model) -> None:
+        """The same model with other credentials (after ``/login``): nothing is recorded and
+        extensions are not told; a different model goes through :meth:`set_model`."""
+        current = self._state.model
+        if current is None or (current.info.provider, current.info.id) != (
+            model.info.provider,
+            model.info.id,
+        ):
+            self.set_model(model)
+            return
+        self._state.model = model
 
     @property
     def thinking_level(self) -> str:
@@ -216,8 +279,10 @@ class AgentSession:
         in effect changes (pi's ``setThinkingLevel``); returns the level in effect."""
         model = self._state.model
         chosen = clamp_thinking_level(model.info, level) if model is not None else "off"
-        if chosen != self.thinking_level:
+        previous = self.thinking_level
+        if chosen != previous:
             self.session.append_thinking_level_change(chosen)
+            self._notify_soon(ThinkingLevelSelectEvent(chosen, previous))
         return chosen
 
     def apply_startup_thinking_level(self, requested: str | None, *, resumed: bool) -> str:
@@ -240,11 +305,17 @@ class AgentSession:
         self.session.append_thinking_level_change(level)
         return level
 
-    def switch_model(self, model: Model, *, scoped_level: str | None = None) -> str:
+    def switch_model(
+        self,
+        model: Model,
+        *,
+        scoped_level: str | None = None,
+        source: Literal["set", "cycle"] = "set",
+    ) -> str:
         """Switch to ``model`` and pick the level as pi does on a model switch
         (:func:`.thinking_choice.switch_thinking_level`); returns the level in effect."""
         current = self.thinking_level
-        self.set_model(model)
+        self.set_model(model, source=source)
         level = switch_thinking_level(
             self.settings_data, model.info, current=current, scoped=scoped_level
         )
@@ -502,13 +573,75 @@ class AgentSession:
         state = self._state
         return context_tokens(state.session, state.token_cache, state.positions)
 
-    async def aclose(self) -> None:
-        """Abort any run, tell extensions (``session_shutdown``) and close the session file."""
+    # -- extension notifications from synchronous calls -------------------------------------------
+
+    async def _notify(self, event: Event) -> None:
+        runner = self._state.extensions
+        if runner is not None and runner.has_handlers(event.type):
+            await runner.emit(event)
+
+    def _notify_soon(self, event: Event) -> None:
+        """Tell extensions from a synchronous method (``set_model``, ``set_thinking_level``):
+        the handlers run as a task of the running loop, in call order; :meth:`settle_notices`
+        and :meth:`aclose` wait for them. Without a running loop (plain synchronous use)
+        there is nobody to run them, and nothing is scheduled."""
+        runner = self._state.extensions
+        if runner is None or not runner.has_handlers(event.type):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        previous = self._notices[-1] if self._notices else None
+
+        async def deliver() -> None:
+            if previous is not None:
+                await asyncio.wait([previous])
+            await runner.emit(event)
+
+        task = loop.create_task(deliver())
+        self._notices.append(task)
+        task.add_done_callback(self._notices.remove)
+
+    async def settle_notices(self) -> None:
+        """Until every extension notification scheduled so far has been handled."""
+        if self._notices:
+            await asyncio.wait(list(self._notices))
+
+    # -- session replacement ----------------------------------------------------------------------
+
+    async def before_switch(
+        self, reason: Literal["new", "resume"], target_session_file: str | None = None
+    ) -> bool:
+        """Extensions' ``session_before_switch``; ``True`` when one cancelled the switch."""
+        runner = self._state.extensions
+        if runner is None or not runner.has_handlers(SessionBeforeSwitchEvent.type):
+            return False
+        answer = await runner.emit_session_before_switch(
+            SessionBeforeSwitchEvent(reason, target_session_file)
+        )
+        return bool(answer is not None and answer.cancel)
+
+    async def before_fork(self, entry_id: str, position: Literal["before", "at"]) -> bool:
+        """Extensions' ``session_before_fork``; ``True`` when one cancelled the fork."""
+        runner = self._state.extensions
+        if runner is None or not runner.has_handlers(SessionBeforeForkEvent.type):
+            return False
+        answer = await runner.emit_session_before_fork(SessionBeforeForkEvent(entry_id, position))
+        return bool(answer is not None and answer.cancel)
+
+    async def aclose(
+        self, reason: ShutdownReason = "quit", target_session_file: str | None = None
+    ) -> None:
+        """Abort any run, tell extensions (``session_shutdown``) and close the session file.
+        A second call does nothing (the session replacing this one may have closed it)."""
+        if self._closed:
+            return
+        self._closed = True
         self.abort()
         await self._runs.wait()
-        runner = self._state.extensions
-        if runner is not None and runner.has_handlers(SessionShutdownEvent.type):
-            await runner.emit(SessionShutdownEvent())
+        await self.settle_notices()
+        await self._notify(SessionShutdownEvent(reason, target_session_file))
         self.session.close()
 
     def close(self) -> None:

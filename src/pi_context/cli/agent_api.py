@@ -8,12 +8,13 @@ implement it with fakes.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from pi_context.agent.stats import SessionStats
+from pi_context.cli.session_replacement import ForkMessage
 from pi_context.events import AgentEvent
 from pi_context.extensions import RegisteredCommand
 from pi_context.model import Model, ModelInfo
@@ -112,6 +113,10 @@ class AgentHost(Protocol):
 
     def available_models(self) -> list[str]: ...
 
+    def settings_data(self) -> Mapping[str, Any]:
+        """The merged settings in effect (global, then trusted project)."""
+        ...
+
     def switch_model(self, ref: str) -> None: ...
 
     def thinking_level(self) -> str:
@@ -128,12 +133,42 @@ class AgentHost(Protocol):
 
     def session_dir(self) -> Path | None: ...
 
+    def login_providers(self) -> list[str]:
+        """Providers ``/login`` can store a key for."""
+        ...
+
+    def stored_logins(self) -> list[str]:
+        """Providers with a credential in auth.json."""
+        ...
+
+    def login(self, provider: str, key: str) -> Path:
+        """Store ``key`` for ``provider`` in auth.json (mode 0600); returns the file."""
+        ...
+
+    def logout(self, provider: str) -> bool:
+        """Remove ``provider``'s stored credential; ``False`` when there was none."""
+        ...
+
     def project_trust(self) -> ProjectTrust: ...
 
-    async def new_session(self) -> AgentHost: ...
+    async def new_session(self, parent_session: str | None = None) -> AgentHost:
+        """``/new`` (extensions may cancel: ``SwitchCancelled``)."""
+        ...
 
-    async def open_session(self, path: Path) -> AgentHost: ...
+    async def open_session(self, path: Path) -> AgentHost:
+        """``/resume`` ``path`` (extensions may cancel: ``SwitchCancelled``)."""
+        ...
 
-    async def fork_session(self, leaf_id: str | None) -> AgentHost:
-        """A new session file holding the path up to ``leaf_id``."""
+    def fork_messages(self) -> list[ForkMessage]:
+        """The user messages ``/fork`` offers: the whole file's, in append order."""
+        ...
+
+    async def fork_before(self, entry_id: str) -> tuple[AgentHost, str]:
+        """``/fork``: the session holding the path before user message ``entry_id``, and that
+        message's text for the editor (extensions may cancel: ``SwitchCancelled``)."""
+        ...
+
+    async def clone(self) -> AgentHost:
+        """``/clone``: a session holding the current path (``Nothing to clone yet`` without
+        entries; extensions may cancel: ``SwitchCancelled``)."""
         ...

@@ -20,14 +20,18 @@ from pi_context import storage
 from pi_context.agent.session import AgentSession
 from pi_context.agent.stats import SessionStats
 from pi_context.agent.tool_selection import ToolSelection
+from pi_context.cli import session_replacement
 from pi_context.cli.agent_api import ProjectTrust
 from pi_context.cli.model_scope import ScopeEntry, next_model_key
 from pi_context.cli.scripted import load_scripted_model, scripted_spec
+from pi_context.cli.session_replacement import ForkMessage
 from pi_context.errors import ModelNotFoundError, PiContextError, ProviderError
 from pi_context.events import AgentEvent
 from pi_context.extensions import RegisteredCommand
+from pi_context.extensions.events import SessionReason
 from pi_context.model import Model, ModelInfo
 from pi_context.model.thinking import cycle_thinking_level
+from pi_context.providers.auth_store import AuthStore
 from pi_context.resources.settings import load_settings
 from pi_context.resources.trust import TRUST_FILE_NAME, TrustStore
 from pi_context.session.store import Session
@@ -36,7 +40,7 @@ from pi_context.tokens import estimate_tokens
 if TYPE_CHECKING:
     from pi_context.providers.models import ModelRegistry
 
-__all__ = ["AppAgent", "AppConfig", "resolve_cli_model"]
+__all__ = ["AppAgent", "AppConfig", "ModelCycle", "resolve_cli_model"]
 
 
 def resolve_cli_model(
@@ -185,7 +189,9 @@ class AppConfig:
     """``--models`` / ``enabledModels``: what Ctrl+P cycles through (empty: every available
     model)."""
 
-    def _kwargs(self) -> dict[str, Any]:
+    def session_options(self) -> dict[str, Any]:
+        """The :class:`~pi_context.agent.options.AgentOptions` every session of this process
+        shares."""
         return {
             "agent_dir": self.agent_dir,
             "no_context_files": self.no_context_files,
@@ -202,18 +208,26 @@ class AppConfig:
         cwd: str | None = None,
         parent_session: str | None = None,
         session_id: str | None = None,
+        start_reason: SessionReason = "startup",
+        previous_session_file: str | None = None,
     ) -> AgentSession:
         """A new session in the session dir, named as pi names it (written with the first
         message); ``parent_session`` goes into its header, ``session_id`` (``--session-id``)
-        replaces the generated id."""
+        replaces the generated id; ``start_reason`` and ``previous_session_file`` are what
+        extensions' ``session_start`` is told."""
         work = cwd or self.cwd
+        lifecycle: dict[str, Any] = {
+            "start_reason": start_reason,
+            "previous_session_file": previous_session_file,
+        }
         if self.session_dir is None:
             agent = await AgentSession.create(
                 cwd=work,
                 model=model,
                 parent_session=parent_session,
                 session_id=session_id,
-                **self._kwargs(),
+                **lifecycle,
+                **self.session_options(),
             )
         else:
             self.session_dir.mkdir(parents=True, exist_ok=True)
@@ -225,17 +239,34 @@ class AppConfig:
                 session_id=sid,
                 timestamp=stamp,
                 parent_session=parent_session,
-                **self._kwargs(),
+                **lifecycle,
+                **self.session_options(),
             )
         agent.apply_startup_thinking_level(self.thinking, resumed=False)
         return agent
 
-    async def open(self, path: Path, model: Model | None) -> AgentSession:
-        """Resume ``path`` (runs in its header cwd); a missing file becomes a new session there."""
+    async def open(
+        self,
+        path: Path,
+        model: Model | None,
+        *,
+        start_reason: SessionReason | None = None,
+        previous_session_file: str | None = None,
+    ) -> AgentSession:
+        """Resume ``path`` (runs in its header cwd); a missing file becomes a new session there.
+        ``start_reason`` (default: ``startup`` for a new file, ``resume`` otherwise) and
+        ``previous_session_file`` are what extensions' ``session_start`` is told."""
+        lifecycle: dict[str, Any] = {"previous_session_file": previous_session_file}
+        if start_reason is not None:
+            lifecycle["start_reason"] = start_reason
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             agent = await AgentSession.create(
-                cwd=self.cwd, model=model, session_file=path, **self._kwargs()
+                cwd=self.cwd,
+                model=model,
+                session_file=path,
+                **lifecycle,
+                **self.session_options(),
             )
             agent.apply_startup_thinking_level(self.thinking, resumed=False)
             return agent
@@ -243,9 +274,19 @@ class AppConfig:
         work = header.get("cwd") if header else None
         if isinstance(work, str) and not os.path.isdir(work):
             raise PiContextError(f"The session's working directory does not exist: {work}")
-        agent = await AgentSession.open(path, model=model, **self._kwargs())
+        agent = await AgentSession.open(path, model=model, **lifecycle, **self.session_options())
         agent.apply_startup_thinking_level(self.thinking, resumed=True)
         return agent
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCycle:
+    """Where a model cycle went (RPC ``cycle_model``'s answer)."""
+
+    model: ModelInfo
+    thinking_level: str
+    is_scoped: bool
+    """A scope (``--models`` / ``enabledModels``) decided the list."""
 
 
 class AppAgent:
@@ -321,6 +362,9 @@ class AppAgent:
     def available_models(self) -> list[str]:
         return _model_names(self.config.agent_dir)
 
+    def settings_data(self) -> Mapping[str, Any]:
+        return self.agent.settings_data
+
     def switch_model(self, ref: str) -> None:
         model = self.config.model_resolver(ref, None)
         if model is None:
@@ -333,6 +377,18 @@ class AppAgent:
     def cycle_model(self, *, forward: bool = True) -> str:
         """Ctrl+P: the next model of the scope (else of the available models), with pi's
         level rule; returns the status text."""
+        cycled = self.cycle(forward=forward)
+        if cycled is None:
+            return "Only one model in scope" if self.config.scope else "Only one model available"
+        info, level = cycled.model, cycled.thinking_level
+        suffix = f" (thinking: {level})" if info.reasoning and level != "off" else ""
+        return f"Switched to {info.name or info.id}{suffix}"
+
+    def cycle(self, *, forward: bool = True) -> ModelCycle | None:
+        """Switch to the next (previous) model as pi cycles (spec §4.5): the scope's entries
+        that have a key (``--models`` / ``enabledModels``), else every available model; the
+        scope entry's level, else pi's model-switch level rule. ``None`` when there is nothing
+        to switch to. Extensions get ``model_select`` with source ``cycle``."""
         from pi_context.providers import models
 
         registry = models.load_registry(self.config.agent_dir)
@@ -343,13 +399,11 @@ class AppAgent:
         current = f"{info.provider}/{info.id}" if info is not None else None
         target = next_model_key(keys, current, forward=forward)
         if target is None:
-            return "Only one model in scope" if scope else "Only one model available"
+            return None
         scoped = next((s.level for s in scope if s.key == target), None)
         model = registry.create(available[target])
-        level = self.agent.switch_model(model, scoped_level=scoped)
-        name = model.info.name or model.info.id
-        suffix = f" (thinking: {level})" if model.info.reasoning and level != "off" else ""
-        return f"Switched to {name}{suffix}"
+        level = self.agent.switch_model(model, scoped_level=scoped, source="cycle")
+        return ModelCycle(model.info, level, is_scoped=bool(scope))
 
     def cycle_thinking_level(self) -> str | None:
         """The next supported level (recorded); ``None`` when the model cannot think."""
@@ -358,6 +412,46 @@ class AppAgent:
             return None
         level = cycle_thinking_level(model.info, self.agent.thinking_level)
         return self.agent.set_thinking_level(level) if level is not None else None
+
+    # -- stored credentials (auth.json) -----------------------------------------------------------
+
+    def _auth(self) -> AuthStore:
+        return AuthStore.in_agent_dir(Path(self.config.agent_dir))
+
+    def login_providers(self) -> list[str]:
+        from pi_context.providers import models
+
+        return [p for p in models.load_registry(self.config.agent_dir).providers() if p != "local"]
+
+    def stored_logins(self) -> list[str]:
+        return self._auth().providers()
+
+    def login(self, provider: str, key: str) -> Path:
+        store = self._auth()
+        store.set_api_key(provider, key)
+        self._refresh_credentials(provider)
+        return store.path
+
+    def logout(self, provider: str) -> bool:
+        removed = self._auth().remove(provider)
+        if removed:
+            self._refresh_credentials(provider)
+        return removed
+
+    def _refresh_credentials(self, provider: str) -> None:
+        """After ``/login`` or ``/logout``: the current model of ``provider`` picks up the
+        credentials now in effect (a ``--api-key`` of this run still wins)."""
+        from pi_context.providers import models
+
+        model = self.agent.model_or_none
+        if model is None or model.info.provider != provider:
+            return
+        if getattr(model, "key_source", None) == "--api-key":
+            return
+        registry = models.load_registry(self.config.agent_dir)
+        entry = registry.find(provider, model.info.id)
+        if entry is not None:
+            self.agent.refresh_model(registry.create(entry))
 
     def session_dir(self) -> Path | None:
         if self.agent.session.file_path is not None:
@@ -375,35 +469,33 @@ class AppAgent:
         return self.agent.model_or_none
 
     async def new_session(self, parent_session: str | None = None) -> AppAgent:
-        agent = await self.config.create(
-            self._model(), cwd=self.agent.cwd, parent_session=parent_session
+        """``/new``; raises :class:`~.session_replacement.SwitchCancelled` when an extension
+        cancels (the current session goes on)."""
+        agent = await session_replacement.new_session(
+            self.agent, self.config, parent_session=parent_session
         )
         return AppAgent(agent, self.config)
 
     async def open_session(self, path: Path) -> AppAgent:
-        return AppAgent(await self.config.open(path, self._model()), self.config)
+        """``/resume`` ``path``; raises :class:`~.session_replacement.SwitchCancelled` when an
+        extension cancels."""
+        return AppAgent(
+            await session_replacement.open_session(self.agent, self.config, path), self.config
+        )
 
-    async def fork_session(self, leaf_id: str | None) -> AppAgent:
-        directory = self.session_dir()
-        if directory is None:
-            forked = self.agent.session.fork(None, leaf_id)
-            agent = await AgentSession.create(
-                cwd=self.agent.cwd, model=self._model(), **self.config._kwargs()
-            )
-            agent.session = forked
-            return AppAgent(agent, self.config)
-        directory.mkdir(parents=True, exist_ok=True)
-        path, sid, stamp = storage.new_session_path(directory)
-        self.agent.session.fork(path, leaf_id, session_id=sid, timestamp=stamp).close()
-        if not path.exists():
-            # nothing to write yet (fork before the first message): start fresh there
-            agent = await AgentSession.create(
-                cwd=self.agent.cwd,
-                model=self._model(),
-                session_file=path,
-                session_id=sid,
-                timestamp=stamp,
-                **self.config._kwargs(),
-            )
-            return AppAgent(agent, self.config)
-        return AppAgent(await self.config.open(path, self._model()), self.config)
+    def fork_messages(self) -> list[ForkMessage]:
+        """The user messages ``/fork`` can start before (whole file, append order)."""
+        return session_replacement.fork_messages(self.agent.session)
+
+    async def fork_before(self, entry_id: str) -> tuple[AppAgent, str]:
+        """``/fork``: the new session (path before user message ``entry_id``) and that
+        message's text for the editor. Raises ``SwitchCancelled`` when an extension cancels,
+        :class:`~pi_context.errors.PiContextError` for an entry that is not a user message."""
+        agent, text = await session_replacement.fork_before(self.agent, self.config, entry_id)
+        return AppAgent(agent, self.config), text
+
+    async def clone(self) -> AppAgent:
+        """``/clone``: a new session holding the current path. Raises ``SwitchCancelled`` when
+        an extension cancels, :class:`~pi_context.errors.PiContextError` (``Nothing to clone
+        yet``) without entries."""
+        return AppAgent(await session_replacement.clone(self.agent, self.config), self.config)

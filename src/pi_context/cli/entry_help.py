@@ -35,6 +35,7 @@ Agent (bare `pictx [OPTIONS] [MESSAGES]...`, same as `pictx chat`):
                               only, never saved).
   --session-id ID             Open the project's session with this id, or
                               start a new one with it.
+  --fork PATH|ID              Copy a session into a new one of this directory.
   --list-models [SEARCH]      List the models with a key and exit.
   --offline                   No network at startup (also PI_OFFLINE=1).
   --verbose                   Interactive: always show the startup details.

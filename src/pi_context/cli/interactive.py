@@ -159,10 +159,11 @@ class InteractiveShell:
 
     # -- Shell protocol ----------------------------------------------------------------------
 
-    async def ask(self, question: str, default: str = "") -> str:
+    async def ask(self, question: str, default: str = "", *, secret: bool = False) -> str:
         session: PromptSession[str] = PromptSession(input=self._input, output=self._prompt.output)
         try:
-            return await session.prompt_async(question, default=default)
+            # a secret is shown as asterisks and kept out of the input history
+            return await session.prompt_async(question, default=default, is_password=secret)
         except (KeyboardInterrupt, EOFError):
             return ""
 
@@ -221,6 +222,13 @@ class InteractiveShell:
 
     def set_editor(self, text: str) -> None:
         self._editor = text
+
+    def editor_text(self) -> str:
+        return self._editor
+
+    def full_screen_io(self) -> tuple[Input, Output] | None:
+        # the prompts' own input: one parser sees every byte (see _key_input)
+        return self._prompt.app.input, self._prompt.output
 
     def request_quit(self) -> None:
         self._quit = True

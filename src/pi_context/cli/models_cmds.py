@@ -31,7 +31,8 @@ def models_command(show_all: bool, as_json: bool, providers_only: bool) -> None:
     if providers_only:
         _list_providers(registry, show_all=show_all, as_json=as_json)
         return
-    for problem in registry.errors:
+    stored = registry.auth.warnings if registry.auth is not None else []
+    for problem in (*registry.errors, *stored):
         echo(f"pictx: warning: {problem}", err=True)
     for entry in registry.entries:
         available = registry.is_available(entry)

@@ -33,7 +33,7 @@ from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
 from pi_context.cli.app import AppAgent, AppConfig, resolve_cli_model
 from pi_context.cli.model_scope import ScopeEntry, resolve_scope
 from pi_context.cli.terminal_text import echo
-from pi_context.errors import PiContextError, ResourceError
+from pi_context.errors import PiContextError, ResourceError, SessionError
 from pi_context.export import SessionDocument, default_html_name, export_html
 from pi_context.model.thinking import THINKING_LEVELS, parse_thinking_level
 from pi_context.resources import paths
@@ -176,11 +176,16 @@ async def _start(
     interactive: bool,
     session_id: str | None = None,
     use_session_cwd: bool = False,
+    fork_arg: str | None = None,
 ) -> AppAgent | None:
     # a named model is resolved first, so that a bad --model fails before any picker
     named = config.model_resolver(model_spec, None) if model_spec is not None else None
     directory = config.session_dir
     path: Path | None = None
+    if fork_arg is not None:
+        forked = _fork_into_cwd(fork_arg, config, session_id)
+        model = named or config.model_resolver(None, forked)
+        return _warn_session_problems(AppAgent(await config.open(forked, model), config))
     if session_id is not None:
         found = _session_with_id(directory, session_id)
         if found is None:
@@ -227,6 +232,24 @@ async def _start(
     return AppAgent(await config.create(model), config)
 
 
+def _fork_into_cwd(arg: str, config: AppConfig, session_id: str | None) -> Path:
+    """``--fork PATH|ID``: copy the session ``arg`` names into a new session of this
+    directory (``session_id`` = ``--session-id``, which must not exist here yet)."""
+    target = config.session_dir or storage.default_session_dir(config.cwd, config.agent_dir)
+    if session_id is not None and _session_with_id(target, session_id) is not None:
+        raise click.ClickException(f"Session already exists with id '{session_id}'")
+    if storage.looks_like_path(arg):
+        source = Path(os.path.abspath(os.path.join(config.cwd, paths.expand_home(arg))))
+    else:
+        source = storage.resolve_session_arg(
+            arg, cwd=config.cwd, directory=target, agent=config.agent_dir
+        ).path
+    try:
+        return storage.fork_from(source, target, cwd=config.cwd, session_id=session_id)
+    except SessionError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
 def _model_scope(models_list: str | None, setting: object, agent_dir: Path) -> list[ScopeEntry]:
     """``--models`` (else the ``enabledModels`` setting) resolved; warnings on stderr."""
     if models_list is not None:
@@ -263,6 +286,22 @@ def _check_session_id(session_id: str, *, cont: bool, resume: bool, session: str
         raise click.ClickException(f"--session-id cannot be combined with {', '.join(others)}")
 
 
+def _check_fork(*, cont: bool, resume: bool, session: str | None, no_session: bool) -> None:
+    """pi's ``--fork`` rule: it chooses the session itself, and writes one."""
+    others = [
+        flag
+        for flag, on in (
+            ("--session", session is not None),
+            ("--continue", cont),
+            ("--resume", resume),
+            ("--no-session", no_session),
+        )
+        if on
+    ]
+    if others:
+        raise click.ClickException(f"--fork cannot be combined with {', '.join(others)}")
+
+
 def _session_with_id(directory: Path | None, session_id: str) -> Path | None:
     """The project's session file whose header id is exactly ``session_id``."""
     if directory is None or not directory.is_dir():
@@ -277,6 +316,8 @@ def _list_models(search: str | None) -> int:
     registry = models.load_registry(paths.agent_dir())
     if registry.errors:
         echo("Warning: errors loading models.json:\n" + "\n".join(registry.errors), err=True)
+    for problem in registry.auth.warnings if registry.auth is not None else ():
+        echo(f"Warning: {problem}", err=True)
     available = [entry.info for entry in registry.available()]
     if not available:
         echo(
@@ -356,6 +397,7 @@ async def _run(
         interactive=interactive,
         session_id=options["session_id"],
         use_session_cwd=options["use_session_cwd"],
+        fork_arg=options["fork"],
     )
     if app is None:
         return 0
@@ -378,7 +420,9 @@ async def _run(
             try:
                 return await shell.run(prompts)
             finally:
-                if shell.agent is not host:
+                if isinstance(shell.agent, AppAgent) and shell.agent is not host:
+                    await shell.agent.agent.aclose()  # extensions get session_shutdown
+                elif shell.agent is not host:
                     shell.agent.close()
         if protocol_out is not None:
             return await _serve_rpc(app, protocol_out)
@@ -467,6 +511,13 @@ async def _release_local_models() -> None:
     help="Open the project's session with this id, or start a new one with it.",
 )
 @click.option(
+    "--fork",
+    "fork_arg",
+    default=None,
+    metavar="PATH|ID",
+    help="Copy a session (file or id prefix) into a new session of this directory.",
+)
+@click.option(
     "--list-models",
     "list_models",
     is_flag=False,
@@ -534,6 +585,7 @@ def agent_command(
     provider: str | None,
     api_key: str | None,
     session_id: str | None,
+    fork_arg: str | None,
     list_models: str | None,
     offline: bool,
     verbose: bool,
@@ -568,7 +620,7 @@ def agent_command(
     agent_dir = paths.agent_dir()
     settings = startup_settings(cwd, agent_dir)  # once: it warns about an untrusted file
     scope = _model_scope(models_list, settings.get("enabledModels"), agent_dir)
-    if scope and model is None and not (cont or resume or session or session_id):
+    if scope and model is None and not (cont or resume or session or session_id or fork_arg):
         model = scope[0].key  # a new session starts on the first model of the scope
         thinking = thinking or scope[0].level
     if provider is not None and model is None:
@@ -592,6 +644,8 @@ def agent_command(
             )
         except ToolSelectionError as exc:
             raise click.ClickException(str(exc)) from exc
+    if fork_arg is not None:
+        _check_fork(cont=cont, resume=resume, session=session, no_session=no_session)
     if session_id is not None:
         _check_session_id(session_id, cont=cont, resume=resume, session=session)
     if model is not None and thinking is None:  # a ":<level>" suffix counts without --thinking
@@ -668,6 +722,7 @@ def agent_command(
         "name": name,
         "session_id": session_id,
         "use_session_cwd": use_session_cwd,
+        "fork": fork_arg,
     }
     return asyncio.run(_run(config, options, prompts, run_mode, notes))
 

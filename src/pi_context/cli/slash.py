@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from prompt_toolkit.input import Input
+from prompt_toolkit.output import Output
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -20,10 +22,17 @@ from rich.text import Text
 
 from pi_context import storage
 from pi_context.cli.agent_api import AgentHost, ProjectTrust
+from pi_context.cli.session_replacement import (
+    CLONED,
+    FORKED,
+    NO_FORK_MESSAGES,
+    NOTHING_TO_CLONE,
+    SwitchCancelled,
+)
 from pi_context.cli.stats import cache_ratio, count_messages, format_tokens
 from pi_context.errors import PiContextError
 from pi_context.export import SessionDocument, export_file
-from pi_context.export.document import entry_kind, entry_preview, text_of_content
+from pi_context.export.document import entry_kind, entry_preview
 
 __all__ = [
     "COMMANDS",
@@ -46,8 +55,8 @@ class Shell(Protocol):
     console: Console
     cwd: Path
 
-    async def ask(self, question: str, default: str = "") -> str:
-        """Read one line from the user (empty on cancel)."""
+    async def ask(self, question: str, default: str = "", *, secret: bool = False) -> str:
+        """Read one line from the user (empty on cancel); a ``secret`` is not echoed."""
         ...
 
     async def send(self, text: str) -> None:
@@ -64,6 +73,14 @@ class Shell(Protocol):
 
     def set_editor(self, text: str) -> None:
         """Pre-fill the next input line."""
+        ...
+
+    def editor_text(self) -> str:
+        """What the next input line is pre-filled with."""
+        ...
+
+    def full_screen_io(self) -> tuple[Input, Output] | None:
+        """The terminal for full-screen selectors; ``None`` for line-by-line use."""
         ...
 
     def request_quit(self) -> None: ...
@@ -308,16 +325,27 @@ async def _label(shell: Shell, args: str) -> None:
     shell.console.print(f"Label of {escape(target)}: {escape(text or '(cleared)')}")
 
 
-async def _tree(shell: Shell, _args: str) -> None:
+async def _tree(shell: Shell, args: str) -> None:
+    """``/tree``: the full-screen selector in a terminal; ``/tree <id|#>`` (or a shell without
+    a terminal) moves line by line."""
+    terminal = None if args else shell.full_screen_io()
+    if terminal is not None:
+        from pi_context.cli.tree_command import run_tree_selector
+
+        await run_tree_selector(shell, *terminal)
+        return
     agent = shell.agent
     doc = document_of(agent)
     rows = tree_rows(doc)
     if not rows:
         shell.console.print("The session is empty.")
         return
-    for index, (_, line) in enumerate(rows, start=1):
-        shell.console.print(Text(f"{index:>3} {line}"), soft_wrap=True)
-    choice = (await shell.ask("Go to # or id (L <#> <text> labels; empty cancels): ")).strip()
+    if args:
+        choice = args
+    else:
+        for index, (_, line) in enumerate(rows, start=1):
+            shell.console.print(Text(f"{index:>3} {line}"), soft_wrap=True)
+        choice = (await shell.ask("Go to # or id (L <#> <text> labels; empty cancels): ")).strip()
     if not choice:
         return
     if choice[:2].lower() == "l ":
@@ -330,6 +358,8 @@ async def _tree(shell: Shell, _args: str) -> None:
         shell.console.print(f"Label of {escape(target)}: {escape(text.strip() or '(cleared)')}")
         return
     target = _pick(rows, choice)
+    if target is None and agent.session.get(choice) is not None:
+        target = choice  # an entry the listing leaves out (a model change, a label, …)
     if target is None:
         shell.console.print("[red]No such entry.[/red]")
         return
@@ -359,7 +389,7 @@ async def _tree(shell: Shell, _args: str) -> None:
         label, lambda: agent.navigate(target, summarize=summarize, instructions=instructions)
     )
     editor = getattr(result, "editor_text", None)
-    if isinstance(editor, str) and editor:
+    if isinstance(editor, str) and editor and not shell.editor_text():
         shell.set_editor(editor)
     summary_id = getattr(result, "summary_entry_id", None)
     note = f" (branch summary {summary_id})" if summary_id else ""
@@ -443,24 +473,87 @@ def pick_session(
 
 
 async def _fork(shell: Shell, _args: str) -> None:
-    session = shell.agent.session
-    users = [e for e in session.branch_view() if e.type == "message" and e.role == "user"]
-    if not users:
-        shell.console.print("No user message to fork from.")
+    """pi's ``/fork``: pick a user message of the file (the last one first); the new session
+    holds what came before it, and the message's text goes back into the editor."""
+    rows = shell.agent.fork_messages()
+    if not rows:
+        shell.console.print(NO_FORK_MESSAGES)
         return
-    for number, entry in enumerate(users, start=1):
-        shell.console.print(Text(f"{number:>3} {entry_preview(entry.data)}"))
-    choice = (await shell.ask("Fork before message # (empty cancels): ")).strip()
-    if not choice.isdigit() or not 1 <= int(choice) <= len(users):
+    for number, row in enumerate(rows, start=1):
+        shell.console.print(Text(f"{number:>3} {_one_line(row.text)}"))
+    choice = (await shell.ask(f"Fork before message # [{len(rows)}] (q cancels): ")).strip()
+    if choice.lower() in ("q", "quit"):
         return
-    entry = users[int(choice) - 1]
-    forked = await shell.agent.fork_session(entry.parent_id)
+    number = int(choice) if choice.isdigit() else (len(rows) if not choice else 0)
+    if not 1 <= number <= len(rows):
+        shell.console.print(f"No message number {escape(choice)}.")
+        return
+    forked, text = await shell.agent.fork_before(rows[number - 1].entry_id)
     shell.switch(forked)
-    message = entry.message
-    shell.set_editor(text_of_content(message.get("content")) if message is not None else "")
-    shell.console.print(
-        f"[green]Forked into {escape(str(forked.session.file_path or 'a new session'))}.[/green]"
-    )
+    shell.set_editor(text)
+    shell.console.print(Text(FORKED, style="green"))
+
+
+def _one_line(text: str, width: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+async def _clone(shell: Shell, _args: str) -> None:
+    """pi's ``/clone``: a new session holding the whole current path."""
+    if shell.agent.session.leaf_id is None:
+        shell.console.print(NOTHING_TO_CLONE)
+        return
+    shell.switch(await shell.agent.clone())
+    shell.set_editor("")
+    shell.console.print(Text(CLONED, style="green"))
+
+
+async def _login(shell: Shell, args: str) -> None:
+    """``/login [provider]``: store an API key for a provider in ``<agentDir>/auth.json``
+    (asked without echo). pictx runs no OAuth browser flow."""
+    known = shell.agent.login_providers()
+    info = shell.agent.model_info()
+    current = info.provider if info is not None and info.provider in known else ""
+    provider = args.strip()
+    if not provider:
+        hint = f" [{current}]" if current else ""
+        provider = (await shell.ask(f"Provider to store an API key for{hint}: ")).strip()
+        provider = provider or current
+    if not provider:
+        shell.console.print("Login cancelled.")
+        return
+    if provider not in known:
+        shell.console.print(
+            Text(f'Unknown provider "{provider}". Known providers: {", ".join(known)}', "red")
+        )
+        return
+    key = (await shell.ask(f"API key for {provider} (input hidden): ", secret=True)).strip()
+    if not key:
+        shell.console.print("Login cancelled.")
+        return
+    path = shell.agent.login(provider, key)
+    shell.console.print(Text(f"Stored an API key for {provider} in {path}.", style="green"))
+
+
+async def _logout(shell: Shell, args: str) -> None:
+    """``/logout [provider]``: remove a provider's stored credential from auth.json."""
+    stored = shell.agent.stored_logins()
+    provider = args.strip()
+    if not provider:
+        if not stored:
+            shell.console.print("No stored credentials.")
+            return
+        default = stored[0] if len(stored) == 1 else ""
+        hint = f" [{default}]" if default else f" ({', '.join(stored)})"
+        provider = (await shell.ask(f"Log out of which provider{hint}: ")).strip() or default
+    if not provider:
+        shell.console.print("Logout cancelled.")
+        return
+    if shell.agent.logout(provider):
+        shell.console.print(Text(f"Removed the stored credential for {provider}.", "green"))
+    else:
+        shell.console.print(Text(f"No stored credential for {provider}."))
 
 
 COMMANDS: dict[str, SlashCommand] = {
@@ -469,7 +562,9 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand(
             "compact", "/compact [instructions]", "summarize older messages now", _compact
         ),
-        SlashCommand("tree", "/tree", "move in the session tree, label, summarize a branch", _tree),
+        SlashCommand(
+            "tree", "/tree [id]", "move in the session tree, label, summarize a branch", _tree
+        ),
         SlashCommand("reload", "/reload", "re-read settings, AGENTS.md, skills, prompts", _reload),
         SlashCommand("trust", "/trust", "save whether this project is trusted", _trust),
         SlashCommand("export", "/export [file.html|file.jsonl]", "export the session", _export),
@@ -480,6 +575,9 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("new", "/new", "start a new session", _new),
         SlashCommand("resume", "/resume", "resume a saved session of this project", _resume),
         SlashCommand("fork", "/fork", "new session from before an earlier message", _fork),
+        SlashCommand("clone", "/clone", "new session holding the current path", _clone),
+        SlashCommand("login", "/login [provider]", "store an API key in auth.json", _login),
+        SlashCommand("logout", "/logout [provider]", "remove a stored credential", _logout),
         SlashCommand("help", "/help", "this list", _help),
         SlashCommand("quit", "/quit", "leave (also /exit, Ctrl-D)", _quit),
     )
@@ -512,6 +610,8 @@ async def run_slash(shell: Shell, line: str) -> bool:
         handler = command.handler
     try:
         await handler(shell, args)
+    except SwitchCancelled as exc:
+        shell.console.print(Text(str(exc), style="dim"))
     except PiContextError as exc:
         shell.console.print(Text(f"pictx: error: {exc}", style="red"))
     return True

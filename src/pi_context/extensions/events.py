@@ -40,6 +40,7 @@ from pi_context.messages import (
     Usage,
     UserContent,
 )
+from pi_context.model import ModelInfo
 from pi_context.session.entries import Entry
 
 __all__ = [
@@ -59,17 +60,25 @@ __all__ = [
     "InputResult",
     "MessageEndEvent",
     "MessageEndResult",
+    "ModelSelectEvent",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
     "SessionBeforeCompactEvent",
     "SessionBeforeCompactResult",
+    "SessionBeforeForkEvent",
+    "SessionBeforeForkResult",
+    "SessionBeforeSwitchEvent",
+    "SessionBeforeSwitchResult",
     "SessionBeforeTreeEvent",
     "SessionBeforeTreeResult",
     "SessionCompactEvent",
     "SessionCompactFailedEvent",
+    "SessionReason",
     "SessionShutdownEvent",
     "SessionStartEvent",
     "SessionTreeEvent",
+    "ShutdownReason",
+    "ThinkingLevelSelectEvent",
     "ToolCallEvent",
     "ToolCallResult",
     "ToolResultEvent",
@@ -382,15 +391,81 @@ class ResourcesDiscoverResult:
 # --- notifications ---------------------------------------------------------------------------
 
 
+SessionReason = Literal["startup", "new", "resume", "fork", "reload"]
+"""Why a session (re)started: pi's ``session_start`` reasons."""
+ShutdownReason = Literal["quit", "reload", "new", "resume", "fork"]
+"""Why a session ended: pi's ``session_shutdown`` reasons."""
+
+
 @dataclass(slots=True)
 class SessionStartEvent(Event):
     type: ClassVar[str] = "session_start"
-    reason: Literal["startup", "new", "resume", "fork", "reload"] = "startup"
+    reason: SessionReason = "startup"
+    previous_session_file: str | None = None
+    """The file of the session this one replaced (new, resume, fork), when it had one."""
 
 
 @dataclass(slots=True)
 class SessionShutdownEvent(Event):
     type: ClassVar[str] = "session_shutdown"
+    reason: ShutdownReason = "quit"
+    target_session_file: str | None = None
+    """The file of the session that replaces this one, when known."""
+
+
+@dataclass(slots=True)
+class ModelSelectEvent(Event):
+    """The model changed: ``set`` (``/model``, RPC ``set_model``, extensions), ``cycle``
+    (Ctrl+P, RPC ``cycle_model``) or ``restore`` (a resumed or forked session's model)."""
+
+    type: ClassVar[str] = "model_select"
+    model: ModelInfo
+    previous_model: ModelInfo | None
+    source: Literal["set", "cycle", "restore"]
+
+
+@dataclass(slots=True)
+class ThinkingLevelSelectEvent(Event):
+    """The thinking level in effect changed (after clamping to the model)."""
+
+    type: ClassVar[str] = "thinking_level_select"
+    level: str
+    previous_level: str
+
+
+# --- session replacement ---------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SessionBeforeSwitchEvent(Event):
+    """Before ``/new`` or ``/resume`` (RPC ``new_session`` / ``switch_session``) replaces the
+    session; a handler may cancel."""
+
+    type: ClassVar[str] = "session_before_switch"
+    reason: Literal["new", "resume"]
+    target_session_file: str | None = None
+
+
+@dataclass(slots=True)
+class SessionBeforeSwitchResult:
+    cancel: bool = False
+
+
+@dataclass(slots=True)
+class SessionBeforeForkEvent(Event):
+    """Before ``/fork`` (``position: "before"`` the user message ``entry_id``) or ``/clone``
+    (``position: "at"`` the leaf) replaces the session; a handler may cancel."""
+
+    type: ClassVar[str] = "session_before_fork"
+    entry_id: str
+    position: Literal["before", "at"]
+
+
+@dataclass(slots=True)
+class SessionBeforeForkResult:
+    cancel: bool = False
+    skip_conversation_restore: bool = False
+    """Accepted for pi compatibility; pictx has no conversation view to restore."""
 
 
 EVENT_CLASSES: tuple[type[Event], ...] = (
@@ -417,6 +492,10 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     ResourcesDiscoverEvent,
     SessionStartEvent,
     SessionShutdownEvent,
+    ModelSelectEvent,
+    ThinkingLevelSelectEvent,
+    SessionBeforeSwitchEvent,
+    SessionBeforeForkEvent,
 )
 
 EVENT_TYPES: frozenset[str] = frozenset(cls.type for cls in EVENT_CLASSES)

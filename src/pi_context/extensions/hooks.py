@@ -48,14 +48,20 @@ from pi_context.extensions.events import (
     InputResult,
     MessageEndEvent,
     MessageEndResult,
+    ModelSelectEvent,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
     SessionBeforeCompactResult,
+    SessionBeforeForkEvent,
+    SessionBeforeForkResult,
+    SessionBeforeSwitchEvent,
+    SessionBeforeSwitchResult,
     SessionBeforeTreeEvent,
     SessionBeforeTreeResult,
     SessionShutdownEvent,
     SessionStartEvent,
     SessionTreeEvent,
+    ThinkingLevelSelectEvent,
     ToolCallEvent,
     ToolCallResult,
     ToolResultEvent,
@@ -106,6 +112,14 @@ class ExtensionHooks:
         return None
 
     async def on_session_tree(self, event: SessionTreeEvent, ctx: ExtensionContext) -> None:
+        return None
+
+    async def on_model_select(self, event: ModelSelectEvent, ctx: ExtensionContext) -> None:
+        return None
+
+    async def on_thinking_level_select(
+        self, event: ThinkingLevelSelectEvent, ctx: ExtensionContext
+    ) -> None:
         return None
 
     # -- hooks that answer ----------------------------------------------------------------------
@@ -159,6 +173,16 @@ class ExtensionHooks:
     async def on_session_before_tree(
         self, event: SessionBeforeTreeEvent, ctx: ExtensionContext
     ) -> SessionBeforeTreeResult | None:
+        return None
+
+    async def on_session_before_switch(
+        self, event: SessionBeforeSwitchEvent, ctx: ExtensionContext
+    ) -> SessionBeforeSwitchResult | None:
+        return None
+
+    async def on_session_before_fork(
+        self, event: SessionBeforeForkEvent, ctx: ExtensionContext
+    ) -> SessionBeforeForkResult | None:
         return None
 
     async def on_resources_discover(

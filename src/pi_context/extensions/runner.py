@@ -5,7 +5,7 @@ reported (:class:`ExtensionFailure`, to every ``on_error`` listener) and skipped
 goes on. Per event family:
 
 * notifications (:meth:`ExtensionRunner.emit`): return values are ignored;
-* ``session_before_compact`` / ``session_before_tree``: the last truthy result wins, and a
+* ``session_before_compact`` / ``_tree`` / ``_switch`` / ``_fork``: the last truthy result wins, and a
   result with ``cancel`` returns at once (later handlers do not run);
 * ``before_agent_start``: every handler's ``message`` is collected in order; a
   ``system_prompt`` forces the run's prompt and is visible to later handlers;
@@ -50,6 +50,10 @@ from pi_context.extensions.events import (
     ResourcesDiscoverResult,
     SessionBeforeCompactEvent,
     SessionBeforeCompactResult,
+    SessionBeforeForkEvent,
+    SessionBeforeForkResult,
+    SessionBeforeSwitchEvent,
+    SessionBeforeSwitchResult,
     SessionBeforeTreeEvent,
     SessionBeforeTreeResult,
     ToolCallEvent,
@@ -336,6 +340,18 @@ class ExtensionRunner:
         """``cancel`` stops the navigation; ``summary`` and the instruction/label overrides
         replace the navigation options."""
         return await self._before(event, SessionBeforeTreeResult)
+
+    async def emit_session_before_switch(
+        self, event: SessionBeforeSwitchEvent
+    ) -> SessionBeforeSwitchResult | None:
+        """``cancel`` keeps the current session (``/new``, ``/resume``)."""
+        return await self._before(event, SessionBeforeSwitchResult)
+
+    async def emit_session_before_fork(
+        self, event: SessionBeforeForkEvent
+    ) -> SessionBeforeForkResult | None:
+        """``cancel`` keeps the current session (``/fork``, ``/clone``)."""
+        return await self._before(event, SessionBeforeForkResult)
 
     # --- boundaries -----------------------------------------------------------------------
 

@@ -5,7 +5,7 @@
   modelOverrides, compat}}}``) reroutes built-in providers, adds or replaces models and defines
   new providers (OpenAI-compatible local servers, proxies). A broken file is ignored as a whole
   and the reason is kept in :attr:`ModelRegistry.errors`, as pi does.
-* Keys: ``apiKey``/header templates (``$VAR``, ``${VAR}``, ``$$``, ``$!``, or ``!command``),
+* Keys: ``--api-key``, then ``<agentDir>/auth.json`` (:mod:`.auth_store`), then ``apiKey``/header templates (``$VAR``, ``${VAR}``, ``$$``, ``$!``, or ``!command``),
   else the provider's environment variables from pi's provider table
   (:mod:`pi_context.providers.builtin_providers`: ``OPENAI_API_KEY``, ``GEMINI_API_KEY``,
   ``GROQ_API_KEY``, ...; ``ANTHROPIC_AUTH_TOKEN`` > ``ANTHROPIC_OAUTH_TOKEN`` >
@@ -32,6 +32,7 @@ from pi_context import _json
 from pi_context.errors import ModelNotFoundError, ProviderError
 from pi_context.messages import ThinkingLevel
 from pi_context.model import Model, ModelCost, ModelInfo
+from pi_context.providers.auth_store import AuthStore
 from pi_context.providers.builtin_providers import (
     BUILTIN_PROVIDERS,
     SUPPORTED_APIS,
@@ -479,6 +480,7 @@ class ModelRegistry:
         errors: Sequence[str] = (),
         include_local: bool = True,
         templates: Mapping[str, ModelEntry] | None = None,
+        auth: AuthStore | None = None,
     ) -> None:
         self.entries = list(entries)
         self.templates: dict[str, ModelEntry] = (
@@ -493,6 +495,8 @@ class ModelRegistry:
         """Problems that do not empty the file (a custom model without ``contextWindow``)."""
         self._commands: dict[str, tuple[str | None, str | None]] = {}
         """``!command`` results, so choosing and creating a model runs each command once."""
+        self.auth = auth
+        """``<agentDir>/auth.json``: stored keys, after ``--api-key`` and before models.json."""
         self.key_overrides: dict[str, str] = {}
         """provider → key given on the command line (``--api-key``): used before any stored
         key, never saved."""
@@ -523,8 +527,17 @@ class ModelRegistry:
         bearer: str | None = None
         source: str | None = None
         spec = provider_spec(provider)
+        stored = self.auth.credential(provider) if self.auth is not None else None
         if provider in self.key_overrides:
             key, source = self.key_overrides[provider], "--api-key"
+        elif stored is not None and self.auth is not None:
+            if stored.error is not None:
+                return Credentials(headers=headers, error=stored.error)
+            source = f'the "{provider}" record of {self.auth.path}'
+            if stored.oauth and provider == "anthropic":
+                bearer = stored.key
+            else:
+                key = stored.key
         elif entry.api_key is not None:
             source = f'"apiKey" of provider "{provider}" in models.json'
             key, missing = self._resolve(entry.api_key)
@@ -805,10 +818,17 @@ def load_registry(
         except (OSError, UnicodeDecodeError) as exc:
             errors = [f"Failed to parse models.json: {exc}"]
         errors = [f"{path}: {e}" for e in errors]
+    auth = AuthStore.in_agent_dir(agent_dir)
+    for provider in auth.providers():  # every record checked now, so its warnings are known
+        auth.credential(provider)
     registry = ModelRegistry(
-        _entries_from(providers), env=env, errors=errors, templates=_templates_from(providers)
+        _entries_from(providers),
+        env=env,
+        errors=errors,
+        templates=_templates_from(providers),
+        auth=auth,
     )
-    registry.warnings = [f"{path}: {w}" for w in _missing_windows(providers)]
+    registry.warnings = [f"{path}: {w}" for w in _missing_windows(providers)] + auth.warnings
     return registry
 
 

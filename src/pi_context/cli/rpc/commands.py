@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from pi_context import storage
+from pi_context.cli.app import AppAgent
+from pi_context.cli.session_replacement import INVALID_FORK_ENTRY, SwitchCancelled, fork_messages
 from pi_context.export import SessionDocument, default_html_name, export_html
 from pi_context.messages import AgentMessage, ImageContent
 from pi_context.model import ModelInfo
@@ -89,6 +91,18 @@ _NO_MODEL = (
 _NOT_SAVED = "This session has not been saved yet. Send a message before cloning or forking it."
 
 
+def _no_auth(provider: str, error: str) -> str:
+    """The ``prompt`` failure for a model without usable credentials (spec §1.4.1 item 7)."""
+    if error.startswith("Authentication failed"):
+        return error  # an expired OAuth record: the error already says to log in again
+    if error.startswith("No API key found"):
+        return (
+            f"No API key found for {provider}.\n\n{error}\n\nSet the key in the environment, "
+            f"store one with `/login {provider}` in interactive pictx, or give --api-key."
+        )
+    return error
+
+
 def _string(command: Command, key: str, *, required: bool = True) -> str | None:
     value = command.fields.get(key)
     if value is None and not required:
@@ -156,11 +170,17 @@ class CommandHandlers:
         return self.rt.agent.session.projection().thinking_level
 
     def _set_level(self, requested: str) -> str:
-        level = model_records.clamp_level(self._info(), requested)
-        if level != self._thinking_level():
-            self.rt.agent.session.append_thinking_level_change(level)
-            self.rt.emit_record({"type": "thinking_level_changed", "level": level})
+        """pi's ``setThinkingLevel``: clamped; a change is recorded, told to extensions
+        (``thinking_level_select``) and to the client (``thinking_level_changed``)."""
+        before = self._thinking_level()
+        level = self.rt.agent.set_thinking_level(requested)
+        self._tell_level(before)
         return level
+
+    def _tell_level(self, before: str) -> None:
+        level = self._thinking_level()
+        if level != before:
+            self.rt.emit_record({"type": "thinking_level_changed", "level": level})
 
     def _registry(self) -> Any:
         from pi_context.providers import models
@@ -168,19 +188,12 @@ class CommandHandlers:
         return models.load_registry(self.rt.app.config.agent_dir)
 
     def _switch_model(self, registry: Any, entry: Any) -> dict[str, Any]:
-        """pi's model switch: the level is the settings' ``modelThinkingLevels`` entry for the
-        target, else ``defaultThinkingLevel``, else the current level; then clamped."""
+        """pi's model switch (``model_select`` source ``set``) with its level rule
+        (:func:`pi_context.agent.thinking_choice.switch_thinking_level`)."""
         model = registry.create(entry)
-        agent = self.rt.agent
-        agent.set_model(model)
-        settings = agent.settings_data
-        per_model = settings.get("modelThinkingLevels")
-        key = f"{model.info.provider}/{model.info.id}"
-        wanted = per_model.get(key) if isinstance(per_model, dict) else None
-        if not isinstance(wanted, str):
-            default = settings.get("defaultThinkingLevel")
-            wanted = default if isinstance(default, str) else self._thinking_level()
-        self._set_level(wanted)
+        before = self._thinking_level()
+        self.rt.agent.switch_model(model)
+        self._tell_level(before)
         return model_records.model_record(model.info)
 
     # -- prompting --------------------------------------------------------------------------------
@@ -225,8 +238,12 @@ class CommandHandlers:
                 agent.follow_up(text, images=images)
                 return {"disposition": "queued"}
             raise RpcCommandError(_BUSY)
-        if agent.model_or_none is None:
+        model = agent.model_or_none
+        if model is None:
             raise RpcCommandError(_NO_MODEL)
+        unusable = getattr(model, "credential_error", None)
+        if isinstance(unusable, str):
+            raise RpcCommandError(_no_auth(model.info.provider, unusable))
         return Started(lambda: self.rt.start_prompt(text, images))
 
     async def cmd_steer(self, command: Command) -> Any:
@@ -291,21 +308,16 @@ class CommandHandlers:
         raise RpcCommandError(f"Model not found: {provider}/{model_id}")
 
     async def cmd_cycle_model(self, command: Command) -> Any:
-        registry = self._registry()
-        entries = registry.available()
-        if not entries:
+        before = self._thinking_level()
+        cycled = self.rt.app.cycle()
+        if cycled is None:
             return None
-        info = self._info()
-        keys = [(e.info.provider, e.info.id) for e in entries]
-        current = (info.provider, info.id) if info is not None else None
-        if current not in keys:
-            target = entries[0]
-        elif len(entries) == 1:
-            return None
-        else:
-            target = entries[(keys.index(current) + 1) % len(entries)]
-        record = self._switch_model(registry, target)
-        return {"model": record, "thinkingLevel": self._thinking_level(), "isScoped": False}
+        self._tell_level(before)
+        return {
+            "model": model_records.model_record(cycled.model),
+            "thinkingLevel": cycled.thinking_level,
+            "isScoped": cycled.is_scoped,
+        }
 
     async def cmd_get_available_models(self, command: Command) -> Any:
         entries = self._registry().available()
@@ -475,8 +487,7 @@ class CommandHandlers:
     async def cmd_new_session(self, command: Command) -> Any:
         parent = _string(command, "parentSession", required=False)
         app = self.rt.app
-        await self.rt.replace(lambda: app.new_session(parent))
-        return {"cancelled": False}
+        return await self._replace(lambda: app.new_session(parent))
 
     async def cmd_switch_session(self, command: Command) -> Any:
         raw = _string(command, "sessionPath")
@@ -490,41 +501,51 @@ class CommandHandlers:
                 f"Session file: {path}\nCurrent working directory: {os.getcwd()}"
             )
         app = self.rt.app
-        await self.rt.replace(lambda: app.open_session(path))
-        return {"cancelled": False}
+        return await self._replace(lambda: app.open_session(path))
 
     async def cmd_fork(self, command: Command) -> Any:
         entry_id = _string(command, "entryId")
         session = self.rt.agent.session
         entry = session.get(entry_id) if entry_id is not None else None
         if entry is None or entry.type != "message" or entry.role != "user":
-            raise RpcCommandError("Invalid entry ID for forking")
-        if session.file_path is None or not session.is_persisted:
-            raise RpcCommandError(_NOT_SAVED)
-        text = _user_text(entry.data.get("message") or {})
+            raise RpcCommandError(INVALID_FORK_ENTRY)
+        self._refuse_unsaved()
         app = self.rt.app
-        await self.rt.replace(lambda: app.fork_session(entry.parent_id))
-        return {"text": text, "cancelled": False}
+        text: list[str] = []
+
+        async def fork() -> AppAgent:
+            forked, editor_text = await app.fork_before(entry.id)
+            text.append(editor_text)
+            return forked
+
+        result = await self._replace(fork)
+        return {"text": text[0], "cancelled": False} if text else result
 
     async def cmd_clone(self, command: Command) -> Any:
-        session = self.rt.agent.session
-        leaf = session.leaf_id
-        if leaf is None:
+        if self.rt.agent.session.leaf_id is None:
             raise RpcCommandError("Cannot clone session: no current entry selected")
-        if session.file_path is None or not session.is_persisted:
-            raise RpcCommandError(_NOT_SAVED)
+        self._refuse_unsaved()
         app = self.rt.app
-        await self.rt.replace(lambda: app.fork_session(leaf))
+        return await self._replace(app.clone)
+
+    def _refuse_unsaved(self) -> None:
+        """pi forks and clones only a session whose file exists (an in-memory one is copied
+        in memory)."""
+        session = self.rt.agent.session
+        if session.file_path is not None and not session.is_persisted:
+            raise RpcCommandError(_NOT_SAVED)
+
+    async def _replace(self, make: Callable[[], Awaitable[AppAgent]]) -> dict[str, Any]:
+        """Replace the session; ``{"cancelled": true}`` when an extension said no."""
+        try:
+            await self.rt.replace(make)
+        except SwitchCancelled:
+            return {"cancelled": True}
         return {"cancelled": False}
 
     async def cmd_get_fork_messages(self, command: Command) -> Any:
-        out = []
-        for entry in self.rt.agent.session.entries:
-            if entry.type == "message" and entry.role == "user":
-                text = _user_text(entry.data.get("message") or {})
-                if text:
-                    out.append({"entryId": entry.id, "text": text})
-        return {"messages": out}
+        rows = fork_messages(self.rt.agent.session)
+        return {"messages": [{"entryId": row.entry_id, "text": row.text} for row in rows]}
 
     async def cmd_get_entries(self, command: Command) -> Any:
         session = self.rt.agent.session

@@ -3,7 +3,8 @@ started by the last ``prompt``, user bash commands and the extension UI.
 
 Every event of the current agent session is written to the client as it happens (the
 ``to_json()`` record ``--mode json`` writes too). Replacing the session (``new_session``,
-``switch_session``, ``fork``, ``clone``) aborts and closes the old one first; its queued
+``switch_session``, ``fork``, ``clone``) aborts and closes the old one first (unless an
+extension cancels the replacement); its queued
 messages are lost, as in pi. ``bashExecution`` messages recorded while a run is active are
 held and appended once it settles.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pi_context.agent.session import AgentSession
@@ -80,9 +81,13 @@ class RpcRuntime:
         self._run = asyncio.get_running_loop().create_task(drain())
 
     async def wait_idle(self) -> None:
+        await self.wait_idle_run()
+        await self.agent.wait_idle()
+
+    async def wait_idle_run(self) -> None:
+        """Until the task draining the last ``prompt`` has ended."""
         if self._run is not None:
             await asyncio.wait([self._run])
-        await self.agent.wait_idle()
 
     # -- bash executions --------------------------------------------------------------------------
 
@@ -99,12 +104,13 @@ class RpcRuntime:
 
     # -- session replacement ----------------------------------------------------------------------
 
-    async def replace(self, make: Callable[[], Any]) -> None:
-        """Abort and close the current session, then switch to the one ``make()`` awaits to."""
+    async def replace(self, make: Callable[[], Awaitable[AppAgent]]) -> None:
+        """Switch to the session ``make()`` awaits to: it asks the extensions (and may raise
+        ``SwitchCancelled``, leaving everything as it was), then ends the old session (its
+        run aborted) and starts the new one (:mod:`pi_context.cli.session_replacement`)."""
         old = self.app
-        old.agent.abort()
-        await self.wait_idle()
-        new: AppAgent = await make()
+        new = await make()
+        await self.wait_idle_run()
         self._unsubscribe()
         self._held.clear()
         self.app = new
