@@ -12,7 +12,10 @@ with its own simulator on its own port. Each unit is saved as it completes
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import signal
 import sys
 import time
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -57,6 +60,15 @@ def _job(unit: Unit, out: Path) -> dict[str, Any]:
     run = result.to_json()
     unit.save(out, run)
     return run
+
+
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM stops like Ctrl-C: the agents are stopped, completed units stay saved."""
+    signal.signal(signal.SIGTERM, _interrupt)
 
 
 def _cpu_line(run: dict[str, Any]) -> str:
@@ -141,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
             results.setdefault((unit.api, unit.seed), []).append(saved)
             print(f"saved: {unit.name} (inputs unchanged; --fresh re-runs it)", flush=True)
     interrupted = False
-    pool = ProcessPoolExecutor(max_workers=max(1, args.jobs))
+    _stop_on_sigterm()
+    pool = ProcessPoolExecutor(max_workers=max(1, args.jobs), initializer=_stop_on_sigterm)
     try:
         futures: dict[Future[dict[str, Any]], Unit] = {
             pool.submit(_job, unit, out): unit for unit in todo
@@ -158,6 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         interrupted = True
         print("interrupted: stopping the agents; completed units are saved", file=sys.stderr)
+        # the workers stop their agents on SIGTERM (a Ctrl-C reached them already)
+        for pid in list(pool._processes or {}):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     for runs in results.values():
