@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     "messages": 1,
     "tokens": 2,
+    "images": 2,
     "session": 2,
     "storage": 3,
     "prompt": 3,

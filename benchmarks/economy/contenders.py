@@ -1,4 +1,4 @@
-"""The contenders: pi 1.6.0 and four pictx configurations, each a command line and settings."""
+"""The contenders: pi 1.6.0 and five pictx configurations, each a command line and settings."""
 
 from __future__ import annotations
 
@@ -28,6 +28,15 @@ class Contender:
     reused only while it is unchanged."""
 
 
+LEAN: dict[str, Any] = {
+    "summarizer": "offline",
+    "maxContextTokens": 20_000,
+    "keepRecentTokens": 4_000,
+}
+"""The lean configuration: the offline summarizer, compaction once the context passes 20,000
+tokens whatever the window, a 4,000-token tail."""
+
+
 def pi_contender(install: PiInstall) -> Contender:
     return Contender(
         "pi 1.6.0",
@@ -52,6 +61,7 @@ def pictx_contenders() -> list[Contender]:
         Contender(
             "pictx + offline summarizer", pictx, {"summarizer": "offline"}, env=env, version=version
         ),
+        Contender("pictx lean", pictx, LEAN, env=env, version=version),
         Contender(
             "pictx, collapse delivery",
             [sys.executable, "-m", "benchmarks.economy.collapse_launcher"],

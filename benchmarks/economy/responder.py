@@ -1,7 +1,8 @@
 """What the simulated assistant answers, decided from the request alone.
 
-* A summarization request (no tools; the user text opens with ``<conversation>`` or
-  ``# Conversation``, the framing pi and pictx both use) gets a deterministic structured
+* A summarization request (no tools and the user text opens with ``<conversation>`` or
+  ``# Conversation``, the framing pi and pictx both use; or, with tools, the last user text
+  opens with pictx's shared-request heading ``## Checkpoint summary request``) gets a deterministic structured
   summary whose length follows the input: one token of summary per :data:`SUMMARY_RATIO`
   tokens of input, within [:data:`SUMMARY_MIN`, :data:`SUMMARY_MAX`]. It names the files the
   conversation mentions. Content is not judged, cost is.
@@ -25,6 +26,8 @@ SUMMARY_RATIO = 12
 SUMMARY_MIN = 250
 SUMMARY_MAX = 2500
 
+SHARED_SUMMARY_HEADING = "## Checkpoint summary request"
+"""The opening of pictx's shared summary request (``compaction.shareCache``)."""
 _TICKET = re.compile(r"INV-(\d{4})\b")
 _CALL_ID = re.compile(r"tc(\d{4})s(\d{2})")
 _PATH = re.compile(r"\b(?:inventory|tests)/[\w./-]+\.py\b")
@@ -58,6 +61,8 @@ class Decision:
 
 def is_summary_request(conv: Conversation) -> bool:
     head = conv.last_user_text.lstrip()
+    if head.startswith(SHARED_SUMMARY_HEADING):
+        return True  # pictx's cache-sharing request: the conversation, then the instructions
     return not conv.has_tools and (head.startswith(("<conversation>", "# Conversation")))
 
 

@@ -8,6 +8,7 @@
     │   ├── SessionLockedError       another process holds the session's append lock
     │   └── TreeError                a parent cycle, a duplicate or unknown id
     ├── PromptError                  invalid system-prompt options (e.g. a bad section name)
+    ├── ImageError                   an image cannot be decoded or fitted to a model's limits
     ├── ResourceError                a context file, skill or extension cannot be loaded
     │   ├── SettingsError            a settings file is not valid JSON or has a bad value
     │   ├── FrontmatterError         a markdown file's frontmatter is not valid YAML
@@ -32,6 +33,7 @@ __all__ = [
     "CompactionError",
     "ExtensionError",
     "FrontmatterError",
+    "ImageError",
     "ModelNotFoundError",
     "PiContextError",
     "PromptError",
@@ -49,6 +51,11 @@ __all__ = [
 
 class PiContextError(Exception):
     """Base class of every error raised by pi-context."""
+
+
+class ImageError(PiContextError):
+    """An image cannot be decoded, is too large to decode safely, or cannot be made to fit a
+    model's limits. The message says which, in one line."""
 
 
 class SessionError(PiContextError):

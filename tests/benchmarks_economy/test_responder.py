@@ -88,3 +88,19 @@ def test_summary_requests_are_recognised_and_sized_by_the_input() -> None:
     assert large > small
     assert huge <= SUMMARY_MAX
     assert summary_text(text, 24_000) == summary_text(text, 24_000)
+
+
+def test_a_shared_summary_request_is_recognised_with_its_tools() -> None:
+    from pi_context.compaction.prompts import shared_summary_prompt
+
+    instructions = shared_summary_prompt()
+    conv = Conversation(
+        user_texts=[f"{ticket(1000)} fix it", instructions],
+        has_tools=True,
+        last_user_text=instructions,
+    )
+    assert is_summary_request(conv)
+    decision = Responder(WORKLOAD).decide(conv, input_text=instructions, input_tokens=30_000)
+    assert decision.kind == "summary"
+    ordinary = Conversation(user_texts=["## Goal\nfix"], has_tools=True, last_user_text="## Goal")
+    assert not is_summary_request(ordinary)

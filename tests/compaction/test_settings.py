@@ -183,3 +183,52 @@ def test_fit_to_window_caps_reserve_and_tail_on_small_windows() -> None:
     assert not should_compact(100, 8192, small)
     assert should_compact(6200, 8192, small)
     assert small.summarizer == settings.summarizer
+
+
+def test_fit_to_window_keeps_sizes_the_user_set_when_they_fit() -> None:
+    lean = compaction_settings_for(
+        {"compaction": {"reserveTokens": 28_000, "keepRecentTokens": 4_000}}
+    )
+    assert lean.explicit == {"reserveTokens", "keepRecentTokens"}
+    fitted = lean.fit_to_window(48_000)
+    assert (fitted.reserve_tokens, fitted.keep_recent_tokens) == (28_000, 4_000)
+    # only the reserve set: the default tail is still capped, the reserve kept
+    reserve_only = compaction_settings_for({"compaction": {"reserveTokens": 28_000}})
+    fitted = reserve_only.fit_to_window(48_000)
+    assert (fitted.reserve_tokens, fitted.keep_recent_tokens) == (28_000, 12_000)
+    # set, but no room left for both: capped like the defaults
+    too_big = compaction_settings_for(
+        {"compaction": {"reserveTokens": 16_384, "keepRecentTokens": 20_000}}
+    )
+    fitted = too_big.fit_to_window(8192)
+    assert (fitted.reserve_tokens, fitted.keep_recent_tokens) == (2048, 2048)
+    # a model override counts as set; the defaults do not
+    override = compaction_settings_for(
+        {"compaction": {"modelOverrides": {"p/m": {"keepRecentTokens": 3000}}}}, "p", "m"
+    )
+    assert override.explicit == {"keepRecentTokens"}
+    assert CompactionSettings().explicit == frozenset()
+    assert CompactionSettings().with_keep_recent(5000).explicit == {"keepRecentTokens"}
+
+
+def test_share_cache_is_read_from_the_compaction_settings() -> None:
+    assert not compaction_settings_for({}).share_cache
+    assert compaction_settings_for({"compaction": {"shareCache": True}}).share_cache
+
+
+def test_max_context_tokens_moves_the_compaction_point_down() -> None:
+    from pi_context.tokens import should_compact
+
+    lean = compaction_settings_for(
+        {"compaction": {"maxContextTokens": 20_000, "keepRecentTokens": 4_000}}
+    )
+    for window in (48_000, 200_000):
+        fitted = lean.fit_to_window(window)
+        assert not should_compact(20_000, window, fitted)
+        assert should_compact(20_001, window, fitted)
+        assert fitted.keep_recent_tokens == 4_000
+    # never later than the reserve says, and ignored when not above the kept tail
+    assert lean.fit_to_window(16_000).reserve_tokens == 4_000
+    tail = compaction_settings_for({"compaction": {"maxContextTokens": 3_000}})
+    assert tail.fit_to_window(200_000).reserve_tokens == tail.reserve_tokens
+    assert compaction_settings_for({}).max_context_tokens == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -199,3 +200,26 @@ def test_google_mapping() -> None:
         match="Unsupported Google thinking level mapping for google/gemini-3-pro: high -> xhigh",
     ):
         google_thinking_config(mapped, "high")
+
+
+def test_a_budget_cut_by_the_window_stays_the_same_while_the_context_grows() -> None:
+    # a 48k window, high (16,384): pi would send room - 1024, one value per request
+    small_window = dataclasses.replace(info(max_tokens=64_000), context_window=48_000)
+    budgets = set()
+    for input_tokens in range(28_000, 31_000, 250):
+        got = anthropic_thinking(small_window, "high", 64_000, input_tokens=input_tokens)
+        budget = got.params["thinking"]["budget_tokens"]
+        assert got.max_tokens is not None
+        assert budget < got.max_tokens
+        budgets.add(budget)
+    assert budgets == {8192}
+    # the last stretch before the window: 1024 with room to answer, not a value per request
+    tight = dataclasses.replace(info(max_tokens=8192), context_window=48_000)
+    near = [
+        anthropic_thinking(tight, "low", 8192, input_tokens=n) for n in range(41_000, 44_001, 500)
+    ]
+    assert {t.params["thinking"]["budget_tokens"] for t in near} == {1024}
+    assert all(t.max_tokens is not None and t.max_tokens >= 2048 for t in near)
+    # untouched where the window leaves room for the whole budget
+    roomy = anthropic_thinking(info(max_tokens=64_000), "high", 64_000, input_tokens=10_000)
+    assert roomy.params["thinking"]["budget_tokens"] == 16384

@@ -16,7 +16,7 @@ abortable operation.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pi_context.compaction.engine import Compactor
@@ -39,6 +39,7 @@ from pi_context.compaction.retry_events import (
 from pi_context.errors import CompactionCancelledError, CompactionError
 from pi_context.events import CompactionReason
 from pi_context.messages import AssistantMessage
+from pi_context.model import ModelRequest
 from pi_context.session.entries import Entry
 from pi_context.session.projection import Projection
 
@@ -101,6 +102,8 @@ class CompactionControl:
         self._state = state
         self._guard = guard
         self._compactor: Compactor | None = None
+        self.conversation: Callable[[], Awaitable[ModelRequest]] | None = None
+        """Builds the request the agent would send now (a shared summary request continues it)."""
         self.recovery_attempted = False
         """One overflow recovery was tried in this run (a second overflow is ``exhausted``)."""
 
@@ -185,6 +188,7 @@ class CompactionControl:
         compactor.model = state.model
         compactor.settings = state.compaction_settings()
         compactor.retry = state.retry_settings()
+        compactor.conversation = self.conversation
         return compactor
 
     async def _run(

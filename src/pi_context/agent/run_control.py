@@ -21,6 +21,7 @@ from pi_context.prompt import SystemPromptOptions, build_system_prompt
 from pi_context.resources.skills import expand_skill_command
 
 from . import extension_dispatch
+from .image_preparation import prepare_images
 from .loadout import Loadout
 from .loop import AgentLoop, LoopHost, RunResult
 from .recovery import Recovery
@@ -52,8 +53,9 @@ class RunControl:
     def start_prompt(self, text: str, images: Sequence[ImageContent]) -> asyncio.Task[None]:
         """A run for a user prompt (``/skill:name`` expanded)."""
         expanded = expand_skill_command(text, self._state.resources.skills)
-        message = user_message(expanded, images=images, timestamp=self._state.now_ms())
-        return self._start(message, expanded, images)
+        expanded, fitted = prepare_images(self._state, expanded, images)
+        message = user_message(expanded, images=fitted, timestamp=self._state.now_ms())
+        return self._start(message, expanded, fitted)
 
     def deliver(self, draft: CustomMessageDraft, *, trigger_turn: bool) -> None:
         """An extension message: queued for the next turn of a busy run; while idle, with

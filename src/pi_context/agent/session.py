@@ -68,6 +68,7 @@ from . import extension_dispatch
 from .cache import CacheTracker
 from .compaction_control import CompactionControl, OperationGuard
 from .extension_host import SessionExtensionHost
+from .image_preparation import prepare_images
 from .loadout import Loadout
 from .loop_host import SessionLoopHost
 from .navigation import NavigationResult, Navigator
@@ -104,10 +105,12 @@ class AgentSession:
             clock=state.now_ms,
         )
         self.cache = CacheTracker()
+        requests = RequestPipeline(state, loadout, chain)
+        compaction.conversation = requests.build
         host = SessionLoopHost(
             state,
             loadout=loadout,
-            requests=RequestPipeline(state, loadout, chain),
+            requests=requests,
             compaction=compaction,
             recovery=recovery,
             cache=self.cache,
@@ -475,8 +478,8 @@ class AgentSession:
         self._state.queue.follow_up_mode = mode
 
     def _queued_message(self, text: str, images: Sequence[ImageContent]) -> AgentMessage:
-        expanded = self.expand_skill_command(text)
-        return user_message(expanded, images=images, timestamp=self._state.now_ms())
+        expanded, fitted = prepare_images(self._state, self.expand_skill_command(text), images)
+        return user_message(expanded, images=fitted, timestamp=self._state.now_ms())
 
     def send_message(self, message: CustomMessageDraft, *, trigger_turn: bool = False) -> None:
         """An extension message: queued for the next turn of a busy run; while idle, with

@@ -8,7 +8,7 @@ implement it with fakes.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -17,6 +17,7 @@ from pi_context.agent.stats import SessionStats
 from pi_context.cli.session_replacement import ForkMessage
 from pi_context.events import AgentEvent
 from pi_context.extensions import RegisteredCommand
+from pi_context.messages import ImageContent
 from pi_context.model import Model, ModelInfo
 from pi_context.resources.trust import TrustDecision, TrustStore
 from pi_context.session.store import Session
@@ -49,9 +50,11 @@ class AgentHost(Protocol):
     @property
     def model(self) -> Model: ...
 
-    def prompt(self, text: str) -> AsyncIterator[AgentEvent]:
-        """Run one user prompt; yields every event of the run (an :meth:`abort` before the
-        iteration begins cancels it)."""
+    def prompt(
+        self, text: str, *, images: Sequence[ImageContent] = ()
+    ) -> AsyncIterator[AgentEvent]:
+        """Run one user prompt (with ``images`` attached); yields every event of the run (an
+        :meth:`abort` before the iteration begins cancels it)."""
         ...
 
     def abort(self) -> None: ...

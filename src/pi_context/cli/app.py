@@ -29,6 +29,7 @@ from pi_context.errors import ModelNotFoundError, PiContextError, ProviderError
 from pi_context.events import AgentEvent
 from pi_context.extensions import RegisteredCommand
 from pi_context.extensions.events import SessionReason
+from pi_context.messages import ImageContent
 from pi_context.model import Model, ModelInfo
 from pi_context.model.thinking import cycle_thinking_level
 from pi_context.providers.auth_store import AuthStore
@@ -304,8 +305,10 @@ class AppAgent:
     def model(self) -> Model:
         return self.agent.model
 
-    def prompt(self, text: str) -> AsyncIterator[AgentEvent]:
-        return self.agent.prompt(text)
+    def prompt(
+        self, text: str, *, images: Sequence[ImageContent] = ()
+    ) -> AsyncIterator[AgentEvent]:
+        return self.agent.prompt(text, images=images)
 
     def abort(self) -> None:
         self.agent.abort()

@@ -12,6 +12,8 @@
   every queued message back into the next input line; an extension command finished with Enter
   runs at once, a built-in slash command when the answer ends, and text without Enter waits in
   the next input line.
+* Ctrl+V or Alt+V pastes from the clipboard: file paths, an image saved to a temporary file
+  (its path is inserted), or text (see :mod:`pi_context.cli.clipboard_paste`).
 * Esc or Ctrl-C during a run aborts it (a second press cancels outright; Esc first takes the
   queued messages back); Ctrl-C at the prompt clears the line, Ctrl-D or ``/quit`` leaves.
 """
@@ -32,7 +34,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.key_binding.key_processor import KeyPress
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.output import Output
@@ -40,6 +42,7 @@ from rich.console import Console
 from rich.text import Text
 
 from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
+from pi_context.cli.clipboard_paste import clipboard_key_bindings
 from pi_context.cli.progress import RunProgress
 from pi_context.cli.render import EventRenderer
 from pi_context.cli.slash import COMMANDS, command_names, run_slash
@@ -47,6 +50,7 @@ from pi_context.cli.stats import status_line
 from pi_context.cli.terminal_text import TerminalConsole
 from pi_context.errors import PiContextError
 from pi_context.events import AgentEvent
+from pi_context.messages import ImageContent
 
 __all__ = ["InteractiveShell", "SlashCompleter", "run_interactive"]
 
@@ -142,7 +146,12 @@ class InteractiveShell:
             history=history or InMemoryHistory(),
             completer=SlashCompleter(lambda: self.agent.skill_names()),
             complete_while_typing=True,
-            key_bindings=_key_bindings(self.cycle_thinking, self.cycle_model),
+            key_bindings=merge_key_bindings(
+                [
+                    _key_bindings(self.cycle_thinking, self.cycle_model),
+                    clipboard_key_bindings(self._paste_failed),
+                ]
+            ),
             multiline=True,
             bottom_toolbar=lambda: self._status or self.status(),
             input=pt_input,
@@ -157,6 +166,10 @@ class InteractiveShell:
         """The last computed status line (the toolbar is redrawn on every key press)."""
         self._listen()
 
+    def _paste_failed(self, message: str) -> None:
+        """Ctrl+V found nothing usable: say why above the prompt (the typed line stays)."""
+        run_in_terminal(lambda: self.console.print(Text(message, style="red")))
+
     # -- Shell protocol ----------------------------------------------------------------------
 
     async def ask(self, question: str, default: str = "", *, secret: bool = False) -> str:
@@ -167,14 +180,16 @@ class InteractiveShell:
         except (KeyboardInterrupt, EOFError):
             return ""
 
-    async def send(self, text: str) -> None:
+    async def send(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         if self.agent.model_info() is None:
             self.console.print(Text(NO_MODEL_HELP, style="red"))
             return
         renderer = self._new_renderer()
         progress = RunProgress(self.console, self.status)
 
-        events = self.agent.prompt(text)  # requested now: an abort from here on cancels it
+        events = self.agent.prompt(
+            text, images=images
+        )  # requested now: an abort from here on cancels it
 
         async def consume() -> None:
             async for event in events:
@@ -472,8 +487,9 @@ class InteractiveShell:
         if self.agent.model_info() is None:
             self.console.print(Text(NO_MODEL_HELP, style="yellow"))
 
-    async def run(self, initial: Iterable[str] = ()) -> int:
-        """Send the ``initial`` prompts, then read and run until ``/quit`` or Ctrl-D.
+    async def run(self, initial: Iterable[str] = (), images: Sequence[ImageContent] = ()) -> int:
+        """Send the ``initial`` prompts (``images`` with the first), then read and run until
+        ``/quit`` or Ctrl-D.
 
         The terminal stays in raw mode for the whole session, not only while a prompt is being
         read: keys typed between two prompts are neither echoed into the answer nor turned into
@@ -482,8 +498,8 @@ class InteractiveShell:
         keys = self._key_input()
         with keys.raw_mode() if self._is_tty(keys) else contextlib.nullcontext():
             self._banner()
-            for text in initial:
-                await self.send(text)
+            for number, text in enumerate(initial):
+                await self.send(text, images if number == 0 else ())
             await self._loop()
         if self._unsubscribe is not None:
             self._unsubscribe()

@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol, TextIO
 from pi_context import _json
 from pi_context.cli.terminal_text import json_for_terminal, terminal_safe, text_for_stream
 from pi_context.events import AgentEvent, AutoRetryStart, MessageEnd
-from pi_context.messages import AgentMessage
+from pi_context.messages import AgentMessage, ImageContent
 
 __all__ = ["PrintAgent", "final_text_outcome", "retry_note", "run_print"]
 
@@ -40,7 +40,9 @@ PrintMode = Literal["text", "json"]
 class PrintAgent(Protocol):
     """What print mode needs of an agent session."""
 
-    def prompt(self, text: str) -> AsyncIterator[AgentEvent]: ...
+    def prompt(
+        self, text: str, *, images: Sequence[ImageContent] = ()
+    ) -> AsyncIterator[AgentEvent]: ...
 
     def abort(self) -> None: ...
 
@@ -113,8 +115,10 @@ async def run_print(
     out: TextIO,
     err: TextIO,
     header: Mapping[str, Any] | None = None,
+    images: Sequence[ImageContent] = (),
 ) -> int:
-    """Send ``prompts`` one after another and report as ``mode`` says; returns the exit code."""
+    """Send ``prompts`` one after another and report as ``mode`` says; returns the exit code.
+    ``images`` go with the first prompt."""
     received: list[int] = []
 
     def on_signal(signo: int) -> None:
@@ -138,10 +142,10 @@ async def run_print(
     try:
         if mode == "json" and header is not None:
             write(json_for_terminal(_json.dumps(dict(header)).decode("utf-8")) + "\n")
-        for text in prompts:
+        for number, text in enumerate(prompts):
             if received:
                 break
-            async for event in agent.prompt(text):
+            async for event in agent.prompt(text, images=images if number == 0 else ()):
                 if isinstance(event, MessageEnd):
                     last = event.message
                 if mode == "json":

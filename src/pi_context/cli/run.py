@@ -31,9 +31,10 @@ from pi_context import storage
 from pi_context.agent.tool_selection import ToolSelectionError, parse_tool_selection
 from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
 from pi_context.cli.app import AppAgent, AppConfig, resolve_cli_model
+from pi_context.cli.file_args import PromptPlan, plan_prompts
 from pi_context.cli.model_scope import ScopeEntry, resolve_scope
 from pi_context.cli.terminal_text import echo
-from pi_context.errors import PiContextError, ResourceError, SessionError
+from pi_context.errors import PiContextError, SessionError
 from pi_context.export import SessionDocument, default_html_name, export_html
 from pi_context.model.thinking import THINKING_LEVELS, parse_thinking_level
 from pi_context.resources import paths
@@ -57,25 +58,10 @@ USE_SESSION_CWD_FLAG = "--use-session-cwd"
 """The flag that lets print and json modes open a session recorded in another directory."""
 
 
-def _file_block(arg: str, cwd: str) -> str:
-    raw = paths.expand_home(arg[1:])
-    target = Path(raw if os.path.isabs(raw) else os.path.join(cwd, raw))
-    if not target.is_file():
-        raise ResourceError(f"File not found: {os.path.abspath(target)}")
-    text = target.read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff")
-    if not text:
-        return ""
-    return f'<file name="{os.path.abspath(target)}">\n{text}\n</file>\n'
-
-
 def build_prompts(args: Sequence[str], stdin_text: str | None, cwd: str) -> list[str]:
-    """pi's rule: first prompt = stdin + ``@file`` blocks + first message, no separators."""
-    files = "".join(_file_block(a, cwd) for a in args if a.startswith("@"))
-    messages = [a for a in args if not a.startswith("@")]
-    head = (stdin_text or "") + files
-    if messages:
-        return [head + messages[0], *messages[1:]]
-    return [head] if head else []
+    """pi's rule: first prompt = stdin + ``@file`` blocks + first message, no separators
+    (the texts only; :func:`~pi_context.cli.file_args.plan_prompts` also has the images)."""
+    return plan_prompts(args, stdin_text, cwd).prompts
 
 
 def _pick_session(directory: Path) -> Path | None:
@@ -378,11 +364,12 @@ def _warn_session_problems(app: AppAgent) -> AppAgent:
 async def _run(
     config: AppConfig,
     options: dict[str, Any],
-    prompts: list[str],
+    plan: PromptPlan,
     mode: str,
     notes: Sequence[str] = (),
 ) -> int:
     interactive = mode == "interactive"
+    prompts = plan.prompts
     protocol_out = None
     if mode == "rpc":  # before anything (extensions included) can write to stdout
         from pi_context.cli.rpc import take_over_stdout
@@ -418,7 +405,7 @@ async def _run(
 
             shell = InteractiveShell(host, history=history_for(config.agent_dir), notes=notes[-1:])
             try:
-                return await shell.run(prompts)
+                return await shell.run(prompts, images=plan.images)
             finally:
                 if isinstance(shell.agent, AppAgent) and shell.agent is not host:
                     await shell.agent.agent.aclose()  # extensions get session_shutdown
@@ -441,6 +428,7 @@ async def _run(
             out=sys.stdout,
             err=sys.stderr,
             header=app.session.header,
+            images=plan.images,
         )
     finally:
         # the run settles (its abort is stored) before the file closes, and the embedded
@@ -713,7 +701,7 @@ def agent_command(
         scope=tuple(scope),
     )
     # RPC mode ignores positional messages, as pi does: prompts arrive as commands
-    prompts = [] if run_mode == "rpc" else build_prompts(messages, stdin_text, cwd)
+    plan = PromptPlan([]) if run_mode == "rpc" else plan_prompts(messages, stdin_text, cwd)
     options = {
         "cont": cont,
         "resume": resume,
@@ -724,7 +712,7 @@ def agent_command(
         "use_session_cwd": use_session_cwd,
         "fork": fork_arg,
     }
-    return asyncio.run(_run(config, options, prompts, run_mode, notes))
+    return asyncio.run(_run(config, options, plan, run_mode, notes))
 
 
 async def _serve_rpc(app: AppAgent, out: BinaryIO) -> int:

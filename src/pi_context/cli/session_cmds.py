@@ -58,6 +58,34 @@ def _print_json(value: Any) -> None:
     sys.stdout.flush()
 
 
+def _image_marks(content: Any) -> str:
+    """``[image/png 12.3 KB] `` for each image block: what a terminal shows instead of the
+    base64."""
+    if not isinstance(content, list):
+        return ""
+    marks = [
+        f"[{terminal_safe(str(b.get('mimeType', 'image')))} "
+        f"{len(str(b.get('data', ''))) * 3 / 4 / 1024:.1f} KB] "
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "image"
+    ]
+    return "".join(marks)
+
+
+def _without_image_data(message: Any) -> Any:
+    """``message`` with each image's base64 replaced by a note of its length (for terminals)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return message
+    blocks = [
+        {**b, "data": f"<{len(str(b.get('data', '')))} characters of base64; pipe to get them>"}
+        if isinstance(b, dict) and b.get("type") == "image"
+        else b
+        for b in content
+    ]
+    return {**message, "content": blocks}
+
+
 def _snippet(text: str, width: int = 60) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
@@ -311,7 +339,8 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
 
     With --json: {"leafId", "model", "thinkingLevel", "messages": [{"entryId", "tokens",
     "message"}]}; ``message`` is the provider-role message (summaries and extension messages as
-    user messages), ``tokens`` pi's estimate for it.
+    user messages), ``tokens`` pi's estimate for it. Images show as ``[image/png 12.3 KB]``;
+    with --json on a terminal their base64 is replaced by its length (piped output keeps it).
     """
     session = _open(file, strict)
     if leaf_id is not None and session.get(leaf_id) is None:
@@ -331,6 +360,8 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
                 }
             )
     if as_json:
+        if sys.stdout.isatty():  # megabytes of base64 help nobody on a screen
+            rows = [{**row, "message": _without_image_data(row["message"])} for row in rows]
         _print_json(
             {
                 "leafId": projection.leaf_id,
@@ -359,7 +390,8 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
             sections = message.get("sections")
             text = "sections: " + ", ".join(sections) if isinstance(sections, dict) else ""
         else:
-            text = text_of(message.get("content"), " ")
+            content = message.get("content")
+            text = _image_marks(content) + text_of(content, " ")
         echo(f"{row['entryId']}  {role:<10} {row['tokens']:>6}  {_snippet(text, 70)}")
     model = projection.model
     echo(

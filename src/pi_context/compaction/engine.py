@@ -52,10 +52,14 @@ from pi_context.compaction.prompts import (
     history_prompt,
     turn_prefix_prompt,
 )
-from pi_context.compaction.summarize import combine_usage, request_summary
+from pi_context.compaction.summarize import (
+    combine_usage,
+    request_summary,
+    shared_summary_request,
+)
 from pi_context.errors import CompactionCancelledError, CompactionError
 from pi_context.messages import ThinkingLevel, Usage
-from pi_context.model import Model
+from pi_context.model import Model, ModelRequest
 from pi_context.prompt import get_current_system_message
 from pi_context.resources.settings import CompactionSettings, RetrySettings
 from pi_context.session.entries import Entry
@@ -113,6 +117,8 @@ class Compactor:
         self.sleep = sleep
         self.clock = clock
         """Unix milliseconds for the snapshot's timestamp; ``None``: the session's clock."""
+        self.conversation: Callable[[], Awaitable[ModelRequest]] | None = None
+        """Builds the request the agent would send now (``compaction.shareCache``)."""
         self.cache = TokenCache()
         self.failures = 0
         self.paused = False
@@ -385,10 +391,11 @@ class Compactor:
         custom: str | None,
         reason: CompactionReason,
     ) -> _Summary:
-        def ask(prompt: str, label: str) -> Awaitable[Any]:
+        def ask(prompt: str, label: str, request: ModelRequest | None = None) -> Awaitable[Any]:
             return request_summary(
                 model,
                 prompt,
+                request=request,
                 label=label,
                 reason=reason,
                 retry=self.retry,
@@ -397,6 +404,18 @@ class Compactor:
                 sleep=self.sleep,
             )
 
+        read, modified = prep.file_ops.lists()
+        if self.settings.share_cache and self.conversation is not None and reason != "overflow":
+            # one request over the whole conversation, read from the prompt cache; on any
+            # failure (a tool call, an error) the standalone requests below are the fallback
+            try:
+                shared = shared_summary_request(await self.conversation(), custom)
+                r = await ask("", "Summarization", shared)
+                return _Summary(r.text + format_file_operations(read, modified), r.usage, False)
+            except CompactionCancelledError:
+                raise
+            except CompactionError:
+                pass
         usage: Usage | None = None
         if prep.is_split_turn and prep.turn_prefix_messages:
             history = (
@@ -420,7 +439,6 @@ class Compactor:
                 "Summarization",
             )
             text, usage = r.text, r.usage
-        read, modified = prep.file_ops.lists()
         return _Summary(text + format_file_operations(read, modified), usage, False)
 
 

@@ -1,7 +1,8 @@
 """Our wording of the summarization prompts (the structure follows pi; the sentences are ours).
 
-Every request is one user message built from the serialized transcript plus instructions, sent
-with :data:`SUMMARY_SYSTEM_PROMPT`. The shapes (tags, headings, separators) are pi's, because
+Every standalone request is one user message built from the serialized transcript plus
+instructions, sent with :data:`SUMMARY_SYSTEM_PROMPT`; a shared request (``compaction.shareCache``)
+is the conversation's own request with :data:`SHARED_INSTRUCTIONS` as its last user message. The shapes (tags, headings, separators) are pi's, because
 summaries are stored in session files pi also reads and later prompts embed earlier summaries.
 """
 
@@ -14,12 +15,15 @@ __all__ = [
     "BRANCH_PREAMBLE",
     "INITIAL_INSTRUCTIONS",
     "NO_PRIOR_HISTORY",
+    "SHARED_INSTRUCTIONS",
+    "SHARED_SUMMARY_HEADING",
     "SPLIT_TURN_SEPARATOR",
     "SUMMARY_SYSTEM_PROMPT",
     "TURN_PREFIX_INSTRUCTIONS",
     "UPDATE_INSTRUCTIONS",
     "branch_prompt",
     "history_prompt",
+    "shared_summary_prompt",
     "turn_prefix_prompt",
     "with_focus",
 ]
@@ -95,6 +99,20 @@ TURN_PREFIX_INSTRUCTIONS: Final = (
     "Only summarize what the messages show. Do not guess at what came later."
 )
 
+SHARED_SUMMARY_HEADING: Final = "## Checkpoint summary request"
+"""The first line of a summary request sent as a continuation of the conversation."""
+
+SHARED_INSTRUCTIONS: Final = (
+    SHARED_SUMMARY_HEADING + "\n\n"
+    "Pause the work here. Do not call any tool and do not answer or continue anything above: "
+    "the conversation above is about to be shortened, and your whole reply is a checkpoint "
+    "summary of it that another model can use to carry on the work without the "
+    "conversation. If the conversation opens with an earlier checkpoint summary, fold it in: "
+    "keep what still matters, move finished work to Done, add the new progress and decisions, "
+    "and rewrite Next Steps for where the work stands now.\n\n"
+    "Use this structure exactly:\n\n" + _SECTIONS + _CRITICAL + "\n" + _CLOSING
+)
+
 BRANCH_INSTRUCTIONS: Final = (
     "The transcript above is a branch of the conversation the user is leaving for now. Write "
     "a summary to keep as context in case the user comes back to this work.\n\n"
@@ -126,6 +144,11 @@ def history_prompt(
         text += f"<previous-summary>\n{previous_summary}\n</previous-summary>\n\n"
         return text + with_focus(UPDATE_INSTRUCTIONS, custom_instructions)
     return text + with_focus(INITIAL_INSTRUCTIONS, custom_instructions)
+
+
+def shared_summary_prompt(custom_instructions: str | None = None) -> str:
+    """The final user message of a summary request that continues the conversation."""
+    return with_focus(SHARED_INSTRUCTIONS, custom_instructions)
 
 
 def turn_prefix_prompt(serialized: str, custom_instructions: str | None = None) -> str:

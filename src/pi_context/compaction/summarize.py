@@ -1,7 +1,8 @@
 """One summarization request: model call, retries with backoff, and pi's failure rules.
 
-A summary request never declares tools and never writes the prompt cache
-(``RequestOptions(cache="none")``). Transient errors are retried as the one
+A standalone summary request never declares tools and never writes the prompt cache
+(``RequestOptions(cache="none")``); a shared one (:func:`shared_summary_request`) is the
+conversation's own request plus one user message, so that its input is read from the cache. Transient errors are retried as the one
 :class:`~pi_context.model.retry.RetryPolicy` says (``retry.max_retries`` times, exponential
 backoff); anything else, an ``error`` or ``length`` stop, or a tool call in the
 reply is a failure (:class:`~pi_context.errors.CompactionError`). Cancellation is asyncio
@@ -13,11 +14,11 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pi_context._json import utf16_len
-from pi_context.compaction.prompts import SUMMARY_SYSTEM_PROMPT
+from pi_context.compaction.prompts import SUMMARY_SYSTEM_PROMPT, shared_summary_prompt
 from pi_context.compaction.retry_events import (
     CompactionReason,
     SummarizationRetryAttemptStart,
@@ -37,6 +38,7 @@ __all__ = [
     "SummaryResult",
     "combine_usage",
     "request_summary",
+    "shared_summary_request",
     "summary_max_tokens",
 ]
 
@@ -85,10 +87,21 @@ def summary_max_tokens(model: Model, prompt_chars: int) -> int | None:
     return min(info.max_tokens, max(1, room)) if info.max_tokens > 0 else max(1, room)
 
 
+def shared_summary_request(
+    conversation: ModelRequest, custom_instructions: str | None = None
+) -> ModelRequest:
+    """``conversation`` (the request the agent would send now) continued by the summary
+    instructions: the same tools, system prompt, options and messages, so that a provider's
+    prompt cache serves everything but the instructions."""
+    instructions = user_message(shared_summary_prompt(custom_instructions))
+    return replace(conversation, messages=[*conversation.messages, instructions])
+
+
 async def request_summary(
     model: Model,
     prompt: str,
     *,
+    request: ModelRequest | None = None,
     label: str,
     source: SummarySource = "compaction",
     reason: CompactionReason | None = None,
@@ -101,13 +114,15 @@ async def request_summary(
 
     ``label`` names the request in error messages (``Summarization``, ``Turn prefix
     summarization``, ``Branch summarization``); ``source`` and ``reason`` (a compaction's)
-    are reported with a retry. ``sleep`` replaces ``asyncio.sleep`` (tests).
+    are reported with a retry. ``sleep`` replaces ``asyncio.sleep`` (tests). ``request``,
+    when given, is sent instead of the standalone request over ``prompt``
+    (:func:`shared_summary_request`).
     """
     policy = RetryPolicy(retry or RetrySettings())
     do_sleep = sleep or asyncio.sleep
     emit = on_event or (lambda _event: None)
     level: ThinkingLevel = thinking_level if model.info.reasoning else "off"
-    request = ModelRequest(
+    request = request or ModelRequest(
         messages=[user_message(prompt)],
         system_prompt=SUMMARY_SYSTEM_PROMPT,
         options=RequestOptions(

@@ -73,6 +73,9 @@ class ModelInfo:
     compat: Mapping[str, Any] = field(default_factory=dict)
     """pi's per-model ``compat`` object (models.json), read by the adapters as pi reads it,
     e.g. ``forceAdaptiveThinking``, ``thinkingFormat``, ``supportsReasoningEffort``."""
+    input_limits: Mapping[str, Any] = field(default_factory=dict)
+    """pi's per-model ``inputLimits`` object (models.json); ``images.resize`` bounds the
+    images sent to it (see :func:`pi_context.images.image_limits_from`)."""
 
 
 @dataclass(frozen=True, slots=True)

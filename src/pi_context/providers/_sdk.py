@@ -103,6 +103,7 @@ class SDKModel(ABC):
             mode=self.system_delivery,
             system_prompt=request.system_prompt,
             tools=request.tools,
+            images=self._info.images,
         )
 
     @abstractmethod

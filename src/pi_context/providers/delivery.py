@@ -50,11 +50,14 @@ from pi_context.prompt.replay import (
 )
 
 __all__ = [
+    "IMAGE_OMITTED",
+    "TOOL_IMAGE_OMITTED",
     "Delivery",
     "DeliveryItem",
     "SystemDelivery",
     "SystemUpdate",
     "normalize_transcript",
+    "omit_images",
     "plan_delivery",
     "sanitize_tool_id",
     "system_delivery_of",
@@ -65,6 +68,9 @@ __all__ = [
 SystemDelivery = Literal["in_place", "user_turn", "collapse"]
 
 NO_RESULT_TEXT = "No result provided"
+
+IMAGE_OMITTED = "(image omitted: model does not support images)"
+TOOL_IMAGE_OMITTED = "(tool image omitted: model does not support images)"
 
 
 _TOOL_ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
@@ -146,6 +152,34 @@ def normalize_transcript(messages: Sequence[Message]) -> list[Message]:
     return out
 
 
+def _placeholders(content: Sequence[UserContent], note: str) -> list[UserContent]:
+    out: list[UserContent] = []
+    for block in content:
+        if block["type"] == "image":
+            if not (out and out[-1]["type"] == "text" and out[-1]["text"] == note):
+                out.append(cast(TextContent, {"type": "text", "text": note}))
+        else:
+            out.append(block)
+    return out
+
+
+def omit_images(messages: Sequence[Message]) -> list[Message]:
+    """The transcript for a model without image input (pi's ``transformMessages``): each run
+    of images in a user message becomes ``(image omitted: ...)``, in a tool result
+    ``(tool image omitted: ...)``. The stored messages keep their images."""
+    out: list[Message] = []
+    for message in messages:
+        role = message["role"]
+        content = message.get("content")
+        if role in ("user", "toolResult") and isinstance(content, list):
+            blocks = cast(list[UserContent], content)
+            if any(block["type"] == "image" for block in blocks):
+                note = IMAGE_OMITTED if role == "user" else TOOL_IMAGE_OMITTED
+                message = cast(Message, {**message, "content": _placeholders(blocks, note)})
+        out.append(message)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class SystemUpdate:
     """A later system message, rendered for in-place delivery."""
@@ -190,13 +224,16 @@ def plan_delivery(
     mode: SystemDelivery,
     system_prompt: str | None = None,
     tools: Sequence[ToolDeclaration] = (),
+    images: bool = True,
 ) -> Delivery:
     """Split a transcript into leading prompt + items for ``mode`` (see the module docstring).
 
     ``tools`` are the declarations to send; when empty, the transcript's replayed declarations
     are used (tools keep the order in which they were first declared, so the list is stable).
+    ``images`` false (a model without image input): images become text notes
+    (:func:`omit_images`).
     """
-    normalized = normalize_transcript(messages)
+    normalized = normalize_transcript(messages if images else omit_images(messages))
     declared = list(tools) if tools else list(get_current_tools(normalized).values())
     lead_parts: list[tuple[str, str]] = []
     if system_prompt:

@@ -364,6 +364,7 @@ class LocalModel:
             mode=self.system_delivery,
             system_prompt=request.system_prompt,
             tools=request.tools,
+            images=self._info.images,
         )
         prompt = render_chatml(delivery)
         self.last_prompt = prompt

@@ -243,6 +243,8 @@ def _check_model(model: Any, where: str, errors: list[str], *, need_id: bool) ->
             )
     if "compat" in model and not isinstance(model["compat"], dict):
         errors.append(f"{where}.compat: must be an object")
+    if "inputLimits" in model and not isinstance(model["inputLimits"], dict):
+        errors.append(f"{where}.inputLimits: must be an object")
     if "input" in model and (
         not isinstance(model["input"], list)
         or any(kind not in ("text", "image") for kind in model["input"])
@@ -346,6 +348,9 @@ def _apply_model_fields(info: ModelInfo, fields: Mapping[str, Any]) -> ModelInfo
         changes["compat"] = {**info.compat, **compat}
         if isinstance(compat.get("supportsMidConvoSystemMessages"), bool):
             changes["system_messages_mid_conversation"] = compat["supportsMidConvoSystemMessages"]
+    limits = fields.get("inputLimits")
+    if isinstance(limits, dict):
+        changes["input_limits"] = limits
     levels = fields.get("thinkingLevelMap")
     if isinstance(levels, dict):
         changes["thinking_level_map"] = {

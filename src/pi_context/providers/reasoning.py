@@ -99,7 +99,9 @@ def anthropic_thinking(
 ) -> AnthropicThinking:
     """Budget thinking (``thinking.budget_tokens``) or adaptive thinking (``output_config``).
 
-    With ``input_tokens`` the grown output limit is clamped to the window again, as pi does.
+    With ``input_tokens`` the grown output limit is clamped to the window again, as pi does;
+    a budget the window cuts is rounded down to a power of two (pi: ``max_tokens - 1024``),
+    so that it stays the same while the context grows and the prompt cache stays valid.
     """
     if not info.reasoning:
         return AnthropicThinking()
@@ -122,9 +124,17 @@ def anthropic_thinking(
     adjusted = min(max_tokens + budget, info.max_tokens)
     if adjusted <= budget:
         budget = min(budget, max(0, adjusted - 1024))
+    unclamped = min(budget, max(0, adjusted - 1024)) or 1024
     if input_tokens is not None:
         adjusted = clamp_output_to_context(info, input_tokens, adjusted)
     budget_tokens = min(budget, max(0, adjusted - 1024)) or 1024
+    if budget_tokens < unclamped:
+        # The window clamp bit: pi sends room - 1024, a different budget on every request
+        # as the context grows, and a changed budget voids Anthropic's cached messages. Step
+        # down to a power of two instead, so the budget changes once or twice, not each time;
+        # never below Anthropic's minimum of 1024, with room to answer after it.
+        budget_tokens = max(1024, 1 << (max(1, budget_tokens).bit_length() - 1))
+        adjusted = max(adjusted, budget_tokens + 1024)
     return AnthropicThinking(
         {"thinking": {"type": "enabled", "budget_tokens": budget_tokens, "display": "summarized"}},
         max_tokens=adjusted,

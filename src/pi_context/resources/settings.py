@@ -166,7 +166,8 @@ class CompactionSettings:
     ``keep_recent_tokens`` (``reserveTokens``, ``keepRecentTokens``, per model through
     ``modelOverrides``). The rest switch this project's additions, under the same
     ``compaction`` object with names pi does not use (``summarizer``, ``maskObservations``,
-    ``maskKeepTurns``, ``guard``, ``maxConsecutiveFailures``); their defaults keep pi's
+    ``maskKeepTurns``, ``shareCache``, ``maxContextTokens``, ``guard``,
+    ``maxConsecutiveFailures``); their defaults keep pi's
     behaviour except that a session without a model can still be compacted offline.
     """
 
@@ -177,10 +178,18 @@ class CompactionSettings:
     mask_observations: bool = False
     """Replace tool results older than ``mask_keep_turns`` turns by a placeholder first."""
     mask_keep_turns: int = 3
+    share_cache: bool = False
+    """Send a summary request as a continuation of the conversation's cached request."""
+    max_context_tokens: int = 0
+    """Compact once the context passes this many tokens, however large the window (0: off;
+    ignored unless larger than the kept tail)."""
     guard: bool = True
     """Reject a summary that would not shrink the context or that lost the file lists."""
     max_consecutive_failures: int = 3
     """Automatic compaction pauses after this many failures in a row (0: never pause)."""
+    explicit: frozenset[str] = frozenset()
+    """The wire names of the sizes the user set (``reserveTokens``, ``keepRecentTokens``);
+    :meth:`fit_to_window` honours them when they fit the window."""
 
     def to_json(self) -> dict[str, Any]:
         """pi's three fields under their wire names."""
@@ -192,7 +201,11 @@ class CompactionSettings:
 
     def with_keep_recent(self, keep_recent_tokens: int) -> CompactionSettings:
         """A copy keeping ``keep_recent_tokens`` (``--keep-recent-tokens``, tests)."""
-        return replace(self, keep_recent_tokens=keep_recent_tokens)
+        return replace(
+            self,
+            keep_recent_tokens=keep_recent_tokens,
+            explicit=self.explicit | {"keepRecentTokens"},
+        )
 
     def fit_to_window(self, context_window: int) -> CompactionSettings:
         """These settings for a model whose window is ``context_window`` tokens.
@@ -200,19 +213,28 @@ class CompactionSettings:
         pi applies ``reserveTokens`` and ``keepRecentTokens`` whatever the window: on a small
         model (the embedded local one has 8,192 tokens) the default 16,384 reserve makes every
         check compact, and a 20,000-token tail keeps everything, so nothing can be summarized.
-        Here each is capped at a quarter of the window; on windows of 80k tokens and more the
-        defaults are untouched.
+        Here each *default* is capped at a quarter of the window; on windows of 80k tokens and
+        more the defaults are untouched. Sizes the user set (:attr:`explicit`) are kept as set
+        when reserve and tail together leave room in the window (a user may want compaction
+        well before the window fills); when they do not, they are capped like the defaults.
+        :attr:`max_context_tokens` moves the compaction point down to that size.
         """
         if context_window <= 0:
             return self
         quarter = context_window // 4
-        if self.reserve_tokens <= quarter and self.keep_recent_tokens <= quarter:
+        reserve = self.reserve_tokens
+        keep = self.keep_recent_tokens
+        if "reserveTokens" not in self.explicit:
+            reserve = min(reserve, quarter)
+        if "keepRecentTokens" not in self.explicit:
+            keep = min(keep, quarter)
+        if reserve + keep >= context_window:
+            reserve, keep = min(reserve, quarter), min(keep, quarter)
+        if keep < self.max_context_tokens < context_window - reserve:
+            reserve = context_window - self.max_context_tokens
+        if (reserve, keep) == (self.reserve_tokens, self.keep_recent_tokens):
             return self
-        return replace(
-            self,
-            reserve_tokens=min(self.reserve_tokens, quarter),
-            keep_recent_tokens=min(self.keep_recent_tokens, quarter),
-        )
+        return replace(self, reserve_tokens=reserve, keep_recent_tokens=keep)
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,6 +421,7 @@ def compaction_settings_for(
             reader.fail(f'compaction.modelOverrides["{key}"]', raw, "Expected an object.")
         entry = raw
     values: dict[str, int] = {}
+    explicit: set[str] = set()
     for name, default in (
         ("reserveTokens", DEFAULT_RESERVE_TOKENS),
         ("keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS),
@@ -410,6 +433,8 @@ def compaction_settings_for(
         values[name] = (
             override if override is not None else ordinary if ordinary is not None else default
         )
+        if override is not None or ordinary is not None:
+            explicit.add(name)
     summarizer = section.get("summarizer", "auto")
     if summarizer not in ("auto", "model", "offline"):
         reader.fail("compaction.summarizer", summarizer, 'Expected "auto", "model" or "offline".')
@@ -420,8 +445,11 @@ def compaction_settings_for(
         summarizer=summarizer,
         mask_observations=section.get("maskObservations") is True,
         mask_keep_turns=reader.field("maskKeepTurns", 3),
+        share_cache=section.get("shareCache") is True,
+        max_context_tokens=reader.field("maxContextTokens", 0),
         guard=section.get("guard") is not False,
         max_consecutive_failures=reader.field("maxConsecutiveFailures", 3),
+        explicit=frozenset(explicit),
     )
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Final
 
 from pi_context.errors import ToolError
+from pi_context.images import SNIFF_BYTES, sniff_image_mime
 from pi_context.messages import ImageContent, UserContent, text_block
 from pi_context.tools.base import (
     ABORTED_TEXT,
@@ -49,23 +50,7 @@ MAX_IMAGE_BASE64_BYTES: Final = 4_718_592
 """4.5 MiB of base64: pi's default image size limit."""
 
 _MAX_IMAGE_BYTES: Final = MAX_IMAGE_BASE64_BYTES // 4 * 3
-_SNIFF_BYTES: Final = 4100
 _CHUNK_BYTES: Final = 1 << 20
-
-
-def sniff_image_mime(head: bytes) -> str | None:
-    """The MIME type of a supported image from its first bytes, or ``None``."""
-    if head.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return None if b"acTL" in head[:4100] else "image/png"  # animated PNG is not an image here
-    if head.startswith((b"GIF87a", b"GIF89a")):
-        return "image/gif"
-    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
-        return "image/webp"
-    if head.startswith(b"BM"):
-        return "image/bmp"
-    return None
 
 
 class ReadTool(ContextTool):
@@ -148,7 +133,7 @@ class ReadTool(ContextTool):
             ) from None
         with os.fdopen(fd, "rb", buffering=0) as file:
             size = os.fstat(fd).st_size
-            head = _read_up_to(file, min(_SNIFF_BYTES, size) if size > 0 else _SNIFF_BYTES, stop)
+            head = _read_up_to(file, min(SNIFF_BYTES, size) if size > 0 else SNIFF_BYTES, stop)
             mime = sniff_image_mime(head)
             if mime is not None:
                 return self._image(file, head, size, mime, stop)
