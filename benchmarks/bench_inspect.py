@@ -1,8 +1,11 @@
-"""The inspection commands at scale: ``pictx session info`` and ``pictx session tree``.
+"""The inspection commands at scale: ``pictx session info|tree|context`` and
+``Session.open`` + ``projection()``.
 
-Three generated files (seeded, pi's key order):
+Four generated files (seeded, pi's key order):
 
-* ``small-1m``: 1,000,000 small user messages (~150 bytes a line), one linear chain;
+* ``small-1m``: 1,000,000 small user messages (~190 bytes a line), one linear chain;
+* ``large-150m``: 600 user / tool-result pairs, each tool result ~250 KB (150 MB, few large
+  entries);
 * ``chain-40k``: 40,000 linear entries (the depth that made the tree walk quadratic);
 * ``cycle-100k``: 100,000 entries whose parents form one cycle (the warning about it must stay
   one short line).
@@ -13,8 +16,9 @@ plain reader: a fresh process that reads the file, splits it on ``\\n`` and keep
 decoded with ``orjson`` (what any reader that holds the whole session costs).
 ``--src DIR`` runs the commands from another checkout's ``src`` (for before/after numbers).
 
-    .venv/bin/python benchmarks/bench_inspect.py [--files small-1m chain-40k cycle-100k]
-        [--src /path/to/other/src] [--timeout 300]
+    .venv/bin/python benchmarks/bench_inspect.py [--files small-1m large-150m chain-40k
+        cycle-100k] [--commands info tree context open] [--src /path/to/other/src]
+        [--timeout 300]
 """
 
 from __future__ import annotations
@@ -47,11 +51,40 @@ def _line(index: int, parent: str | None) -> str:
     )
 
 
+def _large_lines(pairs: int) -> list[str]:
+    """User prompts each followed by a ~250 KB tool result (code-like text), one chain."""
+    words = ["def", "value", "return", "self", "index", "path", "line", "entry", "parent", "cache"]
+    out = []
+    parent: str | None = None
+    for pair in range(pairs):
+        prompt_id, result_id = f"{2 * pair:08x}", f"{2 * pair + 1:08x}"
+        out.append(_line(2 * pair, parent))
+        text = "\\n".join(
+            f"    {words[(pair + row) % len(words)]}_{row} = {row * 7 % 1000}  # " + "x" * 40
+            for row in range(4_000)
+        )
+        out.append(
+            f'{{"type":"message","id":"{result_id}","parentId":"{prompt_id}",'
+            f'"timestamp":"2026-01-05T10:00:00.000Z","message":{{"role":"toolResult",'
+            f'"toolCallId":"call_{pair}","toolName":"read","content":[{{"type":"text",'
+            f'"text":"{text}"}}],"isError":false,"timestamp":1767607200000}}}}\n'
+        )
+        parent = result_id
+    return out
+
+
 def generate(name: str) -> Path:
     """Write (once) and return the file of one profile."""
     OUT_DIR.mkdir(exist_ok=True)
     path = OUT_DIR / f"inspect-{name}.jsonl"
     if path.exists():
+        return path
+    if name == "large-150m":
+        tmp = path.with_suffix(".tmp")
+        with tmp.open("w", encoding="utf-8") as out:
+            out.write(_HEADER)
+            out.writelines(_large_lines(600))
+        tmp.replace(path)
         return path
     count = {"small-1m": 1_000_000, "chain-40k": 40_000, "cycle-100k": 100_000}[name]
     tmp = path.with_suffix(".tmp")
@@ -76,6 +109,13 @@ seconds = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
 lines = done.stderr.decode("utf-8", "replace").splitlines() or [""]
 print(repr((seconds, peak, done.returncode, max(len(l) for l in lines), lines[0][:120])))
+"""
+
+_OPEN_AND_PROJECT = """
+import sys
+from pi_context.session import Session
+session = Session.open(sys.argv[1])
+print(len(session.projection().messages))
 """
 
 _PLAIN_READER = """
@@ -115,35 +155,45 @@ def _fmt(result: dict[str, Any], size: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--files", nargs="*", default=["small-1m", "chain-40k", "cycle-100k"])
+    parser.add_argument(
+        "--files", nargs="*", default=["small-1m", "large-150m", "chain-40k", "cycle-100k"]
+    )
+    parser.add_argument("--commands", nargs="*", default=["info", "tree", "context", "open"])
     parser.add_argument("--src", default=str(SRC), help="the src folder whose pictx runs")
     parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--no-baseline", action="store_true", help="skip the plain reader")
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": args.src}
     pictx = [sys.executable, "-m", "pi_context"]
+    runs = {
+        "info": lambda path: [*pictx, "session", "info", path],
+        "tree": lambda path: [*pictx, "session", "tree", path],
+        "context": lambda path: [*pictx, "session", "context", path],
+        "open": lambda path: [sys.executable, "-c", _OPEN_AND_PROJECT, path],
+    }
     results: dict[str, Any] = {"src": args.src, "files": {}}
     rows = []
     for name in args.files:
         path = generate(name)
         size = path.stat().st_size
-        plain = measure([sys.executable, "-c", _PLAIN_READER, str(path)], env, args.timeout)
-        info = measure([*pictx, "session", "info", str(path)], env, args.timeout)
-        tree = measure([*pictx, "session", "tree", str(path)], env, args.timeout)
-        results["files"][name] = {"bytes": size, "plain": plain, "info": info, "tree": tree}
-        longest = max(info.get("longest") or 0, tree.get("longest") or 0)
-        rows.append(
-            f"| `{name}` | {size / 2**20:,.0f} MB | {_fmt(plain, size)} | {_fmt(info, size)} "
-            f"| {_fmt(tree, size)} | {longest:,} |"
-        )
+        found: dict[str, Any] = {"bytes": size}
+        if not args.no_baseline:
+            found["plain"] = measure(
+                [sys.executable, "-c", _PLAIN_READER, str(path)], env, args.timeout
+            )
+        for command in args.commands:
+            found[command] = measure(runs[command](str(path)), env, args.timeout)
+        results["files"][name] = found
+        longest = max(found[c].get("longest") or 0 for c in args.commands)
+        cells = [_fmt(found[c], size) for c in ["plain", *args.commands] if c in found]
+        rows.append(f"| `{name}` | {size / 2**20:,.0f} MB | {' | '.join(cells)} | {longest:,} |")
         print(rows[-1], flush=True)
     OUT_DIR.mkdir(exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     (OUT_DIR / f"results-inspect-{stamp}.json").write_text(json.dumps(results, indent=2))
-    print(
-        "| file | size | plain reader (baseline) | session info | session tree "
-        "| longest stderr line |"
-    )
-    print("|---|---|---|---|---|---|")
+    heads = (["plain reader (baseline)"] if not args.no_baseline else []) + args.commands
+    print(f"| file | size | {' | '.join(heads)} | longest stderr line |")
+    print("|---" * (len(heads) + 3) + "|")
     print("\n".join(rows))
 
 

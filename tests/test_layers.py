@@ -19,6 +19,7 @@ PACKAGE_DIR = Path(pi_context.__file__).parent
 LAYERS: dict[str, int] = {
     "_json": 0,
     "_records": 0,
+    "_regular_files": 0,
     "_version": 0,
     "errors": 0,
     "messages": 1,

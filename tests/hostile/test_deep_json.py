@@ -2,8 +2,10 @@
 
 pi can write a line nested more than 1,000 levels (tool-call arguments are arbitrary JSON).
 Such lines used to end every command with ``RecursionError``; a model reply nested 400+ levels
-was not stored. Up to ``_json.MAX_DEPTH`` they load, project, store and export; past it the
-line is reported (file and line) and the session stays usable.
+was not stored, and one nested 1,000 levels ended every later request with a ``RecursionError``
+from the provider SDK's JSON encoder. Up to ``_json.MAX_DEPTH`` they load, store and export;
+up to ``CONTEXT_MAX_DEPTH`` they reach the context (and the wire); past it the line is
+reported (file and line), left out of the context, and the session and the agent go on.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from hypothesis import strategies as st
 
 from pi_context import _json
 from pi_context.session import Session, convert_to_llm
+from pi_context.session.entries import CONTEXT_MAX_DEPTH
+from pi_context.session.projection import handed_out
 from pi_context.tokens import estimate_tokens
 from tests.hostile.helpers import (
     assert_clean,
     assistant,
-    content_of,
     entry,
     pictx,
     sha256,
@@ -104,17 +107,37 @@ def _deep_session(path: Path, depth: int) -> Path:
     )
 
 
+_LEFT_OUT = (
+    f"nested deeper than {CONTEXT_MAX_DEPTH} levels: left out of the context (the line is kept)"
+)
+WITHIN = CONTEXT_MAX_DEPTH - 10
+"""A tool call's arguments this deep keep the whole line within the context limit."""
+
+
 def test_a_deep_line_loads_projects_and_estimates(tmp_path: Path) -> None:
-    path = _deep_session(tmp_path / "s.jsonl", 3_000)
+    path = _deep_session(tmp_path / "s.jsonl", WITHIN)
     with Session.open(path) as session:
         messages = session.messages()
         assert [m["role"] for m in messages] == ["user", "assistant", "toolResult"]
-        assert estimate_tokens(messages[1]) > 3_000 // 4
+        assert estimate_tokens(messages[1]) > WITHIN // 4
         assert len(convert_to_llm(messages)) == 3
         assert session.check() == []
 
 
-@pytest.mark.parametrize("depth", [1_500, 20_000])
+@pytest.mark.parametrize("depth", [CONTEXT_MAX_DEPTH, 3_000, 20_000])
+def test_a_line_past_the_context_limit_is_reported_and_left_out(tmp_path: Path, depth: int) -> None:
+    path = _deep_session(tmp_path / "s.jsonl", depth)
+    original = path.read_bytes()
+    with Session.open(path) as session:
+        assert [m["role"] for m in session.messages()] == ["user", "toolResult"]
+        assert [str(p) for p in session.problems] == [f"{path}:3: message entry a1: {_LEFT_OUT}"]
+        session.append_message(user("go on"))
+        assert [m["role"] for m in session.messages()] == ["user", "toolResult", "user"]
+    assert path.read_bytes().startswith(original)  # appended to, the deep line kept as it was
+    assert Session.open(path).entries[1].raw == original.split(b"\n")[2]
+
+
+@pytest.mark.parametrize("depth", [WITHIN, 1_500, 20_000])
 def test_commands_and_export_handle_deep_lines(tmp_path: Path, depth: int) -> None:
     path = _deep_session(tmp_path / "s.jsonl", depth)
     before = sha256(path)
@@ -126,28 +149,44 @@ def test_commands_and_export_handle_deep_lines(tmp_path: Path, depth: int) -> No
     ):
         run = pictx(*args, cwd=tmp_path)
         assert_clean(run, code=0)
-        if depth > _json.MAX_DEPTH and args[0] == "session":
-            assert run.stderr_lines == [
-                f"pictx: warning: {path}:3: message entry a1: nested deeper than "
-                f"{_json.MAX_DEPTH} levels: left out of the context (the line is kept)"
-            ]
+        if depth > CONTEXT_MAX_DEPTH and args[0] == "session":
+            assert run.stderr_lines == [f"pictx: warning: {path}:3: message entry a1: {_LEFT_OUT}"]
         else:
             assert run.stderr_lines == []
     assert sha256(path) == before
     assert (tmp_path / "out.html").stat().st_size > 0
 
 
-@pytest.mark.parametrize("depth", [450, 3_000])
+@pytest.mark.parametrize("depth", [450, 3_000, 20_000])
 def test_a_deep_model_reply_is_stored_and_resumed(tmp_path: Path, depth: int) -> None:
     path = tmp_path / "s.jsonl"
     call = {"type": "toolCall", "id": "c1", "name": "x", "arguments": {"v": nested(depth)}}
+    within = depth + 5 <= CONTEXT_MAX_DEPTH  # the entry, message, content, block, arguments
     with Session.create(path, cwd=str(tmp_path)) as session:
         session.append_message(user("q"))
         session.append_message(assistant(content=[call], stopReason="toolUse"))
+        expected = [] if within else [f"{path}:3: message entry {session.leaf_id}: {_LEFT_OUT}"]
+        # the reply is in the context only when it is within the limit, as after a reload
+        assert len(session.messages()) == (2 if within else 1)
+        assert [str(p) for p in session.problems] == expected
+        session.append_message(user("next"))
+    # the reply's line holds the call as sent (compared as text: ``==`` on values this deep
+    # recurses past Python's limit, and past MAX_DEPTH the line does not decode)
+    stored = path.read_bytes().split(b"\n")[2]
+    assert b'"content":' + _json.js_stringify([call]).encode() + b',"api"' in stored
     with Session.open(path) as again:
-        stored = again.messages()[-1]
-        # (compared as text: ``==`` on values this deep recurses past Python's limit)
-        assert _json.js_stringify(content_of(stored)) == _json.js_stringify([call])
-        assert again.problems == []
+        assert len(again.messages()) == (3 if within else 2)
+        assert [str(p) for p in again.problems] == expected
         again.append_message(user("more"))
-    assert Session.open(path).check() == []
+    assert [str(p) for p in Session.open(path).check()] == expected
+
+
+def test_handing_out_copies_messages_of_any_depth() -> None:
+    deep = assistant(content=[{"type": "toolCall", "id": "c", "name": "x", "arguments": {}}])
+    deep["content"][0]["arguments"] = {"v": nested(_json.MAX_DEPTH + 5_000)}
+    deep["tuple"] = ("a", ["b"])
+    copied = handed_out(deep)
+    assert copied is not deep
+    assert copied["content"][0]["arguments"]["v"] is not deep["content"][0]["arguments"]["v"]
+    assert _json.js_stringify(copied) == _json.js_stringify(deep)
+    assert copied["tuple"] == ["a", ["b"]]

@@ -41,7 +41,7 @@ def unix_socket(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_a_fifo_is_refused_before_reading(fifo: Path) -> None:
-    with pytest.raises(NotRegularFileError, match=r"pipe\.jsonl: a FIFO \(named pipe\), not a"):
+    with pytest.raises(NotRegularFileError, match=r"pipe\.jsonl: a named pipe \(FIFO\), not a"):
         Session.open(fifo)
     with pytest.raises(NotRegularFileError), open_regular(fifo):
         pass

@@ -39,6 +39,40 @@ def test_fast_scan_agrees_with_full_decode() -> None:
                 assert entry.role == full["message"]["role"]
 
 
+def test_small_lines_keep_their_bytes_without_holding_their_head_twice() -> None:
+    """A small line's head (type, id, parent) is spelled again from the entry's fields, so
+    the entry keeps only the rest; every line still reads back byte for byte, and a line that
+    turns out unreadable keeps its bytes."""
+    small = b'{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"hi","timestamp":1}}'
+    other = (
+        b'{"type":"label","id":"b2","parentId":"a1","timestamp":"t","targetId":"a1","label":"x"}'
+    )
+    wide = '{"type":"message","id":"\u00e9","parentId":"b2","timestamp":"t","message":{"role":"user","content":"w","timestamp":1}}'.encode()
+    large = (
+        b'{"type":"message","id":"c3","parentId":"\xc3\xa9","timestamp":"t","message":{"role":"user",'
+        b'"content":"' + b"x" * 5000 + b'","timestamp":1}}'
+    )
+    torn = b'{"type":"message","id":"d4","parentId":"c3","timestamp":"t","message":{"role":"user","content":"cut}'
+    lines = [HEADER, small, other, wide, large, torn, small.replace(b"a1", b"e5")]
+    scan = scan_lines(b"\n".join(lines) + b"\n")
+    entries = scan.entries
+    assert [e.raw for e in entries] == lines[1:]
+    held = [e._raw for e in entries]  # what each entry keeps (private: the property under test)
+    assert held[0] == small[small.index(b'"timestamp"') :]
+    assert held[1] == other[other.index(b'"timestamp"') :]
+    assert held[2] == wide  # a non-ASCII id: kept whole
+    assert held[3] == large  # a large line: kept whole
+    assert not any(e.is_decoded for e in entries[:-1])
+    assert entries[0].data["message"]["content"] == "hi"
+    assert not entries[4].readable  # the torn line, found on decoding
+    assert entries[4].type == "unreadable"
+    assert entries[4].raw == torn
+    for entry in entries:
+        entry.forget()
+    assert [e.raw for e in entries] == lines[1:]
+    assert [e.id for e in entries] == ["a1", "b2", "\u00e9", "c3", "d4", "e5"]
+
+
 def test_blank_malformed_crlf_and_separators() -> None:
     lines = [
         HEADER,

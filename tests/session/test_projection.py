@@ -1,12 +1,18 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_context.session import Entry, Session, build_projection, convert_to_llm, projection_of_path
-from pi_context.session.projection import bash_execution_text, context_edits_by_target, js_date_ms
+from pi_context.session.projection import (
+    bash_execution_text,
+    context_edits_by_target,
+    js_date_ms,
+    stream_context,
+)
 from pi_context.testing import FixedClock, SequentialIds
 from tests.jsonview import as_json
 from tests.session.helpers import assistant, tool_result, user
@@ -307,3 +313,31 @@ def test_nothing_the_projection_hands_out_changes_the_session() -> None:
     assert as_json(list(s.stored_projection().messages)) == stored
     assert as_json(list(s.projection().messages)) == stored
     assert as_json(projection_of_path(s.branch_entries()).messages) == stored
+
+
+def test_streaming_the_context_keeps_no_entry_decoded(tmp_path: Path) -> None:
+    """What lets ``pictx session context`` and ``info`` pass a 1M-entry context in the memory
+    of its lines: each entry's decoded mapping is dropped once its messages are handed on."""
+    s = Session.create(tmp_path / "s.jsonl", cwd="/", ids=SequentialIds(), clock=FixedClock())
+    s.append_message(user("old"))
+    s.append_message(assistant("old reply", calls=[("read", {"path": "a"})]))
+    kept = s.append_message(tool_result("a's text"))
+    s.append_compaction("summary", kept.id, 100)
+    s.append_message(user("new"))
+    s.append_message(assistant("new reply"))
+    s.append_context_edit(kept.id, {"content": [{"type": "text", "text": "edited"}]})
+    s.append_message(user("last"))
+    s.close()
+    reopened = Session.open(tmp_path / "s.jsonl")
+    path = reopened.branch_view()
+    expected = as_json(projection_of_path(list(path)).messages)
+    for entry in path:
+        entry.forget()
+    streamed = [(entry.id, as_json(message)) for entry, message in stream_context(path)]
+    assert [message for _, message in streamed] == expected
+    # the lines stay, their decoded mappings do not (but for the compaction, which leads the
+    # context and was read to find it, and the edit and its target, read to apply it)
+    still = {e.id for e in path if e.is_decoded}
+    edit = path[-2]
+    assert still <= {path[3].id, kept.id, edit.id}
+    assert not any(e.is_decoded for e in path if e.type == "message" and e.id != kept.id)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -150,3 +151,31 @@ def test_every_cycle_is_broken_at_its_member_first_in_the_file() -> None:
         suffix = root.id[1:]
         path = tree.path(tree.require(f"a{suffix}"))  # a -> c -> b, and b is now a root
         assert [e.id for e in path] == [f"b{suffix}", f"c{suffix}", f"a{suffix}"]
+
+
+def test_walking_the_tree_of_a_loaded_file_decodes_no_message(tmp_path: Path) -> None:
+    """What keeps the inspection commands at the size of the lines: the loader reads ids,
+    parents and roles off each line without decoding it, the tree is built from those alone,
+    and an entry with one child costs no list of children."""
+    s = Session.create(tmp_path / "s.jsonl", cwd="/", ids=SequentialIds(), clock=FixedClock())
+    for n in range(20):
+        s.append_message(user(f"q{n}"))
+        s.append_message(assistant(f"a{n}"))
+    s.move_leaf("00000010")
+    s.append_message(user("fork"))
+    s.close()
+    loaded = Session.open(tmp_path / "s.jsonl")
+    tree = loaded.tree
+    assert [e.id for e, _ in tree.preorder()] == [e.id for e in loaded.entries]
+    assert [depth for _, depth in tree.preorder()][-1] == 16
+    assert len(tree.leaves()) == 2
+    assert {e.role for e in loaded.entries} == {"user", "assistant"}
+    assert len(loaded.branch_view()) == 17
+    # (the last line is decoded on load: it is the one a crash can tear)
+    assert not any(e.is_decoded for e in loaded.entries[:-1])
+    assert tree.child_entries("00000001") == (loaded.entries[1],)  # no list for one child
+    assert [e.id for e in tree.child_entries("00000010")] == ["00000011", "00000029"]
+    assert tree.children_map["00000010"] == tree.children("00000010")
+    # each entry keeps its line as read (bytes), once: no decoded copy beside it
+    raw = (tmp_path / "s.jsonl").read_bytes().split(b"\n")
+    assert [e.raw for e in loaded.entries] == raw[1:-1]

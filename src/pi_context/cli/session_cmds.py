@@ -24,10 +24,8 @@ from pi_context.errors import SessionFormatError, TreeError
 from pi_context.messages import text_of
 from pi_context.session import Entry, ModelRef, Session, convert_to_llm
 from pi_context.session.projection import (
-    build_context_entries,
-    context_edits_by_target,
-    context_item,
     path_settings,
+    stream_context,
 )
 from pi_context.tokens import estimate_tokens
 
@@ -168,19 +166,13 @@ class _ContextSummary:
 
 def _context_summary(session: Session) -> _ContextSummary:
     """Message count and token estimate of the current context, computed entry by entry
-    without keeping the decoded entries (a 1M-entry path stays the size of its lines)."""
+    without keeping the decoded entries (see :func:`stream_context`)."""
     path = session.branch_view()
     level, model = path_settings(path)
-    context = build_context_entries(path)
-    edits = context_edits_by_target(context)
     count = tokens = 0
-    for index, entry in enumerate(context):
-        decoded = entry.is_decoded
-        for message in context_item(entry, index, edits).messages:
-            count += 1
-            tokens += estimate_tokens(message)
-        if not decoded and entry.id not in edits:
-            entry.forget()
+    for _, message in stream_context(path):
+        count += 1
+        tokens += estimate_tokens(message)
     return _ContextSummary(count, tokens, model, level)
 
 
@@ -268,7 +260,7 @@ def _tree_lines(session: Session) -> Iterator[str]:
     current path when it stands at its depth on that path, so no set of path entries is built.
     """
     tree = session.tree
-    children = tree.children_map
+    children = tree.child_entries
     path = session.branch_view()
     leaf = session.leaf
     labels = tree.labels
@@ -298,7 +290,7 @@ def _tree_lines(session: Session) -> Iterator[str]:
             continue
         open_ids.add(entry.id)
         stack.append(entry.id)
-        kids = children.get(entry.id, [])
+        kids = children(entry.id)
         if len(kids) == 1:
             stack.append((kids[0], depth + 1, rest, rest))
             continue
@@ -345,36 +337,32 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
     session = _open(file, strict)
     if leaf_id is not None and session.get(leaf_id) is None:
         raise TreeError(f"no entry with id {leaf_id!r}", path=file)
-    projection = session.stored_projection(leaf_id)
-    rows: list[dict[str, Any]] = []
-    for projected in projection.entries:
-        for message in projected.messages:
-            converted = convert_to_llm([message])
-            if not converted:
-                continue
-            rows.append(
-                {
-                    "entryId": projected.entry.id,
-                    "tokens": estimate_tokens(message),
-                    "message": converted[0],
-                }
-            )
+    path = session.branch_view(leaf_id)
+    level, model = path_settings(path)
+    head = {"leafId": path[-1].id if path else None, "model": model, "thinkingLevel": level}
+    # Rows are written as they are projected (entry by entry), never all held at once.
+    rows = (
+        (entry.id, estimate_tokens(message), converted[0])
+        for entry, message in stream_context(path)
+        if (converted := convert_to_llm([message]))
+    )
     if as_json:
-        if sys.stdout.isatty():  # megabytes of base64 help nobody on a screen
-            rows = [{**row, "message": _without_image_data(row["message"])} for row in rows]
-        _print_json(
-            {
-                "leafId": projection.leaf_id,
-                "model": projection.model,
-                "thinkingLevel": projection.thinking_level,
-                "messages": rows,
-            }
-        )
+        out = sys.stdout.buffer
+        on_screen = sys.stdout.isatty()  # megabytes of base64 help nobody on a screen
+        opening = _json.dumps(head)[:-1] + b',"messages":['
+        out.write(json_for_terminal(opening.decode("utf-8")).encode())
+        for number, (entry_id, tokens, message) in enumerate(rows):
+            shown = _without_image_data(message) if on_screen else message
+            row = {"entryId": entry_id, "tokens": tokens, "message": shown}
+            text = json_for_terminal(_json.dumps(row).decode("utf-8"))
+            out.write((b"," if number else b"") + text.encode())
+        out.write(b"]}\n")
+        sys.stdout.flush()
         return
-    total = 0
-    for row in rows:
-        message = row["message"]
-        total += row["tokens"]
+    total = count = 0
+    for entry_id, tokens, message in rows:
+        total += tokens
+        count += 1
         role = message.get("role")
         if role == "assistant":
             content = message.get("content") or []
@@ -392,10 +380,9 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
         else:
             content = message.get("content")
             text = _image_marks(content) + text_of(content, " ")
-        echo(f"{row['entryId']}  {role:<10} {row['tokens']:>6}  {_snippet(text, 70)}")
-    model = projection.model
+        echo(f"{entry_id}  {role:<10} {tokens:>6}  {_snippet(text, 70)}")
     echo(
-        f"-- leaf {projection.leaf_id or '-'}: {len(rows)} messages, ~{total} tokens; "
+        f"-- leaf {head['leafId'] or '-'}: {count} messages, ~{total} tokens; "
         f"model {_model_text(model)}; "
-        f"thinking {projection.thinking_level}"
+        f"thinking {level}"
     )

@@ -57,6 +57,12 @@ class SessionStorage:
         """True while the file on disk is v1/v2 (the next write rewrites it as v3)."""
         return self.persisted and self.version < CURRENT_VERSION
 
+    @property
+    def lines(self) -> int | None:
+        """The number of the file's last complete line (the line an append just wrote), or
+        ``None`` before the file exists."""
+        return self._known_lines if self.persisted else None
+
     def _handle(self) -> SessionFile:
         if self._file is None:
             self._file = SessionFile(self.path)

@@ -27,9 +27,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
+from pi_context._regular_files import open_regular_fd
 from pi_context.errors import SessionError, SessionLockedError
 from pi_context.session._locking import try_lock, unlock
-from pi_context.session.reading import NotRegularFileError, check_regular
+from pi_context.session.reading import NotRegularFileError, refusal
 
 __all__ = ["SessionFile", "atomic_write", "remove_stale_temp_files", "temp_name_pattern"]
 
@@ -42,20 +43,12 @@ class SessionFile:
 
     def __init__(self, path: Path, *, create: bool = False) -> None:
         self.path = path
-        flags = (
-            os.O_RDWR
-            | os.O_APPEND
-            | getattr(os, "O_CLOEXEC", 0)
-            | getattr(os, "O_NONBLOCK", 0)
-            | getattr(os, "O_NOCTTY", 0)
-            | getattr(os, "O_BINARY", 0)
-        )
+        flags = os.O_RDWR | os.O_APPEND
         if create:
             flags |= os.O_CREAT | os.O_EXCL
         self.fd = -1
         try:
-            self.fd = os.open(path, flags, 0o644)
-            check_regular(path, self.fd)
+            self.fd, _ = open_regular_fd(path, flags, refusal(path), create_mode=0o644)
         except FileExistsError as exc:
             raise SessionError(
                 "session file already exists; not overwriting it", path=path

@@ -21,6 +21,7 @@ from pi_context.session.problems import ProblemLog
 from pi_context.session.validation import checked_entry
 
 __all__ = [
+    "CONTEXT_MAX_DEPTH",
     "ENTRY_TYPES",
     "MODEL_VISIBLE_ROLES",
     "UNREADABLE",
@@ -50,9 +51,26 @@ MODEL_VISIBLE_ROLES: Final = frozenset({"user", "assistant", "toolResult"})
 
 UNREADABLE: Final = "unreadable"
 """The type an entry takes when its line turns out not to be readable JSON once decoded (a
-torn line the fast scan let through, or one nested deeper than ``_json.MAX_DEPTH``). pi drops
-such a line; here it stays in the tree under this type, which nothing interprets, so it
+torn line the fast scan let through), or nests deeper than :data:`CONTEXT_MAX_DEPTH`. pi drops
+an unreadable line; here it stays in the tree under this type, which nothing interprets, so it
 contributes nothing, and its original bytes stay in the file."""
+
+CONTEXT_MAX_DEPTH: Final = 500
+"""The deepest an entry's JSON may nest (objects and arrays inside each other, the entry's own
+object counted) and still reach the context.
+
+Every line pi writes loads (up to ``_json.MAX_DEPTH``) and is kept, shown and exported. But a
+request goes out through encoders that recurse (the provider SDKs hand the body to the
+standard library's JSON encoder, which stops near Python's recursion limit, less the frames
+already on the stack: about 950 levels in a plain agent run), so an entry nested deeper is
+left out of the context, wherever it came from (a file, or a model reply stored in this
+process), and reported with its line; the session goes on without it. Half the encoder's
+reach leaves room for the frames of extensions and nested calls.
+"""
+
+_LEFT_OUT: Final = (
+    f"nested deeper than {CONTEXT_MAX_DEPTH} levels: left out of the context (the line is kept)"
+)
 
 # Keys that pi writes before ``id`` for these types (JS insertion order).
 _LEADING_KEYS: Final[dict[str, tuple[str, ...]]] = {
@@ -65,6 +83,31 @@ def iso_now() -> str:
     """An entry timestamp: ISO-8601 UTC with milliseconds, as ``new Date().toISOString()``."""
     now = datetime.now(UTC)
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def nests_deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` holds objects and arrays (tuples too) more than ``limit`` levels
+    inside each other (``[]`` is one level); iterative, so any depth is measured."""
+    containers = (dict, list, tuple)
+    if type(value) not in containers:
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        for child in item.values() if type(item) is dict else item:
+            if type(child) in containers:
+                stack.append((child, depth + 1))
+    return False
+
+
+def _too_deep(raw: bytes | None, value: Any) -> bool:
+    """Whether an entry nests deeper than :data:`CONTEXT_MAX_DEPTH` (its line, when known,
+    answers most cases: fewer brackets than the limit cannot nest deeper)."""
+    if raw is not None and raw.count(b"{") + raw.count(b"[") <= CONTEXT_MAX_DEPTH:
+        return False
+    return nests_deeper_than(value, CONTEXT_MAX_DEPTH)
 
 
 def _text(value: Any) -> str:
@@ -123,6 +166,18 @@ class Entry:
         :mod:`~pi_context.session.validation`) and its faults are logged.
         """
         if log is not None:
+            if _too_deep(raw, data):
+                parent = data.get("parentId")
+                entry = cls(
+                    _text(data.get("type")),
+                    _text(data.get("id")),
+                    parent if isinstance(parent, str) else None,
+                    raw=raw if raw is not None else _json.dumps(data),
+                    line=line,
+                    log=log,
+                )
+                entry._unreadable(_LEFT_OUT)
+                return entry
             data = _checked(data, line, log)
         message = data.get("message")
         role = message.get("role") if isinstance(message, dict) else None
@@ -148,9 +203,16 @@ class Entry:
         raw: bytes,
         line: int,
         log: ProblemLog | None,
+        *,
+        tail: bool = False,
     ) -> Entry:
-        """An entry from a line the loader scanned but did not decode (the fast path)."""
-        entry = cls.__new__(cls)
+        """An entry from a line the loader scanned but did not decode (the fast path).
+
+        With ``tail``, ``raw`` is the line without its head ``{"type":"T","id":"I",
+        "parentId":P,`` (all ASCII), which ``type``, ``id`` and ``parent_id`` spell again byte
+        for byte: a million small entries do not keep a million copies of what their fields
+        already hold."""
+        entry = (_TailEntry if tail else cls).__new__(_TailEntry if tail else cls)
         entry.type = type
         entry.id = id
         entry.parent_id = parent_id
@@ -192,21 +254,45 @@ class Entry:
         _ = self.data
         return self.type != UNREADABLE
 
-    def _decode(self) -> dict[str, Any]:
+    def _line(self) -> bytes:
+        """The entry's JSON line as read (see :class:`_TailEntry`)."""
         assert self._raw is not None
+        return self._raw
+
+    def _decode(self) -> dict[str, Any]:
+        line = self._line()
         try:
-            value = _json.loads(self._raw)
-        except _json.JSONDepthError as exc:
-            return self._unreadable(f"{exc}: left out of the context (the line is kept)")
+            value = _json.loads(line)
+        except _json.JSONDepthError:
+            return self._unreadable(_LEFT_OUT)
         except ValueError:
             return self._unreadable("not valid JSON (torn write?): skipped, as pi does")
         if not isinstance(value, dict):
             return self._unreadable("not a JSON object: skipped")
+        if _too_deep(line, value):
+            return self._unreadable(_LEFT_OUT)
         if self._log is None:
             return value
         return _checked(value, self.line, self._log)
 
+    def leave_out_if_too_deep(self, log: ProblemLog, line: int | None) -> bool:
+        """For an entry made in this process (a stored model reply): when it nests deeper than
+        :data:`CONTEXT_MAX_DEPTH`, make it :data:`UNREADABLE` (left out of the context, as it
+        would be once read back from the file) and report it to ``log`` as ``line``. Its JSON
+        line is kept (written, forked, exported) unchanged. Returns whether it was left out."""
+        text = self._line() if self._raw is not None else None
+        if self._data is None or self.type == UNREADABLE or not _too_deep(text, self._data):
+            return False
+        _ = self.raw  # spelled from the data before the data is replaced
+        self._log = log
+        self.line = line
+        self._unreadable(_LEFT_OUT)
+        return True
+
     def _unreadable(self, why: str) -> dict[str, Any]:
+        if type(self) is not Entry and self._raw is not None:
+            self._raw = self._line()  # its head is spelled from the type, about to change
+            self.__class__ = Entry
         was = self.type
         self.type = UNREADABLE
         self.role = None
@@ -222,7 +308,7 @@ class Entry:
         if self._raw is None:
             assert self._data is not None
             self._raw = _json.dumps(self._data)
-        return self._raw
+        return self._line()
 
     @property
     def is_decoded(self) -> bool:
@@ -260,6 +346,25 @@ class Entry:
     def __repr__(self) -> str:
         role = f" {self.role}" if self.role else ""
         return f"<Entry {self.type}{role} {self.id} parent={self.parent_id}>"
+
+
+class _TailEntry(Entry):
+    """An entry the loader's fast scan read (see :meth:`Entry.scanned` with ``tail``): it keeps
+    its line without the head its ``type``, ``id`` and ``parent_id`` spell again, and rebuilds
+    the whole line, byte for byte, when the line is needed. An entry whose type changes (an
+    unreadable line) keeps its whole line and becomes a plain :class:`Entry`."""
+
+    __slots__ = ()
+
+    def _line(self) -> bytes:
+        assert self._raw is not None
+        parent = self.parent_id
+        return b'{"type":"%b","id":"%b","parentId":%b,%b' % (
+            self.type.encode("ascii"),
+            self.id.encode("ascii"),
+            b"null" if parent is None else b'"%b"' % parent.encode("ascii"),
+            self._raw,
+        )
 
 
 def _checked(data: dict[str, Any], line: int | None, log: ProblemLog) -> dict[str, Any]:

@@ -51,6 +51,7 @@ __all__ = [
     "js_date_ms",
     "project_entry",
     "projection_of_path",
+    "stream_context",
 ]
 
 _M = TypeVar("_M", bound=Mapping[str, Any])
@@ -318,11 +319,42 @@ class ProjectedEntry:
 
 def handed_out(message: _M) -> _M:
     """A deep copy of a stored message (a JSON round trip, the fastest deep copy of JSON data;
-    ``copy.deepcopy`` for anything JSON cannot carry)."""
+    for anything JSON cannot carry, or nested deeper than the decoder reads, a copy without
+    recursion: any depth is copied, never a ``RecursionError``)."""
     try:
         return cast(_M, _json.loads(_json.dumps(message)))
     except (TypeError, ValueError):
-        return copy.deepcopy(message)
+        return cast(_M, _deep_copy(message))
+
+
+def _deep_copy(value: Any) -> Any:
+    """A deep copy of dicts and lists (tuples become lists, as in the JSON round trip) at any
+    depth, with an explicit stack instead of recursion; other values go to ``copy.deepcopy``
+    one by one. A container met twice (shared or cyclic) is copied once, as ``deepcopy`` does."""
+    containers = (dict, list, tuple)
+    if type(value) not in containers:
+        return copy.deepcopy(value)
+    memo: dict[int, Any] = {}
+    pending: list[tuple[Any, Any]] = []
+
+    def copied(item: Any) -> Any:
+        if type(item) not in containers:
+            return copy.deepcopy(item)
+        made = memo.get(id(item))
+        if made is None:
+            made = memo[id(item)] = {} if type(item) is dict else []
+            pending.append((item, made))
+        return made
+
+    root = copied(value)
+    while pending:
+        original, made = pending.pop()
+        if type(original) is dict:
+            for key, item in original.items():
+                made[key] = copied(item)
+        else:
+            made.extend(copied(item) for item in original)
+    return root
 
 
 class HandedOutMessages(Sequence[AgentMessage]):
@@ -521,6 +553,25 @@ def projection_of_path(path: Sequence[Entry]) -> Projection:
     level, model = path_settings(path)
     leaf_id = path[-1].id if path else None
     return Projection(projected, messages, level, model, leaf_id)
+
+
+def stream_context(path: Sequence[Entry]) -> Iterator[tuple[Entry, AgentMessage]]:
+    """``(source entry, message)`` for every message of the projection of ``path``, in order,
+    projected entry by entry for a pass over a very long context (``pictx session context``).
+
+    An entry that was not decoded before is forgotten again (:meth:`Entry.forget`) once its
+    messages were handed on, so the pass keeps only the entries' lines, not their decoded
+    mappings; the messages yielded are the entries' own (read them, do not change them). The
+    thinking level and model are :func:`path_settings` of the same path.
+    """
+    context = build_context_entries(path)
+    edits = context_edits_by_target(context)
+    for index, entry in enumerate(context):
+        decoded = entry.is_decoded
+        for message in context_item(entry, index, edits).messages:
+            yield entry, message
+        if not decoded and entry.id not in edits:
+            entry.forget()
 
 
 # -- convert_to_llm -------------------------------------------------------------------------

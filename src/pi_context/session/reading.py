@@ -2,77 +2,46 @@
 
 A path given as a session can name anything: a FIFO (opening it waits for a writer forever),
 ``/dev/zero`` (reading it never ends), a directory, a socket. Every reader of session files
-goes through :func:`open_regular`, which
-
-* opens without blocking (``O_NONBLOCK``: opening a FIFO returns at once) and without
-  following the open into a controlling terminal (``O_NOCTTY``),
-* refuses anything ``fstat`` does not call a regular file, with one line naming the file and
-  what it is (checked on the opened descriptor, so a swap between check and open is caught),
-* and hands back the size the file had when it was opened: readers read that many bytes and
-  no more, so a file that grows while it is read cannot keep a reader busy. Lines appended
-  later by another process are taken in by the next write (see ``_storage``).
+goes through :func:`open_regular`, which opens by the rule of :mod:`pi_context._regular_files`
+(never blocking; anything ``fstat`` does not call a regular file is refused with one line
+naming the file and what it is) and hands back the size the file had when it was opened:
+readers read that many bytes and no more, so a file that grows while it is read cannot keep a
+reader busy. Lines appended later by another process are taken in by the next write (see
+``_storage``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
+from pi_context._regular_files import file_kind, open_regular_fd
 from pi_context.errors import SessionError
 
 __all__ = [
     "NotRegularFileError",
-    "check_regular",
-    "describe_file_kind",
     "open_regular",
     "read_regular",
+    "refusal",
 ]
-
-_OPEN_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_NOCTTY", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_BINARY", 0)
-)
 
 
 class NotRegularFileError(SessionError):
     """The path names a FIFO, a device, a socket or a directory, not a session file."""
 
 
-def describe_file_kind(mode: int) -> str:
-    """What a non-regular file is, in words (``a FIFO (named pipe)``, ``a directory``...)."""
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
+def refusal(path: str | os.PathLike[str]) -> Callable[[int], NotRegularFileError]:
+    """How a session reader or writer refuses ``path`` when it is not a regular file."""
 
+    def refuse(mode: int) -> NotRegularFileError:
+        return NotRegularFileError(
+            f"{file_kind(mode)}, not a regular file: refusing to read it as a session",
+            path=os.fspath(path),
+        )
 
-def _refuse(path: str | os.PathLike[str], mode: int) -> NotRegularFileError:
-    return NotRegularFileError(
-        f"{describe_file_kind(mode)}, not a regular file: refusing to read it as a session",
-        path=os.fspath(path),
-    )
-
-
-def check_regular(path: str | os.PathLike[str], fd: int) -> int:
-    """The size of the file open at ``fd``; raises :class:`NotRegularFileError` for anything
-    but a regular file."""
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        raise _refuse(path, info.st_mode)
-    return info.st_size
+    return refuse
 
 
 @contextlib.contextmanager
@@ -82,19 +51,9 @@ def open_regular(path: str | os.PathLike[str]) -> Iterator[tuple[BinaryIO, int]]
     Raises :class:`NotRegularFileError` for a FIFO, device, socket or directory, ``OSError``
     when the file cannot be opened.
     """
-    # Look before opening (a socket cannot be opened at all; without O_NONBLOCK, on Windows,
-    # this is what keeps a pipe from blocking), then check the opened descriptor again.
-    info = os.stat(path)
-    if not stat.S_ISREG(info.st_mode):
-        raise _refuse(path, info.st_mode)
-    fd = os.open(path, _OPEN_FLAGS)
-    try:
-        size = check_regular(path, fd)
-    except BaseException:
-        os.close(fd)
-        raise
+    fd, info = open_regular_fd(path, os.O_RDONLY, refusal(path))
     with os.fdopen(fd, "rb", buffering=0) as file:
-        yield file, size
+        yield file, info.st_size
 
 
 def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> bytes:

@@ -133,7 +133,9 @@ class Session:
         self._storage = storage
         self.file_path = storage.path if storage is not None else None
         self._load_problems: list[LoadProblem] = list(problems)
-        self._logs: list[ProblemLog] = list(logs)
+        self._appended_log = ProblemLog(self._where)
+        """Problems of entries appended in this process (a model reply nested too deep)."""
+        self._logs: list[ProblemLog] = [*logs, self._appended_log]
         self._ids = ids or new_entry_id
         self._clock = clock or _wall_ms
         self._tree = TreeIndex(entries)
@@ -463,6 +465,8 @@ class Session:
         if entry.parent_id is not None and entry.parent_id not in self._tree.by_id:
             raise TreeError(f"parent {entry.parent_id!r} of the new entry does not exist")
         self._persist(entry)
+        line = self._storage.lines if self._storage is not None else None
+        entry.leave_out_if_too_deep(self._appended_log, line)
         self._tree.add(entry)
         if self._leaf is not None and entry.parent_id == self._leaf.id:
             self._leaf = entry

@@ -23,6 +23,16 @@ __all__ = ["TreeIndex", "normalize_name"]
 _NEWLINES = re.compile(r"[\r\n]+")
 
 
+def _add_child(children: dict[str, Entry | list[Entry]], parent_id: str, child: Entry) -> None:
+    found = children.get(parent_id)
+    if found is None:
+        children[parent_id] = child
+    elif isinstance(found, Entry):
+        children[parent_id] = [found, child]
+    else:
+        found.append(child)
+
+
 def normalize_name(name: str) -> str:
     """A session name as pi shows it: runs of CR/LF become one space, then trimmed."""
     return js_trim(_NEWLINES.sub(" ", name))
@@ -43,7 +53,9 @@ class TreeIndex:
         self._unresolved: set[str] = set()
         self.shadowed: list[Entry] = []
         """Entries hidden by a later entry with the same id (pi resolves ids to the later one)."""
-        self._children: dict[str, list[Entry]] | None = None
+        self._children: dict[str, Entry | list[Entry]] | None = None
+        """Parent id → its child, or its children when there are several: most entries have
+        one child, and a list per entry would cost more than the entry's own line."""
         self._labels: dict[str, str] | None = None
         self._name: str | None = None
         self._name_built = False
@@ -99,7 +111,7 @@ class TreeIndex:
         if self._children is not None:
             parent = self.parent_of(entry)
             if parent is not None:
-                self._children.setdefault(parent.id, []).append(entry)
+                _add_child(self._children, parent.id, entry)
         if self._labels is not None and entry.type == "label":
             self._apply_label(self._labels, entry)
         if self._name_built and entry.type == "session_info" and entry.readable:
@@ -167,19 +179,34 @@ class TreeIndex:
         out.reverse()
         return out
 
-    @property
-    def children_map(self) -> dict[str, list[Entry]]:
+    def _children_index(self) -> dict[str, Entry | list[Entry]]:
         if self._children is None:
-            children: dict[str, list[Entry]] = {}
+            children: dict[str, Entry | list[Entry]] = {}
             for entry in self.entries:
                 parent = self.parent_of(entry)
                 if parent is not None:
-                    children.setdefault(parent.id, []).append(entry)
+                    _add_child(children, parent.id, entry)
             self._children = children
         return self._children
 
+    @property
+    def children_map(self) -> dict[str, list[Entry]]:
+        """Parent id → its children in file order (a new dict: :meth:`child_entries` reads
+        one entry's children without building it)."""
+        return {
+            key: [value] if isinstance(value, Entry) else list(value)
+            for key, value in self._children_index().items()
+        }
+
+    def child_entries(self, entry_id: str) -> Sequence[Entry]:
+        """The children of ``entry_id`` in file order (read-only; no copy of a long list)."""
+        found = self._children_index().get(entry_id)
+        if found is None:
+            return ()
+        return (found,) if isinstance(found, Entry) else found
+
     def children(self, entry_id: str) -> list[Entry]:
-        return list(self.children_map.get(entry_id, ()))
+        return list(self.child_entries(entry_id))
 
     def roots(self) -> list[Entry]:
         return [e for e in self.entries if self.parent_of(e) is None]
@@ -201,7 +228,7 @@ class TreeIndex:
         the children of that id (an id already on the way down is not expanded again, so the
         walk ends). Time is linear in what is yielded, whatever the depth.
         """
-        children = self.children_map
+        children = self.child_entries
         # The ids on the way down from the root; an id string on the stack closes it.
         open_ids: set[str] = set()
         for root in self.roots():
@@ -217,7 +244,7 @@ class TreeIndex:
                     continue
                 open_ids.add(entry.id)
                 stack.append(entry.id)
-                for child in reversed(children.get(entry.id, ())):
+                for child in reversed(children(entry.id)):
                     stack.append((child, depth + 1))
 
     def common_ancestor(self, a: str, b: str) -> str | None:

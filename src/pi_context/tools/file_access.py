@@ -5,9 +5,9 @@ The model picks paths, and a hostile project picks what sits at them. A named pi
 link committed to a repository can point a write at the user's dotfiles. The tools use these
 helpers so that each of those becomes a one-line tool error the model can read:
 
-- :func:`open_regular` opens without blocking (``O_NONBLOCK``) and refuses, after ``fstat``
-  on the opened descriptor (no race with a file swapped in between), anything that is not a
-  regular file.
+- :func:`open_regular` opens by the rule of :mod:`pi_context._regular_files` (never blocking;
+  anything that is not a regular file refused, checked again on the opened descriptor) and
+  words the refusal as a tool error.
 - :func:`link_escape` tells whether a path written inside the working directory leads, through
   a symbolic link, to a place outside it.
 """
@@ -17,12 +17,11 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Final
 
+from pi_context._regular_files import file_kind, open_regular_fd
 from pi_context.errors import ToolError
 
 __all__ = [
-    "file_kind",
     "link_escape",
     "link_escape_message",
     "not_regular_message",
@@ -30,27 +29,6 @@ __all__ = [
     "refuse_nul",
     "write_regular",
 ]
-
-_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
-_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
-_BINARY: Final = getattr(os, "O_BINARY", 0)
-
-
-def file_kind(mode: int) -> str:
-    """What a file with this ``st_mode`` is, in words (``"a named pipe (FIFO)"``)."""
-    if stat.S_ISREG(mode):
-        return "a regular file"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
 
 
 def not_regular_message(action: str, path: Path | str, mode: int) -> str:
@@ -71,24 +49,13 @@ def open_regular(
     """
     name = str(path) if shown is None else shown
     refuse_nul(path, action, name)
-    try:
-        before = os.stat(path)
-    except FileNotFoundError:
-        before = None  # about to be created (write) or reported by the open below
-    if before is not None and not stat.S_ISREG(before.st_mode):
-        if stat.S_ISDIR(before.st_mode):  # the callers word directories the way pi does
-            raise IsADirectoryError(21, "Illegal operation on a directory", str(path))
-        raise ToolError(not_regular_message(action, name, before.st_mode))
-    fd = os.open(path, flags | _NONBLOCK | _CLOEXEC | _BINARY, create_mode)
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):  # swapped after the stat above
-            raise ToolError(not_regular_message(action, name, mode))
-        if _NONBLOCK:
-            os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
+
+    def refuse(mode: int) -> Exception:
+        if stat.S_ISDIR(mode):  # the callers word directories the way pi does
+            return IsADirectoryError(21, "Illegal operation on a directory", str(path))
+        return ToolError(not_regular_message(action, name, mode))
+
+    fd, _ = open_regular_fd(path, flags, refuse, create_mode=create_mode)
     return fd
 
 
