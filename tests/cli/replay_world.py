@@ -93,6 +93,18 @@ class ReplayWorld:
     def sessions(self) -> list[Path]:
         return sorted((self.agent_dir / "sessions").rglob("*.jsonl"))
 
+    def sessions_by_message(self) -> list[Path]:
+        """The session files ordered by their first user message's timestamp."""
+
+        def first_message_time(path: Path) -> str:
+            for line in path.read_text(encoding="utf-8").splitlines():
+                entry = json.loads(line)
+                if entry.get("type") == "message":
+                    return str(entry["timestamp"])
+            return ""
+
+        return sorted(self.sessions(), key=first_message_time)
+
     def entries(self) -> list[dict[str, Any]]:
         [file] = self.sessions()
         return [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines()]

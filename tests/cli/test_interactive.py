@@ -294,8 +294,8 @@ def test_session_commands_name_label_model_fork_new_resume(terminal: Any, tmp_pa
     term.command(f"/model scripted:{second}", "Model: scripted/second")
     term.command("next", "B1")
     term.say("/fork")
-    term.expect("Fork before message #")
-    term.say("2")
+    term.expect("Fork from which message?")
+    term.child.send("\r")  # the last message ("next") is selected first
     term.expect("Forked to new session")
     term.expect(PROMPT)
     term.say("")  # the forked message is back in the editor: send it
@@ -304,11 +304,10 @@ def test_session_commands_name_label_model_fork_new_resume(terminal: Any, tmp_pa
     term.command("/new", "New session.")
     term.command("fresh start", "B3")
     term.say("/resume")
-    term.child.expect(r"(\d+) \S+ +\d+ msgs  My Session")
-    number = term.child.match.group(1)
-    term.expect("Resume #")
-    term.say(number)
-    term.expect("Resumed")
+    term.expect("Resume Session (Current Folder)")
+    term.child.send("My Session")  # search by name
+    term.child.send("\r")
+    term.expect("Resumed session")
     term.expect(PROMPT)
     term.command("/help", "Esc/Ctrl-C aborts a run")
     assert term.quit() == 0

@@ -134,3 +134,25 @@ def test_ctrl_p_cycles_the_models_scope_with_its_levels(world: ReplayWorld) -> N
     assert sent["reasoning_effort"] == "high"
     models = [e["modelId"] for e in world.entries() if e["type"] == "model_change"]
     assert models == ["tiny", "thinker", "tiny", "thinker"]
+
+
+def test_a_new_session_starts_on_the_saved_default_when_the_scope_holds_it(
+    world: ReplayWorld,
+) -> None:
+    world.write_settings({"defaultProvider": "replay", "defaultModel": "thinker"})
+    world.server.add(text_reply("From the default."))
+    done = world.run("-p", "--models", "replay/tiny,replay/thinker:high", "hello")
+    assert done.returncode == 0, done.stderr
+    sent = world.server.requests[0].json()
+    assert sent["model"] == "thinker"
+    assert sent["reasoning_effort"] == "high"  # the scope entry's level comes with it
+
+
+def test_a_new_session_starts_on_the_scopes_first_model_without_a_saved_default_in_it(
+    world: ReplayWorld,
+) -> None:
+    world.write_settings({"defaultProvider": "replay", "defaultModel": "elsewhere"})
+    world.server.add(text_reply("From the first."))
+    done = world.run("-p", "--models", "replay/thinker:high,replay/tiny", "hello")
+    assert done.returncode == 0, done.stderr
+    assert world.server.requests[0].json()["model"] == "thinker"

@@ -386,11 +386,12 @@ def test_resume_asks_before_opening_a_session_of_another_directory(tmp_path: Pat
     term = Terminal(tmp_path, ["answered", "again"])
     term.command("hi", "answered")
     term.say("/resume")
-    term.expect("old question")
-    term.expect("Resume #")
-    term.say("2")
-    term.expect("Run its tools in that directory")
-    term.say("n")
+    term.expect("Resume Session (Current Folder)")
+    term.child.send("old question")  # search, then Enter
+    term.child.send("\r")
+    term.expect("This session was recorded in")
+    term.expect("Resume it there (its tools run there, its AGENTS.md loads)")
+    term.child.send("\x1b[B\r")  # Down: "Cancel"
     term.expect("Session not opened.")
     term.expect(PROMPT)
     term.command("still here", "again")

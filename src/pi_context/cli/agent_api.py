@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pi_context.agent.stats import SessionStats
+from pi_context.cli.model_picker import ModelChoice
+from pi_context.cli.session_list import SessionSummary
 from pi_context.cli.session_replacement import ForkMessage
 from pi_context.events import AgentEvent
 from pi_context.extensions import RegisteredCommand
@@ -132,6 +134,52 @@ class AgentHost(Protocol):
 
     def cycle_thinking_level(self) -> str | None:
         """Move to the model's next thinking level (recorded); ``None`` when it cannot think."""
+        ...
+
+    def model_choices(self) -> list[ModelChoice]:
+        """Every model ``/model`` can switch to (those without a key marked)."""
+        ...
+
+    def model_scope(self) -> list[str]:
+        """``provider/id`` of each model Ctrl+P cycles through (empty: every available)."""
+        ...
+
+    def set_model_scope(self, keys: Sequence[str], *, save: bool) -> None:
+        """Replace the scope for this process; ``save`` also writes ``enabledModels``."""
+        ...
+
+    def default_model_key(self) -> str | None:
+        """``defaultProvider/defaultModel`` of the global settings."""
+        ...
+
+    def select_model(self, key: str, *, save: bool = False) -> str:
+        """Switch to ``provider/id`` (recorded; pi's level rule); ``save`` also makes it the
+        default. Returns the thinking level in effect."""
+        ...
+
+    def supported_thinking_levels(self) -> tuple[str, ...]: ...
+
+    def set_thinking_level(self, level: str, *, save: bool = False) -> str:
+        """Clamp and record ``level``; ``save`` also writes ``defaultThinkingLevel``."""
+        ...
+
+    def sessions_here(self) -> list[SessionSummary]:
+        """The saved sessions of this project, newest first."""
+        ...
+
+    def sessions_everywhere(self) -> list[SessionSummary]:
+        """The saved sessions of every project, newest first."""
+        ...
+
+    def rename_session(self, path: Path, name: str) -> None:
+        """Append a ``session_info`` naming the session file ``path``."""
+        ...
+
+    def delete_session(self, path: Path) -> None: ...
+
+    async def open_session_here(self, path: Path, *, fork: bool) -> AgentHost:
+        """Resume ``path`` in this process's directory (its own no longer exists): in place,
+        or as a fork with a new id (``fork``), the original kept."""
         ...
 
     def session_dir(self) -> Path | None: ...

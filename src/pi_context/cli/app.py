@@ -22,8 +22,11 @@ from pi_context.agent.stats import SessionStats
 from pi_context.agent.tool_selection import ToolSelection
 from pi_context.cli import session_replacement
 from pi_context.cli.agent_api import ProjectTrust
+from pi_context.cli.model_picker import ModelChoice
 from pi_context.cli.model_scope import ScopeEntry, next_model_key
+from pi_context.cli.saved_settings import save_default_model, update_global_settings
 from pi_context.cli.scripted import load_scripted_model, scripted_spec
+from pi_context.cli.session_list import SessionLister, SessionSummary
 from pi_context.cli.session_replacement import ForkMessage
 from pi_context.errors import ModelNotFoundError, PiContextError, ProviderError
 from pi_context.events import AgentEvent
@@ -31,7 +34,7 @@ from pi_context.extensions import RegisteredCommand
 from pi_context.extensions.events import SessionReason
 from pi_context.messages import ImageContent
 from pi_context.model import Model, ModelInfo
-from pi_context.model.thinking import cycle_thinking_level
+from pi_context.model.thinking import cycle_thinking_level, supported_thinking_levels
 from pi_context.providers.auth_store import AuthStore
 from pi_context.resources.settings import load_settings
 from pi_context.resources.trust import TRUST_FILE_NAME, TrustStore
@@ -189,6 +192,8 @@ class AppConfig:
     scope: Sequence[ScopeEntry] = ()
     """``--models`` / ``enabledModels``: what Ctrl+P cycles through (empty: every available
     model)."""
+    lister: SessionLister = field(default_factory=SessionLister)
+    """Session summaries for ``/resume``, cached across the sessions of this process."""
 
     def session_options(self) -> dict[str, Any]:
         """The :class:`~pi_context.agent.options.AgentOptions` every session of this process
@@ -253,10 +258,12 @@ class AppConfig:
         *,
         start_reason: SessionReason | None = None,
         previous_session_file: str | None = None,
+        cwd: str | None = None,
     ) -> AgentSession:
-        """Resume ``path`` (runs in its header cwd); a missing file becomes a new session there.
-        ``start_reason`` (default: ``startup`` for a new file, ``resume`` otherwise) and
-        ``previous_session_file`` are what extensions' ``session_start`` is told."""
+        """Resume ``path`` (runs in its header cwd, or in ``cwd`` when given); a missing file
+        becomes a new session there. ``start_reason`` (default: ``startup`` for a new file,
+        ``resume`` otherwise) and ``previous_session_file`` are what extensions'
+        ``session_start`` is told."""
         lifecycle: dict[str, Any] = {"previous_session_file": previous_session_file}
         if start_reason is not None:
             lifecycle["start_reason"] = start_reason
@@ -272,10 +279,12 @@ class AppConfig:
             agent.apply_startup_thinking_level(self.thinking, resumed=False)
             return agent
         header = storage.read_header(path)
-        work = header.get("cwd") if header else None
+        work = cwd or (header.get("cwd") if header else None)
         if isinstance(work, str) and not os.path.isdir(work):
             raise PiContextError(f"The session's working directory does not exist: {work}")
-        agent = await AgentSession.open(path, model=model, **lifecycle, **self.session_options())
+        agent = await AgentSession.open(
+            path, model=model, cwd=cwd, **lifecycle, **self.session_options()
+        )
         agent.apply_startup_thinking_level(self.thinking, resumed=True)
         return agent
 
@@ -296,6 +305,7 @@ class AppAgent:
     def __init__(self, agent: AgentSession, config: AppConfig) -> None:
         self.agent = agent
         self.config = config
+        self._lister = config.lister
 
     @property
     def session(self) -> Session:
@@ -415,6 +425,96 @@ class AppAgent:
             return None
         level = cycle_thinking_level(model.info, self.agent.thinking_level)
         return self.agent.set_thinking_level(level) if level is not None else None
+
+    # -- pickers (/model, /scoped-models, /thinking, /resume) -----------------------------
+
+    def model_choices(self) -> list[ModelChoice]:
+        registry = _load_registry(self.config.agent_dir, None)
+        return [
+            ModelChoice(
+                entry.info.provider,
+                entry.info.id,
+                entry.info.name or entry.info.id,
+                registry.is_available(entry),
+            )
+            for entry in registry.entries
+        ]
+
+    def model_scope(self) -> list[str]:
+        return [entry.key for entry in self.config.scope]
+
+    def set_model_scope(self, keys: Sequence[str], *, save: bool) -> None:
+        levels = {entry.key: entry.level for entry in self.config.scope}
+        self.config.scope = tuple(ScopeEntry(key, levels.get(key)) for key in keys)
+        if save:
+            # a kept entry keeps its explicit level (``provider/id:level``), as pi saves it
+            patterns = [f"{e.key}:{e.level}" if e.level else e.key for e in self.config.scope]
+            update_global_settings(self.config.agent_dir, {"enabledModels": patterns or None})
+
+    def default_model_key(self) -> str | None:
+        provider, model_id = _settings_model(self.config.agent_dir)
+        return f"{provider}/{model_id}" if provider and model_id else None
+
+    def select_model(self, key: str, *, save: bool = False) -> str:
+        registry = _load_registry(self.config.agent_dir, None)
+        provider, _, model_id = key.partition("/")
+        entry = registry.find(provider, model_id)
+        if entry is None:
+            raise ModelNotFoundError(f'Model "{key}" not found')
+        if not registry.is_available(entry):
+            raise ProviderError(f"No API key for {key}")
+        level = self.agent.switch_model(registry.create(entry))
+        if save:
+            save_default_model(self.config.agent_dir, entry.info.provider, entry.info.id)
+        return level
+
+    def supported_thinking_levels(self) -> tuple[str, ...]:
+        model = self.agent.model_or_none
+        return supported_thinking_levels(model.info) if model is not None else ("off",)
+
+    def set_thinking_level(self, level: str, *, save: bool = False) -> str:
+        chosen = self.agent.set_thinking_level(level)
+        if save:  # pi saves the requested level, not the clamped one
+            update_global_settings(self.config.agent_dir, {"defaultThinkingLevel": level})
+        return chosen
+
+    def sessions_here(self) -> list[SessionSummary]:
+        directory = self.session_dir()
+        return self._lister.directory(directory) if directory is not None else []
+
+    def sessions_everywhere(self) -> list[SessionSummary]:
+        roots = [Path(self.config.agent_dir) / "sessions"]
+        directory = self.session_dir()
+        if directory is not None:
+            roots.append(directory)
+        return self._lister.everywhere(roots)
+
+    def rename_session(self, path: Path, name: str) -> None:
+        if path == self.agent.session.file_path:
+            self.agent.session.append_session_info(name)
+        else:
+            with Session.open(path, lock_timeout=0) as other:
+                other.append_session_info(name)
+        self._lister.forget(path)
+
+    def delete_session(self, path: Path) -> None:
+        if path == self.agent.session.file_path:
+            raise PiContextError("The session in use cannot be deleted")
+        if storage.read_header(path) is None:
+            raise PiContextError(f"{path} is not a session file; not deleted")
+        path.unlink()
+        self._lister.forget(path)
+
+    async def open_session_here(self, path: Path, *, fork: bool) -> AppAgent:
+        here = self.config.cwd
+        if fork:
+            directory = self.config.session_dir or self.session_dir()
+            if directory is None:
+                raise PiContextError("No session directory to fork into (--no-session)")
+            directory.mkdir(parents=True, exist_ok=True)
+            path = storage.fork_from(path, directory, cwd=here)
+        opened = await session_replacement.open_session(self.agent, self.config, path, cwd=here)
+        return AppAgent(opened, self.config)
 
     # -- stored credentials (auth.json) -----------------------------------------------------------
 

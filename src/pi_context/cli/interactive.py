@@ -12,6 +12,10 @@
   every queued message back into the next input line; an extension command finished with Enter
   runs at once, a built-in slash command when the answer ends, and text without Enter waits in
   the next input line.
+* Ctrl+P / Alt+P (Shift+Ctrl+P where the terminal reports it) cycle the model scope forward /
+  backward, Shift+Tab the thinking level; Ctrl+L opens the model picker. Slash commands that
+  choose something (``/model``, ``/resume``, ...) show a list picker
+  (:mod:`pi_context.cli.list_picker`) when the input is a terminal.
 * Ctrl+V or Alt+V pastes from the clipboard: file paths, an image saved to a temporary file
   (its path is inserted), or text (see :mod:`pi_context.cli.clipboard_paste`).
 * Esc or Ctrl-C during a run aborts it (a second press cancels outright; Esc first takes the
@@ -33,6 +37,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
+from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.key_binding.key_processor import KeyPress
@@ -43,6 +48,7 @@ from rich.text import Text
 
 from pi_context.cli.agent_api import NO_MODEL_HELP, AgentHost
 from pi_context.cli.clipboard_paste import clipboard_key_bindings
+from pi_context.cli.list_picker import PickerSource, run_picker
 from pi_context.cli.progress import RunProgress
 from pi_context.cli.render import EventRenderer
 from pi_context.cli.slash import COMMANDS, command_names, run_slash
@@ -84,8 +90,18 @@ class SlashCompleter(Completer):
                 yield Completion(candidate, start_position=-len(text), display_meta=meta)
 
 
+# Shift+Ctrl+P reaches the program only from terminals that report modifiers (xterm's
+# modifyOtherKeys, the kitty keyboard protocol); prompt_toolkit has no name for it, so its
+# sequences are read as F24, a key no keyboard sends, bound to "previous model".
+_SHIFT_CTRL_P = Keys.F24
+for _sequence in ("\x1b[27;6;80~", "\x1b[27;6;112~", "\x1b[80;6u", "\x1b[112;6u"):
+    ANSI_SEQUENCES.setdefault(_sequence, _SHIFT_CTRL_P)
+
+
 def _key_bindings(
-    cycle_thinking: Callable[[], None], cycle_model: Callable[[bool], None]
+    cycle_thinking: Callable[[], None],
+    cycle_model: Callable[[bool], None],
+    open_model_picker: Callable[[KeyPressEvent], None],
 ) -> KeyBindings:
     bindings = KeyBindings()
 
@@ -93,6 +109,16 @@ def _key_bindings(
     def _next_model(event: KeyPressEvent) -> None:
         cycle_model(True)
         event.app.invalidate()
+
+    @bindings.add(_SHIFT_CTRL_P)  # pi's app.model.cycleBackward
+    @bindings.add(Keys.Escape, "p")  # Alt+P, where Shift+Ctrl+P does not reach us
+    def _previous_model(event: KeyPressEvent) -> None:
+        cycle_model(False)
+        event.app.invalidate()
+
+    @bindings.add(Keys.ControlL)  # pi's app.model.select
+    def _model_picker(event: KeyPressEvent) -> None:
+        open_model_picker(event)
 
     @bindings.add(Keys.BackTab)  # Shift+Tab, pi's app.thinking.cycle
     def _cycle_thinking(event: KeyPressEvent) -> None:
@@ -131,6 +157,7 @@ class InteractiveShell:
         pt_input: Input | None = None,
         pt_output: Output | None = None,
         notes: Sequence[str] = (),
+        pickers: bool | None = None,
     ) -> None:
         self.agent = agent
         self._notes = list(notes)
@@ -148,7 +175,7 @@ class InteractiveShell:
             complete_while_typing=True,
             key_bindings=merge_key_bindings(
                 [
-                    _key_bindings(self.cycle_thinking, self.cycle_model),
+                    _key_bindings(self.cycle_thinking, self.cycle_model, self._open_model_picker),
                     clipboard_key_bindings(self._paste_failed),
                 ]
             ),
@@ -164,6 +191,9 @@ class InteractiveShell:
         """Extension commands started while an answer runs."""
         self._status = ""
         """The last computed status line (the toolbar is redrawn on every key press)."""
+        self._model_picker_requested = False
+        self.pickers = self._is_tty(self._key_input()) if pickers is None else pickers
+        """Slash commands show list pickers (else their text forms: a terminal is needed)."""
         self._listen()
 
     def _paste_failed(self, message: str) -> None:
@@ -179,6 +209,17 @@ class InteractiveShell:
             return await session.prompt_async(question, default=default, is_password=secret)
         except (KeyboardInterrupt, EOFError):
             return ""
+
+    async def pick(self, source: PickerSource[T], query: str = "") -> T | None:
+        app = self._prompt.app
+        rows = app.output.get_size().rows if self._is_tty(app.input) else 24
+        return await run_picker(
+            source,
+            pt_input=app.input,
+            pt_output=app.output,
+            query=query,
+            height=max(5, rows // 2 - 4),
+        )
 
     async def send(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         if self.agent.model_info() is None:
@@ -232,7 +273,8 @@ class InteractiveShell:
         if agent is not self.agent:
             self.agent.close()
         self.agent = agent
-        self.cwd = Path(agent.session.cwd or self.cwd)
+        # where the session runs (its header cwd, or here when that folder is gone)
+        self.cwd = Path(agent.project_trust().directory or self.cwd)
         self._listen()
 
     def set_editor(self, text: str) -> None:
@@ -280,6 +322,12 @@ class InteractiveShell:
         # shown above the prompt too, as pi's status message (the toolbar needs a terminal
         # that reports the cursor position)
         run_in_terminal(lambda: self.console.print(Text(note, style="dim")))
+
+    def _open_model_picker(self, event: KeyPressEvent) -> None:
+        """Ctrl+L: leave the prompt (keeping what was typed) and run ``/model``."""
+        self._editor = event.current_buffer.text
+        self._model_picker_requested = True
+        event.app.exit(result="")
 
     def print_status(self) -> None:
         self.console.print(Text(self.status(), style="dim"))
@@ -514,7 +562,11 @@ class InteractiveShell:
                 continue
             except EOFError:
                 break
-            self._editor = ""
+            if self._model_picker_requested:
+                self._model_picker_requested = False
+                line = "/model"
+            else:
+                self._editor = ""
             if not line.strip():
                 continue
             try:

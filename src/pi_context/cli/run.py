@@ -609,8 +609,12 @@ def agent_command(
     settings = startup_settings(cwd, agent_dir)  # once: it warns about an untrusted file
     scope = _model_scope(models_list, settings.get("enabledModels"), agent_dir)
     if scope and model is None and not (cont or resume or session or session_id or fork_arg):
-        model = scope[0].key  # a new session starts on the first model of the scope
-        thinking = thinking or scope[0].level
+        # A new session starts on the saved default model when the scope holds it, else on
+        # the scope's first model (pi's rule); the entry's level comes with it.
+        saved = f"{settings.get('defaultProvider')}/{settings.get('defaultModel')}"
+        start = next((e for e in scope if e.key == saved), scope[0])
+        model = start.key
+        thinking = thinking or start.level
     if provider is not None and model is None:
         raise click.ClickException(
             f"--provider requires --model (for example: --provider {provider} --model <pattern>)"

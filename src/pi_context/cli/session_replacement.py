@@ -83,6 +83,7 @@ class SessionFactory(Protocol):
         *,
         start_reason: SessionReason | None = None,
         previous_session_file: str | None = None,
+        cwd: str | None = None,
     ) -> AgentSession: ...
 
 
@@ -144,14 +145,17 @@ async def new_session(
     )
 
 
-async def open_session(agent: AgentSession, config: SessionFactory, path: Path) -> AgentSession:
-    """``/resume``: the session file ``path`` (it runs in the directory its header names)."""
+async def open_session(
+    agent: AgentSession, config: SessionFactory, path: Path, *, cwd: str | None = None
+) -> AgentSession:
+    """``/resume``: the session file ``path`` (it runs in the directory its header names, or in
+    ``cwd`` when given: the ``/resume`` choice for a session whose folder is gone)."""
     if await agent.before_switch("resume", str(path)):
         raise SwitchCancelled("Session switch cancelled by an extension")
     previous = _file(agent)
     await agent.aclose("resume", str(path))
     return await config.open(
-        path, agent.model_or_none, start_reason="resume", previous_session_file=previous
+        path, agent.model_or_none, start_reason="resume", previous_session_file=previous, cwd=cwd
     )
 
 

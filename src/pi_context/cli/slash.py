@@ -10,18 +10,15 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
 
-from prompt_toolkit.input import Input
-from prompt_toolkit.output import Output
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from pi_context import storage
+from pi_context.cli import picker_commands
 from pi_context.cli.agent_api import AgentHost, ProjectTrust
+from pi_context.cli.picker_commands import show_last_exchanges
 from pi_context.cli.session_replacement import (
     CLONED,
     FORKED,
@@ -29,6 +26,7 @@ from pi_context.cli.session_replacement import (
     NOTHING_TO_CLONE,
     SwitchCancelled,
 )
+from pi_context.cli.shell import Shell
 from pi_context.cli.stats import cache_ratio, count_messages, format_tokens
 from pi_context.errors import PiContextError
 from pi_context.export import SessionDocument, export_file
@@ -46,44 +44,6 @@ __all__ = [
     "session_rows",
     "tree_rows",
 ]
-
-
-class Shell(Protocol):
-    """What slash commands need from the interactive controller."""
-
-    agent: AgentHost
-    console: Console
-    cwd: Path
-
-    async def ask(self, question: str, default: str = "", *, secret: bool = False) -> str:
-        """Read one line from the user (empty on cancel); a ``secret`` is not echoed."""
-        ...
-
-    async def send(self, text: str) -> None:
-        """Run ``text`` as a user prompt, rendering the events."""
-        ...
-
-    async def busy(self, label: str, work: Callable[[], Awaitable[Any]]) -> Any:
-        """Run ``work`` with a spinner and abort on Esc/Ctrl-C."""
-        ...
-
-    def switch(self, agent: AgentHost) -> None:
-        """Continue with another session."""
-        ...
-
-    def set_editor(self, text: str) -> None:
-        """Pre-fill the next input line."""
-        ...
-
-    def editor_text(self) -> str:
-        """What the next input line is pre-filled with."""
-        ...
-
-    def full_screen_io(self) -> tuple[Input, Output] | None:
-        """The terminal for full-screen selectors; ``None`` for line-by-line use."""
-        ...
-
-    def request_quit(self) -> None: ...
 
 
 Handler = Callable[[Shell, str], Awaitable[None]]
@@ -274,6 +234,8 @@ async def _session(shell: Shell, _args: str) -> None:
 
 
 async def _model(shell: Shell, args: str) -> None:
+    if await picker_commands.model_command(shell, args):
+        return
     agent = shell.agent
     if not args:
         current = agent.model_info()
@@ -414,7 +376,9 @@ async def _new(shell: Shell, _args: str) -> None:
     shell.console.print("[green]New session.[/green]")
 
 
-async def _resume(shell: Shell, _args: str) -> None:
+async def _resume(shell: Shell, args: str) -> None:
+    if await picker_commands.resume_command(shell, args):
+        return
     directory = shell.agent.session_dir()
     sessions = storage.list_sessions(directory) if directory is not None else []
     if not sessions:
@@ -425,33 +389,12 @@ async def _resume(shell: Shell, _args: str) -> None:
     info = pick_session(sessions, (await shell.ask("Resume # (empty cancels): ")).strip())
     if info is None:
         return
-    here = shell.agent.project_trust().directory
-    if info.cwd and os.path.realpath(info.cwd) != os.path.realpath(here):
-        # its tools would run there and that directory's AGENTS.md would load
-        shell.console.print(Text(f"This session was recorded in {info.cwd} (you are in {here})."))
-        answer = await shell.ask("Run its tools in that directory and load its AGENTS.md? [y/N] ")
-        if answer.strip().lower() not in ("y", "yes"):
-            shell.console.print("Session not opened.")
-            return
-    shell.switch(await shell.agent.open_session(info.path))
+    summary = shell.agent.sessions_here()
+    chosen = next((s for s in summary if s.path == info.path), None)
+    if chosen is None or not await picker_commands.switch_to_session(shell, chosen):
+        return
     shell.console.print(Text(f"Resumed {info.path.name}.", style="green"))
-    recent = last_exchanges(shell.agent.session)
-    if recent:
-        shell.console.print(Text("Where it left off:", style="dim"))
-    for role, preview in recent:
-        shell.console.print(Text.assemble((f"  {role}: ", "bold"), preview))
-
-
-def last_exchanges(session: Any, count: int = 4) -> list[tuple[str, str]]:
-    """``(who, one-line preview)`` of the last ``count`` user and assistant messages of the
-    current branch, oldest first (what ``/resume`` shows of the conversation it opened)."""
-    shown = []
-    for entry in session.branch_view():
-        if entry.type == "message" and entry.role in ("user", "assistant"):
-            preview = entry_preview(entry.data)
-            if preview:
-                shown.append(("you" if entry.role == "user" else "assistant", preview))
-    return shown[-count:]
+    show_last_exchanges(shell)
 
 
 def session_rows(sessions: Sequence[storage.SessionInfo]) -> list[str]:
@@ -472,9 +415,11 @@ def pick_session(
     return sessions[int(choice) - 1]
 
 
-async def _fork(shell: Shell, _args: str) -> None:
+async def _fork(shell: Shell, args: str) -> None:
     """pi's ``/fork``: pick a user message of the file (the last one first); the new session
     holds what came before it, and the message's text goes back into the editor."""
+    if await picker_commands.fork_command(shell, args):
+        return
     rows = shell.agent.fork_messages()
     if not rows:
         shell.console.print(NO_FORK_MESSAGES)
@@ -556,6 +501,43 @@ async def _logout(shell: Shell, args: str) -> None:
         shell.console.print(Text(f"No stored credential for {provider}."))
 
 
+async def _thinking(shell: Shell, args: str) -> None:
+    if await picker_commands.thinking_command(shell, args):
+        return
+    agent = shell.agent
+    supported = agent.supported_thinking_levels()
+    shell.console.print(Text(f"Thinking level: {agent.thinking_level()}"))
+    shell.console.print(Text(f"Available levels: {', '.join(supported)}"))
+    answer = (await shell.ask("Set to (empty keeps it): ")).strip()
+    if answer:
+        await picker_commands.thinking_command(shell, answer)
+
+
+async def _scoped_models(shell: Shell, args: str) -> None:
+    if await picker_commands.scoped_models_command(shell, args):
+        return
+    agent = shell.agent
+    scope = agent.model_scope()
+    shell.console.print(Text(f"Model scope: {', '.join(scope) or 'every model with a key'}"))
+    answer = (
+        await shell.ask("New scope, provider/id separated by commas (empty keeps it, - clears): ")
+    ).strip()
+    if not answer:
+        return
+    known = {choice.key for choice in agent.model_choices()}
+    keys = [] if answer == "-" else [k.strip() for k in answer.split(",") if k.strip()]
+    unknown = [k for k in keys if k not in known]
+    if unknown:
+        shell.console.print(Text(f"Unknown model: {', '.join(unknown)}", style="red"))
+        return
+    agent.set_model_scope(keys, save=False)
+    shell.console.print(Text(f"Model scope: {', '.join(keys) or 'every model with a key'}"))
+
+
+async def _hotkeys(shell: Shell, args: str) -> None:
+    await picker_commands.hotkeys_command(shell, args)
+
+
 COMMANDS: dict[str, SlashCommand] = {
     c.name: c
     for c in (
@@ -569,7 +551,11 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("trust", "/trust", "save whether this project is trusted", _trust),
         SlashCommand("export", "/export [file.html|file.jsonl]", "export the session", _export),
         SlashCommand("session", "/session", "file, counts, tokens, cache, cost", _session),
-        SlashCommand("model", "/model [provider/id]", "show or switch the model", _model),
+        SlashCommand("model", "/model [search]", "pick or switch the model (Ctrl+L)", _model),
+        SlashCommand(
+            "scoped-models", "/scoped-models", "choose the models Ctrl+P cycles", _scoped_models
+        ),
+        SlashCommand("thinking", "/thinking [level]", "set or pick the thinking level", _thinking),
         SlashCommand("name", "/name [name]", "show or set the session name", _name),
         SlashCommand("label", "/label [id] [text]", "label the current (or given) entry", _label),
         SlashCommand("new", "/new", "start a new session", _new),
@@ -578,6 +564,7 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("clone", "/clone", "new session holding the current path", _clone),
         SlashCommand("login", "/login [provider]", "store an API key in auth.json", _login),
         SlashCommand("logout", "/logout [provider]", "remove a stored credential", _logout),
+        SlashCommand("hotkeys", "/hotkeys", "the keyboard shortcuts", _hotkeys),
         SlashCommand("help", "/help", "this list", _help),
         SlashCommand("quit", "/quit", "leave (also /exit, Ctrl-D)", _quit),
     )
