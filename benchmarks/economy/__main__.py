@@ -12,7 +12,10 @@ with its own simulator on its own port. Each unit is saved as it completes
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import signal
 import sys
 import time
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -59,6 +62,15 @@ def _job(unit: Unit, out: Path) -> dict[str, Any]:
     return run
 
 
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM stops like Ctrl-C: the agents are stopped, completed units stay saved."""
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
 def _cpu_line(run: dict[str, Any]) -> str:
     prompts = max(1, len(run["prompt_starts"]))
     cpu = run.get("cpu_agent_seconds", 0.0) + run.get("cpu_driver_seconds", 0.0)
@@ -85,6 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         "print: one -p process per prompt",
     )
     parser.add_argument("--fresh", action="store_true", help="re-run units already saved")
+    parser.add_argument(
+        "--saved-only",
+        action="store_true",
+        help="run nothing: the report from the saved units whose inputs are current",
+    )
     parser.add_argument("--only", nargs="*", default=None, help="contender names to run")
     parser.add_argument("--no-pi", action="store_true", help="skip pi 1.6.0")
     parser.add_argument("--out", type=Path, default=OUT)
@@ -130,12 +147,14 @@ def main(argv: list[str] | None = None) -> int:
     for unit in units:
         saved = None if args.fresh else unit.load(out)
         if saved is None:
-            todo.append(unit)
+            if not args.saved_only:
+                todo.append(unit)
         else:
             results.setdefault((unit.api, unit.seed), []).append(saved)
             print(f"saved: {unit.name} (inputs unchanged; --fresh re-runs it)", flush=True)
     interrupted = False
-    pool = ProcessPoolExecutor(max_workers=max(1, args.jobs))
+    _stop_on_sigterm()
+    pool = ProcessPoolExecutor(max_workers=max(1, args.jobs), initializer=_stop_on_sigterm)
     try:
         futures: dict[Future[dict[str, Any]], Unit] = {
             pool.submit(_job, unit, out): unit for unit in todo
@@ -152,12 +171,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         interrupted = True
         print("interrupted: stopping the agents; completed units are saved", file=sys.stderr)
+        # the workers stop their agents on SIGTERM (a Ctrl-C reached them already)
+        for pid in list(pool._processes or {}):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     for runs in results.values():
         runs.sort(key=lambda run: (not run["contender"].startswith("pi "), run["contender"]))
     if results:
-        write_report(results, out, args, pi_note, time.monotonic() - started)
+        write_report(results, out, args, pi_note, time.monotonic() - started if todo else 0.0)
     return 130 if interrupted else 0
 
 

@@ -157,19 +157,22 @@ def plot_cumulative(runs: Sequence[Mapping[str, Any]], title: str, path: Path) -
 
 
 def _costs(results: Results) -> dict[str, dict[str, dict[int, float]]]:
-    """``api -> contender -> seed -> cost`` of complete runs (no failed prompt)."""
+    """``api -> contender -> seed -> cost`` of complete runs: every prompt (as many as the
+    longest run) and no failed one."""
+    length = max((len(r["prompt_starts"]) for runs in results.values() for r in runs), default=0)
     out: dict[str, dict[str, dict[int, float]]] = {}
     for (api, seed), runs in results.items():
         for run in runs:
-            if not run["failures"]:
+            if not run["failures"] and len(run["prompt_starts"]) == length:
                 t = totals(run)
                 out.setdefault(api, {}).setdefault(t.contender, {})[seed] = t.cost
     return out
 
 
-def _ratios(results: Results) -> dict[str, dict[str, float]]:
-    """``api -> contender -> mean cost / pi's mean cost`` over the seeds both completed."""
-    out: dict[str, dict[str, float]] = {}
+def _ratios(results: Results) -> dict[str, dict[str, tuple[float, list[int]]]]:
+    """``api -> contender -> (mean cost / pi's mean cost, seeds)`` over the seeds both
+    completed."""
+    out: dict[str, dict[str, tuple[float, list[int]]]] = {}
     for api, by_contender in _costs(results).items():
         base = by_contender.get(BASELINE)
         if not base:
@@ -179,7 +182,7 @@ def _ratios(results: Results) -> dict[str, dict[str, float]]:
             if common:
                 mine = sum(seeds[s] for s in common) / len(common)
                 theirs = sum(base[s] for s in common) / len(common)
-                out.setdefault(api, {})[name] = mine / theirs
+                out.setdefault(api, {})[name] = (mine / theirs, common)
     return out
 
 
@@ -204,7 +207,7 @@ def mean_table(results: Results) -> str:
             row = by_contender[name]
             mean = sum(row.values()) / len(row)
             cells = " | ".join(f"${row[s]:.2f}" if s in row else "—" for s in seeds)
-            ratio = ratios.get(api, {}).get(name)
+            ratio = ratios.get(api, {}).get(name, (None, []))[0]
             per_seed = ", ".join(f"{row[s] / base[s]:.0%}" for s in seeds if s in row and s in base)
             lines.append(
                 f"| {name} | {cells} | ${mean:.2f} "
@@ -221,21 +224,28 @@ def goals(results: Results) -> list[str]:
     if not ratios:
         return ["goals: not measurable (no complete pi run)"]
     lines = []
+
+    def seeds(names: list[int]) -> str:
+        return f"seed{'s' if len(names) > 1 else ''} {', '.join(map(str, names))}"
+
     for api, row in sorted(ratios.items()):
-        default = row.get(DEFAULT)
         pictx = {n: r for n, r in row.items() if n != BASELINE}
-        if default is None:
+        if DEFAULT not in row:
             lines.append(f"{api}: default not measured (no complete run)")
         else:
-            verdict = "met" if default <= GOAL_DEFAULT else "not met"
+            ratio, common = row[DEFAULT]
+            verdict = "met" if ratio <= GOAL_DEFAULT else "not met"
             lines.append(
-                f"{api}: default {default:.0%} of pi (goal <= {GOAL_DEFAULT:.0%}): {verdict}"
+                f"{api}: default {ratio:.0%} of pi over {seeds(common)} "
+                f"(goal <= {GOAL_DEFAULT:.0%}): {verdict}"
             )
         if pictx:
-            best = min(pictx, key=lambda n: pictx[n])
-            verdict = "met" if pictx[best] <= GOAL_BEST else "not met"
+            best = min(pictx, key=lambda n: pictx[n][0])
+            ratio, common = pictx[best]
+            verdict = "met" if ratio <= GOAL_BEST else "not met"
             lines.append(
-                f"{api}: best ({best}) {pictx[best]:.0%} of pi (goal <= {GOAL_BEST:.0%}): {verdict}"
+                f"{api}: best ({best}) {ratio:.0%} of pi over {seeds(common)} "
+                f"(goal <= {GOAL_BEST:.0%}): {verdict}"
             )
     return lines
 

@@ -25,7 +25,12 @@ def _run(name: str, cost: float, failures: int = 0) -> dict[str, Any]:
 
 RESULTS = {
     ("openai", 1): [_run("pi 1.6.0", 10.0), _run("pictx default", 8.0), _run("pictx + x", 5.0)],
-    ("openai", 2): [_run("pi 1.6.0", 20.0), _run("pictx default", 18.0), _run("pictx + x", 9.0)],
+    ("openai", 2): [
+        _run("pi 1.6.0", 20.0),
+        _run("pictx default", 18.0),
+        _run("pictx + x", 9.0),
+        _run("pictx + y", 1.0) | {"prompt_starts": []},
+    ],
     ("anthropic", 1): [_run("pi 1.6.0", 10.0), _run("pictx default", 8.0, failures=1)],
 }
 
@@ -34,17 +39,19 @@ def test_mean_table_averages_seeds_and_compares_means() -> None:
     table = mean_table(RESULTS)
     assert "| pi 1.6.0 | $10.00 | $20.00 | $15.00 | 100% | 100%, 100% |" in table
     assert "| pictx default | $8.00 | $18.00 | $13.00 | 87% | 80%, 90% |" in table
-    # a run with a failed prompt is left out of the means
+    # a run with a failed prompt is left out of the means, and so is one cut short
     assert "| pictx default | $8.00 | $8.00 |" not in table
+    assert "pictx + y" not in table
 
 
 def test_goals_state_met_or_not_with_the_numbers() -> None:
     assert goals(RESULTS) == [
         "anthropic: default not measured (no complete run)",
-        "openai: default 87% of pi (goal <= 85%): not met",
-        "openai: best (pictx + x) 47% of pi (goal <= 60%): met",
+        "openai: default 87% of pi over seeds 1, 2 (goal <= 85%): not met",
+        "openai: best (pictx + x) 47% of pi over seeds 1, 2 (goal <= 60%): met",
     ]
 
 
 def test_run_cost_table_sums_the_units_of_each_contender() -> None:
-    assert "| pi 1.6.0 | 3 | 3 | 3.0 min | 9 s | 3 s | 4.00 s |" in run_cost_table(RESULTS)
+    table = run_cost_table(RESULTS)
+    assert "| pi 1.6.0 | 3 | 3 | 3.0 min | 9 s | 3 s | 4.00 s |" in table

@@ -220,6 +220,16 @@ def test_a_budget_cut_by_the_window_stays_the_same_while_the_context_grows() -> 
     ]
     assert {t.params["thinking"]["budget_tokens"] for t in near} == {1024}
     assert all(t.max_tokens is not None and t.max_tokens >= 2048 for t in near)
+    # a budget below 8192 that the window cuts drops once, straight to 1024: the ladder is
+    # 1024 x 8^k, so no step on the way (7168 -> 4096 -> 2048 -> 1024 would be three rewrites)
+    capped = dataclasses.replace(info(max_tokens=8192), context_window=48_000)
+    approach = {
+        anthropic_thinking(capped, "medium", 8192, input_tokens=n).params["thinking"][
+            "budget_tokens"
+        ]
+        for n in range(30_000, 44_001, 250)
+    }
+    assert approach == {7168, 1024}
     # untouched where the window leaves room for the whole budget
     roomy = anthropic_thinking(info(max_tokens=64_000), "high", 64_000, input_tokens=10_000)
     assert roomy.params["thinking"]["budget_tokens"] == 16384

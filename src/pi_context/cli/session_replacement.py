@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from pi_context import storage
 from pi_context.agent.session import AgentSession
 from pi_context.errors import PiContextError
+from pi_context.export.document import text_of_content
 from pi_context.extensions.events import SessionReason
 from pi_context.model import Model
 from pi_context.session.store import Session
@@ -101,14 +102,7 @@ class ForkMessage:
 
 def user_text(message: Mapping[str, Any]) -> str:
     """A user message's text as pi hands it to the editor: text blocks joined with ``""``."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "".join(
-        str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
-    )
+    return text_of_content(message.get("content"))
 
 
 def fork_messages(session: Session) -> list[ForkMessage]:

@@ -100,8 +100,8 @@ def anthropic_thinking(
     """Budget thinking (``thinking.budget_tokens``) or adaptive thinking (``output_config``).
 
     With ``input_tokens`` the grown output limit is clamped to the window again, as pi does;
-    a budget the window cuts is rounded down to a power of two (pi: ``max_tokens - 1024``),
-    so that it stays the same while the context grows and the prompt cache stays valid.
+    a budget the window cuts is rounded down to 1024 x 8^k (pi: ``max_tokens - 1024``), so
+    that it stays the same while the context grows and the prompt cache stays valid.
     """
     if not info.reasoning:
         return AnthropicThinking()
@@ -131,9 +131,14 @@ def anthropic_thinking(
     if budget_tokens < unclamped:
         # The window clamp bit: pi sends room - 1024, a different budget on every request
         # as the context grows, and a changed budget voids Anthropic's cached messages. Step
-        # down to a power of two instead, so the budget changes once or twice, not each time;
-        # never below Anthropic's minimum of 1024, with room to answer after it.
-        budget_tokens = max(1024, 1 << (max(1, budget_tokens).bit_length() - 1))
+        # down on a coarse ladder instead (1024 x 8^k: 1024, 8192, 65536), so a context growing
+        # toward the window changes the budget once, not at every request (a ladder of powers
+        # of two still cost three full rewrites per approach: benchmarks/README.md, finding
+        # 12); never below Anthropic's minimum of 1024, with room to answer after it.
+        step = 1024
+        while step * 8 <= budget_tokens:
+            step *= 8
+        budget_tokens = step
         adjusted = max(adjusted, budget_tokens + 1024)
     return AnthropicThinking(
         {"thinking": {"type": "enabled", "budget_tokens": budget_tokens, "display": "summarized"}},

@@ -11,14 +11,19 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from pi_context import storage
 from pi_context.cli.app import AppAgent
-from pi_context.cli.session_replacement import INVALID_FORK_ENTRY, SwitchCancelled, fork_messages
+from pi_context.cli.session_replacement import (
+    INVALID_FORK_ENTRY,
+    SwitchCancelled,
+    fork_messages,
+    user_text,
+)
 from pi_context.export import SessionDocument, default_html_name, export_html
 from pi_context.messages import AgentMessage, ImageContent
 from pi_context.model import ModelInfo
@@ -138,17 +143,6 @@ def _images(command: Command) -> tuple[ImageContent, ...]:
             )
         )
     return tuple(images)
-
-
-def _user_text(message: Mapping[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "".join(
-        str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
-    )
 
 
 class CommandHandlers:
@@ -591,7 +585,7 @@ class CommandHandlers:
         for message in reversed(self.rt.agent.session.projection().messages):
             if message.get("role") != "assistant":
                 continue
-            text = _user_text(message).strip()
+            text = user_text(message).strip()
             if message.get("stopReason") != "stop" and not text:
                 continue
             return {"text": text} if text else {}
