@@ -4,13 +4,18 @@ Lines the loader skipped (malformed or torn) are printed to stderr as warnings; 
 turns them into an error. A file that is not a session fails with one line naming the file
 and line. Text from the file (names, labels, messages) is shown terminal-safe
 (:mod:`pi_context.cli.terminal_text`); ``--json`` output escapes control characters.
+
+An ordinary file is read through a :class:`~pi_context.session.column_index.ColumnIndex`
+(a few numbers per entry, lines re-read when printed: well under twice the file's size in
+memory however many entries it has); a file with anything to report or recover from is loaded
+as a full :class:`Session`, so both print the same.
 """
 
 from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,8 +26,9 @@ from pi_context import _json
 from pi_context.cli.lazy_commands import LazyCommand, LazyGroup
 from pi_context.cli.terminal_text import echo, json_for_terminal, terminal_safe
 from pi_context.errors import SessionFormatError, TreeError
-from pi_context.messages import text_of
+from pi_context.messages import AgentMessage, text_of
 from pi_context.session import Entry, ModelRef, Session, convert_to_llm
+from pi_context.session.column_index import ColumnIndex, IndexedPath, stream_indexed_context
 from pi_context.session.projection import (
     path_settings,
     stream_context,
@@ -168,12 +174,80 @@ def _context_summary(session: Session) -> _ContextSummary:
     """Message count and token estimate of the current context, computed entry by entry
     without keeping the decoded entries (see :func:`stream_context`)."""
     path = session.branch_view()
+    return _summary_of(path, stream_context(path))
+
+
+def _summary_of(
+    path: Sequence[Entry], messages: Iterable[tuple[Entry, AgentMessage]]
+) -> _ContextSummary:
     level, model = path_settings(path)
     count = tokens = 0
-    for _, message in stream_context(path):
+    for _, message in messages:
         count += 1
         tokens += estimate_tokens(message)
     return _ContextSummary(count, tokens, model, level)
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What ``session info`` shows, from a loaded session or from a column index."""
+
+    header: dict[str, Any]
+    version: int
+    legacy: bool
+    cwd: str | None
+    name: str | None
+    entries: int
+    kinds: dict[str, int]
+    leaves: int
+    leaf_id: str | None
+    path_length: int
+    context: _ContextSummary
+    labels: dict[str, str]
+    problems: list[str]
+
+
+def _session_facts(session: Session) -> _Facts:
+    return _Facts(
+        header=session.header,
+        version=session.file_version,
+        legacy=session.is_legacy,
+        cwd=session.cwd,
+        name=session.name,
+        entries=len(session.entries),
+        kinds=dict(sorted(Counter(_kind(e) for e in session.entries).items())),
+        leaves=len(session.leaves()),
+        leaf_id=session.leaf_id,
+        path_length=len(session.branch_view()),
+        context=_context_summary(session),
+        labels=session.labels,
+        problems=[str(p) for p in session.problems],
+    )
+
+
+def _indexed_facts(index: ColumnIndex) -> _Facts:
+    positions = index.path(index.leaf)
+    cwd = index.header.get("cwd")
+    kinds: Counter[str] = Counter()
+    for (kind, role), count in index.kinds.items():
+        kinds[f"message:{role}" if kind == "message" else kind] += count
+    return _Facts(
+        header=index.header,
+        version=index.version,
+        legacy=False,
+        cwd=cwd if isinstance(cwd, str) else None,
+        name=index.name,
+        entries=len(index),
+        kinds=dict(sorted(kinds.items())),
+        leaves=index.leaf_count(),
+        leaf_id=index.entry(index.leaf).id if len(index) else None,
+        path_length=len(positions),
+        context=_summary_of(
+            IndexedPath(index, positions), stream_indexed_context(index, positions)
+        ),
+        labels=dict(index.labels),
+        problems=[],
+    )
 
 
 @click.group(
@@ -199,29 +273,34 @@ def session_group() -> None:
 )
 def info_command(file: Path, as_json: bool, strict: bool) -> None:
     """Summary of a session: header, name, entry counts, branches, current leaf, context size."""
-    session = _open(file, strict)
-    context = _context_summary(session)
+    index = ColumnIndex.open(file)
+    if index is not None:
+        with index:
+            facts = _indexed_facts(index)
+    else:
+        facts = _session_facts(_open(file, strict))
+    context = facts.context
     tokens = context.tokens
-    kinds = dict(sorted(Counter(_kind(e) for e in session.entries).items()))
+    kinds = facts.kinds
     info = {
         "file": str(file),
-        "id": session.id,
-        "version": session.file_version,
-        "cwd": session.cwd,
-        "created": session.header.get("timestamp"),
-        "parentSession": session.header.get("parentSession"),
-        "name": session.name,
-        "entries": len(session.entries),
+        "id": str(facts.header.get("id")),
+        "version": facts.version,
+        "cwd": facts.cwd,
+        "created": facts.header.get("timestamp"),
+        "parentSession": facts.header.get("parentSession"),
+        "name": facts.name,
+        "entries": facts.entries,
         "kinds": kinds,
-        "leaves": len(session.leaves()),
-        "leafId": session.leaf_id,
-        "pathLength": len(session.branch_view()),
+        "leaves": facts.leaves,
+        "leafId": facts.leaf_id,
+        "pathLength": facts.path_length,
         "contextMessages": context.messages,
         "contextTokens": tokens,
         "model": context.model,
         "thinkingLevel": context.thinking_level,
-        "labels": session.labels,
-        "problems": [str(p) for p in session.problems],
+        "labels": facts.labels,
+        "problems": facts.problems,
     }
     if as_json:
         _print_json(info)
@@ -229,26 +308,24 @@ def info_command(file: Path, as_json: bool, strict: bool) -> None:
     model = context.model
     lines = [
         f"file:          {file}",
-        f"session:       {session.id} (v{session.file_version}"
-        + (", migrated to v3 in memory; rewritten on first append)" if session.is_legacy else ")"),
-        f"name:          {session.name or '-'}",
-        f"cwd:           {session.cwd}",
-        f"created:       {session.header.get('timestamp')}",
+        f"session:       {info['id']} (v{facts.version}"
+        + (", migrated to v3 in memory; rewritten on first append)" if facts.legacy else ")"),
+        f"name:          {facts.name or '-'}",
+        f"cwd:           {facts.cwd}",
+        f"created:       {facts.header.get('timestamp')}",
     ]
-    if session.header.get("parentSession"):
-        lines.append(f"forked from:   {session.header.get('parentSession')}")
+    if facts.header.get("parentSession"):
+        lines.append(f"forked from:   {facts.header.get('parentSession')}")
     lines += [
-        f"entries:       {len(session.entries)} ("
-        + ", ".join(f"{k} {v}" for k, v in kinds.items())
-        + ")",
-        f"branches:      {len(session.leaves())} leaves; current leaf {session.leaf_id or '-'}",
+        f"entries:       {facts.entries} (" + ", ".join(f"{k} {v}" for k, v in kinds.items()) + ")",
+        f"branches:      {facts.leaves} leaves; current leaf {facts.leaf_id or '-'}",
         f"context:       {context.messages} messages, ~{tokens} tokens (chars/4)",
         f"model:         {_model_text(model)}",
         f"thinking:      {context.thinking_level}",
-        f"labels:        {len(session.labels)}",
+        f"labels:        {len(facts.labels)}",
     ]
-    if session.problems:
-        lines.append(f"problems:      {len(session.problems)} skipped line(s)")
+    if facts.problems:
+        lines.append(f"problems:      {len(facts.problems)} skipped line(s)")
     echo("\n".join(lines))
 
 
@@ -300,6 +377,41 @@ def _tree_lines(session: Session) -> Iterator[str]:
             stack.append((child, depth + 1, rest + branch[0], rest + branch[1]))
 
 
+def _indexed_tree_lines(index: ColumnIndex) -> Iterator[str]:
+    """:func:`_tree_lines` over a column index: the same lines, each entry read from the file
+    as it is printed. The index has no duplicate ids and no cycles, so no id is met twice."""
+    starts, kids = index.children()
+    path = index.path(index.leaf)
+    leaf = index.leaf
+    labels = index.labels
+    stack: list[tuple[int, int, str, str]] = []
+    roots = index.roots()
+    for number, root in enumerate(reversed(roots)):
+        last = number == 0
+        prefix = "" if len(roots) == 1 else ("└─ " if last else "├─ ")
+        rest = "" if len(roots) == 1 else ("   " if last else "│  ")
+        stack.append((root, 0, prefix, rest))
+    while stack:
+        position, depth, prefix, rest = stack.pop()
+        entry = index.entry(position)
+        mark = "*" if depth < len(path) and path[depth] == position else " "
+        text = f"{mark} {prefix}{entry.id} {_describe(entry)}"
+        label = labels.get(entry.id)
+        if label:
+            text += f"  [{label}]"
+        if position == leaf:
+            text += "  ← leaf"
+        yield text
+        first, end = starts[position], starts[position + 1]
+        if end - first == 1:
+            stack.append((kids[first], depth + 1, rest, rest))
+            continue
+        for number, child in enumerate(reversed(kids[first:end])):
+            last = number == 0
+            branch = ("└─ " if last else "├─ ", "   " if last else "│  ")
+            stack.append((child, depth + 1, rest + branch[0], rest + branch[1]))
+
+
 @session_group.command("tree")
 @click.argument("file", type=_FILE)
 @click.option(
@@ -310,10 +422,15 @@ def tree_command(file: Path, strict: bool) -> None:
 
     ``*`` marks the current path; ``← leaf`` the current leaf.
     """
-    session = _open(file, strict)
     out = sys.stdout
-    for line in _tree_lines(session):
-        out.write(terminal_safe(line) + "\n")
+    index = ColumnIndex.open(file)
+    if index is not None:
+        with index:
+            for line in _indexed_tree_lines(index):
+                out.write(terminal_safe(line) + "\n")
+    else:
+        for line in _tree_lines(_open(file, strict)):
+            out.write(terminal_safe(line) + "\n")
     out.flush()
 
 
@@ -334,16 +451,33 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
     user messages), ``tokens`` pi's estimate for it. Images show as ``[image/png 12.3 KB]``;
     with --json on a terminal their base64 is replaced by its length (piped output keeps it).
     """
+    index = ColumnIndex.open(file)
+    if index is not None:
+        with index:
+            found = index.leaf if leaf_id is None else index.positions.get(leaf_id)
+            if found is None:
+                raise TreeError(f"no entry with id {leaf_id!r}", path=file)
+            positions = index.path(found)
+            _print_context(
+                IndexedPath(index, positions), stream_indexed_context(index, positions), as_json
+            )
+        return
     session = _open(file, strict)
     if leaf_id is not None and session.get(leaf_id) is None:
         raise TreeError(f"no entry with id {leaf_id!r}", path=file)
     path = session.branch_view(leaf_id)
+    _print_context(path, stream_context(path), as_json)
+
+
+def _print_context(
+    path: Sequence[Entry], messages: Iterable[tuple[Entry, AgentMessage]], as_json: bool
+) -> None:
     level, model = path_settings(path)
     head = {"leafId": path[-1].id if path else None, "model": model, "thinkingLevel": level}
     # Rows are written as they are projected (entry by entry), never all held at once.
     rows = (
         (entry.id, estimate_tokens(message), converted[0])
-        for entry, message in stream_context(path)
+        for entry, message in messages
         if (converted := convert_to_llm([message]))
     )
     if as_json:

@@ -18,7 +18,7 @@ from pi_context._json import js_trim
 from pi_context.errors import TreeError
 from pi_context.session.entries import Entry
 
-__all__ = ["TreeIndex", "normalize_name"]
+__all__ = ["TreeIndex", "apply_label", "normalize_name", "session_name_of"]
 
 _NEWLINES = re.compile(r"[\r\n]+")
 
@@ -36,6 +36,27 @@ def _add_child(children: dict[str, Entry | list[Entry]], parent_id: str, child: 
 def normalize_name(name: str) -> str:
     """A session name as pi shows it: runs of CR/LF become one space, then trimmed."""
     return js_trim(_NEWLINES.sub(" ", name))
+
+
+def apply_label(labels: dict[str, str], entry: Entry) -> None:
+    """Apply a ``label`` entry to ``labels`` (entry id → label): set, or clear when empty."""
+    target = entry.get("targetId")
+    if not isinstance(target, str):
+        return
+    label = entry.get("label")
+    if isinstance(label, str) and label:
+        labels[target] = label
+    else:
+        labels.pop(target, None)
+
+
+def session_name_of(entry: Entry) -> str | None:
+    """The display name a ``session_info`` entry sets (``None``: none)."""
+    name = entry.get("name")
+    if not isinstance(name, str):
+        return None
+    clean = normalize_name(name)
+    return clean or None
 
 
 class TreeIndex:
@@ -257,16 +278,7 @@ class TreeIndex:
 
     # -- labels and name -------------------------------------------------------------------
 
-    @staticmethod
-    def _apply_label(labels: dict[str, str], entry: Entry) -> None:
-        target = entry.get("targetId")
-        if not isinstance(target, str):
-            return
-        label = entry.get("label")
-        if isinstance(label, str) and label:
-            labels[target] = label
-        else:
-            labels.pop(target, None)
+    _apply_label = staticmethod(apply_label)
 
     @property
     def labels(self) -> dict[str, str]:
@@ -279,13 +291,7 @@ class TreeIndex:
             self._labels = labels
         return self._labels
 
-    @staticmethod
-    def _name_of(entry: Entry) -> str | None:
-        name = entry.get("name")
-        if not isinstance(name, str):
-            return None
-        clean = normalize_name(name)
-        return clean or None
+    _name_of = staticmethod(session_name_of)
 
     @property
     def name(self) -> str | None:
