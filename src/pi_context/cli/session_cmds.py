@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -38,6 +38,8 @@ from pi_context.tokens import estimate_tokens
 __all__ = ["context_command", "info_command", "session_group", "tree_command"]
 
 _FILE = click.Path(exists=False, path_type=Path)  # the session layer refuses non-files
+
+_Node = TypeVar("_Node")
 
 
 def _open(path: Path, strict: bool) -> Session:
@@ -329,87 +331,85 @@ def info_command(file: Path, as_json: bool, strict: bool) -> None:
     echo("\n".join(lines))
 
 
-def _tree_lines(session: Session) -> Iterator[str]:
-    """Render the forest; indentation grows only where the tree branches.
+def _forest_walk(
+    roots: Sequence[_Node],
+    children: Callable[[_Node], Sequence[_Node]],
+    key: Callable[[_Node], str],
+) -> Iterator[tuple[_Node, int, str]]:
+    """Each node of the forest with its depth and drawing prefix, in preorder; indentation
+    grows only where the tree branches.
 
-    The same walk as :meth:`TreeIndex.preorder` (linear in the lines printed, whatever the
-    depth): an id already open on the way down is not expanded again. An entry is on the
-    current path when it stands at its depth on that path, so no set of path entries is built.
+    Linear in the nodes yielded, whatever the depth (an explicit stack): a node whose ``key`` is
+    already open on the way down is yielded but not expanded again, so a cycle ends there.
     """
-    tree = session.tree
-    children = tree.child_entries
-    path = session.branch_view()
-    leaf = session.leaf
-    labels = tree.labels
-    open_ids: set[str] = set()
-    stack: list[tuple[Entry, int, str, str] | str] = []
-    roots = tree.roots()
-    for index, root in enumerate(reversed(roots)):
-        last = index == 0
-        prefix = "" if len(roots) == 1 else ("└─ " if last else "├─ ")
-        rest = "" if len(roots) == 1 else ("   " if last else "│  ")
-        stack.append((root, 0, prefix, rest))
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            open_ids.discard(item)
-            continue
-        entry, depth, prefix, rest = item
-        mark = "*" if depth < len(path) and path[depth] is entry else " "
-        text = f"{mark} {prefix}{entry.id} {_describe(entry)}"
-        label = labels.get(entry.id)
-        if label:
-            text += f"  [{label}]"
-        if entry is leaf:
-            text += "  ← leaf"
-        yield text
-        if entry.id in open_ids:
-            continue
-        open_ids.add(entry.id)
-        stack.append(entry.id)
-        kids = children(entry.id)
-        if len(kids) == 1:
-            stack.append((kids[0], depth + 1, rest, rest))
-            continue
-        for index, child in enumerate(reversed(kids)):
-            last = index == 0
-            branch = ("└─ " if last else "├─ ", "   " if last else "│  ")
-            stack.append((child, depth + 1, rest + branch[0], rest + branch[1]))
-
-
-def _indexed_tree_lines(index: ColumnIndex) -> Iterator[str]:
-    """:func:`_tree_lines` over a column index: the same lines, each entry read from the file
-    as it is printed. The index has no duplicate ids and no cycles, so no id is met twice."""
-    starts, kids = index.children()
-    path = index.path(index.leaf)
-    leaf = index.leaf
-    labels = index.labels
-    stack: list[tuple[int, int, str, str]] = []
-    roots = index.roots()
+    open_keys: set[str] = set()
+    stack: list[tuple[_Node, int, str, str] | str] = []
     for number, root in enumerate(reversed(roots)):
         last = number == 0
         prefix = "" if len(roots) == 1 else ("└─ " if last else "├─ ")
         rest = "" if len(roots) == 1 else ("   " if last else "│  ")
         stack.append((root, 0, prefix, rest))
     while stack:
-        position, depth, prefix, rest = stack.pop()
-        entry = index.entry(position)
-        mark = "*" if depth < len(path) and path[depth] == position else " "
-        text = f"{mark} {prefix}{entry.id} {_describe(entry)}"
-        label = labels.get(entry.id)
-        if label:
-            text += f"  [{label}]"
-        if position == leaf:
-            text += "  ← leaf"
-        yield text
-        first, end = starts[position], starts[position + 1]
-        if end - first == 1:
-            stack.append((kids[first], depth + 1, rest, rest))
+        item = stack.pop()
+        if isinstance(item, str):
+            open_keys.discard(item)
             continue
-        for number, child in enumerate(reversed(kids[first:end])):
+        node, depth, prefix, rest = item
+        yield node, depth, prefix
+        name = key(node)
+        if name in open_keys:
+            continue
+        open_keys.add(name)
+        stack.append(name)
+        kids = children(node)
+        if len(kids) == 1:
+            stack.append((kids[0], depth + 1, rest, rest))
+            continue
+        for number, child in enumerate(reversed(kids)):
             last = number == 0
             branch = ("└─ " if last else "├─ ", "   " if last else "│  ")
             stack.append((child, depth + 1, rest + branch[0], rest + branch[1]))
+
+
+def _tree_line(entry: Entry, on_path: bool, prefix: str, label: str | None, leaf: bool) -> str:
+    text = f"{'*' if on_path else ' '} {prefix}{entry.id} {_describe(entry)}"
+    if label:
+        text += f"  [{label}]"
+    if leaf:
+        text += "  ← leaf"
+    return text
+
+
+def _tree_lines(session: Session) -> Iterator[str]:
+    """Render the forest (:func:`_forest_walk`). An entry is on the current path when it
+    stands at its depth on that path, so no set of path entries is built."""
+    tree = session.tree
+    path = session.branch_view()
+    leaf = session.leaf
+    labels = tree.labels
+
+    def children(entry: Entry) -> Sequence[Entry]:
+        return tree.child_entries(entry.id)
+
+    for entry, depth, prefix in _forest_walk(tree.roots(), children, lambda entry: entry.id):
+        on_path = depth < len(path) and path[depth] is entry
+        yield _tree_line(entry, on_path, prefix, labels.get(entry.id), entry is leaf)
+
+
+def _indexed_tree_lines(index: ColumnIndex) -> Iterator[str]:
+    """:func:`_tree_lines` over a column index: the same lines, each entry read from the file
+    as it is printed."""
+    starts, kids = index.children()
+    path = index.path(index.leaf)
+    labels = index.labels
+
+    def children(position: int) -> Sequence[int]:
+        return kids[starts[position] : starts[position + 1]]
+
+    for position, depth, prefix in _forest_walk(index.roots(), children, str):
+        entry = index.entry(position)
+        on_path = depth < len(path) and path[depth] == position
+        yield _tree_line(entry, on_path, prefix, labels.get(entry.id), position == index.leaf)
 
 
 @session_group.command("tree")
