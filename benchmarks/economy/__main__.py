@@ -22,7 +22,12 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from benchmarks.economy.contenders import Contender, pi_contender, pictx_contenders
+from benchmarks.economy.contenders import (
+    Contender,
+    parse_contender,
+    pi_contender,
+    pictx_contenders,
+)
 from benchmarks.economy.drive import DRIVERS
 from benchmarks.economy.pi_install import PiUnavailable, install_pi
 from benchmarks.economy.units import Unit
@@ -104,6 +109,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", nargs="*", default=None, help="contender names to run")
     parser.add_argument("--no-pi", action="store_true", help="skip pi 1.6.0")
+    parser.add_argument(
+        "--contender",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="an extra pictx contender: its name and the keys of its compaction settings, "
+        """e.g. 'keep 8k={"keepRecentTokens": 8000}' (repeatable)""",
+    )
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument(
         "--report-only",
@@ -132,7 +145,11 @@ def main(argv: list[str] | None = None) -> int:
         except PiUnavailable as exc:
             pi_note = f"pi 1.6.0 is unavailable, ran without it: {exc}"
             print(pi_note, file=sys.stderr)
-    contenders += pictx_contenders()
+    try:
+        extra = [parse_contender(spec) for spec in args.contender]
+    except ValueError as exc:
+        parser.error(str(exc))
+    contenders += pictx_contenders(extra)
     if args.only:
         contenders = [c for c in contenders if c.name in args.only]
     units = [

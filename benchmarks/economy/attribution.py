@@ -12,6 +12,11 @@ summary requests) is attributed to one cause:
 ``event: <kinds>``
     the first request of a prompt that follows a workload event (AGENTS.md edit, skill,
     tools, thinking, side session, resume).
+``thinking config changed``
+    a request whose thinking configuration (Anthropic's ``thinking`` budget, OpenAI's
+    ``reasoning_effort``) differs from the previous request's without a workload event: the
+    agent changed it by itself (for example a budget cut near a full window), and on Anthropic
+    that voids the cached messages.
 ``pause``
     the first request of a prompt after a pause longer than the 5-minute cache lifetime.
 ``new content``
@@ -41,6 +46,7 @@ def attribute(run: Mapping[str, Any], workload: Workload, prices: Prices) -> dic
             prompt_of[i] = number
     out: dict[str, float] = {}
     previous_input = 0
+    previous_thinking: str | None = None
     for i, record in enumerate(records):
         if record["kind"] == "overflow":
             out["over window"] = out.get("over window", 0.0)
@@ -53,15 +59,19 @@ def attribute(run: Mapping[str, Any], workload: Workload, prices: Prices) -> dic
             cause, amount = "summary", record["cost"]
         else:
             prompt = workload.prompt(prompt_of.get(i, -1))
+            thinking = record.get("thinking", "")
             amount = excess
             if previous_input and record["input"] < previous_input * 2 / 3:
                 cause = "after compaction"
             elif i in first_of_prompt and prompt is not None and prompt.events:
                 cause = "event: " + "+".join(e.kind for e in prompt.events)
+            elif previous_thinking is not None and thinking != previous_thinking:
+                cause = "thinking config changed"
             elif i in first_of_prompt and prompt is not None and prompt.gap > 300:
                 cause = "pause"
             else:
                 cause = "new content"
             previous_input = record["input"]
+            previous_thinking = thinking
         out[cause] = out.get(cause, 0.0) + amount
     return out

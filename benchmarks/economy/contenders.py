@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from benchmarks.economy.pi_install import PiInstall
 
-__all__ = ["Contender", "pi_contender", "pictx_contenders"]
+__all__ = ["Contender", "parse_contender", "pi_contender", "pictx_contenders"]
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -47,8 +49,24 @@ def pi_contender(install: PiInstall) -> Contender:
     )
 
 
-def pictx_contenders() -> list[Contender]:
-    """pictx from this checkout (``src/`` first on the path, whatever is installed)."""
+def parse_contender(spec: str) -> tuple[str, dict[str, Any]]:
+    """``NAME=JSON`` (``--contender``): a name and the keys of its ``compaction`` settings."""
+    name, sep, raw = spec.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise ValueError(f"--contender {spec!r}: expected NAME=JSON")
+    try:
+        settings = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--contender {name!r}: the settings are not JSON: {exc}") from None
+    if not isinstance(settings, dict):
+        raise ValueError(f"--contender {name!r}: the settings must be a JSON object")
+    return f"pictx {name}", settings
+
+
+def pictx_contenders(extra: Sequence[tuple[str, dict[str, Any]]] = ()) -> list[Contender]:
+    """pictx from this checkout (``src/`` first on the path, whatever is installed), and the
+    ``extra`` configurations (``--contender``) after the built-in five."""
     from benchmarks.economy.units import code_hash
 
     env = {"PYTHONPATH": f"{REPO / 'src'}:{REPO}"}
@@ -67,5 +85,9 @@ def pictx_contenders() -> list[Contender]:
             [sys.executable, "-m", "benchmarks.economy.collapse_launcher"],
             env=env,
             version=f"{version} launcher {code_hash([launcher])}",
+        ),
+        *(
+            Contender(name, pictx, dict(settings), env=env, version=version)
+            for name, settings in extra
         ),
     ]

@@ -39,6 +39,9 @@ class RequestRecord:
     """Index of the earlier request whose cached prefix was read (None: no hit)."""
     cost: float
     """Dollars at the simulator's prices."""
+    thinking: str = ""
+    """The request's thinking configuration as sent (Anthropic ``thinking``, OpenAI
+    ``reasoning_effort``; JSON, empty when absent): a change of it explains a miss."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -36,6 +36,7 @@ from benchmarks.economy.wire import (
     openai_error,
     openai_events,
     openai_tokens,
+    thinking_config,
 )
 from benchmarks.economy.workload import Workload
 
@@ -146,6 +147,7 @@ class Simulator:
                 output,
                 bill.hit_from,
                 cost,
+                thinking_config(body),
             )
         )
         self.clock.advance(2.0 + output / 60.0)

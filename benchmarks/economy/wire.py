@@ -34,6 +34,7 @@ __all__ = [
     "openai_events",
     "openai_tokens",
     "sse",
+    "thinking_config",
 ]
 
 BLOCK_OVERHEAD = 3
@@ -158,6 +159,13 @@ def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
                 str(b.get("id", "")) for b in content or [] if b.get("type") == "tool_use"
             )
     return conv
+
+
+def thinking_config(body: Mapping[str, Any]) -> str:
+    """The request's thinking configuration (Anthropic ``thinking``, else OpenAI
+    ``reasoning_effort``) as compact JSON, empty when the request has none."""
+    value = body.get("thinking", body.get("reasoning_effort"))
+    return "" if value is None else _dumps(value)
 
 
 def openai_tokens(body: Mapping[str, Any], tokenizer: Tokenizer) -> list[int]:
