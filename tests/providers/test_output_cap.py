@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
-from pi_context.messages import user_message
+from pi_context.messages import (
+    assistant_message,
+    empty_usage,
+    text_block,
+    tool_result_message,
+    user_message,
+)
 from pi_context.model import ModelInfo, ModelRequest, RequestOptions, complete
 from pi_context.providers.anthropic import AnthropicModel
 from pi_context.providers.output_cap import (
@@ -51,6 +58,82 @@ def test_estimate_counts_system_messages_and_tools() -> None:
     assert estimate_request_tokens(request) == math.ceil((1050 + tools_chars) / 3.5)
     requested = ModelRequest(messages=request.messages, options=RequestOptions(max_tokens=500))
     assert output_cap(info(), requested) == 500
+
+
+def reply(text: str, *, context_tokens: int, timestamp: int, stop: str = "stop") -> Any:
+    usage = empty_usage()
+    usage["input"] = context_tokens - 100
+    usage["output"] = 100
+    usage["totalTokens"] = context_tokens
+    return assistant_message(
+        [text_block(text)],
+        api="anthropic-messages",
+        provider="anthropic",
+        model="claude-x",
+        usage=usage,
+        stop_reason=stop,  # type: ignore[arg-type]
+        timestamp=timestamp,
+    )
+
+
+def test_estimate_trusts_the_last_reported_usage_and_adds_what_came_after() -> None:
+    # the provider counted 30,000 tokens up to its reply; 3.5 chars a token would say far more
+    messages = [
+        user_message("x" * 140_000, timestamp=1),
+        reply("ok", context_tokens=30_000, timestamp=2),
+        tool_result_message("t1", "read", [text_block("y" * 700)], timestamp=3),
+        user_message("z" * 351, timestamp=4),
+    ]
+    request = ModelRequest(messages=messages, system_prompt="s" * 7000)
+    # the prefix measured 30,000 tokens over 147,002 characters: under 1 token per 4
+    # characters, so what came after counts at 1 per 4 (3.5 would overstate code by ~30%)
+    assert estimate_request_tokens(request) == 30_000 + 175 + math.ceil(351 / 4)
+
+
+def test_estimate_counts_what_came_after_at_the_prefix_rate_when_it_is_denser() -> None:
+    # dense text (CJK, minified data): 2 characters a token measured by the provider
+    messages = [
+        user_message("x" * 1_998, timestamp=1),
+        reply("ok", context_tokens=1_000, timestamp=2),
+        user_message("y" * 300, timestamp=3),
+    ]
+    assert estimate_request_tokens(ModelRequest(messages=messages)) == 1_000 + 150
+
+
+def test_estimate_skips_usage_that_no_longer_describes_the_prefix() -> None:
+    # a compaction summary (newer than the tail it keeps) stands before the kept reply, whose
+    # usage counted the conversation the summary replaced
+    summary = user_message("summary " * 100, timestamp=50)
+    kept = reply("kept", context_tokens=40_000, timestamp=10)
+    fresh_prompt = user_message("next", timestamp=60)
+    stale = ModelRequest(messages=[summary, kept, fresh_prompt])
+    pure = sum(math.ceil(len(t) / 3.5) for t in ("summary " * 100, "kept", "next"))
+    assert estimate_request_tokens(stale) == pure
+    # the first reply after the compaction describes the new prefix again
+    new_reply = reply("after", context_tokens=1_500, timestamp=70)
+    fresh = ModelRequest(messages=[summary, kept, fresh_prompt, new_reply])
+    assert estimate_request_tokens(fresh) == 1_500
+
+
+def test_estimate_ignores_failed_and_empty_usage() -> None:
+    failed = reply("boom", context_tokens=90_000, timestamp=2, stop="error")
+    empty = assistant_message(
+        [text_block("")], api="a", provider="p", model="m", usage=empty_usage(), timestamp=3
+    )
+    request = ModelRequest(messages=[user_message("x" * 35, timestamp=1), failed, empty])
+    assert estimate_request_tokens(request) == 10 + math.ceil(len("boom") / 3.5)
+
+
+def test_output_cap_near_the_window_follows_the_reported_usage() -> None:
+    # 48k window: by characters the context looks 40k (a clamp); the provider counted 30k
+    model = info(window=48_000, max_tokens=8192)
+    messages = [
+        user_message("x" * 140_000, timestamp=1),
+        reply("ok", context_tokens=30_000, timestamp=2),
+        user_message("go on", timestamp=3),
+    ]
+    assert output_cap(model, ModelRequest(messages=messages)) == 8192
+    assert output_cap(model, ModelRequest(messages=messages[:1])) == 48_000 - 40_000 - 4096
 
 
 async def test_anthropic_budget_and_cap_fit_a_nearly_full_window(server: ReplayServer) -> None:
