@@ -442,6 +442,6 @@ async def test_compaction_settings_fit_a_small_model_window(make_session: MakeSe
     )
     sess = await make_session(small)
     settings = sess.compaction_settings()
-    assert (settings.reserve_tokens, settings.keep_recent_tokens) == (2048, 2048)
+    assert (settings.reserve_tokens, settings.keep_recent_tokens) == (8192 // 3, 8192 // 10)
     big = await make_session(ScriptedModel([]))
     assert big.compaction_settings().reserve_tokens == 16384

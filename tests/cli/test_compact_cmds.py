@@ -215,7 +215,7 @@ def test_dry_run_uses_the_window_of_the_sessions_model(tmp_path: Path, capsys: A
     code, out, err = run(capsys, "compact", str(path), "--dry-run", "--json")
     assert code == 0, err
     report = json.loads(out)
-    # the CLI's default 20,000 kept tokens would keep everything; the agent keeps a quarter
+    # the CLI's default 20,000 kept tokens would keep everything; the agent keeps a tenth
     # of the 8,192-token window, so the older turns are summarized
     assert report["messagesToSummarize"]
     assert report["tokensAfter"] < report["tokensBefore"]
@@ -226,6 +226,6 @@ def test_nothing_to_compact_says_why_with_the_numbers(tmp_path: Path, capsys: An
     code, _, err = run(capsys, "compact", str(path), "--dry-run", "--json")
     assert code == 1
     assert err.startswith("pictx: error: Nothing to compact (session too small): the branch")
-    assert "newest 2048 are kept verbatim" in err
+    assert "newest 819 are kept verbatim" in err
     assert "local/smollm2-135m-instruct's 8192-token window" in err
     assert "--keep-recent-tokens" in err

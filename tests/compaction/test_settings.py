@@ -167,21 +167,32 @@ def test_invalid_retry_branch_and_extra_values_name_the_setting(
         resolve(data)
 
 
-def test_fit_to_window_leaves_large_windows_alone() -> None:
+def test_fit_to_window_leaves_windows_of_pis_design_size_alone() -> None:
     settings = CompactionSettings()
-    assert settings.fit_to_window(128_000) is settings
+    for window in (200_000, 400_000, 1_000_000):
+        assert settings.fit_to_window(window) is settings
     assert settings.fit_to_window(0) is settings
 
 
-def test_fit_to_window_caps_reserve_and_tail_on_small_windows() -> None:
+def test_fit_to_window_keeps_pis_proportions_on_smaller_windows() -> None:
     from pi_context.tokens import should_compact
 
     settings = CompactionSettings()
+    # the reserve: pi's 16,384 down to 49,152 tokens, a third of the window below that
+    assert settings.fit_to_window(128_000).reserve_tokens == 16_384
+    assert settings.fit_to_window(49_152).reserve_tokens == 16_384
+    assert settings.fit_to_window(48_000).reserve_tokens == 16_000
+    # the tail: a tenth of the window (pi's 20,000 of 200,000)
+    assert settings.fit_to_window(128_000).keep_recent_tokens == 12_800
+    assert settings.fit_to_window(48_000).keep_recent_tokens == 4_800
+    # a 48k model with an 8,192-token answer: the reserve holds the answer and the output
+    # cap's 4,096 margin, so the window does not cut the answer before compaction
+    assert settings.fit_to_window(48_000).reserve_tokens >= 8192 + 4096
     assert should_compact(100, 8192, settings)  # pi: a 16k reserve always triggers on 8k
     small = settings.fit_to_window(8192)
-    assert (small.reserve_tokens, small.keep_recent_tokens) == (2048, 2048)
+    assert (small.reserve_tokens, small.keep_recent_tokens) == (2730, 819)
     assert not should_compact(100, 8192, small)
-    assert should_compact(6200, 8192, small)
+    assert should_compact(5500, 8192, small)
     assert small.summarizer == settings.summarizer
 
 
@@ -195,13 +206,13 @@ def test_fit_to_window_keeps_sizes_the_user_set_when_they_fit() -> None:
     # only the reserve set: the default tail is still capped, the reserve kept
     reserve_only = compaction_settings_for({"compaction": {"reserveTokens": 28_000}})
     fitted = reserve_only.fit_to_window(48_000)
-    assert (fitted.reserve_tokens, fitted.keep_recent_tokens) == (28_000, 12_000)
+    assert (fitted.reserve_tokens, fitted.keep_recent_tokens) == (28_000, 4_800)
     # set, but no room left for both: capped like the defaults
     too_big = compaction_settings_for(
         {"compaction": {"reserveTokens": 16_384, "keepRecentTokens": 20_000}}
     )
     fitted = too_big.fit_to_window(8192)
-    assert (fitted.reserve_tokens, fitted.keep_recent_tokens) == (2048, 2048)
+    assert (fitted.reserve_tokens, fitted.keep_recent_tokens) == (2730, 819)
     # a model override counts as set; the defaults do not
     override = compaction_settings_for(
         {"compaction": {"modelOverrides": {"p/m": {"keepRecentTokens": 3000}}}}, "p", "m"
@@ -228,7 +239,7 @@ def test_max_context_tokens_moves_the_compaction_point_down() -> None:
         assert should_compact(20_001, window, fitted)
         assert fitted.keep_recent_tokens == 4_000
     # never later than the reserve says, and ignored when not above the kept tail
-    assert lean.fit_to_window(16_000).reserve_tokens == 4_000
+    assert lean.fit_to_window(16_000).reserve_tokens == 16_000 // 3
     tail = compaction_settings_for({"compaction": {"maxContextTokens": 3_000}})
     assert tail.fit_to_window(200_000).reserve_tokens == tail.reserve_tokens
     assert compaction_settings_for({}).max_context_tokens == 0

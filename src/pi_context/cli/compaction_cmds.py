@@ -128,7 +128,7 @@ def compaction_report(prep: CompactionPreparation, tokens_after: int) -> dict[st
     "--keep-recent-tokens",
     type=click.IntRange(min=0),
     default=None,
-    help="Tokens of recent context to keep verbatim (default: settings, 20000, at most a quarter of the window of the model).",
+    help="Tokens of recent context to keep verbatim (default: settings, 20000, at most a tenth of the window of the model).",
 )
 @click.option("--offline", is_flag=True, help="Use the offline summarizer (no model).")
 @click.option(

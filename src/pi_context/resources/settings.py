@@ -153,6 +153,12 @@ def deep_merge_settings(base: Mapping[str, Any], override: Mapping[str, Any]) ->
     return out
 
 
+RESERVE_WINDOW_DIVISOR = 3
+"""The default reserve is at most ``window // 3`` (:meth:`CompactionSettings.fit_to_window`)."""
+KEEP_WINDOW_DIVISOR = 10
+"""The default kept tail is at most ``window // 10``: pi's 20,000 of a 200,000-token window."""
+
+
 SummarizerMode = Literal["auto", "model", "offline"]
 """``auto``: the model when there is one, the offline summarizer otherwise and after a model
 failure; ``model``: pi's behaviour (a failure is a failure); ``offline``: never call a model."""
@@ -210,26 +216,39 @@ class CompactionSettings:
     def fit_to_window(self, context_window: int) -> CompactionSettings:
         """These settings for a model whose window is ``context_window`` tokens.
 
-        pi applies ``reserveTokens`` and ``keepRecentTokens`` whatever the window: on a small
-        model (the embedded local one has 8,192 tokens) the default 16,384 reserve makes every
-        check compact, and a 20,000-token tail keeps everything, so nothing can be summarized.
-        Here each *default* is capped at a quarter of the window; on windows of 80k tokens and
-        more the defaults are untouched. Sizes the user set (:attr:`explicit`) are kept as set
-        when reserve and tail together leave room in the window (a user may want compaction
-        well before the window fills); when they do not, they are capped like the defaults.
-        :attr:`max_context_tokens` moves the compaction point down to that size.
+        pi applies ``reserveTokens`` (16,384) and ``keepRecentTokens`` (20,000) whatever the
+        window; both were chosen for windows of about 200k tokens. Here each *default* keeps
+        its proportion to the window instead of its absolute size:
+
+        * the reserve is at most a third of the window. It is room for the answer: the
+          model's output, the 4,096-token safety margin of the output cap and what one more
+          turn adds before the next check. On every window of 49,152 tokens or more it is
+          pi's 16,384; a smaller share (a quarter of a 48k window is 12,000, less than an
+          8,192-token answer plus the margin) made the window cut the output cap, and with it
+          Anthropic's thinking budget, just before each compaction: a changed budget voids
+          the cached conversation (benchmarks/README.md, economy finding 15).
+        * the kept tail is at most a tenth of the window: pi's 20,000 of a 200,000-token
+          window, so on windows of 200k and more it is pi's. A fixed 20,000 is most of a
+          small window; it kept a quarter of a 48k one, and the context every request re-reads
+          stayed large for no gain a summary would not give (finding 16).
+
+        Sizes the user set (:attr:`explicit`) are kept as set when reserve and tail together
+        leave room in the window (a user may want compaction well before the window fills);
+        when they do not, they are capped like the defaults. :attr:`max_context_tokens` moves
+        the compaction point down to that size.
         """
         if context_window <= 0:
             return self
-        quarter = context_window // 4
+        reserve_cap = context_window // RESERVE_WINDOW_DIVISOR
+        keep_cap = context_window // KEEP_WINDOW_DIVISOR
         reserve = self.reserve_tokens
         keep = self.keep_recent_tokens
         if "reserveTokens" not in self.explicit:
-            reserve = min(reserve, quarter)
+            reserve = min(reserve, reserve_cap)
         if "keepRecentTokens" not in self.explicit:
-            keep = min(keep, quarter)
+            keep = min(keep, keep_cap)
         if reserve + keep >= context_window:
-            reserve, keep = min(reserve, quarter), min(keep, quarter)
+            reserve, keep = min(reserve, reserve_cap), min(keep, keep_cap)
         if keep < self.max_context_tokens < context_window - reserve:
             reserve = context_window - self.max_context_tokens
         if (reserve, keep) == (self.reserve_tokens, self.keep_recent_tokens):
