@@ -243,3 +243,9 @@ def test_max_context_tokens_moves_the_compaction_point_down() -> None:
     tail = compaction_settings_for({"compaction": {"maxContextTokens": 3_000}})
     assert tail.fit_to_window(200_000).reserve_tokens == tail.reserve_tokens
     assert compaction_settings_for({}).max_context_tokens == 0
+    # under twice the tail a compaction could not get below it: every turn would compact
+    close = compaction_settings_for({"compaction": {"maxContextTokens": 5_000}})
+    assert close.fit_to_window(48_000).reserve_tokens == 16_000  # tail 4,800: ignored
+    assert close.fit_to_window(48_000).keep_recent_tokens == 4_800
+    twice = compaction_settings_for({"compaction": {"maxContextTokens": 9_600}})
+    assert twice.fit_to_window(48_000).reserve_tokens == 48_000 - 9_600

@@ -124,6 +124,26 @@ def test_estimate_ignores_failed_and_empty_usage() -> None:
     assert estimate_request_tokens(request) == 10 + math.ceil(len("boom") / 3.5)
 
 
+def test_estimate_trusts_only_usage_that_can_describe_this_request() -> None:
+    model = info()
+    by_chars = math.ceil(40_000 / 3.5) + math.ceil(2 / 3.5)
+    prompt = user_message("x" * 40_000, timestamp=1)
+    # another model's tokenizer counted the prefix (a model switch): not this model's count
+    other = reply("ok", context_tokens=9_000, timestamp=2)
+    other["model"] = "gpt-x"
+    assert estimate_request_tokens(ModelRequest(messages=[prompt, other]), model) == by_chars
+    mine = reply("ok", context_tokens=9_000, timestamp=2)
+    assert estimate_request_tokens(ModelRequest(messages=[prompt, mine]), model) == 9_000
+    # a server that reported only output tokens, or a prefix that grew where no timestamp
+    # shows it (restored tool output): under 1 token per 8 characters is not a count of it
+    output_only = reply("ok", context_tokens=60, timestamp=2)
+    assert estimate_request_tokens(ModelRequest(messages=[prompt, output_only])) == by_chars
+    # a usage that is not a finite number is no count at all
+    endless = reply("ok", context_tokens=9_000, timestamp=2)
+    endless["usage"]["totalTokens"] = math.inf
+    assert estimate_request_tokens(ModelRequest(messages=[prompt, endless])) == by_chars
+
+
 def test_output_cap_near_the_window_follows_the_reported_usage() -> None:
     # 48k window: by characters the context looks 40k (a clamp); the provider counted 30k
     model = info(window=48_000, max_tokens=8192)

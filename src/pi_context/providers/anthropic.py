@@ -249,7 +249,7 @@ class AnthropicModel(SDKModel):
             and self.long_cache_retention
             and self._info.compat.get("supportsLongCacheRetention") is not False
         )
-        input_tokens = estimate_request_tokens(request)
+        input_tokens = estimate_request_tokens(request, self._info)
         max_tokens = clamp_output_to_context(
             self._info, input_tokens, opts.max_tokens or self._info.max_tokens
         )

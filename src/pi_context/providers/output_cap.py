@@ -30,25 +30,44 @@ CHARS_PER_TOKEN = 3.5
 """pi-ai's request-side estimate; on code it runs about 30% above the real count."""
 MIN_TOKENS_PER_CHAR = 0.25
 """The least a character of the trailing messages counts for (pi's compaction estimate)."""
+MIN_PLAUSIBLE_TOKENS_PER_CHAR = 0.125
+"""A usage under 1 token per 8 characters of its prefix does not describe it (the prefix grew
+in a way no timestamp shows: restored tool output, a larger system prompt; or the server
+reported no input tokens): the estimate falls back to counting characters."""
 
 
 def _message_tokens(message: Mapping[str, Any]) -> int:
     return math.ceil(estimate_chars(message) / CHARS_PER_TOKEN)
 
 
-def _usage_index(messages: Sequence[Mapping[str, Any]]) -> int | None:
+def _counted_here(message: Mapping[str, Any], info: ModelInfo | None) -> bool:
+    """A finished reply with a finite usage, counted by this model's tokenizer."""
+    if not has_valid_usage(message):
+        return False
+    if not math.isfinite(calculate_context_tokens(message["usage"])):
+        return False
+    if info is None:
+        return True
+    return message.get("provider") == info.provider and message.get("model") == info.id
+
+
+def _usage_index(
+    messages: Sequence[Mapping[str, Any]], info: ModelInfo | None = None
+) -> int | None:
     """The last assistant message whose usage describes the current prefix (pi-ai's rule).
 
     A response's usage counted everything before it. When a message with a newer timestamp sits
     before it (a compaction summary, which is newer than the tail it keeps), that prefix is gone
     and the usage describes a context that no longer exists, so the response is passed over.
+    With ``info``, only replies of that model count (another model's tokenizer may count the
+    same prefix 15-35% lower).
     """
     latest = -math.inf
     found: int | None = None
     for index, message in enumerate(messages):
         stamp = message.get("timestamp")
         at = stamp if isinstance(stamp, int | float) and not isinstance(stamp, bool) else None
-        if has_valid_usage(message) and (at is None or at >= latest):
+        if _counted_here(message, info) and (at is None or at >= latest):
             found = index
         if at is not None:
             latest = max(latest, at)
@@ -63,7 +82,12 @@ def _fixed_chars(request: ModelRequest) -> int:
     return chars
 
 
-def estimate_request_tokens(request: ModelRequest) -> int:
+def _by_characters(request: ModelRequest) -> int:
+    tokens = sum(_message_tokens(m) for m in request.messages)
+    return tokens + math.ceil(_fixed_chars(request) / CHARS_PER_TOKEN)
+
+
+def estimate_request_tokens(request: ModelRequest, info: ModelInfo | None = None) -> int:
     """The request's input, estimated before choosing the output cap.
 
     Like pi-ai: the usage the provider reported for the last response that still describes the
@@ -78,14 +102,19 @@ def estimate_request_tokens(request: ModelRequest) -> int:
     prefix is dense too. Without such a response: 3.5 characters a token over the messages
     and, unlike pi-ai, over the system prompt and tool declarations, so a first request is
     not estimated a few thousand tokens short.
+
+    With ``info`` (the model the request goes to) only that model's replies count. A usage
+    under 1 token per 8 characters of its prefix is not trusted either
+    (:data:`MIN_PLAUSIBLE_TOKENS_PER_CHAR`): the estimate is then the character count.
     """
     messages = request.messages
-    index = _usage_index(messages)
+    index = _usage_index(messages, info)
     if index is None:
-        tokens = sum(_message_tokens(m) for m in messages)
-        return tokens + math.ceil(_fixed_chars(request) / CHARS_PER_TOKEN)
+        return _by_characters(request)
     usage = int(calculate_context_tokens(cast(Mapping[str, Any], messages[index])["usage"]))
     prefix_chars = _fixed_chars(request) + sum(estimate_chars(m) for m in messages[: index + 1])
+    if usage < prefix_chars * MIN_PLAUSIBLE_TOKENS_PER_CHAR:
+        return _by_characters(request)
     rate = max(MIN_TOKENS_PER_CHAR, usage / prefix_chars) if prefix_chars else 1 / CHARS_PER_TOKEN
     trailing = sum(math.ceil(estimate_chars(m) * rate) for m in messages[index + 1 :])
     return usage + trailing
@@ -106,4 +135,4 @@ def clamp_output_to_context(info: ModelInfo, input_tokens: int, limit: int) -> i
 def output_cap(info: ModelInfo, request: ModelRequest) -> int:
     """The output limit to send: requested (else the model's), clamped to the window."""
     limit = request.options.max_tokens or info.max_tokens
-    return clamp_output_to_context(info, estimate_request_tokens(request), limit)
+    return clamp_output_to_context(info, estimate_request_tokens(request, info), limit)

@@ -188,7 +188,7 @@ class CompactionSettings:
     """Send a summary request as a continuation of the conversation's cached request."""
     max_context_tokens: int = 0
     """Compact once the context passes this many tokens, however large the window (0: off;
-    ignored unless larger than the kept tail)."""
+    ignored unless at least twice the kept tail: a compaction must leave room to grow)."""
     guard: bool = True
     """Reject a summary that would not shrink the context or that lost the file lists."""
     max_consecutive_failures: int = 3
@@ -235,7 +235,8 @@ class CompactionSettings:
         Sizes the user set (:attr:`explicit`) are kept as set when reserve and tail together
         leave room in the window (a user may want compaction well before the window fills);
         when they do not, they are capped like the defaults. :attr:`max_context_tokens` moves
-        the compaction point down to that size.
+        the compaction point down to that size when it is at least twice the kept tail (below
+        that, the tail and the summary alone would be over it, and every turn would compact).
         """
         if context_window <= 0:
             return self
@@ -249,7 +250,7 @@ class CompactionSettings:
             keep = min(keep, keep_cap)
         if reserve + keep >= context_window:
             reserve, keep = min(reserve, reserve_cap), min(keep, keep_cap)
-        if keep < self.max_context_tokens < context_window - reserve:
+        if 2 * keep <= self.max_context_tokens < context_window - reserve:
             reserve = context_window - self.max_context_tokens
         if (reserve, keep) == (self.reserve_tokens, self.keep_recent_tokens):
             return self
