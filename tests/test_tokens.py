@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from pi_context.tokens import IMAGE_CHARS, estimate_chars, estimate_tokens
 
 
@@ -57,3 +59,23 @@ def test_other_roles() -> None:
     )
     assert estimate_chars({"role": "compactionSummary", "summary": "12345"}) == 5
     assert estimate_tokens({"role": "mystery", "content": "x" * 100}) == 0
+
+
+def test_an_infinite_usage_is_no_usage() -> None:
+    from pi_context.tokens import estimate_context_tokens, has_valid_usage
+
+    prompt: dict[str, Any] = {"role": "user", "content": "x" * 40, "timestamp": 1}
+    endless: dict[str, Any] = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "ok"}],
+        "usage": {"input": float("inf"), "output": 5, "cacheRead": 0, "cacheWrite": 0},
+        "stopReason": "stop",
+        "timestamp": 2,
+    }
+    assert not has_valid_usage(endless)
+    # the estimate falls back to characters instead of failing on int(inf)
+    estimate = estimate_context_tokens([prompt, endless])
+    assert (estimate.tokens, estimate.last_usage_index) == (10 + 1, None)
+    finite = {**endless, "usage": {**endless["usage"], "input": 100}}
+    assert has_valid_usage(finite)
+    assert estimate_context_tokens([prompt, finite]).tokens == 105

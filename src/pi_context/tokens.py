@@ -156,13 +156,18 @@ def calculate_context_tokens(usage: Mapping[str, Any]) -> int | float:
 
 
 def has_valid_usage(message: Mapping[str, Any]) -> bool:
-    """An assistant message that finished (not aborted/error) and reported a non-zero usage."""
+    """An assistant message that finished (not aborted/error) and reported a non-zero, finite
+    usage (an infinite count describes no context and would break the integer arithmetic of
+    every estimate built on it)."""
     if message.get("role") != "assistant":
         return False
     if message.get("stopReason") in ("aborted", "error"):
         return False
     usage = message.get("usage")
-    return isinstance(usage, Mapping) and calculate_context_tokens(usage) > 0
+    if not isinstance(usage, Mapping):
+        return False
+    tokens = calculate_context_tokens(usage)
+    return tokens > 0 and math.isfinite(tokens)
 
 
 def estimate_context_tokens(messages: Sequence[Mapping[str, Any]]) -> ContextEstimate:

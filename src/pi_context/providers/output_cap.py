@@ -41,10 +41,8 @@ def _message_tokens(message: Mapping[str, Any]) -> int:
 
 
 def _counted_here(message: Mapping[str, Any], info: ModelInfo | None) -> bool:
-    """A finished reply with a finite usage, counted by this model's tokenizer."""
+    """A finished reply with a usage, counted by this model's tokenizer."""
     if not has_valid_usage(message):
-        return False
-    if not math.isfinite(calculate_context_tokens(message["usage"])):
         return False
     if info is None:
         return True
