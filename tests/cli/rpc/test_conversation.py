@@ -33,6 +33,36 @@ def last_user_text(body: dict[str, Any]) -> str:
     return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
 
 
+def test_a_running_commands_output_is_streamed_before_it_ends(world: RpcWorld) -> None:
+    """Live tool output: what the command printed is a ``tool_execution_update`` while the
+    command still runs (it waits for a file the test creates only after seeing the update)."""
+    world.server.add(bash_call_reply(f"echo building; {GATE}"), text_reply("Built."))
+    rpc = world.spawn()
+    rpc.send({"id": "p", "type": "prompt", "message": "Build it"})
+    before = rpc.until(
+        lambda r: (
+            r.get("type") == "tool_execution_update"
+            and r["partialResult"]["content"] == [{"type": "text", "text": "building\n"}]
+        )
+    )
+    assert "tool_execution_end" not in types(before)
+    first = next(r for r in before if r["type"] == "tool_execution_update")
+    assert first == {
+        "type": "tool_execution_update",
+        "toolCallId": "call_1",
+        "toolName": "bash",
+        "args": {"command": f"echo building; {GATE}"},
+        "partialResult": {"content": []},
+    }
+    (world.project / "gate").touch()
+    after = rpc.until_type("agent_settled")
+    end = next(r for r in after if r["type"] == "tool_execution_end")
+    assert end["result"]["content"] == [{"type": "text", "text": "building\nthrough\n"}]
+    assert end["result"]["structuredContent"]["exit_code"] == 0
+    last = [r for r in after if r["type"] == "tool_execution_update"][-1]
+    assert last["partialResult"]["content"] == end["result"]["content"]
+
+
 def test_startup_then_a_prompt_with_a_tool_call_streams_pi_events(world: RpcWorld) -> None:
     world.server.add(bash_call_reply("echo from-tool"), text_reply("All done."))
     rpc = world.spawn()
