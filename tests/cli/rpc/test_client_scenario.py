@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +39,11 @@ BEYOND_PI_EVENTS = frozenset({"cache_update"})
 def _offered(command: Record) -> bool:
     """Commands pictx offers too: not pi's built-in ``llama``/``mcp`` extension commands and
     not prompt templates (pictx has none)."""
-    return command["sourceInfo"].get("source") != "builtin" and command["source"] != "prompt"
+    return bool(command["sourceInfo"].get("source") != "builtin" and command["source"] != "prompt")
 
 
 @pytest.fixture(scope="module")
-def pictx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def pictx(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("scenario").resolve()
     with ReplayServer() as server:
         project, env = prepare(root, server)
@@ -58,7 +57,7 @@ def pictx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             client.kill()
     first = next(s for s in steps[1:] if s["step"] == "get_state")["response"]["data"]
     session = Path(first["sessionFile"]).read_text(encoding="utf-8")
-    yield {"steps": steps, "exit": code, "session": session}
+    return {"steps": steps, "exit": code, "session": session}
 
 
 def _pairs(pictx: dict[str, Any]) -> list[tuple[Record, Record]]:
