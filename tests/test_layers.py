@@ -146,13 +146,9 @@ CLI_PACKAGES = {
     "pi_context.cli.rpc",
 }
 CLI_TOP_LEVEL = {"entry_help", "lazy_group", "main", "print_mode", "terminal_text"}
-# Modules outside cli/interactive that import it: chat starts interactive mode; app/ still takes
-# ModelChoice from the model picker. Print mode, RPC and the other subcommands must not.
-IMPORTS_INTERACTIVE = {
-    "pi_context.cli.commands.chat",
-    "pi_context.cli.app.app",
-    "pi_context.cli.app.agent_api",
-}
+# Modules outside cli/interactive that import it: chat starts interactive mode. Print mode, RPC,
+# app/ (the seam and its value types) and the other subcommands must not.
+IMPORTS_INTERACTIVE = {"pi_context.cli.commands.chat"}
 
 
 def _cli_modules() -> set[str]:

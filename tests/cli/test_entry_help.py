@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from pi_context.cli.commands.chat import agent_command
+from pi_context.cli.commands.chat import chat_command
 from pi_context.cli.entry_help import AGENT_HELP, mistyped_command
 from tests.cli.conftest import Run, sessions_of
 
@@ -19,7 +19,7 @@ NAMES = ["chat", "compact", "distrust", "models", "prompt", "session", "skills",
 def test_top_level_help_lists_every_option_of_the_agent(pictx: Pictx) -> None:
     run = pictx("--help")
     assert run.code == 0
-    for param in agent_command.params:
+    for param in chat_command.params:
         if isinstance(param, click.Option) and "--help" not in param.opts:
             for opt in param.opts:
                 assert opt in AGENT_HELP, opt

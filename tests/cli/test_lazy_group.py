@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from pi_context.cli.lazy_group import LazyCommand, LazyGroup
-from pi_context.cli.main import COMMANDS, cli, main, wants_agent
+from pi_context.cli.main import SUBCOMMANDS, cli, main, wants_agent
 
 # Modules a command that needs no model must not import.
 HEAVY = (
@@ -80,7 +80,7 @@ def _help(group: click.Group, *args: str) -> str:
 
 
 def _fresh() -> LazyGroup:
-    return LazyGroup("pictx", lazy_commands=COMMANDS, help=cli.help)
+    return LazyGroup("pictx", lazy_commands=SUBCOMMANDS, help=cli.help)
 
 
 def test_help_lists_the_same_lines_before_and_after_importing_every_command() -> None:
@@ -89,16 +89,16 @@ def test_help_lists_the_same_lines_before_and_after_importing_every_command() ->
     assert group.commands == {}  # listing imported nothing
     for name in group.list_commands(click.Context(group)):
         assert group.get_command(click.Context(group), name) is not None
-    assert set(group.commands) == set(COMMANDS)
+    assert set(group.commands) == set(SUBCOMMANDS)
     assert _help(group) == lazy
 
 
 def test_the_table_repeats_each_commands_own_help() -> None:
-    for name, entry in COMMANDS.items():
+    for name, entry in SUBCOMMANDS.items():
         command = entry.load()
         assert command.name == name
         assert " ".join((command.help or "").split("\n\n")[0].split()) == entry.help
-    session = COMMANDS["session"].load()
+    session = SUBCOMMANDS["session"].load()
     assert isinstance(session, LazyGroup)
     for name, entry in session.lazy_commands.items():
         command = entry.load()
@@ -107,7 +107,7 @@ def test_the_table_repeats_each_commands_own_help() -> None:
 
 
 def test_session_compaction_is_reachable() -> None:
-    session = COMMANDS["session"].load()
+    session = SUBCOMMANDS["session"].load()
     assert isinstance(session, click.Group)
     names = session.list_commands(click.Context(session))
     assert {"info", "tree", "context", "compaction"} <= set(names)
@@ -123,7 +123,7 @@ def test_unknown_names_and_bad_targets() -> None:
     assert not wants_agent(["--version"], group)
     assert wants_agent([], group)
     with pytest.raises(TypeError, match="not a click command"):
-        LazyCommand("pi_context.cli.main:COMMANDS", "x").load()
+        LazyCommand("pi_context.cli.main:SUBCOMMANDS", "x").load()
 
 
 def test_version_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:

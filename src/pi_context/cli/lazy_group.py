@@ -20,7 +20,7 @@ __all__ = ["LazyCommand", "LazyGroup"]
 
 @dataclass(frozen=True, slots=True)
 class LazyCommand:
-    """Where a subcommand lives (``"pi_context.cli.commands.chat:agent_command"``); its help."""
+    """Where a subcommand lives (``"pi_context.cli.commands.chat:chat_command"``); its help."""
 
     target: str
     help: str

@@ -17,14 +17,14 @@ from pi_context.cli.entry_help import AGENT_HELP, mistyped_command
 from pi_context.cli.lazy_group import LazyCommand, LazyGroup
 from pi_context.errors import PiContextError
 
-__all__ = ["COMMANDS", "cli", "main", "wants_agent"]
+__all__ = ["SUBCOMMANDS", "cli", "main", "wants_agent"]
 
 # Every subcommand, imported only when it runs (``pictx --version`` loads none of them). The
 # help line is what ``pictx --help`` lists; tests/cli/test_lazy_group.py keeps it equal to
 # the command's own docstring.
-COMMANDS = {
+SUBCOMMANDS = {
     "chat": LazyCommand(
-        "pi_context.cli.commands.chat:agent_command",
+        "pi_context.cli.commands.chat:chat_command",
         "Talk to the agent: interactive in a terminal, or one-shot with -p / --mode json.",
     ),
     "compact": LazyCommand(
@@ -60,7 +60,7 @@ COMMANDS = {
 
 @click.group(
     cls=LazyGroup,
-    lazy_commands=COMMANDS,
+    lazy_commands=SUBCOMMANDS,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.version_option(__version__, prog_name="pictx")
@@ -85,9 +85,9 @@ def _entry_command(args: Sequence[str]) -> click.Command:
     """``pictx [options] [messages...]`` with no subcommand named first starts the agent:
     interactive in a terminal, one-shot with -p, an event stream with --mode json."""
     if wants_agent(args, cli):
-        from pi_context.cli.commands.chat import agent_command
+        from pi_context.cli.commands.chat import chat_command
 
-        return agent_command
+        return chat_command
     return cli
 
 
@@ -122,25 +122,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 1
     except Exception as exc:  # noqa: BLE001 - the CLI edge: never a traceback for users
-        _echo_error(f"pictx: internal error: {type(exc).__name__}: {_one_line(str(exc))}")
+        _echo_error(f"pictx: internal error: {type(exc).__name__}: {exc}")
         return 2
     return result if isinstance(result, int) else 0
 
 
 def _error(text: str) -> None:
     """The one error form of every command: ``pictx: error: <one line>`` on stderr."""
-    _echo_error(f"pictx: error: {_one_line(text)}")
+    _echo_error(f"pictx: error: {text}")
 
 
 def _echo_error(text: str) -> None:
     """One error line on stderr, terminal-safe (imported here: startup stays free of rich)."""
-    from pi_context.cli.terminal_text import echo
+    from pi_context.cli.terminal_text import echo, one_line
 
-    echo(text, err=True)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    echo(one_line(text), err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -36,6 +36,7 @@ __all__ = [
     "TerminalConsole",
     "echo",
     "json_for_terminal",
+    "one_line",
     "terminal_safe",
     "text_for_stream",
     "well_formed",
@@ -70,6 +71,16 @@ def terminal_safe(text: str) -> str:
     text = well_formed(text).replace("\r\n", "\n")
     text = _CSI.sub("", text)
     return _CONTROL.sub(_shown, text)
+
+
+def one_line(text: str, width: int | None = None) -> str:
+    """``text`` on one terminal-safe line: runs of whitespace become one space; longer than
+    ``width`` characters it is cut, ending in ``…``. Every one-line display of the CLI (error
+    lines, warnings, list rows, tree rows) uses this."""
+    flat = terminal_safe(" ".join(text.split()))
+    if width is not None and len(flat) > width:
+        return flat[: max(width - 1, 0)] + "…"
+    return flat
 
 
 def text_for_stream(text: str, stream: TextIO) -> str:

@@ -3,7 +3,8 @@
 Exports only need to read, so this works straight from the JSONL (the same reading rules as
 pi: blank and malformed lines are skipped, the first parsed line must be the header, the leaf
 is the last entry). A live session passes its own entries and leaf to
-:meth:`SessionDocument.from_entries`.
+:meth:`SessionDocument.from_entries` (:meth:`SessionDocument.from_session` for a
+:class:`~pi_context.session.store.Session`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_context import _json
 from pi_context.errors import SessionFormatError
@@ -19,7 +20,20 @@ from pi_context.session.problems import bounded
 from pi_context.session.reading import read_regular
 from pi_context.session.validation import checked_entry
 
-__all__ = ["SessionDocument", "entry_kind", "entry_preview", "text_of_content"]
+if TYPE_CHECKING:
+    from pi_context.session.store import Session
+
+__all__ = ["SessionDocument", "entry_kind", "entry_preview", "text_of_content", "tree_marker"]
+
+LEAF_MARKER, ON_PATH_MARKER, OFF_PATH_MARKER = "◉", "●", "○"
+
+
+def tree_marker(entry: Mapping[str, Any], leaf: Mapping[str, Any] | None, on_path: bool) -> str:
+    """The tree's bullet for ``entry``: the leaf, an entry on the active path, or another
+    branch's (the HTML export's tree and ``/tree``'s text form draw the same)."""
+    if entry is leaf:
+        return LEAF_MARKER
+    return ON_PATH_MARKER if on_path else OFF_PATH_MARKER
 
 
 def text_of_content(content: Any) -> str:
@@ -121,6 +135,16 @@ class SessionDocument:
         path: Path | None = None,
     ) -> SessionDocument:
         return cls(dict(header), [dict(e) for e in entries], leaf_id, path)
+
+    @classmethod
+    def from_session(cls, session: Session) -> SessionDocument:
+        """A live session at its current leaf (not the file's last line)."""
+        return cls.from_entries(
+            session.header,
+            [entry.data for entry in session.entries],
+            session.leaf_id,
+            path=session.file_path,
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> SessionDocument:

@@ -29,7 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from pi_context import _json
-from pi_context.export.document import SessionDocument, entry_kind, entry_preview, text_of_content
+from pi_context.export.document import (
+    SessionDocument,
+    entry_kind,
+    entry_preview,
+    text_of_content,
+    tree_marker,
+)
 from pi_context.export.markdown import markdown_to_html
 from pi_context.prompt.replay import SystemState, replay_system_state
 from pi_context.tokens import estimate_tokens
@@ -357,7 +363,7 @@ def _tree_html(doc: SessionDocument, on_path: set[int], labels: Mapping[str, str
             classes.append("on-path")
         if entry is leaf:
             classes.append("leaf")
-        marker = "◉" if entry is leaf else ("●" if id(entry) in on_path else "○")
+        marker = tree_marker(entry, leaf, id(entry) in on_path)
         label = f' <span class="label">{_e(labels[eid])}</span>' if eid in labels else ""
         rows.append(
             f'<li class="{" ".join(classes)}" data-depth="{depth}" data-id="{_e(eid)}">'

@@ -110,7 +110,17 @@ class ExtensionAPI:
     def register_command(
         self, name: str, handler: CommandHandler, *, description: str = ""
     ) -> None:
-        """Add a ``/name`` slash command."""
+        """Add a ``/name`` slash command (a leading ``/`` is dropped). An empty name or a
+        handler that cannot be called is refused here, at registration."""
+        if not isinstance(name, str) or not name.lstrip("/"):
+            raise ExtensionError(
+                "register_command needs a non-empty name", extension=self.extension_name
+            )
+        if not callable(handler):
+            raise ExtensionError(
+                f"register_command /{name}: the handler is not callable",
+                extension=self.extension_name,
+            )
         self._extension.commands.append(
             RegisteredCommand(name.lstrip("/"), description, handler, self.extension_name)
         )

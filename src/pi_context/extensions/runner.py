@@ -23,7 +23,7 @@ import inspect
 import re
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -171,8 +171,28 @@ class ExtensionRunner:
         return [tool for ext in self.extensions for tool in ext.tools]
 
     def commands(self) -> list[RegisteredCommand]:
-        """Slash commands extensions registered, in load order (the first of a name wins)."""
-        return [cmd for ext in self.extensions for cmd in ext.commands]
+        """Slash commands extensions registered, in load order, each under its invocation
+        name: a name registered once stays bare; a name registered more than once (by several
+        extensions or one twice) is ``<name>:<k>`` for its k-th registration in load order,
+        ``k`` bumped past a name already taken, as pi names them."""
+        registered = [cmd for ext in self.extensions for cmd in ext.commands]
+        counts: dict[str, int] = {}
+        for cmd in registered:
+            counts[cmd.name] = counts.get(cmd.name, 0) + 1
+        taken = {cmd.name for cmd in registered if counts[cmd.name] == 1}
+        seen: dict[str, int] = {}
+        named: list[RegisteredCommand] = []
+        for cmd in registered:
+            if counts[cmd.name] == 1:
+                named.append(cmd)
+                continue
+            k = seen.get(cmd.name, 0) + 1
+            while f"{cmd.name}:{k}" in taken:
+                k += 1
+            seen[cmd.name] = k
+            taken.add(f"{cmd.name}:{k}")
+            named.append(replace(cmd, name=f"{cmd.name}:{k}"))
+        return named
 
     def command(self, name: str) -> RegisteredCommand | None:
         """The registered ``/name`` command, if any."""

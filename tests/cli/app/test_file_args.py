@@ -160,14 +160,14 @@ async def test_interactive_mode_attaches_the_images_to_the_first_prompt_only(
     from prompt_toolkit.output import DummyOutput
     from rich.console import Console
 
-    from pi_context.cli.app.app import AppAgent, AppConfig
+    from pi_context.cli.app.app import AppConfig, RunningAgent
     from pi_context.cli.interactive.mode import InteractiveShell
     from pi_context.testing import ScriptedModel, reply
 
     (tmp_path / "agent").mkdir()
     model = ScriptedModel([reply("one"), reply("two")])
     config = AppConfig(cwd=str(tmp_path), agent_dir=tmp_path / "agent", session_dir=None)
-    agent = AppAgent(await config.create(model), config)
+    agent = RunningAgent(await config.create(model), config)
     image = {
         "type": "image",
         "data": base64.b64encode(image_bytes("PNG")).decode(),

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pi_context.agent.session import AgentSession
-from pi_context.cli.app.app import AppAgent, AppConfig
+from pi_context.cli.app.app import AppConfig, RunningAgent
 from pi_context.cli.app.session_replacement import SwitchCancelled
 from pi_context.errors import PiContextError
 from pi_context.model import ModelInfo
@@ -104,9 +104,9 @@ def world(tmp_path: Path) -> World:
     return World(tmp_path)
 
 
-async def _conversation(config: AppConfig, *texts: str) -> AppAgent:
+async def _conversation(config: AppConfig, *texts: str) -> RunningAgent:
     model = ScriptedModel([reply(f"answer {n}") for n in range(len(texts))])
-    app = AppAgent(await config.create(model), config)
+    app = RunningAgent(await config.create(model), config)
     for text in texts:
         await app.agent.run(text)
     return app
@@ -173,7 +173,7 @@ async def test_fork_before_a_message_without_parent_starts_empty(world: World) -
     ]
     first.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     agent = await AgentSession.open(first, agent_dir=world.agent_dir)
-    app = AppAgent(agent, config)
+    app = RunningAgent(agent, config)
     [row] = app.fork_messages()
     assert agent.session.get(row.entry_id).parent_id is None  # type: ignore[union-attr]
 
@@ -232,7 +232,7 @@ async def test_clone_of_an_in_memory_session_stays_in_memory(world: World) -> No
 
 async def test_clone_without_entries_says_nothing_to_clone(world: World) -> None:
     agent = await AgentSession.create(cwd=world.project, agent_dir=world.agent_dir)
-    app = AppAgent(agent, world.config(in_memory=True))
+    app = RunningAgent(agent, world.config(in_memory=True))
     with pytest.raises(PiContextError, match=r"^Nothing to clone yet$"):
         await app.clone()
     await agent.aclose()

@@ -16,7 +16,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.output import DummyOutput
 
-from pi_context.cli.app.app import AppAgent, AppConfig
+from pi_context.cli.app.app import AppConfig, RunningAgent
 from pi_context.cli.interactive.clipboard_paste import (
     ClipboardContent,
     ClipboardError,
@@ -137,7 +137,7 @@ async def test_the_paste_keys_insert_the_clipboard_at_the_cursor(
 async def test_the_interactive_prompt_has_the_paste_keys(tmp_path: Path) -> None:
     (tmp_path / "agent").mkdir()
     config = AppConfig(cwd=str(tmp_path), agent_dir=tmp_path / "agent", session_dir=None)
-    agent = AppAgent(await config.create(ScriptedModel([])), config)
+    agent = RunningAgent(await config.create(ScriptedModel([])), config)
     with create_pipe_input() as pipe:
         shell = InteractiveShell(agent, pt_input=pipe, pt_output=DummyOutput())
         bindings = shell._prompt.key_bindings

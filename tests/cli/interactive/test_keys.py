@@ -18,7 +18,7 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
 from pi_context.cli.app.agent_api import NO_MODEL_HELP
-from pi_context.cli.app.app import AppAgent, AppConfig
+from pi_context.cli.app.app import AppConfig, RunningAgent
 from pi_context.cli.interactive.mode import InteractiveShell
 from pi_context.model import ModelRequest
 from pi_context.testing import ScriptedModel, ScriptedReply, reply
@@ -45,7 +45,7 @@ async def _shell(
 ) -> tuple[InteractiveShell, io.StringIO]:
     (tmp_path / "agent").mkdir(exist_ok=True)
     config = AppConfig(cwd=str(tmp_path), agent_dir=tmp_path / "agent", session_dir=None)
-    agent = AppAgent(await config.create(model), config)
+    agent = RunningAgent(await config.create(model), config)
     screen = io.StringIO()
     console = Console(file=screen, width=100, force_terminal=False, color_system=None)
     shell = InteractiveShell(agent, console=console, pt_input=pipe, pt_output=DummyOutput())

@@ -1,6 +1,6 @@
 """The seam between the terminal front end and the agent.
 
-:class:`AgentHost` is everything interactive mode and the slash commands use: the running
+:class:`AgentApi` is everything interactive mode and the slash commands use: the running
 agent session plus what only the application knows (where sessions live, which models and
 skills exist). ``pi_context.cli.app.app`` implements it on top of ``AgentSession``; tests may
 implement it with fakes.
@@ -13,18 +13,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from pi_context.agent.navigation import NavigationResult
 from pi_context.agent.stats import SessionStats
 from pi_context.cli.app.session_list import SessionSummary
 from pi_context.cli.app.session_replacement import ForkMessage
-from pi_context.cli.interactive.pickers.model import ModelChoice
-from pi_context.events import AgentEvent
+from pi_context.events import AgentEvent, QueueUpdate
 from pi_context.extensions import RegisteredCommand
 from pi_context.messages import ImageContent
 from pi_context.model import Model, ModelInfo
 from pi_context.resources.trust import TrustDecision, TrustStore
 from pi_context.session.store import Session
 
-__all__ = ["NO_MODEL_HELP", "AgentHost", "ProjectTrust"]
+__all__ = [
+    "NO_MODEL_HELP",
+    "AgentApi",
+    "ModelChoice",
+    "ModelCycle",
+    "NavigationResult",
+    "ProjectTrust",
+]
 
 NO_MODEL_HELP = (
     "No model configured: pass --model provider/id, set an API key (ANTHROPIC_API_KEY, "
@@ -45,7 +52,32 @@ class ProjectTrust:
     """Where decisions are saved (``<agentDir>/trust.json``)."""
 
 
-class AgentHost(Protocol):
+@dataclass(frozen=True, slots=True)
+class ModelChoice:
+    """A model ``/model`` (and RPC's model list) can switch to."""
+
+    provider: str
+    id: str
+    name: str
+    available: bool
+    """A key (or the local model) is configured."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.provider}/{self.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCycle:
+    """Where a model cycle went (Ctrl+P, RPC ``cycle_model``)."""
+
+    model: ModelInfo
+    thinking_level: str
+    is_scoped: bool
+    """A scope (``--models`` / ``enabledModels``) decided the list."""
+
+
+class AgentApi(Protocol):
     @property
     def session(self) -> Session: ...
 
@@ -61,11 +93,11 @@ class AgentHost(Protocol):
 
     def abort(self) -> None: ...
 
-    def steer(self, text: str) -> Any:
+    def steer(self, text: str) -> QueueUpdate:
         """Queue ``text`` for the running answer (delivered after its current tool calls)."""
         ...
 
-    def follow_up(self, text: str) -> Any:
+    def follow_up(self, text: str) -> QueueUpdate:
         """Queue ``text`` for when the agent would otherwise stop."""
         ...
 
@@ -77,13 +109,19 @@ class AgentHost(Protocol):
         """Release the session file (after a switch or at exit)."""
         ...
 
-    async def compact(self, instructions: str | None) -> Any: ...
-
-    async def navigate(self, entry_id: str, *, summarize: bool, instructions: str | None) -> Any:
-        """Move the leaf (``/tree``); the result may carry ``editor_text`` / ``summary_entry_id``."""
+    async def compact(self, instructions: str | None) -> Mapping[str, Any]:
+        """Summarize older messages now; the ``compaction`` entry's fields."""
         ...
 
-    async def reload(self) -> Any: ...
+    async def navigate(
+        self, entry_id: str, *, summarize: bool, instructions: str | None
+    ) -> NavigationResult:
+        """Move the leaf (``/tree``)."""
+        ...
+
+    async def reload(self) -> None:
+        """Re-read settings, context files, skills and prompts (patched at the next run)."""
+        ...
 
     def subscribe(self, callback: Callable[[AgentEvent], None]) -> Callable[[], None]:
         """Receive events emitted outside :meth:`prompt` (compaction, navigation)."""
@@ -177,7 +215,7 @@ class AgentHost(Protocol):
 
     def delete_session(self, path: Path) -> None: ...
 
-    async def open_session_here(self, path: Path, *, fork: bool) -> AgentHost:
+    async def open_session_here(self, path: Path, *, fork: bool) -> AgentApi:
         """Resume ``path`` in this process's directory (its own no longer exists): in place,
         or as a fork with a new id (``fork``), the original kept."""
         ...
@@ -202,11 +240,11 @@ class AgentHost(Protocol):
 
     def project_trust(self) -> ProjectTrust: ...
 
-    async def new_session(self, parent_session: str | None = None) -> AgentHost:
+    async def new_session(self, parent_session: str | None = None) -> AgentApi:
         """``/new`` (extensions may cancel: ``SwitchCancelled``)."""
         ...
 
-    async def open_session(self, path: Path) -> AgentHost:
+    async def open_session(self, path: Path) -> AgentApi:
         """``/resume`` ``path`` (extensions may cancel: ``SwitchCancelled``)."""
         ...
 
@@ -214,12 +252,12 @@ class AgentHost(Protocol):
         """The user messages ``/fork`` offers: the whole file's, in append order."""
         ...
 
-    async def fork_before(self, entry_id: str) -> tuple[AgentHost, str]:
+    async def fork_before(self, entry_id: str) -> tuple[AgentApi, str]:
         """``/fork``: the session holding the path before user message ``entry_id``, and that
         message's text for the editor (extensions may cancel: ``SwitchCancelled``)."""
         ...
 
-    async def clone(self) -> AgentHost:
+    async def clone(self) -> AgentApi:
         """``/clone``: a session holding the current path (``Nothing to clone yet`` without
         entries; extensions may cancel: ``SwitchCancelled``)."""
         ...

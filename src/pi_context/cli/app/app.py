@@ -1,8 +1,8 @@
 """The application around one :class:`~pi_context.agent.session.AgentSession`.
 
 :class:`AppConfig` holds what the command line decided once (agent dir, session dir, prompt
-options, how to resolve model names); :class:`AppAgent` wraps the running agent session and
-implements :class:`pi_context.cli.app.agent_api.AgentHost` for interactive mode: new, resumed and
+options, how to resolve model names); :class:`RunningAgent` wraps the running agent session and
+implements :class:`pi_context.cli.app.agent_api.AgentApi` for interactive mode: new, resumed and
 forked sessions are created with the same configuration, in pi's session directory.
 """
 
@@ -17,19 +17,20 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from pi_context import storage
+from pi_context.agent.navigation import NavigationResult
 from pi_context.agent.session import AgentSession
 from pi_context.agent.stats import SessionStats
 from pi_context.agent.tool_selection import ToolSelection
 from pi_context.cli.app import session_replacement
-from pi_context.cli.app.agent_api import ProjectTrust
+from pi_context.cli.app.agent_api import ModelChoice, ModelCycle, ProjectTrust
 from pi_context.cli.app.model_scope import ScopeEntry, next_model_key
 from pi_context.cli.app.saved_settings import save_default_model, update_global_settings
 from pi_context.cli.app.scripted import load_scripted_model, scripted_spec
 from pi_context.cli.app.session_list import SessionLister, SessionSummary
 from pi_context.cli.app.session_replacement import ForkMessage
-from pi_context.cli.interactive.pickers.model import ModelChoice
+from pi_context.cli.terminal_text import one_line
 from pi_context.errors import ModelNotFoundError, PiContextError, ProviderError
-from pi_context.events import AgentEvent
+from pi_context.events import AgentEvent, QueueUpdate
 from pi_context.extensions import RegisteredCommand
 from pi_context.extensions.events import SessionReason
 from pi_context.messages import ImageContent
@@ -44,7 +45,7 @@ from pi_context.tokens import estimate_tokens
 if TYPE_CHECKING:
     from pi_context.providers.models import ModelRegistry
 
-__all__ = ["AppAgent", "AppConfig", "ModelCycle", "resolve_cli_model"]
+__all__ = ["AppConfig", "RunningAgent", "resolve_cli_model"]
 
 
 def resolve_cli_model(
@@ -133,12 +134,8 @@ def _load_registry(agent_dir: Path | None, env: Mapping[str, str] | None) -> Mod
     for problem in (*registry.errors, *registry.warnings):
         if problem not in _WARNED:
             _WARNED.add(problem)
-            click.echo(f"pictx: warning: {_one_line(problem)}", err=True)
+            click.echo(f"pictx: warning: {one_line(problem)}", err=True)
     return registry
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _recorded_model(path: Path | None) -> tuple[str | None, str | None]:
@@ -289,18 +286,8 @@ class AppConfig:
         return agent
 
 
-@dataclass(frozen=True, slots=True)
-class ModelCycle:
-    """Where a model cycle went (RPC ``cycle_model``'s answer)."""
-
-    model: ModelInfo
-    thinking_level: str
-    is_scoped: bool
-    """A scope (``--models`` / ``enabledModels``) decided the list."""
-
-
-class AppAgent:
-    """An :class:`AgentSession` plus the application: implements ``AgentHost``."""
+class RunningAgent:
+    """An :class:`AgentSession` plus the application: implements ``AgentApi``."""
 
     def __init__(self, agent: AgentSession, config: AppConfig) -> None:
         self.agent = agent
@@ -323,10 +310,10 @@ class AppAgent:
     def abort(self) -> None:
         self.agent.abort()
 
-    def steer(self, text: str) -> Any:
+    def steer(self, text: str) -> QueueUpdate:
         return self.agent.steer(text)
 
-    def follow_up(self, text: str) -> Any:
+    def follow_up(self, text: str) -> QueueUpdate:
         return self.agent.follow_up(text)
 
     def clear_queue(self) -> tuple[list[str], list[str]]:
@@ -335,14 +322,16 @@ class AppAgent:
     def close(self) -> None:
         self.agent.close()
 
-    async def compact(self, instructions: str | None) -> Any:
+    async def compact(self, instructions: str | None) -> Mapping[str, Any]:
         return await self.agent.compact(instructions)
 
-    async def navigate(self, entry_id: str, *, summarize: bool, instructions: str | None) -> Any:
+    async def navigate(
+        self, entry_id: str, *, summarize: bool, instructions: str | None
+    ) -> NavigationResult:
         return await self.agent.navigate(entry_id, summarize=summarize, instructions=instructions)
 
-    async def reload(self) -> Any:
-        return await self.agent.reload()
+    async def reload(self) -> None:
+        await self.agent.reload()
 
     def subscribe(self, callback: Callable[[AgentEvent], None]) -> Callable[[], None]:
         return self.agent.subscribe(callback)
@@ -505,7 +494,7 @@ class AppAgent:
         path.unlink()
         self._lister.forget(path)
 
-    async def open_session_here(self, path: Path, *, fork: bool) -> AppAgent:
+    async def open_session_here(self, path: Path, *, fork: bool) -> RunningAgent:
         here = self.config.cwd
         if fork:
             directory = self.config.session_dir or self.session_dir()
@@ -514,7 +503,7 @@ class AppAgent:
             directory.mkdir(parents=True, exist_ok=True)
             path = storage.fork_from(path, directory, cwd=here)
         opened = await session_replacement.open_session(self.agent, self.config, path, cwd=here)
-        return AppAgent(opened, self.config)
+        return RunningAgent(opened, self.config)
 
     # -- stored credentials (auth.json) -----------------------------------------------------------
 
@@ -571,18 +560,18 @@ class AppAgent:
     def _model(self) -> Model | None:
         return self.agent.model_or_none
 
-    async def new_session(self, parent_session: str | None = None) -> AppAgent:
+    async def new_session(self, parent_session: str | None = None) -> RunningAgent:
         """``/new``; raises :class:`~.session_replacement.SwitchCancelled` when an extension
         cancels (the current session goes on)."""
         agent = await session_replacement.new_session(
             self.agent, self.config, parent_session=parent_session
         )
-        return AppAgent(agent, self.config)
+        return RunningAgent(agent, self.config)
 
-    async def open_session(self, path: Path) -> AppAgent:
+    async def open_session(self, path: Path) -> RunningAgent:
         """``/resume`` ``path``; raises :class:`~.session_replacement.SwitchCancelled` when an
         extension cancels."""
-        return AppAgent(
+        return RunningAgent(
             await session_replacement.open_session(self.agent, self.config, path), self.config
         )
 
@@ -590,15 +579,15 @@ class AppAgent:
         """The user messages ``/fork`` can start before (whole file, append order)."""
         return session_replacement.fork_messages(self.agent.session)
 
-    async def fork_before(self, entry_id: str) -> tuple[AppAgent, str]:
+    async def fork_before(self, entry_id: str) -> tuple[RunningAgent, str]:
         """``/fork``: the new session (path before user message ``entry_id``) and that
         message's text for the editor. Raises ``SwitchCancelled`` when an extension cancels,
         :class:`~pi_context.errors.PiContextError` for an entry that is not a user message."""
         agent, text = await session_replacement.fork_before(self.agent, self.config, entry_id)
-        return AppAgent(agent, self.config), text
+        return RunningAgent(agent, self.config), text
 
-    async def clone(self) -> AppAgent:
+    async def clone(self) -> RunningAgent:
         """``/clone``: a new session holding the current path. Raises ``SwitchCancelled`` when
         an extension cancels, :class:`~pi_context.errors.PiContextError` (``Nothing to clone
         yet``) without entries."""
-        return AppAgent(await session_replacement.clone(self.agent, self.config), self.config)
+        return RunningAgent(await session_replacement.clone(self.agent, self.config), self.config)

@@ -10,13 +10,16 @@ the result is exact for any file, and fast for pi's.
 
 :class:`SessionLister` keeps summaries keyed by path, size and modification time, so
 reopening the picker, toggling its scope or renaming a session rereads only what changed.
+
+:func:`session_rows` and :func:`pick_session` are the numbered list that stands in for the
+picker where there is no terminal to show one (``/resume`` through a pipe, ``pictx -r``).
 """
 
 from __future__ import annotations
 
 import mmap
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +27,17 @@ from pi_context import _json, storage
 from pi_context.errors import SessionError
 from pi_context.session.reading import open_regular
 
-__all__ = ["SessionLister", "SessionSummary", "summarize_session"]
+__all__ = [
+    "PICKER_SIZE",
+    "SessionLister",
+    "SessionSummary",
+    "pick_session",
+    "session_rows",
+    "summarize_session",
+]
+
+PICKER_SIZE = 30
+"""How many of the newest sessions a numbered list shows."""
 
 _HEAD = 512
 """How much of a line is looked at to classify it: pi writes ``type``, ``id``, ``parentId``,
@@ -209,3 +222,21 @@ class SessionLister:
         kept = [s for s in found if s is not None]
         kept.sort(key=lambda s: (s.modified, s.path.name), reverse=True)
         return kept
+
+
+def session_rows(sessions: Sequence[storage.SessionInfo]) -> list[str]:
+    """The numbered lines of the list (the newest :data:`PICKER_SIZE` sessions)."""
+    rows = []
+    for number, info in enumerate(sessions[:PICKER_SIZE], start=1):
+        title = info.name or info.first_message or "(empty)"
+        rows.append(f"{number:>3} {info.created[:19]} {info.message_count:>4} msgs  {title[:70]}")
+    return rows
+
+
+def pick_session(
+    sessions: Sequence[storage.SessionInfo], choice: str
+) -> storage.SessionInfo | None:
+    """The session numbered ``choice`` in :func:`session_rows`; ``None`` for anything else."""
+    if not choice.isdigit() or not 1 <= int(choice) <= min(PICKER_SIZE, len(sessions)):
+        return None
+    return sessions[int(choice) - 1]

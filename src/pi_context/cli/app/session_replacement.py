@@ -16,7 +16,7 @@ Both copy the path with :meth:`pi_context.session.Session.fork` (label entries d
 re-created after the path, compaction ``firstKeptEntryId`` remapped); the new file is written
 at once only when the path holds a conversation, and an in-memory session is replaced by an
 in-memory copy. The functions take and return :class:`~pi_context.agent.session.AgentSession`
-objects; :class:`pi_context.cli.app.app.AppAgent` wraps them.
+objects; :class:`pi_context.cli.app.app.RunningAgent` wraps them.
 """
 
 from __future__ import annotations

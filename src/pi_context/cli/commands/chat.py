@@ -29,10 +29,11 @@ import click
 
 from pi_context import storage
 from pi_context.agent.tool_selection import ToolSelectionError, parse_tool_selection
-from pi_context.cli.app.agent_api import NO_MODEL_HELP, AgentHost
-from pi_context.cli.app.app import AppAgent, AppConfig, resolve_cli_model
+from pi_context.cli.app.agent_api import NO_MODEL_HELP, AgentApi
+from pi_context.cli.app.app import AppConfig, RunningAgent, resolve_cli_model
 from pi_context.cli.app.file_args import PromptPlan, plan_prompts
 from pi_context.cli.app.model_scope import ScopeEntry, resolve_scope
+from pi_context.cli.app.session_list import pick_session, session_rows
 from pi_context.cli.terminal_text import echo
 from pi_context.errors import PiContextError, SessionError
 from pi_context.export import SessionDocument, default_html_name, export_html
@@ -49,8 +50,8 @@ from pi_context.resources.trust import (
 
 __all__ = [
     "USE_SESSION_CWD_FLAG",
-    "agent_command",
     "build_prompts",
+    "chat_command",
     "startup_settings",
 ]
 
@@ -65,8 +66,6 @@ def build_prompts(args: Sequence[str], stdin_text: str | None, cwd: str) -> list
 
 
 def _pick_session(directory: Path) -> Path | None:
-    from pi_context.cli.interactive.slash.commands import pick_session, session_rows
-
     sessions = storage.list_sessions(directory)
     if not sessions:
         click.echo("No saved sessions in this project; starting a new one.", err=True)
@@ -163,7 +162,7 @@ async def _start(
     session_id: str | None = None,
     use_session_cwd: bool = False,
     fork_arg: str | None = None,
-) -> AppAgent | None:
+) -> RunningAgent | None:
     # a named model is resolved first, so that a bad --model fails before any picker
     named = config.model_resolver(model_spec, None) if model_spec is not None else None
     directory = config.session_dir
@@ -171,7 +170,7 @@ async def _start(
     if fork_arg is not None:
         forked = _fork_into_cwd(fork_arg, config, session_id)
         model = named or config.model_resolver(None, forked)
-        return _warn_session_problems(AppAgent(await config.open(forked, model), config))
+        return _warn_session_problems(RunningAgent(await config.open(forked, model), config))
     if session_id is not None:
         found = _session_with_id(directory, session_id)
         if found is None:
@@ -182,7 +181,7 @@ async def _start(
                     err=True,
                 )
             model = named or config.model_resolver(None, None)
-            return AppAgent(await config.create(model, session_id=session_id), config)
+            return RunningAgent(await config.create(model, session_id=session_id), config)
         path = found
     elif session_arg is not None:
         local = directory or storage.default_session_dir(config.cwd, config.agent_dir)
@@ -199,7 +198,7 @@ async def _start(
             target = directory or storage.default_session_dir(config.cwd, config.agent_dir)
             forked = storage.fork_from(match.path, target, cwd=config.cwd)
             model = named or config.model_resolver(None, forked)
-            return _warn_session_problems(AppAgent(await config.open(forked, model), config))
+            return _warn_session_problems(RunningAgent(await config.open(forked, model), config))
         path = match.path
     elif cont and directory is not None:
         custom = directory != storage.default_session_dir(config.cwd, config.agent_dir)
@@ -214,8 +213,8 @@ async def _start(
         return None
     model = named or config.model_resolver(None, path)
     if path is not None:
-        return _warn_session_problems(AppAgent(await config.open(path, model), config))
-    return AppAgent(await config.create(model), config)
+        return _warn_session_problems(RunningAgent(await config.open(path, model), config))
+    return RunningAgent(await config.create(model), config)
 
 
 def _fork_into_cwd(arg: str, config: AppConfig, session_id: str | None) -> Path:
@@ -342,7 +341,7 @@ def _say_skipped(directory: Path, chosen: Path | None) -> None:
 _PROBLEMS_SHOWN = 5
 
 
-def _warn_session_problems(app: AppAgent) -> AppAgent:
+def _warn_session_problems(app: RunningAgent) -> RunningAgent:
     """Say once, on stderr, what was wrong with the resumed file (skipped torn or malformed
     lines, fields of the wrong type), a few lines at most. The context is projected first, so
     the entries it reads have been checked."""
@@ -388,7 +387,7 @@ async def _run(
     )
     if app is None:
         return 0
-    host: AgentHost = app
+    host: AgentApi = app
     _warn_if_untrusted(app.agent.resources.trust, app.agent.cwd)
     model = app.agent.model_or_none
     if model is not None and (prompts or interactive):
@@ -407,7 +406,7 @@ async def _run(
             try:
                 return await shell.run(prompts, images=plan.images)
             finally:
-                if isinstance(shell.agent, AppAgent) and shell.agent is not host:
+                if isinstance(shell.agent, RunningAgent) and shell.agent is not host:
                     await shell.agent.agent.aclose()  # extensions get session_shutdown
                 elif shell.agent is not host:
                     shell.agent.close()
@@ -559,7 +558,7 @@ async def _release_local_models() -> None:
     help="Write SESSION as HTML and exit.",
 )
 @click.argument("messages", nargs=-1)
-def agent_command(
+def chat_command(
     print_mode: bool,
     mode: str | None,
     cont: bool,
@@ -719,7 +718,7 @@ def agent_command(
     return asyncio.run(_run(config, options, plan, run_mode, notes))
 
 
-async def _serve_rpc(app: AppAgent, out: BinaryIO) -> int:
+async def _serve_rpc(app: RunningAgent, out: BinaryIO) -> int:
     from pi_context.cli.rpc import run_rpc
 
     if app.agent.model_or_none is None:

@@ -46,12 +46,12 @@ from prompt_toolkit.output import Output
 from rich.console import Console
 from rich.text import Text
 
-from pi_context.cli.app.agent_api import NO_MODEL_HELP, AgentHost
+from pi_context.cli.app.agent_api import NO_MODEL_HELP, AgentApi
 from pi_context.cli.interactive.clipboard_paste import clipboard_key_bindings
 from pi_context.cli.interactive.pickers.list import PickerSource, run_picker
 from pi_context.cli.interactive.progress import RunProgress
 from pi_context.cli.interactive.render import EventRenderer
-from pi_context.cli.interactive.slash.commands import COMMANDS, command_names, run_slash
+from pi_context.cli.interactive.slash import commands_for, run_slash
 from pi_context.cli.interactive.stats import status_line
 from pi_context.cli.terminal_text import TerminalConsole
 from pi_context.errors import PiContextError
@@ -71,10 +71,11 @@ _ESC_FLUSH_SECONDS = 0.05
 
 
 class SlashCompleter(Completer):
-    """Completes ``/commands`` and ``/skill:<name>`` at the start of the input."""
+    """Completes ``/commands`` (built-ins and the session's extension commands) and
+    ``/skill:<name>`` at the start of the input."""
 
-    def __init__(self, skills: Callable[[], Iterable[str]]) -> None:
-        self._skills = skills
+    def __init__(self, agent: Callable[[], AgentApi]) -> None:
+        self._agent = agent
 
     def get_completions(
         self, document: Document, complete_event: CompleteEvent
@@ -82,12 +83,13 @@ class SlashCompleter(Completer):
         text = document.text_before_cursor
         if not text.startswith("/") or " " in text or "\n" in text:
             return
-        candidates = [*command_names(), *(f"/skill:{name}" for name in self._skills())]
-        for candidate in candidates:
-            if candidate.startswith(text):
-                name = candidate[1:]
-                meta = COMMANDS[name].help if name in COMMANDS else "skill"
-                yield Completion(candidate, start_position=-len(text), display_meta=meta)
+        agent = self._agent()
+        commands = commands_for(agent)
+        candidates = [(c.name, c.help) for c in commands if c.completes]
+        candidates += [(f"skill:{name}", "skill") for name in agent.skill_names()]
+        for name, meta in candidates:
+            if ("/" + name).startswith(text):
+                yield Completion("/" + name, start_position=-len(text), display_meta=meta)
 
 
 # Shift+Ctrl+P reaches the program only from terminals that report modifiers (xterm's
@@ -150,7 +152,7 @@ class InteractiveShell:
 
     def __init__(
         self,
-        agent: AgentHost,
+        agent: AgentApi,
         *,
         console: Console | None = None,
         history: History | None = None,
@@ -171,7 +173,7 @@ class InteractiveShell:
         self._input = pt_input
         self._prompt: PromptSession[str] = PromptSession(
             history=history or InMemoryHistory(),
-            completer=SlashCompleter(lambda: self.agent.skill_names()),
+            completer=SlashCompleter(lambda: self.agent),
             complete_while_typing=True,
             key_bindings=merge_key_bindings(
                 [
@@ -267,7 +269,7 @@ class InteractiveShell:
             self._renderer = None
             self.print_status()
 
-    def switch(self, agent: AgentHost) -> None:
+    def switch(self, agent: AgentApi) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
         if agent is not self.agent:
@@ -607,7 +609,7 @@ def history_for(agent_dir: Path | None) -> History:
     return FileHistory(str(agent_dir / "pictx-history"))
 
 
-async def run_interactive(agent: AgentHost, *, agent_dir: Path | None = None, **kwargs: Any) -> int:
+async def run_interactive(agent: AgentApi, *, agent_dir: Path | None = None, **kwargs: Any) -> int:
     """Start interactive mode on ``agent``."""
     shell = InteractiveShell(agent, history=history_for(agent_dir), **kwargs)
     return await shell.run()

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from pi_context import storage
-from pi_context.cli.app.app import AppAgent
+from pi_context.cli.app.app import RunningAgent
 from pi_context.cli.app.session_replacement import (
     INVALID_FORK_ENTRY,
     SwitchCancelled,
@@ -507,7 +507,7 @@ class CommandHandlers:
         app = self.rt.app
         text: list[str] = []
 
-        async def fork() -> AppAgent:
+        async def fork() -> RunningAgent:
             forked, editor_text = await app.fork_before(entry.id)
             text.append(editor_text)
             return forked
@@ -529,7 +529,7 @@ class CommandHandlers:
         if session.file_path is not None and not session.is_persisted:
             raise RpcCommandError(_NOT_SAVED)
 
-    async def _replace(self, make: Callable[[], Awaitable[AppAgent]]) -> dict[str, Any]:
+    async def _replace(self, make: Callable[[], Awaitable[RunningAgent]]) -> dict[str, Any]:
         """Replace the session; ``{"cancelled": true}`` when an extension said no."""
         try:
             await self.rt.replace(make)

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pi_context.agent.session import AgentSession
-from pi_context.cli.app.app import AppAgent
+from pi_context.cli.app.app import RunningAgent
 from pi_context.events import AgentEvent, AgentSettled
 from pi_context.messages import AgentMessage, ImageContent
 
@@ -31,7 +31,7 @@ __all__ = ["RpcRuntime"]
 class RpcRuntime:
     """The state of one RPC process."""
 
-    def __init__(self, app: AppAgent, send: Callable[[Mapping[str, Any]], None]) -> None:
+    def __init__(self, app: RunningAgent, send: Callable[[Mapping[str, Any]], None]) -> None:
         self.app = app
         self.send = send
         self.forwarding = True
@@ -104,7 +104,7 @@ class RpcRuntime:
 
     # -- session replacement ----------------------------------------------------------------------
 
-    async def replace(self, make: Callable[[], Awaitable[AppAgent]]) -> None:
+    async def replace(self, make: Callable[[], Awaitable[RunningAgent]]) -> None:
         """Switch to the session ``make()`` awaits to: it asks the extensions (and may raise
         ``SwitchCancelled``, leaving everything as it was), then ends the old session (its
         run aborted) and starts the new one (:mod:`pi_context.cli.app.session_replacement`)."""

@@ -19,9 +19,9 @@ from pi_context.cli.interactive.pickers.list import (
     PickerRow,
     Stay,
     fuzzy_score,
-    one_line,
     run_picker,
 )
+from pi_context.cli.terminal_text import one_line
 
 
 @pytest.fixture

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from pi_context.cli.app.agent_api import ModelChoice
 from pi_context.cli.interactive.pickers.list import Close, Stay
 from pi_context.cli.interactive.pickers.model import (
-    ModelChoice,
     ModelPick,
     ModelPicker,
     ScopeEditor,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pi_context.cli.interactive.slash.commands import command_names, parse_slash, tree_rows
+from pi_context.cli.interactive.slash import parse_slash
+from pi_context.cli.interactive.slash.app import tree_rows
+from pi_context.cli.interactive.slash.registry import BUILT_INS
 from pi_context.export import SessionDocument
 from tests.export import sessions
 
@@ -12,7 +14,7 @@ from tests.export import sessions
 def test_parse_slash() -> None:
     assert parse_slash("  /compact keep the API notes  ") == ("compact", "keep the API notes")
     assert parse_slash("/tree") == ("tree", "")
-    assert parse_slash("/skill:greet the team") == ("skill", "skill:greet the team")
+    assert parse_slash("/skill:greet the team") == ("skill:", "skill:greet the team")
     assert parse_slash("hello /compact") is None
     assert parse_slash("/") is None
 
@@ -20,7 +22,7 @@ def test_parse_slash() -> None:
 def test_every_issue_command_exists() -> None:
     wanted = {"compact", "tree", "reload", "export", "session", "model", "name", "label"}
     wanted |= {"new", "resume", "fork", "help", "quit"}
-    assert {name[1:] for name in command_names()} >= wanted
+    assert {name[1:] for name in BUILT_INS.names()} >= wanted
 
 
 def test_tree_rows_mark_path_leaf_labels_and_hide_metadata(tmp_path: Path) -> None:

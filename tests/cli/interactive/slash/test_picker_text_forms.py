@@ -13,9 +13,9 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from pi_context.cli.app.app import AppAgent, AppConfig
+from pi_context.cli.app.app import AppConfig, RunningAgent
 from pi_context.cli.interactive.mode import InteractiveShell
-from pi_context.cli.interactive.slash.commands import run_slash
+from pi_context.cli.interactive.slash import run_slash
 from pi_context.model import ModelInfo
 from pi_context.testing import ScriptedModel, reply
 
@@ -43,7 +43,7 @@ async def _shell(
     config = AppConfig(
         cwd=str(tmp_path), agent_dir=tmp_path / "agent", session_dir=tmp_path / "sessions"
     )
-    agent = AppAgent(await config.create(model), config)
+    agent = RunningAgent(await config.create(model), config)
     screen = io.StringIO()
     console = Console(file=screen, width=200, force_terminal=False, color_system=None)
     shell = InteractiveShell(agent, console=console, pt_input=pipe, pt_output=DummyOutput())

@@ -1,6 +1,6 @@
 """``/fork``: choose the user message to fork before (spec agent-parity §5.3).
 
-The rows are the host's :meth:`~pi_context.cli.app.agent_api.AgentHost.fork_messages` (every user
+The rows are the host's :meth:`~pi_context.cli.app.agent_api.AgentApi.fork_messages` (every user
 message of the session file, in file order), the last one selected. Choosing one starts a new
 session holding what came before it (the fork engine of
 :mod:`pi_context.cli.app.session_replacement`); its text goes back into the editor.

@@ -30,7 +30,7 @@ from prompt_toolkit.layout import FormattedTextControl, Layout, Window
 from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 
-from pi_context.cli.terminal_text import terminal_safe
+from pi_context.cli.terminal_text import one_line
 
 __all__ = [
     "AskText",
@@ -43,7 +43,6 @@ __all__ = [
     "PickerSource",
     "Stay",
     "fuzzy_score",
-    "one_line",
     "run_picker",
 ]
 
@@ -122,11 +121,6 @@ class PickerSource(Protocol[T]):
     def choose(self, value: T, query: str) -> Outcome[T]:
         """Enter on a row."""
         ...
-
-
-def one_line(text: str) -> str:
-    """``text`` on one line (runs of whitespace become one space), terminal-safe."""
-    return terminal_safe(" ".join(text.split()))
 
 
 def fuzzy_score(query: str, text: str) -> float | None:

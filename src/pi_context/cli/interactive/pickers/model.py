@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from prompt_toolkit.keys import Keys
 
+from pi_context.cli.app.agent_api import ModelChoice
 from pi_context.cli.interactive.pickers.list import (
     Close,
     Outcome,
@@ -31,26 +32,12 @@ from pi_context.cli.interactive.pickers.list import (
 )
 
 __all__ = [
-    "ModelChoice",
     "ModelPick",
     "ModelPicker",
     "ScopeEditor",
     "exact_model",
     "sort_models",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class ModelChoice:
-    provider: str
-    id: str
-    name: str
-    available: bool
-    """A key (or the local model) is configured."""
-
-    @property
-    def key(self) -> str:
-        return f"{self.provider}/{self.id}"
 
 
 @dataclass(frozen=True, slots=True)

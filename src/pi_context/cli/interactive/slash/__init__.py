@@ -1,5 +1,13 @@
 """The slash commands typed at the interactive prompt (``/model``, ``/tree``, ``/resume``, ...).
 
-``commands`` holds the registry and each command's text form; ``pickers`` the forms that open a
-list picker when the input is a terminal.
+One module per family of commands, each holding every form of its commands (the text form and
+the picker form), registered with ``@BUILT_INS.command(...)``: :mod:`.session`, :mod:`.model`,
+:mod:`.auth`, :mod:`.app`. :mod:`.registry` is the one registry: extension commands are
+registered into it through the same ``register`` for the running session
+(:func:`~.registry.commands_for`). Importing this package registers every built-in.
 """
+
+from pi_context.cli.interactive.slash import app, auth, model, session  # noqa: F401  (registers)
+from pi_context.cli.interactive.slash.registry import commands_for, parse_slash, run_slash
+
+__all__ = ["commands_for", "parse_slash", "run_slash"]

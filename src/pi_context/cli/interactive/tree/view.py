@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from pi_context.cli.terminal_text import one_line
 from pi_context.export.document import SessionDocument, entry_preview, text_of_content
 
 __all__ = [
@@ -144,8 +145,8 @@ def _main_argument(arguments: Any) -> str:
         return ""
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:_ROW_CHARS]
+def _row_text(text: str) -> str:
+    return one_line(text, _ROW_CHARS)
 
 
 def _describe(entry: Mapping[str, Any], calls: Mapping[str, tuple[str, str]]) -> tuple[str, str]:
@@ -157,15 +158,15 @@ def _describe(entry: Mapping[str, Any], calls: Mapping[str, tuple[str, str]]) ->
         if role == "toolResult":
             name, argument = calls.get(str(message.get("toolCallId")), ("", ""))
             name = name or str(message.get("toolName", "tool"))
-            shown = f"[{name}: {_one_line(argument)}]" if argument else f"[{name}]"
+            shown = f"[{name}: {_row_text(argument)}]" if argument else f"[{name}]"
             return shown, f"toolResult {name} {argument}"
         if role == "bashExecution":
-            return f"$ {_one_line(str(message.get('command', '')))}", "bash"
+            return f"$ {_row_text(str(message.get('command', '')))}", "bash"
         if role == "assistant" and not _has_text(message):
             reason = message.get("stopReason")
             error = message.get("errorMessage")
             if reason == "error":
-                return f"assistant: (error) {_one_line(str(error or ''))}".rstrip(), role
+                return f"assistant: (error) {_row_text(str(error or ''))}".rstrip(), role
             if reason == "aborted":
                 return "assistant: (aborted)", role
             calls_made = [
@@ -176,14 +177,14 @@ def _describe(entry: Mapping[str, Any], calls: Mapping[str, tuple[str, str]]) ->
             return f"assistant: → {', '.join(calls_made)}" if calls_made else "assistant:", role
         if role == "system":
             return "system prompt", role
-        return f"{role}: {_one_line(entry_text(entry))}", role
+        return f"{role}: {_row_text(entry_text(entry))}", role
     if kind == "compaction":
-        return f"compaction: {_one_line(entry_text(entry))}", "compaction"
+        return f"compaction: {_row_text(entry_text(entry))}", "compaction"
     if kind == "branch_summary":
-        return f"branch summary: {_one_line(entry_text(entry))}", "branch summary"
+        return f"branch summary: {_row_text(entry_text(entry))}", "branch summary"
     if kind == "custom_message":
         custom = str(entry.get("customType", ""))
-        return f"[{custom}]: {_one_line(entry_text(entry))}", f"custom {custom}"
+        return f"[{custom}]: {_row_text(entry_text(entry))}", f"custom {custom}"
     if kind == "custom":
         custom = str(entry.get("customType", ""))
         return f"custom: {custom}", f"custom {custom}"
@@ -194,9 +195,9 @@ def _describe(entry: Mapping[str, Any], calls: Mapping[str, tuple[str, str]]) ->
         level = str(entry.get("thinkingLevel"))
         return f"thinking: {level}", f"thinking {level}"
     if kind == "label":
-        return f"label: {_one_line(entry_preview(entry))}", "label"
+        return f"label: {_row_text(entry_preview(entry))}", "label"
     if kind == "session_info":
-        return f"session name: {_one_line(str(entry.get('name', '')))}", "session name"
+        return f"session name: {_row_text(str(entry.get('name', '')))}", "session name"
     if kind == "context_edit":
         return f"context edit: {entry.get('targetId')}", "context edit"
     return kind, kind

@@ -1,0 +1,240 @@
+"""The session family: ``/new``, ``/resume``, ``/fork``, ``/clone``, ``/name``, ``/label``,
+``/session``, ``/export``.
+
+``/resume`` and ``/fork`` open a picker when the input is a terminal and fall back to a
+numbered list and a question otherwise (a pipe), so scripts driving pictx keep working; both
+forms of each command are here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from pi_context import storage
+from pi_context.cli.app.session_list import SessionSummary, pick_session, session_rows
+from pi_context.cli.app.session_replacement import (
+    CLONED,
+    FORKED,
+    NO_FORK_MESSAGES,
+    NOTHING_TO_CLONE,
+)
+from pi_context.cli.interactive.pickers.fork import ForkPicker
+from pi_context.cli.interactive.pickers.list import OptionPicker
+from pi_context.cli.interactive.pickers.session import SessionPicker
+from pi_context.cli.interactive.shell import Shell, say, show_last_exchanges
+from pi_context.cli.interactive.slash.registry import BUILT_INS
+from pi_context.cli.interactive.stats import cache_ratio, count_messages, format_tokens
+from pi_context.cli.terminal_text import one_line
+from pi_context.export import SessionDocument, export_file
+
+__all__ = ["choose_option", "switch_to_session"]
+
+
+@BUILT_INS.command("new", "/new", "start a new session")
+async def new(shell: Shell, _args: str) -> None:
+    shell.switch(await shell.agent.new_session())
+    shell.console.print("[green]New session.[/green]")
+
+
+@BUILT_INS.command("resume", "/resume", "resume a saved session of this project")
+async def resume(shell: Shell, _args: str) -> None:
+    if shell.pickers:
+        await _resume_picker(shell)
+        return
+    directory = shell.agent.session_dir()
+    sessions = storage.list_sessions(directory) if directory is not None else []
+    if not sessions:
+        shell.console.print("No saved sessions in this project.")
+        return
+    for row in session_rows(sessions):
+        shell.console.print(Text(row))
+    info = pick_session(sessions, (await shell.ask("Resume # (empty cancels): ")).strip())
+    if info is None:
+        return
+    chosen = next((s for s in shell.agent.sessions_here() if s.path == info.path), None)
+    if chosen is None or not await switch_to_session(shell, chosen):
+        return
+    shell.console.print(Text(f"Resumed {info.path.name}.", style="green"))
+    show_last_exchanges(shell)
+
+
+async def _resume_picker(shell: Shell) -> None:
+    agent = shell.agent
+    picker = SessionPicker(
+        here=agent.sessions_here,
+        everywhere=agent.sessions_everywhere,
+        current=agent.session.file_path,
+        rename=lambda session, name: agent.rename_session(session.path, name),
+        delete=lambda session: agent.delete_session(session.path),
+    )
+    chosen = await shell.pick(picker)
+    if chosen is not None and await switch_to_session(shell, chosen):
+        say(shell, "Resumed session", "green")
+        show_last_exchanges(shell)
+
+
+async def choose_option(shell: Shell, question: str, options: Sequence[str]) -> int | None:
+    """One of ``options`` (its index), by picker or by number; ``None`` when cancelled."""
+    if shell.pickers:
+        return await shell.pick(OptionPicker(question, options))
+    say(shell, question)
+    for number, option in enumerate(options, start=1):
+        say(shell, f"{number:>3} {option}")
+    answer = (await shell.ask("Choose # (empty cancels): ")).strip()
+    if answer.isdigit() and 1 <= int(answer) <= len(options):
+        return int(answer) - 1
+    return None
+
+
+async def switch_to_session(shell: Shell, chosen: SessionSummary) -> bool:
+    """Open ``chosen``: in its own folder (after asking when that is not this one), or, when
+    its folder is gone, here (pi's three-way choice). ``False`` when nothing was opened."""
+    agent = shell.agent
+    here = agent.project_trust().directory
+    if chosen.cwd and not os.path.isdir(chosen.cwd):
+        answer = await choose_option(
+            shell,
+            f"The session's folder does not exist any more: {one_line(chosen.cwd)}",
+            [
+                f"Continue in {here} (asks again next time)",
+                f"Fork into {here} (new session ID, original kept)",
+                "Cancel",
+            ],
+        )
+        if answer not in (0, 1):
+            say(shell, "Session not opened.")
+            return False
+        shell.switch(await agent.open_session_here(chosen.path, fork=answer == 1))
+        return True
+    if chosen.cwd and os.path.realpath(chosen.cwd) != os.path.realpath(here):
+        # its tools would run there and that directory's AGENTS.md would load
+        answer = await choose_option(
+            shell,
+            f"This session was recorded in {one_line(chosen.cwd)} (you are in {here}).",
+            ["Resume it there (its tools run there, its AGENTS.md loads)", "Cancel"],
+        )
+        if answer != 0:
+            say(shell, "Session not opened.")
+            return False
+    shell.switch(await agent.open_session(chosen.path))
+    return True
+
+
+@BUILT_INS.command("fork", "/fork", "new session from before an earlier message")
+async def fork(shell: Shell, _args: str) -> None:
+    """pi's ``/fork``: pick a user message of the file (the last one first); the new session
+    holds what came before it, and the message's text goes back into the editor."""
+    rows = shell.agent.fork_messages()
+    if not rows:
+        say(shell, NO_FORK_MESSAGES)
+        return
+    if shell.pickers:
+        chosen = await shell.pick(ForkPicker(rows))
+        if chosen is None:
+            return
+        entry_id = chosen.entry_id
+    else:
+        for number, row in enumerate(rows, start=1):
+            shell.console.print(Text(f"{number:>3} {one_line(row.text, 80)}"))
+        choice = (await shell.ask(f"Fork before message # [{len(rows)}] (q cancels): ")).strip()
+        if choice.lower() in ("q", "quit"):
+            return
+        number = int(choice) if choice.isdigit() else (len(rows) if not choice else 0)
+        if not 1 <= number <= len(rows):
+            shell.console.print(f"No message number {escape(choice)}.")
+            return
+        entry_id = rows[number - 1].entry_id
+    forked, text = await shell.agent.fork_before(entry_id)
+    shell.switch(forked)
+    shell.set_editor(text)
+    say(shell, FORKED, "green")
+
+
+@BUILT_INS.command("clone", "/clone", "new session holding the current path")
+async def clone(shell: Shell, _args: str) -> None:
+    """pi's ``/clone``: a new session holding the whole current path."""
+    if shell.agent.session.leaf_id is None:
+        shell.console.print(NOTHING_TO_CLONE)
+        return
+    shell.switch(await shell.agent.clone())
+    shell.set_editor("")
+    shell.console.print(Text(CLONED, style="green"))
+
+
+@BUILT_INS.command("name", "/name [name]", "show or set the session name")
+async def name(shell: Shell, args: str) -> None:
+    session = shell.agent.session
+    if not args:
+        shell.console.print(f"Session name: {escape(session.name or '(none)')}")
+        return
+    session.append_session_info(args)
+    shell.console.print(f"Session name: {escape(session.name or '')}")
+
+
+@BUILT_INS.command("label", "/label [id] [text]", "label the current (or given) entry")
+async def label(shell: Shell, args: str) -> None:
+    """``/label text`` labels the current leaf; ``/label <id> text`` another entry; ``/label`` lists."""
+    session = shell.agent.session
+    if not args:
+        labels = session.labels
+        if not labels:
+            shell.console.print("No labels.")
+        for target, text in labels.items():
+            shell.console.print(f"{escape(target)}: {escape(text)}")
+        return
+    first, _, rest = args.partition(" ")
+    if session.get(first) is not None:
+        target, text = first, rest.strip()
+    else:
+        if session.leaf_id is None:
+            shell.console.print("[red]Nothing to label yet.[/red]")
+            return
+        target, text = session.leaf_id, args
+    session.append_label(target, text or None)
+    shell.console.print(f"Label of {escape(target)}: {escape(text or '(cleared)')}")
+
+
+@BUILT_INS.command("session", "/session", "file, counts, tokens, cache, cost")
+async def session_info(shell: Shell, _args: str) -> None:
+    session = shell.agent.session
+    counts = count_messages(session.entries)
+    stats = shell.agent.stats()
+    ratio = cache_ratio(stats)
+    rows = [
+        ("Name", session.name or "(none)"),
+        ("File", str(session.file_path) if session.file_path else "In-memory"),
+        ("Id", session.id),
+        ("Entries", str(counts.entries)),
+        ("Messages", f"{counts.user_messages} user, {counts.assistant_messages} assistant"),
+        ("Tools", f"{counts.tool_calls} calls, {counts.tool_results} results"),
+        ("Compactions", str(counts.compactions)),
+        (
+            "Tokens",
+            f"input {stats.input:,} · output {stats.output:,} · cache read {stats.cache_read:,}"
+            f" · cache write {stats.cache_write:,}",
+        ),
+        ("Cache hit ratio", f"{ratio * 100:.1f}%" if ratio is not None else "–"),
+        (
+            "Context",
+            "unknown until the next response"
+            if stats.context_tokens is None
+            else f"{format_tokens(stats.context_tokens)} tokens",
+        ),
+        ("Cost", f"${stats.cost:.4f}"),
+    ]
+    table = Table(show_header=False, box=None)
+    for key, value in rows:
+        table.add_row(Text(key, style="bold"), value)
+    shell.console.print(table)
+
+
+@BUILT_INS.command("export", "/export [file.html|file.jsonl]", "export the session")
+async def export(shell: Shell, args: str) -> None:
+    doc = SessionDocument.from_session(shell.agent.session)
+    target = export_file(doc, args or None, cwd=shell.cwd)
+    shell.console.print(f"Exported to: {escape(str(target))}")
