@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pi_context.agent.navigation import NavigationResult
-from pi_context.agent.stats import SessionStats
+from pi_context.agent.session_stats import SessionStats
 from pi_context.cli.app.session_list import SessionSummary
 from pi_context.cli.app.session_replacement import ForkMessage
 from pi_context.events import AgentEvent, QueueUpdate

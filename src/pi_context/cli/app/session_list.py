@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pi_context import _json, storage
+from pi_context import _json, session_dirs
 from pi_context.errors import SessionError
 from pi_context.session.reading import open_regular
 
@@ -102,7 +102,7 @@ def _first_text(message: object) -> str:
 
 def summarize_session(path: Path) -> SessionSummary | None:
     """The picker's view of ``path``; ``None`` when it is not a pi session file."""
-    header = storage.read_header(path)
+    header = session_dirs.read_header(path)
     if header is None:
         return None
     try:
@@ -224,7 +224,7 @@ class SessionLister:
         return kept
 
 
-def session_rows(sessions: Sequence[storage.SessionInfo]) -> list[str]:
+def session_rows(sessions: Sequence[session_dirs.SessionInfo]) -> list[str]:
     """The numbered lines of the list (the newest :data:`PICKER_SIZE` sessions)."""
     rows = []
     for number, info in enumerate(sessions[:PICKER_SIZE], start=1):
@@ -234,8 +234,8 @@ def session_rows(sessions: Sequence[storage.SessionInfo]) -> list[str]:
 
 
 def pick_session(
-    sessions: Sequence[storage.SessionInfo], choice: str
-) -> storage.SessionInfo | None:
+    sessions: Sequence[session_dirs.SessionInfo], choice: str
+) -> session_dirs.SessionInfo | None:
     """The session numbered ``choice`` in :func:`session_rows`; ``None`` for anything else."""
     if not choice.isdigit() or not 1 <= int(choice) <= min(PICKER_SIZE, len(sessions)):
         return None

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from pi_context import storage
+from pi_context import session_dirs
 from pi_context.cli.app.session_list import SessionSummary, pick_session, session_rows
 from pi_context.cli.app.session_replacement import (
     CLONED,
@@ -47,7 +47,7 @@ async def resume(shell: Shell, _args: str) -> None:
         await _resume_picker(shell)
         return
     directory = shell.agent.session_dir()
-    sessions = storage.list_sessions(directory) if directory is not None else []
+    sessions = session_dirs.list_sessions(directory) if directory is not None else []
     if not sessions:
         shell.console.print("No saved sessions in this project.")
         return
