@@ -187,3 +187,56 @@ def test_the_cli_map_names_every_cli_module() -> None:
         if f"`{m.removeprefix('pi_context.').replace('.', '/')}`" not in section
     )
     assert missing == [], f"add these to the CLI map in docs/architecture.md: {missing}"
+
+
+# The seam between the front ends and the agent (docs/architecture.md, "The CLI"): interactive
+# mode, RPC mode and print mode reach the agent through cli/app's AgentApi, never by importing
+# the agent's or the providers' modules.
+FRONT_ENDS = ("pi_context.cli.interactive", "pi_context.cli.rpc", "pi_context.cli.print_mode")
+AGENT_INTERNALS = ("pi_context.agent", "pi_context.providers")
+SEAM = "pi_context.cli.app.agent_api"
+UI_LIBRARIES = ("prompt_toolkit", "rich")
+
+
+def _under(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def test_front_ends_reach_the_agent_through_the_seam() -> None:
+    graph = _graph()
+    wrong = sorted(
+        f"{src} imports {dst}"
+        for src, targets in graph.items()
+        if _under(src, FRONT_ENDS)
+        for dst in targets
+        if _under(dst, AGENT_INTERNALS)
+    )
+    assert wrong == []
+    # each front end does use the seam (else this test would pass on a front end that vanished)
+    for front in ("pi_context.cli.interactive.shell", "pi_context.cli.rpc.runtime"):
+        assert SEAM in graph[front], front
+    assert SEAM in graph["pi_context.cli.print_mode"]
+
+
+def _third_party_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module)
+    return found
+
+
+def test_the_seam_and_its_value_types_import_no_ui() -> None:
+    """cli/app (the seam, its value types such as ModelChoice and SessionSummary) is what print
+    and RPC mode load: no terminal UI library, no interactive module."""
+    app_dir = PACKAGE_DIR / "cli" / "app"
+    wrong = sorted(
+        f"{path.name} imports {name}"
+        for path in app_dir.glob("*.py")
+        for name in _third_party_imports(path)
+        if _under(name, UI_LIBRARIES) or _under(name, ("pi_context.cli.interactive",))
+    )
+    assert wrong == []

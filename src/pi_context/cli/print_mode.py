@@ -24,27 +24,18 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any, Literal, Protocol, TextIO
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TextIO
 
 from pi_context import _json
+from pi_context.cli.app.agent_api import AgentApi
 from pi_context.cli.terminal_text import json_for_terminal, terminal_safe, text_for_stream
-from pi_context.events import AgentEvent, AutoRetryStart, MessageEnd
+from pi_context.events import AutoRetryStart, MessageEnd
 from pi_context.messages import AgentMessage, ImageContent
 
-__all__ = ["PrintAgent", "final_text_outcome", "retry_note", "run_print"]
+__all__ = ["final_text_outcome", "retry_note", "run_print"]
 
 PrintMode = Literal["text", "json"]
-
-
-class PrintAgent(Protocol):
-    """What print mode needs of an agent session."""
-
-    def prompt(
-        self, text: str, *, images: Sequence[ImageContent] = ()
-    ) -> AsyncIterator[AgentEvent]: ...
-
-    def abort(self) -> None: ...
 
 
 def final_text_outcome(last: AgentMessage | None) -> tuple[list[str], str | None, int]:
@@ -108,7 +99,7 @@ def _remove_signals(installed: Sequence[int]) -> None:
 
 
 async def run_print(
-    agent: PrintAgent,
+    agent: AgentApi,
     prompts: Sequence[str],
     *,
     mode: PrintMode,

@@ -1,9 +1,14 @@
-"""The seam between the terminal front end and the agent.
+"""The one seam between the front ends and the agent.
 
-:class:`AgentApi` is everything interactive mode and the slash commands use: the running
-agent session plus what only the application knows (where sessions live, which models and
-skills exist). ``pi_context.cli.app.app`` implements it on top of ``AgentSession``; tests may
-implement it with fakes.
+:class:`AgentApi` is everything interactive mode (and its slash commands), RPC mode and print
+mode use: the running agent session plus what only the application knows (where sessions
+live, which models, skills and credentials exist). ``pi_context.cli.app.app.RunningAgent``
+implements it on top of ``AgentSession``; tests may implement it with fakes. Every member
+has its real type (no ``Any``), and the value types it hands out (:class:`ModelChoice`,
+:class:`ModelCycle`, :class:`ProjectTrust`, ``SessionSummary``, ``ForkMessage``,
+``NavigationResult``, ``SessionStats``) live in modules that import no UI, so ``-p`` and
+``--mode rpc`` load no terminal UI. Front ends import agent types from here, never from
+``pi_context.agent``.
 """
 
 from __future__ import annotations
@@ -11,26 +16,31 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Literal, Protocol
 
+from pi_context.agent.message_queues import QueueMode
 from pi_context.agent.navigation import NavigationResult
 from pi_context.agent.session_stats import SessionStats
 from pi_context.cli.app.session_list import SessionSummary
 from pi_context.cli.app.session_replacement import ForkMessage
 from pi_context.events import AgentEvent, QueueUpdate
-from pi_context.extensions import RegisteredCommand
+from pi_context.extensions import ExtensionUI, RegisteredCommand
 from pi_context.messages import ImageContent
 from pi_context.model import Model, ModelInfo
 from pi_context.resources.trust import TrustDecision, TrustStore
+from pi_context.resources.types import Skill
 from pi_context.session.store import Session
 
 __all__ = [
     "NO_MODEL_HELP",
     "AgentApi",
+    "InputSource",
     "ModelChoice",
     "ModelCycle",
     "NavigationResult",
     "ProjectTrust",
+    "QueueMode",
+    "SessionStats",
 ]
 
 NO_MODEL_HELP = (
@@ -77,12 +87,53 @@ class ModelCycle:
     """A scope (``--models`` / ``enabledModels``) decided the list."""
 
 
+InputSource = Literal["interactive", "rpc", "extension", "cli"]
+"""Where submitted text came from (extensions' ``input`` event is told)."""
+
+
 class AgentApi(Protocol):
     @property
     def session(self) -> Session: ...
 
     @property
     def model(self) -> Model: ...
+
+    @property
+    def cwd(self) -> str:
+        """The session's working directory (its tools run there)."""
+        ...
+
+    @property
+    def agent_dir(self) -> Path:
+        """Where ``settings.json``, ``auth.json`` and ``models.json`` live."""
+        ...
+
+    @property
+    def busy(self) -> bool:
+        """A run is active (including its retries and compactions)."""
+        ...
+
+    @property
+    def compacting(self) -> bool:
+        """A manual compaction or a tree navigation is running."""
+        ...
+
+    @property
+    def pending_message_count(self) -> int:
+        """Steering and follow-up messages queued."""
+        ...
+
+    @property
+    def steering_mode(self) -> QueueMode: ...
+
+    @steering_mode.setter
+    def steering_mode(self, mode: QueueMode) -> None: ...
+
+    @property
+    def follow_up_mode(self) -> QueueMode: ...
+
+    @follow_up_mode.setter
+    def follow_up_mode(self, mode: QueueMode) -> None: ...
 
     def prompt(
         self, text: str, *, images: Sequence[ImageContent] = ()
@@ -93,12 +144,24 @@ class AgentApi(Protocol):
 
     def abort(self) -> None: ...
 
-    def steer(self, text: str) -> QueueUpdate:
+    def steer(self, text: str, *, images: Sequence[ImageContent] = ()) -> QueueUpdate:
         """Queue ``text`` for the running answer (delivered after its current tool calls)."""
         ...
 
-    def follow_up(self, text: str) -> QueueUpdate:
+    def follow_up(self, text: str, *, images: Sequence[ImageContent] = ()) -> QueueUpdate:
         """Queue ``text`` for when the agent would otherwise stop."""
+        ...
+
+    def abort_retry(self) -> bool:
+        """Stop waiting for a retry; ``False`` when none was pending."""
+        ...
+
+    async def wait_idle(self) -> None:
+        """Until no run is active."""
+        ...
+
+    async def aclose(self) -> None:
+        """Settle, tell extensions (``session_shutdown``) and release the session file."""
         ...
 
     def clear_queue(self) -> tuple[list[str], list[str]]:
@@ -109,7 +172,7 @@ class AgentApi(Protocol):
         """Release the session file (after a switch or at exit)."""
         ...
 
-    async def compact(self, instructions: str | None) -> Mapping[str, Any]:
+    async def compact(self, instructions: str | None) -> Mapping[str, object]:
         """Summarize older messages now; the ``compaction`` entry's fields."""
         ...
 
@@ -129,7 +192,7 @@ class AgentApi(Protocol):
 
     def expand_skill_command(self, text: str) -> str: ...
 
-    async def handle_input(self, text: str) -> str | None:
+    async def handle_input(self, text: str, *, source: InputSource = "interactive") -> str | None:
         """Extension ``input`` handlers: the text to use, or ``None`` when one handled it."""
         ...
 
@@ -139,7 +202,19 @@ class AgentApi(Protocol):
         """Run an extension's ``/name``; ``False`` when no extension registered it."""
         ...
 
+    def set_extension_ui(self, ui: ExtensionUI | None, mode: str | None = None) -> None:
+        """Where extensions' dialogs go (``rpc``: to the client)."""
+        ...
+
+    def extension_origin(self, extension: str) -> tuple[str | None, str]:
+        """``(path, source)`` of the loaded extension named ``extension``."""
+        ...
+
     def skill_names(self) -> list[str]: ...
+
+    def skills(self) -> list[Skill]:
+        """The skills loaded for this session (``/skill:<name>``)."""
+        ...
 
     def model_info(self) -> ModelInfo | None:
         """The current model, or ``None`` when none is configured."""
@@ -156,9 +231,15 @@ class AgentApi(Protocol):
 
     def available_models(self) -> list[str]: ...
 
-    def settings_data(self) -> Mapping[str, Any]:
+    def settings_data(self) -> Mapping[str, object]:
         """The merged settings in effect (global, then trusted project)."""
         ...
+
+    def override_settings(self, patch: Mapping[str, object]) -> None:
+        """Settings for this process on top of the files (RPC's switches)."""
+        ...
+
+    def auto_compaction_enabled(self) -> bool: ...
 
     def switch_model(self, ref: str) -> None: ...
 
@@ -168,6 +249,18 @@ class AgentApi(Protocol):
 
     def cycle_model(self, *, forward: bool = True) -> str:
         """Switch to the next (previous) model of the scope; returns the status text."""
+        ...
+
+    def cycle(self, *, forward: bool = True) -> ModelCycle | None:
+        """Switch to the next (previous) model of the scope; ``None``: nothing to switch to."""
+        ...
+
+    def usable_models(self) -> list[ModelInfo]:
+        """Every model with a key (or the local model), in the registry's order."""
+        ...
+
+    def credential_error(self) -> str | None:
+        """Why the current model cannot be called (no key, expired login), else ``None``."""
         ...
 
     def cycle_thinking_level(self) -> str | None:

@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from pi_context import session_dirs
+from pi_context.agent.message_queues import QueueMode
 from pi_context.agent.navigation import NavigationResult
 from pi_context.agent.session import AgentSession
 from pi_context.agent.session_stats import SessionStats
 from pi_context.agent.tool_selection import ToolSelection
 from pi_context.cli.app import session_replacement
-from pi_context.cli.app.agent_api import ModelChoice, ModelCycle, ProjectTrust
+from pi_context.cli.app.agent_api import InputSource, ModelChoice, ModelCycle, ProjectTrust
 from pi_context.cli.app.model_scope import ScopeEntry, next_model_key
 from pi_context.cli.app.saved_settings import save_default_model, update_global_settings
 from pi_context.cli.app.scripted import load_scripted_model, scripted_spec
@@ -31,7 +32,7 @@ from pi_context.cli.app.session_replacement import ForkMessage
 from pi_context.cli.terminal_text import one_line
 from pi_context.errors import ModelNotFoundError, PiContextError, ProviderError
 from pi_context.events import AgentEvent, QueueUpdate
-from pi_context.extensions import RegisteredCommand
+from pi_context.extensions import ExtensionUI, RegisteredCommand
 from pi_context.extensions.events import SessionReason
 from pi_context.messages import ImageContent
 from pi_context.model import Model, ModelInfo
@@ -39,6 +40,7 @@ from pi_context.model.thinking import cycle_thinking_level, supported_thinking_l
 from pi_context.providers.auth_store import AuthStore
 from pi_context.resources.settings import load_settings
 from pi_context.resources.trust import TRUST_FILE_NAME, TrustStore
+from pi_context.resources.types import Skill
 from pi_context.session.store import Session
 from pi_context.tokens import estimate_tokens
 
@@ -304,6 +306,42 @@ class RunningAgent:
     def model(self) -> Model:
         return self.agent.model
 
+    @property
+    def cwd(self) -> str:
+        return self.agent.cwd
+
+    @property
+    def agent_dir(self) -> Path:
+        return Path(self.config.agent_dir)
+
+    @property
+    def busy(self) -> bool:
+        return self.agent.busy
+
+    @property
+    def compacting(self) -> bool:
+        return self.agent.compacting
+
+    @property
+    def pending_message_count(self) -> int:
+        return self.agent.pending_message_count
+
+    @property
+    def steering_mode(self) -> QueueMode:
+        return self.agent.steering_mode
+
+    @steering_mode.setter
+    def steering_mode(self, mode: QueueMode) -> None:
+        self.agent.steering_mode = mode
+
+    @property
+    def follow_up_mode(self) -> QueueMode:
+        return self.agent.follow_up_mode
+
+    @follow_up_mode.setter
+    def follow_up_mode(self, mode: QueueMode) -> None:
+        self.agent.follow_up_mode = mode
+
     def prompt(
         self, text: str, *, images: Sequence[ImageContent] = ()
     ) -> AsyncIterator[AgentEvent]:
@@ -312,11 +350,20 @@ class RunningAgent:
     def abort(self) -> None:
         self.agent.abort()
 
-    def steer(self, text: str) -> QueueUpdate:
-        return self.agent.steer(text)
+    def steer(self, text: str, *, images: Sequence[ImageContent] = ()) -> QueueUpdate:
+        return self.agent.steer(text, images=images)
 
-    def follow_up(self, text: str) -> QueueUpdate:
-        return self.agent.follow_up(text)
+    def follow_up(self, text: str, *, images: Sequence[ImageContent] = ()) -> QueueUpdate:
+        return self.agent.follow_up(text, images=images)
+
+    def abort_retry(self) -> bool:
+        return self.agent.abort_retry()
+
+    async def wait_idle(self) -> None:
+        await self.agent.wait_idle()
+
+    async def aclose(self) -> None:
+        await self.agent.aclose()
 
     def clear_queue(self) -> tuple[list[str], list[str]]:
         return self.agent.clear_queue()
@@ -324,7 +371,7 @@ class RunningAgent:
     def close(self) -> None:
         self.agent.close()
 
-    async def compact(self, instructions: str | None) -> Mapping[str, Any]:
+    async def compact(self, instructions: str | None) -> Mapping[str, object]:
         return await self.agent.compact(instructions)
 
     async def navigate(
@@ -341,8 +388,20 @@ class RunningAgent:
     def expand_skill_command(self, text: str) -> str:
         return self.agent.expand_skill_command(text)
 
-    async def handle_input(self, text: str) -> str | None:
-        return await self.agent.handle_input(text, source="interactive")
+    async def handle_input(self, text: str, *, source: InputSource = "interactive") -> str | None:
+        return await self.agent.handle_input(text, source=source)
+
+    def set_extension_ui(self, ui: ExtensionUI | None, mode: str | None = None) -> None:
+        self.agent.set_extension_ui(ui, mode)
+
+    def extension_origin(self, extension: str) -> tuple[str | None, str]:
+        runner = self.agent.extensions
+        loaded = (
+            next((e for e in runner.extensions if e.name == extension), None)
+            if runner is not None
+            else None
+        )
+        return (loaded.path, loaded.source) if loaded is not None else (None, "extension")
 
     def extension_commands(self) -> list[RegisteredCommand]:
         return self.agent.extension_commands()
@@ -352,6 +411,9 @@ class RunningAgent:
 
     def skill_names(self) -> list[str]:
         return [skill.name for skill in self.agent.resources.skills]
+
+    def skills(self) -> list[Skill]:
+        return list(self.agent.resources.skills)
 
     def model_info(self) -> ModelInfo | None:
         model = self.agent.model_or_none
@@ -366,8 +428,23 @@ class RunningAgent:
     def available_models(self) -> list[str]:
         return _model_names(self.config.agent_dir)
 
-    def settings_data(self) -> Mapping[str, Any]:
+    def settings_data(self) -> Mapping[str, object]:
         return self.agent.settings_data
+
+    def override_settings(self, patch: Mapping[str, object]) -> None:
+        self.agent.override_settings(patch)
+
+    def auto_compaction_enabled(self) -> bool:
+        return self.agent.compaction_settings().enabled
+
+    def usable_models(self) -> list[ModelInfo]:
+        return [entry.info for entry in _load_registry(self.config.agent_dir, None).available()]
+
+    def credential_error(self) -> str | None:
+        model = self.agent.model_or_none
+        # adapters built by the registry carry why their credentials are unusable
+        error = getattr(model, "credential_error", None)
+        return error if isinstance(error, str) else None
 
     def switch_model(self, ref: str) -> None:
         model = self.config.model_resolver(ref, None)

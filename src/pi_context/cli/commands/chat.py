@@ -421,7 +421,7 @@ async def _run(
         if not prompts:
             raise click.ClickException("no prompt given (pass a message, @file or pipe stdin)")
         return await run_print(
-            app.agent,
+            app,
             prompts,
             mode="json" if mode == "json" else "text",
             out=sys.stdout,

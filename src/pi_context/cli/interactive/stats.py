@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pi_context.agent.session_stats import SessionStats
+from pi_context.cli.app.agent_api import SessionStats
 from pi_context.session.entries import Entry
 
 __all__ = ["MessageCounts", "cache_ratio", "count_messages", "format_tokens", "status_line"]

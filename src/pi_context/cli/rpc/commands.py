@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from pi_context import session_dirs
-from pi_context.cli.app.app import RunningAgent
+from pi_context.cli.app.agent_api import AgentApi
 from pi_context.cli.app.session_replacement import (
     INVALID_FORK_ENTRY,
     SwitchCancelled,
@@ -157,8 +157,7 @@ class CommandHandlers:
     # -- shorthands -------------------------------------------------------------------------------
 
     def _info(self) -> ModelInfo | None:
-        model = self.rt.agent.model_or_none
-        return model.info if model is not None else None
+        return self.rt.agent.model_info()
 
     def _thinking_level(self) -> str:
         return self.rt.agent.session.projection().thinking_level
@@ -176,19 +175,15 @@ class CommandHandlers:
         if level != before:
             self.rt.emit_record({"type": "thinking_level_changed", "level": level})
 
-    def _registry(self) -> Any:
-        from pi_context.providers import models
-
-        return models.load_registry(self.rt.app.config.agent_dir)
-
-    def _switch_model(self, registry: Any, entry: Any) -> dict[str, Any]:
-        """pi's model switch (``model_select`` source ``set``) with its level rule
-        (:func:`pi_context.agent.thinking_choice.switch_thinking_level`)."""
-        model = registry.create(entry)
+    def _switch_model(self, key: str) -> dict[str, Any]:
+        """pi's model switch (``model_select`` source ``set``) with its level rule: the
+        thinking level is clamped to the new model, and a change is told to the client."""
         before = self._thinking_level()
-        self.rt.agent.switch_model(model)
+        self.rt.agent.select_model(key)
         self._tell_level(before)
-        return model_records.model_record(model.info)
+        info = self.rt.agent.model_info()
+        assert info is not None  # just switched to it
+        return model_records.model_record(info)
 
     # -- prompting --------------------------------------------------------------------------------
 
@@ -232,12 +227,12 @@ class CommandHandlers:
                 agent.follow_up(text, images=images)
                 return {"disposition": "queued"}
             raise RpcCommandError(_BUSY)
-        model = agent.model_or_none
-        if model is None:
+        info = agent.model_info()
+        if info is None:
             raise RpcCommandError(_NO_MODEL)
-        unusable = getattr(model, "credential_error", None)
-        if isinstance(unusable, str):
-            raise RpcCommandError(_no_auth(model.info.provider, unusable))
+        unusable = agent.credential_error()
+        if unusable is not None:
+            raise RpcCommandError(_no_auth(info.provider, unusable))
         return Started(lambda: self.rt.start_prompt(text, images))
 
     async def cmd_steer(self, command: Command) -> Any:
@@ -282,7 +277,7 @@ class CommandHandlers:
         state["sessionId"] = session.id
         if session.name:
             state["sessionName"] = session.name
-        state["autoCompactionEnabled"] = agent.compaction_settings().enabled
+        state["autoCompactionEnabled"] = agent.auto_compaction_enabled()
         state["messageCount"] = len(session.projection().messages)
         state["pendingMessageCount"] = agent.pending_message_count
         return state
@@ -295,15 +290,14 @@ class CommandHandlers:
     async def cmd_set_model(self, command: Command) -> Any:
         provider = _string(command, "provider")
         model_id = _string(command, "modelId")
-        registry = self._registry()
-        for entry in registry.available():
-            if entry.info.provider == provider and entry.info.id == model_id:
-                return self._switch_model(registry, entry)
+        for info in self.rt.agent.usable_models():
+            if info.provider == provider and info.id == model_id:
+                return self._switch_model(f"{provider}/{model_id}")
         raise RpcCommandError(f"Model not found: {provider}/{model_id}")
 
     async def cmd_cycle_model(self, command: Command) -> Any:
         before = self._thinking_level()
-        cycled = self.rt.app.cycle()
+        cycled = self.rt.agent.cycle()
         if cycled is None:
             return None
         self._tell_level(before)
@@ -314,8 +308,8 @@ class CommandHandlers:
         }
 
     async def cmd_get_available_models(self, command: Command) -> Any:
-        entries = self._registry().available()
-        return {"models": [model_records.model_record(e.info) for e in entries]}
+        models = self.rt.agent.usable_models()
+        return {"models": [model_records.model_record(info) for info in models]}
 
     async def cmd_set_thinking_level(self, command: Command) -> Any:
         level = command.fields.get("level")
@@ -342,13 +336,13 @@ class CommandHandlers:
     async def cmd_set_steering_mode(self, command: Command) -> Any:
         mode = self._mode(command)
         self.rt.agent.steering_mode = mode
-        set_global_setting(self.rt.app.config.agent_dir, ["steeringMode"], mode)
+        set_global_setting(self.rt.agent.agent_dir, ["steeringMode"], mode)
         return NO_DATA
 
     async def cmd_set_follow_up_mode(self, command: Command) -> Any:
         mode = self._mode(command)
         self.rt.agent.follow_up_mode = mode
-        set_global_setting(self.rt.app.config.agent_dir, ["followUpMode"], mode)
+        set_global_setting(self.rt.agent.agent_dir, ["followUpMode"], mode)
         return NO_DATA
 
     def _switch(self, command: Command, key: str) -> bool:
@@ -356,7 +350,7 @@ class CommandHandlers:
         if not isinstance(enabled, bool):
             raise RpcCommandError('"enabled" must be true or false')
         self.rt.agent.override_settings({key: {"enabled": enabled}})
-        set_global_setting(self.rt.app.config.agent_dir, [key, "enabled"], enabled)
+        set_global_setting(self.rt.agent.agent_dir, [key, "enabled"], enabled)
         return enabled
 
     async def cmd_set_auto_compaction(self, command: Command) -> Any:
@@ -385,7 +379,7 @@ class CommandHandlers:
         flag = command.fields.get("excludeFromContext")
         exclude = flag if isinstance(flag, bool) else None  # pi writes only what was given
         agent = self.rt.agent
-        settings = agent.settings_data
+        settings = agent.settings_data()
         shell = settings.get("shellPath")
         prefix = settings.get("shellCommandPrefix")
 
@@ -480,7 +474,7 @@ class CommandHandlers:
 
     async def cmd_new_session(self, command: Command) -> Any:
         parent = _string(command, "parentSession", required=False)
-        app = self.rt.app
+        app = self.rt.agent
         return await self._replace(lambda: app.new_session(parent))
 
     async def cmd_switch_session(self, command: Command) -> Any:
@@ -494,7 +488,7 @@ class CommandHandlers:
                 f"Stored session working directory does not exist: {work}\n"
                 f"Session file: {path}\nCurrent working directory: {os.getcwd()}"
             )
-        app = self.rt.app
+        app = self.rt.agent
         return await self._replace(lambda: app.open_session(path))
 
     async def cmd_fork(self, command: Command) -> Any:
@@ -504,10 +498,10 @@ class CommandHandlers:
         if entry is None or entry.type != "message" or entry.role != "user":
             raise RpcCommandError(INVALID_FORK_ENTRY)
         self._refuse_unsaved()
-        app = self.rt.app
+        app = self.rt.agent
         text: list[str] = []
 
-        async def fork() -> RunningAgent:
+        async def fork() -> AgentApi:
             forked, editor_text = await app.fork_before(entry.id)
             text.append(editor_text)
             return forked
@@ -519,7 +513,7 @@ class CommandHandlers:
         if self.rt.agent.session.leaf_id is None:
             raise RpcCommandError("Cannot clone session: no current entry selected")
         self._refuse_unsaved()
-        app = self.rt.app
+        app = self.rt.agent
         return await self._replace(app.clone)
 
     def _refuse_unsaved(self) -> None:
@@ -529,7 +523,7 @@ class CommandHandlers:
         if session.file_path is not None and not session.is_persisted:
             raise RpcCommandError(_NOT_SAVED)
 
-    async def _replace(self, make: Callable[[], Awaitable[RunningAgent]]) -> dict[str, Any]:
+    async def _replace(self, make: Callable[[], Awaitable[AgentApi]]) -> dict[str, Any]:
         """Replace the session; ``{"cancelled": true}`` when an extension said no."""
         try:
             await self.rt.replace(make)
@@ -602,23 +596,16 @@ class CommandHandlers:
 
     async def cmd_get_commands(self, command: Command) -> Any:
         commands: list[dict[str, Any]] = []
-        runner = self.rt.agent.extensions
-        for registered in self.rt.agent.extension_commands():
+        agent = self.rt.agent
+        for registered in agent.extension_commands():
             entry: dict[str, Any] = {"name": registered.name}
             if registered.description:
                 entry["description"] = registered.description
             entry["source"] = "extension"
-            extension = (
-                next((e for e in runner.extensions if e.name == registered.extension), None)
-                if runner is not None
-                else None
-            )
-            entry["sourceInfo"] = {
-                "path": (extension.path if extension is not None else None) or registered.extension,
-                "source": extension.source if extension is not None else "extension",
-            }
+            path, source = agent.extension_origin(registered.extension)
+            entry["sourceInfo"] = {"path": path or registered.extension, "source": source}
             commands.append(entry)
-        for skill in self.rt.agent.resources.skills:
+        for skill in agent.skills():
             record: dict[str, Any] = {"name": f"skill:{skill.name}"}
             if skill.description:
                 record["description"] = skill.description

@@ -26,7 +26,7 @@ import signal
 import sys
 from typing import Any, BinaryIO
 
-from pi_context.cli.app.app import RunningAgent
+from pi_context.cli.app.agent_api import AgentApi
 
 from .commands import CommandHandlers, Started
 from .framing import MAX_LINE_CHARS, OVERLONG, LineReader, RecordWriter
@@ -53,7 +53,7 @@ def take_over_stdout() -> BinaryIO:
 class RpcServer:
     """Reads commands, dispatches them concurrently, writes responses and events."""
 
-    def __init__(self, app: RunningAgent, out: BinaryIO) -> None:
+    def __init__(self, app: AgentApi, out: BinaryIO) -> None:
         self._done: asyncio.Future[int] | None = None
         self.writer = RecordWriter(out, on_failure=self._on_write_failure)
         self.runtime = RpcRuntime(app, self.writer.write)
@@ -166,9 +166,7 @@ class RpcServer:
         asyncio.get_running_loop().create_task(self.shutdown(code))
 
 
-async def run_rpc(
-    app: RunningAgent, *, stdin_fd: int, out: BinaryIO, end_process: bool = True
-) -> int:
+async def run_rpc(app: AgentApi, *, stdin_fd: int, out: BinaryIO, end_process: bool = True) -> int:
     """Serve the RPC protocol until end of input or a signal; returns the exit code.
 
     With ``end_process`` (the CLI's case: RPC mode owns the process) the process ends as soon

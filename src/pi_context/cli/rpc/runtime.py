@@ -17,8 +17,7 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from pi_context.agent.session import AgentSession
-from pi_context.cli.app.app import RunningAgent
+from pi_context.cli.app.agent_api import AgentApi
 from pi_context.events import AgentEvent, AgentSettled
 from pi_context.messages import AgentMessage, ImageContent
 
@@ -31,20 +30,16 @@ __all__ = ["RpcRuntime"]
 class RpcRuntime:
     """The state of one RPC process."""
 
-    def __init__(self, app: RunningAgent, send: Callable[[Mapping[str, Any]], None]) -> None:
-        self.app = app
+    def __init__(self, agent: AgentApi, send: Callable[[Mapping[str, Any]], None]) -> None:
+        self.agent = agent
         self.send = send
         self.forwarding = True
         self.ui = RpcExtensionUI(lambda record: self.send(record))
         self.bash = UserBash()
         self._held: list[AgentMessage] = []
         self._run: asyncio.Task[None] | None = None
-        self._unsubscribe = app.agent.subscribe(self._on_event)
-        app.agent.set_extension_ui(self.ui, "rpc")
-
-    @property
-    def agent(self) -> AgentSession:
-        return self.app.agent
+        self._unsubscribe = agent.subscribe(self._on_event)
+        agent.set_extension_ui(self.ui, "rpc")
 
     # -- events -----------------------------------------------------------------------------------
 
@@ -104,20 +99,20 @@ class RpcRuntime:
 
     # -- session replacement ----------------------------------------------------------------------
 
-    async def replace(self, make: Callable[[], Awaitable[RunningAgent]]) -> None:
+    async def replace(self, make: Callable[[], Awaitable[AgentApi]]) -> None:
         """Switch to the session ``make()`` awaits to: it asks the extensions (and may raise
         ``SwitchCancelled``, leaving everything as it was), then ends the old session (its
         run aborted) and starts the new one (:mod:`pi_context.cli.app.session_replacement`)."""
-        old = self.app
+        old = self.agent
         new = await make()
         await self.wait_idle_run()
         self._unsubscribe()
         self._held.clear()
-        self.app = new
-        self._unsubscribe = new.agent.subscribe(self._on_event)
-        new.agent.set_extension_ui(self.ui, "rpc")
+        self.agent = new
+        self._unsubscribe = new.subscribe(self._on_event)
+        new.set_extension_ui(self.ui, "rpc")
         with contextlib.suppress(Exception):
-            await old.agent.aclose()
+            await old.aclose()
 
     async def shutdown(self) -> None:
         """Stop forwarding, abort what runs, tell extensions, close the session."""
