@@ -38,7 +38,8 @@ Agent (bare `pictx [OPTIONS] [MESSAGES]...`, same as `pictx chat`):
   --fork PATH|ID              Copy a session into a new one of this directory.
   --list-models [SEARCH]      List the models with a key and exit.
   --offline                   No network at startup (also PI_OFFLINE=1).
-  --verbose                   Interactive: always show the startup details.
+  --verbose                   Interactive: show the startup details (context
+                              files, skills, extensions, scope).
   -t, --tools LIST            Only these tools (names, a* patterns), or +x,-y.
   -nt, --no-tools             No tools at all (unless --tools lists them).
   -nbt, --no-builtin-tools    None of the default tools.

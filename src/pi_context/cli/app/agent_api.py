@@ -212,6 +212,11 @@ class AgentApi(Protocol):
 
     def skill_names(self) -> list[str]: ...
 
+    def startup_details(self) -> list[str]:
+        """What the session loaded, one line per kind (``--verbose``'s header): trust,
+        context files, system prompt sources, skills, extensions, the model scope."""
+        ...
+
     def skills(self) -> list[Skill]:
         """The skills loaded for this session (``/skill:<name>``)."""
         ...

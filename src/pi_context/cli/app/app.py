@@ -415,6 +415,24 @@ class RunningAgent:
     def skills(self) -> list[Skill]:
         return list(self.agent.resources.skills)
 
+    def startup_details(self) -> list[str]:
+        resources = self.agent.resources
+        trusted = "trusted" if resources.trust.trusted else "not trusted"
+        lines = [f"project: {resources.cwd} ({trusted})"]
+        files = [f.path for f in resources.context_files]
+        lines.append("context files: " + (", ".join(files) or "none"))
+        if resources.system_prompt_source:
+            lines.append(f"system prompt: {resources.system_prompt_source}")
+        if resources.append_system_prompt_sources:
+            lines.append("appended: " + ", ".join(resources.append_system_prompt_sources))
+        lines.append("skills: " + (", ".join(s.name for s in resources.skills) or "none"))
+        runner = self.agent.extensions
+        loaded = [e.path or e.name for e in runner.extensions] if runner is not None else []
+        lines.append("extensions: " + (", ".join(loaded) or "none"))
+        scope = [entry.key for entry in self.config.scope]
+        lines.append("model scope: " + (", ".join(scope) or "every model with a key"))
+        return [one_line(line) for line in lines]
+
     def model_info(self) -> ModelInfo | None:
         model = self.agent.model_or_none
         return model.info if model is not None else None

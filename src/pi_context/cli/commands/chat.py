@@ -402,7 +402,12 @@ async def _run(
         if interactive:
             from pi_context.cli.interactive.mode import InteractiveShell, history_for
 
-            shell = InteractiveShell(host, history=history_for(config.agent_dir), notes=notes[-1:])
+            shell = InteractiveShell(
+                host,
+                history=history_for(config.agent_dir),
+                notes=notes[-1:],
+                verbose=options["verbose"],
+            )
             try:
                 return await shell.run(prompts, images=plan.images)
             finally:
@@ -518,7 +523,11 @@ async def _release_local_models() -> None:
     is_flag=True,
     help="No network at startup (also PI_OFFLINE=1); model requests still go out.",
 )
-@click.option("--verbose", is_flag=True, help="Interactive: always show the startup details.")
+@click.option(
+    "--verbose",
+    is_flag=True,
+    help="Interactive: show the startup details (context files, skills, extensions, scope).",
+)
 @click.option(
     "-t",
     "--tools",
@@ -714,6 +723,7 @@ def chat_command(
         "session_id": session_id,
         "use_session_cwd": use_session_cwd,
         "fork": fork_arg,
+        "verbose": verbose,
     }
     return asyncio.run(_run(config, options, plan, run_mode, notes))
 

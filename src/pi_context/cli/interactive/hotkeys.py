@@ -1,8 +1,8 @@
 """``/hotkeys``: the key bindings of interactive mode and of its pickers, as a table.
 
 pictx has no ``keybindings.json`` (its keys are fixed), so the effective bindings are the ones
-listed here; the table is display only. Keep it in step with the bindings of
-:mod:`pi_context.cli.interactive.mode` and of the picker sources.
+listed here. A test walks the key bindings of the interactive prompt and fails when one of them
+is missing here (:func:`key_name` names a binding's keys as the table writes them).
 """
 
 from __future__ import annotations
@@ -10,7 +10,17 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["HOTKEYS", "hotkeys_table"]
+__all__ = ["HOTKEYS", "hotkeys_table", "key_name", "listed_keys"]
+
+_NAMES = {
+    "c-m": "Enter",
+    "s-tab": "Shift+Tab",
+    "f24": "Shift+Ctrl+P",  # how the prompt reads Shift+Ctrl+P (see interactive.mode)
+    "up": "Up",
+    "down": "Down",
+    "tab": "Tab",
+    "c-i": "Tab",
+}
 
 HOTKEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (
@@ -34,6 +44,7 @@ HOTKEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("Ctrl+P", "next model of the scope"),
             ("Shift+Ctrl+P, Alt+P", "previous model of the scope"),
             ("Ctrl+L", "open the model picker"),
+            ("Ctrl+V, Alt+V", "paste from the clipboard (an image, file paths or text)"),
         ),
     ),
     (
@@ -64,3 +75,26 @@ def hotkeys_table() -> Table:
         for key, action in rows:
             table.add_row(key, action)
     return table
+
+
+def key_name(keys: tuple[str, ...]) -> str:
+    """A binding's key sequence as the table writes it: ``("c-p",)`` is ``Ctrl+P``,
+    ``("escape", "p")`` is ``Alt+P`` (a terminal sends Alt+key as Esc, key)."""
+    if len(keys) == 2 and keys[0] == "escape":
+        return "Alt+" + key_name(keys[1:])
+    (key,) = keys
+    if key in _NAMES:
+        return _NAMES[key]
+    if key.startswith("c-"):
+        return "Ctrl+" + key[2:].upper()
+    return key.upper() if len(key) == 1 else key.capitalize()
+
+
+def listed_keys() -> set[str]:
+    """Every key the table names (cells like ``Shift+Ctrl+P, Alt+P`` or ``Up / Down`` split)."""
+    names: set[str] = set()
+    for _, rows in HOTKEYS:
+        for cell, _ in rows:
+            for part in cell.replace(" / ", ", ").split(", "):
+                names.add(part.strip())
+    return names

@@ -159,11 +159,14 @@ class InteractiveShell:
         pt_input: Input | None = None,
         pt_output: Output | None = None,
         notes: Sequence[str] = (),
+        verbose: bool = False,
         pickers: bool | None = None,
     ) -> None:
         self.agent = agent
         self._notes = list(notes)
         """Shown once under the header (which model was chosen, and why)."""
+        self._verbose = verbose
+        """``--verbose``: the header also lists what the session loaded."""
         # everything shown goes through the terminal-safe console (no control sequence from a
         # file, a model or a tool reaches the terminal)
         self.console = console or TerminalConsole()
@@ -527,6 +530,9 @@ class InteractiveShell:
             self.console.print(Text(f"{verb} {path.parent}", style="dim"), soft_wrap=True)
         for note in self._notes:
             self.console.print(Text(note, style="dim"), soft_wrap=True)
+        if self._verbose:
+            for line in self.agent.startup_details():
+                self.console.print(Text(line, style="dim"), soft_wrap=True)
         self.console.print(
             Text(
                 "Type /help for commands. Enter sends, Alt+Enter adds a line, Esc aborts.",
