@@ -240,3 +240,19 @@ def test_the_seam_and_its_value_types_import_no_ui() -> None:
         if _under(name, UI_LIBRARIES) or _under(name, ("pi_context.cli.interactive",))
     )
     assert wrong == []
+
+
+def test_the_architecture_doc_names_every_module() -> None:
+    """One row per module in docs/architecture.md: a module outside cli/ is named by its path
+    (`session/store`, `tokens`), as the CLI map names cli/'s."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text(
+        encoding="utf-8"
+    )
+    missing = sorted(
+        name
+        for m in _graph()
+        if not m.startswith("pi_context.cli") and not m.endswith(".__init__") and m.count(".") >= 1
+        for name in [m.removeprefix("pi_context.").replace(".", "/")]
+        if (PACKAGE_DIR / name).is_dir() is False and f"| `{name}` |" not in doc
+    )
+    assert missing == [], f"add a row for each to docs/architecture.md: {missing}"

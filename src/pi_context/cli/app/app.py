@@ -185,7 +185,7 @@ class AppConfig:
     the resumed session file (``None`` for a new session)."""
     thinking: str | None = None
     """``--thinking LEVEL`` (already validated): wins over the settings and the session's
-    recorded level at startup (spec §3.2)."""
+    recorded level at startup."""
     tool_selection: ToolSelection | None = None
     """``--tools`` / ``--no-tools`` / ``--no-builtin-tools`` / ``--exclude-tools``."""
     scope: Sequence[ScopeEntry] = ()
@@ -484,7 +484,7 @@ class RunningAgent:
         return f"Switched to {info.name or info.id}{suffix}"
 
     def cycle(self, *, forward: bool = True) -> ModelCycle | None:
-        """Switch to the next (previous) model as pi cycles (spec §4.5): the scope's entries
+        """Switch to the next (previous) model as pi cycles: the scope's entries
         that have a key (``--models`` / ``enabledModels``), else every available model; the
         scope entry's level, else pi's model-switch level rule. ``None`` when there is nothing
         to switch to. Extensions get ``model_select`` with source ``cycle``."""

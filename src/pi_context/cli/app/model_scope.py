@@ -1,5 +1,4 @@
-"""``--models`` / the ``enabledModels`` setting: the models Ctrl+P cycles through (spec
-agent-parity §4.4, §4.5).
+"""``--models`` / the ``enabledModels`` setting: the models Ctrl+P cycles through.
 
 Patterns are resolved against the available (keyed) models, deduplicated, in pattern order.
 A pattern with ``*``, ``?`` or ``[`` is a case-insensitive glob over ``provider/id`` or ``id``

@@ -1,4 +1,4 @@
-"""``pictx --list-models [search]``: the usable models as pi's table (spec agent-parity §4.6).
+"""``pictx --list-models [search]``: the usable models as pi's table.
 
 Only models with a key (available) are listed, sorted by provider then id; ``search`` keeps
 those whose ``"<provider> <id>"`` matches it fuzzily (every word of the search, in order of

@@ -1,4 +1,4 @@
-"""The 33 commands of pi's RPC protocol (spec §1.4), one method each.
+"""The 33 commands of pi's RPC protocol, one method each.
 
 A handler gets the parsed :class:`~.records.Command` and returns the response's ``data``
 (:data:`~.records.NO_DATA` for none) or raises :class:`~.records.RpcCommandError` with pi's
@@ -97,7 +97,7 @@ _NOT_SAVED = "This session has not been saved yet. Send a message before cloning
 
 
 def _no_auth(provider: str, error: str) -> str:
-    """The ``prompt`` failure for a model without usable credentials (spec §1.4.1 item 7)."""
+    """The ``prompt`` failure for a model without usable credentials."""
     if error.startswith("Authentication failed"):
         return error  # an expired OAuth record: the error already says to log in again
     if error.startswith("No API key found"):

@@ -1,4 +1,4 @@
-"""The extension UI sub-protocol of RPC mode (spec §1.6).
+"""The extension UI sub-protocol of RPC mode.
 
 Dialogs (``select``, ``confirm``, ``input``, ``editor``) write an ``extension_ui_request`` with
 a fresh id and wait for the client's ``extension_ui_response`` with that id; a ``timeout``

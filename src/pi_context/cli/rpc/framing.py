@@ -1,4 +1,4 @@
-"""RPC framing: one JSON object per line, LF-terminated, in both directions (spec §1.2).
+"""RPC framing: one JSON object per line, LF-terminated, in both directions.
 
 :class:`LineReader` decodes the input incrementally as UTF-8 (a multi-byte character may be
 split across reads), splits on ``\\n`` only, strips one trailing ``\\r`` per line and yields a

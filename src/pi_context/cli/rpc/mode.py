@@ -1,4 +1,4 @@
-"""``pictx --mode rpc``: pi's JSON-lines protocol over stdin and stdout (spec §1).
+"""``pictx --mode rpc``: pi's JSON-lines protocol over stdin and stdout.
 
 Startup writes nothing (a client probes readiness with ``get_state``). Each input line is
 dispatched as soon as it is read, so responses may come out of order and between events;

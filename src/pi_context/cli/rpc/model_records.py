@@ -1,4 +1,4 @@
-"""Models and thinking levels as the RPC protocol reports them (spec §1.4, §3.1).
+"""Models and thinking levels as the RPC protocol reports them.
 
 A model record is pi's model object: ``id, name, api, provider, baseUrl, reasoning, input,
 cost, contextWindow, maxTokens`` plus ``thinkingLevelMap`` and ``compat`` when the model has

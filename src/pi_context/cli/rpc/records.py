@@ -1,4 +1,4 @@
-"""The records of pi's RPC protocol: commands in, responses out (spec §1.3).
+"""The records of pi's RPC protocol: commands in, responses out.
 
 A response is ``{"id"?, "type": "response", "command", "success": true, "data"?}`` or
 ``{"id"?, "type": "response", "command", "success": false, "error"}`` with exactly that key

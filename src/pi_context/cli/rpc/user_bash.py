@@ -1,4 +1,4 @@
-"""The RPC ``bash`` command: a user's shell command, outside the model's tool calls (§1.4.3).
+"""The RPC ``bash`` command: a user's shell command, outside the model's tool calls.
 
 The command runs with the configured shell (settings ``shellPath``; ``shellCommandPrefix`` is
 put before it on its own line) in the session's working directory, stdout and stderr merged.

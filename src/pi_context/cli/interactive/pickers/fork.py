@@ -1,4 +1,4 @@
-"""``/fork``: choose the user message to fork before (spec agent-parity §5.3).
+"""``/fork``: choose the user message to fork before.
 
 The rows are the host's :meth:`~pi_context.cli.app.agent_api.AgentApi.fork_messages` (every user
 message of the session file, in file order), the last one selected. Choosing one starts a new

@@ -1,5 +1,5 @@
-"""``/model`` and Ctrl+L: the model picker (spec agent-parity §5.5), and ``/scoped-models``
-(§4.5): which models Ctrl+P cycles through.
+"""``/model`` and Ctrl+L: the model picker, and ``/scoped-models``: which models Ctrl+P
+cycles through.
 
 * ``/model <q>``: an exact reference (``provider/id`` or an id naming one model,
   case-insensitive) among the scope, or among the models with a key when there is no scope,

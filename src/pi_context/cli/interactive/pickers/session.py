@@ -1,4 +1,4 @@
-"""``/resume``: the session picker (spec agent-parity §5.6).
+"""``/resume``: the session picker.
 
 Lists the sessions of the current folder or of every project (Tab). The order cycles with
 Ctrl+S: ``threaded`` (forks under the session they came from, most recent thread first),

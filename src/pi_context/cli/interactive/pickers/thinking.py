@@ -1,4 +1,4 @@
-"""``/thinking [level]``: set the thinking level directly, or pick one (spec agent-parity §3.2).
+"""``/thinking [level]``: set the thinking level directly, or pick one.
 
 ``/thinking <level>`` matches the model's supported levels exactly, ignoring case, and sets it
 for this session; an unknown level says ``Unknown thinking level "<x>". Available levels:

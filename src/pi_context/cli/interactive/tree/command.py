@@ -1,5 +1,4 @@
-"""``/tree`` in a terminal: the full-screen selector, then the summary choice, then the move
-(agent-parity.md §5.4, branch-summary.md §1).
+"""``/tree`` in a terminal: the full-screen selector, then the summary choice, then the move.
 
 1. An empty session says ``No entries in session``. Otherwise the selector opens on the
    current leaf with the filter of setting ``treeFilterMode``; labels set there (Shift+L) are

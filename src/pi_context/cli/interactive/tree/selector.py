@@ -1,5 +1,5 @@
 """The full-screen ``/tree`` selector, the ``Summarize branch?`` dialog and the instructions
-editor, on prompt_toolkit (pi 1.6.0's tree selector, agent-parity.md §5.4).
+editor, on prompt_toolkit (pi 1.6.0's tree selector).
 
 What is shown comes from :class:`~pi_context.cli.interactive.tree.view.TreeView`; this module only
 draws it and maps keys onto it. Every text from the session (messages, labels, tool arguments) is

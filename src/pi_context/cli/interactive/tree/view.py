@@ -1,4 +1,4 @@
-"""What the ``/tree`` selector shows, computed without a terminal (pi's tree selector, §5.4).
+"""What the ``/tree`` selector shows, computed without a terminal (pi's tree selector).
 
 :class:`TreeView` holds one session's tree (a :class:`~pi_context.export.SessionDocument`) and
 the selector's state: the filter, the search query, the folded branch segments, the selection
@@ -259,7 +259,7 @@ class _Node:
 
 
 class TreeView:
-    """The selector's state over one session tree; every key of §5.4 is a method."""
+    """The selector's state over one session tree; every key of the selector is a method."""
 
     def __init__(
         self, doc: SessionDocument, *, filter_mode: str = "default", height: int = 5
