@@ -411,15 +411,13 @@ async def _run(
             try:
                 return await shell.run(prompts, images=plan.images)
             finally:
-                if isinstance(shell.agent, RunningAgent) and shell.agent is not host:
-                    await shell.agent.agent.aclose()  # extensions get session_shutdown
-                elif shell.agent is not host:
-                    shell.agent.close()
+                if shell.agent is not host:
+                    await shell.agent.aclose()  # extensions get session_shutdown
         if protocol_out is not None:
             return await _serve_rpc(app, protocol_out)
         from pi_context.cli.print_mode import run_print
 
-        if app.agent.model_or_none is None:
+        if app.model_info() is None:
             raise PiContextError(NO_MODEL_HELP)
         if notes and mode != "json":
             click.echo(f"pictx: {notes[-1]}", err=True)
