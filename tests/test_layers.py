@@ -107,6 +107,20 @@ def test_no_unit_imports_a_higher_layer() -> None:
     assert wrong == []
 
 
+def test_the_agent_reaches_models_only_through_the_model_seam() -> None:
+    """What the agent needs of a model (its stream, how it delivers system text for cache
+    accounting, the message assembled from deltas) it asks :mod:`pi_context.model`, never an
+    adapter's modules, so any :class:`~pi_context.model.Model` works the same."""
+    wrong = sorted(
+        f"{src} imports {dst}"
+        for src, targets in _graph().items()
+        if _unit(src) == "agent"
+        for dst in targets
+        if _unit(dst) == "providers"
+    )
+    assert wrong == []
+
+
 def test_no_import_cycle() -> None:
     graph = _graph()
     # A package's __init__ re-exporting its submodules is not a cycle of concepts: the edge from

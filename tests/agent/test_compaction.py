@@ -336,3 +336,27 @@ async def test_pre_prompt_check_compacts_a_resumed_session(
         "message",
     ]
     sess.close()
+
+
+async def test_an_overflow_after_a_successful_response_may_be_recovered_again(
+    make_session: MakeSession,
+) -> None:
+    """The one-recovery limit counts from the last response that succeeded: a run that
+    recovered, answered with a tool call, then overflowed again tries a second recovery
+    (the failed attempt is omitted again) instead of reporting the recovery as failed."""
+    model = ScriptedModel(
+        [
+            reply("first answer " * 200),
+            failure(OVERFLOW, "context_overflow"),
+            reply("reading " * 200, tool_calls=[("read", {"path": "missing.txt"})]),
+            failure(OVERFLOW, "context_overflow"),
+        ]
+    )
+    sess = await make_session(model, settings=OFFLINE)
+    await sess.run("question one " * 200)
+    events = await sess.run("question two")
+    ends = [e for e in events if isinstance(e, CompactionEnd)]
+    assert all(e.error_message is None for e in ends)
+    assert types(sess).count("context_edit") == 2
+    assert types(sess)[-1] == "context_edit"
+    model.assert_complete()

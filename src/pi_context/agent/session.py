@@ -55,7 +55,7 @@ from pi_context.extensions.events import (
     ShutdownReason,
     ThinkingLevelSelectEvent,
 )
-from pi_context.messages import AgentMessage, ImageContent, user_message
+from pi_context.messages import AgentMessage, ImageContent
 from pi_context.model import Model
 from pi_context.model.thinking import clamp_thinking_level
 from pi_context.resources.loader import LoadedResources
@@ -67,7 +67,6 @@ from pi_context.tools import Tool
 from . import extension_dispatch
 from .compaction_control import CompactionControl, OperationGuard
 from .extension_actions import SessionExtensionActions
-from .image_preparation import prepare_images
 from .loadout import Loadout
 from .loop_callbacks import SessionLoopCallbacks
 from .message_queues import QueueMode
@@ -85,6 +84,7 @@ from .thinking_choice import (
     switch_thinking_level,
 )
 from .transform import TransformChain
+from .user_prompt import user_prompt
 
 __all__ = ["AgentOptions", "AgentSession", "SessionStats"]
 
@@ -94,35 +94,33 @@ class AgentSession:
 
     def __init__(self, state: AgentState, tools: Sequence[Tool]) -> None:
         self._state = state
+        runner = state.extensions
         self._loadout = loadout = Loadout(state, tools)
         self._guard = guard = OperationGuard()
-        self._compaction = compaction = CompactionControl(state, guard)
-        self._navigator = Navigator(state, loadout, guard)
-        self._recovery = recovery = Recovery(state, compaction)
         chain = TransformChain(
+            context_phase=runner.emit_context if runner is not None else None,
             hidden_tools=lambda: loadout.options().hidden_tools,
             forced_prompt=lambda: loadout.forced_prompt,
             clock=state.now_ms,
         )
-        self.cache = CacheTracker()
         requests = RequestPipeline(state, loadout, chain)
-        compaction.conversation = requests.build
-        host = SessionLoopCallbacks(
+        self._compaction = compaction = CompactionControl(state, guard, requests.build)
+        self._navigator = Navigator(state, loadout, guard)
+        self._recovery = recovery = Recovery(state, compaction)
+        self.cache = CacheTracker()
+        callbacks = SessionLoopCallbacks(
             state,
             loadout=loadout,
-            requests=requests,
             compaction=compaction,
             recovery=recovery,
             cache=self.cache,
         )
-        self._runs = RunControl(state, loadout, recovery, host)
+        self._runs = RunControl(state, loadout, recovery, callbacks=callbacks, requests=requests)
         self._unstarted: _PendingPrompt | None = None  # the latest prompt() not yet iterated
         self._notices: list[asyncio.Task[None]] = []  # extension notifications under way
         self._closed = False
         self._ui: tuple[ExtensionUI, str] | None = None
-        runner = state.extensions
         if runner is not None:
-            chain.context_phase = runner.emit_context
             runner.on_error(state.events.emit)
             runner.bind_host(
                 SessionExtensionActions(self._state, loadout, self._runs, guard),
@@ -478,8 +476,7 @@ class AgentSession:
         self._state.queue.follow_up_mode = mode
 
     def _queued_message(self, text: str, images: Sequence[ImageContent]) -> AgentMessage:
-        expanded, fitted = prepare_images(self._state, self.expand_skill_command(text), images)
-        return user_message(expanded, images=fitted, timestamp=self._state.now_ms())
+        return user_prompt(self._state, text, images).message
 
     def send_message(self, message: CustomMessageDraft, *, trigger_turn: bool = False) -> None:
         """An extension message: queued for the next turn of a busy run; while idle, with

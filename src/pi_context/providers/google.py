@@ -42,6 +42,7 @@ from pi_context.model import (
     ModelInfo,
     ModelRequest,
     StreamEvent,
+    SystemDelivery,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
@@ -53,7 +54,6 @@ from pi_context.model.usage import make_usage
 from pi_context.providers._sdk import SDKModel
 from pi_context.providers.delivery import (
     Delivery,
-    SystemDelivery,
     SystemUpdate,
     tool_arguments_json,
     user_blocks,

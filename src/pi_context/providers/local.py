@@ -55,6 +55,7 @@ from pi_context.model import (
     ModelRequest,
     StreamDone,
     StreamEvent,
+    SystemDelivery,
     TextDelta,
     ToolCallDelta,
     ToolCallStart,
@@ -64,7 +65,6 @@ from pi_context.model.usage import make_usage
 from pi_context.providers.catalog import LOCAL_MODEL
 from pi_context.providers.delivery import (
     Delivery,
-    SystemDelivery,
     SystemUpdate,
     plan_delivery,
     user_blocks,

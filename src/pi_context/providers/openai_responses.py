@@ -43,6 +43,7 @@ from pi_context.model import (
     ModelInfo,
     ModelRequest,
     StreamEvent,
+    SystemDelivery,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
@@ -55,7 +56,6 @@ from pi_context.providers._openai_client import OpenAIClientModel
 from pi_context.providers._sdk import error_body
 from pi_context.providers.delivery import (
     Delivery,
-    SystemDelivery,
     SystemUpdate,
     tool_arguments_json,
     user_blocks,
