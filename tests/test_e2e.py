@@ -9,6 +9,7 @@ summary. Finally the session file is reopened from disk and its projection check
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ class Router:
         return self.task.pop(0)
 
 
-def roles(messages: list[Any]) -> list[str]:
+def roles(messages: Sequence[Any]) -> list[str]:
     return [m["role"] for m in messages]
 
 

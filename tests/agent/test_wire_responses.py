@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -124,7 +124,9 @@ async def test_reasoning_items_survive_a_tool_turn_and_the_next_run(
         )
         await sess.run("What is in notes.txt?")
         await sess.run("Anything else?")
-        stored = [m for m in sess.session.messages() if m.get("role") == "assistant"]
+        stored = [
+            cast(dict[str, Any], m) for m in sess.session.messages() if m.get("role") == "assistant"
+        ]
     finally:
         await model.aclose()
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -129,7 +129,7 @@ def tool_names(body: bytes) -> list[str]:
 
 def system_entries(path: Path) -> list[dict[str, Any]]:
     return [
-        m
+        cast(dict[str, Any], m)
         for m in (e.message for e in Session.open(path).entries if e.type == "message")
         if m is not None and m.get("role") == "system"
     ]

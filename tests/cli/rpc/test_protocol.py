@@ -51,6 +51,7 @@ async def test_reader_joins_multibyte_characters_split_across_reads() -> None:
 
     async def collect() -> None:
         async for line in LineReader(read_fd).lines():
+            assert isinstance(line, str)
             lines.append(line)
 
     task = asyncio.create_task(collect())
