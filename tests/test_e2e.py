@@ -21,6 +21,7 @@ from pi_context.model import ModelInfo, ModelRequest
 from pi_context.session import Session, convert_to_llm
 from pi_context.session.projection import SUMMARY_WRAPPERS
 from pi_context.testing import ScriptedModel, ScriptedReply, SequentialIds, reply
+from tests.helpers import no_sleep
 
 BUGGY = (
     "def add(a, b):\n    return a - b\n\nprint(add(2, 3))\n\n"
@@ -90,9 +91,6 @@ async def test_coding_task_compaction_and_branch_summary(tmp_path: Path) -> None
         max_tokens=4096,
     )
     model = ScriptedModel([router] * 20, model_info=info)
-
-    async def no_sleep(_: float) -> None:
-        return None
 
     sess = await AgentSession.create(
         cwd=project,

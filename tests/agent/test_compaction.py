@@ -293,14 +293,14 @@ async def test_observation_masking_can_make_summarizing_unnecessary(
 
 
 async def test_pre_prompt_check_compacts_a_resumed_session(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     from pi_context.agent.session import AgentSession
     from pi_context.messages import assistant_message, empty_usage, user_message
     from pi_context.session import Session
 
-    path = project.parent / "old.jsonl"
-    old = Session.create(path, cwd=str(project))
+    path = project_dir.parent / "old.jsonl"
+    old = Session.create(path, cwd=str(project_dir))
     usage = empty_usage()
     usage["input"], usage["totalTokens"] = 9500, 9500
     for n in range(3):
@@ -320,7 +320,7 @@ async def test_pre_prompt_check_compacts_a_resumed_session(
     sess = await AgentSession.open(
         path,
         model=model,
-        agent_dir=project.parent / "agent",
+        agent_dir=project_dir.parent / "agent",
         trusted=True,
         settings={
             "compaction": {"reserveTokens": 2000, "keepRecentTokens": 1, "summarizer": "offline"}

@@ -1,5 +1,4 @@
-"""``<agentDir>/auth.json``: pi's stored credentials, their precedence, expiry and safe writes
-(cli-config-tools §2)."""
+"""``<agentDir>/auth.json``: pi's stored credentials, their precedence, expiry and safe writes."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What an agent session does around a run: the pre-prompt compaction check, and after the run
 agent-level retries of transient errors, overflow recovery (omit the failed attempt with
-``context_edit``, compact, retry once) and the threshold check (compaction.md §4, §12).
+``context_edit``, compact, retry once) and the threshold check.
 
 Whether to retry and how long to wait is the one :class:`~pi_context.model.retry.RetryPolicy`
 (the summarizer asks the same); this module decides what a retry does to the session.

@@ -18,8 +18,9 @@ deltas). How they reach the wire is the :data:`SystemDelivery` mode:
     rewrites the head of the request, a cache miss once per prompt change.
 
 :func:`plan_delivery` produces the wire-neutral :class:`Delivery`; the adapters map it to their
-JSON. Replaying the system messages is the prompt layer's job (:mod:`pi_context.prompt.replay`,
-system-prompt spec §4-§5, §10); this module only decides where the replayed text goes.
+JSON. Replaying the system messages is the prompt layer's job (:mod:`pi_context.prompt.replay`:
+the sections, the patches and pi's update text); this module only decides where the replayed
+text goes.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Gemini through the official ``google-genai`` SDK (pi's ``google-generative-ai``).
 
-Request (spec §6.6): ``contents`` (``user``/``model`` turns), ``systemInstruction`` with the
+Request: ``contents`` (``user``/``model`` turns), ``systemInstruction`` with the
 leading prompt, ``tools`` as ``functionDeclarations`` with JSON-Schema parameters, an optional
 ``toolConfig``, and ``generationConfig`` with ``maxOutputTokens``, ``temperature`` and the
 ``thinkingConfig`` of the thinking level

@@ -10,7 +10,8 @@ compaction or trust behaviour.
 This module is the one owner of the settings model: :class:`CompactionSettings`,
 :class:`RetrySettings` and :class:`BranchSummarySettings` are resolved here and nowhere else
 (:func:`compaction_settings_for`, :func:`retry_settings_for`, :func:`branch_summary_settings_for`,
-:func:`bash_settings_for`).
+:func:`bash_settings_for`, :func:`session_fsync_for`): those functions are the one way to read a
+section, from a :class:`Settings` or from its plain merged data alike.
 The JSON keys are pi's wire names (``reserveTokens``, ``retry.maxAgentDelayMs``, ...); each
 Python field has one snake_case spelling. A bad value is an error, as in pi: a
 :class:`~pi_context.errors.SettingsError` naming the key, with pi's message, and the file it
@@ -305,42 +306,11 @@ class Settings:
         value = self.data.get(key)
         return default if value is None else value
 
-    def compaction(
-        self, provider: str | None = None, model_id: str | None = None
-    ) -> CompactionSettings:
-        """:func:`compaction_settings_for` these settings and model."""
-        return compaction_settings_for(self, provider, model_id)
-
-    @property
-    def retry(self) -> RetrySettings:
-        """:func:`retry_settings_for` these settings."""
-        return retry_settings_for(self)
-
-    @property
-    def branch_summary(self) -> BranchSummarySettings:
-        """:func:`branch_summary_settings_for` these settings."""
-        return branch_summary_settings_for(self)
-
-    @property
-    def bash(self) -> BashSettings:
-        """:func:`bash_settings_for` these settings."""
-        return bash_settings_for(self)
-
     @property
     def default_project_trust(self) -> ProjectTrustDefault:
         """``defaultProjectTrust`` from the **global** file only (other values mean ``ask``)."""
         value = self.global_data.get("defaultProjectTrust")
         return value if value in ("always", "never") else "ask"
-
-    @property
-    def enable_skill_commands(self) -> bool:
-        return self.data.get("enableSkillCommands") is not False
-
-    @property
-    def session_fsync(self) -> bool:
-        """``sessionFsync`` (default ``true``): flush the session file to the disk at the end of
-        each turn and at each compaction (``Session.fsync``); ``false`` leaves it to the OS."""
-        return session_fsync_for(self)
 
 
 def load_settings(

@@ -1,4 +1,4 @@
-"""``@file`` arguments with images (spec §4.7): sniffed by content, attached to the first
+"""``@file`` arguments with images: sniffed by content, attached to the first
 prompt only, a text contribution per image, failures inside the tag."""
 
 from __future__ import annotations

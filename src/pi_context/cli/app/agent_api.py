@@ -203,11 +203,11 @@ class AgentHost(Protocol):
     def project_trust(self) -> ProjectTrust: ...
 
     async def new_session(self, parent_session: str | None = None) -> AgentHost:
-        """``/new`` (extensions may cancel: ``SwitchCancelled``)."""
+        """``/new`` (extensions may cancel: ``SwitchCancelledError``)."""
         ...
 
     async def open_session(self, path: Path) -> AgentHost:
-        """``/resume`` ``path`` (extensions may cancel: ``SwitchCancelled``)."""
+        """``/resume`` ``path`` (extensions may cancel: ``SwitchCancelledError``)."""
         ...
 
     def fork_messages(self) -> list[ForkMessage]:
@@ -216,10 +216,10 @@ class AgentHost(Protocol):
 
     async def fork_before(self, entry_id: str) -> tuple[AgentHost, str]:
         """``/fork``: the session holding the path before user message ``entry_id``, and that
-        message's text for the editor (extensions may cancel: ``SwitchCancelled``)."""
+        message's text for the editor (extensions may cancel: ``SwitchCancelledError``)."""
         ...
 
     async def clone(self) -> AgentHost:
         """``/clone``: a session holding the current path (``Nothing to clone yet`` without
-        entries; extensions may cancel: ``SwitchCancelled``)."""
+        entries; extensions may cancel: ``SwitchCancelledError``)."""
         ...

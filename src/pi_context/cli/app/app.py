@@ -574,7 +574,7 @@ class AppAgent:
         return self.agent.model_or_none
 
     async def new_session(self, parent_session: str | None = None) -> AppAgent:
-        """``/new``; raises :class:`~.session_replacement.SwitchCancelled` when an extension
+        """``/new``; raises :class:`~.session_replacement.SwitchCancelledError` when an extension
         cancels (the current session goes on)."""
         agent = await session_replacement.new_session(
             self.agent, self.config, parent_session=parent_session
@@ -582,7 +582,7 @@ class AppAgent:
         return AppAgent(agent, self.config)
 
     async def open_session(self, path: Path) -> AppAgent:
-        """``/resume`` ``path``; raises :class:`~.session_replacement.SwitchCancelled` when an
+        """``/resume`` ``path``; raises :class:`~.session_replacement.SwitchCancelledError` when an
         extension cancels."""
         return AppAgent(
             await session_replacement.open_session(self.agent, self.config, path), self.config
@@ -594,13 +594,13 @@ class AppAgent:
 
     async def fork_before(self, entry_id: str) -> tuple[AppAgent, str]:
         """``/fork``: the new session (path before user message ``entry_id``) and that
-        message's text for the editor. Raises ``SwitchCancelled`` when an extension cancels,
+        message's text for the editor. Raises ``SwitchCancelledError`` when an extension cancels,
         :class:`~pi_context.errors.PiContextError` for an entry that is not a user message."""
         agent, text = await session_replacement.fork_before(self.agent, self.config, entry_id)
         return AppAgent(agent, self.config), text
 
     async def clone(self) -> AppAgent:
-        """``/clone``: a new session holding the current path. Raises ``SwitchCancelled`` when
+        """``/clone``: a new session holding the current path. Raises ``SwitchCancelledError`` when
         an extension cancels, :class:`~pi_context.errors.PiContextError` (``Nothing to clone
         yet``) without entries."""
         return AppAgent(await session_replacement.clone(self.agent, self.config), self.config)

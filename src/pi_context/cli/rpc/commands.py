@@ -20,7 +20,7 @@ from pi_context import session_dirs
 from pi_context.cli.app.app import AppAgent
 from pi_context.cli.app.session_replacement import (
     INVALID_FORK_ENTRY,
-    SwitchCancelled,
+    SwitchCancelledError,
     fork_messages,
     user_text,
 )
@@ -533,7 +533,7 @@ class CommandHandlers:
         """Replace the session; ``{"cancelled": true}`` when an extension said no."""
         try:
             await self.rt.replace(make)
-        except SwitchCancelled:
+        except SwitchCancelledError:
             return {"cancelled": True}
         return {"cancelled": False}
 

@@ -22,7 +22,7 @@ from pi_context.cli.app.session_replacement import (
     FORKED,
     NO_FORK_MESSAGES,
     NOTHING_TO_CLONE,
-    SwitchCancelled,
+    SwitchCancelledError,
 )
 from pi_context.cli.interactive.shell import Shell
 from pi_context.cli.interactive.slash import pickers as picker_commands
@@ -597,7 +597,7 @@ async def run_slash(shell: Shell, line: str) -> bool:
         handler = command.handler
     try:
         await handler(shell, args)
-    except SwitchCancelled as exc:
+    except SwitchCancelledError as exc:
         shell.console.print(Text(str(exc), style="dim"))
     except PiContextError as exc:
         shell.console.print(Text(f"pictx: error: {exc}", style="red"))
