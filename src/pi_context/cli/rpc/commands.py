@@ -27,6 +27,7 @@ from pi_context.cli.app.session_replacement import (
 from pi_context.export import SessionDocument, default_html_name, export_html
 from pi_context.messages import AgentMessage, ImageContent, bash_execution_message
 from pi_context.model import ModelInfo
+from pi_context.model.thinking import cycle_thinking_level, supported_thinking_levels
 
 from . import model_records
 from .records import NO_DATA, Command, RpcCommandError
@@ -323,13 +324,13 @@ class CommandHandlers:
         return NO_DATA
 
     async def cmd_cycle_thinking_level(self, command: Command) -> Any:
-        level = model_records.next_level(self._info(), self._thinking_level())
+        level = cycle_thinking_level(self._info(), self._thinking_level())
         if level is None:
             return None
         return {"level": self._set_level(level)}
 
     async def cmd_get_available_thinking_levels(self, command: Command) -> Any:
-        return {"levels": model_records.supported_levels(self._info())}
+        return {"levels": list(supported_thinking_levels(self._info()))}
 
     # -- modes and switches (persisted in the global settings, as pi does) -------------------------
 
