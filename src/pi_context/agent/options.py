@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypedDict
+from pathlib import Path
+from typing import Any, Final, TypedDict, cast, get_args
 
+from pi_context._keywords import check_keywords
 from pi_context.extensions import ExtensionRunner, load_extensions
 from pi_context.extensions.events import SessionReason
 from pi_context.model import Model
@@ -22,13 +24,16 @@ from pi_context.tools import Tool, default_tools
 from .state import AgentState, Sleep
 from .tool_selection import ToolSelection
 
-__all__ = ["AgentOptions", "assemble"]
+__all__ = ["AgentOptions", "assemble", "checked_options"]
 
 
 class AgentOptions(TypedDict, total=False):
     """Options of :meth:`AgentSession.create` and :meth:`AgentSession.open` (all optional).
 
-    ``model``: the model (``None``: prompting raises until one is set). ``agent_dir``: pi's
+    ``model``: the model, or a ``"provider/id"`` text resolved through the model registry
+    (built-ins plus ``<agent_dir>/models.json``) when the session is created; a missing key
+    for it raises :class:`~pi_context.errors.ProviderError` then (``None``: prompting raises
+    until one is set). ``agent_dir``: pi's
     ``~/.pi/agent`` (settings, skills, extensions). ``settings``: merged over the loaded settings
     files. ``tools``: replaces the four built-ins. ``extensions``: a ready runner, or
     ``load_extensions=True`` discovers them (agent dir, trusted project, entry points).
@@ -42,9 +47,12 @@ class AgentOptions(TypedDict, total=False):
     ``previous_session_file``: what extensions' ``session_start`` is told (default ``startup``
     for ``create``, ``resume`` for ``open``; ``new`` / ``fork`` when a session replaces
     another).
+
+    Every option is checked at the call (:func:`checked_options`): an unknown keyword or a
+    value of the wrong type raises :class:`TypeError` there, never later.
     """
 
-    model: Model | None
+    model: Model | str | None
     agent_dir: str | os.PathLike[str] | None
     settings: Mapping[str, Any] | None
     tools: Sequence[Tool] | None
@@ -65,6 +73,93 @@ class AgentOptions(TypedDict, total=False):
     previous_session_file: str | None
 
 
+def _optional(*types: type) -> Callable[[Any], bool]:
+    return lambda value: value is None or isinstance(value, types)
+
+
+def _text_sequence(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, Sequence)
+        and not isinstance(value, str | bytes)
+        and all(isinstance(item, str) for item in value)
+    )
+
+
+def _tool_sequence(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, Sequence)
+        and not isinstance(value, str | bytes)
+        and all(isinstance(item, Tool) for item in value)
+    )
+
+
+def _callable_or_none(value: Any) -> bool:
+    return value is None or callable(value)
+
+
+def _start_reason(value: Any) -> bool:
+    return value in get_args(SessionReason)
+
+
+_PATH = (str, os.PathLike)
+
+_CHECKS: Final[Mapping[str, tuple[Callable[[Any], bool], str]]] = {
+    "cwd": (_optional(*_PATH), "a path or None"),
+    "session_file": (_optional(*_PATH), "a path or None"),
+    "model": (_optional(Model, str), 'a Model, a "provider/id" text or None'),
+    "agent_dir": (_optional(*_PATH), "a path or None"),
+    "settings": (_optional(Mapping), "a mapping or None"),
+    "tools": (_tool_sequence, "a sequence of pi_context.Tool or None"),
+    "extensions": (_optional(ExtensionRunner), "an ExtensionRunner or None"),
+    "trusted": (_optional(bool), "True, False or None"),
+    "no_context_files": (_optional(bool), "a bool"),
+    "system_prompt": (_optional(str), "a text or None"),
+    "append_system_prompt": (_text_sequence, "a sequence of texts (not one text) or None"),
+    "load_extensions": (_optional(bool), "a bool"),
+    "ids": (_callable_or_none, "a callable returning ids, or None"),
+    "clock": (_callable_or_none, "a callable returning milliseconds, or None"),
+    "sleep": (_callable_or_none, "an async sleep function, or None"),
+    "session_id": (_optional(str), "a text or None"),
+    "timestamp": (_optional(str), "an ISO-8601 text or None"),
+    "parent_session": (_optional(str), "a path text or None"),
+    "tool_selection": (_optional(ToolSelection), "a ToolSelection or None"),
+    "start_reason": (_start_reason, " or ".join(repr(r) for r in get_args(SessionReason))),
+    "previous_session_file": (_optional(str), "a path text or None"),
+}
+_CALL_KEYWORDS: Final[Mapping[str, tuple[str, ...]]] = {
+    "create": ("cwd", "session_file"),
+    "open": ("cwd",),
+    "adopt": ("cwd",),
+}
+
+
+def checked_options(where: str, options: Mapping[str, Any]) -> AgentOptions:
+    """``options`` of ``AgentSession.<where>`` checked: an unknown keyword raises
+    :class:`TypeError` naming it and the closest known one, a value of the wrong type raises
+    :class:`TypeError` naming the option, and a ``model`` text is resolved through the model
+    registry (:class:`~pi_context.errors.ModelNotFoundError` for an unknown model,
+    :class:`~pi_context.errors.ProviderError` when its key is missing)."""
+    known = [*_CALL_KEYWORDS.get(where, ()), *AgentOptions.__annotations__]
+    check_keywords(f"AgentSession.{where}", options, known)
+    for name, value in options.items():
+        check, wanted = _CHECKS[name]
+        if not check(value):
+            raise TypeError(
+                f"AgentSession.{where}(): {name} must be {wanted}, not {type(value).__name__}"
+            )
+    checked = cast(
+        AgentOptions, {k: v for k, v in options.items() if k not in _CALL_KEYWORDS[where]}
+    )
+    model = options.get("model")
+    if isinstance(model, str):
+        from pi_context.providers import load_registry, resolve_model
+
+        agent_dir = options.get("agent_dir")
+        registry = load_registry(Path(agent_dir) if agent_dir is not None else None)
+        checked["model"] = resolve_model(model, registry=registry, require_credentials=True)
+    return checked
+
+
 def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentState, list[Tool]]:
     """The shared state of a session in ``cwd`` and its starting tools."""
     loader = ResourceLoader(
@@ -76,13 +171,16 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
         append_system_prompt=options.get("append_system_prompt"),
     )
     resources = loader.load()
+    model = options.get("model")
+    if isinstance(model, str):
+        raise TypeError("assemble() needs checked_options(): the model text is not resolved")
     extensions = options.get("extensions")
     if extensions is None and options.get("load_extensions", False):
         extensions = load_extensions(cwd=cwd, agent_dir=loader.agent_dir, trusted=resources.trusted)
     state = AgentState(
         session,
         cwd=cwd,
-        model=options.get("model"),
+        model=model,
         loader=loader,
         resources=resources,
         extensions=extensions,

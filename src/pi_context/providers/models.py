@@ -854,10 +854,23 @@ def list_models(registry: ModelRegistry | None = None) -> list[ModelInfo]:
     return [e.info for e in (registry or load_registry()).entries]
 
 
-def resolve_model(spec: str, *, registry: ModelRegistry | None = None) -> Model:
-    """The adapter for ``--model SPEC`` (raises :class:`ModelNotFoundError`)."""
+def resolve_model(
+    spec: str, *, registry: ModelRegistry | None = None, require_credentials: bool = False
+) -> Model:
+    """The adapter for ``--model SPEC`` (raises :class:`ModelNotFoundError`).
+
+    Credentials are looked up now, but a missing key is reported by the model's first request
+    (as pi's ``--model`` does) unless ``require_credentials``, which raises
+    :class:`ProviderError` here naming the variable to set. ``registry.credentials(entry)``
+    tells the same without raising.
+    """
     reg = registry or load_registry()
-    return reg.create(reg.lookup(spec).entry)
+    entry = reg.lookup(spec).entry
+    if require_credentials:
+        creds = reg.credentials(entry)
+        if not creds.ok:
+            raise ProviderError(f"{entry.key}: {creds.error}", kind="authentication")
+    return reg.create(entry)
 
 
 def default_model(*, registry: ModelRegistry | None = None) -> Model | None:

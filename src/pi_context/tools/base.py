@@ -27,6 +27,7 @@ from typing import Any, Final
 from urllib.parse import unquote, urlparse
 
 from pi_context._json import js_number
+from pi_context._keywords import keyword_checked
 from pi_context.errors import ToolError
 from pi_context.messages import TextContent, ToolDeclaration, UserContent, text_block
 from pi_context.prompt.replay import to_tool_declaration
@@ -181,6 +182,7 @@ ToolFunction = Callable[[dict[str, Any], Path], Awaitable["ToolOutcome | str"]]
 """``async (arguments, cwd) -> ToolOutcome | str`` for :class:`FunctionTool`."""
 
 
+@keyword_checked
 class FunctionTool(ContextTool):
     """A tool made from an async function (the easy way for extensions to add one).
 
