@@ -19,7 +19,7 @@ from pi_context.model import Model
 from pi_context.resources.loader import ResourceLoader
 from pi_context.resources.settings import bash_settings_for
 from pi_context.session import Session
-from pi_context.tools import Tool, default_tools
+from pi_context.tools import BUILTIN_TOOL_NAMES, Tool, default_tools
 
 from .state import AgentState, Sleep
 from .tool_selection import ToolSelection
@@ -133,6 +133,22 @@ _CALL_KEYWORDS: Final[Mapping[str, tuple[str, ...]]] = {
 }
 
 
+def _check_tool_names(where: str, tools: Sequence[Tool] | None) -> None:
+    """Two tools of one name: the later one must ask to replace a built-in, and only that."""
+    seen: set[str] = set()
+    for tool in tools or ():
+        if tool.name in seen and not (tool.name in BUILTIN_TOOL_NAMES and tool.replaces_builtin):
+            hint = (
+                " (pass replaces_builtin=True to replace the built-in)"
+                if tool.name in BUILTIN_TOOL_NAMES
+                else ""
+            )
+            raise ValueError(
+                f"AgentSession.{where}(): tools has two tools named {tool.name!r}{hint}"
+            )
+        seen.add(tool.name)
+
+
 def checked_options(where: str, options: Mapping[str, Any]) -> AgentOptions:
     """``options`` of ``AgentSession.<where>`` checked: an unknown keyword raises
     :class:`TypeError` naming it and the closest known one, a value of the wrong type raises
@@ -147,6 +163,7 @@ def checked_options(where: str, options: Mapping[str, Any]) -> AgentOptions:
             raise TypeError(
                 f"AgentSession.{where}(): {name} must be {wanted}, not {type(value).__name__}"
             )
+    _check_tool_names(where, options.get("tools"))
     checked = cast(
         AgentOptions, {k: v for k, v in options.items() if k not in _CALL_KEYWORDS[where]}
     )
