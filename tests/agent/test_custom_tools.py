@@ -70,7 +70,7 @@ async def test_a_second_tool_named_like_a_built_in_must_ask_to_replace_it(
 
     schema: dict[str, Any] = {"type": "object", "properties": {"path": {"type": "string"}}}
     unasked = FunctionTool("read", "r", schema, fake_read)
-    with pytest.raises(ValueError, match="two tools named 'read' .pass replaces_builtin=True"):
+    with pytest.raises(ValueError, match=r"two tools named 'read' \(pass replaces_builtin=True"):
         await make_session(None, tools=[*default_tools(project), unasked])
 
     asked = FunctionTool("read", "r", schema, fake_read, replaces_builtin=True)
