@@ -124,7 +124,7 @@ def test_no_other_public_attribute_leaks_from_the_package() -> None:
 def test_importing_the_package_has_no_side_effects() -> None:
     code = (
         "import sys, pi_context\n"
-        "heavy = ('openai', 'anthropic', 'llama_cpp', 'httpx', 'prompt_toolkit', 'click')\n"
+        "heavy = ('openai', 'anthropic', 'google', 'llama_cpp', 'httpx', 'httpx2', 'prompt_toolkit', 'click')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     done = subprocess.run(

@@ -117,6 +117,9 @@ class Credentials:
 
 @dataclass(frozen=True, slots=True)
 class Resolution:
+    """What a ``--model`` text resolved to: the entry, the ``:level`` suffix, and a warning
+    when the id is not known and is used as a custom id of its provider."""
+
     entry: ModelEntry
     thinking_level: ThinkingLevel | None = None
     warning: str | None = None
@@ -851,6 +854,7 @@ def _missing_windows(providers: Mapping[str, Any]) -> list[str]:
 
 
 def list_models(registry: ModelRegistry | None = None) -> list[ModelInfo]:
+    """Every model the registry knows (built-ins and ``models.json``), usable or not."""
     return [e.info for e in (registry or load_registry()).entries]
 
 
