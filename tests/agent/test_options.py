@@ -106,3 +106,10 @@ async def test_create_is_an_async_context_manager_that_closes_the_session(
         assert len(again.session.entries) == len(sess.session.entries)
     with pytest.raises(SessionError, match="closed"):
         again.session.append_label(again.session.entries[0].id, "late")
+
+
+def test_reload_is_a_coroutine_and_says_so() -> None:
+    import inspect
+
+    assert inspect.iscoroutinefunction(AgentSession.reload)
+    assert "await sess.reload()" in (AgentSession.reload.__doc__ or "")

@@ -592,8 +592,9 @@ class AgentSession:
     # -- resources, stats, closing ----------------------------------------------------------------
 
     async def reload(self) -> None:
-        """Re-read settings, context files, skills and SYSTEM/APPEND files; the changed
-        sections are patched at the next run (nothing is sent or stored now)."""
+        """Re-read settings, context files, skills and SYSTEM/APPEND files (a coroutine:
+        ``await sess.reload()``, since extensions' ``resources_discover`` handlers run); the
+        changed sections are patched at the next run (nothing is sent or stored now)."""
         if self.busy:
             raise PiContextError("Wait for the current response to finish before reloading.")
         before = self._loadout.default_tool_names()
