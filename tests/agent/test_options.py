@@ -113,3 +113,22 @@ def test_reload_is_a_coroutine_and_says_so() -> None:
 
     assert inspect.iscoroutinefunction(AgentSession.reload)
     assert "await sess.reload()" in (AgentSession.reload.__doc__ or "")
+
+
+async def test_a_prompt_without_the_models_key_fails_before_anything_is_stored(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as in pi: the prompt is refused, so no session file is left behind for it
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    from pi_context.providers import resolve_model
+
+    model = resolve_model("openai/gpt-4o")  # lazy: the key is missing, found at the prompt
+    path = project / "s.jsonl"
+    sess = await AgentSession.create(**_base(project), model=model, session_file=path)
+    with pytest.raises(
+        ProviderError, match='No API key found for provider "openai": set OPENAI_API_KEY'
+    ):
+        await sess.run("hi")
+    await sess.aclose()
+    assert not path.exists()
+    assert [e.type for e in sess.session.entries if e.type == "message"] == []
