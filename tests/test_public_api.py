@@ -53,6 +53,7 @@ PUBLIC = [
     "RetrySettings",
     "ScriptedModel",
     "ScriptedReply",
+    "SearchHit",
     "SequentialIds",
     "Session",
     "SessionError",

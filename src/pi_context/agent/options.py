@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, TypedDict, cast, get_args
+from typing import Any, Final, Literal, TypedDict, cast, get_args
 
 from pi_context._keywords import check_keywords
 from pi_context.extensions import ExtensionRunner, load_extensions
@@ -19,12 +19,20 @@ from pi_context.model import Model
 from pi_context.resources.loader import ResourceLoader
 from pi_context.resources.settings import bash_settings_for
 from pi_context.session import Session
-from pi_context.tools import BUILTIN_TOOL_NAMES, Tool, default_tools
+from pi_context.tools import BUILTIN_TOOL_NAMES, RecallTool, Tool, default_tools
 
 from .state import AgentState, Sleep
 from .tool_selection import ToolSelection
 
-__all__ = ["AgentOptions", "assemble", "checked_options"]
+__all__ = [
+    "DEFAULT_RECALL_MODE",
+    "RECALL_MODES",
+    "AgentOptions",
+    "RecallMode",
+    "assemble",
+    "checked_options",
+    "recall_mode",
+]
 
 
 class AgentOptions(TypedDict, total=False):
@@ -46,7 +54,8 @@ class AgentOptions(TypedDict, total=False):
     ``--no-builtin-tools`` / ``--exclude-tools`` (:mod:`.tool_selection`). ``start_reason``,
     ``previous_session_file``: what extensions' ``session_start`` is told (default ``startup``
     for ``create``, ``resume`` for ``open``; ``new`` / ``fork`` when a session replaces
-    another).
+    another). ``recall``: when the ``recall`` tool is offered (:data:`RecallMode`; default the
+    ``recall`` setting, else ``off``); it is added to the built-ins, not to ``tools``.
 
     Every option is checked at the call (:func:`checked_options`): an unknown keyword or a
     value of the wrong type raises :class:`TypeError` there, never later.
@@ -71,6 +80,7 @@ class AgentOptions(TypedDict, total=False):
     tool_selection: ToolSelection | None
     start_reason: SessionReason
     previous_session_file: str | None
+    recall: str | None
 
 
 def _optional(*types: type) -> Callable[[Any], bool]:
@@ -125,6 +135,10 @@ _CHECKS: Final[Mapping[str, tuple[Callable[[Any], bool], str]]] = {
     "tool_selection": (_optional(ToolSelection), "a ToolSelection or None"),
     "start_reason": (_start_reason, " or ".join(repr(r) for r in get_args(SessionReason))),
     "previous_session_file": (_optional(str), "a path text or None"),
+    "recall": (
+        lambda v: v is None or v in ("auto", "always", "off"),
+        "'auto', 'always', 'off' or None",
+    ),
 }
 _CALL_KEYWORDS: Final[Mapping[str, tuple[str, ...]]] = {
     "create": ("cwd", "session_file"),
@@ -212,4 +226,29 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
     # bad value is reported with the file it came from
     bash_source = state.settings_data if "bash" in state.settings_override else resources.settings
     timeout = bash_settings_for(bash_source).default_timeout_seconds
-    return state, default_tools(cwd, default_timeout=timeout)
+    tools = default_tools(cwd, default_timeout=timeout)
+    mode = recall_mode(options.get("recall"), state.settings_data)
+    if mode != "off":
+        tools.append(RecallTool(lambda: state.session, offer=mode))
+    return state, tools
+
+
+RecallMode = Literal["auto", "always", "off"]
+"""When the ``recall`` tool is offered: ``auto`` once the branch holds a compaction (a session
+without one sends pi's exact prompt and tools; the tool arrives by a system-prompt patch, so
+the cached prefix stays), ``always`` from the start, ``off`` never.
+
+The default is ``off``, pi's behaviour, until the retention benchmark has measured what the
+tool's declaration costs against the probes it answers."""
+
+RECALL_MODES: Final = ("auto", "always", "off")
+DEFAULT_RECALL_MODE: Final[RecallMode] = "off"
+
+
+def recall_mode(option: str | None, settings: Mapping[str, Any]) -> RecallMode:
+    """The ``recall`` option, else the ``recall`` setting, else :data:`DEFAULT_RECALL_MODE`
+    (an unknown value counts as unset)."""
+    for value in (option, settings.get("recall")):
+        if value in RECALL_MODES:
+            return cast(RecallMode, value)
+    return DEFAULT_RECALL_MODE
