@@ -13,6 +13,12 @@ models plus ``<agentDir>/models.json`` (custom providers such as an OpenAI-compa
 provider's environment variables. Without ``require_credentials`` a missing key is reported by
 the model's first request; :meth:`ModelRegistry.credentials` tells it without raising.
 
+The modules, one concept each: :mod:`.registry` (the registry, credentials, model selection),
+:mod:`.models_json` (the file's parser and entries), :mod:`.key_templates` (``$VAR`` and
+``!command`` values), :mod:`.adapters` (the adapter for an entry, by API), one module per API
+(:mod:`.anthropic`, :mod:`.openai`, :mod:`.openai_responses`, :mod:`.google`) and the embedded
+model (:mod:`.local` and its ``local_*`` helpers).
+
 Importing this package loads nothing else: each name is imported from its module on first use.
 """
 
@@ -22,20 +28,19 @@ import typing
 if typing.TYPE_CHECKING:
     from pi_context.providers.anthropic import AnthropicModel
     from pi_context.providers.google import GoogleModel
+    from pi_context.providers.key_templates import Credentials
     from pi_context.providers.local import LocalModel
-    from pi_context.providers.models import (
-        Credentials,
-        ModelEntry,
+    from pi_context.providers.models_json import ModelEntry, parse_models_json
+    from pi_context.providers.openai import OpenAIChatModel
+    from pi_context.providers.openai_responses import OpenAIResponsesModel
+    from pi_context.providers.registry import (
         ModelRegistry,
         Resolution,
         default_model,
         list_models,
         load_registry,
-        parse_models_json,
         resolve_model,
     )
-    from pi_context.providers.openai import OpenAIChatModel
-    from pi_context.providers.openai_responses import OpenAIResponsesModel
 
 __all__ = [
     "AnthropicModel",
@@ -56,19 +61,19 @@ __all__ = [
 
 _HOMES = {
     "AnthropicModel": "pi_context.providers.anthropic",
-    "Credentials": "pi_context.providers.models",
+    "Credentials": "pi_context.providers.key_templates",
     "GoogleModel": "pi_context.providers.google",
     "LocalModel": "pi_context.providers.local",
-    "ModelEntry": "pi_context.providers.models",
-    "ModelRegistry": "pi_context.providers.models",
+    "ModelEntry": "pi_context.providers.models_json",
+    "ModelRegistry": "pi_context.providers.registry",
     "OpenAIChatModel": "pi_context.providers.openai",
     "OpenAIResponsesModel": "pi_context.providers.openai_responses",
-    "Resolution": "pi_context.providers.models",
-    "default_model": "pi_context.providers.models",
-    "list_models": "pi_context.providers.models",
-    "load_registry": "pi_context.providers.models",
-    "parse_models_json": "pi_context.providers.models",
-    "resolve_model": "pi_context.providers.models",
+    "Resolution": "pi_context.providers.registry",
+    "default_model": "pi_context.providers.registry",
+    "list_models": "pi_context.providers.registry",
+    "load_registry": "pi_context.providers.registry",
+    "parse_models_json": "pi_context.providers.models_json",
+    "resolve_model": "pi_context.providers.registry",
 }
 """Where each public name lives; imported from there when first used."""
 

@@ -54,7 +54,6 @@ from pi_context.providers.local_cache import (
     default_threads,
     load_model,
     register_worker,
-    release_all,
     unregister_worker,
 )
 from pi_context.providers.local_decision import (
@@ -72,9 +71,7 @@ from pi_context.providers.local_planning import ReplyPlan, plan_reply
 from pi_context.providers.local_prompt import held_back, markup_start, render_chatml
 from pi_context.providers.usage import MessageBuilder, make_usage
 
-__all__ = ["LocalModel", "release_all"]
-"""``release_all`` (from :mod:`.local_cache`) is here too: a front end that finds this module
-loaded frees the model through it, without importing anything itself."""
+__all__ = ["LocalModel"]
 
 
 class LocalModel:

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from pi_context.cli.main import cli
 from pi_context.errors import ModelNotFoundError
-from pi_context.providers.models import load_registry
+from pi_context.providers.registry import load_registry
 
 
 @pytest.fixture

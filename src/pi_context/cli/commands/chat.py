@@ -244,9 +244,9 @@ def _model_scope(models_list: str | None, setting: object, agent_dir: Path) -> l
         patterns = [p for p in setting if isinstance(p, str)] if isinstance(setting, list) else []
     if not patterns:
         return []
-    from pi_context.providers import models
+    from pi_context.providers import registry as model_registry
 
-    scope, warnings = resolve_scope(patterns, models.load_registry(agent_dir))
+    scope, warnings = resolve_scope(patterns, model_registry.load_registry(agent_dir))
     for warning in warnings:
         echo(f"Warning: {warning}", err=True)
     return scope
@@ -297,9 +297,9 @@ def _session_with_id(directory: Path | None, session_id: str) -> Path | None:
 
 def _list_models(search: str | None) -> int:
     from pi_context.cli.commands.model_list import model_table
-    from pi_context.providers import models
+    from pi_context.providers import registry as model_registry
 
-    registry = models.load_registry(paths.agent_dir())
+    registry = model_registry.load_registry(paths.agent_dir())
     if registry.errors:
         echo("Warning: errors loading models.json:\n" + "\n".join(registry.errors), err=True)
     for problem in registry.auth.warnings if registry.auth is not None else ():
@@ -442,7 +442,7 @@ async def _run(
 
 async def _release_local_models() -> None:
     """Stop and free the embedded model if this process loaded it (never imports it)."""
-    local = sys.modules.get("pi_context.providers.local")
+    local = sys.modules.get("pi_context.providers.local_cache")
     if local is not None:
         await asyncio.to_thread(local.release_all)
 

@@ -79,7 +79,7 @@ def _session_model(session: Session) -> ModelInfo | None:
     recorded = session.projection().model
     if recorded is None:
         return None
-    from pi_context.providers.models import load_registry
+    from pi_context.providers.registry import load_registry
 
     entry = load_registry().find(recorded["provider"], recorded["modelId"])
     return entry.info if entry is not None else None

@@ -7,7 +7,7 @@ import click
 from pi_context import _json
 from pi_context.cli.terminal_text import echo, json_for_terminal
 from pi_context.providers.builtin_providers import provider_spec
-from pi_context.providers.models import ModelRegistry, load_registry
+from pi_context.providers.registry import ModelRegistry, load_registry
 
 __all__ = ["models_command"]
 
