@@ -35,7 +35,7 @@ from pi_context.cli.app.file_args import PromptPlan, plan_prompts
 from pi_context.cli.app.model_scope import ScopeEntry, resolve_scope
 from pi_context.cli.terminal_text import echo
 from pi_context.errors import PiContextError, SessionError
-from pi_context.export import SessionDocument, default_html_name, export_html
+from pi_context.export import SessionDocument, export_file
 from pi_context.model.thinking import THINKING_LEVELS, parse_thinking_level
 from pi_context.resources import paths
 from pi_context.resources.settings import Settings, load_settings
@@ -593,11 +593,10 @@ def agent_command(
     cwd = os.getcwd()
     if export_path is not None:
         doc = SessionDocument.load(export_path)
-        out = Path(messages[0]) if messages else Path(cwd) / default_html_name(Path(export_path))
-        storage.refuse_session_target(out, Path(export_path))
         for problem in doc.problems:
             echo(f"pictx: warning: {problem}", err=True)
-        written = export_html(doc, out)
+        # HTML, or the active branch as a session for a .jsonl name (as /export does)
+        written = export_file(doc, messages[0] if messages else None, cwd=Path(cwd))
         echo(f"Exported to: {written}")
         return 0
     if offline or os.environ.get("PI_OFFLINE", "").lower() in ("1", "true", "yes"):
