@@ -117,7 +117,7 @@ def test_a_missing_cwd_is_an_error_not_the_current_directory(env: tuple[Path, Pa
 
 
 def test_skills_of_an_untrusted_project_says_what_was_left_out(env: tuple[Path, Path]) -> None:
-    agent, proj = env
+    _, proj = env
     for name in ("deploy", "release"):
         (proj / ".pi" / "skills" / name).mkdir(parents=True)
         (proj / ".pi" / "skills" / name / "SKILL.md").write_text(
