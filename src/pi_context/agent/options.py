@@ -44,7 +44,8 @@ class AgentOptions(TypedDict, total=False):
     until one is set). ``agent_dir``: pi's
     ``~/.pi/agent`` (settings, skills, extensions). ``settings``: merged over the loaded settings
     files. ``tools``: replaces the four built-ins. ``extensions``: a ready runner, or
-    ``load_extensions=True`` discovers them (agent dir, trusted project, entry points).
+    ``load_extensions=True`` discovers them (agent dir, trusted project, entry points);
+    ``extension_paths`` are loaded as well, with or without discovery (pi's ``-e``).
     ``trusted``: the project's trust decision (``None``: decided as pi does without asking). ``no_context_files``,
     ``system_prompt``, ``append_system_prompt``: pi's ``-nc``, ``--system-prompt`` and
     ``--append-system-prompt``. ``session_id``, ``timestamp``: the new session's header id and
@@ -81,6 +82,7 @@ class AgentOptions(TypedDict, total=False):
     start_reason: SessionReason
     previous_session_file: str | None
     recall: str | None
+    extension_paths: Sequence[str] | None
 
 
 def _optional(*types: type) -> Callable[[Any], bool]:
@@ -135,6 +137,7 @@ _CHECKS: Final[Mapping[str, tuple[Callable[[Any], bool], str]]] = {
     "tool_selection": (_optional(ToolSelection), "a ToolSelection or None"),
     "start_reason": (_start_reason, " or ".join(repr(r) for r in get_args(SessionReason))),
     "previous_session_file": (_optional(str), "a path text or None"),
+    "extension_paths": (_text_sequence, "a sequence of paths (not one text) or None"),
     "recall": (
         lambda v: v is None or v in ("auto", "always", "off"),
         "'auto', 'always', 'off' or None",
@@ -206,8 +209,18 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
     if isinstance(model, str):
         raise TypeError("assemble() needs checked_options(): the model text is not resolved")
     extensions = options.get("extensions")
-    if extensions is None and options.get("load_extensions", False):
-        extensions = load_extensions(cwd=cwd, agent_dir=loader.agent_dir, trusted=resources.trusted)
+    paths = options.get("extension_paths") or ()
+    discover = options.get("load_extensions", False)
+    if extensions is None and (discover or paths):
+        # explicit paths load even without discovery (pi's -e with -ne)
+        extensions = load_extensions(
+            cwd=cwd,
+            agent_dir=loader.agent_dir,
+            trusted=resources.trusted,
+            paths=paths,
+            entry_points=discover,
+            include_discovered=discover,
+        )
     state = AgentState(
         session,
         cwd=cwd,

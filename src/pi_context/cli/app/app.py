@@ -194,6 +194,13 @@ class AppConfig:
     model)."""
     lister: SessionLister = field(default_factory=SessionLister)
     """Session summaries for ``/resume``, cached across the sessions of this process."""
+    extension_paths: Sequence[str] = ()
+    """``-e/--extension PATH`` (repeatable): loaded even with ``--no-extensions``."""
+    discover_extensions: bool = True
+    """``False`` for ``-ne/--no-extensions``: no discovered or installed extensions."""
+    trusted: bool | None = None
+    """``-a/--approve`` (``True``) or ``-na/--no-approve`` (``False``): the project's trust
+    for this run; ``None`` decides it as usual."""
 
     def session_options(self) -> dict[str, Any]:
         """The :class:`~pi_context.agent.options.AgentOptions` every session of this process
@@ -203,7 +210,9 @@ class AppConfig:
             "no_context_files": self.no_context_files,
             "system_prompt": self.system_prompt,
             "append_system_prompt": list(self.append_system_prompt) or None,
-            "load_extensions": True,
+            "load_extensions": self.discover_extensions,
+            "extension_paths": list(self.extension_paths) or None,
+            "trusted": self.trusted,
             "tool_selection": self.tool_selection,
         }
 

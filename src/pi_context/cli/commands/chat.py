@@ -80,7 +80,7 @@ def _pick_session(directory: Path) -> Path | None:
     return picked.path
 
 
-def startup_settings(cwd: str, agent_dir: Path) -> Settings:
+def startup_settings(cwd: str, agent_dir: Path, *, trusted: bool | None = None) -> Settings:
     """The settings the command line itself reads (``sessionDir``), decided by trust.
 
     The project file is read only when the project is trusted (saved decision, nothing that
@@ -88,6 +88,8 @@ def startup_settings(cwd: str, agent_dir: Path) -> Settings:
     nobody decided yet the user is told, naming the file, that it was ignored.
     """
     global_settings = load_settings(agent_dir)
+    if trusted is not None:  # -a / -na decide for this run
+        return load_settings(agent_dir, cwd, trusted=True) if trusted else global_settings
     trust = resolve_project_trust(
         cwd,
         TrustStore(agent_dir / TRUST_FILE_NAME),
@@ -542,6 +544,24 @@ async def _release_local_models() -> None:
 )
 @click.option("-nc", "--no-context-files", is_flag=True, help="Do not load AGENTS.md / CLAUDE.md.")
 @click.option(
+    "-e",
+    "--extension",
+    "extension_paths",
+    multiple=True,
+    metavar="PATH",
+    help="Load an extension (.py file or package; repeatable), also with --no-extensions.",
+)
+@click.option(
+    "-ne", "--no-extensions", is_flag=True, help="Do not load discovered or installed extensions."
+)
+@click.option(
+    "-a/-na",
+    "--approve/--no-approve",
+    "approve",
+    default=None,
+    help="Trust / do not trust this project for this run (default: the saved decision).",
+)
+@click.option(
     "--system-prompt", default=None, metavar="TEXT|FILE", help="Replace the default prompt."
 )
 @click.option(
@@ -583,6 +603,9 @@ def agent_command(
     exclude_tools: str | None,
     thinking: str | None,
     no_context_files: bool,
+    extension_paths: tuple[str, ...],
+    no_extensions: bool,
+    approve: bool | None,
     system_prompt: str | None,
     append_system_prompt: tuple[str, ...],
     name: str | None,
@@ -605,7 +628,7 @@ def agent_command(
     if list_models is not None:
         return _list_models(list_models or None)
     agent_dir = paths.agent_dir()
-    settings = startup_settings(cwd, agent_dir)  # once: it warns about an untrusted file
+    settings = startup_settings(cwd, agent_dir, trusted=approve)  # warns about an untrusted file
     scope = _model_scope(models_list, settings.get("enabledModels"), agent_dir)
     if scope and model is None and not (cont or resume or session or session_id or fork_arg):
         # A new session starts on the saved default model when the scope holds it, else on
@@ -684,6 +707,9 @@ def agent_command(
         )
     notes: list[str] = []  # which model was chosen without --model, and why
     config = AppConfig(
+        extension_paths=tuple(os.path.abspath(p) for p in extension_paths),
+        discover_extensions=not no_extensions,
+        trusted=approve,
         cwd=cwd,
         agent_dir=agent_dir,
         session_dir=directory,
