@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^( *)```([^\n`]*)\n(.*?)^\1```[ \t]*$", re.MULTILINE | re.DOTALL)
 
-NOT_RUN_LIMIT = 16
+NOT_RUN_LIMIT = 8
 """At most this many blocks are marked ``no-run``; raise it only for a block that cannot run."""
 
 
