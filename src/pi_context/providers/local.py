@@ -45,6 +45,8 @@ from pi_context.model import (
     ToolCallDelta,
     ToolCallStart,
 )
+from pi_context.model.message_builder import MessageBuilder
+from pi_context.model.usage import make_usage
 from pi_context.providers.catalog import LOCAL_MODEL
 from pi_context.providers.delivery import (
     SystemDelivery,
@@ -69,7 +71,6 @@ from pi_context.providers.local_grammar import (
 )
 from pi_context.providers.local_planning import ReplyPlan, plan_reply
 from pi_context.providers.local_prompt import held_back, markup_start, render_chatml
-from pi_context.providers.usage import MessageBuilder, make_usage
 
 __all__ = ["LocalModel"]
 
