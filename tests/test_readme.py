@@ -20,3 +20,29 @@ def test_readme_opens_with_the_two_commands() -> None:
     assert commands[1].endswith("pip install -e '.[dev,local]' && scripts/check")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert commands[1] in ci
+
+
+def test_the_library_quickstart_runs_twice_in_one_directory(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    quickstart = README.split("## Quickstart: the library", 1)[1]
+    code = _blocks("python")[0]
+    assert code in quickstart
+    env = {**os.environ, "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    outputs = []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert "assistant: Hello!" in outputs[1]
+    assert "4 requests so far" in outputs[1]  # the second run continued the same file
