@@ -132,3 +132,15 @@ async def test_a_prompt_without_the_models_key_fails_before_anything_is_stored(
     await sess.aclose()
     assert not path.exists()
     assert [e.type for e in sess.session.entries if e.type == "message"] == []
+
+
+def test_create_still_works_where_a_coroutine_is_expected(project: Path) -> None:
+    import asyncio
+
+    sess = asyncio.run(AgentSession.create(**_base(project)))
+    assert sess.cwd == str(project)
+
+    async def in_a_task() -> AgentSession:
+        return await asyncio.create_task(AgentSession.create(**_base(project)))
+
+    assert asyncio.run(in_a_task()).cwd == str(project)

@@ -690,9 +690,10 @@ class AgentSession:
         self.session.close()
 
 
-class Opening:
+class Opening(Coroutine[Any, Any, AgentSession]):
     """What :meth:`AgentSession.create` and :meth:`AgentSession.open` return: await it for the
-    session, or enter it with ``async with`` to have the session closed at the block's end."""
+    session, or enter it with ``async with`` to have the session closed at the block's end.
+    It is a coroutine too (``asyncio.run``, ``create_task`` and ``gather`` take it)."""
 
     __slots__ = ("_coroutine", "_session")
 
@@ -702,6 +703,15 @@ class Opening:
 
     def __await__(self) -> Generator[Any, None, AgentSession]:
         return self._coroutine.__await__()
+
+    def send(self, value: Any) -> Any:
+        return self._coroutine.send(value)
+
+    def throw(self, *args: Any) -> Any:
+        return self._coroutine.throw(*args)
+
+    def close(self) -> None:
+        self._coroutine.close()
 
     async def __aenter__(self) -> AgentSession:
         self._session = await self._coroutine
