@@ -20,6 +20,7 @@ LAYERS: dict[str, int] = {
     "_json": 0,
     "_records": 0,
     "_regular_files": 0,
+    "_keywords": 0,
     "_version": 0,
     "errors": 0,
     "messages": 1,

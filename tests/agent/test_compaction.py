@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from pi_context import CompactionFallback
 from pi_context.errors import CompactionError, PiContextError, TreeError
 from pi_context.events import CompactionEnd, CompactionStart, EntryAppended, TreeNavigated
 from pi_context.messages import text_of
@@ -360,3 +361,33 @@ async def test_an_overflow_after_a_successful_response_may_be_recovered_again(
     assert types(sess).count("context_edit") == 2
     assert types(sess)[-1] == "context_edit"
     model.assert_complete()
+
+
+
+async def test_the_offline_fallback_reaches_prompt_and_subscribers(
+    make_session: MakeSession,
+) -> None:
+    model = ScriptedModel(
+        [
+            reply("first answer " * 200),
+            failure(OVERFLOW, "context_overflow"),
+            failure("bad request"),  # the summary request: rejected
+            reply("recovered"),
+        ]
+    )
+    auto = {"compaction": {"keepRecentTokens": 1, "summarizer": "auto"}}
+    sess = await make_session(model, settings=auto)
+    await sess.run("question one " * 200)
+    heard: list[Any] = []
+    sess.subscribe(heard.append)
+    events = await sess.run("question two")
+    fallbacks = [e for e in events if isinstance(e, CompactionFallback)]
+    assert [e.error_message for e in fallbacks] == ["Summarization failed: bad request"]
+    assert [e for e in heard if isinstance(e, CompactionFallback)] == fallbacks
+    assert fallbacks[0].to_json() == {
+        "type": "compaction_fallback",
+        "errorMessage": "Summarization failed: bad request",
+    }
+    kinds = [e.type for e in events]
+    assert kinds.index("compaction_start") < kinds.index("compaction_fallback")
+    assert kinds.index("compaction_fallback") < kinds.index("compaction_end")

@@ -26,9 +26,12 @@ from pi_context.compaction.events import (
     CompactionEnd,
     CompactionEvent,
     CompactionFailed,
+    CompactionFallback,
+    CompactionPaused,
     CompactionResult,
     CompactionStart,
     CustomCompaction,
+    ObservationsMasked,
     SessionCompact,
 )
 from pi_context.compaction.retry_events import (
@@ -53,11 +56,16 @@ _T = TypeVar("_T")
 _STREAMED = (
     CompactionStart,
     CompactionEnd,
+    CompactionFallback,
+    CompactionPaused,
+    ObservationsMasked,
     SummarizationRetryScheduled,
     SummarizationRetryAttemptStart,
     SummarizationRetryFinished,
 )
-"""The engine's events that the agent streams (the others are the engine's own report)."""
+"""The engine's events that the agent streams to ``prompt()`` and subscribers; the other two
+(``session_compact``, ``session_compact_failed``) are extension events, which the agent hands to
+extension handlers (a subscriber learns the same from ``compaction_end``)."""
 
 
 def cancelling() -> bool:

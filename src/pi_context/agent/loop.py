@@ -332,6 +332,9 @@ class AgentLoop:
         model = self.requests.model
         info = model.info
         partial = _Partial(info, close_at_end=info.api == "openai-completions")
+        # the reply is stamped with the session's clock when its request starts (as pi stamps
+        # it), not by the model: a run under a fixed clock writes the same bytes every time
+        started = self.clock()
         self.emit(
             MessageStart(
                 assistant_message(
@@ -339,7 +342,7 @@ class AgentLoop:
                     api=info.api,
                     provider=info.provider,
                     model=info.id,
-                    timestamp=self.clock(),
+                    timestamp=started,
                 )
             )
         )
@@ -353,21 +356,18 @@ class AgentLoop:
         except asyncio.CancelledError:
             self._close_open(partial)
             message = with_thinking_level(
-                _unfinished(partial, info, "aborted", self.clock()), request.options.thinking_level
+                _unfinished(partial, info, "aborted", started), request.options.thinking_level
             )
             self._store_assistant(message, result)
             return message
         except ProviderError as exc:
-            done = StreamDone(_unfinished(partial, info, "error", self.clock(), str(exc)), exc)
+            done = StreamDone(_unfinished(partial, info, "error", started, str(exc)), exc)
         if done is None:
             missing = ProviderError(f"{info.provider}/{info.id}: stream ended without a result")
-            done = StreamDone(
-                _unfinished(partial, info, "error", self.clock(), str(missing)), missing
-            )
+            done = StreamDone(_unfinished(partial, info, "error", started, str(missing)), missing)
         # pi records the level each answer was requested with
-        done = StreamDone(
-            with_thinking_level(done.message, request.options.thinking_level), done.error
-        )
+        stamped = cast(AssistantMessage, {**done.message, "timestamp": started})
+        done = StreamDone(with_thinking_level(stamped, request.options.thinking_level), done.error)
         partial.usage = done.message["usage"]
         self._close_open(partial, done.message)
         result.last_error = done.error

@@ -128,7 +128,7 @@ class RunControl:
             clock=state.now_ms,
         )
         try:
-            state.require_model()  # fail early without a model
+            state.require_usable_model()  # fail early without a model or its key
             await self._recovery.before_prompt()
             options, forced, extra = await self._before_agent_start(trigger, text, images)
             self._loadout.begin_run(options, forced)

@@ -6,7 +6,7 @@
      "anthropic": {"type": "oauth", "access": "...", "refresh": "...", "expires": 1767225600000}}
 
 Precedence: ``--api-key`` > this file > models.json ``apiKey`` > the
-provider's environment variables; :class:`~pi_context.providers.models.ModelRegistry` asks
+provider's environment variables; :class:`~pi_context.providers.registry.ModelRegistry` asks
 :meth:`AuthStore.credential`. An ``api_key`` record's ``key`` is used as written. An ``oauth``
 record's ``access`` token is used while ``expires`` (milliseconds since the epoch) lies in the
 future; pictx runs no OAuth flow and cannot refresh a token, so an expired one is pi's

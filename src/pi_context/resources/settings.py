@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from pi_context._json import js_stringify, loads
+from pi_context._keywords import keyword_checked
 from pi_context.errors import SettingsError
 from pi_context.resources.paths import agent_dir as default_agent_dir
 from pi_context.resources.paths import project_config_dir
@@ -165,6 +166,7 @@ SummarizerMode = Literal["auto", "model", "offline"]
 failure; ``model``: pi's behaviour (a failure is a failure); ``offline``: never call a model."""
 
 
+@keyword_checked
 @dataclass(frozen=True, slots=True)
 class CompactionSettings:
     """Effective compaction settings for one model.
@@ -258,6 +260,7 @@ class CompactionSettings:
         return replace(self, reserve_tokens=reserve, keep_recent_tokens=keep)
 
 
+@keyword_checked
 @dataclass(frozen=True, slots=True)
 class RetrySettings:
     """pi's ``retry`` settings: ``enabled``, ``maxRetries``, ``baseDelayMs`` and
@@ -273,6 +276,7 @@ class RetrySettings:
     max_delay_ms: int = 60000
 
 
+@keyword_checked
 @dataclass(frozen=True, slots=True)
 class BranchSummarySettings:
     """pi's ``branchSummary`` settings (the token reserve of a branch-summary request)."""
@@ -280,6 +284,7 @@ class BranchSummarySettings:
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS
 
 
+@keyword_checked
 @dataclass(frozen=True, slots=True)
 class BashSettings:
     """This project's ``bash`` settings (pi has no such section).
@@ -291,6 +296,7 @@ class BashSettings:
     default_timeout_seconds: float | None = DEFAULT_BASH_TIMEOUT_SECONDS
 
 
+@keyword_checked
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Global and project settings and their merged view (``data``)."""

@@ -42,7 +42,7 @@ from pi_context.session.store import Session
 from pi_context.tokens import estimate_tokens
 
 if TYPE_CHECKING:
-    from pi_context.providers.models import ModelRegistry
+    from pi_context.providers.registry import ModelRegistry
 
 __all__ = ["AppAgent", "AppConfig", "ModelCycle", "resolve_cli_model"]
 
@@ -127,9 +127,9 @@ _WARNED: set[str] = set()
 
 def _load_registry(agent_dir: Path | None, env: Mapping[str, str] | None) -> ModelRegistry:
     """The registry, its problems warned once on stderr."""
-    from pi_context.providers import models
+    from pi_context.providers import registry as model_registry
 
-    registry = models.load_registry(agent_dir, env=env)
+    registry = model_registry.load_registry(agent_dir, env=env)
     for problem in (*registry.errors, *registry.warnings):
         if problem not in _WARNED:
             _WARNED.add(problem)
@@ -194,6 +194,13 @@ class AppConfig:
     model)."""
     lister: SessionLister = field(default_factory=SessionLister)
     """Session summaries for ``/resume``, cached across the sessions of this process."""
+    extension_paths: Sequence[str] = ()
+    """``-e/--extension PATH`` (repeatable): loaded even with ``--no-extensions``."""
+    discover_extensions: bool = True
+    """``False`` for ``-ne/--no-extensions``: no discovered or installed extensions."""
+    trusted: bool | None = None
+    """``-a/--approve`` (``True``) or ``-na/--no-approve`` (``False``): the project's trust
+    for this run; ``None`` decides it as usual."""
 
     def session_options(self) -> dict[str, Any]:
         """The :class:`~pi_context.agent.options.AgentOptions` every session of this process
@@ -203,7 +210,9 @@ class AppConfig:
             "no_context_files": self.no_context_files,
             "system_prompt": self.system_prompt,
             "append_system_prompt": list(self.append_system_prompt) or None,
-            "load_extensions": True,
+            "load_extensions": self.discover_extensions,
+            "extension_paths": list(self.extension_paths) or None,
+            "trusted": self.trusted,
             "tool_selection": self.tool_selection,
         }
 
@@ -404,9 +413,9 @@ class AppAgent:
         that have a key (``--models`` / ``enabledModels``), else every available model; the
         scope entry's level, else pi's model-switch level rule. ``None`` when there is nothing
         to switch to. Extensions get ``model_select`` with source ``cycle``."""
-        from pi_context.providers import models
+        from pi_context.providers import registry as model_registry
 
-        registry = models.load_registry(self.config.agent_dir)
+        registry = model_registry.load_registry(self.config.agent_dir)
         available = {entry.key: entry for entry in registry.available()}
         scope = self.config.scope
         keys = [s.key for s in scope if s.key in available] if scope else list(available)
@@ -524,9 +533,13 @@ class AppAgent:
         return AuthStore.in_agent_dir(Path(self.config.agent_dir))
 
     def login_providers(self) -> list[str]:
-        from pi_context.providers import models
+        from pi_context.providers import registry as model_registry
 
-        return [p for p in models.load_registry(self.config.agent_dir).providers() if p != "local"]
+        return [
+            p
+            for p in model_registry.load_registry(self.config.agent_dir).providers()
+            if p != "local"
+        ]
 
     def stored_logins(self) -> list[str]:
         return self._auth().providers()
@@ -546,14 +559,14 @@ class AppAgent:
     def _refresh_credentials(self, provider: str) -> None:
         """After ``/login`` or ``/logout``: the current model of ``provider`` picks up the
         credentials now in effect (a ``--api-key`` of this run still wins)."""
-        from pi_context.providers import models
+        from pi_context.providers import registry as model_registry
 
         model = self.agent.model_or_none
         if model is None or model.info.provider != provider:
             return
         if getattr(model, "key_source", None) == "--api-key":
             return
-        registry = models.load_registry(self.config.agent_dir)
+        registry = model_registry.load_registry(self.config.agent_dir)
         entry = registry.find(provider, model.info.id)
         if entry is not None:
             self.agent.refresh_model(registry.create(entry))

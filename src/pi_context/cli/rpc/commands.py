@@ -178,9 +178,9 @@ class CommandHandlers:
             self.rt.emit_record({"type": "thinking_level_changed", "level": level})
 
     def _registry(self) -> Any:
-        from pi_context.providers import models
+        from pi_context.providers import registry as model_registry
 
-        return models.load_registry(self.rt.app.config.agent_dir)
+        return model_registry.load_registry(self.rt.app.config.agent_dir)
 
     def _switch_model(self, registry: Any, entry: Any) -> dict[str, Any]:
         """pi's model switch (``model_select`` source ``set``) with its level rule
