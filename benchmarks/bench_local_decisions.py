@@ -48,7 +48,8 @@ from pi_context.messages import (
 )
 from pi_context.model import ModelRequest, RequestOptions, complete
 from pi_context.prompt import build_sections, options_from_resources
-from pi_context.providers.local import LocalModel, local_available
+from pi_context.providers.local import LocalModel
+from pi_context.providers.local_discovery import local_available
 from pi_context.resources import ResourceLoader
 from pi_context.tools.registry import default_tools, tool_declarations
 

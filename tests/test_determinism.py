@@ -37,14 +37,14 @@ def _script() -> list[ScriptedReply | Callable[[ModelRequest], ScriptedReply]]:
     ]
 
 
-async def _run_once(root: Path, session_file: Path) -> bytes:
+async def _run_once(root: Path, session_file: Path, *, model_clock: bool = True) -> bytes:
     project = root / "proj"
     shutil.rmtree(project, ignore_errors=True)
     project.mkdir(parents=True)
     agent_dir = root / "agent"
     agent_dir.mkdir(exist_ok=True)
     clock = FixedClock(START_MS, step_ms=7)
-    model = ScriptedModel(_script(), clock=clock)
+    model = ScriptedModel(_script(), clock=clock if model_clock else None)
     sess = await AgentSession.create(
         cwd=project,
         session_file=session_file,
@@ -80,3 +80,20 @@ async def test_same_scripted_run_writes_the_same_bytes(tmp_path: Path) -> None:
     tool_results = [m for m in messages if m["role"] == "toolResult"]
     assert len(tool_results) == 3
     assert all(m["durationMs"] % 7 == 0 for m in tool_results)
+
+
+async def test_the_agent_stamps_replies_with_the_session_clock_not_the_models(
+    tmp_path: Path,
+) -> None:
+    # the scripted model (like a real adapter) stamps with the wall clock when it has no clock
+    first = await _run_once(tmp_path, tmp_path / "one.jsonl", model_clock=False)
+    second = await _run_once(tmp_path, tmp_path / "two.jsonl", model_clock=False)
+    assert first == second
+    lines = [_json.loads(line) for line in first.splitlines()]
+    replies = [
+        line["message"]
+        for line in lines
+        if line.get("type") == "message" and line["message"]["role"] == "assistant"
+    ]
+    assert len(replies) == 5
+    assert all(START_MS <= m["timestamp"] < START_MS + 7 * 1000 for m in replies)

@@ -9,6 +9,7 @@ summary. Finally the session file is reopened from disk and its projection check
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from pi_context.model import ModelInfo, ModelRequest
 from pi_context.session import Session, convert_to_llm
 from pi_context.session.projection import SUMMARY_WRAPPERS
 from pi_context.testing import ScriptedModel, ScriptedReply, SequentialIds, reply
+from tests.helpers import no_sleep
 
 BUGGY = (
     "def add(a, b):\n    return a - b\n\nprint(add(2, 3))\n\n"
@@ -67,7 +69,7 @@ class Router:
         return self.task.pop(0)
 
 
-def roles(messages: list[Any]) -> list[str]:
+def roles(messages: Sequence[Any]) -> list[str]:
     return [m["role"] for m in messages]
 
 
@@ -89,9 +91,6 @@ async def test_coding_task_compaction_and_branch_summary(tmp_path: Path) -> None
         max_tokens=4096,
     )
     model = ScriptedModel([router] * 20, model_info=info)
-
-    async def no_sleep(_: float) -> None:
-        return None
 
     sess = await AgentSession.create(
         cwd=project,

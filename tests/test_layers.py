@@ -20,6 +20,7 @@ LAYERS: dict[str, int] = {
     "_json": 0,
     "_records": 0,
     "_regular_files": 0,
+    "_keywords": 0,
     "_version": 0,
     "errors": 0,
     "messages": 1,
@@ -103,6 +104,20 @@ def test_no_unit_imports_a_higher_layer() -> None:
         for src, targets in _graph().items()
         for dst in targets
         if LAYERS[_unit(dst)] > LAYERS[_unit(src)]
+    )
+    assert wrong == []
+
+
+def test_the_agent_reaches_models_only_through_the_model_seam() -> None:
+    """What the agent needs of a model (its stream, how it delivers system text for cache
+    accounting, the message assembled from deltas) it asks :mod:`pi_context.model`, never an
+    adapter's modules, so any :class:`~pi_context.model.Model` works the same."""
+    wrong = sorted(
+        f"{src} imports {dst}"
+        for src, targets in _graph().items()
+        if _unit(src) == "agent"
+        for dst in targets
+        if _unit(dst) == "providers"
     )
     assert wrong == []
 

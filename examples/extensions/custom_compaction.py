@@ -32,11 +32,8 @@ from pi_context import (
     text_of,
     user_message,
 )
-from pi_context.extensions.events import (
-    CompactionDraft,
-    SessionBeforeCompactEvent,
-    SessionBeforeCompactResult,
-)
+from pi_context.compaction.events import BeforeCompact
+from pi_context.extensions.events import CompactionDraft, SessionBeforeCompactResult
 
 SYSTEM_PROMPT = (
     "You condense coding-session transcripts into handover notes for another engineer. "
@@ -93,7 +90,7 @@ class HandoverSummaries(ExtensionHooks):
         self.max_tokens = max_tokens
 
     async def on_session_before_compact(
-        self, event: SessionBeforeCompactEvent, ctx: ExtensionContext
+        self, event: BeforeCompact, ctx: ExtensionContext
     ) -> SessionBeforeCompactResult | None:
         prep = event.preparation
         messages = [*prep.messages_to_summarize, *prep.turn_prefix_messages]

@@ -3,7 +3,8 @@
 Every event is a frozen dataclass (an :class:`~pi_context._records.Event`) with a ``type``
 string and a ``to_json()`` that returns the record pi 1.6.0 writes in its ``--mode json``
 stream. The compaction engine's events (``compaction_start``, ``compaction_end``, the
-``summarization_retry_*`` records) are defined where they are emitted, in
+``summarization_retry_*`` records, and this project's ``compaction_fallback``,
+``compaction_paused`` and ``observations_masked``) are defined where they are emitted, in
 :mod:`pi_context.compaction`, and re-exported here; the agent emits them unchanged. The loop's
 notifications (:data:`NOTIFICATIONS`) go to extension handlers as they are; the extension hooks
 that answer with a result (``before_agent_start``, ``context``, ``turn_end`` proposals, ...)
@@ -22,7 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias
 
 from pi_context._records import Event, Record
-from pi_context.compaction.events import CompactionEnd, CompactionStart
+from pi_context.compaction.events import (
+    CompactionEnd,
+    CompactionFallback,
+    CompactionPaused,
+    CompactionStart,
+    ObservationsMasked,
+)
 from pi_context.compaction.retry_events import (
     CompactionReason,
     SummarizationRetryAttemptStart,
@@ -48,6 +55,8 @@ __all__ = [
     "AutoRetryStart",
     "CacheUpdate",
     "CompactionEnd",
+    "CompactionFallback",
+    "CompactionPaused",
     "CompactionReason",
     "CompactionStart",
     "EntryAppended",
@@ -56,6 +65,7 @@ __all__ = [
     "MessageEnd",
     "MessageStart",
     "MessageUpdate",
+    "ObservationsMasked",
     "QueueUpdate",
     "Record",
     "SummarizationRetryAttemptStart",
@@ -85,6 +95,8 @@ NOTIFICATIONS: frozenset[str] = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class AgentStart(Event):
+    """A run begins (before its first turn)."""
+
     type: ClassVar[str] = "agent_start"
 
 
@@ -151,6 +163,8 @@ class MessageEnd(Event):
 
 @dataclass(frozen=True, slots=True)
 class ToolExecutionStart(Event):
+    """A tool call starts, with the validated arguments."""
+
     tool_call_id: str
     tool_name: str
     args: Mapping[str, Any]
@@ -218,6 +232,8 @@ class ToolExecutionEnd(Event):
 
 @dataclass(frozen=True, slots=True)
 class TurnEnd(Event):
+    """A turn ends: its assistant message and the results of the calls it made."""
+
     message: AssistantMessage
     tool_results: Sequence[ToolResultMessage] = ()
     type: ClassVar[str] = "turn_end"
@@ -271,6 +287,8 @@ class AutoRetryStart(Event):
 
 @dataclass(frozen=True, slots=True)
 class AutoRetryEnd(Event):
+    """The automatic retries of a failed request are over: ``success`` or the final error."""
+
     success: bool
     attempt: int
     final_error: str | None = None
@@ -336,6 +354,9 @@ AgentEvent: TypeAlias = (
     | EntryAppended
     | CompactionStart
     | CompactionEnd
+    | CompactionFallback
+    | CompactionPaused
+    | ObservationsMasked
     | AutoRetryStart
     | AutoRetryEnd
     | SummarizationRetryScheduled
@@ -345,4 +366,4 @@ AgentEvent: TypeAlias = (
     | ExtensionFailure
     | CacheUpdate
 )
-"""Everything the agent emits."""
+"""Everything the agent emits: what ``AgentSession.prompt()`` yields and subscribers receive."""

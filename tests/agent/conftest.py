@@ -9,12 +9,14 @@ import pytest
 from pi_context.agent.session import AgentSession
 from pi_context.model import Model
 from pi_context.testing import SequentialIds
+from tests.helpers import no_sleep
 
 MakeSession = Callable[..., Awaitable[AgentSession]]
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def project_dir(tmp_path: Path) -> Path:
+    """An empty project directory (not the cwd), beside an empty agent dir."""
     root = tmp_path / "proj"
     root.mkdir()
     (tmp_path / "agent").mkdir()
@@ -22,16 +24,12 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def make_session(project: Path) -> MakeSession:
+def make_session(project_dir: Path) -> MakeSession:
     async def make(model: Model | None, **kwargs: Any) -> AgentSession:
-        kwargs.setdefault("agent_dir", project.parent / "agent")
+        kwargs.setdefault("agent_dir", project_dir.parent / "agent")
         kwargs.setdefault("trusted", True)
         kwargs.setdefault("ids", SequentialIds())
-        kwargs.setdefault("sleep", _no_sleep)
-        return await AgentSession.create(cwd=project, model=model, **kwargs)
+        kwargs.setdefault("sleep", no_sleep)
+        return await AgentSession.create(cwd=project_dir, model=model, **kwargs)
 
     return make
-
-
-async def _no_sleep(_: float) -> None:
-    return None

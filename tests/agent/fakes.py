@@ -1,4 +1,4 @@
-"""A minimal loop host for tests: a list as session, tools as async functions."""
+"""A minimal loop environment for tests: a list as session, tools as async functions."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pi_context.agent.loop import ToolOutcome
+from pi_context.agent.loop import AgentLoop, ToolOutcome
 from pi_context.agent.transform import TransformChain
 from pi_context.events import AgentEvent
 from pi_context.messages import (
@@ -30,6 +30,8 @@ LiveToolFn = Callable[[dict[str, Any], UpdateCallback], Awaitable[str]]
 
 @dataclass
 class FakeHost:
+    """The loop's callbacks, request source and queue in one object (:func:`loop_of`)."""
+
     model: Model
     tools: dict[str, ToolFn] = field(default_factory=dict)
     live_tools: dict[str, LiveToolFn] = field(default_factory=dict)
@@ -61,7 +63,7 @@ class FakeHost:
         self.stored.append(message)
         return f"e{len(self.stored)}"
 
-    async def build_request(self) -> ModelRequest:
+    async def build(self) -> ModelRequest:
         messages = await self.chain(list(self.stored))
         tools: list[ToolDeclaration] = [
             {"name": n, "description": n, "parameters": {"type": "object"}} for n in self.tools
@@ -110,6 +112,11 @@ class FakeHost:
 
     async def notify(self, event: AgentEvent) -> None:
         self.notified.append(event.type)
+
+
+def loop_of(host: FakeHost, emit: Callable[[AgentEvent], None]) -> AgentLoop:
+    """A loop whose callbacks, request source and queue are all ``host``."""
+    return AgentLoop(host, emit, requests=host, queue=host)
 
 
 def key_of(message: object, key: str) -> Any:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from pi_context import CompactionFallback
 from pi_context.errors import CompactionError, PiContextError, TreeError
 from pi_context.events import CompactionEnd, CompactionStart, EntryAppended, TreeNavigated
 from pi_context.messages import text_of
@@ -293,14 +294,14 @@ async def test_observation_masking_can_make_summarizing_unnecessary(
 
 
 async def test_pre_prompt_check_compacts_a_resumed_session(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     from pi_context.agent.session import AgentSession
     from pi_context.messages import assistant_message, empty_usage, user_message
     from pi_context.session import Session
 
-    path = project.parent / "old.jsonl"
-    old = Session.create(path, cwd=str(project))
+    path = project_dir.parent / "old.jsonl"
+    old = Session.create(path, cwd=str(project_dir))
     usage = empty_usage()
     usage["input"], usage["totalTokens"] = 9500, 9500
     for n in range(3):
@@ -320,7 +321,7 @@ async def test_pre_prompt_check_compacts_a_resumed_session(
     sess = await AgentSession.open(
         path,
         model=model,
-        agent_dir=project.parent / "agent",
+        agent_dir=project_dir.parent / "agent",
         trusted=True,
         settings={
             "compaction": {"reserveTokens": 2000, "keepRecentTokens": 1, "summarizer": "offline"}
@@ -336,3 +337,56 @@ async def test_pre_prompt_check_compacts_a_resumed_session(
         "message",
     ]
     sess.close()
+
+
+async def test_an_overflow_after_a_successful_response_may_be_recovered_again(
+    make_session: MakeSession,
+) -> None:
+    """The one-recovery limit counts from the last response that succeeded: a run that
+    recovered, answered with a tool call, then overflowed again tries a second recovery
+    (the failed attempt is omitted again) instead of reporting the recovery as failed."""
+    model = ScriptedModel(
+        [
+            reply("first answer " * 200),
+            failure(OVERFLOW, "context_overflow"),
+            reply("reading " * 200, tool_calls=[("read", {"path": "missing.txt"})]),
+            failure(OVERFLOW, "context_overflow"),
+        ]
+    )
+    sess = await make_session(model, settings=OFFLINE)
+    await sess.run("question one " * 200)
+    events = await sess.run("question two")
+    ends = [e for e in events if isinstance(e, CompactionEnd)]
+    assert all(e.error_message is None for e in ends)
+    assert types(sess).count("context_edit") == 2
+    assert types(sess)[-1] == "context_edit"
+    model.assert_complete()
+
+
+async def test_the_offline_fallback_reaches_prompt_and_subscribers(
+    make_session: MakeSession,
+) -> None:
+    model = ScriptedModel(
+        [
+            reply("first answer " * 200),
+            failure(OVERFLOW, "context_overflow"),
+            failure("bad request"),  # the summary request: rejected
+            reply("recovered"),
+        ]
+    )
+    auto = {"compaction": {"keepRecentTokens": 1, "summarizer": "auto"}}
+    sess = await make_session(model, settings=auto)
+    await sess.run("question one " * 200)
+    heard: list[Any] = []
+    sess.subscribe(heard.append)
+    events = await sess.run("question two")
+    fallbacks = [e for e in events if isinstance(e, CompactionFallback)]
+    assert [e.error_message for e in fallbacks] == ["Summarization failed: bad request"]
+    assert [e for e in heard if isinstance(e, CompactionFallback)] == fallbacks
+    assert fallbacks[0].to_json() == {
+        "type": "compaction_fallback",
+        "errorMessage": "Summarization failed: bad request",
+    }
+    kinds = [e.type for e in events]
+    assert kinds.index("compaction_start") < kinds.index("compaction_fallback")
+    assert kinds.index("compaction_fallback") < kinds.index("compaction_end")

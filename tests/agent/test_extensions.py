@@ -23,14 +23,14 @@ from .conftest import MakeSession
 from .fakes import key_of
 
 
-def runner_with(project: Path, register: Any) -> Any:
+def runner_with(project_dir: Path, register: Any) -> Any:
     return load_extensions(
-        cwd=project, include_discovered=False, registrations=[("test-ext", register)]
+        cwd=project_dir, include_discovered=False, registrations=[("test-ext", register)]
     )
 
 
 async def test_before_agent_start_section_is_patched_and_stored(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     def register(pi: ExtensionAPI) -> None:
         @pi.on("before_agent_start")
@@ -38,7 +38,7 @@ async def test_before_agent_start_section_is_patched_and_stored(
             event.set_section("team_notes", "<team_notes>\nRun make check.\n</team_notes>")
 
     model = ScriptedModel([reply("ok"), reply("again")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     await sess.run("hi")
     await sess.run("again")
     systems = [e.message for e in sess.session.entries if e.role == "system"]
@@ -49,14 +49,14 @@ async def test_before_agent_start_section_is_patched_and_stored(
 
 
 async def test_forced_prompt_is_sent_but_never_stored(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     def register(pi: ExtensionAPI) -> BeforeAgentStartResult | None:
         pi.on("before_agent_start", lambda e, c: BeforeAgentStartResult(system_prompt="FORCED"))
         return None
 
     model = ScriptedModel([reply("ok")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     await sess.run("hi")
     sent = model.requests[0].messages
     assert sent[0]["role"] == "system"
@@ -70,7 +70,7 @@ async def test_forced_prompt_is_sent_but_never_stored(
 
 
 async def test_context_handler_prunes_without_losing_the_prompt(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     def register(pi: ExtensionAPI) -> None:
         @pi.on("context")
@@ -79,7 +79,7 @@ async def test_context_handler_prunes_without_losing_the_prompt(
             return ContextResult(messages=event.messages[-1:])
 
     model = ScriptedModel([reply("one"), reply("two")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     await sess.run("first")
     await sess.run("second")
     sent = model.requests[1].messages
@@ -92,7 +92,7 @@ async def test_context_handler_prunes_without_losing_the_prompt(
 
 
 async def test_raising_handler_is_reported_and_the_run_goes_on(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     def register(pi: ExtensionAPI) -> None:
         @pi.on("context")
@@ -100,7 +100,7 @@ async def test_raising_handler_is_reported_and_the_run_goes_on(
             raise RuntimeError("kaput")
 
     model = ScriptedModel([reply("fine")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     events = await sess.run("hi")
     errors = [e for e in events if isinstance(e, ExtensionFailure)]
     assert errors
@@ -109,7 +109,9 @@ async def test_raising_handler_is_reported_and_the_run_goes_on(
     assert events[-1].type == "agent_settled"
 
 
-async def test_custom_compaction_from_extension(make_session: MakeSession, project: Path) -> None:
+async def test_custom_compaction_from_extension(
+    make_session: MakeSession, project_dir: Path
+) -> None:
     seen: list[str] = []
 
     def register(pi: ExtensionAPI) -> None:
@@ -132,7 +134,7 @@ async def test_custom_compaction_from_extension(make_session: MakeSession, proje
     model = ScriptedModel([reply("a " * 200), reply("b " * 200)])
     sess = await make_session(
         model,
-        extensions=runner_with(project, register),
+        extensions=runner_with(project_dir, register),
         settings={"compaction": {"keepRecentTokens": 1}},
     )
     await sess.run("q " * 200)
@@ -145,7 +147,7 @@ async def test_custom_compaction_from_extension(make_session: MakeSession, proje
     assert seen == ["manual", "compact:True"]
 
 
-async def test_tree_hooks(make_session: MakeSession, project: Path) -> None:
+async def test_tree_hooks(make_session: MakeSession, project_dir: Path) -> None:
     calls: list[str] = []
 
     def register(pi: ExtensionAPI) -> None:
@@ -159,7 +161,7 @@ async def test_tree_hooks(make_session: MakeSession, project: Path) -> None:
             calls.append(f"tree:{event.from_extension}")
 
     model = ScriptedModel([reply("one"), reply("two")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     await sess.run("first")
     await sess.run("second")
     first_assistant = next(e for e in sess.session.entries if e.role == "assistant")
@@ -171,7 +173,7 @@ async def test_tree_hooks(make_session: MakeSession, project: Path) -> None:
     assert calls == ["before:True", "tree:True"]
 
 
-async def test_turn_end_sees_each_turn(make_session: MakeSession, project: Path) -> None:
+async def test_turn_end_sees_each_turn(make_session: MakeSession, project_dir: Path) -> None:
     turns: list[tuple[int, int]] = []
 
     def register(pi: ExtensionAPI) -> None:
@@ -180,13 +182,13 @@ async def test_turn_end_sees_each_turn(make_session: MakeSession, project: Path)
             turns.append((event.turn_index, len(event.tool_results)))
 
     model = ScriptedModel([reply(tool_calls=[("bash", {"command": "echo x"})]), reply("done")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     await sess.run("go")
     assert turns == [(0, 1), (1, 0)]
 
 
 async def test_extension_message_is_stored_as_custom_message(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     from pi_context.extensions.events import CustomMessageDraft
 
@@ -198,7 +200,7 @@ async def test_extension_message_is_stored_as_custom_message(
             )
 
     model = ScriptedModel([reply("ok")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     await sess.run("hi")
     kinds = [e.type for e in sess.session.entries]
     assert kinds == ["message", "message", "custom_message", "message"]
@@ -206,7 +208,9 @@ async def test_extension_message_is_stored_as_custom_message(
     assert text_of(key_of(sent[-1], "content")) == "remember X"
 
 
-async def test_lifecycle_notifications_in_order(make_session: MakeSession, project: Path) -> None:
+async def test_lifecycle_notifications_in_order(
+    make_session: MakeSession, project_dir: Path
+) -> None:
     seen: list[str] = []
 
     def register(pi: ExtensionAPI) -> None:
@@ -220,7 +224,7 @@ async def test_lifecycle_notifications_in_order(make_session: MakeSession, proje
             pi.on(name, lambda e, c: seen.append(e.type))
 
     model = ScriptedModel([reply(tool_calls=[("bash", {"command": "echo 1"})]), reply("done")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     await sess.run("go")
     assert seen == [
         "agent_start",
@@ -233,7 +237,7 @@ async def test_lifecycle_notifications_in_order(make_session: MakeSession, proje
 
 
 async def test_bash_output_reaches_extension_update_handlers_before_the_end(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     """The real bash tool's live output: the first, empty update, then the output so far."""
     seen: list[tuple[str, Any]] = []
@@ -249,7 +253,7 @@ async def test_bash_output_reaches_extension_update_handlers_before_the_end(
 
     command = "printf 'one\\n'; printf 'two\\n'"
     model = ScriptedModel([reply(tool_calls=[("bash", {"command": command})]), reply("done")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     await sess.run("go")
     kinds = [kind for kind, _ in seen]
     assert kinds[-1] == "end"
@@ -264,7 +268,7 @@ async def test_bash_output_reaches_extension_update_handlers_before_the_end(
 
 
 async def test_message_end_can_rewrite_the_assistant_message(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     def register(pi: ExtensionAPI) -> None:
         @pi.on("message_end")
@@ -275,7 +279,7 @@ async def test_message_end_can_rewrite_the_assistant_message(
             return {"message": {**msg, "content": [{"type": "text", "text": "[redacted]"}]}}
 
     model = ScriptedModel([reply("secret")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     await sess.run("hi")
     stored = sess.session.entries[-1].message
     assert stored is not None
@@ -283,7 +287,7 @@ async def test_message_end_can_rewrite_the_assistant_message(
 
 
 async def test_tool_call_block_and_tool_result_rewrite(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     from pi_context.extensions.events import ToolCallResult, ToolResultResult
 
@@ -304,7 +308,7 @@ async def test_tool_call_block_and_tool_result_rewrite(
             reply("done"),
         ]
     )
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     await sess.run("go")
     results = [e.message for e in sess.session.entries if e.role == "toolResult"]
     assert text_of(key_of(results[0], "content")) == "rm is not allowed here"
@@ -313,7 +317,7 @@ async def test_tool_call_block_and_tool_result_rewrite(
 
 
 async def test_turn_end_drafts_are_appended_and_continue_requests_one_more_turn(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     calls = {"n": 0}
 
@@ -332,7 +336,7 @@ async def test_turn_end_drafts_are_appended_and_continue_requests_one_more_turn(
             }
 
     model = ScriptedModel([reply("first"), reply("second")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     await sess.run("go")
     kinds = [e.type for e in sess.session.entries]
     assert kinds == ["message", "message", "message", "custom", "custom_message", "message"]
@@ -341,7 +345,7 @@ async def test_turn_end_drafts_are_appended_and_continue_requests_one_more_turn(
 
 
 async def test_invalid_turn_end_drafts_are_rejected_whole(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     def register(pi: ExtensionAPI) -> None:
         @pi.on("turn_end")
@@ -354,7 +358,7 @@ async def test_invalid_turn_end_drafts_are_rejected_whole(
             }
 
     model = ScriptedModel([reply("first")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     events = await sess.run("go")
     assert [e.type for e in sess.session.entries] == ["message", "message", "message"]
     errors = [e for e in events if isinstance(e, ExtensionFailure)]
@@ -362,7 +366,7 @@ async def test_invalid_turn_end_drafts_are_rejected_whole(
 
 
 async def test_turn_end_draft_with_a_non_string_target_is_rejected(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     def register(pi: ExtensionAPI) -> None:
         @pi.on("turn_end")
@@ -370,7 +374,7 @@ async def test_turn_end_draft_with_a_non_string_target_is_rejected(
             return {"entries": [{"type": "context_edit", "targetId": ["x"], "replacement": None}]}
 
     model = ScriptedModel([reply("first")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     events = await sess.run("go")
     assert [e.type for e in sess.session.entries] == ["message", "message", "message"]
     errors = [e.error for e in events if isinstance(e, ExtensionFailure)]
@@ -379,7 +383,7 @@ async def test_turn_end_draft_with_a_non_string_target_is_rejected(
     ]
 
 
-async def test_turn_end_compaction_draft(make_session: MakeSession, project: Path) -> None:
+async def test_turn_end_compaction_draft(make_session: MakeSession, project_dir: Path) -> None:
     def register(pi: ExtensionAPI) -> None:
         @pi.on("turn_end")
         def compact(event: Any, ctx: Any) -> dict[str, Any]:
@@ -390,7 +394,7 @@ async def test_turn_end_compaction_draft(make_session: MakeSession, project: Pat
             }
 
     model = ScriptedModel([reply("first"), reply("second")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     await sess.run("go")
     entry = sess.session.entries[-1]
     assert entry.type == "compaction"
@@ -403,7 +407,7 @@ async def test_turn_end_compaction_draft(make_session: MakeSession, project: Pat
 
 
 async def test_loadout_change_mid_run_is_patched_between_turns(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     def register(pi: ExtensionAPI) -> None:
         @pi.on("tool_execution_end")
@@ -411,7 +415,7 @@ async def test_loadout_change_mid_run_is_patched_between_turns(
             pi.set_active_tools(["read", "bash"])
 
     model = ScriptedModel([reply(tool_calls=[("bash", {"command": "echo 1"})]), reply("done")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     await sess.run("go")
     systems = [e.message for e in sess.session.entries if e.role == "system"]
     assert len(systems) == 2
@@ -424,7 +428,7 @@ async def test_loadout_change_mid_run_is_patched_between_turns(
 
 
 async def test_session_start_discovers_skills_and_shutdown_is_announced(
-    make_session: MakeSession, project: Path, tmp_path: Path
+    make_session: MakeSession, project_dir: Path, tmp_path: Path
 ) -> None:
     extra = tmp_path / "extra-skills" / "lint"
     extra.mkdir(parents=True)
@@ -441,7 +445,7 @@ async def test_session_start_discovers_skills_and_shutdown_is_announced(
         pi.on("session_shutdown", lambda e, c: seen.append("shutdown"))
 
     model = ScriptedModel([reply("ok")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     assert [s.name for s in sess.resources.skills] == ["lint"]
     await sess.run("hi")
     skills = key_of(model.requests[0].messages[0], "sections")["skills"]
@@ -451,7 +455,7 @@ async def test_session_start_discovers_skills_and_shutdown_is_announced(
 
 
 async def test_agent_before_settle_can_continue_once(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     seen: list[str] = []
 
@@ -467,7 +471,7 @@ async def test_agent_before_settle_can_continue_once(
             }
 
     model = ScriptedModel([reply("done"), reply("verified")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     await sess.run("go")
     assert seen == ["completed"]
     assert text_of(model.requests[1].messages[-1]["content"]) == "Verify."
@@ -475,7 +479,7 @@ async def test_agent_before_settle_can_continue_once(
 
 
 async def test_idle_triggering_message_starts_a_run(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     import asyncio
 
@@ -489,7 +493,7 @@ async def test_idle_triggering_message_starts_a_run(
             kinds.append(event.message_type)
 
     model = ScriptedModel([reply("reacting")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     settled = asyncio.Event()
     sess.subscribe(lambda e: settled.set() if e.type == "agent_settled" else None)
     sess.send_message(CustomMessageDraft("alert", "The build broke."), trigger_turn=True)
@@ -500,7 +504,7 @@ async def test_idle_triggering_message_starts_a_run(
 
 
 async def test_waiting_extension_message_joins_the_next_prompt(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     from pi_context.extensions.events import CustomMessageDraft
 
@@ -513,7 +517,7 @@ async def test_waiting_extension_message_joins_the_next_prompt(
 
 
 async def test_context_handlers_never_change_the_stored_session(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     def register(pi: ExtensionAPI) -> None:
         @pi.on("context")
@@ -529,7 +533,7 @@ async def test_context_handlers_never_change_the_stored_session(
                     message["sections"] = {"preamble": "tiny"}
 
     model = ScriptedModel([reply("one"), reply("two")])
-    sess = await make_session(model, extensions=runner_with(project, register))
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
     await sess.run("first")
     await sess.run("second")
     sent = model.requests[1].messages
@@ -547,7 +551,7 @@ async def test_context_handlers_never_change_the_stored_session(
 
 
 async def test_extensions_receive_the_very_events_the_agent_streams(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     seen: list[object] = []
 
@@ -565,7 +569,7 @@ async def test_extensions_receive_the_very_events_the_agent_streams(
     model = ScriptedModel([reply(tool_calls=[("read", {"path": "missing.txt"})]), reply("done")])
     keep_little = {"compaction": {"keepRecentTokens": 1}}
     sess = await make_session(
-        model, extensions=runner_with(project, register), settings=keep_little
+        model, extensions=runner_with(project_dir, register), settings=keep_little
     )
     streamed = await sess.run("look")
     # One vocabulary: the handlers got the streamed objects themselves, not translations.

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pi_context.agent.loop import ABORTED_TOOL_TEXT, AgentLoop
+from pi_context.agent.loop import ABORTED_TOOL_TEXT
 from pi_context.errors import ProviderError
 from pi_context.events import (
     AgentEnd,
@@ -27,7 +27,7 @@ from pi_context.model import (
 from pi_context.testing import ScriptedModel, failure, reply
 from pi_context.tools.base import ToolOutcome, UpdateCallback, text_outcome
 
-from .fakes import FakeHost, Recorder, scripted, sleep_forever
+from .fakes import FakeHost, Recorder, loop_of, scripted, sleep_forever
 
 
 async def echo(args: dict[str, Any]) -> str:
@@ -50,7 +50,7 @@ async def wait_for(predicate: Any) -> None:
 async def test_plain_reply_persists_user_and_assistant() -> None:
     host = FakeHost(scripted(reply("hi there")))
     rec = Recorder()
-    result = await AgentLoop(host, rec).run([user_message("hello")])
+    result = await loop_of(host, rec).run([user_message("hello")])
     assert roles(host) == ["user", "assistant"]
     assert text_of(host.assistant(1)["content"]) == "hi there"
     assert rec.types()[:3] == ["agent_start", "turn_start", "message_start"]
@@ -64,7 +64,7 @@ async def test_plain_reply_persists_user_and_assistant() -> None:
 async def test_text_stream_events_start_delta_end() -> None:
     host = FakeHost(scripted(reply("abc", thinking="hmm")))
     rec = Recorder()
-    await AgentLoop(host, rec).run([user_message("x")])
+    await loop_of(host, rec).run([user_message("x")])
     kinds = [e.event.kind for e in rec.events if isinstance(e, MessageUpdate)]
     assert kinds == [
         "thinking_start",
@@ -82,7 +82,7 @@ async def test_tool_call_round_trip() -> None:
     model = scripted(reply(tool_calls=[("echo", {"text": "a"})]), reply("done"))
     host = FakeHost(model, tools={"echo": echo})
     rec = Recorder()
-    result = await AgentLoop(host, rec).run([user_message("go")])
+    result = await loop_of(host, rec).run([user_message("go")])
     assert roles(host) == ["user", "assistant", "toolResult", "assistant"]
     tool_result = host.tool_result(2)
     assert tool_result["toolCallId"] == "call_1"
@@ -103,7 +103,7 @@ async def test_tool_errors_become_error_results() -> None:
         reply(tool_calls=[("boom", {}), ("missing", {}), ("echo", {"text": "ok"})]), reply("ok")
     )
     host = FakeHost(model, tools={"boom": boom, "echo": echo})
-    await AgentLoop(host, Recorder()).run([user_message("go")])
+    await loop_of(host, Recorder()).run([user_message("go")])
     results = [m for m in host.stored if m["role"] == "toolResult"]
     assert [r["toolCallId"] for r in results] == ["call_1", "call_2", "call_3"]
     assert [r["isError"] for r in results] == [True, True, False]
@@ -120,7 +120,7 @@ async def test_length_stop_does_not_execute_tools() -> None:
 
     model = scripted(reply(tool_calls=[("track", {})], stop_reason="length"), reply("after"))
     host = FakeHost(model, tools={"track": track})
-    await AgentLoop(host, Recorder()).run([user_message("go")])
+    await loop_of(host, Recorder()).run([user_message("go")])
     assert calls == []
     result = host.tool_result(2)
     assert result["isError"] is True
@@ -130,7 +130,7 @@ async def test_length_stop_does_not_execute_tools() -> None:
 async def test_provider_error_ends_the_run() -> None:
     host = FakeHost(scripted(failure("prompt is too long", "context_overflow")))
     rec = Recorder()
-    result = await AgentLoop(host, rec).run([user_message("go")])
+    result = await loop_of(host, rec).run([user_message("go")])
     assert roles(host) == ["user", "assistant"]
     assert host.assistant(1)["stopReason"] == "error"
     assert result.last_error is not None
@@ -148,7 +148,7 @@ class RaisingModel:
 
 async def test_raised_provider_error_keeps_partial_text() -> None:
     host = FakeHost(RaisingModel())
-    result = await AgentLoop(host, Recorder()).run([user_message("go")])
+    result = await loop_of(host, Recorder()).run([user_message("go")])
     msg = host.assistant(-1)
     assert msg["stopReason"] == "error"
     assert msg["errorMessage"] == "connection reset"
@@ -180,7 +180,7 @@ async def test_abort_while_streaming_stores_aborted_message_without_calls() -> N
     model = HangingModel()
     host = FakeHost(model)
     rec = Recorder()
-    task = asyncio.create_task(AgentLoop(host, rec).run([user_message("go")]))
+    task = asyncio.create_task(loop_of(host, rec).run([user_message("go")]))
     await model.started.wait()
     task.cancel()
     result = await task
@@ -197,7 +197,7 @@ async def test_abort_during_tools_gives_every_call_a_result() -> None:
     model = scripted(reply(tool_calls=[("echo", {"text": "fast"}), ("slow", {})]))
     host = FakeHost(model, tools={"echo": echo, "slow": sleep_forever})
     rec = Recorder()
-    task = asyncio.create_task(AgentLoop(host, rec).run([user_message("go")]))
+    task = asyncio.create_task(loop_of(host, rec).run([user_message("go")]))
     await wait_for(lambda: any(isinstance(e, ToolExecutionEnd) for e in rec.events))
     task.cancel()
     result = await task
@@ -221,7 +221,7 @@ async def test_queued_message_is_delivered_before_the_next_request() -> None:
 
     model = scripted(reply(tool_calls=[("wait", {})]), reply("saw it"))
     host = FakeHost(model, tools={"wait": wait_gate})
-    task = asyncio.create_task(AgentLoop(host, Recorder()).run([user_message("go")]))
+    task = asyncio.create_task(loop_of(host, Recorder()).run([user_message("go")]))
     await wait_for(lambda: len(model.requests) == 1)
     host.queued.append(user_message("also this"))
     gate.set()
@@ -237,7 +237,7 @@ async def test_follow_up_starts_another_turn_when_the_run_would_end() -> None:
 
     model = ScriptedModel([first, reply("two")])
     host = FakeHost(model)
-    result = await AgentLoop(host, Recorder()).run([user_message("go")])
+    result = await loop_of(host, Recorder()).run([user_message("go")])
     assert roles(host) == ["user", "assistant", "user", "assistant"]
     assert result.turns == 2
 
@@ -247,7 +247,7 @@ async def test_between_turn_messages_come_first() -> None:
     model = scripted(reply(tool_calls=[("echo", {"text": "a"})]), reply("done"))
     host = FakeHost(model, tools={"echo": echo}, next_turn=[[patch]])  # type: ignore[list-item]
     host.queued = []
-    await AgentLoop(host, Recorder()).run([user_message("go")])
+    await loop_of(host, Recorder()).run([user_message("go")])
     assert roles(host) == ["user", "assistant", "toolResult", "system", "assistant"]
 
 
@@ -259,7 +259,7 @@ async def test_invalid_arguments_are_reported_to_the_model() -> None:
 
     model = ScriptedModel([ScriptedReply(content=[call], stop_reason="toolUse"), reply("ok")])  # type: ignore[list-item]
     host = FakeHost(model, tools={"echo": echo})
-    await AgentLoop(host, Recorder()).run([user_message("go")])
+    await loop_of(host, Recorder()).run([user_message("go")])
     assert text_of(host.tool_result(2)["content"]) == (
         'Invalid arguments for tool "echo": Unexpected end of JSON input'
     )
@@ -268,7 +268,7 @@ async def test_invalid_arguments_are_reported_to_the_model() -> None:
 async def test_message_end_carries_entry_ids() -> None:
     host = FakeHost(scripted(reply("x")))
     rec = Recorder()
-    await AgentLoop(host, rec).run([user_message("go")])
+    await loop_of(host, rec).run([user_message("go")])
     assert [e.entry_id for e in rec.events if isinstance(e, MessageEnd)] == ["e1", "e2"]
 
 
@@ -288,7 +288,7 @@ async def test_partial_results_become_update_events_between_start_and_end() -> N
     model = scripted(reply(tool_calls=[("build", {"target": "all"})]), reply("built"))
     host = FakeHost(model, live_tools={"build": build})
     rec = Recorder()
-    run = asyncio.ensure_future(AgentLoop(host, rec).run([user_message("go")]))
+    run = asyncio.ensure_future(loop_of(host, rec).run([user_message("go")]))
     await wait_for(lambda: rec.types().count("tool_execution_update") == 2)
     seen_while_running.extend(rec.types())
     assert "tool_execution_end" not in seen_while_running  # live, not after the fact

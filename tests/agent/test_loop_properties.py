@@ -9,11 +9,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_context.agent.loop import AgentLoop
 from pi_context.messages import AgentMessage, user_message
 from pi_context.testing import ScriptedModel, reply
 
-from .fakes import FakeHost, Recorder
+from .fakes import FakeHost, Recorder, loop_of
 
 TOOL = st.sampled_from(["ok", "fail", "missing", "abort"])
 TURN = st.tuples(st.lists(TOOL, min_size=0, max_size=3), st.booleans())
@@ -63,7 +62,7 @@ def test_every_call_gets_exactly_one_result(turns: list[tuple[list[str], bool]])
             return "never"
 
         host = FakeHost(ScriptedModel(replies), tools={"ok": ok, "fail": fail, "abort": abort})
-        task = asyncio.create_task(AgentLoop(host, Recorder()).run([user_message("go")]))
+        task = asyncio.create_task(loop_of(host, Recorder()).run([user_message("go")]))
         result = await task
         check_pairs(host.stored)
         if result.aborted:

@@ -8,12 +8,11 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_context.agent.loop import AgentLoop
 from pi_context.agent.message_queues import MessageQueues, is_queue_mode
 from pi_context.messages import AgentMessage, text_of, user_message
 from pi_context.testing import reply
 
-from .fakes import FakeHost, Recorder, scripted
+from .fakes import FakeHost, Recorder, loop_of, scripted
 
 
 def _texts(messages: list[AgentMessage]) -> list[str]:
@@ -114,7 +113,7 @@ async def test_steering_lands_after_the_tool_results_of_the_current_turn() -> No
         return "ran"
 
     host.tools["steerer"] = steerer
-    await AgentLoop(host, Recorder()).run([user_message("go")])
+    await loop_of(host, Recorder()).run([user_message("go")])
     assert [m["role"] for m in host.stored] == [
         "user",
         "assistant",
@@ -129,7 +128,7 @@ async def test_steering_without_tool_calls_triggers_another_response() -> None:
     host = QueueHost(scripted(reply("first"), reply("second"), reply("third")))
     host.queues.steer(user_message("one"), "one")
     host.queues.steer(user_message("two"), "two")
-    await AgentLoop(host, Recorder()).run([user_message("go")])
+    await loop_of(host, Recorder()).run([user_message("go")])
     # one at a time: two queued steering messages cost two more requests
     assert _user_texts(host) == ["go", "one", "two"]
     assert len(host.requests) == 3
@@ -140,7 +139,7 @@ async def test_all_mode_delivers_every_steering_message_with_one_request() -> No
     host.queues.steering_mode = "all"
     host.queues.steer(user_message("one"), "one")
     host.queues.steer(user_message("two"), "two")
-    await AgentLoop(host, Recorder()).run([user_message("go")])
+    await loop_of(host, Recorder()).run([user_message("go")])
     assert _user_texts(host) == ["go", "one", "two"]
     assert len(host.requests) == 2
 
@@ -153,7 +152,7 @@ async def test_follow_ups_wait_until_the_agent_would_stop() -> None:
         return "ran"
 
     host.tools["queuer"] = queuer
-    await AgentLoop(host, Recorder()).run([user_message("go")])
+    await loop_of(host, Recorder()).run([user_message("go")])
     roles = [m["role"] for m in host.stored]
     # the tool result goes back to the model first; the follow-up only once it stops
     assert roles == ["user", "assistant", "toolResult", "assistant", "user", "assistant"]
@@ -164,7 +163,7 @@ async def test_steering_is_preferred_to_follow_ups_at_the_stop_point() -> None:
     host = QueueHost(scripted(reply("a"), reply("b"), reply("c")))
     host.queues.follow_up(user_message("later"), "later")
     host.queues.steer(user_message("now"), "now")
-    await AgentLoop(host, Recorder()).run([user_message("go")])
+    await loop_of(host, Recorder()).run([user_message("go")])
     assert _user_texts(host) == ["go", "now", "later"]
 
 
@@ -173,7 +172,7 @@ async def test_an_error_ends_the_run_and_leaves_the_queues_alone() -> None:
 
     host = QueueHost(scripted(failure("boom")))
     host.queues.follow_up(user_message("later"), "later")
-    result = await AgentLoop(host, Recorder()).run([user_message("go")])
+    result = await loop_of(host, Recorder()).run([user_message("go")])
     assert not result.aborted
     assert host.queues.has_follow_up()
 

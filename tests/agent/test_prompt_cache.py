@@ -103,7 +103,7 @@ def test_prefix_extension_never_diverges(texts: list[str], extra: int) -> None:
 
 
 async def test_session_names_the_section_that_broke_the_cache(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     info = ModelInfo(
         provider="scripted",
@@ -123,7 +123,7 @@ async def test_session_names_the_section_that_broke_the_cache(
     sess = await make_session(model)
     await sess.run("first")
     await sess.run("second")
-    skill = project / ".pi" / "skills" / "deploy"
+    skill = project_dir / ".pi" / "skills" / "deploy"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: Ship it.\n---\nSteps.\n")
     await sess.reload()

@@ -54,7 +54,7 @@ async def test_first_prompt_stores_the_full_prompt_then_nothing_until_it_changes
     model.assert_complete()
 
 
-async def test_tools_run_in_the_project(make_session: MakeSession, project: Path) -> None:
+async def test_tools_run_in_the_project(make_session: MakeSession, project_dir: Path) -> None:
     model = ScriptedModel(
         [
             reply(tool_calls=[("write", {"path": "notes.txt", "content": "alpha\nbeta\n"})]),
@@ -65,7 +65,7 @@ async def test_tools_run_in_the_project(make_session: MakeSession, project: Path
     )
     sess = await make_session(model)
     events = await sess.run("work")
-    assert (project / "notes.txt").read_text() == "alpha\nbeta\n"
+    assert (project_dir / "notes.txt").read_text() == "alpha\nbeta\n"
     ends = [e for e in events if isinstance(e, ToolExecutionEnd)]
     assert [e.is_error for e in ends] == [False, False, True]
     assert "alpha" in text_of(ends[1].result["content"])
@@ -183,8 +183,8 @@ async def test_stats_sum_usage_and_cache(make_session: MakeSession) -> None:
     assert [u.miss_cause for u in updates] == [None, None]
 
 
-async def test_session_file_round_trip(make_session: MakeSession, project: Path) -> None:
-    path = project.parent / "s.jsonl"
+async def test_session_file_round_trip(make_session: MakeSession, project_dir: Path) -> None:
+    path = project_dir.parent / "s.jsonl"
     model = ScriptedModel([reply("one")])
     sess = await make_session(model, session_file=path)
     await sess.run("hello")
@@ -193,8 +193,8 @@ async def test_session_file_round_trip(make_session: MakeSession, project: Path)
     assert [m["role"] for m in reopened.projection().messages] == ["system", "user", "assistant"]
 
 
-async def test_skill_command_is_expanded(make_session: MakeSession, project: Path) -> None:
-    skill = project / ".pi" / "skills" / "greet"
+async def test_skill_command_is_expanded(make_session: MakeSession, project_dir: Path) -> None:
+    skill = project_dir / ".pi" / "skills" / "greet"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: greet\ndescription: Say hi.\n---\nWave.\n")
     model = ScriptedModel([reply("ok")])
@@ -209,14 +209,14 @@ async def test_skill_command_is_expanded(make_session: MakeSession, project: Pat
 
 
 async def test_reload_patches_only_the_changed_section(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     model = ScriptedModel([reply("one"), reply("two"), reply("three")])
     sess = await make_session(model)
     await sess.run("one")
     await sess.reload()
     await sess.run("two")  # nothing changed: no new system message
-    (project / "AGENTS.md").write_text("Use tabs.\n")
+    (project_dir / "AGENTS.md").write_text("Use tabs.\n")
     await sess.reload()
     events = await sess.run("three")
     systems = [e.message for e in sess.session.entries if e.role == "system"]
@@ -257,9 +257,9 @@ async def test_the_bash_timeout_setting_reaches_the_bash_tool(
 
 
 async def test_the_bash_timeout_setting_is_read_from_the_settings_file(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
-    settings_file = project / ".pi" / "settings.json"
+    settings_file = project_dir / ".pi" / "settings.json"
     settings_file.parent.mkdir()
     settings_file.write_text('{"bash": {"defaultTimeoutSeconds": 600}}')
     model = ScriptedModel([reply("ok")])
@@ -273,9 +273,9 @@ async def test_the_bash_timeout_setting_is_read_from_the_settings_file(
 
 
 async def test_reload_enables_tools_newly_added_to_default_tools(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
-    settings_file = project / ".pi" / "settings.json"
+    settings_file = project_dir / ".pi" / "settings.json"
     settings_file.parent.mkdir()
     settings_file.write_text('{"defaultTools": ["read"]}')
     sess = await make_session(ScriptedModel([]))
@@ -286,9 +286,9 @@ async def test_reload_enables_tools_newly_added_to_default_tools(
 
 
 async def test_resume_restores_the_recorded_loadout(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
-    path = project.parent / "s.jsonl"
+    path = project_dir.parent / "s.jsonl"
     model = ScriptedModel([reply("ok")])
     sess = await make_session(model, session_file=path, settings={"defaultTools": ["read"]})
     await sess.run("hi")
@@ -296,7 +296,7 @@ async def test_resume_restores_the_recorded_loadout(
     from pi_context.agent.session import AgentSession
 
     resumed = await AgentSession.open(
-        path, model=ScriptedModel([]), agent_dir=project.parent / "agent", trusted=True
+        path, model=ScriptedModel([]), agent_dir=project_dir.parent / "agent", trusted=True
     )
     assert resumed.get_active_tools() == ["read"]
     resumed.close()
@@ -347,10 +347,10 @@ async def test_loadout_change_after_quiet_turns_is_patched_once(make_session: Ma
 
 
 async def test_concurrent_edits_of_one_file_both_apply(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     """Tool calls of one message run concurrently; the file tools serialize per path."""
-    (project / "f.txt").write_text("one\ntwo\nthree\n")
+    (project_dir / "f.txt").write_text("one\ntwo\nthree\n")
     edits = [
         ("edit", {"path": "f.txt", "edits": [{"oldText": "one", "newText": "ONE"}]}),
         ("edit", {"path": "./f.txt", "edits": [{"oldText": "three", "newText": "THREE"}]}),
@@ -360,7 +360,7 @@ async def test_concurrent_edits_of_one_file_both_apply(
     events = await sess.run("edit twice")
     ends = [e for e in events if isinstance(e, ToolExecutionEnd)]
     assert [e.is_error for e in ends] == [False, False]
-    assert (project / "f.txt").read_text() == "ONE\ntwo\nTHREE\n"
+    assert (project_dir / "f.txt").read_text() == "ONE\ntwo\nTHREE\n"
 
 
 async def test_abort_right_after_prompt_cancels_it_before_it_starts(
@@ -414,19 +414,21 @@ async def test_abort_while_idle_does_not_cancel_a_later_prompt(make_session: Mak
     model.assert_complete()
 
 
-async def test_create_names_the_session_header(make_session: MakeSession, project: Path) -> None:
+async def test_create_names_the_session_header(
+    make_session: MakeSession, project_dir: Path
+) -> None:
     sid = "0196f1c2-7b3a-7000-8000-00000000abcd"
     stamp = "2026-01-02T03:04:05.678Z"
     sess = await make_session(
         ScriptedModel([reply("one")]),
-        session_file=project.parent / "named.jsonl",
+        session_file=project_dir.parent / "named.jsonl",
         session_id=sid,
         timestamp=stamp,
     )
     assert (sess.session.header["id"], sess.session.header["timestamp"]) == (sid, stamp)
     await sess.run("hello")
     sess.close()
-    reopened = Session.open(project.parent / "named.jsonl")
+    reopened = Session.open(project_dir.parent / "named.jsonl")
     assert (reopened.id, reopened.header["timestamp"]) == (sid, stamp)
     reopened.close()
 

@@ -1,5 +1,5 @@
 """Thinking levels in the agent: pi's startup, resume and model-switch rules, the entries they
-write and the level each answer records (spec agent-parity §3.2)."""
+write and the level each answer records."""
 
 from __future__ import annotations
 
@@ -83,15 +83,15 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 async def test_new_session_starts_with_model_and_level_entries_as_pi_writes_them(
-    project: Path,
+    project_dir: Path,
 ) -> None:
-    file = project.parent / "s.jsonl"
+    file = project_dir.parent / "s.jsonl"
     model = ScriptedModel([reply("hi")], model_info=THINKER)
     agent = await AgentSession.create(
-        cwd=project,
+        cwd=project_dir,
         model=model,
         session_file=file,
-        agent_dir=project.parent / "agent",
+        agent_dir=project_dir.parent / "agent",
         trusted=True,
         ids=SequentialIds(),
         clock=FixedClock(),
@@ -139,16 +139,16 @@ async def test_set_level_writes_an_entry_only_when_the_level_changes(
 
 
 async def test_resume_keeps_the_recorded_level_and_model_switch_applies_settings(
-    project: Path,
+    project_dir: Path,
 ) -> None:
-    agent_dir = project.parent / "agent"
+    agent_dir = project_dir.parent / "agent"
     (agent_dir / "settings.json").write_text(
         json.dumps({"modelThinkingLevels": {"acme/thinker": "low"}}), encoding="utf-8"
     )
-    file = project.parent / "r.jsonl"
+    file = project_dir.parent / "r.jsonl"
     common: dict[str, Any] = {"agent_dir": agent_dir, "trusted": True, "ids": SequentialIds()}
     first = await AgentSession.create(
-        cwd=project,
+        cwd=project_dir,
         model=ScriptedModel([reply("a")], model_info=THINKER),
         session_file=file,
         **common,
@@ -177,9 +177,9 @@ async def test_resume_keeps_the_recorded_level_and_model_switch_applies_settings
 
 
 async def test_settings_thinking_budgets_reach_the_request_options(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
-    (project.parent / "agent" / "settings.json").write_text(
+    (project_dir.parent / "agent" / "settings.json").write_text(
         json.dumps({"thinkingBudgets": {"low": 1500, "high": 9000}}), encoding="utf-8"
     )
     model = ScriptedModel([reply("ok")], model_info=THINKER)

@@ -1,4 +1,4 @@
-"""pi's ``--tools`` family (spec agent-parity §4.1): parsing, pi's errors, what may be
+"""pi's ``--tools`` family: parsing, pi's errors, what may be
 registered and what starts active."""
 
 from __future__ import annotations

@@ -8,12 +8,12 @@ from typing import Any, cast
 
 from pi_context.agent.transform import (
     TransformChain,
-    apply_forced_prompt,
-    current_system_message,
+    force_prompt,
     hide_declarations,
 )
 from pi_context.extensions import ExtensionRunner, load_extensions
 from pi_context.messages import AgentMessage, user_message
+from pi_context.prompt import get_current_system_message
 
 READ = {"name": "read", "description": "r", "parameters": {}}
 BASH = {"name": "bash", "description": "b", "parameters": {}}
@@ -180,14 +180,14 @@ def test_hidden_declarations_are_removed_everywhere() -> None:
 
 
 def test_forced_prompt_replaces_system_messages_with_one_head() -> None:
-    out = apply_forced_prompt(hide_declarations(transcript(), {"bash"}), "FORCED")
+    out = force_prompt(hide_declarations(transcript(), {"bash"}), "FORCED")
     assert out[0] == {"role": "system", "content": "FORCED", "toolsAdded": [READ], "timestamp": 10}
     assert [m["role"] for m in out] == ["system", "user", "assistant", "user"]
-    assert apply_forced_prompt(transcript(), None) == transcript()
+    assert force_prompt(transcript(), None) == transcript()
 
 
 def test_forced_prompt_without_state_uses_the_clock() -> None:
-    out = apply_forced_prompt([user_message("x", timestamp=1)], "", clock=lambda: 99)
+    out = force_prompt([user_message("x", timestamp=1)], "", clock=lambda: 99)
     assert out[0] == {"role": "system", "content": "", "timestamp": 99}
 
 
@@ -219,11 +219,11 @@ def test_replay_moves_readded_sections_and_tools_to_the_end() -> None:
         system({"a": None}, 6, toolsRemoved=[{"name": "read"}]),
         system({"a": "3", "b": "4"}, 7, toolsAdded=[READ]),
     ]
-    head = cast(dict[str, Any], current_system_message(msgs))
+    head = cast(dict[str, Any], get_current_system_message(msgs))
     assert list(head["sections"].items()) == [("b", "4"), ("a", "3")]
     assert [t["name"] for t in head["toolsAdded"]] == ["bash", "read"]
     assert head["timestamp"] == 5
-    assert current_system_message([user_message("x")]) is None
+    assert get_current_system_message([user_message("x")]) is None
 
 
 async def test_chain_reuses_its_outputs_and_matches_the_plain_projections() -> None:
@@ -233,7 +233,7 @@ async def test_chain_reuses_its_outputs_and_matches_the_plain_projections() -> N
     msgs = transcript()
 
     def reference() -> list[AgentMessage]:
-        return apply_forced_prompt(hide_declarations(msgs, hidden), forced[0])
+        return force_prompt(hide_declarations(msgs, hidden), forced[0])
 
     first = await chain(msgs)
     assert first == reference()

@@ -10,11 +10,8 @@ compaction as the cause of the one miss.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from pi_context.events import CacheUpdate
 from pi_context.model import ModelInfo
@@ -89,16 +86,10 @@ def messages_end(body: bytes) -> int:
     return len(text_[: end - 1].encode("utf-8"))
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
-
-
 async def test_bodies_extend_across_turns_reload_skill_and_compaction(
-    make_session: MakeSession, project: Path, server: ReplayServer
+    make_session: MakeSession, project_dir: Path, server: ReplayServer
 ) -> None:
-    (project / "notes.txt").write_text("remember the milk\n" * 50)
+    (project_dir / "notes.txt").write_text("remember the milk\n" * 50)
     info = ModelInfo(
         provider="local-vllm",
         id="m",
@@ -119,7 +110,7 @@ async def test_bodies_extend_across_turns_reload_skill_and_compaction(
         await sess.reload()  # nothing changed: no system message
         server.add(text("Nothing new.", prompt=1300, cached=1200))
         events += await sess.run("Anything else?")
-        skill = project / ".pi" / "skills" / "shop"
+        skill = project_dir / ".pi" / "skills" / "shop"
         skill.mkdir(parents=True)
         (skill / "SKILL.md").write_text("---\nname: shop\ndescription: Buy groceries.\n---\nGo.\n")
         await sess.reload()

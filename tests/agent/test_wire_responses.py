@@ -9,11 +9,8 @@ and the next run's request extends the previous one byte for byte up to the end 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
-
-import pytest
+from typing import Any, cast
 
 from pi_context.model import ModelInfo
 from pi_context.providers.openai_responses import OpenAIResponsesModel
@@ -93,16 +90,10 @@ def input_end(body: bytes) -> int:
     return end
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
-
-
 async def test_reasoning_items_survive_a_tool_turn_and_the_next_run(
-    make_session: MakeSession, project: Path, server: ReplayServer
+    make_session: MakeSession, project_dir: Path, server: ReplayServer
 ) -> None:
-    (project / "notes.txt").write_text("buy milk\n")
+    (project_dir / "notes.txt").write_text("buy milk\n")
     info = ModelInfo(
         provider="openai",
         id="gpt-5",
@@ -124,7 +115,9 @@ async def test_reasoning_items_survive_a_tool_turn_and_the_next_run(
         )
         await sess.run("What is in notes.txt?")
         await sess.run("Anything else?")
-        stored = [m for m in sess.session.messages() if m.get("role") == "assistant"]
+        stored = [
+            cast(dict[str, Any], m) for m in sess.session.messages() if m.get("role") == "assistant"
+        ]
     finally:
         await model.aclose()
 

@@ -1,4 +1,4 @@
-"""A tool-set change across processes, on the Anthropic wire (issue 13, finding 2).
+"""A tool-set change across processes, on the Anthropic wire.
 
 Each ``pictx -c -p`` is one process: the session is opened, one prompt runs, the process ends.
 When a tool's declaration changes between two processes (here ``bash``'s, through
@@ -11,11 +11,8 @@ transcript) sends them in another order and misses the whole cached prefix a sec
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
-
-import pytest
+from typing import Any, cast
 
 from pi_context.agent.session import AgentSession
 from pi_context.model import ModelInfo
@@ -63,15 +60,9 @@ def reply(answer: str) -> Any:
     )
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
-
-
 async def one_process(
     server: ReplayServer,
-    project: Path,
+    project_dir: Path,
     path: Path,
     prompt: str,
     settings: dict[str, Any],
@@ -88,7 +79,7 @@ async def one_process(
     model = AnthropicModel(info, api_key="k", base_url=server.url)
     common: dict[str, Any] = {
         "model": model,
-        "agent_dir": project.parent / "agent",
+        "agent_dir": project_dir.parent / "agent",
         "trusted": True,
         "ids": SequentialIds(start=len(path.read_text().splitlines()) if path.exists() else 1),
         "settings": settings,
@@ -97,7 +88,7 @@ async def one_process(
         if path.exists():
             sess = await AgentSession.open(path, **common)
         else:
-            sess = await AgentSession.create(cwd=project, session_file=path, **common)
+            sess = await AgentSession.create(cwd=project_dir, session_file=path, **common)
         if tools is not None:
             sess.set_active_tools(tools)
         server.add(reply(f"answer to {prompt}"))
@@ -129,7 +120,7 @@ def tool_names(body: bytes) -> list[str]:
 
 def system_entries(path: Path) -> list[dict[str, Any]]:
     return [
-        m
+        cast(dict[str, Any], m)
         for m in (e.message for e in Session.open(path).entries if e.type == "message")
         if m is not None and m.get("role") == "system"
     ]
@@ -138,17 +129,17 @@ def system_entries(path: Path) -> list[dict[str, Any]]:
 async def test_a_changed_tool_costs_one_miss_and_the_next_process_extends_it(
     tmp_path: Path, server: ReplayServer
 ) -> None:
-    project = tmp_path / "proj"
-    project.mkdir()
+    project_dir = tmp_path / "proj"
+    project_dir.mkdir()
     (tmp_path / "agent").mkdir()
     path = tmp_path / "s.jsonl"
     before: dict[str, Any] = {}
     after = {"bash": {"defaultTimeoutSeconds": 30}}
-    await one_process(server, project, path, "first", before)
-    await one_process(server, project, path, "second", before)
-    await one_process(server, project, path, "third", after)  # bash's declaration changes
-    await one_process(server, project, path, "fourth", after)
-    await one_process(server, project, path, "fifth", after)
+    await one_process(server, project_dir, path, "first", before)
+    await one_process(server, project_dir, path, "second", before)
+    await one_process(server, project_dir, path, "third", after)  # bash's declaration changes
+    await one_process(server, project_dir, path, "fourth", after)
+    await one_process(server, project_dir, path, "fifth", after)
     bodies = server.bodies()
     assert len(bodies) == 5
 
@@ -179,16 +170,16 @@ async def test_a_changed_tool_costs_one_miss_and_the_next_process_extends_it(
 async def test_narrowing_and_restoring_tools_records_and_sends_only_the_change(
     tmp_path: Path, server: ReplayServer
 ) -> None:
-    project = tmp_path / "proj"
-    project.mkdir()
+    project_dir = tmp_path / "proj"
+    project_dir.mkdir()
     (tmp_path / "agent").mkdir()
     path = tmp_path / "s.jsonl"
     narrow = ["read", "bash", "edit"]
-    await one_process(server, project, path, "first", {})
-    await one_process(server, project, path, "second", {}, tools=narrow)
-    await one_process(server, project, path, "third", {})
-    await one_process(server, project, path, "fourth", {}, tools=[*narrow, "write"])
-    await one_process(server, project, path, "fifth", {})
+    await one_process(server, project_dir, path, "first", {})
+    await one_process(server, project_dir, path, "second", {}, tools=narrow)
+    await one_process(server, project_dir, path, "third", {})
+    await one_process(server, project_dir, path, "fourth", {}, tools=[*narrow, "write"])
+    await one_process(server, project_dir, path, "fifth", {})
     bodies = server.bodies()
     assert [tool_names(b) for b in bodies] == [
         ["read", "bash", "edit", "write"],

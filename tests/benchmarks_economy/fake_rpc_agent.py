@@ -67,7 +67,9 @@ def main() -> int:
                 return 3
             if hang and hang in text:
                 child = subprocess.Popen(["sleep", "300"])
-                Path(os.environ["FAKE_CHILD"]).write_text(str(child.pid))
+                pid_file = Path(os.environ["FAKE_CHILD"])
+                pid_file.with_suffix(".tmp").write_text(str(child.pid))
+                pid_file.with_suffix(".tmp").replace(pid_file)  # whole or absent, never torn
                 time.sleep(300)
             out(
                 {"type": "message_update", "delta": "x" * 100_000, "note": '"type":"agent_settled"'}

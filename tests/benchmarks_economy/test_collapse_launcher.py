@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from benchmarks.economy.collapse_launcher import install_collapse
 
-from pi_context.model import ModelInfo
+from pi_context.model import ModelInfo, system_delivery_of
 from pi_context.providers.anthropic import AnthropicModel
-from pi_context.providers.delivery import system_delivery_of
 from pi_context.providers.openai import OpenAIChatModel
 
 

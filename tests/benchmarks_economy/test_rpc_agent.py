@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,17 @@ def _agent(tmp_path: Path, **env: str) -> RpcAgent:
         "FAKE_CHILD": str(tmp_path / "child.pid"),
     }
     return RpcAgent([sys.executable, str(FAKE), "--mode", "rpc"], cwd=tmp_path, env=base | env)
+
+
+def _eventually(condition: Callable[[], bool], limit: float = 60.0) -> bool:
+    """Whether ``condition`` holds within ``limit`` seconds (polled; the limit only bounds a
+    failure, it is no speed requirement)."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def _alive(pid: int) -> bool:
@@ -65,9 +78,11 @@ def test_a_hung_agent_times_out_and_stop_ends_it_and_its_children(tmp_path: Path
     agent = _agent(tmp_path, FAKE_HANG="stuck")
     with pytest.raises(AgentTimeout):
         agent.prompt("stuck here", timeout=2)
+    # However slow the machine, the hung agent gets to start its child: wait for its pid.
     child = tmp_path / "child.pid"
-    pid = int(child.read_text()) if child.exists() else None
+    assert _eventually(child.exists), "the fake agent never started its child"
+    pid = int(child.read_text())
     agent.stop(grace=0.5)
     assert agent.proc.returncode is not None  # reaped: no zombie left behind
-    if pid is not None:
-        assert not _alive(pid)
+    # SIGKILL takes effect when the kernel next schedules the child: wait for it, boundedly.
+    assert _eventually(lambda: not _alive(pid)), f"child {pid} outlived stop()"

@@ -316,3 +316,71 @@ def test_untrusted_project_resources_are_named_on_stderr(
     assert trusted.code == 0, trusted.err
     again = pictx("-p", "--model", replies(["fine"]), "hi")
     assert "not trusted" not in again.err
+
+
+_RULES_EXTENSION = """
+def register(pi):
+    @pi.on("before_agent_start")
+    def rules(event, ctx):
+        event.set_section("team_rules", "FROM-{name}")
+"""
+
+
+def _system_sections(file: Path) -> dict[str, Any]:
+    sections: dict[str, Any] = {}
+    for line in file.read_text().splitlines():
+        record = json.loads(line)
+        message = record.get("message") or {}
+        if message.get("role") == "system":
+            sections.update(message.get("sections") or {})
+    return sections
+
+
+def test_extension_flags_load_explicit_paths_and_skip_discovery(
+    project: Path, pictx: Pictx, replies: Replies
+) -> None:
+    agent = project.parent / "agent"
+    (agent / "extensions").mkdir(parents=True)
+    (agent / "extensions" / "found.py").write_text(_RULES_EXTENSION.format(name="FOUND"))
+    (project / "mine.py").write_text(
+        _RULES_EXTENSION.replace("team_rules", "mine").format(name="MINE")
+    )
+    assert pictx("-p", "--model", replies(["a"]), "-e", "mine.py", "one").code == 0
+    [first] = sessions_of(agent, project)
+    sections = _system_sections(first)
+    assert "FROM-FOUND" in sections["team_rules"]
+    assert "FROM-MINE" in sections["mine"]
+    first.unlink()
+    run = pictx("-p", "--model", replies(["b"]), "-ne", "--extension", "mine.py", "two")
+    assert run.code == 0, run.err
+    [second] = sessions_of(agent, project)
+    sections = _system_sections(second)
+    assert "team_rules" not in sections
+    assert "FROM-MINE" in sections["mine"]
+
+
+def test_approve_trusts_the_project_for_one_run(
+    project: Path, pictx: Pictx, replies: Replies
+) -> None:
+    (project / ".pi").mkdir()
+    (project / ".pi" / "APPEND_SYSTEM.md").write_text("PROJECT-APPEND\n")
+    agent = project.parent / "agent"
+    assert pictx("-p", "--model", replies(["a"]), "-na", "one").code == 0
+    [file] = sessions_of(agent, project)
+    assert "PROJECT-APPEND" not in file.read_text()
+    file.unlink()
+    assert pictx("-p", "--model", replies(["b"]), "-a", "two").code == 0
+    [file] = sessions_of(agent, project)
+    assert "PROJECT-APPEND" in file.read_text()
+    assert not (agent / "trust.json").exists()  # for this run only
+
+
+def test_a_first_prompt_without_a_key_leaves_no_session_file(
+    project: Path, pictx: Pictx, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as pi 1.6.0: the prompt is refused before anything is stored
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    run = pictx("-p", "--model", "openai/gpt-4o", "hi")
+    assert run.code == 1
+    assert run.err.startswith('pictx: error: No API key found for provider "openai"')
+    assert sessions_of(project.parent / "agent", project) == []

@@ -1,4 +1,4 @@
-"""Trust boundaries of ``pictx`` (issue 10 item 7), driven as a user would: a separate ``pictx``
+"""Trust boundaries of ``pictx``, driven as a user would: a separate ``pictx``
 process (or a pseudo-terminal) with a throwaway HOME and agent dir, real files in tmp dirs.
 
 Each case checks that the value a hostile project (or a session recorded elsewhere) offered
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ import pytest
 
 from pi_context.session_dirs import default_session_dir, session_file_name
 from tests.cli.interactive.test_mode import PROMPT, Terminal, pexpect
+from tests.helpers import Run, pictx
 
 TIMEOUT = 120
 """Seconds a ``pictx`` run may take before the test fails as hung (never reached normally)."""
@@ -42,23 +41,11 @@ class Place:
         path.write_text(json.dumps(list(items)), encoding="utf-8")
         return f"scripted:{path}"
 
-    def pictx(self, *args: str) -> subprocess.CompletedProcess[str]:
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(self.home),
-            "PI_CODING_AGENT_DIR": str(self.agent),
-            "LANG": "C.UTF-8",
-        }
-        if "PYTHONPATH" in os.environ:
-            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-        return subprocess.run(
-            [sys.executable, "-m", "pi_context.cli.main", *args],
+    def pictx(self, *args: str) -> Run:
+        return pictx(
+            *args,
             cwd=self.project,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
+            env={"HOME": str(self.home), "PI_CODING_AGENT_DIR": str(self.agent), "LANG": "C.UTF-8"},
         )
 
     def default_sessions(self) -> list[Path]:
@@ -128,7 +115,7 @@ def test_an_untrusted_session_dir_is_not_used_and_a_planted_session_is_not_conti
     before = planted.read_bytes()
     settings = place.settings({"sessionDir": str(planted_dir)})
     run = place.pictx("-p", "-c", "--model", place.replies(["answer"]), "hi")
-    assert run.returncode == 0, run.stderr
+    assert run.code == 0, run.stderr
     assert run.stdout == "answer\n"
     # the user is told, in one line naming the file
     warnings = [line for line in _lines(run.stderr) if str(settings) in line]
@@ -147,9 +134,9 @@ def test_a_trusted_project_chooses_its_session_dir(place: Place) -> None:
     planted_dir = place.tmp / "kept"
     kept = _session_file(planted_dir, place.project, "kept", "earlier question")
     place.settings({"sessionDir": str(planted_dir)})
-    assert place.pictx("trust").returncode == 0
+    assert place.pictx("trust").code == 0
     run = place.pictx("-p", "-c", "--model", place.replies(["answer"]), "hi")
-    assert run.returncode == 0, run.stderr
+    assert run.code == 0, run.stderr
     assert "not trusted" not in run.stderr
     assert _users(kept) == ["earlier question", "hi"]
     assert place.default_sessions() == []
@@ -165,7 +152,7 @@ def test_a_broken_untrusted_settings_file_is_a_warning_and_pictx_starts(
     settings = place.settings(text)
     before = settings.read_bytes()
     run = place.pictx("-p", "--model", place.replies(["started"]), "hi")
-    assert run.returncode == 0, run.stderr
+    assert run.code == 0, run.stderr
     assert run.stdout == "started\n"
     assert len([line for line in _lines(run.stderr) if str(settings) in line]) == 1
     assert "internal error" not in run.stderr
@@ -176,9 +163,9 @@ def test_a_broken_untrusted_settings_file_is_a_warning_and_pictx_starts(
 
 def test_a_broken_trusted_settings_file_is_still_an_error_naming_it(place: Place) -> None:
     settings = place.settings("{not json")
-    assert place.pictx("trust").returncode == 0
+    assert place.pictx("trust").code == 0
     run = place.pictx("-p", "--model", place.replies(["never"]), "hi")
-    assert run.returncode == 1
+    assert run.code == 1
     [line] = _lines(run.stderr)
     assert str(settings) in line
     assert place.default_sessions() == []
@@ -211,7 +198,7 @@ def test_no_key_of_an_untrusted_project_settings_file_is_used(place: Place) -> N
     command = {"name": "bash", "arguments": {"command": "sleep 1; echo FINISHED"}}
     replies = place.replies([{"toolCalls": [command]}, "done"])
     run = place.pictx("-p", "--model", replies, "run it")
-    assert run.returncode == 0, run.stderr
+    assert run.code == 0, run.stderr
     assert run.stdout == "done\n"
     [written] = place.default_sessions()
     [result] = _tool_results(written)
@@ -232,7 +219,7 @@ def test_the_bash_timeout_setting_reaches_the_tool(place: Place) -> None:
     command = {"name": "bash", "arguments": {"command": "sleep 60; echo NEVER"}}
     replies = place.replies([{"toolCalls": [command]}, "done"])
     run = place.pictx("-p", "--model", replies, "run it")
-    assert run.returncode == 0, run.stderr
+    assert run.code == 0, run.stderr
     [written] = place.default_sessions()
     [result] = _tool_results(written)
     text = "".join(block.get("text", "") for block in result["content"])
@@ -246,7 +233,7 @@ def test_a_bad_bash_timeout_setting_names_the_file_and_key(place: Place) -> None
     settings = place.agent / "settings.json"
     settings.write_text('{"bash": {"defaultTimeoutSeconds": "soon"}}')
     run = place.pictx("-p", "--model", place.replies(["never"]), "hi")
-    assert run.returncode == 1
+    assert run.code == 1
     [line] = _lines(run.stderr)
     assert str(settings) in line
     assert "bash.defaultTimeoutSeconds" in line
@@ -270,7 +257,7 @@ def test_print_mode_refuses_a_session_of_another_directory_naming_the_flag(
     before = session.read_bytes()
     for mode in (["-p"], ["--mode", "json"]):
         run = place.pictx(*mode, "--session", str(session), "--model", place.replies(["x"]), "hi")
-        assert run.returncode == 1
+        assert run.code == 1
         [line] = _lines(run.stderr)
         assert "--use-session-cwd" in line
         assert str(elsewhere) in line
@@ -286,7 +273,7 @@ def test_use_session_cwd_runs_the_session_where_it_was_recorded(place: Place) ->
     run = place.pictx(
         "-p", "--session", str(session), "--use-session-cwd", "--model", replies, "where?"
     )
-    assert run.returncode == 0, run.stderr
+    assert run.code == 0, run.stderr
     assert _users(session) == ["old question", "where?"]
     [result] = _tool_results(session)
     assert result["content"][0]["text"].strip() == os.path.realpath(elsewhere)
@@ -296,7 +283,7 @@ def test_use_session_cwd_runs_the_session_where_it_was_recorded(place: Place) ->
 def test_a_session_of_this_directory_opens_without_asking(place: Place) -> None:
     session = _session_file(place.tmp / "sessions", place.project, "mine", "old question")
     run = place.pictx("-p", "--session", str(session), "--model", place.replies(["ok"]), "more")
-    assert run.returncode == 0, run.stderr
+    assert run.code == 0, run.stderr
     assert _users(session) == ["old question", "more"]
 
 

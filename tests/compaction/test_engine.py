@@ -28,6 +28,7 @@ from pi_context.session import Session
 from pi_context.testing import ScriptedModel, failure, reply
 from pi_context.tokens import estimate_tokens
 from tests.compaction.helpers import add_turn, build_session, last_turn_tokens, orphan_tool_results
+from tests.helpers import no_sleep
 from tests.jsonview import as_json
 
 # build_session turns are 527 tokens each: keeping 527 cuts exactly at the last turn's start
@@ -38,10 +39,6 @@ SMALL_KEEP = CompactionSettings(keep_recent_tokens=TURN, summarizer="model")
 def _paused(compactor: Compactor) -> bool:
     """Read through a call, so mypy does not keep the narrowing of an earlier assert."""
     return compactor.paused
-
-
-async def no_sleep(_seconds: float) -> None:
-    return None
 
 
 def recorder() -> tuple[list[Any], Any]:

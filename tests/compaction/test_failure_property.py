@@ -23,6 +23,7 @@ from pi_context.resources.settings import RetrySettings
 from pi_context.session import Session
 from pi_context.testing import ScriptedModel, failure, reply
 from tests.compaction.helpers import add_turn, new_session, orphan_tool_results
+from tests.helpers import no_sleep
 
 OUTCOMES = ["ok", "error", "transient", "length", "tool", "cancel", "offline"]
 
@@ -41,10 +42,6 @@ def scripted(outcome: str) -> list[Any]:
     if outcome == "cancel":
         return [reply("slow", delay=60)]
     return []
-
-
-async def no_sleep(_seconds: float) -> None:
-    return None
 
 
 async def attempt(session: Session, outcome: str, keep: int, mode: str) -> None:

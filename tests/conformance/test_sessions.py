@@ -83,7 +83,9 @@ def test_session_golden_in_digest_form(case: str, path: Path) -> None:
     """The runner interprets digested rows: the same goldens, digested, still pass."""
     loaded, _ = load_case(path)
     if loaded.session is None:
-        return
+        assert not loaded.golden.get("targets")
+        assert not loaded.golden.get("manager")
+        pytest.skip("pi refuses this file too: it has no rows to digest")
     loaded.golden = _digest_form(loaded.golden)
     problems = check_manager(loaded) if "manager" in loaded.golden else []
     for target in loaded.golden.get("targets", []):

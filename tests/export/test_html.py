@@ -216,21 +216,29 @@ def test_browser_reveals_an_off_branch_entry(page: Path) -> None:
     assert "Delete everything" in dom.text(entry)
 
 
+CONFORMANCE_SESSIONS = Path(__file__).parents[1] / "data" / "conformance" / "sessions" / "small"
+NOT_SESSIONS = {
+    "tiny_bom_header.jsonl",
+    "tiny_empty.jsonl",
+    "tiny_header_without_id.jsonl",
+    "tiny_no_header.jsonl",
+    "tiny_whitespace.jsonl",
+}
+"""Conformance files pi refuses to load as sessions: the export refuses them too."""
+
+
+@pytest.mark.parametrize("name", sorted(NOT_SESSIONS))
+def test_a_file_pi_refuses_is_not_exported(name: str) -> None:
+    with pytest.raises(SessionFormatError, match="not a valid pi session"):
+        SessionDocument.load(CONFORMANCE_SESSIONS / name)
+
+
 @pytest.mark.parametrize(
     "name",
-    sorted(
-        p.name
-        for p in (Path(__file__).parents[1] / "data" / "conformance" / "sessions" / "small").glob(
-            "*.jsonl"
-        )
-    ),
+    sorted(p.name for p in CONFORMANCE_SESSIONS.glob("*.jsonl") if p.name not in NOT_SESSIONS),
 )
 def test_every_conformance_session_renders(name: str, tmp_path: Path) -> None:
-    source = Path(__file__).parents[1] / "data" / "conformance" / "sessions" / "small" / name
-    try:
-        doc = SessionDocument.load(source)
-    except SessionFormatError:
-        return  # not a session (pi rejects these too)
+    doc = SessionDocument.load(CONFORMANCE_SESSIONS / name)
     page = export_file(doc, tmp_path / "out.html")
     dom = Dom()
     dom.feed(page.read_text(encoding="utf-8"))

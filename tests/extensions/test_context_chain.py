@@ -15,7 +15,7 @@ from pi_context.messages import (
     text_block,
     user_message,
 )
-from pi_context.prompt.replay import get_current_system_message as current_system_message
+from pi_context.prompt.replay import get_current_system_message
 
 
 def runner_of(*registers: Any) -> ExtensionRunner:
@@ -72,7 +72,7 @@ async def test_pruning_restores_one_replayed_system_head() -> None:
     assert out[1:] == [user_message("two", timestamp=5)]
     head = out[0]
     assert head["role"] == "system"
-    assert head == current_system_message(msgs)
+    assert head == get_current_system_message(msgs)
     assert head["sections"] == {"preamble": "P", "cwd": "<cwd>\n/y\n</cwd>"}
     assert head["timestamp"] == 1
 
@@ -162,7 +162,7 @@ def test_replay_rules() -> None:
             "toolsAdded": [{"name": "t", "description": "v2", "parameters": {}}],
         },
     ]
-    head = current_system_message(msgs)
+    head = get_current_system_message(msgs)
     assert head == {
         "role": "system",
         "content": "extra\n\nmore",
@@ -170,4 +170,4 @@ def test_replay_rules() -> None:
         "toolsAdded": [{"name": "t", "description": "v2", "parameters": {}}],
         "timestamp": 7,
     }
-    assert current_system_message([user_message("x", timestamp=1)]) is None
+    assert get_current_system_message([user_message("x", timestamp=1)]) is None

@@ -8,8 +8,9 @@ from typing import Any, cast
 
 import pytest
 
+from pi_context.compaction.events import BeforeCompact
 from pi_context.extensions import load_extensions
-from pi_context.extensions.events import BeforeAgentStartEvent, SessionBeforeCompactEvent
+from pi_context.extensions.events import BeforeAgentStartEvent
 from pi_context.extensions.loader import load_extension_module
 from pi_context.messages import (
     assistant_message,
@@ -56,8 +57,8 @@ def preparation() -> SimpleNamespace:
     )
 
 
-def compact_event() -> SessionBeforeCompactEvent:
-    return SessionBeforeCompactEvent(
+def compact_event() -> BeforeCompact:
+    return BeforeCompact(
         preparation=cast(Any, preparation()),
         branch_entries=[],
         reason="threshold",

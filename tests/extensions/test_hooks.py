@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
+from pi_context.compaction.events import BeforeCompact
 from pi_context.errors import ExtensionError
 from pi_context.events import AgentEnd, AgentStart, ExtensionFailure
 from pi_context.extensions import (
@@ -17,7 +18,6 @@ from pi_context.extensions import (
 from pi_context.extensions.events import (
     InputEvent,
     InputResult,
-    SessionBeforeCompactEvent,
     SessionBeforeCompactResult,
     ToolCallEvent,
     ToolCallResult,
@@ -99,9 +99,7 @@ async def test_a_result_with_an_unknown_key_is_reported_naming_extension_and_key
     )
     reported: list[ExtensionFailure] = []
     runner.on_error(reported.append)
-    event = SessionBeforeCompactEvent(
-        preparation=cast(Any, None), branch_entries=[], reason="manual"
-    )
+    event = BeforeCompact(preparation=cast(Any, None), branch_entries=[], reason="manual")
     assert await runner.emit_session_before_compact(event) is None  # not a cancel
     [failure] = reported
     assert failure.extension == "careless"
@@ -120,8 +118,6 @@ async def test_known_keys_in_either_spelling_still_work() -> None:
         include_discovered=False,
         registrations=[("ok", register)],
     )
-    event = SessionBeforeCompactEvent(
-        preparation=cast(Any, None), branch_entries=[], reason="manual"
-    )
+    event = BeforeCompact(preparation=cast(Any, None), branch_entries=[], reason="manual")
     answer = await runner.emit_session_before_compact(event)
     assert answer == SessionBeforeCompactResult(cancel=True)

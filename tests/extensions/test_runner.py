@@ -7,6 +7,7 @@ from typing import Any, cast
 
 import pytest
 
+from pi_context.compaction.events import BeforeCompact
 from pi_context.errors import ExtensionError
 from pi_context.events import AgentEnd, ExtensionFailure
 from pi_context.extensions import (
@@ -25,7 +26,6 @@ from pi_context.extensions.events import (
     InputEvent,
     MessageEndEvent,
     ResourcesDiscoverEvent,
-    SessionBeforeCompactEvent,
     SessionBeforeCompactResult,
     SessionBeforeTreeEvent,
     SessionBeforeTreeResult,
@@ -46,8 +46,8 @@ def runner_of(*registers: Any, cwd: Path = Path(".")) -> ExtensionRunner:
     )
 
 
-def compact_event() -> SessionBeforeCompactEvent:
-    return SessionBeforeCompactEvent(
+def compact_event() -> BeforeCompact:
+    return BeforeCompact(
         preparation=cast(Any, {"firstKeptEntryId": "a"}), branch_entries=[], reason="manual"
     )
 

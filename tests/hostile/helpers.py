@@ -8,19 +8,28 @@ after), and a clear message: every stderr line names what is wrong in one line.
 from __future__ import annotations
 
 import hashlib
-import os
-import subprocess
-import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pi_context import _json
+from tests.helpers import SRC, Run, pictx
 
-SRC = Path(__file__).resolve().parents[2] / "src"
-RUN_TIMEOUT = 60.0
-"""Seconds a ``pictx`` run may take before the test calls it hung."""
+__all__ = [
+    "HEADER",
+    "SRC",
+    "USAGE",
+    "Run",
+    "assert_clean",
+    "assistant",
+    "content_of",
+    "entry",
+    "line",
+    "pictx",
+    "sha256",
+    "user",
+    "write_session",
+]
 
 HEADER: dict[str, Any] = {
     "type": "session",
@@ -91,36 +100,6 @@ def content_of(message: Mapping[str, object]) -> Any:
 
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def stderr_lines(self) -> list[str]:
-        return [text for text in self.stderr.splitlines() if text.strip()]
-
-
-def pictx(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Run:
-    """Run ``pictx ARGS`` in a fresh process (stdin empty), bounded by :data:`RUN_TIMEOUT`."""
-    environ = {**os.environ, "PYTHONPATH": str(SRC), **(env or {})}
-    done = subprocess.run(
-        [sys.executable, "-m", "pi_context", *args],
-        cwd=cwd,
-        env=environ,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=RUN_TIMEOUT,
-        check=False,
-    )
-    return Run(
-        done.returncode,
-        done.stdout.decode("utf-8", "replace"),
-        done.stderr.decode("utf-8", "replace"),
-    )
 
 
 def assert_clean(run: Run, *, code: int | None = None) -> None:

@@ -1,4 +1,4 @@
-"""Valid JSON nested deeper than the decoders' recursion allows (issue 10, item 2).
+"""Valid JSON nested deeper than the decoders' recursion allows.
 
 pi can write a line nested more than 1,000 levels (tool-call arguments are arbitrary JSON).
 Such lines used to end every command with ``RecursionError``; a model reply nested 400+ levels

@@ -1,4 +1,4 @@
-"""A model reply nested deeper than the wire encoders reach (issue 10, item 2).
+"""A model reply nested deeper than the wire encoders reach.
 
 The Anthropic SDK encodes a request body with the standard library's recursive JSON encoder:
 a tool call whose arguments nest ~1,000 levels ended the run, and every later run on the

@@ -1,4 +1,4 @@
-"""The session store where ``fcntl`` does not exist (issue 10, item 14).
+"""The session store where ``fcntl`` does not exist.
 
 ``session/_writer.py`` imported ``fcntl`` at module level, so ``import pi_context.session``
 failed on Windows. Each case runs in a fresh interpreter where ``fcntl`` cannot be imported.

@@ -1,4 +1,4 @@
-"""Deep trees and huge cycles in the inspection commands (issue 10, item 5).
+"""Deep trees and huge cycles in the inspection commands.
 
 The tree walk copied the set of ancestors at every step (quadratic in depth: 40k linear entries
 took 22 s, a 1M chain over a minute), and the warning about a 100k-entry cycle was one 1.2 MB

@@ -1,4 +1,4 @@
-"""Session paths that are not regular files: FIFOs, devices, directories (issue 10, item 1).
+"""Session paths that are not regular files: FIFOs, devices, directories.
 
 A FIFO used to hang ``pictx session info`` forever and ``/dev/zero`` grew memory until the
 process died. Each is now refused before anything is read, with one line naming the file.

@@ -1,4 +1,4 @@
-"""A torn line on the current path (issue 10, item 4).
+"""A torn line on the current path.
 
 A crash mid-write leaves a line cut short; cut right after a ``}`` inside a text it still
 looks like a whole entry to the fast scan. It used to stop ``-c``, ``--session`` and

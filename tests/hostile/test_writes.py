@@ -1,4 +1,4 @@
-"""Writes under hostile conditions (issue 10, item 6).
+"""Writes under hostile conditions.
 
 The atomic rewrite of a migrated legacy file used a predictable temporary name, opened without
 ``O_EXCL``/``O_NOFOLLOW`` (a planted symlink redirected the write), and a SIGKILL during it
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pi_context.errors import SessionError
-from pi_context.resources.settings import Settings
+from pi_context.resources.settings import Settings, session_fsync_for
 from pi_context.session import Session
 from pi_context.session._writer import atomic_write, temp_name_pattern
 from pi_context.testing import FixedClock, SequentialIds
@@ -162,9 +162,11 @@ def test_sync_flushes_appends_and_compaction_syncs_itself(
 
 
 def test_the_session_fsync_setting_defaults_on() -> None:
-    assert Settings().session_fsync is True
-    assert Settings(data={"sessionFsync": False}).session_fsync is False
-    assert Settings(data={"sessionFsync": "no"}).session_fsync is True  # only false turns it off
+    assert session_fsync_for(Settings()) is True
+    assert session_fsync_for(Settings(data={"sessionFsync": False})) is False
+    assert (
+        session_fsync_for(Settings(data={"sessionFsync": "no"})) is True
+    )  # only false turns it off
 
 
 async def test_the_agent_syncs_at_each_turn_end_unless_turned_off(

@@ -1,4 +1,4 @@
-"""Valid JSON with fields of the wrong type (issue 10, item 3).
+"""Valid JSON with fields of the wrong type.
 
 ``content: 5``, ``provider: 5``, a tool call with ``name: 7``, ``sections: {"a": 5}``,
 ``toolsAdded: "x"``... used to give 17 internal errors across ``session info|context|tree``

@@ -1,4 +1,4 @@
-"""Thinking levels: supported levels per model and clamping (pi's examples, spec §3.1)."""
+"""Thinking levels: supported levels per model and clamping (pi's examples)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""``<agentDir>/auth.json``: pi's stored credentials, their precedence, expiry and safe writes
-(cli-config-tools §2)."""
+"""``<agentDir>/auth.json``: pi's stored credentials, their precedence, expiry and safe writes."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ import pytest
 
 from pi_context.errors import ResourceError
 from pi_context.providers.auth_store import AuthStore, expired_oauth_error
-from pi_context.providers.models import load_registry
+from pi_context.providers.registry import load_registry
 
 NOW = 1_767_225_600.0  # seconds
 

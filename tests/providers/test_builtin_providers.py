@@ -18,9 +18,9 @@ from pi_context.providers.builtin_providers import (
     provider_spec,
 )
 from pi_context.providers.google import GoogleModel
-from pi_context.providers.models import load_registry
 from pi_context.providers.openai import OpenAIChatModel
 from pi_context.providers.openai_responses import OpenAIResponsesModel
+from pi_context.providers.registry import load_registry
 from tests.providers.adapters import track
 from tests.providers.replay_server import ReplayServer, json_reply
 

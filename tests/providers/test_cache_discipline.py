@@ -38,10 +38,16 @@ from pi_context.messages import (
     tool_result_message,
     user_message,
 )
-from pi_context.model import Model, ModelInfo, ModelRequest, RequestOptions, complete
+from pi_context.model import (
+    Model,
+    ModelInfo,
+    ModelRequest,
+    RequestOptions,
+    SystemDelivery,
+    complete,
+)
 from pi_context.prompt.replay import get_current_system_message
 from pi_context.providers.anthropic import AnthropicModel
-from pi_context.providers.delivery import SystemDelivery
 from pi_context.providers.google import GoogleModel
 from pi_context.providers.openai import OpenAIChatModel
 from pi_context.providers.openai_responses import OpenAIResponsesModel

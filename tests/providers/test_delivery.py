@@ -225,9 +225,8 @@ def test_growing_transcripts_extend_on_every_wire_format(steps: list[str]) -> No
 
 
 async def test_system_delivery_of_adapters() -> None:
-    from pi_context.model import ModelInfo
+    from pi_context.model import ModelInfo, system_delivery_of
     from pi_context.providers.anthropic import AnthropicModel
-    from pi_context.providers.delivery import system_delivery_of
     from pi_context.providers.local import LocalModel
     from pi_context.providers.openai import OpenAIChatModel
     from pi_context.testing import ScriptedModel

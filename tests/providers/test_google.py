@@ -1,4 +1,4 @@
-"""The google-generative-ai adapter against the replay server over real HTTP (spec §6.6)."""
+"""The google-generative-ai adapter against the replay server over real HTTP."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 A user prompt with a text and an image (and a tool result with an image) goes through the real
 SDK of each adapter to the replay server, which refuses it: only the recorded body matters.
-Models without image input get pi's text notes instead (spec §6.3).
+Models without image input get pi's text notes instead.
 """
 
 from __future__ import annotations

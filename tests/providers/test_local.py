@@ -33,7 +33,7 @@ from pi_context.model import (
 )
 from pi_context.providers import local
 from pi_context.providers.delivery import Delivery, plan_delivery
-from pi_context.providers.local import LocalModel, ReplyPlan, after_tool_result, plan_reply
+from pi_context.providers.local import LocalModel
 from pi_context.providers.local_decision import (
     ANSWER,
     EXAMPLES,
@@ -42,6 +42,7 @@ from pi_context.providers.local_decision import (
     decision_prompt,
 )
 from pi_context.providers.local_grammar import mentioned_files, parse_tool_calls, tool_grammar
+from pi_context.providers.local_planning import ReplyPlan, after_tool_result, plan_reply
 from pi_context.providers.local_prompt import (
     held_back,
     markup_start,
@@ -344,7 +345,7 @@ def _fake_model(
 ) -> tuple[LocalModel, FakeLlama]:
     fake = FakeLlama(replies, label)
     lock = threading.Lock()
-    monkeypatch.setattr(local, "_load", lambda path, n_ctx, n_threads: (fake, lock))
+    monkeypatch.setattr(local, "load_model", lambda path, n_ctx, n_threads: (fake, lock))
     monkeypatch.setattr(
         importlib,
         "import_module",

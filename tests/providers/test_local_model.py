@@ -15,7 +15,8 @@ import pytest
 from pi_context.messages import text_of, user_message
 from pi_context.model import ModelRequest, RequestOptions, StreamDone, TextDelta, complete
 from pi_context.providers.catalog import LOCAL_MODEL
-from pi_context.providers.local import LocalModel, local_available
+from pi_context.providers.local import LocalModel
+from pi_context.providers.local_discovery import local_available
 from pi_context.providers.local_prompt import markup_start
 from tests.jsonview import as_json
 from tests.providers.local_data import BASH, READ, SYSTEM, WRITE

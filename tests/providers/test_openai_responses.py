@@ -1,4 +1,4 @@
-"""The openai-responses adapter against the replay server over real HTTP (spec §6.5)."""
+"""The openai-responses adapter against the replay server over real HTTP."""
 
 from __future__ import annotations
 
@@ -361,7 +361,7 @@ async def test_non_vision_model_gets_text_for_tool_images(server: ReplayServer) 
     ]
     await complete(model(server, images=False, reasoning=False), ModelRequest(messages=messages))
     body = server.requests[0].json()
-    # pi's transformMessages replaces the image before the adapter sees it (spec §6.3)
+    # pi's transformMessages replaces the image before the adapter sees it
     assert body["input"][-1] == {
         "type": "function_call_output",
         "call_id": "toolu_01A_b",

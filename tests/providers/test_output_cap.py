@@ -1,4 +1,4 @@
-"""The output limit clamped to what the window leaves (pi-ai's rule, spec §6.3)."""
+"""The output limit clamped to what the window leaves (pi-ai's rule)."""
 
 from __future__ import annotations
 

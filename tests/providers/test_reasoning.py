@@ -1,4 +1,4 @@
-"""Thinking levels onto each API's request keys: the pure mapping (spec §3.3)."""
+"""Thinking levels onto each API's request keys: the pure mapping."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The thinking level on the wire: the exact request field per adapter and level (spec §3.3).
+"""The thinking level on the wire: the exact request field per adapter and level.
 
 Every request goes through the real SDK to the replay server (which refuses it: only the body
 matters), and the recorded body's thinking field is compared with pi's mapping.

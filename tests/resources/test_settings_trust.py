@@ -68,7 +68,7 @@ def test_compaction_overrides_fall_back_per_key(tmp_path: Path) -> None:
     s = load_settings(agent, tmp_path / "p")
     c = compaction_settings_for(s, "anthropic", "claude-x")
     assert (c.enabled, c.reserve_tokens, c.keep_recent_tokens) == (False, 1000, 5)
-    other = s.compaction("openai", "gpt")
+    other = compaction_settings_for(s, "openai", "gpt")
     assert (other.reserve_tokens, other.keep_recent_tokens) == (1000, 20000)
     assert compaction_settings_for(None).to_json() == {
         "enabled": True,
@@ -76,7 +76,7 @@ def test_compaction_overrides_fall_back_per_key(tmp_path: Path) -> None:
         "keepRecentTokens": 20000,
     }
     # untrusted: project file ignored
-    assert load_settings(agent, tmp_path / "p", trusted=False).compaction().enabled is True
+    assert compaction_settings_for(load_settings(agent, tmp_path / "p", trusted=False)).enabled
 
 
 @pytest.mark.parametrize(
@@ -188,13 +188,13 @@ def test_untrusted_project_keeps_context_files_only(tmp_path: Path) -> None:
     assert untrusted.system_prompt is None
     assert untrusted.append_system_prompt == ["global append"]
     assert untrusted.skills == []
-    assert untrusted.settings.compaction().reserve_tokens == 16384
+    assert compaction_settings_for(untrusted.settings).reserve_tokens == 16384
     TrustStore(agent / "trust.json").set(proj, True)
     trusted = ResourceLoader(proj, agent_dir=agent, home=home).load()
     assert trusted.system_prompt == "project system"
     assert trusted.append_system_prompt == ["project append"]
     assert [s.name for s in trusted.skills] == ["p"]
-    assert trusted.settings.compaction().reserve_tokens == 1
+    assert compaction_settings_for(trusted.settings).reserve_tokens == 1
 
 
 def test_reload_never_records_trust_for_resources_created_during_the_session(
@@ -212,14 +212,14 @@ def test_reload_never_records_trust_for_resources_created_during_the_session(
     assert reloaded.trusted is False
     assert reloaded.trust.source == "default"
     assert reloaded.system_prompt is None
-    assert reloaded.settings.compaction().reserve_tokens == 16384
+    assert compaction_settings_for(reloaded.settings).reserve_tokens == 16384
     assert not (agent / "trust.json").exists()
     # the explicit user action is what trusts it; the next reload then uses the files
     TrustStore(agent / "trust.json").set(proj, True)
     again = loader.reload()
     assert again.trusted is True
     assert again.system_prompt == "made during the session"
-    assert again.settings.compaction().reserve_tokens == 1
+    assert compaction_settings_for(again.settings).reserve_tokens == 1
 
 
 def test_a_broken_settings_file_of_an_untrusted_project_is_not_read(tmp_path: Path) -> None:
@@ -245,7 +245,7 @@ def test_a_bad_bash_default_timeout_names_the_key_and_file(tmp_path: Path, value
     write(agent / "settings.json", json.dumps({"bash": {"defaultTimeoutSeconds": value}}))
     settings = load_settings(agent)
     with pytest.raises(SettingsError) as caught:
-        _ = settings.bash
+        bash_settings_for(settings)
     message = str(caught.value)
     assert "bash.defaultTimeoutSeconds" in message
     assert str(agent / "settings.json") in message

@@ -12,7 +12,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "conformance" / "sessions"
 
 
 @pytest.fixture
-def make_session(tmp_path: Path) -> Callable[..., Session]:
+def make_session_file(tmp_path: Path) -> Callable[..., Session]:
     """A new file-backed session with predictable ids and clock."""
 
     def make(name: str = "s.jsonl", **kwargs: object) -> Session:

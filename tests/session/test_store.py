@@ -25,9 +25,9 @@ def lines(path: Path) -> list[dict[str, object]]:
 
 
 def test_lazy_creation_writes_header_and_entries_with_first_message(
-    make_session: MakeSession, tmp_path: Path
+    make_session_file: MakeSession, tmp_path: Path
 ) -> None:
-    s = make_session()
+    s = make_session_file()
     s.append_model_change("anthropic", "claude-x")
     s.append_thinking_level_change("high")
     assert not (tmp_path / "s.jsonl").exists()
@@ -43,8 +43,8 @@ def test_lazy_creation_writes_header_and_entries_with_first_message(
     assert rows[0]["version"] == 3
 
 
-def test_written_file_is_what_pi_expects(make_session: MakeSession, tmp_path: Path) -> None:
-    s = make_session()
+def test_written_file_is_what_pi_expects(make_session_file: MakeSession, tmp_path: Path) -> None:
+    s = make_session_file()
     s.append_message(user("hi"))
     s.append_message(assistant("hello"))
     s.append_label(s.leaf_id or "", None)
@@ -70,16 +70,20 @@ def test_create_never_clobbers(tmp_path: Path) -> None:
     assert path.read_text() == "keep me\n"
 
 
-def test_lazy_create_refuses_file_that_appeared(make_session: MakeSession, tmp_path: Path) -> None:
-    s = make_session()
+def test_lazy_create_refuses_file_that_appeared(
+    make_session_file: MakeSession, tmp_path: Path
+) -> None:
+    s = make_session_file()
     (tmp_path / "s.jsonl").write_text("other\n")
     with pytest.raises(SessionError, match="already exists"):
         s.append_message(user("hi"))
     assert (tmp_path / "s.jsonl").read_text() == "other\n"
 
 
-def test_reopen_reproduces_entries_byte_for_byte(make_session: MakeSession, tmp_path: Path) -> None:
-    s = make_session()
+def test_reopen_reproduces_entries_byte_for_byte(
+    make_session_file: MakeSession, tmp_path: Path
+) -> None:
+    s = make_session_file()
     s.append_message(user("hé 😀 \u2028 line"))
     s.append_message(assistant("x", calls=[("read", {"path": "a.py", "n": 1.5})]))
     s.append_message(tool_result("contents"))
@@ -93,8 +97,8 @@ def test_reopen_reproduces_entries_byte_for_byte(make_session: MakeSession, tmp_
     assert reopened.projection().messages == s.projection().messages
 
 
-def test_custom_entries_use_pis_key_order(make_session: MakeSession, tmp_path: Path) -> None:
-    s = make_session()
+def test_custom_entries_use_pis_key_order(make_session_file: MakeSession, tmp_path: Path) -> None:
+    s = make_session_file()
     s.append_message(user("hi"))
     s.append_custom("ext", {"a": 1})
     s.append_custom_message("note", "text")
@@ -225,8 +229,10 @@ def test_legacy_v2_hook_messages_become_custom(tmp_path: Path) -> None:
     assert "custom" in roles
 
 
-def test_second_writer_waits_or_fails_on_lock(make_session: MakeSession, tmp_path: Path) -> None:
-    s = make_session()
+def test_second_writer_waits_or_fails_on_lock(
+    make_session_file: MakeSession, tmp_path: Path
+) -> None:
+    s = make_session_file()
     s.append_message(user("hi"))
     path = tmp_path / "s.jsonl"
     other = Session.open(path, lock_timeout=0)
@@ -241,10 +247,10 @@ def test_second_writer_waits_or_fails_on_lock(make_session: MakeSession, tmp_pat
 
 
 def test_foreign_appends_are_merged_before_writing(
-    make_session: MakeSession, tmp_path: Path
+    make_session_file: MakeSession, tmp_path: Path
 ) -> None:
     path = tmp_path / "s.jsonl"
-    a = make_session()
+    a = make_session_file()
     a.append_message(user("hi"))
     b = Session.open(path, ids=SequentialIds(100), clock=FixedClock())
     b.append_message(assistant("from b"))
@@ -265,8 +271,8 @@ def test_in_memory_session_writes_nothing(tmp_path: Path) -> None:
     assert len(s.entries) == 1
 
 
-def test_append_validation_errors(make_session: MakeSession) -> None:
-    s = make_session()
+def test_append_validation_errors(make_session_file: MakeSession) -> None:
+    s = make_session_file()
     u = s.append_message(user("hi"))
     with pytest.raises(TreeError):
         s.append_label("nope", "x")
@@ -284,8 +290,8 @@ def test_append_validation_errors(make_session: MakeSession) -> None:
         s.append_context_edit(u.id, None)
 
 
-def test_compaction_and_context_edit_fields(make_session: MakeSession, tmp_path: Path) -> None:
-    s = make_session()
+def test_compaction_and_context_edit_fields(make_session_file: MakeSession, tmp_path: Path) -> None:
+    s = make_session_file()
     u = s.append_message(user("hi"))
     a = s.append_message(assistant("long answer"))
     edit = s.append_context_edit(a.id, {"content": "short"})
@@ -310,8 +316,8 @@ def test_compaction_and_context_edit_fields(make_session: MakeSession, tmp_path:
     assert [m["role"] for m in s.projection().messages] == ["compactionSummary"]
 
 
-def test_branch_summary_moves_leaf_first(make_session: MakeSession) -> None:
-    s = make_session()
+def test_branch_summary_moves_leaf_first(make_session_file: MakeSession) -> None:
+    s = make_session_file()
     u = s.append_message(user("hi"))
     a = s.append_message(assistant("a"))
     bs = s.append_branch_summary(a.id, "tried a", parent_id=u.id)
@@ -322,16 +328,16 @@ def test_branch_summary_moves_leaf_first(make_session: MakeSession) -> None:
     assert root.data["fromId"] == "root"
 
 
-def test_session_info_name_is_normalized(make_session: MakeSession) -> None:
-    s = make_session()
+def test_session_info_name_is_normalized(make_session_file: MakeSession) -> None:
+    s = make_session_file()
     s.append_session_info("  my\r\n\nsession  ")
     assert s.name == "my session"
     s.append_session_info("")
     assert s.name is None
 
 
-def test_fork_copies_path_without_labels(make_session: MakeSession, tmp_path: Path) -> None:
-    s = make_session()
+def test_fork_copies_path_without_labels(make_session_file: MakeSession, tmp_path: Path) -> None:
+    s = make_session_file()
     u = s.append_message(user("hi"))
     s.append_label(u.id, "start")
     a = s.append_message(assistant("a"))
@@ -348,8 +354,8 @@ def test_fork_copies_path_without_labels(make_session: MakeSession, tmp_path: Pa
     assert forked.get(u.id).raw == s.get(u.id).raw  # type: ignore[union-attr]
 
 
-def test_close_and_context_manager(make_session: MakeSession) -> None:
-    with make_session() as s:
+def test_close_and_context_manager(make_session_file: MakeSession) -> None:
+    with make_session_file() as s:
         s.append_message(user("hi"))
     with pytest.raises(SessionError, match="closed"):
         s.append_message(user("late"))
@@ -381,8 +387,8 @@ def test_lazy_decode_error_names_file_and_line(tmp_path: Path) -> None:
     ]
 
 
-def test_file_permissions_and_no_tmp_left(make_session: MakeSession, tmp_path: Path) -> None:
-    s = make_session()
+def test_file_permissions_and_no_tmp_left(make_session_file: MakeSession, tmp_path: Path) -> None:
+    s = make_session_file()
     s.append_message(user("hi"))
     assert os.access(tmp_path / "s.jsonl", os.R_OK)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
@@ -436,9 +442,9 @@ def test_check_finds_lazily_trusted_bad_lines(tmp_path: Path) -> None:
 
 
 def test_fork_redirects_first_kept_from_dropped_label(
-    make_session: MakeSession, tmp_path: Path
+    make_session_file: MakeSession, tmp_path: Path
 ) -> None:
-    s = make_session()
+    s = make_session_file()
     u = s.append_message(user("hi"))
     label = s.append_label(u.id, "mark")
     a = s.append_message(assistant("a"))
@@ -451,8 +457,10 @@ def test_fork_redirects_first_kept_from_dropped_label(
     assert [m["role"] for m in forked.projection().messages] == ["compactionSummary", "assistant"]
 
 
-def test_fork_in_memory_and_without_conversation(make_session: MakeSession, tmp_path: Path) -> None:
-    s = make_session()
+def test_fork_in_memory_and_without_conversation(
+    make_session_file: MakeSession, tmp_path: Path
+) -> None:
+    s = make_session_file()
     s.append_model_change("p", "m")
     forked = s.fork(tmp_path / "f.jsonl")
     assert not (tmp_path / "f.jsonl").exists()  # lazy: nothing to converse about yet
@@ -507,8 +515,8 @@ def test_create_with_id_and_timestamp_names_the_header(tmp_path: Path) -> None:
         Session.create(None, cwd="/w", session_id="../escape")
 
 
-def test_branch_view_is_the_branch_without_copying(make_session: MakeSession) -> None:
-    s = make_session()
+def test_branch_view_is_the_branch_without_copying(make_session_file: MakeSession) -> None:
+    s = make_session_file()
     first = s.append_message(user("one"))
     s.append_message(assistant("two"))
     view = s.branch_view()
@@ -531,8 +539,8 @@ def test_branch_view_is_the_branch_without_copying(make_session: MakeSession) ->
         s.branch_view("nope")
 
 
-def test_on_branch_follows_appends_and_leaf_moves(make_session: MakeSession) -> None:
-    s = make_session()
+def test_on_branch_follows_appends_and_leaf_moves(make_session_file: MakeSession) -> None:
+    s = make_session_file()
     first = s.append_message(user("one"))
     second = s.append_message(assistant("two"))
     assert s.on_branch(first.id)

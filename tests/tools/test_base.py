@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from pi_context.errors import ToolError
 from pi_context.tools import (
     BUILTIN_TOOL_NAMES,
     ContextTool,
+    FunctionTool,
     Tool,
     ToolContext,
     ToolOutcome,
@@ -177,3 +179,111 @@ def test_builtin_tools_are_context_tools_with_constrained_sampling() -> None:
     for tool in default_tools():
         assert isinstance(tool, ContextTool)
         assert tool.declaration()["constrainedSampling"] == CONSTRAINED_SAMPLING
+
+
+# --- FunctionTool: any function, any result, checked at construction ---------------------
+
+_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["n"],
+    "properties": {"n": {"type": "integer"}},
+}
+
+
+async def _call(tool: Tool, arguments: dict[str, Any], tmp_path: Path) -> ToolOutcome:
+    return await run_tool(tool, "c1", arguments, cwd=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("result", "text"),
+    [
+        ({"n": 2, "items": ["a"]}, '{"n": 2, "items": ["a"]}'),
+        (7, "7"),
+        ([1, "x"], '[1, "x"]'),
+        (None, "null"),
+        ("plain", "plain"),
+        ("é ✓", "é ✓"),
+    ],
+)
+async def test_a_function_tool_result_of_any_json_value_becomes_its_text(
+    tmp_path: Path, result: Any, text: str
+) -> None:
+    async def fn(args: dict[str, Any], cwd: Path) -> Any:
+        return result
+
+    outcome = await _call(FunctionTool("f", "d", _SCHEMA, fn), {"n": 1}, tmp_path)
+    assert (outcome.text, outcome.is_error) == (text, False)
+
+
+async def test_a_result_that_is_no_json_is_an_error_result_naming_tool_and_type(
+    tmp_path: Path,
+) -> None:
+    async def fn(args: dict[str, Any], cwd: Path) -> Any:
+        return object()
+
+    outcome = await _call(FunctionTool("odd", "d", _SCHEMA, fn), {"n": 1}, tmp_path)
+    assert outcome.is_error
+    assert outcome.text == (
+        'Tool "odd" returned a object, which is neither text, JSON data nor a ToolOutcome'
+    )
+
+
+async def test_a_plain_function_runs_off_the_event_loop(tmp_path: Path) -> None:
+    import threading
+
+    seen: list[tuple[bool, Path]] = []
+
+    def fn(args: dict[str, Any], cwd: Path) -> str:
+        seen.append((threading.current_thread() is threading.main_thread(), cwd))
+        return f"n={args['n']}"
+
+    outcome = await _call(FunctionTool("sync", "d", _SCHEMA, fn), {"n": "3"}, tmp_path)
+    assert (outcome.text, outcome.is_error) == ("n=3", False)
+    assert seen == [(False, tmp_path)]
+
+
+async def test_an_object_with_an_async_call_is_awaited(tmp_path: Path) -> None:
+    class Counter:
+        async def __call__(self, args: dict[str, Any], cwd: Path) -> dict[str, int]:
+            return {"twice": args["n"] * 2}
+
+    outcome = await _call(FunctionTool("count", "d", _SCHEMA, Counter()), {"n": 4}, tmp_path)
+    assert outcome.text == '{"twice": 8}'
+
+
+@pytest.mark.parametrize(
+    ("name", "parameters", "function", "error", "message"),
+    [
+        ("has space", _SCHEMA, print, ValueError, "tool name 'has space' is invalid"),
+        ("x" * 65, _SCHEMA, print, ValueError, "is invalid: use 1 to 64"),
+        ("", _SCHEMA, print, ValueError, "is invalid"),
+        ("ok", {"properties": {}}, print, ValueError, '"type": "object"'),
+        ("ok", "{}", print, TypeError, "parameters must be a JSON-schema dict"),
+        (
+            "ok",
+            {"type": "object", "required": ["n"], "properties": {}},
+            print,
+            ValueError,
+            '"required" names \'n\', which is not in "properties"',
+        ),
+        ("ok", _SCHEMA, "not callable", TypeError, "function must be callable, not str"),
+    ],
+)
+def test_construction_checks_name_schema_and_function(
+    name: str, parameters: Any, function: Any, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=re.escape(message)):
+        FunctionTool(name, "d", parameters, function)
+
+
+def test_a_tool_that_returns_no_outcome_is_an_error_result_not_a_crash(tmp_path: Path) -> None:
+    class Sloppy(Tool):
+        name = "sloppy"
+        description = "returns a dict"
+        parameters = {"type": "object", "properties": {}}  # noqa: RUF012
+
+        async def execute(self, call_id: str, arguments: dict[str, Any], **_: Any) -> Any:
+            return {"ok": True}
+
+    outcome = asyncio.run(_call(Sloppy(), {}, tmp_path))
+    assert (outcome.text, outcome.is_error) == ('{"ok": true}', False)

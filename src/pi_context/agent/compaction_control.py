@@ -26,9 +26,12 @@ from pi_context.compaction.events import (
     CompactionEnd,
     CompactionEvent,
     CompactionFailed,
+    CompactionFallback,
+    CompactionPaused,
     CompactionResult,
     CompactionStart,
     CustomCompaction,
+    ObservationsMasked,
     SessionCompact,
 )
 from pi_context.compaction.retry_events import (
@@ -53,11 +56,16 @@ _T = TypeVar("_T")
 _STREAMED = (
     CompactionStart,
     CompactionEnd,
+    CompactionFallback,
+    CompactionPaused,
+    ObservationsMasked,
     SummarizationRetryScheduled,
     SummarizationRetryAttemptStart,
     SummarizationRetryFinished,
 )
-"""The engine's events that the agent streams (the others are the engine's own report)."""
+"""The engine's events that the agent streams to ``prompt()`` and subscribers; the other two
+(``session_compact``, ``session_compact_failed``) are extension events, which the agent hands to
+extension handlers (a subscriber learns the same from ``compaction_end``)."""
 
 
 def cancelling() -> bool:
@@ -98,21 +106,30 @@ class CompactionControl:
     """Runs the compactions of one agent session; keeps the engine across calls (its failure
     count drives the auto-compaction pause)."""
 
-    def __init__(self, state: AgentState, guard: OperationGuard) -> None:
+    def __init__(
+        self,
+        state: AgentState,
+        guard: OperationGuard,
+        conversation: Callable[[], Awaitable[ModelRequest]] | None = None,
+    ) -> None:
         self._state = state
         self._guard = guard
         self._compactor: Compactor | None = None
-        self.conversation: Callable[[], Awaitable[ModelRequest]] | None = None
+        self._conversation = conversation
         """Builds the request the agent would send now (a shared summary request continues it)."""
-        self.recovery_attempted = False
-        """One overflow recovery was tried in this run (a second overflow is ``exhausted``)."""
 
     # -- decisions --------------------------------------------------------------------------------
 
     def decide(
-        self, message: AssistantMessage, entry_id: str | None, *, skip_aborted: bool = True
+        self,
+        message: AssistantMessage,
+        entry_id: str | None,
+        *,
+        skip_aborted: bool = True,
+        recovery_attempted: bool = False,
     ) -> CompactionDecision:
-        """What to do after ``message`` (pi's ``_checkCompaction``)."""
+        """What to do after ``message`` (pi's ``_checkCompaction``); ``recovery_attempted``: an
+        overflow recovery was already tried in this run (a second overflow is ``exhausted``)."""
         state = self._state
         session = state.session
         return check_compaction(
@@ -123,7 +140,7 @@ class CompactionControl:
             info=state.require_model().info,
             settings=state.compaction_settings(),
             skip_aborted=skip_aborted,
-            recovery_attempted=self.recovery_attempted,
+            recovery_attempted=recovery_attempted,
             cache=state.token_cache,
             facts=state.positions,
         )
@@ -184,11 +201,11 @@ class CompactionControl:
         if compactor is None:
             compactor = self._compactor = Compactor(state.session)
             compactor.cache = state.token_cache
+            compactor.conversation = self._conversation
         compactor.session = state.session  # the session object may have been replaced (fork)
         compactor.model = state.model
         compactor.settings = state.compaction_settings()
         compactor.retry = state.retry_settings()
-        compactor.conversation = self.conversation
         return compactor
 
     async def _run(

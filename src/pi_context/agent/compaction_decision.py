@@ -1,4 +1,4 @@
-"""When to compact automatically: pi's ``_checkCompaction`` as a pure decision (compaction.md §4).
+"""When to compact automatically: pi's ``_checkCompaction`` as a pure decision.
 
 The agent session calls :func:`check_compaction` before a new prompt (with aborted responses
 considered) and after a run (aborted responses skipped); the between-turn threshold test is

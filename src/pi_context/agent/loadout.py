@@ -10,6 +10,7 @@ already matches).
 
 from __future__ import annotations
 
+import logging
 import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
@@ -36,6 +37,7 @@ __all__ = ["Loadout"]
 
 
 _entry_key = operator.attrgetter("key")
+_log = logging.getLogger("pi_context.tools")
 
 
 def _system_only(_index: int, item: ProjectedEntry) -> list[AgentMessage]:
@@ -76,7 +78,11 @@ class Loadout:
         defaults = self.default_tool_names()
         if selection is not None:
             all_tools = [t for t in all_tools if selection.allows(t.name, defaults)]
-        self._tools = {t.name: t for t in all_tools}
+        self._tools = {}
+        for tool in all_tools:
+            if tool.name in self._tools and tool.replaces_builtin:
+                _log.info("tool %r replaces the built-in tool of that name", tool.name)
+            self._tools[tool.name] = tool
         if not self._active and selection is not None:
             chosen = selection.initially_active(list(self._tools), defaults)
             self._active = chosen + [

@@ -1,19 +1,23 @@
 """The agent loop: turns of model requests and tool batches (pi-agent-core's ``agentLoop``).
 
 One run starts with the messages of a prompt (system patch, user message, extension messages),
-then repeats a *turn*: build the request (the host's request pipeline: a fresh session
-projection through the transform chain, :mod:`.request`), stream the assistant message, execute its tool calls, and continue while there
-were tool calls or queued messages (steering after the tool results, follow-ups when the run
-would stop). Between turns the host may compact and patch the system
-prompt (:meth:`LoopCallbacks.prepare_next_turn`).
+then repeats a *turn*: build the request (a :class:`RequestSource`, in the agent session its
+request pipeline: a fresh session projection through the transform chain, :mod:`.request`),
+stream the assistant message, execute its tool calls, and continue while there were tool calls
+or queued messages (steering after the tool results, follow-ups when the run would stop, from
+a :class:`DeliveryQueue`). Between turns the session may compact and patch the system prompt
+(:meth:`LoopCallbacks.prepare_next_turn`).
 
-The loop owns no state beyond the run: everything it needs comes from a :class:`LoopCallbacks`
-(the agent session's private :class:`~pi_context.agent.loop_callbacks.SessionLoopCallbacks` in
-production, small fakes in tests). Every message is persisted through the
-host as soon as it is final, so an abort at any point leaves a valid session:
+The loop owns no state beyond the run: what it needs is handed to it at construction, the
+requests, the queue and the :class:`LoopCallbacks` (the agent session's private
+:class:`~pi_context.agent.loop_callbacks.SessionLoopCallbacks` in production, small fakes in
+tests). Every message is persisted through the callbacks as soon as it is final, so an abort
+at any point leaves a valid session:
 
 - during streaming, the partial assistant message is stored with ``stopReason: "aborted"`` and
-  without its (incomplete) tool calls;
+  without its (incomplete) tool calls (the loop accumulates the deltas it relays with the
+  adapters' own :class:`~pi_context.model.message_builder.MessageBuilder`, as the adapter
+  does for the final message: an abort leaves no final message to take them from);
 - during tool execution, finished results are kept and every other call gets an error result
   ``Operation aborted`` marked ``details: {"aborted": true}``.
 
@@ -29,7 +33,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, cast
 
-from pi_context import _json
 from pi_context.errors import ProviderError, ToolError
 from pi_context.events import (
     AgentEnd,
@@ -48,7 +51,6 @@ from pi_context.events import (
 )
 from pi_context.messages import (
     AgentMessage,
-    AssistantContent,
     AssistantMessage,
     StopReason,
     ToolCall,
@@ -71,13 +73,16 @@ from pi_context.model import (
     ToolCallDelta,
     ToolCallStart,
 )
+from pi_context.model.message_builder import MessageBuilder
 from pi_context.session.projection import handed_out
 from pi_context.tools.base import ToolOutcome, UpdateCallback
 
 __all__ = [
     "ABORTED_TOOL_TEXT",
     "AgentLoop",
+    "DeliveryQueue",
     "LoopCallbacks",
+    "RequestSource",
     "RunResult",
     "ToolOutcome",
     "aborted_tool_result",
@@ -87,31 +92,40 @@ __all__ = [
 ABORTED_TOOL_TEXT = "Operation aborted"
 
 
-class LoopCallbacks(Protocol):
-    """What the loop needs from its owner."""
+class RequestSource(Protocol):
+    """Where the loop's requests come from."""
 
     @property
-    def model(self) -> Model: ...
+    def model(self) -> Model:
+        """The model the next request goes to."""
 
-    def persist(self, message: AgentMessage) -> str | None:
-        """Store a final message; return its entry id (``None`` without a session)."""
-
-    async def build_request(self) -> ModelRequest:
+    async def build(self) -> ModelRequest:
         """The next request, from a fresh projection of the session through the transform
         chain (never changes the stored session)."""
 
-    async def execute_tool(self, call: ToolCall, on_update: UpdateCallback) -> ToolOutcome:
-        """Run one tool call, passing ``on_update`` to the tool for its partial results.
-        Raising makes an error result; unknown tools are the host's to report."""
 
-    async def prepare_next_turn(self) -> list[AgentMessage]:
-        """Between turns: compaction check and system patch; returns messages to add first."""
+class DeliveryQueue(Protocol):
+    """The messages waiting for the loop's delivery points."""
 
     def take_steering(self) -> list[AgentMessage]:
         """Steering messages for this delivery point (one, or all in ``all`` mode)."""
 
     def take_follow_up(self) -> list[AgentMessage]:
         """Follow-up messages, asked for only when the run would otherwise stop."""
+
+
+class LoopCallbacks(Protocol):
+    """What the loop calls back into at each step of a turn."""
+
+    def persist(self, message: AgentMessage) -> str | None:
+        """Store a final message; return its entry id (``None`` without a session)."""
+
+    async def execute_tool(self, call: ToolCall, on_update: UpdateCallback) -> ToolOutcome:
+        """Run one tool call, passing ``on_update`` to the tool for its partial results.
+        Raising makes an error result; unknown tools are the callbacks' to report."""
+
+    async def prepare_next_turn(self) -> list[AgentMessage]:
+        """Between turns: compaction check and system patch; returns messages to add first."""
 
     def after_request(self, request: ModelRequest, message: AssistantMessage) -> None:
         """Called once per model request with its final message (cache accounting)."""
@@ -168,10 +182,13 @@ def _length_stop_result(call: ToolCall, timestamp: int) -> ToolResultMessage:
 
 
 class _Partial:
-    """Accumulates stream events into assistant content blocks, by content index."""
+    """The stream so far: its content accumulated by a :class:`MessageBuilder`, plus which
+    block each content index is and which are open (for pi's ``*_start``/``*_end`` events)."""
 
-    def __init__(self, *, close_at_end: bool = False) -> None:
+    def __init__(self, info: ModelInfo, *, close_at_end: bool = False) -> None:
+        self.builder = MessageBuilder(info)
         self.blocks: dict[int, dict[str, Any]] = {}
+        """By content index: the builder's text or thinking block, or a tool call's id."""
         self.open_index: int | None = None
         self.close_at_end = close_at_end
         """Blocks end together when the stream ends, in the order they started, as pi-ai's
@@ -181,29 +198,6 @@ class _Partial:
         self.usage: Usage = empty_usage()
         """The usage known so far, carried by every ``message_update`` (pi's cumulative usage):
         the provider's report arrives with the end of the stream."""
-
-    def content(self, *, complete_calls: bool) -> list[AssistantContent]:
-        out: list[AssistantContent] = []
-        for index in sorted(self.blocks):
-            block = self.blocks[index]
-            if block["type"] == "text":
-                out.append({"type": "text", "text": block["text"]})
-            elif block["type"] == "thinking":
-                out.append({"type": "thinking", "thinking": block["thinking"]})
-            elif complete_calls:
-                try:
-                    args = _json.loads(block["json"] or "{}")
-                except ValueError:
-                    continue
-                out.append(
-                    {
-                        "type": "toolCall",
-                        "id": block["id"],
-                        "name": block["name"],
-                        "arguments": args,
-                    }
-                )
-        return out
 
 
 def _unfinished(
@@ -216,7 +210,7 @@ def _unfinished(
     """The assistant message of a stream that did not finish: the text and thinking received so
     far, without its (possibly incomplete) tool calls."""
     return assistant_message(
-        partial.content(complete_calls=False),
+        partial.builder.content(calls=False),
         api=info.api,
         provider=info.provider,
         model=info.id,
@@ -227,42 +221,48 @@ def _unfinished(
 
 
 class AgentLoop:
-    """Runs turns for one host; ``emit`` receives every event synchronously, in order.
+    """Runs the turns of one prompt; ``emit`` receives every event synchronously, in order.
 
-    ``clock`` (Unix milliseconds) stamps every message the loop makes and times tool calls;
-    the agent passes its session's clock, so a run with a fixed clock is reproducible.
+    A loop serves one prompt: :meth:`run` may be called again for its retries and
+    continuations, and the turn index runs on over those calls. ``clock`` (Unix milliseconds)
+    stamps every message the loop makes and times tool calls; the agent passes its session's
+    clock, so a run with a fixed clock is reproducible.
     """
 
     def __init__(
         self,
-        host: LoopCallbacks,
+        callbacks: LoopCallbacks,
         emit: Callable[[AgentEvent], None],
         *,
+        requests: RequestSource,
+        queue: DeliveryQueue,
         clock: Callable[[], int] = now_ms,
     ) -> None:
-        self.host = host
+        self.callbacks = callbacks
+        self.requests = requests
+        self.queue = queue
         self.emit = emit
         self.clock = clock
         self.turn_index = 0
-        """The next turn's index; it runs on over the runs of one prompt (the owner resets it)."""
+        """The next turn's index, counted over the prompt's runs."""
 
     # -- messages -----------------------------------------------------------------------------
 
     async def _add(self, message: AgentMessage, result: RunResult) -> str | None:
         self.emit(MessageStart(handed_out(message)))
-        message = await self.host.finalize_message(message)
+        message = await self.callbacks.finalize_message(message)
         return self._store(message, result)
 
     def _store(self, message: AgentMessage, result: RunResult) -> str | None:
         """Persist without awaiting anything (the abort path)."""
-        entry_id = self.host.persist(message)
+        entry_id = self.callbacks.persist(message)
         result.messages.append(message)
         self.emit(MessageEnd(handed_out(message), entry_id))
         return entry_id
 
     async def _notify(self, event: AgentEvent) -> None:
         self.emit(event)
-        await self.host.notify(event)
+        await self.callbacks.notify(event)
 
     # -- the run ------------------------------------------------------------------------------
 
@@ -277,7 +277,7 @@ class AgentLoop:
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
-        will_retry = not result.aborted and self.host.will_retry(result)
+        will_retry = not result.aborted and self.callbacks.will_retry(result)
         end = AgentEnd(tuple(handed_out(m) for m in result.messages), will_retry)
         if result.aborted:
             self.emit(end)
@@ -293,8 +293,8 @@ class AgentLoop:
         first = True
         while True:
             if not first:
-                batch = await self.host.prepare_next_turn()
-                batch.extend(pending or self.host.take_steering())
+                batch = await self.callbacks.prepare_next_turn()
+                batch.extend(pending or self.queue.take_steering())
                 pending = []
             await self._notify(TurnStart(self.turn_index))
             first = False
@@ -312,10 +312,10 @@ class AgentLoop:
             tool_results = await self._execute(assistant, calls, result)
             self.emit(TurnEnd(handed_out(assistant), tuple(map(handed_out, tool_results))))
             more = await self._after_turn(assistant, tool_results)
-            pending = self.host.take_steering()
+            pending = self.queue.take_steering()
             if calls or pending or more:
                 continue
-            pending = self.host.take_follow_up()
+            pending = self.queue.take_follow_up()
             if not pending:
                 return
 
@@ -324,13 +324,17 @@ class AgentLoop:
     ) -> bool:
         index = self.turn_index
         self.turn_index += 1
-        return await self.host.after_turn(index, assistant, tool_results)
+        return await self.callbacks.after_turn(index, assistant, tool_results)
 
     async def _request(self, result: RunResult) -> AssistantMessage:
-        host = self.host
-        request = await host.build_request()
-        info = host.model.info
-        partial = _Partial(close_at_end=info.api == "openai-completions")
+        callbacks = self.callbacks
+        request = await self.requests.build()
+        model = self.requests.model
+        info = model.info
+        partial = _Partial(info, close_at_end=info.api == "openai-completions")
+        # the reply is stamped with the session's clock when its request starts (as pi stamps
+        # it), not by the model: a run under a fixed clock writes the same bytes every time
+        started = self.clock()
         self.emit(
             MessageStart(
                 assistant_message(
@@ -338,13 +342,13 @@ class AgentLoop:
                     api=info.api,
                     provider=info.provider,
                     model=info.id,
-                    timestamp=self.clock(),
+                    timestamp=started,
                 )
             )
         )
         done: StreamDone | None = None
         try:
-            async for event in host.model.stream(request):
+            async for event in model.stream(request):
                 if isinstance(event, StreamDone):
                     done = event
                     break
@@ -352,26 +356,23 @@ class AgentLoop:
         except asyncio.CancelledError:
             self._close_open(partial)
             message = with_thinking_level(
-                _unfinished(partial, info, "aborted", self.clock()), request.options.thinking_level
+                _unfinished(partial, info, "aborted", started), request.options.thinking_level
             )
             self._store_assistant(message, result)
             return message
         except ProviderError as exc:
-            done = StreamDone(_unfinished(partial, info, "error", self.clock(), str(exc)), exc)
+            done = StreamDone(_unfinished(partial, info, "error", started, str(exc)), exc)
         if done is None:
             missing = ProviderError(f"{info.provider}/{info.id}: stream ended without a result")
-            done = StreamDone(
-                _unfinished(partial, info, "error", self.clock(), str(missing)), missing
-            )
+            done = StreamDone(_unfinished(partial, info, "error", started, str(missing)), missing)
         # pi records the level each answer was requested with
-        done = StreamDone(
-            with_thinking_level(done.message, request.options.thinking_level), done.error
-        )
+        stamped = cast(AssistantMessage, {**done.message, "timestamp": started})
+        done = StreamDone(with_thinking_level(stamped, request.options.thinking_level), done.error)
         partial.usage = done.message["usage"]
         self._close_open(partial, done.message)
         result.last_error = done.error
-        host.after_request(request, done.message)
-        final = cast(AssistantMessage, await host.finalize_message(done.message))
+        callbacks.after_request(request, done.message)
+        final = cast(AssistantMessage, await callbacks.finalize_message(done.message))
         self._store_assistant(final, result)
         return final
 
@@ -420,21 +421,21 @@ class AgentLoop:
                 partial.unclosed.append(index)
         elif partial.open_index is not None and partial.open_index != index:
             self._close_open(partial)
+        builder = partial.builder
         if isinstance(event, TextDelta | ThinkingDelta):
             kind = "text" if isinstance(event, TextDelta) else "thinking"  # also the text's key
+            if isinstance(event, TextDelta):
+                builder.text(event.text, index)
+            else:
+                builder.thinking(event.text, index)
             if index not in partial.blocks:
-                partial.blocks[index] = {"type": kind, kind: ""}
+                partial.blocks[index] = builder.last_block(kind) or {"type": kind, kind: ""}
                 partial.open_index = index
                 self._update(partial, AssistantStreamEvent(f"{kind}_start", index))
-            partial.blocks[index][kind] += event.text
             self._update(partial, AssistantStreamEvent(f"{kind}_delta", index, delta=event.text))
         elif isinstance(event, ToolCallStart):
-            partial.blocks[index] = {
-                "type": "toolCall",
-                "id": event.id,
-                "name": event.name,
-                "json": "",
-            }
+            builder.tool_start(event.id, event.name)
+            partial.blocks[index] = {"type": "toolCall", "id": event.id}
             partial.open_index = index
             self._update(
                 partial,
@@ -443,11 +444,9 @@ class AgentLoop:
                 ),
             )
         else:
-            block = partial.blocks.setdefault(
-                index, {"type": "toolCall", "id": event.id, "name": "", "json": ""}
-            )
+            builder.tool_arguments(event.id, event.arguments_json)
+            partial.blocks.setdefault(index, {"type": "toolCall", "id": event.id})
             partial.open_index = index
-            block["json"] += event.arguments_json
             self._update(
                 partial, AssistantStreamEvent("toolcall_delta", index, delta=event.arguments_json)
             )
@@ -527,7 +526,7 @@ class AgentLoop:
             text = f'Invalid arguments for tool "{call["name"]}": {call["argumentsError"]}'
             return ToolOutcome([text_block(text)], details={}, is_error=True)
         try:
-            return await self.host.execute_tool(call, on_update)
+            return await self.callbacks.execute_tool(call, on_update)
         except ToolError as exc:
             return ToolOutcome([text_block(str(exc))], details={}, is_error=True)
         except asyncio.CancelledError:
@@ -566,7 +565,7 @@ class _LiveUpdates:
     async def _deliver(self, previous: asyncio.Task[None] | None, event: AgentEvent) -> None:
         if previous is not None:
             await asyncio.wait([previous])
-        await self._loop.host.notify(event)
+        await self._loop.callbacks.notify(event)
 
     async def delivered(self) -> None:
         if self._last is not None:

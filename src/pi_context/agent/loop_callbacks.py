@@ -1,7 +1,6 @@
 """The loop's callbacks into the session (:class:`~pi_context.agent.loop.LoopCallbacks`).
 
-:class:`SessionLoopCallbacks` connects the loop to the session's collaborators: the request
-pipeline builds each request, messages are persisted in the session file, tools run from the
+:class:`SessionLoopCallbacks` connects the loop to the session's collaborators: messages are persisted in the session file, tools run from the
 loadout behind the extensions' ``tool_call`` gate and ``tool_result`` rewrite, between turns the
 compaction control checks the threshold and the loadout patches the system prompt, the cache
 tracker accounts each request, and the loop's notifications reach the extensions. The library
@@ -22,8 +21,7 @@ from pi_context.messages import (
     ToolResultMessage,
     text_block,
 )
-from pi_context.model import Model, ModelRequest
-from pi_context.providers.delivery import system_delivery_of
+from pi_context.model import ModelRequest, system_delivery_of
 from pi_context.resources.settings import session_fsync_for
 from pi_context.tools import ToolOutcome, UpdateCallback, run_tool
 
@@ -33,7 +31,6 @@ from .loadout import Loadout
 from .loop import RunResult
 from .prompt_cache import CacheTracker
 from .recovery import Recovery
-from .request import RequestPipeline
 from .state import AgentState
 
 __all__ = ["SessionLoopCallbacks"]
@@ -47,32 +44,18 @@ class SessionLoopCallbacks:
         state: AgentState,
         *,
         loadout: Loadout,
-        requests: RequestPipeline,
         compaction: CompactionControl,
         recovery: Recovery,
         cache: CacheTracker,
     ) -> None:
         self._state = state
         self._loadout = loadout
-        self._requests = requests
         self._compaction = compaction
         self._recovery = recovery
         self._cache = cache
 
-    @property
-    def model(self) -> Model:
-        return self._state.require_model()
-
-    async def build_request(self) -> ModelRequest:
-        return await self._requests.build()
-
     def persist(self, message: AgentMessage) -> str | None:
         session = self._state.session
-        if message.get("role") == "assistant" and message.get("stopReason") not in (
-            "error",
-            "length",
-        ):
-            self._compaction.recovery_attempted = False
         if message.get("role") == "custom":
             custom = cast(dict[str, Any], message)
             return session.append_custom_message(
@@ -107,14 +90,8 @@ class SessionLoopCallbacks:
         patch = self._loadout.system_patch(options, projection.entries)
         return [patch] if patch is not None else []
 
-    def take_steering(self) -> list[AgentMessage]:
-        return self._state.queue.take_steering()
-
-    def take_follow_up(self) -> list[AgentMessage]:
-        return self._state.queue.take_follow_up()
-
     def after_request(self, request: ModelRequest, message: AssistantMessage) -> None:
-        collapse = system_delivery_of(self.model) == "collapse"
+        collapse = system_delivery_of(self._state.require_model()) == "collapse"
         record = self._cache.record(
             request.messages, request.tools, message["usage"], collapse=collapse
         )

@@ -1,4 +1,4 @@
-"""Tree navigation of an agent session (pi's ``/tree``, branch-summary.md §1).
+"""Tree navigation of an agent session (pi's ``/tree``).
 
 The steps are the compaction layer's (:func:`~pi_context.compaction.branch.plan_navigation`,
 :func:`~pi_context.compaction.branch.generate_branch_summary`,

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Literal, TypedDict, cast
+from pathlib import Path
+from typing import Any, Final, Literal, TypedDict, cast, get_args
 
+from pi_context._keywords import check_keywords
 from pi_context.extensions import ExtensionRunner, load_extensions
 from pi_context.extensions.events import SessionReason
 from pi_context.model import Model
 from pi_context.resources.loader import ResourceLoader
 from pi_context.resources.settings import bash_settings_for
 from pi_context.session import Session
-from pi_context.tools import RecallTool, Tool, default_tools
+from pi_context.tools import BUILTIN_TOOL_NAMES, RecallTool, Tool, default_tools
 
 from .state import AgentState, Sleep
 from .tool_selection import ToolSelection
@@ -28,6 +30,7 @@ __all__ = [
     "AgentOptions",
     "RecallMode",
     "assemble",
+    "checked_options",
     "recall_mode",
 ]
 
@@ -35,10 +38,14 @@ __all__ = [
 class AgentOptions(TypedDict, total=False):
     """Options of :meth:`AgentSession.create` and :meth:`AgentSession.open` (all optional).
 
-    ``model``: the model (``None``: prompting raises until one is set). ``agent_dir``: pi's
+    ``model``: the model, or a ``"provider/id"`` text resolved through the model registry
+    (built-ins plus ``<agent_dir>/models.json``) when the session is created; a missing key
+    for it raises :class:`~pi_context.errors.ProviderError` then (``None``: prompting raises
+    until one is set). ``agent_dir``: pi's
     ``~/.pi/agent`` (settings, skills, extensions). ``settings``: merged over the loaded settings
     files. ``tools``: replaces the four built-ins. ``extensions``: a ready runner, or
-    ``load_extensions=True`` discovers them (agent dir, trusted project, entry points).
+    ``load_extensions=True`` discovers them (agent dir, trusted project, entry points);
+    ``extension_paths`` are loaded as well, with or without discovery (pi's ``-e``).
     ``trusted``: the project's trust decision (``None``: decided as pi does without asking). ``no_context_files``,
     ``system_prompt``, ``append_system_prompt``: pi's ``-nc``, ``--system-prompt`` and
     ``--append-system-prompt``. ``session_id``, ``timestamp``: the new session's header id and
@@ -50,9 +57,12 @@ class AgentOptions(TypedDict, total=False):
     for ``create``, ``resume`` for ``open``; ``new`` / ``fork`` when a session replaces
     another). ``recall``: when the ``recall`` tool is offered (:data:`RecallMode`; default the
     ``recall`` setting, else ``off``); it is added to the built-ins, not to ``tools``.
+
+    Every option is checked at the call (:func:`checked_options`): an unknown keyword or a
+    value of the wrong type raises :class:`TypeError` there, never later.
     """
 
-    model: Model | None
+    model: Model | str | None
     agent_dir: str | os.PathLike[str] | None
     settings: Mapping[str, Any] | None
     tools: Sequence[Tool] | None
@@ -72,6 +82,116 @@ class AgentOptions(TypedDict, total=False):
     start_reason: SessionReason
     previous_session_file: str | None
     recall: str | None
+    extension_paths: Sequence[str] | None
+
+
+def _optional(*types: type) -> Callable[[Any], bool]:
+    return lambda value: value is None or isinstance(value, types)
+
+
+def _text_sequence(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, Sequence)
+        and not isinstance(value, str | bytes)
+        and all(isinstance(item, str) for item in value)
+    )
+
+
+def _tool_sequence(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, Sequence)
+        and not isinstance(value, str | bytes)
+        and all(isinstance(item, Tool) for item in value)
+    )
+
+
+def _callable_or_none(value: Any) -> bool:
+    return value is None or callable(value)
+
+
+def _start_reason(value: Any) -> bool:
+    return value in get_args(SessionReason)
+
+
+_PATH = (str, os.PathLike)
+
+_CHECKS: Final[Mapping[str, tuple[Callable[[Any], bool], str]]] = {
+    "cwd": (_optional(*_PATH), "a path or None"),
+    "session_file": (_optional(*_PATH), "a path or None"),
+    "model": (_optional(Model, str), 'a Model, a "provider/id" text or None'),
+    "agent_dir": (_optional(*_PATH), "a path or None"),
+    "settings": (_optional(Mapping), "a mapping or None"),
+    "tools": (_tool_sequence, "a sequence of pi_context.Tool or None"),
+    "extensions": (_optional(ExtensionRunner), "an ExtensionRunner or None"),
+    "trusted": (_optional(bool), "True, False or None"),
+    "no_context_files": (_optional(bool), "a bool"),
+    "system_prompt": (_optional(str), "a text or None"),
+    "append_system_prompt": (_text_sequence, "a sequence of texts (not one text) or None"),
+    "load_extensions": (_optional(bool), "a bool"),
+    "ids": (_callable_or_none, "a callable returning ids, or None"),
+    "clock": (_callable_or_none, "a callable returning milliseconds, or None"),
+    "sleep": (_callable_or_none, "an async sleep function, or None"),
+    "session_id": (_optional(str), "a text or None"),
+    "timestamp": (_optional(str), "an ISO-8601 text or None"),
+    "parent_session": (_optional(str), "a path text or None"),
+    "tool_selection": (_optional(ToolSelection), "a ToolSelection or None"),
+    "start_reason": (_start_reason, " or ".join(repr(r) for r in get_args(SessionReason))),
+    "previous_session_file": (_optional(str), "a path text or None"),
+    "extension_paths": (_text_sequence, "a sequence of paths (not one text) or None"),
+    "recall": (
+        lambda v: v is None or v in ("auto", "always", "off"),
+        "'auto', 'always', 'off' or None",
+    ),
+}
+_CALL_KEYWORDS: Final[Mapping[str, tuple[str, ...]]] = {
+    "create": ("cwd", "session_file"),
+    "open": ("cwd",),
+    "adopt": ("cwd",),
+}
+
+
+def _check_tool_names(where: str, tools: Sequence[Tool] | None) -> None:
+    """Two tools of one name: the later one must ask to replace a built-in, and only that."""
+    seen: set[str] = set()
+    for tool in tools or ():
+        if tool.name in seen and not (tool.name in BUILTIN_TOOL_NAMES and tool.replaces_builtin):
+            hint = (
+                " (pass replaces_builtin=True to replace the built-in)"
+                if tool.name in BUILTIN_TOOL_NAMES
+                else ""
+            )
+            raise ValueError(
+                f"AgentSession.{where}(): tools has two tools named {tool.name!r}{hint}"
+            )
+        seen.add(tool.name)
+
+
+def checked_options(where: str, options: Mapping[str, Any]) -> AgentOptions:
+    """``options`` of ``AgentSession.<where>`` checked: an unknown keyword raises
+    :class:`TypeError` naming it and the closest known one, a value of the wrong type raises
+    :class:`TypeError` naming the option, and a ``model`` text is resolved through the model
+    registry (:class:`~pi_context.errors.ModelNotFoundError` for an unknown model,
+    :class:`~pi_context.errors.ProviderError` when its key is missing)."""
+    known = [*_CALL_KEYWORDS.get(where, ()), *AgentOptions.__annotations__]
+    check_keywords(f"AgentSession.{where}", options, known)
+    for name, value in options.items():
+        check, wanted = _CHECKS[name]
+        if not check(value):
+            raise TypeError(
+                f"AgentSession.{where}(): {name} must be {wanted}, not {type(value).__name__}"
+            )
+    _check_tool_names(where, options.get("tools"))
+    checked = cast(
+        AgentOptions, {k: v for k, v in options.items() if k not in _CALL_KEYWORDS[where]}
+    )
+    model = options.get("model")
+    if isinstance(model, str):
+        from pi_context.providers import load_registry, resolve_model
+
+        agent_dir = options.get("agent_dir")
+        registry = load_registry(Path(agent_dir) if agent_dir is not None else None)
+        checked["model"] = resolve_model(model, registry=registry, require_credentials=True)
+    return checked
 
 
 def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentState, list[Tool]]:
@@ -85,13 +205,26 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
         append_system_prompt=options.get("append_system_prompt"),
     )
     resources = loader.load()
+    model = options.get("model")
+    if isinstance(model, str):
+        raise TypeError("assemble() needs checked_options(): the model text is not resolved")
     extensions = options.get("extensions")
-    if extensions is None and options.get("load_extensions", False):
-        extensions = load_extensions(cwd=cwd, agent_dir=loader.agent_dir, trusted=resources.trusted)
+    paths = options.get("extension_paths") or ()
+    discover = options.get("load_extensions", False)
+    if extensions is None and (discover or paths):
+        # explicit paths load even without discovery (pi's -e with -ne)
+        extensions = load_extensions(
+            cwd=cwd,
+            agent_dir=loader.agent_dir,
+            trusted=resources.trusted,
+            paths=paths,
+            entry_points=discover,
+            include_discovered=discover,
+        )
     state = AgentState(
         session,
         cwd=cwd,
-        model=options.get("model"),
+        model=model,
         loader=loader,
         resources=resources,
         extensions=extensions,

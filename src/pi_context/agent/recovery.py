@@ -1,6 +1,6 @@
 """What an agent session does around a run: the pre-prompt compaction check, and after the run
 agent-level retries of transient errors, overflow recovery (omit the failed attempt with
-``context_edit``, compact, retry once) and the threshold check (compaction.md §4, §12).
+``context_edit``, compact, retry once) and the threshold check.
 
 Whether to retry and how long to wait is the one :class:`~pi_context.model.retry.RetryPolicy`
 (the summarizer asks the same); this module decides what a retry does to the session.
@@ -19,6 +19,7 @@ from pi_context.messages import AgentMessage, AssistantMessage
 from pi_context.model.retry import RetryPolicy
 
 from .compaction_control import CompactionControl
+from .compaction_decision import CompactionDecision
 from .loop import RunResult
 from .state import AgentState
 
@@ -36,6 +37,9 @@ class Recovery:
         self._compaction = compaction
         self._retries = 0
         self._retry_wait: asyncio.Future[object] | None = None
+        self._overflow_recovered = False
+        """One overflow recovery was tried in this run and no response has succeeded since:
+        a second overflow is ``exhausted``. Only this class writes it."""
 
     def abort_retry(self) -> bool:
         """Cancel a pending automatic-retry delay (the run then ends with the failed attempt,
@@ -55,7 +59,7 @@ class Recovery:
 
     async def before_prompt(self) -> None:
         """Before a new prompt: the last response (aborted ones too) may call for a compaction."""
-        self._compaction.recovery_attempted = False
+        self._overflow_recovered = False
         last = self.last_assistant()
         if last is None:
             return
@@ -75,7 +79,7 @@ class Recovery:
             return False
         if self._should_retry(message, result.last_error, self._retries):
             return True
-        decision = self._compaction.decide(message, result.last_assistant_entry_id)
+        decision = self._decide(result)
         return bool(decision.action == "overflow" and decision.will_retry)
 
     async def after_run(self, result: RunResult, run_more: RunMore) -> bool:
@@ -107,7 +111,7 @@ class Recovery:
                     )
                 )
                 self._retries = 0
-            decision = self._compaction.decide(message, entry_id)
+            decision = self._decide(result)
             if decision.action == "exhausted":
                 state.events.emit(
                     CompactionEnd("overflow", None, False, False, decision.error_message)
@@ -119,7 +123,7 @@ class Recovery:
             if decision.action == "none":
                 return False
             if decision.action == "overflow" and decision.will_retry:
-                self._compaction.recovery_attempted = True
+                self._overflow_recovered = True
                 self._omit_attempt(message, entry_id)
                 go_on = await self._compaction.auto("overflow", will_retry=True)
             else:
@@ -132,6 +136,23 @@ class Recovery:
             result = await run_more(state.queue.take())
             if result.aborted:
                 return True
+
+    def _decide(self, result: RunResult) -> CompactionDecision:
+        """The compaction decision after ``result``'s last response. A response that succeeded
+        (neither an error nor cut at the length limit) ends an overflow recovery: a later
+        overflow in the same run may be recovered again."""
+        if any(
+            m.get("role") == "assistant" and m.get("stopReason") not in ("error", "length")
+            for m in result.messages
+        ):
+            self._overflow_recovered = False
+        message = result.last_assistant
+        assert message is not None
+        return self._compaction.decide(
+            message,
+            result.last_assistant_entry_id,
+            recovery_attempted=self._overflow_recovered,
+        )
 
     def _should_retry(
         self, message: AssistantMessage, error: ProviderError | None, attempts: int

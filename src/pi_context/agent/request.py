@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import cast
 
 from pi_context.messages import AgentMessage, Message, ThinkingLevel
-from pi_context.model import ModelRequest, RequestOptions
+from pi_context.model import Model, ModelRequest, RequestOptions
 from pi_context.session import convert_to_llm
 from pi_context.session.projection import Projection
 
@@ -45,6 +45,11 @@ class RequestPipeline:
         self._loadout = loadout
         self._chain = chain
         self._llm_view: PrefixFlatMap[AgentMessage, Message] = PrefixFlatMap(_to_llm)
+
+    @property
+    def model(self) -> Model:
+        """The session's current model, which the next request goes to."""
+        return self._state.require_model()
 
     async def build(self) -> ModelRequest:
         """The next request, from a fresh projection of the session."""

@@ -16,16 +16,15 @@ from typing import Any, Literal, cast
 
 from pi_context.events import AgentEvent, AgentSettled, ExtensionFailure
 from pi_context.extensions.events import BeforeAgentStartEvent, CustomMessageDraft
-from pi_context.messages import AgentMessage, ImageContent, user_message
+from pi_context.messages import AgentMessage, ImageContent
 from pi_context.prompt import SystemPromptOptions, build_system_prompt
-from pi_context.resources.skills import expand_skill_command
 
 from . import extension_dispatch
-from .image_preparation import prepare_images
 from .loadout import Loadout
-from .loop import AgentLoop, LoopCallbacks, RunResult
+from .loop import AgentLoop, LoopCallbacks, RequestSource
 from .recovery import Recovery
 from .state import AgentState
+from .user_prompt import user_prompt
 
 __all__ = ["RunControl", "custom_message"]
 
@@ -34,12 +33,19 @@ class RunControl:
     """Starts, runs and aborts the runs of one agent session (one at a time)."""
 
     def __init__(
-        self, state: AgentState, loadout: Loadout, recovery: Recovery, host: LoopCallbacks
+        self,
+        state: AgentState,
+        loadout: Loadout,
+        recovery: Recovery,
+        *,
+        callbacks: LoopCallbacks,
+        requests: RequestSource,
     ) -> None:
         self._state = state
         self._loadout = loadout
         self._recovery = recovery
-        self._loop = AgentLoop(host, self._emit, clock=state.now_ms)
+        self._callbacks = callbacks
+        self._requests = requests
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -52,10 +58,8 @@ class RunControl:
 
     def start_prompt(self, text: str, images: Sequence[ImageContent]) -> asyncio.Task[None]:
         """A run for a user prompt (``/skill:name`` expanded)."""
-        expanded = expand_skill_command(text, self._state.resources.skills)
-        expanded, fitted = prepare_images(self._state, expanded, images)
-        message = user_message(expanded, images=fitted, timestamp=self._state.now_ms())
-        return self._start(message, expanded, fitted)
+        prompt = user_prompt(self._state, text, images)
+        return self._start(prompt.message, prompt.text, prompt.images)
 
     def deliver(self, draft: CustomMessageDraft, *, trigger_turn: bool) -> None:
         """An extension message: queued for the next turn of a busy run; while idle, with
@@ -111,17 +115,20 @@ class RunControl:
         if self._task is not None:
             await asyncio.wait([self._task])
 
-    async def _run_more(self, messages: Sequence[AgentMessage]) -> RunResult:
-        return await self._loop.run(messages)
-
     async def _run(
         self, trigger: AgentMessage, text: str | None, images: Sequence[ImageContent]
     ) -> None:
         state = self._state
         aborted = False
-        self._loop.turn_index = 0
+        loop = AgentLoop(
+            self._callbacks,
+            self._emit,
+            requests=self._requests,
+            queue=state.queue,
+            clock=state.now_ms,
+        )
         try:
-            state.require_model()  # fail early without a model
+            state.require_usable_model()  # fail early without a model or its key
             await self._recovery.before_prompt()
             options, forced, extra = await self._before_agent_start(trigger, text, images)
             self._loadout.begin_run(options, forced)
@@ -132,15 +139,15 @@ class RunControl:
             start.append(trigger)
             start.extend(state.queue.take_steering())  # steering queued before the run
             start.extend(extra)
-            result = await self._loop.run(start)
+            result = await loop.run(start)
             aborted = result.aborted
             if not aborted:
-                aborted = await self._recovery.after_run(result, self._run_more)
+                aborted = await self._recovery.after_run(result, loop.run)
             while not aborted and state.queue:  # queued while the run was settling
-                result = await self._loop.run(state.queue.take())
-                aborted = result.aborted or await self._recovery.after_run(result, self._run_more)
+                result = await loop.run(state.queue.take())
+                aborted = result.aborted or await self._recovery.after_run(result, loop.run)
             if not aborted:
-                aborted = await self._before_settle()
+                aborted = await self._before_settle(loop)
         except asyncio.CancelledError:
             aborted = True
             task = asyncio.current_task()
@@ -150,7 +157,7 @@ class RunControl:
             self._loadout.end_run()
             state.events.emit(AgentSettled(aborted=aborted))
 
-    async def _before_settle(self) -> bool:
+    async def _before_settle(self, loop: AgentLoop) -> bool:
         """Extension ``agent_before_settle`` (once per run): drafts are appended; ``continue``
         runs once more. Returns whether that continuation was aborted."""
         state = self._state
@@ -166,8 +173,8 @@ class RunControl:
         )
         if not (proposal.continue_ or state.queue):
             return False
-        result = await self._loop.run(state.queue.take())
-        return result.aborted or await self._recovery.after_run(result, self._run_more)
+        result = await loop.run(state.queue.take())
+        return result.aborted or await self._recovery.after_run(result, loop.run)
 
     async def _before_agent_start(
         self, trigger: AgentMessage, text: str | None, images: Sequence[ImageContent]

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Unpack
 
@@ -55,7 +55,7 @@ from pi_context.extensions.events import (
     ShutdownReason,
     ThinkingLevelSelectEvent,
 )
-from pi_context.messages import AgentMessage, ImageContent, user_message
+from pi_context.messages import AgentMessage, ImageContent
 from pi_context.model import Model
 from pi_context.model.thinking import clamp_thinking_level
 from pi_context.resources.loader import LoadedResources
@@ -67,12 +67,11 @@ from pi_context.tools import Tool
 from . import extension_dispatch
 from .compaction_control import CompactionControl, OperationGuard
 from .extension_actions import SessionExtensionActions
-from .image_preparation import prepare_images
 from .loadout import Loadout
 from .loop_callbacks import SessionLoopCallbacks
 from .message_queues import QueueMode
 from .navigation import NavigationResult, Navigator
-from .options import AgentOptions, assemble
+from .options import AgentOptions, assemble, checked_options
 from .prompt_cache import CacheTracker
 from .recovery import Recovery
 from .request import RequestPipeline
@@ -85,8 +84,9 @@ from .thinking_choice import (
     switch_thinking_level,
 )
 from .transform import TransformChain
+from .user_prompt import user_prompt
 
-__all__ = ["AgentOptions", "AgentSession", "SessionStats"]
+__all__ = ["AgentOptions", "AgentSession", "Opening", "SessionStats"]
 
 
 class AgentSession:
@@ -94,35 +94,33 @@ class AgentSession:
 
     def __init__(self, state: AgentState, tools: Sequence[Tool]) -> None:
         self._state = state
+        runner = state.extensions
         self._loadout = loadout = Loadout(state, tools)
         self._guard = guard = OperationGuard()
-        self._compaction = compaction = CompactionControl(state, guard)
-        self._navigator = Navigator(state, loadout, guard)
-        self._recovery = recovery = Recovery(state, compaction)
         chain = TransformChain(
+            context_phase=runner.emit_context if runner is not None else None,
             hidden_tools=lambda: loadout.options().hidden_tools,
             forced_prompt=lambda: loadout.forced_prompt,
             clock=state.now_ms,
         )
-        self.cache = CacheTracker()
         requests = RequestPipeline(state, loadout, chain)
-        compaction.conversation = requests.build
-        host = SessionLoopCallbacks(
+        self._compaction = compaction = CompactionControl(state, guard, requests.build)
+        self._navigator = Navigator(state, loadout, guard)
+        self._recovery = recovery = Recovery(state, compaction)
+        self.cache = CacheTracker()
+        callbacks = SessionLoopCallbacks(
             state,
             loadout=loadout,
-            requests=requests,
             compaction=compaction,
             recovery=recovery,
             cache=self.cache,
         )
-        self._runs = RunControl(state, loadout, recovery, host)
+        self._runs = RunControl(state, loadout, recovery, callbacks=callbacks, requests=requests)
         self._unstarted: _PendingPrompt | None = None  # the latest prompt() not yet iterated
         self._notices: list[asyncio.Task[None]] = []  # extension notifications under way
         self._closed = False
         self._ui: tuple[ExtensionUI, str] | None = None
-        runner = state.extensions
         if runner is not None:
-            chain.context_phase = runner.emit_context
             runner.on_error(state.events.emit)
             runner.bind_host(
                 SessionExtensionActions(self._state, loadout, self._runs, guard),
@@ -144,15 +142,32 @@ class AgentSession:
     # -- construction ---------------------------------------------------------------------------
 
     @classmethod
-    async def create(
+    def create(
         cls,
         *,
         cwd: str | os.PathLike[str] | None = None,
         session_file: str | os.PathLike[str] | None = None,
         **options: Unpack[AgentOptions],
-    ) -> AgentSession:
+    ) -> Opening:
         """A new session in ``cwd`` (in memory when ``session_file`` is ``None``); ``options``
-        are described in :class:`AgentOptions`."""
+        are described in :class:`AgentOptions` and checked now, at the call.
+
+        Await it (``sess = await AgentSession.create(...)``) or use it as an async context
+        manager, which closes the session (:meth:`aclose`) when the block ends::
+
+            async with AgentSession.create(cwd=".", model=model) as sess:
+                await sess.run("hello")
+        """
+        checked = checked_options("create", {"cwd": cwd, "session_file": session_file, **options})
+        return Opening(cls._create(cwd, session_file, checked))
+
+    @classmethod
+    async def _create(
+        cls,
+        cwd: str | os.PathLike[str] | None,
+        session_file: str | os.PathLike[str] | None,
+        options: AgentOptions,
+    ) -> AgentSession:
         work = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
         session = Session.create(
             session_file,
@@ -170,14 +185,27 @@ class AgentSession:
         return sess
 
     @classmethod
-    async def open(
+    def open(
         cls,
         path: str | os.PathLike[str],
         *,
         cwd: str | os.PathLike[str] | None = None,
         **options: Unpack[AgentOptions],
+    ) -> Opening:
+        """Resume a session file; it runs in its header's ``cwd`` unless ``cwd`` is given.
+        Awaitable, or an async context manager, as :meth:`create`."""
+        if not isinstance(path, str | os.PathLike):
+            raise TypeError(f"AgentSession.open(): path must be a path, not {type(path).__name__}")
+        checked = checked_options("open", {"cwd": cwd, **options})
+        return Opening(cls._open(path, cwd, checked))
+
+    @classmethod
+    async def _open(
+        cls,
+        path: str | os.PathLike[str],
+        cwd: str | os.PathLike[str] | None,
+        options: AgentOptions,
     ) -> AgentSession:
-        """Resume a session file; it runs in its header's ``cwd`` unless ``cwd`` is given."""
         session = Session.open(path, ids=options.get("ids"), clock=options.get("clock"))
         work = os.fspath(cwd) if cwd is not None else (session.cwd or os.getcwd())
         sess = cls(*assemble(session, os.path.abspath(work), options))
@@ -199,14 +227,21 @@ class AgentSession:
         """Run on a :class:`Session` built elsewhere (a fork or clone of another session);
         its recorded loadout is restored as for :meth:`open`. ``start_reason`` defaults to
         ``fork``."""
+        checked = checked_options("adopt", {"cwd": cwd, **options})
         work = os.fspath(cwd) if cwd is not None else (session.cwd or os.getcwd())
-        sess = cls(*assemble(session, os.path.abspath(work), options))
+        sess = cls(*assemble(session, os.path.abspath(work), checked))
         await sess._started(
-            options.get("start_reason", "fork"),
-            options.get("previous_session_file"),
+            checked.get("start_reason", "fork"),
+            checked.get("previous_session_file"),
             restore=True,
         )
         return sess
+
+    async def __aenter__(self) -> AgentSession:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
     async def _started(
         self, reason: SessionReason, previous: str | None, *, restore: bool = False
@@ -478,8 +513,7 @@ class AgentSession:
         self._state.queue.follow_up_mode = mode
 
     def _queued_message(self, text: str, images: Sequence[ImageContent]) -> AgentMessage:
-        expanded, fitted = prepare_images(self._state, self.expand_skill_command(text), images)
-        return user_message(expanded, images=fitted, timestamp=self._state.now_ms())
+        return user_prompt(self._state, text, images).message
 
     def send_message(self, message: CustomMessageDraft, *, trigger_turn: bool = False) -> None:
         """An extension message: queued for the next turn of a busy run; while idle, with
@@ -555,8 +589,9 @@ class AgentSession:
     # -- resources, stats, closing ----------------------------------------------------------------
 
     async def reload(self) -> None:
-        """Re-read settings, context files, skills and SYSTEM/APPEND files; the changed
-        sections are patched at the next run (nothing is sent or stored now)."""
+        """Re-read settings, context files, skills and SYSTEM/APPEND files (a coroutine:
+        ``await sess.reload()``, since extensions' ``resources_discover`` handlers run); the
+        changed sections are patched at the next run (nothing is sent or stored now)."""
         if self.busy:
             raise PiContextError("Wait for the current response to finish before reloading.")
         before = self._loadout.default_tool_names()
@@ -650,6 +685,38 @@ class AgentSession:
     def close(self) -> None:
         """Close the session file (see :meth:`aclose` to also notify extensions)."""
         self.session.close()
+
+
+class Opening(Coroutine[Any, Any, AgentSession]):
+    """What :meth:`AgentSession.create` and :meth:`AgentSession.open` return: await it for the
+    session, or enter it with ``async with`` to have the session closed at the block's end.
+    It is a coroutine too (``asyncio.run``, ``create_task`` and ``gather`` take it)."""
+
+    __slots__ = ("_coroutine", "_session")
+
+    def __init__(self, coroutine: Coroutine[Any, Any, AgentSession]) -> None:
+        self._coroutine = coroutine
+        self._session: AgentSession | None = None
+
+    def __await__(self) -> Generator[Any, None, AgentSession]:
+        return self._coroutine.__await__()
+
+    def send(self, value: Any) -> Any:
+        return self._coroutine.send(value)
+
+    def throw(self, *args: Any) -> Any:
+        return self._coroutine.throw(*args)
+
+    def close(self) -> None:
+        self._coroutine.close()
+
+    async def __aenter__(self) -> AgentSession:
+        self._session = await self._coroutine
+        return self._session
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._session is not None:
+            await self._session.aclose()
 
 
 class _PendingPrompt:

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pi_context.compaction.accounting import TokenCache
-from pi_context.errors import PiContextError
+from pi_context.errors import PiContextError, ProviderError
 from pi_context.extensions import ExtensionRunner
 from pi_context.model import Model
 from pi_context.resources.loader import LoadedResources, ResourceLoader
@@ -86,6 +86,18 @@ class AgentState:
         if self.model is None:
             raise PiContextError("No model configured: pass model= or configure an API key")
         return self.model
+
+    def require_usable_model(self) -> Model:
+        """The model, or the error its adapter already knows it would fail with (no API key
+        for its provider): raised before a prompt is stored, so that, as in pi, a prompt that
+        cannot be sent leaves nothing behind (no session file is created for it)."""
+        model = self.require_model()
+        problem = getattr(model, "credential_error", None)
+        if isinstance(problem, str):
+            where = getattr(model, "where", None)
+            detail = f" ({where})" if isinstance(where, str) and where else ""
+            raise ProviderError(problem + detail, kind="authentication")
+        return model
 
     @property
     def settings_data(self) -> dict[str, Any]:

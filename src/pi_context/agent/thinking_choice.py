@@ -1,6 +1,6 @@
 """Which thinking level a session uses: at startup, on resume and when the model changes.
 
-pi's rules (spec agent-parity §3.2), as pure functions of the settings and the model; the
+pi's rules, as pure functions of the settings and the model; the
 levels themselves, support and clamping are :mod:`pi_context.model.thinking`'s.
 
 * **new session**: the requested level (``--thinking``) > settings

@@ -1,5 +1,4 @@
-"""Which tools a session may register and which start active: pi's ``--tools`` family
-(spec agent-parity §4.1).
+"""Which tools a session may register and which start active: pi's ``--tools`` family.
 
 * ``--tools a,b*`` (plain entries): exactly the registered tools an entry names or matches
   (``*`` = any characters, everything else literal, whole-name match) may exist and start

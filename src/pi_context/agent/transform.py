@@ -1,4 +1,4 @@
-"""The transform-context chain applied to every model request (spec hooks.md §2).
+"""The transform-context chain applied to every model request.
 
 In application order:
 
@@ -22,24 +22,19 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from pi_context.messages import AgentMessage, now_ms
-from pi_context.prompt import apply_forced_prompt as _forced_projection
-from pi_context.prompt import get_current_system_message
+from pi_context.prompt import apply_forced_prompt
 
 from .prefix_reuse import PrefixFlatMap
 
 __all__ = [
     "ContextPhase",
     "TransformChain",
-    "apply_forced_prompt",
-    "current_system_message",
+    "force_prompt",
     "hide_declarations",
 ]
 
 ContextPhase = Callable[[Sequence[AgentMessage]], Awaitable[list[AgentMessage]]]
 """Phases 1 and 2 of the chain: an extension runner's ``emit_context``."""
-
-current_system_message = get_current_system_message
-"""The replayed prompt and tool state of a transcript (pi's ``getCurrentSystemMessage``)."""
 
 
 def _hide_in(message: AgentMessage, hidden: Collection[str]) -> AgentMessage:
@@ -68,13 +63,15 @@ def hide_declarations(
     return [_hide_in(message, hidden) for message in messages]
 
 
-def apply_forced_prompt(
+def force_prompt(
     messages: Sequence[AgentMessage], forced: str | None, *, clock: Callable[[], int] = now_ms
 ) -> list[AgentMessage]:
-    """Replace every system message by one head with the forced prompt (``None``: unchanged)."""
+    """The chain's last step: every system message replaced by one head with the forced prompt
+    (:func:`pi_context.prompt.apply_forced_prompt`, stamped with ``clock``); ``None``: the
+    messages unchanged."""
     if forced is None:
         return list(messages)
-    return cast(list[AgentMessage], _forced_projection(messages, forced, now=clock()))
+    return cast(list[AgentMessage], apply_forced_prompt(messages, forced, now=clock()))
 
 
 def _is_system(_index: int, message: AgentMessage) -> tuple[AgentMessage, ...]:
@@ -130,7 +127,7 @@ class TransformChain:
         return [self._forced_head(self._systems(current), forced), *self._rest(current)]
 
     def _forced_head(self, systems: list[AgentMessage], forced: str) -> AgentMessage:
-        """:func:`apply_forced_prompt`'s head, the same object while its inputs are unchanged
+        """:func:`force_prompt`'s head, the same object while its inputs are unchanged
         (a head stamped with the clock, for lack of system messages, is always new)."""
         last = self._head
         if (
@@ -140,6 +137,6 @@ class TransformChain:
             and all(a is b for a, b in zip(last[1], systems, strict=True))
         ):
             return last[2]
-        head = apply_forced_prompt(systems, forced, clock=self.clock)[0]
+        head = force_prompt(systems, forced, clock=self.clock)[0]
         self._head = (forced, systems, head) if systems else None
         return head

@@ -47,11 +47,17 @@ Agent (bare `pictx [OPTIONS] [MESSAGES]...`, same as `pictx chat`):
   --thinking LEVEL            off, minimal, low, medium, high, xhigh, max
                               (clamped to the model).
   -nc, --no-context-files     Do not load AGENTS.md / CLAUDE.md.
+  -e, --extension PATH        Load an extension (repeatable; also with -ne).
+  -ne, --no-extensions        No discovered or installed extensions.
+  -a, --approve / -na, --no-approve
+                              Trust / do not trust this project for this run.
   --system-prompt TEXT|FILE   Replace the default prompt.
   --append-system-prompt TEXT|FILE
                               Add to the prompt (repeatable).
   -n, --name TEXT             Name the session.
-  --export SESSION.jsonl      Write SESSION as HTML and exit.
+  --export SESSION.jsonl [OUT]
+                              Write SESSION as HTML (OUT.jsonl: the branch as a
+                              session) and exit.
 
 \b
 A message that starts with a command's name is sent as a prompt after `--`

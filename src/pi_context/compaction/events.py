@@ -79,6 +79,8 @@ class CompactionResult:
 
 @dataclass(frozen=True, slots=True)
 class CompactionStart(Event):
+    """A compaction begins (``reason``: manual, threshold or overflow)."""
+
     reason: CompactionReason
     type: ClassVar[str] = "compaction_start"
 

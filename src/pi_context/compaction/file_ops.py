@@ -77,10 +77,6 @@ class FileOperations:
                     if isinstance(call, Mapping):
                         self._record(call.get("name"), call.get("arguments"))
 
-    def add_messages(self, messages: Iterable[Mapping[str, Any]]) -> None:
-        for message in messages:
-            self.add_message(message)
-
     def lists(self) -> tuple[list[str], list[str]]:
         """``(read_files, modified_files)`` as pi's ``computeFileLists``."""
         return compute_file_lists(self)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pi_context.errors import SessionError
 from pi_context.export.document import (
     SessionDocument,
 )
@@ -35,8 +36,9 @@ def export_file(
     """Export ``doc`` by the target's extension: ``.jsonl`` → branch session, else HTML.
 
     Without ``out`` an HTML page named ``pi-session-<basename>.html`` goes into ``cwd``. A
-    target that is the session itself or any other session file is refused
-    (:class:`~pi_context.errors.SessionError`).
+    target that is the session itself or any other session file, a directory, or a file in a
+    directory that does not exist is refused (:class:`~pi_context.errors.SessionError`):
+    nothing is written and no directory is created.
     """
     base = cwd or Path.cwd()
     if out is None:
@@ -47,6 +49,21 @@ def export_file(
     if not target.is_absolute():
         target = base / target
     refuse_session_target(target, doc.path)
+    _refuse_unwritable_target(target, doc.path)
     if target.suffix == ".jsonl":
         return export_jsonl(doc, target)
     return export_html(doc, target)
+
+
+def _refuse_unwritable_target(target: Path, source: Path | None) -> None:
+    """A directory, or a file whose directory is missing, is not a place to export to."""
+    if target.is_dir():
+        example = target / default_html_name(source)
+        raise SessionError(
+            f"is a directory; name the file to write (for example {example})", path=target
+        )
+    if not target.parent.is_dir():
+        raise SessionError(
+            f"cannot write the export: the directory {target.parent} does not exist",
+            path=target,
+        )

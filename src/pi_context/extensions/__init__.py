@@ -5,9 +5,8 @@ paths) and dispatch with the returned :class:`ExtensionRunner`. Handlers are reg
 ``pi.on(name, fn)`` (pi's style) or as typed methods of an :class:`ExtensionHooks` subclass
 (``pi.add_hooks(...)``). Hook payloads and result types live in
 :mod:`pi_context.extensions.events`; notifications are the agent's own events
-(:mod:`pi_context.events`). ``current_system_message`` is
-:func:`pi_context.prompt.get_current_system_message` (the replayed system head a ``context``
-handler's result is given), re-exported for handlers that work with whole transcripts.
+(:mod:`pi_context.events`). A ``context`` handler that works with whole transcripts finds the
+replayed system head of one with :func:`pi_context.prompt.get_current_system_message`.
 """
 
 from pi_context.extensions.api import Extension, ExtensionAPI, Handler, RegisteredCommand

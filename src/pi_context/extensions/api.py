@@ -25,6 +25,7 @@ from pi_context.extensions.context import ExtensionActions, ExtensionContext
 from pi_context.extensions.events import EVENT_TYPES, CustomMessageDraft
 from pi_context.extensions.hooks import ExtensionHooks, hook_handlers
 from pi_context.tools.base import Tool
+from pi_context.tools.registry import BUILTIN_TOOL_NAMES
 
 __all__ = [
     "CommandHandler",
@@ -100,10 +101,18 @@ class ExtensionAPI:
             self._extension.handlers.setdefault(event, []).append(handler)
 
     def register_tool(self, tool: Tool) -> None:
-        """Offer a tool to the model; a tool with a built-in's name replaces the built-in."""
+        """Offer a tool to the model. A tool with a built-in's name (``read``, ``bash``,
+        ``edit``, ``write``) replaces the built-in when it says so (``replaces_builtin``, e.g.
+        ``FunctionTool(..., replaces_builtin=True)``); otherwise it is refused."""
         if not isinstance(tool, Tool):
             raise ExtensionError(
                 "register_tool needs a pi_context.tools.Tool", extension=self.extension_name
+            )
+        if tool.name in BUILTIN_TOOL_NAMES and not tool.replaces_builtin:
+            raise ExtensionError(
+                f"register_tool: {tool.name!r} is a built-in tool's name; set "
+                "replaces_builtin=True on the tool to replace the built-in",
+                extension=self.extension_name,
             )
         self._extension.tools.append(tool)
 

@@ -64,7 +64,6 @@ __all__ = [
     "ModelSelectEvent",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
-    "SessionBeforeCompactEvent",
     "SessionBeforeCompactResult",
     "SessionBeforeForkEvent",
     "SessionBeforeForkResult",
@@ -72,8 +71,6 @@ __all__ = [
     "SessionBeforeSwitchResult",
     "SessionBeforeTreeEvent",
     "SessionBeforeTreeResult",
-    "SessionCompactEvent",
-    "SessionCompactFailedEvent",
     "SessionReason",
     "SessionShutdownEvent",
     "SessionStartEvent",
@@ -88,12 +85,6 @@ __all__ = [
     "TurnEndEvent",
 ]
 
-SessionBeforeCompactEvent = BeforeCompact
-"""pi's name for :class:`~pi_context.compaction.events.BeforeCompact` (the same class)."""
-SessionCompactEvent = SessionCompact
-"""pi's name for :class:`~pi_context.compaction.events.SessionCompact` (the same class)."""
-SessionCompactFailedEvent = CompactionFailed
-"""pi's name for :class:`~pi_context.compaction.events.CompactionFailed` (the same class)."""
 Outcome = Literal["completed", "aborted", "error"]
 
 
@@ -480,9 +471,9 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     BeforeAgentStartEvent,
     ContextEvent,
     ContextWithSystemEvent,
-    SessionBeforeCompactEvent,
-    SessionCompactEvent,
-    SessionCompactFailedEvent,
+    BeforeCompact,
+    SessionCompact,
+    CompactionFailed,
     SessionBeforeTreeEvent,
     SessionTreeEvent,
     TurnEndEvent,

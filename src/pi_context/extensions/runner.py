@@ -27,6 +27,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from pi_context.compaction.events import BeforeCompact
 from pi_context.events import ExtensionFailure
 from pi_context.extensions.api import Extension, Handler, RegisteredCommand
 from pi_context.extensions.context import ExtensionActions, ExtensionContext
@@ -48,7 +49,6 @@ from pi_context.extensions.events import (
     MessageEndResult,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
-    SessionBeforeCompactEvent,
     SessionBeforeCompactResult,
     SessionBeforeForkEvent,
     SessionBeforeForkResult,
@@ -349,7 +349,7 @@ class ExtensionRunner:
         return kept
 
     async def emit_session_before_compact(
-        self, event: SessionBeforeCompactEvent
+        self, event: BeforeCompact
     ) -> SessionBeforeCompactResult | None:
         """``cancel`` aborts the compaction; ``compaction`` replaces pi's summarizer."""
         return await self._before(event, SessionBeforeCompactResult)

@@ -17,11 +17,13 @@ from pi_context.model.protocol import (
     RequestOptions,
     StreamDone,
     StreamEvent,
+    SystemDelivery,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
     ToolCallStart,
     complete,
+    system_delivery_of,
 )
 from pi_context.model.thinking import (
     DEFAULT_THINKING_LEVEL,
@@ -41,6 +43,7 @@ __all__ = [
     "RequestOptions",
     "StreamDone",
     "StreamEvent",
+    "SystemDelivery",
     "TextDelta",
     "ThinkingDelta",
     "ToolCallDelta",
@@ -48,4 +51,5 @@ __all__ = [
     "clamp_thinking_level",
     "complete",
     "supported_thinking_levels",
+    "system_delivery_of",
 ]

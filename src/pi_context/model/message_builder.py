@@ -131,11 +131,14 @@ class MessageBuilder:
         for key in [k for k in self._open if k[0] == kind]:
             del self._open[key]
 
-    def content(self) -> list[AssistantContent]:
+    def content(self, *, calls: bool = True) -> list[AssistantContent]:
+        """The blocks so far; ``calls=False`` leaves out the tool calls (an unfinished
+        stream's may be incomplete)."""
         out: list[AssistantContent] = []
         for block in self.blocks:
             if isinstance(block, _PendingCall):
-                out.append(_finish_call(block))
+                if calls:
+                    out.append(_finish_call(block))
             else:
                 out.append(block)
         return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Literal, Protocol, TypeAlias, cast, runtime_checkable
 
 from pi_context.errors import ProviderError
 from pi_context.messages import AssistantMessage, Message, ThinkingLevel, ToolDeclaration
@@ -27,11 +27,13 @@ __all__ = [
     "RequestOptions",
     "StreamDone",
     "StreamEvent",
+    "SystemDelivery",
     "TextDelta",
     "ThinkingDelta",
     "ToolCallDelta",
     "ToolCallStart",
     "complete",
+    "system_delivery_of",
 ]
 
 CacheMode = Literal["default", "none"]
@@ -64,7 +66,7 @@ class ModelInfo:
     system_messages_mid_conversation: bool = False
     """True when the provider accepts system messages after the first one; prompt patches
     are then delivered in place as system messages. The bundled adapters deliver patches in
-    place either way (as user-side text otherwise); ``providers.delivery.system_delivery_of``
+    place either way (as user-side text otherwise); :func:`system_delivery_of`
     says what a model really does."""
     thinking_level_map: Mapping[str, str | None] = field(default_factory=dict)
     """pi's ``thinkingLevelMap``: a level mapped to ``None`` is unsupported, a string is the
@@ -162,3 +164,20 @@ async def complete(model: Model, request: ModelRequest) -> StreamDone:
     if done is None:
         raise ProviderError(f"{model.info.provider}/{model.info.id}: stream ended without a result")
     return done
+
+
+SystemDelivery = Literal["in_place", "user_turn", "collapse"]
+"""How a model delivers the system prompt's later patches: ``in_place`` as system messages
+where they occur, ``user_turn`` as user-side text where they occur, ``collapse`` folded into
+one leading prompt (the wire format of each is :mod:`pi_context.providers.delivery`'s)."""
+
+
+def system_delivery_of(model: Model) -> SystemDelivery:
+    """How ``model`` delivers system patches: its ``system_delivery`` attribute when it has one
+    (the bundled adapters do), else ``in_place`` when it accepts mid-conversation system
+    messages and pi's ``collapse`` otherwise. Cache accounting fingerprints what is really sent
+    with it, without knowing the adapter."""
+    declared = getattr(model, "system_delivery", None)
+    if declared in ("in_place", "user_turn", "collapse"):
+        return cast(SystemDelivery, declared)
+    return "in_place" if model.info.system_messages_mid_conversation else "collapse"

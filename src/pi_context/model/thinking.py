@@ -44,9 +44,10 @@ def parse_thinking_level(text: str) -> ThinkingLevel | None:
     return text if text in THINKING_LEVELS else None
 
 
-def supported_thinking_levels(info: ModelInfo) -> tuple[ThinkingLevel, ...]:
-    """The levels ``info`` accepts, in level order (``("off",)`` for non-reasoning models)."""
-    if not info.reasoning:
+def supported_thinking_levels(info: ModelInfo | None) -> tuple[ThinkingLevel, ...]:
+    """The levels ``info`` accepts, in level order (``("off",)`` for non-reasoning models and
+    without a model)."""
+    if info is None or not info.reasoning:
         return ("off",)
     mapping = info.thinking_level_map
     supported: list[ThinkingLevel] = []
@@ -59,8 +60,10 @@ def supported_thinking_levels(info: ModelInfo) -> tuple[ThinkingLevel, ...]:
     return tuple(supported)
 
 
-def clamp_thinking_level(info: ModelInfo, level: str) -> ThinkingLevel:
-    """The level ``info`` will use for a requested ``level`` (pi's ``clampThinkingLevel``)."""
+def clamp_thinking_level(info: ModelInfo | None, level: str) -> ThinkingLevel:
+    """The level ``info`` will use for a requested ``level`` (pi's ``clampThinkingLevel``):
+    itself when supported, the first supported one when unknown, else the nearest supported
+    above, then below (``off`` without a model)."""
     supported = supported_thinking_levels(info)
     if level in supported:
         return level
@@ -82,13 +85,13 @@ def provider_thinking_value(info: ModelInfo, level: ThinkingLevel) -> str | None
     return value if isinstance(value, str) else None
 
 
-def cycle_thinking_level(info: ModelInfo, current: str) -> ThinkingLevel | None:
+def cycle_thinking_level(info: ModelInfo | None, current: str) -> ThinkingLevel | None:
     """The level after ``current`` in the model's supported list, wrapping (pi's cycle key).
 
-    ``None`` for a model without reasoning (pi leaves the level alone and says the model does
+    ``None`` for a model without reasoning or no model (pi leaves the level alone and says the model does
     not support thinking); a current level not in the list moves to the first supported one.
     """
-    if not info.reasoning:
+    if info is None or not info.reasoning:
         return None
     supported = supported_thinking_levels(info)
     if current not in supported:

@@ -12,9 +12,8 @@ from collections.abc import Mapping
 import httpx2
 import openai
 
-from pi_context.model import ModelInfo
+from pi_context.model import ModelInfo, SystemDelivery
 from pi_context.providers._sdk import SDKModel
-from pi_context.providers.delivery import SystemDelivery
 
 __all__ = ["OpenAIClientModel"]
 

@@ -22,10 +22,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pi_context.errors import ProviderError
 from pi_context.messages import StopReason
-from pi_context.model import ModelInfo, ModelRequest, StreamDone, StreamEvent
+from pi_context.model import ModelInfo, ModelRequest, StreamDone, StreamEvent, SystemDelivery
 from pi_context.model.classify import make_error
 from pi_context.model.message_builder import MessageBuilder
-from pi_context.providers.delivery import Delivery, SystemDelivery, plan_delivery
+from pi_context.providers.delivery import Delivery, plan_delivery
 
 __all__ = ["SDKModel", "error_body", "public_url"]
 

@@ -45,6 +45,7 @@ from pi_context.model import (
     ModelInfo,
     ModelRequest,
     StreamEvent,
+    SystemDelivery,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
@@ -56,7 +57,6 @@ from pi_context.model.usage import make_usage
 from pi_context.providers._sdk import SDKModel, error_body
 from pi_context.providers.delivery import (
     Delivery,
-    SystemDelivery,
     SystemUpdate,
     sanitize_tool_id,
     user_blocks,

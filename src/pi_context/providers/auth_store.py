@@ -5,8 +5,8 @@
     {"openai": {"type": "api_key", "key": "sk-..."},
      "anthropic": {"type": "oauth", "access": "...", "refresh": "...", "expires": 1767225600000}}
 
-Precedence (cli-config-tools §2): ``--api-key`` > this file > models.json ``apiKey`` > the
-provider's environment variables; :class:`~pi_context.providers.models.ModelRegistry` asks
+Precedence: ``--api-key`` > this file > models.json ``apiKey`` > the
+provider's environment variables; :class:`~pi_context.providers.registry.ModelRegistry` asks
 :meth:`AuthStore.credential`. An ``api_key`` record's ``key`` is used as written. An ``oauth``
 record's ``access`` token is used while ``expires`` (milliseconds since the epoch) lies in the
 future; pictx runs no OAuth flow and cannot refresh a token, so an expired one is pi's
@@ -38,7 +38,7 @@ AUTH_FILE_NAME = "auth.json"
 
 
 def expired_oauth_error(provider: str) -> str:
-    """pi's error for an OAuth credential that cannot be used (spec §1.4.1 item 7)."""
+    """pi's error for an OAuth credential that cannot be used."""
     return (
         f'Authentication failed for "{provider}". Credentials may have expired or network is '
         f"unavailable. Run '/login {provider}' to re-authenticate."

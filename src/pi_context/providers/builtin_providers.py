@@ -1,6 +1,6 @@
 """pi's built-in providers (pi-ai 1.6.0): id, API kinds, key variables, default base URLs.
 
-The table is pi's, row for row (spec agent-parity §6.2). pictx speaks four of pi's chat APIs
+The table is pi's, row for row. pictx speaks four of pi's chat APIs
 (:data:`SUPPORTED_APIS`); a provider that speaks one of them is *known*: ``--model
 provider/some-id`` resolves on it (as a custom id when the catalog has no such model), its key
 comes from its environment variables, and ``pictx models`` lists it. Providers that speak only

@@ -18,8 +18,9 @@ deltas). How they reach the wire is the :data:`SystemDelivery` mode:
     rewrites the head of the request, a cache miss once per prompt change.
 
 :func:`plan_delivery` produces the wire-neutral :class:`Delivery`; the adapters map it to their
-JSON. Replaying the system messages is the prompt layer's job (:mod:`pi_context.prompt.replay`,
-system-prompt spec §4-§5, §10); this module only decides where the replayed text goes.
+JSON. Replaying the system messages is the prompt layer's job (:mod:`pi_context.prompt.replay`:
+the sections, the patches and pi's update text); this module only decides where the replayed
+text goes.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias, cast
+from typing import TypeAlias, cast
 
 from pi_context import _json
 from pi_context.messages import (
@@ -42,7 +43,7 @@ from pi_context.messages import (
     UserContent,
     text_of,
 )
-from pi_context.model import Model
+from pi_context.model import SystemDelivery
 from pi_context.prompt.replay import (
     get_current_system_message,
     get_current_tools,
@@ -54,18 +55,14 @@ __all__ = [
     "TOOL_IMAGE_OMITTED",
     "Delivery",
     "DeliveryItem",
-    "SystemDelivery",
     "SystemUpdate",
     "normalize_transcript",
     "omit_images",
     "plan_delivery",
     "sanitize_tool_id",
-    "system_delivery_of",
     "tool_arguments_json",
     "user_blocks",
 ]
-
-SystemDelivery = Literal["in_place", "user_turn", "collapse"]
 
 NO_RESULT_TEXT = "No result provided"
 
@@ -271,15 +268,3 @@ def user_blocks(content: str | Sequence[UserContent]) -> list[UserContent]:
 def tool_arguments_json(call: ToolCall) -> str:
     """Tool-call arguments as pi writes them (``JSON.stringify``), stable across requests."""
     return _json.js_stringify(call.get("arguments") or {})
-
-
-def system_delivery_of(model: Model) -> SystemDelivery:
-    """How ``model`` delivers system patches (adapters say so in ``system_delivery``).
-
-    Models that do not say: ``in_place`` when they accept mid-conversation system messages,
-    else pi's ``collapse``. Cache accounting uses this to fingerprint what is really sent.
-    """
-    declared = getattr(model, "system_delivery", None)
-    if declared in ("in_place", "user_turn", "collapse"):
-        return cast(SystemDelivery, declared)
-    return "in_place" if model.info.system_messages_mid_conversation else "collapse"

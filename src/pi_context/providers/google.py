@@ -1,6 +1,6 @@
 """Gemini through the official ``google-genai`` SDK (pi's ``google-generative-ai``).
 
-Request (spec §6.6): ``contents`` (``user``/``model`` turns), ``systemInstruction`` with the
+Request: ``contents`` (``user``/``model`` turns), ``systemInstruction`` with the
 leading prompt, ``tools`` as ``functionDeclarations`` with JSON-Schema parameters, an optional
 ``toolConfig``, and ``generationConfig`` with ``maxOutputTokens``, ``temperature`` and the
 ``thinkingConfig`` of the thinking level
@@ -42,6 +42,7 @@ from pi_context.model import (
     ModelInfo,
     ModelRequest,
     StreamEvent,
+    SystemDelivery,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
@@ -53,7 +54,6 @@ from pi_context.model.usage import make_usage
 from pi_context.providers._sdk import SDKModel
 from pi_context.providers.delivery import (
     Delivery,
-    SystemDelivery,
     SystemUpdate,
     tool_arguments_json,
     user_blocks,

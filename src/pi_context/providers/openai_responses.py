@@ -1,6 +1,6 @@
 """OpenAI's Responses API through the official ``openai`` SDK (pi's ``openai-responses``).
 
-Request (spec §6.5): ``input`` items in transcript order, ``store: false`` (the conversation
+Request: ``input`` items in transcript order, ``store: false`` (the conversation
 travels whole every time, so reasoning is carried as the encrypted reasoning items the API
 returned), ``prompt_cache_key`` = the session id, ``max_output_tokens``, ``reasoning`` and
 ``include: ["reasoning.encrypted_content"]`` from the thinking level
@@ -43,6 +43,7 @@ from pi_context.model import (
     ModelInfo,
     ModelRequest,
     StreamEvent,
+    SystemDelivery,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
@@ -55,7 +56,6 @@ from pi_context.providers._openai_client import OpenAIClientModel
 from pi_context.providers._sdk import error_body
 from pi_context.providers.delivery import (
     Delivery,
-    SystemDelivery,
     SystemUpdate,
     tool_arguments_json,
     user_blocks,

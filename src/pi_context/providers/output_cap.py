@@ -1,7 +1,7 @@
 """The output cap of a request: the requested limit (else the model's), clamped to the window.
 
 pi-ai clamps every request's output limit to what is left of the context window once the input
-is in (spec agent-parity §6.3): ``margin = max(4096, ceil(input × 0.15))``, ``room = window −
+is in: ``margin = max(4096, ceil(input × 0.15))``, ``room = window −
 input − margin``, and when ``room < 32768`` then ``room = min(32768, window − input − 4096)``;
 the limit is ``min(requested or model max, max(1, room))``. Without it a long conversation on a
 model whose ``max_tokens`` is large (64k on Claude, 128k on GPT-5) asks for more output than the

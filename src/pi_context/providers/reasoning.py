@@ -1,4 +1,4 @@
-"""Thinking levels onto each API's request fields (pi-ai's per-API mapping, spec §3.3).
+"""Thinking levels onto each API's request fields (pi-ai's per-API mapping).
 
 Each function is pure: given the model, the requested level and the output cap, it returns the
 request keys to set (already in the API's wire spelling) and nothing else, so the adapters stay
@@ -187,7 +187,7 @@ def _off_value(info: ModelInfo) -> str | None:
 
 
 def completions_reasoning(info: ModelInfo, level: ThinkingLevel) -> dict[str, Any]:
-    """Chat Completions keys for ``level``, by the model's thinking format (spec §3.3)."""
+    """Chat Completions keys for ``level``, by the model's thinking format."""
     if not info.reasoning:
         return {}
     fmt = completions_thinking_format(info)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pi_context._keywords import keyword_checked
 from pi_context.resources.context_files import load_context_files, read_text_file
 from pi_context.resources.paths import agent_dir as default_agent_dir
 from pi_context.resources.paths import ancestors, expand_home, find_git_root, home_dir
@@ -77,6 +78,7 @@ def resolve_prompt_input(
     return source, None
 
 
+@keyword_checked
 class ResourceLoader:
     """Loads context files, SYSTEM/APPEND_SYSTEM, skills and settings for one directory.
 

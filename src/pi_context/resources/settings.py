@@ -10,7 +10,8 @@ compaction or trust behaviour.
 This module is the one owner of the settings model: :class:`CompactionSettings`,
 :class:`RetrySettings` and :class:`BranchSummarySettings` are resolved here and nowhere else
 (:func:`compaction_settings_for`, :func:`retry_settings_for`, :func:`branch_summary_settings_for`,
-:func:`bash_settings_for`).
+:func:`bash_settings_for`, :func:`session_fsync_for`): those functions are the one way to read a
+section, from a :class:`Settings` or from its plain merged data alike.
 The JSON keys are pi's wire names (``reserveTokens``, ``retry.maxAgentDelayMs``, ...); each
 Python field has one snake_case spelling. A bad value is an error, as in pi: a
 :class:`~pi_context.errors.SettingsError` naming the key, with pi's message, and the file it
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from pi_context._json import js_stringify, loads
+from pi_context._keywords import keyword_checked
 from pi_context.errors import SettingsError
 from pi_context.resources.paths import agent_dir as default_agent_dir
 from pi_context.resources.paths import project_config_dir
@@ -164,6 +166,7 @@ SummarizerMode = Literal["auto", "model", "offline"]
 failure; ``model``: pi's behaviour (a failure is a failure); ``offline``: never call a model."""
 
 
+@keyword_checked
 @dataclass(frozen=True, slots=True)
 class CompactionSettings:
     """Effective compaction settings for one model.
@@ -257,6 +260,7 @@ class CompactionSettings:
         return replace(self, reserve_tokens=reserve, keep_recent_tokens=keep)
 
 
+@keyword_checked
 @dataclass(frozen=True, slots=True)
 class RetrySettings:
     """pi's ``retry`` settings: ``enabled``, ``maxRetries``, ``baseDelayMs`` and
@@ -272,6 +276,7 @@ class RetrySettings:
     max_delay_ms: int = 60000
 
 
+@keyword_checked
 @dataclass(frozen=True, slots=True)
 class BranchSummarySettings:
     """pi's ``branchSummary`` settings (the token reserve of a branch-summary request)."""
@@ -279,6 +284,7 @@ class BranchSummarySettings:
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS
 
 
+@keyword_checked
 @dataclass(frozen=True, slots=True)
 class BashSettings:
     """This project's ``bash`` settings (pi has no such section).
@@ -290,6 +296,7 @@ class BashSettings:
     default_timeout_seconds: float | None = DEFAULT_BASH_TIMEOUT_SECONDS
 
 
+@keyword_checked
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Global and project settings and their merged view (``data``)."""
@@ -305,42 +312,11 @@ class Settings:
         value = self.data.get(key)
         return default if value is None else value
 
-    def compaction(
-        self, provider: str | None = None, model_id: str | None = None
-    ) -> CompactionSettings:
-        """:func:`compaction_settings_for` these settings and model."""
-        return compaction_settings_for(self, provider, model_id)
-
-    @property
-    def retry(self) -> RetrySettings:
-        """:func:`retry_settings_for` these settings."""
-        return retry_settings_for(self)
-
-    @property
-    def branch_summary(self) -> BranchSummarySettings:
-        """:func:`branch_summary_settings_for` these settings."""
-        return branch_summary_settings_for(self)
-
-    @property
-    def bash(self) -> BashSettings:
-        """:func:`bash_settings_for` these settings."""
-        return bash_settings_for(self)
-
     @property
     def default_project_trust(self) -> ProjectTrustDefault:
         """``defaultProjectTrust`` from the **global** file only (other values mean ``ask``)."""
         value = self.global_data.get("defaultProjectTrust")
         return value if value in ("always", "never") else "ask"
-
-    @property
-    def enable_skill_commands(self) -> bool:
-        return self.data.get("enableSkillCommands") is not False
-
-    @property
-    def session_fsync(self) -> bool:
-        """``sessionFsync`` (default ``true``): flush the session file to the disk at the end of
-        each turn and at each compaction (``Session.fsync``); ``false`` leaves it to the OS."""
-        return session_fsync_for(self)
 
 
 def load_settings(

@@ -85,9 +85,6 @@ class TrustStore:
         self._data = dict(data)
         return self._data
 
-    def decisions(self) -> dict[str, bool | None]:
-        return dict(self._load())
-
     def lookup(self, cwd: str | os.PathLike[str]) -> tuple[str, bool] | None:
         """``(directory, decision)`` of the nearest saved decision for ``cwd`` or an ancestor."""
         data = self._load()

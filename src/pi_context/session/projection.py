@@ -1,7 +1,7 @@
 """Projection: the messages the model sees for one leaf of the session tree.
 
-Raw entries stay in the file; each request is rebuilt from them (lecture §9.5). The rules are
-pi 1.6.0's (session-format.md §9):
+Raw entries stay in the file; each request is rebuilt from them. The rules are
+pi 1.6.0's:
 
 * **Context entries** (``buildContextEntries``): the root→leaf path; if it holds a compaction,
   the newest one comes first, then the path entries from its ``firstKeptEntryId`` up to it
@@ -457,10 +457,6 @@ class Projection:
     thinking_level: str = "off"
     model: ModelRef | None = None
     leaf_id: str | None = None
-
-    def message_sources(self) -> list[tuple[Entry, AgentMessage]]:
-        """``(source entry, message)`` for every message, in order."""
-        return [(p.entry, m) for p in self.entries for m in p.messages]
 
     def handed_out_view(self) -> Projection:
         """This projection with its entries and messages copied on first access (the view

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import inspect
 import json
 import os
 import re
 import unicodedata
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -34,6 +35,7 @@ from pi_context.prompt.replay import to_tool_declaration
 __all__ = [
     "ABORTED_TEXT",
     "CONSTRAINED_SAMPLING",
+    "TOOL_NAME",
     "AbortSignal",
     "ContextTool",
     "FunctionTool",
@@ -43,10 +45,13 @@ __all__ = [
     "ToolFunction",
     "ToolOutcome",
     "UpdateCallback",
+    "check_parameters",
+    "check_tool_name",
     "error_outcome",
     "os_error_message",
     "read_path_variants",
     "resolve_path",
+    "result_outcome",
     "run_tool",
     "text_outcome",
     "utf8_bytes",
@@ -105,7 +110,8 @@ class Tool(ABC):
     (or derive from :class:`ContextTool` and implement ``run``), which may raise
     :class:`~pi_context.errors.ToolError` for a call it cannot carry out.
     ``prompt_snippet`` (one line for the ``<tools>`` section) and ``prompt_guidelines``
-    (bullets for ``<rules>``) feed the system prompt.
+    (bullets for ``<rules>``) feed the system prompt. A tool named like a built-in replaces
+    it only when ``replaces_builtin`` is true.
     """
 
     name: str
@@ -114,6 +120,8 @@ class Tool(ABC):
     prompt_snippet: str | None = None
     prompt_guidelines: tuple[str, ...] = ()
     constrained_sampling: dict[str, Any] | None = None
+    replaces_builtin: bool = False
+    """Whether this tool may take the place of the built-in tool of the same name."""
 
     def declaration(self) -> ToolDeclaration:
         """The declaration sent to the model: ``{name, description, parameters[, constrainedSampling]}``."""
@@ -181,24 +189,92 @@ class ContextTool(Tool):
         """Run the call with validated arguments."""
 
 
-ToolFunction = Callable[[dict[str, Any], Path], Awaitable["ToolOutcome | str"]]
-"""``async (arguments, cwd) -> ToolOutcome | str`` for :class:`FunctionTool`."""
+ToolFunction = Callable[[dict[str, Any], Path], Any]
+"""``(arguments, cwd) -> result`` for :class:`FunctionTool`: async or not, any result."""
+
+TOOL_NAME: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""A name every provider accepts for a tool (letters, digits, ``_``, ``-``; at most 64)."""
+
+
+def check_tool_name(name: object) -> str:
+    """``name`` when it is a valid tool name, else :class:`ValueError` saying the rule."""
+    if not isinstance(name, str):
+        raise TypeError(f"a tool name must be a text, not {type(name).__name__}")
+    if not TOOL_NAME.match(name):
+        raise ValueError(
+            f"tool name {name!r} is invalid: use 1 to 64 letters, digits, '_' or '-' "
+            "(what every provider accepts)"
+        )
+    return name
+
+
+def check_parameters(name: str, parameters: object) -> dict[str, Any]:
+    """``parameters`` when it is a JSON-schema object a model can fill, else an error naming
+    the tool and the problem."""
+    where = f"tool {name!r}: parameters"
+    if not isinstance(parameters, dict):
+        raise TypeError(f"{where} must be a JSON-schema dict, not {type(parameters).__name__}")
+    if parameters.get("type") != "object":
+        raise ValueError(f'{where} must be a JSON schema with "type": "object"')
+    properties = parameters.get("properties", {})
+    if not isinstance(properties, Mapping) or not all(
+        isinstance(key, str) and isinstance(value, Mapping) for key, value in properties.items()
+    ):
+        raise ValueError(f'{where}: "properties" must map names to schemas')
+    required = parameters.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(key, str) for key in required):
+        raise ValueError(f'{where}: "required" must be a list of property names')
+    missing = [key for key in required if key not in properties]
+    if missing:
+        raise ValueError(f'{where}: "required" names {missing[0]!r}, which is not in "properties"')
+    try:
+        json.dumps(parameters, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where} must be plain JSON data: {exc}") from None
+    return parameters
+
+
+def result_outcome(name: str, result: object) -> ToolOutcome:
+    """Any value a tool function returned, as the result the model sees: a
+    :class:`ToolOutcome` as it is, a text as one text block, JSON-able data as its JSON, and
+    anything else as an error result naming the tool and the type."""
+    if isinstance(result, ToolOutcome):
+        return result
+    if isinstance(result, str):
+        return text_outcome(result)
+    try:
+        text = json.dumps(result, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return error_outcome(
+            f'Tool "{name}" returned a {type(result).__name__}, which is neither text, '
+            "JSON data nor a ToolOutcome"
+        )
+    return text_outcome(text)
 
 
 class FunctionTool(ContextTool):
-    """A tool made from an async function (the easy way for extensions to add one).
+    """A tool made from a function (the easy way for extensions and library users to add one).
 
     ::
 
         async def shout(args, cwd):
             return args["text"].upper()
 
-        pi.register_tool(FunctionTool("shout", "Upper-case a text.", {
+        FunctionTool("shout", "Upper-case a text.", {
             "type": "object", "required": ["text"],
             "properties": {"text": {"type": "string", "description": "Text to shout"}},
-        }, shout))
+        }, shout)
 
-    A plain string result becomes one text block; raise :class:`ToolError` for a bad call.
+    The function gets the validated arguments and the working directory. It may be async, or
+    a plain function, which runs in a worker thread so that it never blocks the event loop.
+    Its result may be a text (one text block), a :class:`ToolOutcome`, or other JSON data
+    (``dict``, ``list``, numbers, ``None``: sent as JSON text); anything else becomes an error
+    result naming the tool and the type. Raise :class:`ToolError` for a bad call.
+
+    The name (1 to 64 letters, digits, ``_``, ``-``), the schema (a JSON-schema object whose
+    ``required`` names are properties) and the function are checked here. A tool named like a
+    built-in (``read``, ``bash``, ``edit``, ``write``) replaces it only with
+    ``replaces_builtin=True``.
     """
 
     def __init__(
@@ -210,17 +286,35 @@ class FunctionTool(ContextTool):
         *,
         prompt_snippet: str | None = None,
         prompt_guidelines: Sequence[str] = (),
+        replaces_builtin: bool = False,
     ) -> None:
-        self.name = name
+        self.name = check_tool_name(name)
+        if not isinstance(description, str):
+            raise TypeError(f"tool {name!r}: description must be a text")
         self.description = description
-        self.parameters = parameters
+        self.parameters = check_parameters(name, parameters)
+        if not callable(function):
+            raise TypeError(
+                f"tool {name!r}: function must be callable, not {type(function).__name__}"
+            )
         self.function = function
+        # an object whose __call__ is async counts as an async function
+        call = type(function).__call__ if not inspect.isroutine(function) else function
+        self._is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(call)
+        if isinstance(prompt_guidelines, str):
+            raise TypeError(f"tool {name!r}: prompt_guidelines must be a sequence of texts")
         self.prompt_snippet = prompt_snippet
         self.prompt_guidelines = tuple(prompt_guidelines)
+        self.replaces_builtin = bool(replaces_builtin)
 
     async def run(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
-        result = await self.function(arguments, ctx.cwd)
-        return text_outcome(result) if isinstance(result, str) else result
+        if self._is_async:
+            result = await self.function(arguments, ctx.cwd)
+        else:
+            result = await asyncio.to_thread(self.function, arguments, ctx.cwd)
+            if inspect.isawaitable(result):  # a plain function that hands back a coroutine
+                result = await result
+        return result_outcome(self.name, result)
 
 
 # --- argument validation -------------------------------------------------------------------
@@ -335,7 +429,11 @@ async def run_tool(
     try:
         args = tool.prepare_arguments(dict(arguments)) if isinstance(arguments, dict) else arguments
         valid = validate_arguments(tool, args)
-        return await tool.execute(call_id, valid, cwd=cwd, signal=signal, on_update=on_update)
+        outcome: object = await tool.execute(
+            call_id, valid, cwd=cwd, signal=signal, on_update=on_update
+        )
+        # a third-party tool may return something else despite its annotation
+        return result_outcome(tool.name, outcome)
     except ToolError as exc:
         return error_outcome(str(exc))
     except OSError as exc:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pi_context._json import js_number
+from pi_context._keywords import keyword_checked
 from pi_context.errors import ToolError
 from pi_context.messages import text_block
 from pi_context.tools.base import (
@@ -96,6 +97,7 @@ def format_seconds(value: float) -> str:
     return js_number(value)
 
 
+@keyword_checked
 class BashTool(ContextTool):
     """Run a command with the configured shell; output is merged, tail-truncated, saved."""
 

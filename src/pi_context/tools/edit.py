@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from pi_context._keywords import keyword_checked
 from pi_context.errors import ToolError
 from pi_context.tools.base import (
     ABORTED_TEXT,
@@ -336,6 +337,7 @@ def _encode(text: str) -> bytes:
         return utf8_bytes(text)
 
 
+@keyword_checked
 class EditTool(ContextTool):
     """Replace exact, unique snippets of one file; several disjoint edits per call."""
 

@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
+from pi_context._keywords import keyword_checked
 from pi_context.errors import ToolError
 from pi_context.images import SNIFF_BYTES, sniff_image_mime
 from pi_context.messages import ImageContent, UserContent, text_block
@@ -54,6 +55,7 @@ _MAX_IMAGE_BYTES: Final = MAX_IMAGE_BASE64_BYTES // 4 * 3
 _CHUNK_BYTES: Final = 1 << 20
 
 
+@keyword_checked
 class ReadTool(ContextTool):
     """Read a text file (windowed, truncated) or an image."""
 

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pi_context._keywords import keyword_checked
 from pi_context.errors import ToolError
 from pi_context.tools.base import (
     ABORTED_TEXT,
@@ -35,6 +36,7 @@ from pi_context.tools.file_access import (
 __all__ = ["WriteTool"]
 
 
+@keyword_checked
 class WriteTool(ContextTool):
     """Write ``content`` to ``path`` as UTF-8, creating parent directories; nothing is added."""
 

@@ -14,7 +14,7 @@ import pytest
 
 from pi_context.cli.app.agent_api import NO_MODEL_HELP
 from pi_context.cli.app.app import AppConfig, resolve_cli_model
-from pi_context.providers import models
+from pi_context.providers import registry as model_registry
 from pi_context.testing import ScriptedModel
 from tests.cli.conftest import sessions_of
 
@@ -28,7 +28,7 @@ def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _local_extra(monkeypatch: pytest.MonkeyPatch, installed: bool) -> None:
-    monkeypatch.setattr(models, "local_model_installed", lambda: installed)
+    monkeypatch.setattr(model_registry, "local_model_installed", lambda: installed)
 
 
 def test_without_keys_the_embedded_local_model_is_the_default(

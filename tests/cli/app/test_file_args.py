@@ -1,4 +1,4 @@
-"""``@file`` arguments with images (spec §4.7): sniffed by content, attached to the first
+"""``@file`` arguments with images: sniffed by content, attached to the first
 prompt only, a text contribution per image, failures inside the tag."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -178,8 +179,8 @@ async def test_interactive_mode_attaches_the_images_to_the_first_prompt_only(
         shell = InteractiveShell(agent, console=console, pt_input=keys, pt_output=DummyOutput())
         keys.send_text("/quit\r")
         await shell.run(["first", "second"], images=[image])  # type: ignore[list-item]
-    users = [e.message for e in agent.session.entries if e.role == "user"]
-    assert [u["content"] for u in users] == [  # type: ignore[index]
+    users = [cast(dict[str, Any], e.message) for e in agent.session.entries if e.role == "user"]
+    assert [u["content"] for u in users] == [
         [{"type": "text", "text": "first"}, image],
         [{"type": "text", "text": "second"}],
     ]

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,12 +14,6 @@ from tests.cli.conftest import Run
 from tests.providers.replay_server import ReplayServer, openai_sse, stream
 
 Pictx = Callable[..., Run]
-
-
-@pytest.fixture
-def server() -> Iterator[ReplayServer]:
-    with ReplayServer() as srv:
-        yield srv
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""Cycling order of the ``--models`` scope (spec agent-parity §4.5)."""
+"""Cycling order of the ``--models`` scope."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The session replacement engine (``/fork``, ``/clone``, ``/new``, ``/resume``): what the new
-session holds, what is written, and what extensions are told (spec agent-parity §5.3).
+session holds, what is written, and what extensions are told.
 
 An extension file in the agent dir records every lifecycle event it receives in a JSON-lines
 log, and cancels when a flag file exists, so each session (old and new) loads it for real.
@@ -16,7 +16,7 @@ import pytest
 
 from pi_context.agent.session import AgentSession
 from pi_context.cli.app.app import AppConfig, RunningAgent
-from pi_context.cli.app.session_replacement import SwitchCancelled
+from pi_context.cli.app.session_replacement import SwitchCancelledError
 from pi_context.errors import PiContextError
 from pi_context.model import ModelInfo
 from pi_context.testing import ScriptedModel, reply
@@ -253,7 +253,7 @@ async def test_extensions_may_cancel_fork_clone_new_and_resume(world: World) -> 
         app.new_session,
         lambda: app.open_session(other_file),
     ):
-        with pytest.raises(SwitchCancelled):
+        with pytest.raises(SwitchCancelledError):
             await attempt()
     events = world.events()
     assert [e["event"] for e in events] == [

@@ -1,4 +1,4 @@
-"""The agent's command-line flags from spec agent-parity §4: ``--provider``, ``--api-key``,
+"""The agent's command-line flags: ``--provider``, ``--api-key``,
 ``--session-id``, ``--list-models``, ``--offline`` and a ``--model`` thinking suffix, run as a
 user runs them, against a 127.0.0.1 replay server."""
 

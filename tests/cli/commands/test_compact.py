@@ -45,6 +45,7 @@ def test_dry_run_reports_and_writes_nothing(session_file: Path, capsys: Any) -> 
     report = json.loads(out)
     assert set(report) == {
         "firstKeptEntryId",
+        "contextTokens",
         "tokensBefore",
         "tokensAfter",
         "isSplitTurn",
@@ -229,3 +230,75 @@ def test_nothing_to_compact_says_why_with_the_numbers(tmp_path: Path, capsys: An
     assert "newest 819 are kept verbatim" in err
     assert "local/smollm2-135m-instruct's 8192-token window" in err
     assert "--keep-recent-tokens" in err
+
+
+def test_a_named_model_without_its_key_is_an_error_not_an_offline_summary(
+    session_file: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    before = session_file.read_bytes()
+    code, out, err = run(
+        capsys,
+        "compact",
+        str(session_file),
+        "--model",
+        "openai/gpt-4o",
+        "--keep-recent-tokens",
+        "527",
+    )
+    assert code == 1
+    assert out == ""
+    assert err.startswith(
+        'pictx: error: No API key found for provider "openai": set OPENAI_API_KEY'
+    )
+    assert session_file.read_bytes() == before
+
+
+def test_a_failed_summary_of_a_named_model_is_an_error(
+    session_file: Path, tmp_path: Path, capsys: Any
+) -> None:
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps([{"error": "bad request"}]))
+    before = session_file.read_bytes()
+    code, _, err = run(
+        capsys,
+        "compact",
+        str(session_file),
+        "--model",
+        f"scripted:{replies}",
+        "--keep-recent-tokens",
+        "527",
+    )
+    assert code == 1
+    assert "bad request" in err
+    assert session_file.read_bytes() == before
+
+
+def test_dry_run_names_each_token_figure(session_file: Path, capsys: Any) -> None:
+    code, out, _ = run(
+        capsys, "compact", str(session_file), "--dry-run", "--keep-recent-tokens", "527"
+    )
+    assert code == 0
+    _, info, _ = run(capsys, "session", "info", str(session_file))
+    size = next(line for line in info.splitlines() if line.startswith("context:"))
+    chars4 = size.split("~", 1)[1].split(" ", 1)[0]
+    assert f"context ~{chars4} -> ~" in out
+    assert "tokens (chars/4, as in session info) + the summary; tokensBefore " in out
+    assert "(last reported usage + estimate)" in out
+    code, report_text, _ = run(
+        capsys, "compact", str(session_file), "--dry-run", "--json", "--keep-recent-tokens", "527"
+    )
+    assert json.loads(report_text)["contextTokens"] == int(chars4)
+
+
+def test_nothing_to_compact_after_a_recent_compaction_says_so(tmp_path: Path, capsys: Any) -> None:
+    # the shipped example ends a few messages after a compaction
+    example = Path(__file__).resolve().parents[3] / "examples" / "session.jsonl"
+    path = tmp_path / "example.jsonl"
+    path.write_bytes(example.read_bytes())
+    code, _, err = run(capsys, "compact", str(path), "--dry-run", "--keep-recent-tokens", "100")
+    assert code == 1
+    assert "the newest 100 tokens kept verbatim" in err
+    assert "reach back to the previous compaction (3d9c1724)" in err
+    assert "a compaction never summarizes past the previous one" in err
+    assert run(capsys, "compact", str(path), "--dry-run", "--keep-recent-tokens", "60")[0] == 0

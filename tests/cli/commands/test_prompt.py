@@ -106,3 +106,29 @@ def test_default_tools_setting_selects_the_tools_of_the_prompt(env: tuple[Path, 
     assert after.exit_code == 0, after.output
     assert "Run shell commands (bash)" not in after.output
     assert "Create a file or replace its whole content" in after.output
+
+
+def test_a_missing_cwd_is_an_error_not_the_current_directory(env: tuple[Path, Path]) -> None:
+    _, proj = env
+    for command in (prompt_command, skills_command):
+        result = CliRunner().invoke(command, ["--cwd", str(proj / "missing")])
+        assert result.exit_code == 2
+        assert "does not exist" in result.output
+
+
+def test_skills_of_an_untrusted_project_says_what_was_left_out(env: tuple[Path, Path]) -> None:
+    _, proj = env
+    for name in ("deploy", "release"):
+        (proj / ".pi" / "skills" / name).mkdir(parents=True)
+        (proj / ".pi" / "skills" / name / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: {name}.\n---\n"
+        )
+    result = CliRunner().invoke(skills_command, ["--cwd", str(proj), "--no-approve"])
+    assert result.exit_code == 0
+    assert "2 project skills left out: this project is not trusted (`pictx trust`" in result.output
+    assert "deploy" not in result.output
+    trusted = CliRunner().invoke(skills_command, ["--cwd", str(proj), "--approve"])
+    assert "deploy" in trusted.output
+    assert "left out" not in trusted.output
+    prompt = CliRunner().invoke(prompt_command, ["--cwd", str(proj), "--no-approve"])
+    assert "2 project skills left out" in prompt.output

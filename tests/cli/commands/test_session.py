@@ -174,3 +174,34 @@ def test_tree_survives_cycles_and_unreadable_lines(tmp_path: Path) -> None:
     assert "unreadable" in out
     assert "cycle" in err
     assert main(["session", "tree", str(path), "--strict"]) == 1
+
+
+@pytest.mark.parametrize("command", ["info", "tree", "context"])
+def test_an_empty_file_is_not_a_session(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    assert main(["session", command, str(empty)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == f"pictx: error: {empty}: not a pi session: empty file\n"
+    assert captured.out == ""
+    assert empty.read_bytes() == b""
+
+
+def test_export_refuses_a_directory_and_a_missing_one_and_writes_jsonl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
+    assert main(["--export", str(EXAMPLE), "out"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"pictx: error: {tmp_path / 'out'}: is a directory; name the file")
+    assert main(["--export", str(EXAMPLE), "missing/page.html"]) == 1
+    err = capsys.readouterr().err
+    assert err.endswith(f"the directory {tmp_path / 'missing'} does not exist\n")
+    assert not (tmp_path / "missing").exists()
+    assert main(["--export", str(EXAMPLE), "branch.jsonl"]) == 0
+    assert capsys.readouterr().out == f"Exported to: {tmp_path / 'branch.jsonl'}\n"
+    lines = (tmp_path / "branch.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["type"] == "session"

@@ -1,4 +1,4 @@
-"""Clipboard paste (spec §4.7) through fake ``wl-paste`` and ``xclip`` tools on PATH: file
+"""Clipboard paste through fake ``wl-paste`` and ``xclip`` tools on PATH: file
 paths, an image written to ``pi-clipboard-<uuid>.<ext>``, text, and the failure message."""
 
 from __future__ import annotations

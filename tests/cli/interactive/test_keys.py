@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -20,6 +20,7 @@ from rich.console import Console
 from pi_context.cli.app.agent_api import NO_MODEL_HELP
 from pi_context.cli.app.app import AppConfig, RunningAgent
 from pi_context.cli.interactive.mode import InteractiveShell
+from pi_context.messages import ImageContent
 from pi_context.model import ModelRequest
 from pi_context.testing import ScriptedModel, ScriptedReply, reply
 
@@ -56,8 +57,8 @@ def _type_after(shell: InteractiveShell, pipe: PipeInput, prompt: str, keys: str
     """Type ``keys`` once the run of ``prompt`` has ended (between two prompts)."""
     original = shell.send
 
-    async def send_then_type(text: str) -> None:
-        await original(text)
+    async def send_then_type(text: str, images: Sequence[ImageContent] = ()) -> None:
+        await original(text, images)
         if text == prompt:
             pipe.send_text(keys)
 

@@ -43,7 +43,9 @@ def _offered(command: Record) -> bool:
 
 
 @pytest.fixture(scope="module")
-def pictx(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def scenario(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """pictx run through the whole client scenario once for the module: its steps, exit code
+    and session file."""
     root = tmp_path_factory.mktemp("scenario").resolve()
     with ReplayServer() as server:
         project, env = prepare(root, server)
@@ -60,8 +62,8 @@ def pictx(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"steps": steps, "exit": code, "session": session}
 
 
-def _pairs(pictx: dict[str, Any]) -> list[tuple[Record, Record]]:
-    ours = pictx["steps"]
+def _pairs(scenario: dict[str, Any]) -> list[tuple[Record, Record]]:
+    ours = scenario["steps"]
     assert [s["step"] for s in ours] == [s["step"] for s in PI["steps"]]
     return list(zip(PI["steps"], ours, strict=True))
 
@@ -70,9 +72,9 @@ def _without_beyond_pi(events: list[Record]) -> list[Record]:
     return [e for e in events if e.get("type") not in BEYOND_PI_EVENTS]
 
 
-def test_every_response_has_pis_shape(pictx: dict[str, Any]) -> None:
+def test_every_response_has_pis_shape(scenario: dict[str, Any]) -> None:
     problems: dict[str, list[str]] = {}
-    for theirs, ours in _pairs(pictx):
+    for theirs, ours in _pairs(scenario):
         expected, actual = theirs["response"], ours["response"]
         assert list(actual) == list(expected), f"{theirs['step']}: envelope key order"
         if theirs["step"] == "get_commands":
@@ -88,14 +90,14 @@ def test_every_response_has_pis_shape(pictx: dict[str, Any]) -> None:
     assert problems == {}
 
 
-def test_get_state_keys_in_pis_order(pictx: dict[str, Any]) -> None:
-    for theirs, ours in _pairs(pictx):
+def test_get_state_keys_in_pis_order(scenario: dict[str, Any]) -> None:
+    for theirs, ours in _pairs(scenario):
         if theirs["step"] == "get_state":
             assert list(ours["response"]["data"]) == list(theirs["response"]["data"])
 
 
-def test_every_step_emits_pis_event_sequence(pictx: dict[str, Any]) -> None:
-    for theirs, ours in _pairs(pictx):
+def test_every_step_emits_pis_event_sequence(scenario: dict[str, Any]) -> None:
+    for theirs, ours in _pairs(scenario):
         assert event_types(_without_beyond_pi(ours["events"])) == event_types(theirs["events"]), (
             theirs["step"]
         )
@@ -118,14 +120,14 @@ def _event_key(event: Record) -> str:
     return ":".join(parts)
 
 
-def test_every_event_has_pis_shape(pictx: dict[str, Any]) -> None:
+def test_every_event_has_pis_shape(scenario: dict[str, Any]) -> None:
     """Per step, the n-th event of each kind against pi's n-th (streaming records of one kind
     share a shape, so their number may differ). ``message_update.usage`` is the usage known
     when the record is written: pi writes records after the fact, so its early records may
     already show the final usage; either of pi's shapes is accepted."""
     usage_shapes = [shape(empty_usage())]
     problems: list[str] = []
-    for theirs, ours in _pairs(pictx):
+    for theirs, ours in _pairs(scenario):
         mine: dict[str, list[Record]] = {}
         for event in _without_beyond_pi(ours["events"]):
             mine.setdefault(_event_key(event), []).append(event)
@@ -149,8 +151,8 @@ def test_every_event_has_pis_shape(pictx: dict[str, Any]) -> None:
     assert problems == [], "\n".join(problems)
 
 
-def test_live_bash_output_arrives_as_pi_sends_it(pictx: dict[str, Any]) -> None:
-    prompt = next(s for s in pictx["steps"] if s["step"] == "prompt")
+def test_live_bash_output_arrives_as_pi_sends_it(scenario: dict[str, Any]) -> None:
+    prompt = next(s for s in scenario["steps"] if s["step"] == "prompt")
     updates = [
         e
         for e in prompt["events"]
@@ -191,14 +193,14 @@ def _key_sets(text: str) -> dict[str, list[Any]]:
     return out
 
 
-def test_the_session_file_has_the_keys_pi_writes(pictx: dict[str, Any]) -> None:
+def test_the_session_file_has_the_keys_pi_writes(scenario: dict[str, Any]) -> None:
     """Session files are the contract between pi and pictx: for the same replies, every entry
     and message pictx writes has the keys pi writes, no more, no fewer (the key order inside a
     message is free: pi's reader ignores it)."""
     theirs = _key_sets((DATA / "pi-1.6.0-session.jsonl").read_text(encoding="utf-8"))
-    ours = _key_sets(pictx["session"])
+    ours = _key_sets(scenario["session"])
     assert ours == theirs
 
 
-def test_exit_code_at_end_of_input(pictx: dict[str, Any]) -> None:
-    assert pictx["exit"] == PI["exitCode"] == 0
+def test_exit_code_at_end_of_input(scenario: dict[str, Any]) -> None:
+    assert scenario["exit"] == PI["exitCode"] == 0

@@ -17,7 +17,6 @@ from pi_context.cli.rpc.framing import (
     encode_record,
     split_lines,
 )
-from pi_context.cli.rpc.model_records import clamp_level, next_level, supported_levels
 from pi_context.cli.rpc.records import (
     NO_DATA,
     RpcCommandError,
@@ -28,6 +27,11 @@ from pi_context.cli.rpc.records import (
 )
 from pi_context.cli.rpc.user_bash import UserBash
 from pi_context.model import ModelInfo
+from pi_context.model.thinking import (
+    clamp_thinking_level,
+    cycle_thinking_level,
+    supported_thinking_levels,
+)
 
 # -- framing ----------------------------------------------------------------------------------------
 
@@ -51,6 +55,7 @@ async def test_reader_joins_multibyte_characters_split_across_reads() -> None:
 
     async def collect() -> None:
         async for line in LineReader(read_fd).lines():
+            assert isinstance(line, str)
             lines.append(line)
 
     task = asyncio.create_task(collect())
@@ -139,13 +144,14 @@ def _info(*, reasoning: bool) -> ModelInfo:
 
 def test_levels_clamp_and_cycle() -> None:
     plain, thinker = _info(reasoning=False), _info(reasoning=True)
-    assert supported_levels(plain) == ["off"]
-    assert clamp_level(plain, "high") == "off"
-    assert clamp_level(thinker, "xhigh") == "high"  # nothing above: the nearest below
-    assert clamp_level(thinker, "bogus") == "off"  # unknown: the first supported
-    assert next_level(plain, "off") is None
-    assert next_level(thinker, "high") == "off"
-    assert next_level(thinker, "max") == "off"
+    assert supported_thinking_levels(plain) == supported_thinking_levels(None) == ("off",)
+    assert clamp_thinking_level(plain, "high") == clamp_thinking_level(None, "high") == "off"
+    assert clamp_thinking_level(thinker, "xhigh") == "high"  # nothing above: the nearest below
+    assert clamp_thinking_level(thinker, "bogus") == "off"  # unknown: the first supported
+    assert cycle_thinking_level(plain, "off") is None
+    assert cycle_thinking_level(None, "off") is None
+    assert cycle_thinking_level(thinker, "high") == "off"
+    assert cycle_thinking_level(thinker, "max") == "off"
 
 
 # -- extension UI -----------------------------------------------------------------------------------

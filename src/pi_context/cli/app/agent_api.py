@@ -339,11 +339,11 @@ class AgentApi(Protocol):
     def project_trust(self) -> ProjectTrust: ...
 
     async def new_session(self, parent_session: str | None = None) -> AgentApi:
-        """``/new`` (extensions may cancel: ``SwitchCancelled``)."""
+        """``/new`` (extensions may cancel: ``SwitchCancelledError``)."""
         ...
 
     async def open_session(self, path: Path) -> AgentApi:
-        """``/resume`` ``path`` (extensions may cancel: ``SwitchCancelled``)."""
+        """``/resume`` ``path`` (extensions may cancel: ``SwitchCancelledError``)."""
         ...
 
     def fork_messages(self) -> list[ForkMessage]:
@@ -352,10 +352,10 @@ class AgentApi(Protocol):
 
     async def fork_before(self, entry_id: str) -> tuple[AgentApi, str]:
         """``/fork``: the session holding the path before user message ``entry_id``, and that
-        message's text for the editor (extensions may cancel: ``SwitchCancelled``)."""
+        message's text for the editor (extensions may cancel: ``SwitchCancelledError``)."""
         ...
 
     async def clone(self) -> AgentApi:
         """``/clone``: a session holding the current path (``Nothing to clone yet`` without
-        entries; extensions may cancel: ``SwitchCancelled``)."""
+        entries; extensions may cancel: ``SwitchCancelledError``)."""
         ...

@@ -45,7 +45,7 @@ from pi_context.session.store import Session
 from pi_context.tokens import estimate_tokens
 
 if TYPE_CHECKING:
-    from pi_context.providers.models import ModelRegistry
+    from pi_context.providers.registry import ModelRegistry
 
 __all__ = ["AppConfig", "RunningAgent", "resolve_cli_model"]
 
@@ -130,9 +130,9 @@ _WARNED: set[str] = set()
 
 def _load_registry(agent_dir: Path | None, env: Mapping[str, str] | None) -> ModelRegistry:
     """The registry, its problems warned once on stderr."""
-    from pi_context.providers import models
+    from pi_context.providers import registry as model_registry
 
-    registry = models.load_registry(agent_dir, env=env)
+    registry = model_registry.load_registry(agent_dir, env=env)
     for problem in (*registry.errors, *registry.warnings):
         if problem not in _WARNED:
             _WARNED.add(problem)
@@ -193,6 +193,13 @@ class AppConfig:
     model)."""
     lister: SessionLister = field(default_factory=SessionLister)
     """Session summaries for ``/resume``, cached across the sessions of this process."""
+    extension_paths: Sequence[str] = ()
+    """``-e/--extension PATH`` (repeatable): loaded even with ``--no-extensions``."""
+    discover_extensions: bool = True
+    """``False`` for ``-ne/--no-extensions``: no discovered or installed extensions."""
+    trusted: bool | None = None
+    """``-a/--approve`` (``True``) or ``-na/--no-approve`` (``False``): the project's trust
+    for this run; ``None`` decides it as usual."""
 
     def session_options(self) -> dict[str, Any]:
         """The :class:`~pi_context.agent.options.AgentOptions` every session of this process
@@ -202,7 +209,9 @@ class AppConfig:
             "no_context_files": self.no_context_files,
             "system_prompt": self.system_prompt,
             "append_system_prompt": list(self.append_system_prompt) or None,
-            "load_extensions": True,
+            "load_extensions": self.discover_extensions,
+            "extension_paths": list(self.extension_paths) or None,
+            "trusted": self.trusted,
             "tool_selection": self.tool_selection,
         }
 
@@ -488,9 +497,9 @@ class RunningAgent:
         that have a key (``--models`` / ``enabledModels``), else every available model; the
         scope entry's level, else pi's model-switch level rule. ``None`` when there is nothing
         to switch to. Extensions get ``model_select`` with source ``cycle``."""
-        from pi_context.providers import models
+        from pi_context.providers import registry as model_registry
 
-        registry = models.load_registry(self.config.agent_dir)
+        registry = model_registry.load_registry(self.config.agent_dir)
         available = {entry.key: entry for entry in registry.available()}
         scope = self.config.scope
         keys = [s.key for s in scope if s.key in available] if scope else list(available)
@@ -608,9 +617,13 @@ class RunningAgent:
         return AuthStore.in_agent_dir(Path(self.config.agent_dir))
 
     def login_providers(self) -> list[str]:
-        from pi_context.providers import models
+        from pi_context.providers import registry as model_registry
 
-        return [p for p in models.load_registry(self.config.agent_dir).providers() if p != "local"]
+        return [
+            p
+            for p in model_registry.load_registry(self.config.agent_dir).providers()
+            if p != "local"
+        ]
 
     def stored_logins(self) -> list[str]:
         return self._auth().providers()
@@ -630,14 +643,14 @@ class RunningAgent:
     def _refresh_credentials(self, provider: str) -> None:
         """After ``/login`` or ``/logout``: the current model of ``provider`` picks up the
         credentials now in effect (a ``--api-key`` of this run still wins)."""
-        from pi_context.providers import models
+        from pi_context.providers import registry as model_registry
 
         model = self.agent.model_or_none
         if model is None or model.info.provider != provider:
             return
         if getattr(model, "key_source", None) == "--api-key":
             return
-        registry = models.load_registry(self.config.agent_dir)
+        registry = model_registry.load_registry(self.config.agent_dir)
         entry = registry.find(provider, model.info.id)
         if entry is not None:
             self.agent.refresh_model(registry.create(entry))
@@ -658,7 +671,7 @@ class RunningAgent:
         return self.agent.model_or_none
 
     async def new_session(self, parent_session: str | None = None) -> RunningAgent:
-        """``/new``; raises :class:`~.session_replacement.SwitchCancelled` when an extension
+        """``/new``; raises :class:`~.session_replacement.SwitchCancelledError` when an extension
         cancels (the current session goes on)."""
         agent = await session_replacement.new_session(
             self.agent, self.config, parent_session=parent_session
@@ -666,7 +679,7 @@ class RunningAgent:
         return RunningAgent(agent, self.config)
 
     async def open_session(self, path: Path) -> RunningAgent:
-        """``/resume`` ``path``; raises :class:`~.session_replacement.SwitchCancelled` when an
+        """``/resume`` ``path``; raises :class:`~.session_replacement.SwitchCancelledError` when an
         extension cancels."""
         return RunningAgent(
             await session_replacement.open_session(self.agent, self.config, path), self.config
@@ -678,13 +691,13 @@ class RunningAgent:
 
     async def fork_before(self, entry_id: str) -> tuple[RunningAgent, str]:
         """``/fork``: the new session (path before user message ``entry_id``) and that
-        message's text for the editor. Raises ``SwitchCancelled`` when an extension cancels,
+        message's text for the editor. Raises ``SwitchCancelledError`` when an extension cancels,
         :class:`~pi_context.errors.PiContextError` for an entry that is not a user message."""
         agent, text = await session_replacement.fork_before(self.agent, self.config, entry_id)
         return RunningAgent(agent, self.config), text
 
     async def clone(self) -> RunningAgent:
-        """``/clone``: a new session holding the current path. Raises ``SwitchCancelled`` when
+        """``/clone``: a new session holding the current path. Raises ``SwitchCancelledError`` when
         an extension cancels, :class:`~pi_context.errors.PiContextError` (``Nothing to clone
         yet``) without entries."""
         return RunningAgent(await session_replacement.clone(self.agent, self.config), self.config)

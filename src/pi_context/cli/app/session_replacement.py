@@ -2,7 +2,7 @@
 commands ``new_session``, ``switch_session``, ``fork`` and ``clone``), as pi 1.6.0 does it.
 
 Every replacement asks the extensions first (``session_before_switch`` for new/resume,
-``session_before_fork`` for fork/clone; a ``cancel`` raises :class:`SwitchCancelled` and
+``session_before_fork`` for fork/clone; a ``cancel`` raises :class:`SwitchCancelledError` and
 leaves everything as it was), then ends the old session (its run aborted, extensions told
 ``session_shutdown`` with the reason, its file closed) and starts the new one
 (``session_start`` with the reason and the old file).
@@ -42,7 +42,7 @@ __all__ = [
     "NO_FORK_MESSAGES",
     "ForkMessage",
     "SessionFactory",
-    "SwitchCancelled",
+    "SwitchCancelledError",
     "clone",
     "fork_before",
     "fork_messages",
@@ -88,7 +88,7 @@ class SessionFactory(Protocol):
     ) -> AgentSession: ...
 
 
-class SwitchCancelled(PiContextError):
+class SwitchCancelledError(PiContextError):
     """An extension cancelled the replacement; the current session goes on unchanged."""
 
 
@@ -127,7 +127,7 @@ async def new_session(
 ) -> AgentSession:
     """``/new``: a fresh session in the same directory and with the same model."""
     if await agent.before_switch("new"):
-        raise SwitchCancelled("New session cancelled by an extension")
+        raise SwitchCancelledError("New session cancelled by an extension")
     previous = _file(agent)
     await agent.aclose("new")
     return await config.create(
@@ -145,7 +145,7 @@ async def open_session(
     """``/resume``: the session file ``path`` (it runs in the directory its header names, or in
     ``cwd`` when given: the ``/resume`` choice for a session whose folder is gone)."""
     if await agent.before_switch("resume", str(path)):
-        raise SwitchCancelled("Session switch cancelled by an extension")
+        raise SwitchCancelledError("Session switch cancelled by an extension")
     previous = _file(agent)
     await agent.aclose("resume", str(path))
     return await config.open(
@@ -163,7 +163,7 @@ async def fork_before(
     if entry is None or entry.type != "message" or entry.role != "user":
         raise PiContextError(INVALID_FORK_ENTRY)
     if await agent.before_fork(entry_id, "before"):
-        raise SwitchCancelled("Fork cancelled by an extension")
+        raise SwitchCancelledError("Fork cancelled by an extension")
     text = user_text(entry.data.get("message") or {})
     if entry.parent_id is None:  # nothing before it: an empty session that names its parent
         previous = _file(agent)
@@ -186,7 +186,7 @@ async def clone(agent: AgentSession, config: SessionFactory) -> AgentSession:
     if leaf is None:
         raise PiContextError(NOTHING_TO_CLONE)
     if await agent.before_fork(leaf, "at"):
-        raise SwitchCancelled("Clone cancelled by an extension")
+        raise SwitchCancelledError("Clone cancelled by an extension")
     return await _replace_with_copy(agent, config, leaf)
 
 

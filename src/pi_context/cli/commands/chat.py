@@ -36,7 +36,7 @@ from pi_context.cli.app.model_scope import ScopeEntry, resolve_scope
 from pi_context.cli.app.session_list import pick_session, session_rows
 from pi_context.cli.terminal_text import echo
 from pi_context.errors import PiContextError, SessionError
-from pi_context.export import SessionDocument, default_html_name, export_html
+from pi_context.export import SessionDocument, export_file
 from pi_context.model.thinking import THINKING_LEVELS, parse_thinking_level
 from pi_context.resources import paths
 from pi_context.resources.settings import Settings, load_settings
@@ -79,7 +79,7 @@ def _pick_session(directory: Path) -> Path | None:
     return picked.path
 
 
-def startup_settings(cwd: str, agent_dir: Path) -> Settings:
+def startup_settings(cwd: str, agent_dir: Path, *, trusted: bool | None = None) -> Settings:
     """The settings the command line itself reads (``sessionDir``), decided by trust.
 
     The project file is read only when the project is trusted (saved decision, nothing that
@@ -87,6 +87,8 @@ def startup_settings(cwd: str, agent_dir: Path) -> Settings:
     nobody decided yet the user is told, naming the file, that it was ignored.
     """
     global_settings = load_settings(agent_dir)
+    if trusted is not None:  # -a / -na decide for this run
+        return load_settings(agent_dir, cwd, trusted=True) if trusted else global_settings
     trust = resolve_project_trust(
         cwd,
         TrustStore(agent_dir / TRUST_FILE_NAME),
@@ -243,9 +245,9 @@ def _model_scope(models_list: str | None, setting: object, agent_dir: Path) -> l
         patterns = [p for p in setting if isinstance(p, str)] if isinstance(setting, list) else []
     if not patterns:
         return []
-    from pi_context.providers import models
+    from pi_context.providers import registry as model_registry
 
-    scope, warnings = resolve_scope(patterns, models.load_registry(agent_dir))
+    scope, warnings = resolve_scope(patterns, model_registry.load_registry(agent_dir))
     for warning in warnings:
         echo(f"Warning: {warning}", err=True)
     return scope
@@ -296,9 +298,9 @@ def _session_with_id(directory: Path | None, session_id: str) -> Path | None:
 
 def _list_models(search: str | None) -> int:
     from pi_context.cli.commands.model_list import model_table
-    from pi_context.providers import models
+    from pi_context.providers import registry as model_registry
 
-    registry = models.load_registry(paths.agent_dir())
+    registry = model_registry.load_registry(paths.agent_dir())
     if registry.errors:
         echo("Warning: errors loading models.json:\n" + "\n".join(registry.errors), err=True)
     for problem in registry.auth.warnings if registry.auth is not None else ():
@@ -444,7 +446,7 @@ async def _run(
 
 async def _release_local_models() -> None:
     """Stop and free the embedded model if this process loaded it (never imports it)."""
-    local = sys.modules.get("pi_context.providers.local")
+    local = sys.modules.get("pi_context.providers.local_cache")
     if local is not None:
         await asyncio.to_thread(local.release_all)
 
@@ -548,6 +550,24 @@ async def _release_local_models() -> None:
 )
 @click.option("-nc", "--no-context-files", is_flag=True, help="Do not load AGENTS.md / CLAUDE.md.")
 @click.option(
+    "-e",
+    "--extension",
+    "extension_paths",
+    multiple=True,
+    metavar="PATH",
+    help="Load an extension (.py file or package; repeatable), also with --no-extensions.",
+)
+@click.option(
+    "-ne", "--no-extensions", is_flag=True, help="Do not load discovered or installed extensions."
+)
+@click.option(
+    "-a/-na",
+    "--approve/--no-approve",
+    "approve",
+    default=None,
+    help="Trust / do not trust this project for this run (default: the saved decision).",
+)
+@click.option(
     "--system-prompt", default=None, metavar="TEXT|FILE", help="Replace the default prompt."
 )
 @click.option(
@@ -589,6 +609,9 @@ def chat_command(
     exclude_tools: str | None,
     thinking: str | None,
     no_context_files: bool,
+    extension_paths: tuple[str, ...],
+    no_extensions: bool,
+    approve: bool | None,
     system_prompt: str | None,
     append_system_prompt: tuple[str, ...],
     name: str | None,
@@ -599,11 +622,10 @@ def chat_command(
     cwd = os.getcwd()
     if export_path is not None:
         doc = SessionDocument.load(export_path)
-        out = Path(messages[0]) if messages else Path(cwd) / default_html_name(Path(export_path))
-        session_dirs.refuse_session_target(out, Path(export_path))
         for problem in doc.problems:
             echo(f"pictx: warning: {problem}", err=True)
-        written = export_html(doc, out)
+        # HTML, or the active branch as a session for a .jsonl name (as /export does)
+        written = export_file(doc, messages[0] if messages else None, cwd=Path(cwd))
         echo(f"Exported to: {written}")
         return 0
     if offline or os.environ.get("PI_OFFLINE", "").lower() in ("1", "true", "yes"):
@@ -612,7 +634,7 @@ def chat_command(
     if list_models is not None:
         return _list_models(list_models or None)
     agent_dir = paths.agent_dir()
-    settings = startup_settings(cwd, agent_dir)  # once: it warns about an untrusted file
+    settings = startup_settings(cwd, agent_dir, trusted=approve)  # warns about an untrusted file
     scope = _model_scope(models_list, settings.get("enabledModels"), agent_dir)
     if scope and model is None and not (cont or resume or session or session_id or fork_arg):
         # A new session starts on the saved default model when the scope holds it, else on
@@ -691,6 +713,9 @@ def chat_command(
         )
     notes: list[str] = []  # which model was chosen without --model, and why
     config = AppConfig(
+        extension_paths=tuple(os.path.abspath(p) for p in extension_paths),
+        discover_extensions=not no_extensions,
+        trusted=approve,
         cwd=cwd,
         agent_dir=agent_dir,
         session_dir=directory,

@@ -4,7 +4,9 @@
 ``--dry-run`` it only reports what it would summarize and keep: nothing is masked or written,
 and ``tokensAfter`` counts the system-prompt snapshot and the kept messages, not the summary.
 Without ``--model`` the offline summarizer writes the summary, so the command works with no
-provider configured. ``session compaction`` shows what an existing compaction replaced: the
+provider configured; with ``--model`` that model writes it, and a missing key or a failed
+summary is an error (the offline summary stands in only when the ``compaction.summarizer``
+setting asks for it). ``session compaction`` shows what an existing compaction replaced: the
 summarized entries next to the summary.
 """
 
@@ -67,6 +69,21 @@ def _resolve_model(spec: str) -> Model:
     return model
 
 
+def _summarizer_set(data: Any) -> bool:
+    """Whether the settings name a ``compaction.summarizer`` themselves."""
+    section = data.get("compaction") if isinstance(data, dict) else None
+    return isinstance(section, dict) and "summarizer" in section
+
+
+def _require_key(model: Model) -> None:
+    """The missing-key error ``pictx -p`` gives, before anything is summarized or written."""
+    problem = getattr(model, "credential_error", None)
+    if isinstance(problem, str):
+        where = getattr(model, "where", None)
+        detail = f" ({where})" if isinstance(where, str) and where else ""
+        raise ProviderError(problem + detail, kind="authentication")
+
+
 def _dry_run_tokens_after(prep: CompactionPreparation, session: Session) -> int:
     """Estimated context without the (not yet written) summary."""
     projection = session.stored_projection()
@@ -79,27 +96,44 @@ def _session_model(session: Session) -> ModelInfo | None:
     recorded = session.projection().model
     if recorded is None:
         return None
-    from pi_context.providers.models import load_registry
+    from pi_context.providers.registry import load_registry
 
     entry = load_registry().find(recorded["provider"], recorded["modelId"])
     return entry.info if entry is not None else None
 
 
+def _context_size(session: Session) -> int:
+    """The branch's context in chars/4 tokens: the figure ``pictx session info`` shows."""
+    return sum(estimate_tokens(m) for m in session.projection().messages)
+
+
 def _why_nothing(
     reason: str, session: Session, settings: CompactionSettings, model: ModelInfo | None
 ) -> str:
-    """``reason`` with the numbers behind it: the branch's size and what is kept verbatim."""
+    """``reason`` with the numbers behind it: the branch's size and what is kept verbatim, or
+    that everything since the previous compaction is inside the kept tail (a compaction never
+    reaches back past the previous one)."""
     if reason != NOTHING_TO_COMPACT:
         return reason
-    size = sum(estimate_tokens(m) for m in session.projection().messages)
+    keep = settings.keep_recent_tokens
     source = (
         f"sized for {model.provider}/{model.id}'s {model.context_window}-token window"
         if model is not None
         else "no model known for this session; pass --model to size it"
     )
+    items = session.stored_projection().entries
+    last = max((i for i, item in enumerate(items) if item.entry.type == "compaction"), default=-1)
+    if last >= 0:
+        since = sum(estimate_tokens(m) for item in items[last + 1 :] for m in item.messages)
+        return (
+            f"{reason}: the newest {keep} tokens kept verbatim (keepRecentTokens, {source}) "
+            f"reach back to the previous compaction ({items[last].entry.id}), which only about "
+            f"{since} tokens follow, and a compaction never summarizes past the previous one; "
+            "lower it with --keep-recent-tokens N"
+        )
     return (
-        f"{reason}: the branch holds about {size} tokens and the newest "
-        f"{settings.keep_recent_tokens} are kept verbatim (keepRecentTokens, {source}); "
+        f"{reason}: the branch holds about {_context_size(session)} tokens and the newest "
+        f"{keep} are kept verbatim (keepRecentTokens, {source}); "
         "lower it with --keep-recent-tokens N"
     )
 
@@ -170,6 +204,12 @@ def compact_command(
             settings = settings.with_keep_recent(keep_recent_tokens)
         if model is None:
             settings = replace(settings, summarizer="offline")
+        elif not _summarizer_set(data):
+            # a model named on the command line summarizes, or the command fails: an offline
+            # summary only when --offline or the settings ask for one
+            settings = replace(settings, summarizer="model")
+            if not dry_run:
+                _require_key(model)
         if dry_run:
             try:
                 prep = require_preparation(
@@ -178,6 +218,7 @@ def compact_command(
             except CompactionError as exc:
                 raise CompactionError(_why_nothing(str(exc), session, settings, target)) from exc
             report = compaction_report(prep, _dry_run_tokens_after(prep, session))
+            report["contextTokens"] = _context_size(session)
         else:
             # report the preparation the compactor used (after any masking), not a second one
             used: list[CompactionPreparation] = []
@@ -196,15 +237,23 @@ def compact_command(
     if as_json:
         _print_json(report)
         return
-    verb = "would keep" if dry_run else "kept"
+    if dry_run:
+        # two measures, each named: chars/4 as `session info` shows it, and pi's tokensBefore
+        # (the provider's last reported usage plus an estimate of what followed)
+        echo(
+            f"dry run: would summarize {len(report['messagesToSummarize'])} entries"
+            f"{' (split turn)' if report['isSplitTurn'] else ''} and keep from "
+            f"{report['firstKeptEntryId']}; context ~{report['contextTokens']} -> "
+            f"~{report['tokensAfter']} tokens (chars/4, as in session info) + the summary; "
+            f"tokensBefore {report['tokensBefore']} (last reported usage + estimate)"
+        )
+        return
     echo(
-        f"{'dry run: ' if dry_run else ''}summarized {len(report['messagesToSummarize'])} entries"
-        f"{' (split turn)' if report['isSplitTurn'] else ''}; {verb} from "
+        f"summarized {len(report['messagesToSummarize'])} entries"
+        f"{' (split turn)' if report['isSplitTurn'] else ''}; kept from "
         f"{report['firstKeptEntryId']}; tokens {report['tokensBefore']} -> {report['tokensAfter']}"
-        f"{' + the summary' if dry_run else ''}"
     )
-    if not dry_run:
-        echo(f"appended compaction {report['entryId']}")
+    echo(f"appended compaction {report['entryId']}")
 
 
 def _entry_line(entry: Entry) -> str:

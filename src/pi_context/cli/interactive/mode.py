@@ -78,7 +78,7 @@ class SlashCompleter(Completer):
         self._agent = agent
 
     def get_completions(
-        self, document: Document, complete_event: CompleteEvent
+        self, document: Document, _complete_event: CompleteEvent
     ) -> Iterable[Completion]:
         text = document.text_before_cursor
         if not text.startswith("/") or " " in text or "\n" in text:

@@ -20,13 +20,14 @@ from pi_context import session_dirs
 from pi_context.cli.app.agent_api import AgentApi
 from pi_context.cli.app.session_replacement import (
     INVALID_FORK_ENTRY,
-    SwitchCancelled,
+    SwitchCancelledError,
     fork_messages,
     user_text,
 )
 from pi_context.export import SessionDocument, default_html_name, export_html
 from pi_context.messages import AgentMessage, ImageContent, bash_execution_message
 from pi_context.model import ModelInfo
+from pi_context.model.thinking import cycle_thinking_level, supported_thinking_levels
 
 from . import model_records
 from .records import NO_DATA, Command, RpcCommandError
@@ -317,13 +318,13 @@ class CommandHandlers:
         return NO_DATA
 
     async def cmd_cycle_thinking_level(self, command: Command) -> Any:
-        level = model_records.next_level(self._info(), self._thinking_level())
+        level = cycle_thinking_level(self._info(), self._thinking_level())
         if level is None:
             return None
         return {"level": self._set_level(level)}
 
     async def cmd_get_available_thinking_levels(self, command: Command) -> Any:
-        return {"levels": model_records.supported_levels(self._info())}
+        return {"levels": list(supported_thinking_levels(self._info()))}
 
     # -- modes and switches (persisted in the global settings, as pi does) -------------------------
 
@@ -527,7 +528,7 @@ class CommandHandlers:
         """Replace the session; ``{"cancelled": true}`` when an extension said no."""
         try:
             await self.rt.replace(make)
-        except SwitchCancelled:
+        except SwitchCancelledError:
             return {"cancelled": True}
         return {"cancelled": False}
 

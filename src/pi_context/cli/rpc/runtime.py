@@ -101,7 +101,7 @@ class RpcRuntime:
 
     async def replace(self, make: Callable[[], Awaitable[AgentApi]]) -> None:
         """Switch to the session ``make()`` awaits to: it asks the extensions (and may raise
-        ``SwitchCancelled``, leaving everything as it was), then ends the old session (its
+        ``SwitchCancelledError``, leaving everything as it was), then ends the old session (its
         run aborted) and starts the new one (:mod:`pi_context.cli.app.session_replacement`)."""
         old = self.agent
         new = await make()

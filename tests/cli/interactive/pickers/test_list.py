@@ -4,6 +4,7 @@ through a prompt_toolkit pipe input (no terminal needed)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TypeVar
 
 import pytest
 from prompt_toolkit.input import PipeInput, create_pipe_input
@@ -17,6 +18,7 @@ from pi_context.cli.interactive.pickers.list import (
     Outcome,
     PickerKey,
     PickerRow,
+    PickerSource,
     Stay,
     fuzzy_score,
     run_picker,
@@ -28,6 +30,9 @@ from pi_context.cli.terminal_text import one_line
 def pipe() -> Iterator[PipeInput]:
     with create_pipe_input() as keys:
         yield keys
+
+
+T = TypeVar("T")
 
 
 class Fruits:
@@ -72,9 +77,7 @@ class Fruits:
         ]
 
 
-async def _pick(
-    pipe: PipeInput, source: Fruits | OptionPicker, keys: str, query: str = ""
-) -> object:
+async def _pick(pipe: PipeInput, source: PickerSource[T], keys: str, query: str = "") -> T | None:
     pipe.send_text(keys)
     return await run_picker(source, pt_input=pipe, pt_output=DummyOutput(), query=query)
 

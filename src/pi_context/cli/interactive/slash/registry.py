@@ -22,7 +22,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from pi_context.cli.app.agent_api import AgentApi
-from pi_context.cli.app.session_replacement import SwitchCancelled
+from pi_context.cli.app.session_replacement import SwitchCancelledError
 from pi_context.cli.interactive.shell import Shell
 from pi_context.errors import PiContextError
 from pi_context.extensions import RegisteredCommand
@@ -176,7 +176,7 @@ async def run_slash(shell: Shell, line: str) -> bool:
         return True
     try:
         await command.handler(shell, args)
-    except SwitchCancelled as exc:
+    except SwitchCancelledError as exc:
         shell.console.print(Text(str(exc), style="dim"))
     except PiContextError as exc:
         shell.console.print(Text(f"pictx: error: {exc}", style="red"))

@@ -11,16 +11,15 @@ import pytest
 from pi_context.errors import ModelNotFoundError, ProviderError
 from pi_context.providers.anthropic import AnthropicModel
 from pi_context.providers.catalog import LOCAL_MODEL
-from pi_context.providers.models import (
-    ModelEntry,
+from pi_context.providers.key_templates import resolve_key_template
+from pi_context.providers.models_json import ModelEntry, parse_models_json
+from pi_context.providers.openai_responses import OpenAIResponsesModel
+from pi_context.providers.registry import (
     ModelRegistry,
     default_model,
     load_registry,
-    parse_models_json,
-    resolve_key_template,
     resolve_model,
 )
-from pi_context.providers.openai_responses import OpenAIResponsesModel
 
 
 def write_models(tmp_path: Path, data: Any) -> Path:

@@ -1,0 +1,67 @@
+"""Rules for the whole suite: no connection leaves the machine, and no credential, endpoint or
+agent directory of the person running the tests reaches a test (tests that need one set it)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.providers.replay_server import ReplayServer
+
+SCRUBBED = re.compile(
+    r"(?:[A-Z0-9_]+_(?:API_KEY|TOKEN|BASE_URL)|(?:ANTHROPIC|OPENAI|GEMINI|GOOGLE)_[A-Z0-9_]+"
+    r"|PI_CODING_AGENT_(?:DIR|SESSION_DIR)|PICTX_[A-Z0-9_]+)"
+)
+"""Provider keys, tokens and endpoints, pi's agent and session directories, pictx's switches."""
+
+
+def _is_local(address: Any) -> bool:
+    if isinstance(address, str | bytes):  # AF_UNIX path
+        return True
+    host = address[0]
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail any connection to an address other than the loopback interface."""
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def guarded_connect(self: socket.socket, address: Any) -> None:
+        if not _is_local(address):
+            raise AssertionError(f"test tried to connect outside 127.0.0.1: {address!r}")
+        real_connect(self, address)
+
+    def guarded_connect_ex(self: socket.socket, address: Any) -> int:
+        if not _is_local(address):
+            raise AssertionError(f"test tried to connect outside 127.0.0.1: {address!r}")
+        return real_connect_ex(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", guarded_connect_ex)
+
+
+@pytest.fixture(autouse=True)
+def scrubbed_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Remove the :data:`SCRUBBED` variables (subprocesses inherit the scrubbed environment)."""
+    for name in [n for n in os.environ if SCRUBBED.fullmatch(n)]:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def server() -> Iterator[ReplayServer]:
+    """A provider API on 127.0.0.1 that replays scripted responses and records the bodies."""
+    with ReplayServer() as srv:
+        yield srv
