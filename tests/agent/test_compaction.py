@@ -363,7 +363,6 @@ async def test_an_overflow_after_a_successful_response_may_be_recovered_again(
     model.assert_complete()
 
 
-
 async def test_the_offline_fallback_reaches_prompt_and_subscribers(
     make_session: MakeSession,
 ) -> None:
