@@ -41,9 +41,10 @@ __all__ = ["ColumnIndex", "IndexedPath", "stream_indexed_context"]
 
 _CHUNK_SIZE: Final = 1 << 20
 
-_SHALLOW: Final = CONTEXT_MAX_DEPTH
-"""A line this short cannot hold more brackets than the depth limit (so it cannot nest too
-deep for the context); a longer one has its brackets counted."""
+_SHALLOW: Final = 2 * CONTEXT_MAX_DEPTH + 1
+"""A line this short cannot nest deeper than the context allows: every level takes an opening
+and a closing bracket (a line that is not valid JSON is refused by the compiled check anyway).
+A longer line has its brackets counted."""
 
 _READ_IN_FULL: Final = frozenset({"label", "session_info"})
 """Entry types whose fields the index keeps (labels, the session name): decoded in full."""
