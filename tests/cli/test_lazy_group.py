@@ -83,12 +83,13 @@ def test_session_info_imports_no_terminal_ui() -> None:
     assert loaded == []
 
 
-def test_the_agent_command_and_the_anthropic_adapter_load_no_terminal_ui_and_no_sdk() -> None:
+def test_the_agent_command_and_the_http_adapters_load_no_terminal_ui_and_no_sdk() -> None:
     """``pictx -p`` imports these before its first request: the interactive front end and
-    the Anthropic SDK (a second of CPU between them) are not among what they load."""
+    the Anthropic and OpenAI SDKs (a second or more of CPU between them) are not among what they load."""
     src = str(Path(__file__).resolve().parents[2] / "src")
     probe = (
-        "import json, sys; import pi_context.cli.commands.chat, pi_context.providers.anthropic; "
+        "import json, sys; import pi_context.cli.commands.chat, pi_context.providers.anthropic, "
+        "pi_context.providers.openai; "
         "print(json.dumps(sorted(sys.modules)))"
     )
     done = subprocess.run(
@@ -99,7 +100,7 @@ def test_the_agent_command_and_the_anthropic_adapter_load_no_terminal_ui_and_no_
         env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin"},
     )
     modules = json.loads(done.stdout)
-    assert [m for m in modules if m.startswith(("prompt_toolkit", "anthropic"))] == []
+    assert [m for m in modules if m.startswith(("prompt_toolkit", "anthropic", "openai"))] == []
 
 
 def _help(group: click.Group, *args: str) -> str:

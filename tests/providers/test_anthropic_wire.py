@@ -7,12 +7,8 @@ from typing import Any
 
 import pytest
 
-from pi_context.providers.anthropic_wire import (
-    API_VERSION,
-    MessagesClient,
-    StatusError,
-    _server_sent_events,
-)
+from pi_context.providers.anthropic_wire import API_VERSION, MessagesClient
+from pi_context.providers.http_stream import StatusError, server_sent_events
 from tests.providers.replay_server import ReplayServer, anthropic_sse, json_reply, stream
 
 
@@ -36,7 +32,7 @@ async def _lines(*lines: str) -> AsyncIterator[str]:
 async def test_events_with_several_data_lines_comments_and_no_final_blank() -> None:
     got = [
         event
-        async for event in _server_sent_events(
+        async for event in server_sent_events(
             _lines(": keep-alive", "event: a", "data: 1", "data:2", "", "event: b", "data: {}")
         )
     ]

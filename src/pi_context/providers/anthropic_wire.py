@@ -7,20 +7,21 @@ process that talks to Anthropic), and each streamed event is parsed into a model
 adapter then dumps back into the very dict the server sent. This client sends the request the
 SDK sends (the same headers, body and URL) and hands each event's JSON object on as decoded.
 
-Errors keep the SDK's meaning: an HTTP status of 400 or more raises :class:`StatusError` with
-the parsed body; an ``error`` event inside a stream raises it too, with the stream's status
-(200); a connection that fails or drops raises the HTTP library's error.
+Errors keep the SDK's meaning: an HTTP status of 400 or more raises
+:class:`~pi_context.providers.http_stream.StatusError` with the parsed body; an ``error`` event
+inside a stream raises it too, with the stream's status (200), as the SDK does; a connection
+that fails or drops raises the HTTP library's error.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 
 import httpx2
 
 from pi_context import _json
+from pi_context.providers.http_stream import StatusError, body_of, server_sent_events
 
 __all__ = ["API_VERSION", "MessagesClient", "StatusError"]
 
@@ -37,31 +38,6 @@ _STREAM_EVENTS: Final = frozenset(
         "content_block_stop",
     }
 )
-
-
-class StatusError(Exception):
-    """The server answered with an error: an HTTP status of 400 or more, or an ``error``
-    event inside a stream (then :attr:`status_code` is the stream's own, 200)."""
-
-    def __init__(self, status_code: int, body: object, headers: Mapping[str, str]) -> None:
-        self.status_code = status_code
-        self.body = body
-        """The error body: its JSON value when it is JSON, else its text (``None``: empty)."""
-        self.headers = dict(headers)
-        message = f"Error code: {status_code}"
-        if body:
-            message += f" - {body}"
-        self.message = message
-        super().__init__(message)
-
-
-def _body_of(text: str) -> object:
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
 
 
 class MessagesClient:
@@ -103,36 +79,13 @@ class MessagesClient:
         try:
             if response.status_code >= 400:
                 text = (await response.aread()).decode("utf-8", errors="replace")
-                raise StatusError(response.status_code, _body_of(text), response.headers)
-            async for event, data in _server_sent_events(response.aiter_lines()):
+                raise StatusError(response.status_code, body_of(text), response.headers)
+            async for event, data in server_sent_events(response.aiter_lines()):
                 if event == "error":
-                    raise StatusError(response.status_code, _body_of(data), response.headers)
+                    raise StatusError(response.status_code, body_of(data), response.headers)
                 if event in _STREAM_EVENTS:
                     value = _json.loads(data)
                     if isinstance(value, dict):
                         yield value
         finally:
             await response.aclose()
-
-
-async def _server_sent_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]]:
-    """``(event, data)`` of each server-sent event (the ``data`` lines joined with newlines);
-    comments and fields other than ``event`` and ``data`` are skipped."""
-    event = ""
-    data: list[str] = []
-    async for line in lines:
-        if not line:
-            if data or event:
-                yield event, "\n".join(data)
-            event, data = "", []
-            continue
-        if line.startswith(":"):
-            continue
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if name == "event":
-            event = value
-        elif name == "data":
-            data.append(value)
-    if data or event:
-        yield event, "\n".join(data)
