@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from pi_context.providers.anthropic_wire import API_VERSION, MessagesClient
-from pi_context.providers.http_stream import StatusError, server_sent_events
+from pi_context.providers.http_stream import StatusError
 from tests.providers.replay_server import ReplayServer, anthropic_sse, json_reply, stream
 
 
@@ -22,21 +21,6 @@ def _client(server: ReplayServer, **kw: Any) -> MessagesClient:
     }
     options.update(kw)
     return MessagesClient(**options)
-
-
-async def _lines(*lines: str) -> AsyncIterator[str]:
-    for line in lines:
-        yield line
-
-
-async def test_events_with_several_data_lines_comments_and_no_final_blank() -> None:
-    got = [
-        event
-        async for event in server_sent_events(
-            _lines(": keep-alive", "event: a", "data: 1", "data:2", "", "event: b", "data: {}")
-        )
-    ]
-    assert got == [("a", "1\n2"), ("b", "{}")]
 
 
 async def test_request_headers_body_and_events(server: ReplayServer) -> None:

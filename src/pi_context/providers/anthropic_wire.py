@@ -18,10 +18,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 
-import httpx2
-
 from pi_context import _json
-from pi_context.providers.http_stream import StatusError, body_of, server_sent_events
+from pi_context.providers.http_stream import (
+    StatusError,
+    body_of,
+    http_client,
+    server_sent_events,
+)
 
 __all__ = ["API_VERSION", "MessagesClient", "StatusError"]
 
@@ -60,7 +63,7 @@ class MessagesClient:
             headers["authorization"] = f"Bearer {auth_token}"
         headers.update(default_headers)
         self._headers = headers
-        self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout))
+        self._http = http_client(self.base_url, timeout)
 
     async def close(self) -> None:
         await self._http.aclose()

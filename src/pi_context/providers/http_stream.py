@@ -10,9 +10,28 @@ the official SDKs' status errors do, and an error reported inside a stream a
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Mapping
 
-__all__ = ["StatusError", "StreamError", "body_of", "server_sent_events"]
+import httpx2
+
+__all__ = ["StatusError", "StreamError", "body_of", "http_client", "server_sent_events"]
+
+_PROXY_VARIABLES = ("http_proxy", "all_proxy")
+
+
+def http_client(base_url: str, timeout: float) -> httpx2.AsyncClient:
+    """The pooled client for requests to ``base_url``.
+
+    A client loads the system's certificate store when it is made (tens of milliseconds of
+    CPU in every process). A plain ``http://`` endpoint (a local server, a simulator) never
+    negotiates TLS, so its client is made without one, unless a proxy is configured for plain
+    HTTP (the proxy may speak TLS, and its certificate is then checked as usual).
+    """
+    plain = base_url.startswith("http://") and not any(
+        os.environ.get(name) or os.environ.get(name.upper()) for name in _PROXY_VARIABLES
+    )
+    return httpx2.AsyncClient(timeout=httpx2.Timeout(timeout), verify=not plain)
 
 
 class StatusError(Exception):

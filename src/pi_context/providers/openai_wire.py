@@ -28,7 +28,13 @@ from typing import Any, Final
 import httpx2
 
 from pi_context import _json
-from pi_context.providers.http_stream import StatusError, StreamError, body_of, server_sent_events
+from pi_context.providers.http_stream import (
+    StatusError,
+    StreamError,
+    body_of,
+    http_client,
+    server_sent_events,
+)
 
 __all__ = ["DEFAULT_BASE_URL", "ChatCompletionsClient"]
 
@@ -77,7 +83,7 @@ class ChatCompletionsClient:
         headers.update(default_headers)
         self._headers = headers
         self._max_retries = max_retries
-        self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout))
+        self._http = http_client(self.base_url, timeout)
 
     async def close(self) -> None:
         await self._http.aclose()
