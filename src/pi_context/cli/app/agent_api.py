@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # annotations only: ``pictx -p`` loads none of the interactive front end
-    from pi_context.agent.stats import SessionStats
+    from pi_context.agent.session_stats import SessionStats
     from pi_context.cli.app.session_list import SessionSummary
     from pi_context.cli.app.session_replacement import ForkMessage
     from pi_context.cli.interactive.pickers.model import ModelChoice
