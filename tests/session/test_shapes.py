@@ -15,6 +15,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 
 from pi_context import _json
+from pi_context.model.usage import make_usage
 from pi_context.session.shapes import head_of_line
 from pi_context.session.validation import _checked_fully
 from tests.session.test_validation import _all_templates, _mutated
@@ -77,3 +78,20 @@ def test_lines_the_full_decoder_must_read_are_refused() -> None:
     assert head_of_line(b'{"type":"message","id":"a","parentId":null}') is None  # no message
     assert head_of_line(b'{"type":"a_new_type","id":"a"}') is None  # not interpreted
     assert head_of_line(b"[1, 2]") is None
+
+
+def test_the_usage_pictx_writes_reads_back_without_a_fault() -> None:
+    # cost.totalFromProvider is a boolean (whether the provider reported the total itself)
+    entry = {
+        "type": "message",
+        "id": "a",
+        "parentId": None,
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "hi"}],
+            "usage": make_usage(input=3, output=2),
+            "timestamp": 1,
+        },
+    }
+    assert _checked_fully(entry) == (entry, [])
+    assert head_of_line(_json.dumps(entry)) == ("message", "a", None, "assistant")

@@ -45,7 +45,7 @@ class _Cost(Struct):
     cacheRead: float = 0
     cacheWrite: float = 0
     total: float = 0
-    totalFromProvider: float = 0
+    totalFromProvider: bool = False
 
 
 class _Usage(Struct):
