@@ -65,7 +65,10 @@ def combine_usage(a: Mapping[str, Any], b: Mapping[str, Any]) -> Usage:
         for key in ("input", "output", "cacheRead", "cacheWrite", "total")
     }
     if "totalFromProvider" in cost_a and "totalFromProvider" in cost_b:
-        cost["totalFromProvider"] = cost_a["totalFromProvider"] + cost_b["totalFromProvider"]
+        # a boolean: the total is the provider's own only if both parts' were
+        cost["totalFromProvider"] = bool(
+            cost_a["totalFromProvider"] and cost_b["totalFromProvider"]
+        )
     out["cost"] = cost
     return out  # type: ignore[return-value]
 

@@ -11,18 +11,19 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pi_context.agent.session_stats import SessionStats
-from pi_context.cli.app.session_list import SessionSummary
-from pi_context.cli.app.session_replacement import ForkMessage
-from pi_context.cli.interactive.pickers.model import ModelChoice
-from pi_context.events import AgentEvent
-from pi_context.extensions import RegisteredCommand
-from pi_context.messages import ImageContent
-from pi_context.model import Model, ModelInfo
-from pi_context.resources.trust import TrustDecision, TrustStore
-from pi_context.session.store import Session
+if TYPE_CHECKING:  # annotations only: ``pictx -p`` loads none of the interactive front end
+    from pi_context.agent.session_stats import SessionStats
+    from pi_context.cli.app.session_list import SessionSummary
+    from pi_context.cli.app.session_replacement import ForkMessage
+    from pi_context.cli.interactive.pickers.model import ModelChoice
+    from pi_context.events import AgentEvent
+    from pi_context.extensions import RegisteredCommand
+    from pi_context.messages import ImageContent
+    from pi_context.model import Model, ModelInfo
+    from pi_context.resources.trust import TrustDecision, TrustStore
+    from pi_context.session.store import Session
 
 __all__ = ["NO_MODEL_HELP", "AgentHost", "ProjectTrust"]
 

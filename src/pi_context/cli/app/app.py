@@ -27,7 +27,6 @@ from pi_context.cli.app.saved_settings import save_default_model, update_global_
 from pi_context.cli.app.scripted import load_scripted_model, scripted_spec
 from pi_context.cli.app.session_list import SessionLister, SessionSummary
 from pi_context.cli.app.session_replacement import ForkMessage
-from pi_context.cli.interactive.pickers.model import ModelChoice
 from pi_context.errors import ModelNotFoundError, PiContextError, ProviderError
 from pi_context.events import AgentEvent
 from pi_context.extensions import RegisteredCommand
@@ -42,6 +41,7 @@ from pi_context.session.store import Session
 from pi_context.tokens import estimate_tokens
 
 if TYPE_CHECKING:
+    from pi_context.cli.interactive.pickers.model import ModelChoice
     from pi_context.providers.registry import ModelRegistry
 
 __all__ = ["AppAgent", "AppConfig", "ModelCycle", "resolve_cli_model"]
@@ -440,6 +440,9 @@ class AppAgent:
     # -- pickers (/model, /scoped-models, /thinking, /resume) -----------------------------
 
     def model_choices(self) -> list[ModelChoice]:
+        # the picker (and prompt_toolkit with it) is loaded only by the interactive mode
+        from pi_context.cli.interactive.pickers.model import ModelChoice
+
         registry = _load_registry(self.config.agent_dir, None)
         return [
             ModelChoice(

@@ -53,7 +53,7 @@ from pi_context.cli.interactive.progress import RunProgress
 from pi_context.cli.interactive.render import EventRenderer
 from pi_context.cli.interactive.slash.commands import COMMANDS, command_names, run_slash
 from pi_context.cli.interactive.stats import status_line
-from pi_context.cli.terminal_text import TerminalConsole
+from pi_context.cli.interactive.terminal_console import TerminalConsole
 from pi_context.errors import PiContextError
 from pi_context.events import AgentEvent
 from pi_context.messages import ImageContent
