@@ -1,4 +1,4 @@
-"""The contenders: pi 1.6.0 and six pictx configurations, each a command line and settings."""
+"""The contenders: pi 1.6.0 and seven pictx configurations, each a command line and settings."""
 
 from __future__ import annotations
 
@@ -82,6 +82,7 @@ def pictx_contenders(extra: Sequence[tuple[str, dict[str, Any]]] = ()) -> list[C
             "pictx + offline summarizer", pictx, {"summarizer": "offline"}, env=env, version=version
         ),
         Contender("pictx lean", pictx, LEAN, env=env, version=version),
+        Contender("pictx + recall", pictx, env=env, version=version, settings={"recall": "auto"}),
         Contender(
             "pictx lean + recall",
             pictx,
