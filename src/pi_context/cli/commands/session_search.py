@@ -72,9 +72,11 @@ def _line(rank: int, hit: SearchHit) -> str:
     help='Print {"hits": [{"id", "role", "timestamp", "snippet", "score", "replacedBy"}]}.',
 )
 def search_command(file: Path, query: str, limit: int, all_branches: bool, as_json: bool) -> None:
-    """Search the text of every message entry of FILE (user, assistant, tool calls and results,
-    summaries), best first; each hit says which compaction, branch summary or context edit
-    replaced it. The current branch by default."""
+    """Search the whole history of FILE for QUERY, best first, saying what replaced each hit.
+
+    Every message entry is searched (user, assistant text, thinking and tool calls, tool
+    results, summaries), on the current branch unless --all-branches is given.
+    """
     hits = _hits(file, query, limit, all_branches)
     if as_json:
         text = _json.dumps({"hits": [h.to_json() for h in hits]}).decode("utf-8")
