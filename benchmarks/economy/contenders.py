@@ -41,6 +41,11 @@ LEAN: dict[str, Any] = {
 tokens whatever the window, a 4,000-token tail."""
 
 
+RECALL_OFF: dict[str, Any] = {"recall": "off"}
+"""pictx without the ``recall`` tool (the default offers it after the first compaction): with
+``--retention``, what the tool adds to the probes answered and to the cost."""
+
+
 def pi_contender(install: PiInstall) -> Contender:
     return Contender(
         "pi 1.6.0",
@@ -82,14 +87,9 @@ def pictx_contenders(extra: Sequence[tuple[str, dict[str, Any]]] = ()) -> list[C
             "pictx + offline summarizer", pictx, {"summarizer": "offline"}, env=env, version=version
         ),
         Contender("pictx lean", pictx, LEAN, env=env, version=version),
-        Contender("pictx + recall", pictx, env=env, version=version, settings={"recall": "auto"}),
+        Contender("pictx, recall off", pictx, env=env, version=version, settings=RECALL_OFF),
         Contender(
-            "pictx lean + recall",
-            pictx,
-            LEAN,
-            env=env,
-            version=version,
-            settings={"recall": "auto"},
+            "pictx lean, recall off", pictx, LEAN, env=env, version=version, settings=RECALL_OFF
         ),
         Contender(
             "pictx, collapse delivery",
