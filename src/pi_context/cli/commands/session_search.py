@@ -20,7 +20,7 @@ from pi_context.errors import SessionError, SessionFormatError
 from pi_context.session import SearchHit, SearchIndex, Session
 from pi_context.session.codec import CURRENT_VERSION
 from pi_context.session.search import search
-from pi_context.storage import read_header
+from pi_context.session_dirs import read_header
 
 __all__ = ["search_command"]
 
