@@ -403,7 +403,10 @@ async def test_turn_end_compaction_draft(make_session: MakeSession, project_dir:
     assert entry.get("systemMessage")["role"] == "system"
     await sess.run("next")
     sent = model.requests[-1].messages
-    assert [m["role"] for m in sent] == ["system", "user", "user"]
+    # the snapshot, the summary, the patch offering recall (the branch holds a compaction now),
+    # the prompt
+    assert [m["role"] for m in sent] == ["system", "user", "system", "user"]
+    assert [t["name"] for t in sent[2].get("toolsAdded") or []] == ["recall"]
 
 
 async def test_loadout_change_mid_run_is_patched_between_turns(

@@ -107,22 +107,23 @@ class Loadout:
         tool = self._tools.get(name)
         return not isinstance(tool, RecallTool) or tool.offer == "always"
 
-    def offer_recall(self) -> None:
-        """Make the agent's ``recall`` tool active once the branch holds a compaction (its
-        ``auto`` offer), once per branch: the change reaches the model as a system-prompt patch
-        (``toolsAdded``) at the next request, which keeps the cached prefix."""
+    def _offer_recall(self, entries: Sequence[ProjectedEntry]) -> bool:
+        """Make the agent's ``recall`` tool active once the context ``entries`` start with a
+        compaction (its ``auto`` offer), once per branch; ``True`` when it was just added. The
+        change reaches the model in the system-prompt patch being computed (``toolsAdded``),
+        after the summary, so the cached prefix before it stays."""
         if self._recall_offered:
-            return
+            return False
         tool = self._tools.get(RecallTool.name)
         if not isinstance(tool, RecallTool) or tool.offer != "auto":
-            return
-        projection = self._state.session.stored_projection()
-        first = projection.entries[0].entry if projection.entries else None
-        if first is None or first.type != "compaction":
-            return
+            return False
+        if not entries or entries[0].entry.type != "compaction":
+            return False
         self._recall_offered = True
-        if RecallTool.name not in self._active:
-            self._active.append(RecallTool.name)
+        if RecallTool.name in self._active:
+            return False
+        self._active.append(RecallTool.name)
+        return True
 
     def default_tool_names(self) -> list[str]:
         """The names pi's ``defaultTools`` setting makes active at start."""
@@ -182,7 +183,6 @@ class Loadout:
     def base_options(self) -> SystemPromptOptions:
         """The prompt options from resources and the active tools (pi's base options)."""
         state = self._state
-        self.offer_recall()
         return prompt_options_for(
             state.resources, self._tools.values(), active=self._active, cwd=state.cwd
         )
@@ -202,7 +202,6 @@ class Loadout:
 
     def next_turn_options(self) -> SystemPromptOptions:
         """The run's options with the loadout as it stands now (it may change mid-run)."""
-        self.offer_recall()
         options = self.options().evolve(selected_tools=tuple(self._active))
         if self._run_options is not None:
             self._run_options = options
@@ -227,6 +226,10 @@ class Loadout:
         puts the loadout in the order the transcript will replay it (see
         :meth:`_follow_recorded_order`).
         """
+        if self._offer_recall(entries):
+            options = options.evolve(selected_tools=tuple(self._active))
+            if self._run_options is not None:
+                self._run_options = options
         systems = self._system_view(entries)  # they hold the state
         sections = build_sections(options)
         tools = tool_declarations(self._active_tool_objects())

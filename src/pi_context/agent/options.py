@@ -56,7 +56,7 @@ class AgentOptions(TypedDict, total=False):
     ``previous_session_file``: what extensions' ``session_start`` is told (default ``startup``
     for ``create``, ``resume`` for ``open``; ``new`` / ``fork`` when a session replaces
     another). ``recall``: when the ``recall`` tool is offered (:data:`RecallMode`; default the
-    ``recall`` setting, else ``off``); it is added to the built-ins, not to ``tools``.
+    ``recall`` setting, else ``auto``); it is added to the built-ins, not to ``tools``.
 
     Every option is checked at the call (:func:`checked_options`): an unknown keyword or a
     value of the wrong type raises :class:`TypeError` there, never later.
@@ -251,11 +251,12 @@ RecallMode = Literal["auto", "always", "off"]
 without one sends pi's exact prompt and tools; the tool arrives by a system-prompt patch, so
 the cached prefix stays), ``always`` from the start, ``off`` never.
 
-The default is ``off``, pi's behaviour, until the retention benchmark has measured what the
-tool's declaration costs against the probes it answers."""
+The default is ``auto``: on the economy benchmark's retention probes (facts planted early,
+asked after compactions) pictx with it answered 4 of 4 against pi's and pictx's 1 of 4 (a
+file read again), for -0.3% to +1.6% of the session's cost on a 48k window (+2.3% on 200k)."""
 
 RECALL_MODES: Final = ("auto", "always", "off")
-DEFAULT_RECALL_MODE: Final[RecallMode] = "off"
+DEFAULT_RECALL_MODE: Final[RecallMode] = "auto"
 
 
 def recall_mode(option: str | None, settings: Mapping[str, Any]) -> RecallMode:
