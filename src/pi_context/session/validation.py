@@ -95,9 +95,8 @@ _USAGE_FIELDS: Final = _Fields(
     | {"totalTokens": _NUMBER, "cost": _OBJECT}
 )
 _COST_FIELDS: Final = _Fields(
-    dict.fromkeys(
-        ("input", "output", "cacheRead", "cacheWrite", "total", "totalFromProvider"), _NUMBER
-    )
+    dict.fromkeys(("input", "output", "cacheRead", "cacheWrite", "total"), _NUMBER)
+    | {"totalFromProvider": _BOOL}  # pi-ai: whether the provider reported the cost itself
 )
 _ASSISTANT_FIELDS: Final = _Fields(
     dict.fromkeys(
