@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from pi_context import storage
-from pi_context.cli.app import AppAgent
-from pi_context.cli.session_replacement import (
+from pi_context.cli.app.app import AppAgent
+from pi_context.cli.app.session_replacement import (
     INVALID_FORK_ENTRY,
     SwitchCancelled,
     fork_messages,

@@ -26,7 +26,7 @@ import signal
 import sys
 from typing import Any, BinaryIO
 
-from pi_context.cli.app import AppAgent
+from pi_context.cli.app.app import AppAgent
 
 from .commands import CommandHandlers, Started
 from .framing import MAX_LINE_CHARS, OVERLONG, LineReader, RecordWriter
