@@ -62,7 +62,8 @@ def _one(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
-    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdin is not None
+    assert proc.stdout is not None
     proc.stdin.write(b'{"id":"s","type":"get_state"}\n')
     proc.stdin.flush()
     for line in proc.stdout:
