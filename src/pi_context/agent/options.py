@@ -13,6 +13,7 @@ from typing import Any, TypedDict
 
 from pi_context.extensions import ExtensionRunner, load_extensions
 from pi_context.extensions.events import SessionReason
+from pi_context.mcp import McpManager
 from pi_context.model import Model
 from pi_context.resources.loader import ResourceLoader
 from pi_context.resources.settings import bash_settings_for
@@ -41,7 +42,9 @@ class AgentOptions(TypedDict, total=False):
     ``--no-builtin-tools`` / ``--exclude-tools`` (:mod:`.tool_selection`). ``start_reason``,
     ``previous_session_file``: what extensions' ``session_start`` is told (default ``startup``
     for ``create``, ``resume`` for ``open``; ``new`` / ``fork`` when a session replaces
-    another).
+    another). ``mcp``: connect the servers of ``mcp.json`` (global, and the project's when
+    trusted) in the background and offer their tools (off by default; the CLI turns it on
+    unless ``--no-mcp``).
     """
 
     model: Model | None
@@ -63,6 +66,7 @@ class AgentOptions(TypedDict, total=False):
     tool_selection: ToolSelection | None
     start_reason: SessionReason
     previous_session_file: str | None
+    mcp: bool
 
 
 def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentState, list[Tool]]:
@@ -79,6 +83,11 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
     extensions = options.get("extensions")
     if extensions is None and options.get("load_extensions", False):
         extensions = load_extensions(cwd=cwd, agent_dir=loader.agent_dir, trusted=resources.trusted)
+    mcp = (
+        McpManager(cwd=cwd, agent_dir=loader.agent_dir, trusted=resources.trusted)
+        if options.get("mcp", False)
+        else None
+    )
     state = AgentState(
         session,
         cwd=cwd,
@@ -89,6 +98,7 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
         settings_override=options.get("settings"),
         sleep=options.get("sleep"),
         tool_selection=options.get("tool_selection"),
+        mcp=mcp,
     )
     tools = options.get("tools")
     if tools is not None:

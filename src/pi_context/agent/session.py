@@ -55,6 +55,7 @@ from pi_context.extensions.events import (
     ShutdownReason,
     ThinkingLevelSelectEvent,
 )
+from pi_context.mcp import McpManager
 from pi_context.messages import AgentMessage, ImageContent, user_message
 from pi_context.model import Model
 from pi_context.model.thinking import clamp_thinking_level
@@ -120,6 +121,8 @@ class AgentSession:
         self._notices: list[asyncio.Task[None]] = []  # extension notifications under way
         self._closed = False
         self._ui: tuple[ExtensionUI, str] | None = None
+        if state.mcp is not None:
+            state.mcp.notify = self._mcp_notice
         runner = state.extensions
         if runner is not None:
             chain.context_phase = runner.emit_context
@@ -135,6 +138,16 @@ class AgentSession:
                     mode=self._ui[1] if self._ui is not None else None,
                 ),
             )
+
+    def _mcp_notice(self, message: str, kind: str) -> None:
+        """MCP notices go where pi's go: the front end's ``notify`` (nothing without one)."""
+        if self._ui is not None:
+            self._ui[0].notify(message, kind)
+
+    @property
+    def mcp(self) -> McpManager | None:
+        """The session's MCP servers (``None`` when MCP is off)."""
+        return self._state.mcp
 
     def set_extension_ui(self, ui: ExtensionUI | None, mode: str | None = None) -> None:
         """The front end's dialogs for extension handlers (``ctx.ui``, ``ctx.mode``) from now
@@ -211,6 +224,8 @@ class AgentSession:
     async def _started(
         self, reason: SessionReason, previous: str | None, *, restore: bool = False
     ) -> None:
+        if self._state.mcp is not None:
+            self._state.mcp.start()  # in the background; the first prompt waits if it must
         selection = self._state.tool_selection
         # --tools replaces the defaults, so the branch's recorded loadout is not restored
         if restore and not (selection is not None and selection.replaces_defaults):
@@ -645,6 +660,8 @@ class AgentSession:
         await self._runs.wait()
         await self.settle_notices()
         await self._notify(SessionShutdownEvent(reason, target_session_file))
+        if self._state.mcp is not None:
+            await self._state.mcp.aclose()
         self.session.close()
 
     def close(self) -> None:

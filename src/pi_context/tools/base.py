@@ -110,6 +110,10 @@ class Tool(ABC):
     prompt_snippet: str | None = None
     prompt_guidelines: tuple[str, ...] = ()
     constrained_sampling: dict[str, Any] | None = None
+    exposure: str = "direct"
+    """How the tool reaches the model: ``direct`` (declared while active), ``deferred``
+    (registered but declared only once something loads it, e.g. ``tool_search``) or
+    ``model-only`` (a discovery tool the agent activates itself)."""
 
     def declaration(self) -> ToolDeclaration:
         """The declaration sent to the model: ``{name, description, parameters[, constrainedSampling]}``."""

@@ -1,0 +1,202 @@
+"""MCP servers in an agent session: declarations, the section, calls, tool_search, restore."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pi_context.agent.session import AgentSession
+from pi_context.agent.tool_selection import parse_tool_selection
+from pi_context.prompt import build_system_prompt
+from pi_context.testing import ScriptedModel, SequentialIds, reply
+from tests.jsonview import as_json
+from tests.mcp.conftest import WriteConfig, stdio_entry
+
+
+async def session(project: Path, agent_dir: Path, model: ScriptedModel, **kw: Any) -> AgentSession:
+    return await AgentSession.create(
+        cwd=project, model=model, agent_dir=agent_dir, trusted=True, ids=SequentialIds(),
+        mcp=True, **kw,
+    )
+
+
+def names(request: Any) -> list[str]:
+    return [t["name"] for t in request.tools]
+
+
+def system_text(request: Any) -> str:
+    return "\n".join(str(m.get("content") or m.get("sections")) for m in as_json(request.messages) if m.get("role") == "system")
+
+
+async def test_first_request_declares_direct_tools_and_lists_the_others(
+    project: Path, agent_dir: Path, write_config: WriteConfig
+) -> None:
+    write_config(
+        {
+            "direct-srv": stdio_entry("direct-srv", exposure="direct", toolExposure={"crash": "hidden", "grow": "hidden", "slow": "hidden", "log": "hidden", "big": "hidden", "fail": "hidden"}),
+            "deferred": stdio_entry("deferred", exposure="deferred", description="Deferred demo: echoes and weather"),
+            "cm": stdio_entry("cm"),
+        }
+    )
+    model = ScriptedModel([])
+    model.add(reply("hi"))
+    sess = await session(project, agent_dir, model)
+    try:
+        await sess.run("hello")
+        first = model.requests[0]
+        assert names(first) == [
+            "read", "bash", "edit", "write", "tool_search",
+            "mcp__direct_srv__echo", "mcp__direct_srv__weather",
+            "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource",
+        ]
+        prompt = sess.system_prompt
+        section = prompt[prompt.index("<mcp_servers>"):]
+        assert section.endswith("</mcp_servers>")
+        lines = section.splitlines()
+        # the codemode server is reached through tool_search here; its summary comes from
+        # its instructions only once connected
+        assert lines[2].startswith("- mcp__cm (tool_search)")
+        assert lines[3] == "- mcp__deferred (tool_search): Deferred demo: echoes and weather"
+        assert len(lines) == 5  # direct-srv is not listed: all its tools are declared
+        assert prompt.index("<cwd>") < prompt.index("<mcp_servers>")
+    finally:
+        await sess.aclose()
+
+
+async def test_direct_call_tool_search_and_loaded_declarations(
+    project: Path, agent_dir: Path, write_config: WriteConfig
+) -> None:
+    write_config(
+        {
+            "d": stdio_entry("d", exposure="direct", toolExposure={"crash": "hidden", "grow": "hidden"}),
+            "lazy": stdio_entry("lazy", exposure="deferred", description="Weather lookups"),
+        }
+    )
+    model = ScriptedModel([])
+    model.add(
+        reply(tool_calls=[("mcp__d__echo", {"text": "hi"}), ("mcp__d__fail", {})]),
+        reply(tool_calls=[("tool_search", {"query": "weather city", "limit": 1})]),
+        reply(tool_calls=[("mcp__lazy__weather", {"city": "Oslo"})]),
+        reply("done"),
+    )
+    sess = await session(project, agent_dir, model)
+    try:
+        events = await sess.run("go")
+        results = [e for e in events if e.type == "tool_execution_end"]
+        echo, fail, search, weather = (as_json(e.to_json())["result"] for e in results)
+        assert echo["content"] == [{"type": "text", "text": "echo: hi"}]
+        assert echo["details"] == {"server": "d", "tool": "echo"}
+        assert fail["content"] == [{"type": "text", "text": "Error executing tool fail"}]
+        assert [e.is_error for e in results] == [False, True, False, False]
+        assert search["content"][0]["text"].startswith("Loaded 1 tool. They are available from your next call:\n- mcp__lazy__weather: Current weather for a city")
+        assert search["details"] == {"loaded": ["mcp__lazy__weather"]}
+        assert "mcp__lazy__weather" not in names(model.requests[1])
+        assert names(model.requests[2])[-1] == "mcp__lazy__weather"
+        assert weather["content"][0]["text"] == '{\n  "city": "Oslo",\n  "temp_c": 21\n}'
+        # the loaded tool is recorded as a tool delta in the transcript
+        added = [
+            m for m in as_json(sess.session.messages()) if m.get("role") == "system" and m.get("toolsAdded")
+        ]
+        assert any(t["name"] == "mcp__lazy__weather" for m in added for t in m["toolsAdded"])
+    finally:
+        await sess.aclose()
+
+
+async def test_no_server_process_is_left_after_close(
+    project: Path, agent_dir: Path, write_config: WriteConfig
+) -> None:
+    mark = {"DEMO_MARK": str(agent_dir)}
+    write_config(
+        {
+            "a": stdio_entry("a", exposure="direct", env=mark),
+            "b": stdio_entry("b", exposure="deferred", env=mark),
+        }
+    )
+    model = ScriptedModel([])
+    model.add(reply("ok"))
+    sess = await session(project, agent_dir, model)
+    await sess.run("x")
+    assert sess.mcp is not None
+    await sess.mcp.ready(None)
+    assert len(server_pids(agent_dir)) == 2
+    await sess.aclose()
+    assert server_pids(agent_dir) == []
+
+
+def server_pids(agent_dir: Path) -> list[int]:
+    """Live demo servers started for this test (marked by the agent dir in their env)."""
+    mark = f"DEMO_MARK={agent_dir}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as env, open(f"/proc/{entry}/stat") as stat:
+                if mark in env.read().split(b"\0") and stat.read().split()[2] != "Z":
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+async def test_a_broken_config_is_reported_and_the_agent_starts(
+    project: Path, agent_dir: Path, write_config: WriteConfig
+) -> None:
+    (agent_dir / "mcp.json").write_text("{not json")
+    notices: list[tuple[str, str]] = []
+    model = ScriptedModel([])
+    model.add(reply("fine"))
+    sess = await session(project, agent_dir, model)
+
+    class UI:
+        def notify(self, message: str, kind: Any = None) -> None:
+            notices.append((message, kind))
+
+    sess.set_extension_ui(UI(), "rpc")  # type: ignore[arg-type]
+    try:
+        await sess.run("x")
+        assert names(model.requests[0]) == ["read", "bash", "edit", "write"]
+        assert "<mcp_servers>" not in build_system_prompt(sess._loadout.options())
+        assert sess.mcp is not None and sess.mcp.config.errors[0].startswith(f"{agent_dir / 'mcp.json'}: ")
+    finally:
+        await sess.aclose()
+
+
+async def test_tools_allowlist_keeps_deferred_tools_searchable_but_not_direct_ones(
+    project: Path, agent_dir: Path, write_config: WriteConfig
+) -> None:
+    write_config({"d": stdio_entry("d", exposure="direct"), "l": stdio_entry("l", exposure="deferred")})
+    model = ScriptedModel([])
+    model.add(reply("ok"))
+    sess = await session(project, agent_dir, model, tool_selection=parse_tool_selection("read,mcp__d__echo"))
+    try:
+        await sess.run("x")
+        assert names(model.requests[0]) == ["read", "mcp__d__echo"]
+    finally:
+        await sess.aclose()
+
+
+async def test_a_session_that_used_pis_codemode_opens_and_continues(
+    project: Path, agent_dir: Path, write_config: WriteConfig, tmp_path: Path
+) -> None:
+    """pi records ``codemode`` in the loadout and its calls in the transcript; pictx has no
+    ``codemode`` tool, so the next request drops it with a tool delta and goes on."""
+    path = tmp_path / "pi.jsonl"
+    source = Path(__file__).parent / "data" / "pi_codemode_session.jsonl"
+    path.write_bytes(source.read_bytes())
+    write_config({"cm": stdio_entry("cm")})
+    model = ScriptedModel([])
+    model.add(reply("continued"))
+    sess = await AgentSession.open(path, cwd=project, model=model, agent_dir=agent_dir, trusted=True, mcp=True)
+    try:
+        await sess.run("and now?")
+        request = model.requests[0]
+        assert "codemode" not in names(request)
+        assert "tool_search" in names(request)
+        texts = [str(m) for m in as_json(request.messages)]
+        assert any("Script completed" in t for t in texts)  # the old codemode result is kept
+        last = as_json(sess.session.messages())[-1]
+        assert last["role"] == "assistant"
+    finally:
+        await sess.aclose()
