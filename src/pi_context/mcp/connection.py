@@ -337,16 +337,25 @@ class McpConnection:
         start: Callable[[], Awaitable[T]],
         progress: list[asyncio.Event] | None = None,
     ) -> T:
-        """Run a request with the server's timeout, re-armed whenever ``progress[0]`` is set."""
+        """Run a request with the server's timeout, re-armed whenever ``progress[0]`` is set
+        (the deadline is always the last progress plus the timeout)."""
         timeout = self.config.timeout
         task = asyncio.ensure_future(start())
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
         try:
             while True:
-                done, _ = await asyncio.wait([task], timeout=timeout)
-                if done:
+                wait = [task] + ([loop.create_task(progress[0].wait())] if progress else [])
+                done, _ = await asyncio.wait(
+                    wait, timeout=max(0.0, deadline - loop.time()), return_when=asyncio.FIRST_COMPLETED
+                )
+                for extra in wait[1:]:
+                    extra.cancel()
+                if task in done:
                     return task.result()
                 if progress and progress[0].is_set():
                     progress[0].clear()
+                    deadline = loop.time() + timeout
                     continue
                 task.cancel()
                 with contextlib.suppress(BaseException):

@@ -52,10 +52,10 @@ def fail() -> str:
 
 
 @server.tool(description="Reports progress, then answers")
-async def slow(steps: int, ctx: Context) -> str:
+async def slow(steps: int, ctx: Context, delay: float = 0.3) -> str:
     for i in range(steps):
+        await asyncio.sleep(delay)
         await ctx.report_progress(i + 1, steps, f"step {i + 1}")
-        await asyncio.sleep(0.3)
     return f"done after {steps} steps"
 
 
