@@ -16,8 +16,13 @@ from tests.mcp.conftest import WriteConfig, stdio_entry
 
 async def session(project: Path, agent_dir: Path, model: ScriptedModel, **kw: Any) -> AgentSession:
     return await AgentSession.create(
-        cwd=project, model=model, agent_dir=agent_dir, trusted=True, ids=SequentialIds(),
-        mcp=True, **kw,
+        cwd=project,
+        model=model,
+        agent_dir=agent_dir,
+        trusted=True,
+        ids=SequentialIds(),
+        mcp=True,
+        **kw,
     )
 
 
@@ -26,7 +31,11 @@ def names(request: Any) -> list[str]:
 
 
 def system_text(request: Any) -> str:
-    return "\n".join(str(m.get("content") or m.get("sections")) for m in as_json(request.messages) if m.get("role") == "system")
+    return "\n".join(
+        str(m.get("content") or m.get("sections"))
+        for m in as_json(request.messages)
+        if m.get("role") == "system"
+    )
 
 
 async def test_first_request_declares_direct_tools_and_lists_the_others(
@@ -34,8 +43,21 @@ async def test_first_request_declares_direct_tools_and_lists_the_others(
 ) -> None:
     write_config(
         {
-            "direct-srv": stdio_entry("direct-srv", exposure="direct", toolExposure={"crash": "hidden", "grow": "hidden", "slow": "hidden", "log": "hidden", "big": "hidden", "fail": "hidden"}),
-            "deferred": stdio_entry("deferred", exposure="deferred", description="Deferred demo: echoes and weather"),
+            "direct-srv": stdio_entry(
+                "direct-srv",
+                exposure="direct",
+                toolExposure={
+                    "crash": "hidden",
+                    "grow": "hidden",
+                    "slow": "hidden",
+                    "log": "hidden",
+                    "big": "hidden",
+                    "fail": "hidden",
+                },
+            ),
+            "deferred": stdio_entry(
+                "deferred", exposure="deferred", description="Deferred demo: echoes and weather"
+            ),
             "cm": stdio_entry("cm"),
         }
     )
@@ -46,12 +68,19 @@ async def test_first_request_declares_direct_tools_and_lists_the_others(
         await sess.run("hello")
         first = model.requests[0]
         assert names(first) == [
-            "read", "bash", "edit", "write", "tool_search",
-            "mcp__direct_srv__echo", "mcp__direct_srv__weather",
-            "list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource",
+            "read",
+            "bash",
+            "edit",
+            "write",
+            "tool_search",
+            "mcp__direct_srv__echo",
+            "mcp__direct_srv__weather",
+            "list_mcp_resources",
+            "list_mcp_resource_templates",
+            "read_mcp_resource",
         ]
         prompt = sess.system_prompt
-        section = prompt[prompt.index("<mcp_servers>"):]
+        section = prompt[prompt.index("<mcp_servers>") :]
         assert section.endswith("</mcp_servers>")
         lines = section.splitlines()
         # the codemode server is reached through tool_search here; its summary comes from
@@ -69,7 +98,9 @@ async def test_direct_call_tool_search_and_loaded_declarations(
 ) -> None:
     write_config(
         {
-            "d": stdio_entry("d", exposure="direct", toolExposure={"crash": "hidden", "grow": "hidden"}),
+            "d": stdio_entry(
+                "d", exposure="direct", toolExposure={"crash": "hidden", "grow": "hidden"}
+            ),
             "lazy": stdio_entry("lazy", exposure="deferred", description="Weather lookups"),
         }
     )
@@ -88,15 +119,19 @@ async def test_direct_call_tool_search_and_loaded_declarations(
         assert echo["content"] == [{"type": "text", "text": "echo: hi"}]
         assert echo["details"] == {"server": "d", "tool": "echo"}
         assert fail["content"] == [{"type": "text", "text": "Error executing tool fail"}]
-        assert [e.is_error for e in results] == [False, True, False, False]
-        assert search["content"][0]["text"].startswith("Loaded 1 tool. They are available from your next call:\n- mcp__lazy__weather: Current weather for a city")
+        assert [as_json(e.to_json())["isError"] for e in results] == [False, True, False, False]
+        assert search["content"][0]["text"].startswith(
+            "Loaded 1 tool. They are available from your next call:\n- mcp__lazy__weather: Current weather for a city"
+        )
         assert search["details"] == {"loaded": ["mcp__lazy__weather"]}
         assert "mcp__lazy__weather" not in names(model.requests[1])
         assert names(model.requests[2])[-1] == "mcp__lazy__weather"
         assert weather["content"][0]["text"] == '{\n  "city": "Oslo",\n  "temp_c": 21\n}'
         # the loaded tool is recorded as a tool delta in the transcript
         added = [
-            m for m in as_json(sess.session.messages()) if m.get("role") == "system" and m.get("toolsAdded")
+            m
+            for m in as_json(sess.session.messages())
+            if m.get("role") == "system" and m.get("toolsAdded")
         ]
         assert any(t["name"] == "mcp__lazy__weather" for m in added for t in m["toolsAdded"])
     finally:
@@ -158,7 +193,8 @@ async def test_a_broken_config_is_reported_and_the_agent_starts(
         await sess.run("x")
         assert names(model.requests[0]) == ["read", "bash", "edit", "write"]
         assert "<mcp_servers>" not in build_system_prompt(sess._loadout.options())
-        assert sess.mcp is not None and sess.mcp.config.errors[0].startswith(f"{agent_dir / 'mcp.json'}: ")
+        assert sess.mcp is not None
+        assert sess.mcp.config.errors[0].startswith(f"{agent_dir / 'mcp.json'}: ")
     finally:
         await sess.aclose()
 
@@ -166,10 +202,14 @@ async def test_a_broken_config_is_reported_and_the_agent_starts(
 async def test_tools_allowlist_keeps_deferred_tools_searchable_but_not_direct_ones(
     project: Path, agent_dir: Path, write_config: WriteConfig
 ) -> None:
-    write_config({"d": stdio_entry("d", exposure="direct"), "l": stdio_entry("l", exposure="deferred")})
+    write_config(
+        {"d": stdio_entry("d", exposure="direct"), "l": stdio_entry("l", exposure="deferred")}
+    )
     model = ScriptedModel([])
     model.add(reply("ok"))
-    sess = await session(project, agent_dir, model, tool_selection=parse_tool_selection("read,mcp__d__echo"))
+    sess = await session(
+        project, agent_dir, model, tool_selection=parse_tool_selection("read,mcp__d__echo")
+    )
     try:
         await sess.run("x")
         assert names(model.requests[0]) == ["read", "mcp__d__echo"]
@@ -188,7 +228,9 @@ async def test_a_session_that_used_pis_codemode_opens_and_continues(
     write_config({"cm": stdio_entry("cm")})
     model = ScriptedModel([])
     model.add(reply("continued"))
-    sess = await AgentSession.open(path, cwd=project, model=model, agent_dir=agent_dir, trusted=True, mcp=True)
+    sess = await AgentSession.open(
+        path, cwd=project, model=model, agent_dir=agent_dir, trusted=True, mcp=True
+    )
     try:
         await sess.run("and now?")
         request = model.requests[0]

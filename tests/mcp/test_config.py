@@ -33,18 +33,46 @@ def write(path: Path, data: Any) -> Path:
             'server "s": legacy SSE transport is not supported; use the streamable HTTP URL',
         ),
         ("s", {"url": "ftp://x"}, 'server "s": url must be an http or https URL'),
-        ("s", {"url": "http://x", "headers": {"a": 1}}, 'server "s": headers must map names to strings'),
+        (
+            "s",
+            {"url": "http://x", "headers": {"a": 1}},
+            'server "s": headers must map names to strings',
+        ),
         ("s", {"url": "http://x", "oauth": 1}, 'server "s": oauth must be an object'),
-        ("s", {"url": "http://x", "oauth": {"callbackPort": 0}}, 'server "s": oauth.callbackPort must be a port number'),
+        (
+            "s",
+            {"url": "http://x", "oauth": {"callbackPort": 0}},
+            'server "s": oauth.callbackPort must be a port number',
+        ),
         ("s", {**STDIO, "args": [1]}, 'server "s": args must be an array of strings'),
         ("s", {**STDIO, "env": {"A": 1}}, 'server "s": env must map names to strings'),
         ("s", {**STDIO, "cwd": 1}, 'server "s": cwd must be a string'),
         ("s", {}, 'server "s" needs either "command" (stdio) or "url" (streamable HTTP)'),
-        ("s", {**STDIO, "exposure": "x"}, 'server "s": exposure must be one of "codemode", "deferred", "direct", "hidden"'),
-        ("s", {**STDIO, "toolExposure": []}, 'server "s": toolExposure must map tool names to exposures'),
-        ("s", {**STDIO, "toolExposure": {"t": "x"}}, 'server "s": toolExposure "t" must be one of "codemode", "deferred", "direct", "hidden"'),
-        ("s", {"url": "https://x", "auth": {}}, 'server "s": auth.provider must be a provider name'),
-        ("s", {"url": "http://example.com", "auth": {"provider": "p"}}, 'server "s": auth requires an https URL, or http on localhost, 127.0.0.1, or [::1]'),
+        (
+            "s",
+            {**STDIO, "exposure": "x"},
+            'server "s": exposure must be one of "codemode", "deferred", "direct", "hidden"',
+        ),
+        (
+            "s",
+            {**STDIO, "toolExposure": []},
+            'server "s": toolExposure must map tool names to exposures',
+        ),
+        (
+            "s",
+            {**STDIO, "toolExposure": {"t": "x"}},
+            'server "s": toolExposure "t" must be one of "codemode", "deferred", "direct", "hidden"',
+        ),
+        (
+            "s",
+            {"url": "https://x", "auth": {}},
+            'server "s": auth.provider must be a provider name',
+        ),
+        (
+            "s",
+            {"url": "http://example.com", "auth": {"provider": "p"}},
+            'server "s": auth requires an https URL, or http on localhost, 127.0.0.1, or [::1]',
+        ),
     ],
 )
 def test_validation_messages(name: str, entry: Any, message: str) -> None:
@@ -53,8 +81,15 @@ def test_validation_messages(name: str, entry: Any, message: str) -> None:
 
 def test_valid_entries_and_aliases() -> None:
     assert validate_entry("s", {**STDIO, "exposure": "codemode-deferred"}, project=False) is None
-    assert validate_entry("s", {"url": "http://127.0.0.1:9/mcp", "auth": {"provider": "p"}}, project=False) is None
-    assert validate_entry("s", {"url": "http://x", "command": "c"}, project=False) is None  # url wins
+    assert (
+        validate_entry(
+            "s", {"url": "http://127.0.0.1:9/mcp", "auth": {"provider": "p"}}, project=False
+        )
+        is None
+    )
+    assert (
+        validate_entry("s", {"url": "http://x", "command": "c"}, project=False) is None
+    )  # url wins
 
 
 def test_broken_files_are_reported_with_their_path(tmp_path: Path) -> None:
@@ -65,12 +100,20 @@ def test_broken_files_are_reported_with_their_path(tmp_path: Path) -> None:
     assert config.errors[0].startswith(f"{agent / 'mcp.json'}: ")
     write(agent / "mcp.json", {"mcpServers": []})
     config = load_mcp_config(agent, tmp_path, trusted=True)
-    assert config.errors == [f'{agent / "mcp.json"}: expected an object with an "mcpServers" object']
+    assert config.errors == [
+        f'{agent / "mcp.json"}: expected an object with an "mcpServers" object'
+    ]
 
 
 def test_one_bad_entry_leaves_the_others(tmp_path: Path) -> None:
     agent = tmp_path / "agent"
-    write(agent / "mcp.json", {"mcpServers": {"good": STDIO, "bad": {}, "a-b": STDIO, "a_b": STDIO}, "autoEnableCodemode": 3})
+    write(
+        agent / "mcp.json",
+        {
+            "mcpServers": {"good": STDIO, "bad": {}, "a-b": STDIO, "a_b": STDIO},
+            "autoEnableCodemode": 3,
+        },
+    )
     config = load_mcp_config(agent, tmp_path, trusted=True)
     assert [s.name for s in config.servers] == ["good", "a-b"]
     path = agent / "mcp.json"
@@ -83,7 +126,13 @@ def test_one_bad_entry_leaves_the_others(tmp_path: Path) -> None:
 
 def test_project_replaces_in_place_appends_and_overrides(tmp_path: Path) -> None:
     agent, cwd = tmp_path / "agent", tmp_path / "proj"
-    write(agent / "mcp.json", {"mcpServers": {"a": STDIO, "b": {**STDIO, "description": "B"}, "c": STDIO}, "autoEnableCodemode": True})
+    write(
+        agent / "mcp.json",
+        {
+            "mcpServers": {"a": STDIO, "b": {**STDIO, "description": "B"}, "c": STDIO},
+            "autoEnableCodemode": True,
+        },
+    )
     project = write(
         cwd / ".pi" / "mcp.json",
         {
@@ -99,10 +148,21 @@ def test_project_replaces_in_place_appends_and_overrides(tmp_path: Path) -> None
         },
     )
     config = load_mcp_config(agent, cwd, trusted=True)
-    assert [(s.name, s.scope) for s in config.servers] == [("a", "project"), ("b", "global"), ("c", "global"), ("n", "project")]
+    assert [(s.name, s.scope) for s in config.servers] == [
+        ("a", "project"),
+        ("b", "global"),
+        ("c", "global"),
+        ("n", "project"),
+    ]
     a, b = config.servers[0], config.servers[1]
     assert a.transport == "http"
-    assert (b.exposure, b.enabled, b.description, b.override, b.source) == ("direct", False, "B", str(project), str(agent / "mcp.json"))
+    assert (b.exposure, b.enabled, b.description, b.override, b.source) == (
+        "direct",
+        False,
+        "B",
+        str(project),
+        str(agent / "mcp.json"),
+    )
     assert config.auto_enable_codemode is False
     assert config.errors == [
         f'{project}: server "ghost" needs "command" or "url", or a global server to override',
@@ -121,7 +181,18 @@ def test_untrusted_project_file_is_not_read(tmp_path: Path) -> None:
 
 def test_tool_exposure_exact_then_first_pattern_then_server(tmp_path: Path) -> None:
     agent = tmp_path / "agent"
-    write(agent / "mcp.json", {"mcpServers": {"s": {**STDIO, "exposure": "deferred", "toolExposure": {"get_*": "direct", "get_x": "hidden", "*": "codemode"}}}})
+    write(
+        agent / "mcp.json",
+        {
+            "mcpServers": {
+                "s": {
+                    **STDIO,
+                    "exposure": "deferred",
+                    "toolExposure": {"get_*": "direct", "get_x": "hidden", "*": "codemode"},
+                }
+            }
+        },
+    )
     (server,) = load_mcp_config(agent, tmp_path, trusted=True).servers
     assert server.exposure_for("get_x") == "hidden"
     assert server.exposure_for("get_y") == "direct"
@@ -132,7 +203,12 @@ def test_tool_exposure_exact_then_first_pattern_then_server(tmp_path: Path) -> N
 def test_bom_and_home_expansion(tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     agent.mkdir()
-    (agent / "mcp.json").write_bytes(b"\xef\xbb\xbf" + json.dumps({"mcpServers": {"s": {"command": "~/bin/srv", "args": ["~/x", "a~"], "cwd": "~"}}}).encode())
+    (agent / "mcp.json").write_bytes(
+        b"\xef\xbb\xbf"
+        + json.dumps(
+            {"mcpServers": {"s": {"command": "~/bin/srv", "args": ["~/x", "a~"], "cwd": "~"}}}
+        ).encode()
+    )
     (server,) = load_mcp_config(agent, tmp_path, trusted=True).servers
     home = str(Path.home())
     assert server.raw["command"] == f"{home}/bin/srv"

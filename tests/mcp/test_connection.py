@@ -18,7 +18,9 @@ from tests.mcp.conftest import DEMO, stdio_entry
 
 
 def connection(agent_dir: Path, raw: dict[str, Any], name: str = "demo") -> McpConnection:
-    return McpConnection(ServerConfig(name, raw, "global", "mcp.json"), cwd=str(agent_dir), agent_dir=agent_dir)
+    return McpConnection(
+        ServerConfig(name, raw, "global", "mcp.json"), cwd=str(agent_dir), agent_dir=agent_dir
+    )
 
 
 @pytest.fixture
@@ -26,7 +28,10 @@ def http_url() -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, str(DEMO), "http", str(port)], env={"DEMO_NAME": "web", "PATH": "/usr/bin:/bin"})
+    proc = subprocess.Popen(
+        [sys.executable, str(DEMO), "http", str(port)],
+        env={"DEMO_NAME": "web", "PATH": "/usr/bin:/bin"},
+    )
     try:
         while True:  # until it listens (the test's own timeout bounds this)
             try:
@@ -83,14 +88,19 @@ async def _never(session: Any, progress: Any) -> Any:
 
 
 async def test_failures_carry_stderr_and_spawn_errors(agent_dir: Path) -> None:
-    crash = connection(agent_dir, stdio_entry("crash", env={"DEMO_STDERR": "server crash starting", "DEMO_EXIT": "1"}))
+    crash = connection(
+        agent_dir,
+        stdio_entry("crash", env={"DEMO_STDERR": "server crash starting", "DEMO_EXIT": "1"}),
+    )
     await crash.connect()
     assert crash.state == "failed"
     assert crash.error == "MCP connection closed\nserver crash starting"
     missing = connection(agent_dir, {"command": "/nonexistent/binary"})
     await missing.connect()
     assert (missing.state, missing.error) == ("failed", "spawn /nonexistent/binary ENOENT")
-    secret = connection(agent_dir, {**stdio_entry("s"), "env": {"KEY": "${PICTX_TEST_UNSET_VARIABLE}"}})
+    secret = connection(
+        agent_dir, {**stdio_entry("s"), "env": {"KEY": "${PICTX_TEST_UNSET_VARIABLE}"}}
+    )
     await secret.connect()
     assert secret.error == (
         'Failed to resolve MCP server "demo" env "KEY" from environment variable: PICTX_TEST_UNSET_VARIABLE'
@@ -101,7 +111,7 @@ async def test_a_dropped_server_reconnects_on_the_next_call(agent_dir: Path) -> 
     conn = connection(agent_dir, stdio_entry("demo"))
     await conn.connect()
     try:
-        with pytest.raises(McpRequestError, match="^MCP connection closed$"):
+        with pytest.raises(McpRequestError, match=r"^MCP connection closed$"):
             await conn.call_tool("crash", {})
         assert conn.state == "disconnected"
         result = await conn.call_tool("echo", {"text": "again"})

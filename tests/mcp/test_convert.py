@@ -18,10 +18,27 @@ def test_blocks() -> None:
             {"type": "text", "text": "t"},
             {"type": "image", "data": "AAA", "mimeType": "image/png"},
             {"type": "audio", "data": "x", "mimeType": "audio/wav"},
-            {"type": "resource_link", "uri": "file:///a", "name": "a", "mimeType": "text/plain", "size": 2048, "description": "the a"},
+            {
+                "type": "resource_link",
+                "uri": "file:///a",
+                "name": "a",
+                "mimeType": "text/plain",
+                "size": 2048,
+                "description": "the a",
+            },
             {"type": "resource", "resource": {"uri": "file:///t", "text": "inline"}},
-            {"type": "resource", "resource": {"uri": "file:///j", "mimeType": "application/json; x=1", "blob": base64.b64encode(b'{"a":1}').decode()}},
-            {"type": "resource", "resource": {"uri": "file:///p.png", "mimeType": "image/png", "blob": "QUJD"}},
+            {
+                "type": "resource",
+                "resource": {
+                    "uri": "file:///j",
+                    "mimeType": "application/json; x=1",
+                    "blob": base64.b64encode(b'{"a":1}').decode(),
+                },
+            },
+            {
+                "type": "resource",
+                "resource": {"uri": "file:///p.png", "mimeType": "image/png", "blob": "QUJD"},
+            },
             {"type": "thing"},
         ],
         "srv",
@@ -62,14 +79,18 @@ def test_large_output_keeps_head_and_tail_and_saves_the_whole() -> None:
     assert Path(path).read_text() == text
     body = out[0]["text"]  # type: ignore[typeddict-item]
     size = len(text.encode())
-    assert body.startswith(f"Warning: truncated output (original token count: {-(-size // 4)})\nTotal output lines: 2000\n\nline 00000 ")
+    assert body.startswith(
+        f"Warning: truncated output (original token count: {-(-size // 4)})\nTotal output lines: 2000\n\nline 00000 "
+    )
     assert body.endswith(f"\n\n[Full output: {path} (read it with offset/limit)]")
     head, _, rest = body.partition("…")
     removed = int(rest.split(" chars truncated…", 1)[0])
     tail = rest.split(" chars truncated…", 1)[1].rsplit("\n\n[Full output", 1)[0]
     head = head.split("\n\n", 1)[1]
-    assert len(head.encode()) <= 10240 and len(tail.encode()) <= 10240
-    assert text.startswith(head) and text.endswith(tail)
+    assert len(head.encode()) <= 10240
+    assert len(tail.encode()) <= 10240
+    assert text.startswith(head)
+    assert text.endswith(tail)
     assert len(head) + removed + len(tail) == len(text)
     assert out[1] == image
     os.unlink(path)

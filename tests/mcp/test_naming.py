@@ -31,7 +31,8 @@ def test_collisions_suffix_every_colliding_tool_and_names_stay_stable() -> None:
 def test_a_name_owned_by_another_server_is_not_taken() -> None:
     owners = {"mcp__a_b__x": ("a-b", "x")}
     name = assign_tool_names("a_b", ["x"], owners)["x"]
-    assert name.startswith("mcp__a_b__x_") and len(name) == len("mcp__a_b__x_") + 8
+    assert name.startswith("mcp__a_b__x_")
+    assert len(name) == len("mcp__a_b__x_") + 8
 
 
 def test_identifier() -> None:

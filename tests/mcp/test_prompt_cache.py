@@ -20,10 +20,53 @@ from pi_context.agent.session import AgentSession
 from pi_context.model import ModelInfo
 from pi_context.providers.anthropic import AnthropicModel
 from pi_context.testing import SequentialIds
-from tests.agent.test_wire_tool_changes import cache_prefix, extends, reply, tool_names
 from tests.jsonview import as_json
 from tests.mcp.conftest import WriteConfig, stdio_entry
-from tests.providers.replay_server import ReplayServer
+from tests.providers.replay_server import ReplayServer, anthropic_sse, stream
+
+MARKER = b'"cache_control":{"type":"ephemeral"}'
+
+
+def reply(answer: str) -> Any:
+    """A streamed Anthropic answer."""
+    usage = {"input_tokens": 10, "output_tokens": 1}
+    message: dict[str, Any] = {
+        "id": "m",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-x",
+    }
+    message |= {"content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
+    delta = {"type": "text_delta", "text": answer}
+    return stream(
+        anthropic_sse(
+            [
+                {"type": "message_start", "message": message},
+                {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}},
+                {"type": "content_block_delta", "index": 0, "delta": delta},
+                {"type": "content_block_stop", "index": 0},
+                {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": usage},
+                {"type": "message_stop"},
+            ]
+        )
+    )
+
+
+def cache_prefix(body: bytes) -> list[bytes]:
+    """Anthropic's cache prefix in order (tools, system, each message), breakpoints removed."""
+    parsed = json.loads(body)
+    parts = [parsed["tools"], parsed["system"], *parsed["messages"]]
+    dumped = [json.dumps(p, separators=(",", ":")).encode() for p in parts]
+    return [d.replace(b"," + MARKER, b"") for d in dumped]
+
+
+def extends(cur: bytes, prev: bytes) -> bool:
+    a, b = cache_prefix(prev), cache_prefix(cur)
+    return len(b) > len(a) and b[: len(a)] == a
+
+
+def tool_names(body: bytes) -> list[str]:
+    return [t["name"] for t in json.loads(body)["tools"]]
 
 
 @pytest.fixture
@@ -40,12 +83,26 @@ async def test_a_late_server_costs_one_section_patch_and_keeps_the_prefix(
     write_config(
         {
             "late": stdio_entry("late", exposure="deferred", env=wait),
-            "described": stdio_entry("described", exposure="deferred", description="Stable text", env=wait),
+            "described": stdio_entry(
+                "described", exposure="deferred", description="Stable text", env=wait
+            ),
         }
     )
-    info = ModelInfo(provider="anthropic", id="claude-x", api="anthropic-messages", context_window=200_000, max_tokens=1000)
+    info = ModelInfo(
+        provider="anthropic",
+        id="claude-x",
+        api="anthropic-messages",
+        context_window=200_000,
+        max_tokens=1000,
+    )
     model = AnthropicModel(info, api_key="k", base_url=server.url)
-    options: dict[str, Any] = {"model": model, "agent_dir": agent_dir, "trusted": True, "ids": SequentialIds(), "mcp": True}
+    options: dict[str, Any] = {
+        "model": model,
+        "agent_dir": agent_dir,
+        "trusted": True,
+        "ids": SequentialIds(),
+        "mcp": True,
+    }
     sess = await AgentSession.create(cwd=project, session_file=tmp_path / "s.jsonl", **options)
     try:
         server.add(reply("one"))
@@ -64,17 +121,20 @@ async def test_a_late_server_costs_one_section_patch_and_keeps_the_prefix(
     first, second, third = server.bodies()
     system = json.loads(first)["system"]
     text = "".join(block["text"] for block in system)
-    assert "- mcp__described (tool_search): Stable text\n- mcp__late (tool_search)\n</mcp_servers>" in text
-    assert tool_names(first) == tool_names(second) == ["read", "bash", "edit", "write", "tool_search"]
+    assert (
+        "- mcp__described (tool_search): Stable text\n- mcp__late (tool_search)\n</mcp_servers>"
+        in text
+    )
+    assert (
+        tool_names(first) == tool_names(second) == ["read", "bash", "edit", "write", "tool_search"]
+    )
     # the second request extends the first: the update is appended, nothing before it moves
     assert extends(second, first)
     assert extends(third, second)
     assert cache_prefix(second)[1] == cache_prefix(first)[1]
     assert "- mcp__late (tool_search): Demo server late for the tests." in second.decode()
     # one patch was stored, with only that section
-    patches = [
-        m for m in as_json(sess.session.messages()) if m.get("role") == "system"
-    ][1:]
+    patches = [m for m in as_json(sess.session.messages()) if m.get("role") == "system"][1:]
     assert len(patches) == 1
     assert list(patches[0]["sections"]) == ["mcp_servers"]
     assert "toolsAdded" not in patches[0]

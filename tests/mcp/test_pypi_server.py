@@ -27,7 +27,14 @@ async def test_mcp_server_time_through_the_agent(
     )
     model = ScriptedModel([])
     model.add(
-        reply(tool_calls=[("mcp__time__convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})]),
+        reply(
+            tool_calls=[
+                (
+                    "mcp__time__convert_time",
+                    {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
+                )
+            ]
+        ),
         reply("noon in UTC is 21:00 in Tokyo"),
     )
     sess = await AgentSession.create(

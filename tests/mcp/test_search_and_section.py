@@ -12,7 +12,10 @@ def test_tokenizer() -> None:
 
 
 def doc(name: str, description: str, **props: str) -> SearchDocument:
-    schema = {"type": "object", "properties": {k: {"type": "string", "description": v} for k, v in props.items()}}
+    schema = {
+        "type": "object",
+        "properties": {k: {"type": "string", "description": v} for k, v in props.items()},
+    }
     return SearchDocument(name, description, schema, "mcp__gh GitHub")
 
 
@@ -22,8 +25,11 @@ def test_ranking_prefers_exact_names_then_matched_terms() -> None:
         doc("mcp__gh__list_issues", "List issues of a repository", state="open or closed"),
         doc("mcp__w__weather", "Weather for a city", city="City name"),
     ]
-    assert [d.name for d in rank_tools("list issues", docs, 8)][:2] == ["mcp__gh__list_issues", "mcp__gh__create_issue"]
-    assert [d.name for d in rank_tools("weather", docs, 8)][0] == "mcp__w__weather"
+    assert [d.name for d in rank_tools("list issues", docs, 8)][:2] == [
+        "mcp__gh__list_issues",
+        "mcp__gh__create_issue",
+    ]
+    assert rank_tools("weather", docs, 8)[0].name == "mcp__w__weather"
     assert [d.name for d in rank_tools("create_issue", docs, 1)] == ["mcp__gh__create_issue"]
     assert rank_tools("zebra", docs, 8) == []
 
@@ -40,12 +46,15 @@ def test_section_lists_sorted_servers_with_summaries() -> None:
     assert out[0].startswith("The tools of these MCP servers are not declared to you.")
     assert out[1] == "- mcp__A (tool_search): " + "x" * 249 + "…"
     assert out[2] == "- mcp__a_b (tool_search)"
-    assert out[3] == "- mcp__b (tool_search): Bee server\nsecond line ignored".split("\n")[0]
+    assert out[3] == "- mcp__b (tool_search): Bee server"
+    assert len(out) == 4
     assert render_servers_section([], []) is None
 
 
 def test_section_budget_drops_servers_from_the_end() -> None:
-    lines = [ServerLine(f"mcp__server_{i:03d}_" + "n" * 40, "tool_search", "summary") for i in range(200)]
+    lines = [
+        ServerLine(f"mcp__server_{i:03d}_" + "n" * 40, "tool_search", "summary") for i in range(200)
+    ]
     text = render_servers_section(lines, [f"s{i:03d}" for i in range(200)])
     assert text is not None
     assert len(text) <= 4096

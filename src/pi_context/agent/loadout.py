@@ -128,16 +128,18 @@ class Loadout:
                 and (selection is None or selection.activates(n))
                 and n not in self._restored_pending
             ]
-            self._active = kept + [
-                n for n in newly_default if n in self._tools and n not in kept
-            ] + added
+            self._active = (
+                kept + [n for n in newly_default if n in self._tools and n not in kept] + added
+            )
         if first and mcp is not None:
             self.activate(mcp.discovery_tools())
 
     def activate(self, names: Sequence[str]) -> None:
         """Append registered tools to the active set (``tool_search`` loading its matches,
         discovery tools at start); they are declared from the next request."""
-        self._active += [n for n in dict.fromkeys(names) if n in self._tools and n not in self._active]
+        self._active += [
+            n for n in dict.fromkeys(names) if n in self._tools and n not in self._active
+        ]
 
     def settle_restored(self) -> None:
         """Drop restored names whose tools were not registered by the time a run starts (a

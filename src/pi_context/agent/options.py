@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypedDict
 
 from pi_context.extensions import ExtensionRunner, load_extensions
@@ -84,7 +85,7 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
     if extensions is None and options.get("load_extensions", False):
         extensions = load_extensions(cwd=cwd, agent_dir=loader.agent_dir, trusted=resources.trusted)
     mcp = (
-        McpManager(cwd=cwd, agent_dir=loader.agent_dir, trusted=resources.trusted)
+        McpManager(cwd=cwd, agent_dir=Path(loader.agent_dir), trusted=resources.trusted)
         if options.get("mcp", False)
         else None
     )

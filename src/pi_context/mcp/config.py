@@ -84,7 +84,7 @@ class ServerConfig:
 
     @property
     def timeout(self) -> float:
-        value = self.raw.get("timeout")
+        value: Any = self.raw.get("timeout")
         return float(value) if _positive_number(value) else DEFAULT_TIMEOUT_SECONDS
 
     @property
@@ -105,7 +105,7 @@ class ServerConfig:
         value = self.raw.get("toolExposure")
         if not isinstance(value, Mapping):
             return {}
-        return {str(k): _EXPOSURE_ALIASES.get(v, v) for k, v in value.items()}
+        return {str(k): _EXPOSURE_ALIASES.get(str(v), str(v)) for k, v in value.items()}
 
     def exposure_for(self, tool: str) -> str:
         """A tool's exposure: its exact ``toolExposure`` key, else the first ``*`` pattern
@@ -210,9 +210,7 @@ def _oauth_problem(oauth: Any) -> str | None:
     if registration is not None and registration not in ("auto", "dcr", "cimd"):
         return 'oauth.clientRegistration must be one of "auto", "dcr", "cimd"'
     metadata = oauth.get("authServerMetadataUrl")
-    if metadata is not None and not (
-        _is_http_url(metadata) and _secure_or_loopback(str(metadata))
-    ):
+    if metadata is not None and not (_is_http_url(metadata) and _secure_or_loopback(str(metadata))):
         return "oauth.authServerMetadataUrl must be an https URL, or http on a loopback host"
     return None
 
@@ -273,9 +271,7 @@ def validate_entry(name: str, entry: Any, *, project: bool) -> str | None:
         if not (isinstance(provider, str) and provider.strip()):
             return f"{where}: auth.provider must be a provider name"
         if not (isinstance(url, str) and _secure_or_loopback(url)):
-            return (
-                f"{where}: auth requires an https URL, or http on localhost, 127.0.0.1, or [::1]"
-            )
+            return f"{where}: auth requires an https URL, or http on localhost, 127.0.0.1, or [::1]"
     return None
 
 

@@ -190,7 +190,7 @@ class McpConnection:
                 session = ClientSession(
                     read,
                     write,
-                    list_roots_callback=self._roots,
+                    list_roots_callback=self._roots,  # type: ignore[arg-type]
                     logging_callback=self._log,
                     message_handler=self._incoming,
                     client_info=Implementation(name="pictx", version=__version__),
@@ -320,7 +320,11 @@ class McpConnection:
         seen: set[str] = set()
         for _ in range(1000):
             params = PaginatedRequestParams(cursor=cursor) if cursor else None
-            page = await self._timed(lambda p=params: session.list_tools(params=p))
+
+            async def page_of(p: Any = params) -> Any:
+                return await session.list_tools(params=p)
+
+            page = await self._timed(page_of)
             tools.extend(t.model_dump(by_alias=True, exclude_none=True) for t in page.tools)
             cursor = page.next_cursor or None
             if cursor is None:
@@ -347,7 +351,9 @@ class McpConnection:
             while True:
                 wait = [task] + ([loop.create_task(progress[0].wait())] if progress else [])
                 done, _ = await asyncio.wait(
-                    wait, timeout=max(0.0, deadline - loop.time()), return_when=asyncio.FIRST_COMPLETED
+                    wait,
+                    timeout=max(0.0, deadline - loop.time()),
+                    return_when=asyncio.FIRST_COMPLETED,
                 )
                 for extra in wait[1:]:
                     extra.cancel()
@@ -397,7 +403,7 @@ class McpConnection:
             raise
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the SDK's errors become McpRequestError
             if _is_closed_error(exc):
                 self.state, self.error = "disconnected", self._with_stderr("Connection closed")
                 self._session = None

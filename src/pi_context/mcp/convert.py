@@ -48,10 +48,7 @@ def format_size(size: int) -> str:
 def _text_like(mime: str) -> bool:
     base = mime.split(";", 1)[0].strip().lower()
     return (
-        base.startswith("text/")
-        or base == "application/json"
-        or base.endswith("+json")
-        or base.endswith("+xml")
+        base.startswith("text/") or base == "application/json" or base.endswith(("+json", "+xml"))
     )
 
 
@@ -151,13 +148,13 @@ def _cut_tail(data: bytes, size: int) -> bytes:
     return data[-size:].decode("utf-8", "ignore").encode() if size else b""
 
 
-def limit_output(content: list[UserContent]) -> tuple[list[UserContent], str | None]:
+def limit_output(content: Sequence[UserContent]) -> tuple[list[UserContent], str | None]:
     """``content`` within the 20 KB limit, and the path of the full text when it was cut."""
     texts = [b["text"] for b in content if b["type"] == "text"]
     joined = "\n".join(texts)
     data = joined.encode("utf-8", "surrogatepass")
     if len(data) <= OUTPUT_LIMIT_BYTES:
-        return content, None
+        return list(content), None
     head, tail = _cut_head(data, _HALF), _cut_tail(data, _HALF)
     head_text = head.decode("utf-8", "replace")
     tail_text = tail.decode("utf-8", "replace")

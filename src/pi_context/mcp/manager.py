@@ -124,7 +124,10 @@ class McpManager:
                 first = (connection.error or "").split("\n", 1)[0]
                 lines.append(f"  {name}: failed: {first}")
         if lines:
-            self.notify("MCP servers need attention:\n" + "\n".join(lines) + "\n\nRun /mcp to fix.", "warning")
+            self.notify(
+                "MCP servers need attention:\n" + "\n".join(lines) + "\n\nRun /mcp to fix.",
+                "warning",
+            )
 
     async def wait_for_first_prompt(self) -> None:
         """Before the session's first prompt: wait for servers with direct tools (bounded)."""
@@ -178,7 +181,7 @@ class McpManager:
 
     def _register(self, connection: McpConnection) -> None:
         server = connection.config
-        owners = {n: o for n, o in self._names.items()}
+        owners = dict(self._names)
         listed = [str(t.get("name", "")) for t in connection.tools]
         names = assign_tool_names(server.name, listed, owners)
         for tool_name in [n for n, o in self._names.items() if o[0] == server.name]:
@@ -194,7 +197,12 @@ class McpManager:
             if exposure == "hidden":
                 continue
             self._tools[name] = McpTool(
-                self, server.name, name, tool, exposure, server.namespace,
+                self,
+                server.name,
+                name,
+                tool,
+                exposure,
+                server.namespace,
                 namespace_text=namespace_text,
             )
 
@@ -242,7 +250,11 @@ class McpManager:
 
     def search_candidates(self) -> list[Tool]:
         active = set(self.active_tools())
-        return [t for t in self.tools() if getattr(t, "exposure", "direct") == "deferred" and t.name not in active]
+        return [
+            t
+            for t in self.tools()
+            if getattr(t, "exposure", "direct") == "deferred" and t.name not in active
+        ]
 
     def activate(self, names: Sequence[str]) -> None:
         if self.activate_tools is not None:

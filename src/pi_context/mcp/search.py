@@ -24,7 +24,10 @@ __all__ = ["SearchDocument", "rank_tools", "tokenize"]
 K1: Final = 1.2
 B: Final = 0.75
 _STOP: Final = frozenset(
-    "a an and are as at be by for from in is it of on or that the this to with".split()
+    (
+        *("a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "is", "it"),
+        *("of", "on", "or", "that", "the", "this", "to", "with"),
+    )
 )
 _CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD: Final = re.compile(r"[^\w]|_", re.UNICODE)

@@ -80,7 +80,12 @@ def render_servers_section(servers: Sequence[ServerLine], sort_names: Sequence[s
     """
     if not servers:
         return None
-    ordered = [s for _, s in sorted(zip(sort_names, servers, strict=True), key=lambda p: _collation_key(p[0]))]
+    ordered = [
+        s
+        for _, s in sorted(
+            zip(sort_names, servers, strict=True), key=lambda p: _collation_key(p[0])
+        )
+    ]
     labels = {s.label for s in ordered}
     intro = _INTRO
     if "codemode" in labels:
@@ -101,12 +106,17 @@ def render_servers_section(servers: Sequence[ServerLine], sort_names: Sequence[s
         if utf16_len("\n".join(lines)) <= BUDGET:
             break
         kept -= 1
-    size = utf16_len("\n".join([intro, *bare[:kept]] + ([omission(len(ordered) - kept)] if kept < len(ordered) else [])))
+    size = utf16_len(
+        "\n".join(
+            [intro, *bare[:kept]] + ([omission(len(ordered) - kept)] if kept < len(ordered) else [])
+        )
+    )
     limit = min(MAX_SUMMARY, (BUDGET - size) // kept - 2) if kept else 0
     lines = [intro]
     for server, line in zip(ordered[:kept], bare[:kept], strict=True):
-        if server.summary and limit > 0:
-            line += f": {_cut(server.summary, limit)}"
+        summary = (server.summary or "").strip().split("\n", 1)[0].strip()
+        if summary and limit > 0:
+            line += f": {_cut(summary, limit)}"
         lines.append(line)
     if kept < len(ordered):
         lines.append(omission(len(ordered) - kept))

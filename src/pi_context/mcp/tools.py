@@ -31,7 +31,11 @@ __all__ = [
     "is_mcp_tool_name",
 ]
 
-RESOURCE_TOOL_NAMES: Final = ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource")
+RESOURCE_TOOL_NAMES: Final = (
+    "list_mcp_resources",
+    "list_mcp_resource_templates",
+    "read_mcp_resource",
+)
 TOOL_SEARCH: Final = "tool_search"
 
 
@@ -133,7 +137,9 @@ class McpTool(Tool):
                 return
             number = f"{value:g}" + (f"/{total:g}" if total is not None else "")
             text = message or f"Progress {number}"
-            on_update(ToolOutcome([text_block(text)], {"server": self.server, "tool": self.tool_name}))
+            on_update(
+                ToolOutcome([text_block(text)], {"server": self.server, "tool": self.tool_name})
+            )
 
         try:
             data = await connection.call_tool(self.tool_name, arguments, progress)
@@ -143,7 +149,10 @@ class McpTool(Tool):
         return _result_outcome(data, self.server, self.tool_name, resources_reachable=reachable)
 
 
-_SERVER_PARAM: Final = {"type": "string", "description": "Name of the MCP server; omit to ask every server"}
+_SERVER_PARAM: Final = {
+    "type": "string",
+    "description": "Name of the MCP server; omit to ask every server",
+}
 _CURSOR_PARAM: Final = {"type": "string", "description": "Cursor of the next page (needs server)"}
 
 
@@ -215,7 +224,10 @@ class ResourceTool(Tool):
         if server:
             connection = self._server(str(server))
             page = await self._page(connection, method, cursor)
-            payload: dict[str, Any] = {"server": connection.name, kind: _items(connection.name, page.get(kind))}
+            payload: dict[str, Any] = {
+                "server": connection.name,
+                kind: _items(connection.name, page.get(kind)),
+            }
             if page.get("nextCursor"):
                 payload["nextCursor"] = page["nextCursor"]
             return self._outcome(payload, connection.name)
@@ -333,7 +345,12 @@ class ToolSearchTool(Tool):
         if not query:
             raise ToolError("query must not be empty")
         limit = arguments.get("limit", 8)
-        if not (isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit >= 1 and float(limit).is_integer()):
+        if not (
+            isinstance(limit, (int, float))
+            and not isinstance(limit, bool)
+            and limit >= 1
+            and float(limit).is_integer()
+        ):
             raise ToolError("limit must be a positive integer")
         await self._servers.ready(None)
         candidates = self._servers.search_candidates()
@@ -348,7 +365,10 @@ class ToolSearchTool(Tool):
         self._servers.activate(names)
         noun = "tool" if len(names) == 1 else "tools"
         lines = [f"Loaded {len(names)} {noun}. They are available from your next call:"]
-        lines += [f"- {d.name}: {d.description.strip().splitlines()[0] if d.description.strip() else ''}" for d in found]
+        lines += [
+            f"- {d.name}: {d.description.strip().splitlines()[0] if d.description.strip() else ''}"
+            for d in found
+        ]
         return ToolOutcome([text_block("\n".join(lines))], {"loaded": names})
 
 

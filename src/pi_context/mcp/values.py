@@ -34,7 +34,7 @@ def resolve_value(value: str, what: str, env: Mapping[str, str] | None = None) -
     if value.startswith("!"):
         command = value[1:]
         try:
-            done = subprocess.run(  # noqa: S602 - the user's own configured command
+            done = subprocess.run(  # the user's own configured command
                 command,
                 shell=True,
                 capture_output=True,

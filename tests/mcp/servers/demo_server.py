@@ -28,7 +28,9 @@ if os.environ.get("DEMO_WAIT_FILE"):  # start only once the test creates this fi
 if os.environ.get("DEMO_EXIT"):
     sys.exit(int(os.environ["DEMO_EXIT"]))
 
-server = MCPServer(NAME, instructions=os.environ.get("DEMO_INSTRUCTIONS", f"Demo server {NAME} for the tests."))
+server = MCPServer(
+    NAME, instructions=os.environ.get("DEMO_INSTRUCTIONS", f"Demo server {NAME} for the tests.")
+)
 
 
 @server.tool(description="Echo the given text back")
@@ -80,7 +82,9 @@ async def grow(ctx: Context) -> str:
     return "grown"
 
 
-@server.resource("file:///notes.txt", name="notes", description="Some notes", mime_type="text/plain")
+@server.resource(
+    "file:///notes.txt", name="notes", description="Some notes", mime_type="text/plain"
+)
 def notes() -> str:
     return "the notes"
 
