@@ -36,7 +36,7 @@ async def test_list_connects_enabled_servers(
             "gone": {"command": "/nonexistent/binary"},
         }
     )
-    config, listed = await list_servers(agent_dir, str(project), trusted=True)
+    _config, listed = await list_servers(agent_dir, str(project), trusted=True)
     on, off, gone = listed
     assert on.state == "connected"
     assert on.lines()[0] == f"on: connected, {len(on.tools)} tools (deferred, global)"
