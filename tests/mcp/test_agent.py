@@ -72,6 +72,7 @@ async def test_first_request_declares_direct_tools_and_lists_the_others(
             "bash",
             "edit",
             "write",
+            "codemode",
             "tool_search",
             "mcp__direct_srv__echo",
             "mcp__direct_srv__weather",
@@ -83,9 +84,8 @@ async def test_first_request_declares_direct_tools_and_lists_the_others(
         section = prompt[prompt.index("<mcp_servers>") :]
         assert section.endswith("</mcp_servers>")
         lines = section.splitlines()
-        # the codemode server is reached through tool_search here; its summary comes from
-        # its instructions only once connected
-        assert lines[2].startswith("- mcp__cm (tool_search)")
+        # the codemode server's summary comes from its instructions once connected
+        assert lines[2].startswith("- mcp__cm (codemode)")
         assert lines[3] == "- mcp__deferred (tool_search): Deferred demo: echoes and weather"
         assert len(lines) == 5  # direct-srv is not listed: all its tools are declared
         assert prompt.index("<cwd>") < prompt.index("<mcp_servers>")
@@ -220,25 +220,30 @@ async def test_tools_allowlist_keeps_deferred_tools_searchable_but_not_direct_on
 async def test_a_session_that_used_pis_codemode_opens_and_continues(
     project: Path, agent_dir: Path, write_config: WriteConfig, tmp_path: Path
 ) -> None:
-    """pi records ``codemode`` in the loadout and its calls in the transcript; pictx has no
-    ``codemode`` tool, so the next request drops it with a tool delta and goes on."""
+    """pi records ``codemode`` in the loadout and its calls in the transcript; pictx restores
+    it and the next script runs against the same server."""
     path = tmp_path / "pi.jsonl"
     source = Path(__file__).parent / "data" / "pi_codemode_session.jsonl"
     path.write_bytes(source.read_bytes())
     write_config({"cm": stdio_entry("cm")})
+    script = "const r = await tools.mcp__cm__echo({text: 'again'});\nreturn r.content[0].text;"
     model = ScriptedModel([])
-    model.add(reply("continued"))
+    model.add(reply(tool_calls=[("codemode", {"code": script})]), reply("continued"))
     sess = await AgentSession.open(
         path, cwd=project, model=model, agent_dir=agent_dir, trusted=True, mcp=True
     )
     try:
-        await sess.run("and now?")
+        events = await sess.run("and now?")
         request = model.requests[0]
-        assert "codemode" not in names(request)
-        assert "tool_search" in names(request)
+        assert names(request) == ["read", "bash", "edit", "write", "codemode"]
         texts = [str(m) for m in as_json(request.messages)]
-        assert any("Script completed" in t for t in texts)  # the old codemode result is kept
-        last = as_json(sess.session.messages())[-1]
-        assert last["role"] == "assistant"
+        assert any("Script completed" in t for t in texts)  # pi's codemode result is kept
+        end = next(e for e in events if e.type == "tool_execution_end")
+        result = as_json(end.to_json())["result"]
+        text = result["content"][0]["text"]
+        assert text.startswith("Script completed\nWall time ")
+        assert text.endswith(" seconds\nOutput:\necho: again")
+        assert [c["name"] for c in result["details"]["calls"]] == ["mcp__cm__echo"]
+        assert as_json(sess.session.messages())[-1]["content"][0]["text"] == "continued"
     finally:
         await sess.aclose()

@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from pi_context import _json
 from pi_context.mcp import is_mcp_tool_name
+from pi_context.mcp.codemode import codemode_suffix
 from pi_context.messages import AgentMessage, ToolDeclaration
 from pi_context.prompt import (
     SystemPromptOptions,
@@ -66,6 +67,7 @@ class Loadout:
         self._restored_pending: set[str] = set()
         self.register_tools()
         if state.mcp is not None:
+            state.mcp.all_tools = lambda: list(self._tools.values())
             state.mcp.on_tools_changed = self.register_tools
             state.mcp.activate_tools = self.activate
             state.mcp.active_tools = self.active_tools
@@ -171,7 +173,26 @@ class Loadout:
     def declared_tools(self) -> list[ToolDeclaration]:
         """The declarations a request carries (hidden tools left out)."""
         hidden = set(self.options().hidden_tools)
-        return tool_declarations(t for t in self._active_tool_objects() if t.name not in hidden)
+        return self._declare([t for t in self._active_tool_objects() if t.name not in hidden])
+
+    def _declare(self, tools: Sequence[Tool]) -> list[ToolDeclaration]:
+        """Declarations of ``tools``; while ``codemode`` is active, every callable one says
+        what ``tools.<id>(args)`` resolves to in a script (discovery tools excepted)."""
+        declarations = tool_declarations(tools)
+        if "codemode" not in self._active or "codemode" not in self._tools:
+            return declarations
+        out = []
+        for tool, declaration in zip(tools, declarations, strict=True):
+            if tool.exposure != "model-only":
+                declaration = cast(
+                    ToolDeclaration,
+                    {
+                        **declaration,
+                        "description": declaration["description"].strip() + codemode_suffix(tool),
+                    },
+                )
+            out.append(declaration)
+        return out
 
     def restore_from_branch(self) -> None:
         """The loadout recorded on the branch, plus non-built-in tools it never mentions
@@ -263,7 +284,7 @@ class Loadout:
         """
         systems = self._system_view(entries)  # they hold the state
         sections = build_sections(options)
-        tools = tool_declarations(self._active_tool_objects())
+        tools = self._declare(self._active_tool_objects())
         wanted = _json.dumps([list(sections.items()), tools])
         last = self._prompt_in_sync
         if last is not None and last[1] == wanted and _same_objects(last[0], systems):
@@ -272,7 +293,7 @@ class Loadout:
         if reordered is not options:
             options = reordered
             sections = build_sections(options)
-            tools = tool_declarations(self._active_tool_objects())
+            tools = self._declare(self._active_tool_objects())
             wanted = _json.dumps([list(sections.items()), tools])
         patch = system_message_for_update(
             systems, sections, tools, timestamp=self._state.session.now_ms()

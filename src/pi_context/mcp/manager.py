@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from pi_context.tools.base import Tool
 
+from .codemode import CodemodeTool, script_callable
 from .config import McpConfig, ServerConfig, load_mcp_config
 from .connection import McpConnection
 from .naming import assign_tool_names
@@ -39,6 +41,8 @@ STILL_CONNECTING: Final = (
 _WIDTH: Final = {"direct": 3, "codemode": 2, "deferred": 1}
 
 Notify = Callable[[str, str], None]
+_DISCOVERY_WORDS: Final = re.compile(r"\b(searchTools|describeNamespace|describeTool|ALL_TOOLS)\b")
+_WORD: Final = re.compile(r"\w+")
 
 
 class McpManager:
@@ -64,6 +68,9 @@ class McpManager:
         self._names: dict[str, tuple[str, str]] = {}  # model name → (server, tool)
         self._tools: dict[str, Tool] = {}
         self._tool_search = ToolSearchTool(self)
+        self._codemode = CodemodeTool(self)
+        self.all_tools: Callable[[], Sequence[Tool]] = list
+        """Every registered tool of the session (the loadout sets it; codemode scripts call them)."""
         self._waited_first_prompt = False
         self.on_tools_changed: Callable[[], None] | None = None
         self.activate_tools: Callable[[Sequence[str]], None] | None = None
@@ -87,10 +94,34 @@ class McpManager:
         return out
 
     def discovery_tools(self) -> list[str]:
-        """The discovery tools to activate at start. ``codemode`` exposure is reached through
-        ``tool_search`` here (there is no script tool), so it activates ``tool_search`` too."""
+        """The discovery tools to activate at start, from the configured exposures of the
+        enabled servers (not their connection state): ``codemode`` (unless
+        ``autoEnableCodemode`` is false) and ``tool_search``, in that order."""
         exposures = self.configured_exposures()
-        return ["tool_search"] if exposures & {"codemode", "deferred"} else []
+        out = []
+        if "codemode" in exposures and self.config.auto_enable_codemode:
+            out.append("codemode")
+        if "deferred" in exposures:
+            out.append("tool_search")
+        return out
+
+    def unreachable_warning(self, active: Sequence[str]) -> str | None:
+        """The warning when MCP tools can only be reached by a discovery tool and none is
+        active (e.g. ``--tools`` without them, or ``autoEnableCodemode: false``)."""
+        if not self.configured_exposures() & {"codemode", "deferred"}:
+            return None
+        if "codemode" in active or "tool_search" in active:
+            return None
+        why = (
+            " (autoEnableCodemode is false)"
+            if not self.config.auto_enable_codemode
+            and "deferred" not in self.configured_exposures()
+            else ""
+        )
+        return (
+            "MCP tools are only reachable from the codemode or tool_search tool, but neither is "
+            f"active{why}; they cannot be called."
+        )
 
     # -- connections -----------------------------------------------------------------------------
 
@@ -237,7 +268,7 @@ class McpManager:
         then the resource tools (when some server offers resources)."""
         out: list[Tool] = []
         if self.enabled_servers:
-            out.append(self._tool_search)
+            out += [self._codemode, self._tool_search]
         order = {s.name: i for i, s in enumerate(self.config.servers)}
         server_tools = sorted(
             self._tools.values(), key=lambda t: order.get(getattr(t, "server", ""), len(order))
@@ -256,6 +287,32 @@ class McpManager:
             if getattr(t, "exposure", "direct") == "deferred" and t.name not in active
         ]
 
+    # -- codemode's host ------------------------------------------------------------------------
+
+    def script_tools(self) -> list[Tool]:
+        return script_callable(self.all_tools(), self.active_tools())
+
+    def namespaces(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for server in self.enabled_servers:
+            connection = self.connections.get(server.name)
+            out[server.namespace] = {
+                "name": server.namespace,
+                "description": server.description,
+                "instructions": connection.instructions if connection is not None else None,
+            }
+        return out
+
+    async def wait_for_servers(self, code: str) -> None:
+        """All servers when the script searches or lists tools, else those it names."""
+        if _DISCOVERY_WORDS.search(code):
+            await self.ready(None)
+            return
+        words = set(_WORD.findall(code))
+        for server in self.enabled_servers:
+            if any(server.namespace in word for word in words):
+                await self.ready(server.name)
+
     def activate(self, names: Sequence[str]) -> None:
         if self.activate_tools is not None:
             self.activate_tools(names)
@@ -270,7 +327,7 @@ class McpManager:
             exposures = server.configured_exposures
             if not exposures & {"codemode", "deferred"}:
                 continue
-            label = "tool_search"
+            label = "codemode" if "codemode" in exposures else "tool_search"
             summary = server.description
             connection = self.connections.get(server.name)
             if summary is None and connection is not None and connection.instructions:

@@ -18,6 +18,7 @@ from pi_context.errors import ToolError
 from pi_context.messages import text_block
 from pi_context.tools.base import AbortSignal, Tool, ToolOutcome, UpdateCallback
 
+from .codemode_shapes import mcp_shape
 from .connection import McpConnection
 from .convert import convert_blocks, limit_output, structured_text
 from .search import SearchDocument, rank_tools
@@ -117,6 +118,14 @@ class McpTool(Tool):
         self.exposure = "direct" if exposure == "direct" else "deferred"
         self.namespace = namespace
         self.namespace_text = namespace_text
+        self.codemode_shape = mcp_shape(tool.get("outputSchema"))
+
+    async def call_raw(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The whole ``CallToolResult`` (codemode scripts get it as it is, never truncated)."""
+        connection = await self._servers.ready(self.server)
+        if connection is None or connection.state == "closed":
+            raise ToolError(f'MCP server "{self.server}" is not available')
+        return await connection.call_tool(self.tool_name, arguments)
 
     async def execute(
         self,
@@ -149,6 +158,11 @@ class McpTool(Tool):
         return _result_outcome(data, self.server, self.tool_name, resources_reachable=reachable)
 
 
+_RESOURCE_SHAPES: Final = {
+    "list_mcp_resources": "`{ server?, resources, nextCursor?, errors? }`",
+    "list_mcp_resource_templates": "`{ server?, resourceTemplates, nextCursor?, errors? }`",
+    "read_mcp_resource": "`{ server, uri, contents }`",
+}
 _SERVER_PARAM: Final = {
     "type": "string",
     "description": "Name of the MCP server; omit to ask every server",
@@ -162,6 +176,7 @@ class ResourceTool(Tool):
     def __init__(self, servers: McpServers, name: str, exposure: str) -> None:
         self._servers = servers
         self.name = name
+        self.codemode_shape = _RESOURCE_SHAPES[name]
         self.exposure = "direct" if exposure == "direct" else "deferred"
         if name == "read_mcp_resource":
             self.description = (
@@ -203,7 +218,17 @@ class ResourceTool(Tool):
         await self._servers.ready(None)
         if self.name == "read_mcp_resource":
             return await self._read(arguments)
-        return await self._list(arguments)
+        payload, server = await self._list(arguments)
+        return self._outcome(payload, server)
+
+    async def call_raw(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The payload as a codemode script gets it (not truncated)."""
+        await self._servers.ready(None)
+        if self.name == "read_mcp_resource":
+            server, uri = self._read_target(arguments)
+            data = await self._read_data(server, uri)
+            return {"server": server, "uri": uri, "contents": data.get("contents") or []}
+        return (await self._list(arguments))[0]
 
     def _server(self, name: str) -> McpConnection:
         reachable = self._servers.resource_servers()
@@ -215,7 +240,7 @@ class ResourceTool(Tool):
             )
         return found
 
-    async def _list(self, arguments: Mapping[str, Any]) -> ToolOutcome:
+    async def _list(self, arguments: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
         kind = "resources" if self.name == "list_mcp_resources" else "resourceTemplates"
         method = "resources" if kind == "resources" else "templates"
         server, cursor = arguments.get("server"), arguments.get("cursor")
@@ -230,7 +255,7 @@ class ResourceTool(Tool):
             }
             if page.get("nextCursor"):
                 payload["nextCursor"] = page["nextCursor"]
-            return self._outcome(payload, connection.name)
+            return payload, connection.name
         items: list[dict[str, Any]] = []
         errors: list[dict[str, str]] = []
         for connection in self._servers.resource_servers():
@@ -247,7 +272,7 @@ class ResourceTool(Tool):
         payload = {kind: items}
         if errors:
             payload["errors"] = errors
-        return self._outcome(payload, "")
+        return payload, ""
 
     async def _page(self, connection: McpConnection, method: str, cursor: Any) -> dict[str, Any]:
         try:
@@ -257,17 +282,24 @@ class ResourceTool(Tool):
                 return {"resourceTemplates": []}
             raise ToolError(str(exc)) from None
 
-    async def _read(self, arguments: Mapping[str, Any]) -> ToolOutcome:
+    def _read_target(self, arguments: Mapping[str, Any]) -> tuple[str, str]:
         server, uri = str(arguments.get("server") or ""), str(arguments.get("uri") or "")
         if not server.strip():
             raise ToolError("server must be provided")
         if not uri.strip():
             raise ToolError("uri must be provided")
+        return server, uri
+
+    async def _read_data(self, server: str, uri: str) -> dict[str, Any]:
         connection = self._server(server)
         try:
-            data = await connection.read_resource(uri)
+            return await connection.read_resource(uri)
         except Exception as exc:  # noqa: BLE001 - reported to the model
             raise ToolError(str(exc)) from None
+
+    async def _read(self, arguments: Mapping[str, Any]) -> ToolOutcome:
+        server, uri = self._read_target(arguments)
+        data = await self._read_data(server, uri)
         contents = data.get("contents") or []
         if not contents:
             return ToolOutcome([text_block(f"Resource {uri} is empty.")], self._details(server))
