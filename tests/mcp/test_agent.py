@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import Any
@@ -245,5 +246,38 @@ async def test_a_session_that_used_pis_codemode_opens_and_continues(
         assert text.endswith(" seconds\nOutput:\necho: again")
         assert [c["name"] for c in result["details"]["calls"]] == ["mcp__cm__echo"]
         assert as_json(sess.session.messages())[-1]["content"][0]["text"] == "continued"
+    finally:
+        await sess.aclose()
+
+
+async def test_unreachable_tools_are_reported_once_a_front_end_listens(
+    project: Path, agent_dir: Path, write_config: WriteConfig
+) -> None:
+    write_config({"cm": {"command": "/nonexistent/binary"}}, autoEnableCodemode=False)
+    notices: list[tuple[str, Any]] = []
+
+    class UI:
+        def notify(self, message: str, kind: Any = None) -> None:
+            notices.append((message, kind))
+
+    sess = await session(project, agent_dir, ScriptedModel([]))
+    try:
+        assert sess.mcp is not None
+        await sess.mcp.ready(None)
+        sess.set_extension_ui(UI(), "rpc")  # type: ignore[arg-type]
+        await asyncio.sleep(0)
+        assert notices[0] == (
+            "MCP tools are only reachable from the codemode or tool_search tool, but neither is"
+            " active (autoEnableCodemode is false); they cannot be called.",
+            "warning",
+        )
+        assert notices[1] == (
+            "MCP servers need attention:\n  cm: failed: spawn /nonexistent/binary ENOENT\n\n"
+            "Run /mcp to fix.",
+            "warning",
+        )
+        assert sess.mcp.status_text() == (
+            "cm: failed (codemode)\n    spawn /nonexistent/binary ENOENT"
+        )
     finally:
         await sess.aclose()

@@ -121,6 +121,7 @@ class AgentSession:
         self._notices: list[asyncio.Task[None]] = []  # extension notifications under way
         self._closed = False
         self._ui: tuple[ExtensionUI, str] | None = None
+        self._early_notices: list[tuple[str, str]] = []
         if state.mcp is not None:
             state.mcp.notify = self._mcp_notice
         runner = state.extensions
@@ -140,9 +141,12 @@ class AgentSession:
             )
 
     def _mcp_notice(self, message: str, kind: str) -> None:
-        """MCP notices go where pi's go: the front end's ``notify`` (nothing without one)."""
+        """MCP notices go where pi's go: the front end's ``notify``; one raised before a front
+        end is attached waits for it."""
         if self._ui is not None:
             self._ui[0].notify(message, kind)
+        else:
+            self._early_notices.append((message, kind))
 
     @property
     def mcp(self) -> McpManager | None:
@@ -153,6 +157,10 @@ class AgentSession:
         """The front end's dialogs for extension handlers (``ctx.ui``, ``ctx.mode``) from now
         on; ``None`` removes them."""
         self._ui = (ui, mode or "") if ui is not None else None
+        if ui is not None:
+            early, self._early_notices = self._early_notices, []
+            for message, kind in early:
+                ui.notify(message, kind)
 
     # -- construction ---------------------------------------------------------------------------
 
@@ -230,6 +238,11 @@ class AgentSession:
         # --tools replaces the defaults, so the branch's recorded loadout is not restored
         if restore and not (selection is not None and selection.replaces_defaults):
             self._loadout.restore_from_branch()
+        mcp = self._state.mcp
+        if mcp is not None:
+            warning = mcp.unreachable_warning(self._loadout.active_tools())
+            if warning is not None:
+                self._mcp_notice(warning, "warning")
         await extension_dispatch.session_started(self._state, reason, previous)
         model = self._state.model
         if restore and model is not None:
