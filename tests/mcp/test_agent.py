@@ -281,3 +281,52 @@ async def test_unreachable_tools_are_reported_once_a_front_end_listens(
         )
     finally:
         await sess.aclose()
+
+
+async def test_a_direct_server_late_for_the_first_prompt_is_declared_from_the_next(
+    project: Path, agent_dir: Path, write_config: WriteConfig, tmp_path: Path
+) -> None:
+    gate = tmp_path / "go"
+    hidden = {n: "hidden" for n in ("big", "fail", "slow", "log", "crash", "grow", "weather")}
+    write_config(
+        {
+            "late": stdio_entry(
+                "late", exposure="direct", toolExposure=hidden, env={"DEMO_WAIT_FILE": str(gate)}
+            )
+        }
+    )
+    notices: list[tuple[str, Any]] = []
+
+    class UI:
+        def notify(self, message: str, kind: Any = None) -> None:
+            notices.append((message, kind))
+
+    model = ScriptedModel([])
+    model.add(reply("one"), reply("two"))
+    sess = await session(project, agent_dir, model)
+    sess.set_extension_ui(UI(), "rpc")  # type: ignore[arg-type]
+    assert sess.mcp is not None
+    sess.mcp.first_prompt_wait = 0.1  # the server waits for the gate, so this always expires
+    try:
+        await sess.run("first")
+        assert notices == [
+            (
+                "MCP servers are still connecting; their tools become available once connected.",
+                "info",
+            )
+        ]
+        assert names(model.requests[0]) == ["read", "bash", "edit", "write"]
+        gate.touch()
+        await sess.mcp.ready(None)
+        await sess.run("second")
+        assert names(model.requests[1])[4:] == [
+            "mcp__late__echo",
+            "list_mcp_resources",
+            "list_mcp_resource_templates",
+            "read_mcp_resource",
+        ]
+        patch = [m for m in as_json(sess.session.messages()) if m.get("role") == "system"][-1]
+        assert [t["name"] for t in patch["toolsAdded"]] == names(model.requests[1])[4:]
+        assert "sections" not in patch  # a tool delta, the prompt text is unchanged
+    finally:
+        await sess.aclose()
