@@ -287,7 +287,7 @@ async def test_a_direct_server_late_for_the_first_prompt_is_declared_from_the_ne
     project: Path, agent_dir: Path, write_config: WriteConfig, tmp_path: Path
 ) -> None:
     gate = tmp_path / "go"
-    hidden = {n: "hidden" for n in ("big", "fail", "slow", "log", "crash", "grow", "weather")}
+    hidden = dict.fromkeys(("big", "fail", "slow", "log", "crash", "grow", "weather"), "hidden")
     write_config(
         {
             "late": stdio_entry(
