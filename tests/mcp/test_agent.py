@@ -16,7 +16,9 @@ from tests.mcp.conftest import WriteConfig, stdio_entry
 
 
 async def session(project: Path, agent_dir: Path, model: ScriptedModel, **kw: Any) -> AgentSession:
-    return await AgentSession.create(
+    """A session with MCP on. Its first prompt waits for direct servers without pi's 10 s
+    bound, so a slow machine does not change what the first request declares."""
+    sess = await AgentSession.create(
         cwd=project,
         model=model,
         agent_dir=agent_dir,
@@ -25,6 +27,9 @@ async def session(project: Path, agent_dir: Path, model: ScriptedModel, **kw: An
         mcp=True,
         **kw,
     )
+    assert sess.mcp is not None
+    sess.mcp.first_prompt_wait = 600
+    return sess
 
 
 def names(request: Any) -> list[str]:

@@ -40,6 +40,8 @@ async def test_mcp_server_time_through_the_agent(
     sess = await AgentSession.create(
         cwd=project, model=model, agent_dir=agent_dir, trusted=True, ids=SequentialIds(), mcp=True
     )
+    assert sess.mcp is not None
+    sess.mcp.first_prompt_wait = 600  # no 10 s bound: a slow machine must not change the test
     try:
         events = await sess.run("what time is noon UTC in Tokyo?")
     finally:

@@ -29,7 +29,7 @@ from pi_context.prompt import (
 )
 from pi_context.prompt.replay import tool_state_changes
 from pi_context.session import ProjectedEntry
-from pi_context.tools import BUILTIN_TOOL_NAMES, Tool, tool_declarations
+from pi_context.tools import BUILTIN_TOOL_NAMES, RecallTool, Tool, tool_declarations
 
 from .prefix_reuse import PrefixFlatMap
 from .state import AgentState
@@ -65,6 +65,7 @@ class Loadout:
         self._started = False
         # restored MCP names kept until the first run starts (their servers may connect first)
         self._restored_pending: set[str] = set()
+        self._recall_offered = False
         self.register_tools()
         if state.mcp is not None:
             state.mcp.all_tools = lambda: list(self._tools.values())
@@ -101,17 +102,15 @@ class Loadout:
             )
             self._active = chosen + [
                 n
-                for n, t in self._tools.items()
+                for n in self._tools
                 if n not in BUILTIN_TOOL_NAMES
                 and n not in chosen
                 and selection.plain is None
-                and t.exposure == "direct"
+                and self._starts_active(n)
             ]
         elif first:
             self._active = [n for n in defaults if n in self._tools] + [
-                n
-                for n, t in self._tools.items()
-                if n not in BUILTIN_TOOL_NAMES and t.exposure == "direct"
+                n for n in self._tools if n not in BUILTIN_TOOL_NAMES and self._starts_active(n)
             ]
         else:
             kept = [
@@ -150,6 +149,32 @@ class Loadout:
         if self._restored_pending:
             self._restored_pending = set()
             self._active = [n for n in self._active if n in self._tools]
+
+    def _starts_active(self, name: str) -> bool:
+        """Whether a tool beside the built-ins is active from the start: all are, except the
+        ``recall`` tool the agent adds itself, unless it is offered ``always``, and tools that
+        are not ``direct``."""
+        tool = self._tools.get(name)
+        if tool is None or tool.exposure != "direct":
+            return False  # deferred tools wait for tool_search, discovery tools for MCP
+        return not isinstance(tool, RecallTool) or tool.offer == "always"
+
+    def offer_recall(self) -> None:
+        """Make the agent's ``recall`` tool active once the branch holds a compaction (its
+        ``auto`` offer), once per branch: the change reaches the model as a system-prompt patch
+        (``toolsAdded``) at the next request, which keeps the cached prefix."""
+        if self._recall_offered:
+            return
+        tool = self._tools.get(RecallTool.name)
+        if not isinstance(tool, RecallTool) or tool.offer != "auto":
+            return
+        projection = self._state.session.stored_projection()
+        first = projection.entries[0].entry if projection.entries else None
+        if first is None or first.type != "compaction":
+            return
+        self._recall_offered = True
+        if RecallTool.name not in self._active:
+            self._active.append(RecallTool.name)
 
     def default_tool_names(self) -> list[str]:
         """The names pi's ``defaultTools`` setting makes active at start."""
@@ -203,6 +228,7 @@ class Loadout:
                 systems.append(e.message)
             elif e.type == "compaction" and isinstance(e.get("systemMessage"), Mapping):
                 systems.append(e.get("systemMessage"))
+        self._recall_offered = False  # offered again if this branch holds a compaction
         recorded = list(get_current_tools(systems))
         if not recorded:
             return
@@ -219,7 +245,7 @@ class Loadout:
             if n not in mentioned
             and n not in names
             and n not in BUILTIN_TOOL_NAMES
-            and self._tools[n].exposure == "direct"
+            and self._starts_active(n)
         ]
         self._active = names
         if self._state.mcp is not None:  # discovery is switched on at every session start
@@ -235,6 +261,7 @@ class Loadout:
         """The prompt options from resources and the active tools (pi's base options), with
         the ``mcp_servers`` section when MCP servers are listed."""
         state = self._state
+        self.offer_recall()
         options = prompt_options_for(
             state.resources, self._tools.values(), active=self._active, cwd=state.cwd
         )
@@ -258,6 +285,7 @@ class Loadout:
 
     def next_turn_options(self) -> SystemPromptOptions:
         """The run's options with the loadout as it stands now (it may change mid-run)."""
+        self.offer_recall()
         options = self.options().evolve(selected_tools=tuple(self._active))
         if self._run_options is not None:
             self._run_options = options
