@@ -189,6 +189,8 @@ class AppConfig:
     recorded level at startup (spec §3.2)."""
     tool_selection: ToolSelection | None = None
     """``--tools`` / ``--no-tools`` / ``--no-builtin-tools`` / ``--exclude-tools``."""
+    mcp: bool = True
+    """Connect the servers of ``mcp.json`` (``--no-mcp``: not this run)."""
     scope: Sequence[ScopeEntry] = ()
     """``--models`` / ``enabledModels``: what Ctrl+P cycles through (empty: every available
     model)."""
@@ -205,6 +207,7 @@ class AppConfig:
             "append_system_prompt": list(self.append_system_prompt) or None,
             "load_extensions": True,
             "tool_selection": self.tool_selection,
+            "mcp": self.mcp,
         }
 
     async def create(
