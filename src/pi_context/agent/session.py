@@ -56,6 +56,8 @@ from pi_context.extensions.events import (
     ThinkingLevelSelectEvent,
 )
 from pi_context.mcp import McpManager
+from pi_context.mcp.command import DESCRIPTION as MCP_COMMAND_DESCRIPTION
+from pi_context.mcp.command import run_mcp_command
 from pi_context.messages import AgentMessage, ImageContent, user_message
 from pi_context.model import Model
 from pi_context.model.thinking import clamp_thinking_level
@@ -122,6 +124,7 @@ class AgentSession:
         self._closed = False
         self._ui: tuple[ExtensionUI, str] | None = None
         self._early_notices: list[tuple[str, str]] = []
+        self._notice_listener: Callable[[str, str], None] | None = None
         if state.mcp is not None:
             state.mcp.notify = self._mcp_notice
         runner = state.extensions
@@ -141,12 +144,23 @@ class AgentSession:
             )
 
     def _mcp_notice(self, message: str, kind: str) -> None:
-        """MCP notices go where pi's go: the front end's ``notify``; one raised before a front
-        end is attached waits for it."""
+        """MCP notices go where pi's go: the front end's ``notify`` (or the listener of
+        :meth:`on_notice`); one raised before either is attached waits for it."""
         if self._ui is not None:
             self._ui[0].notify(message, kind)
+        elif self._notice_listener is not None:
+            self._notice_listener(message, kind)
         else:
             self._early_notices.append((message, kind))
+
+    def on_notice(self, listener: Callable[[str, str], None] | None) -> None:
+        """Receive the session's own notices (MCP start-up problems, ``/mcp`` answers) as
+        ``(message, kind)`` when no extension UI is attached (the interactive terminal)."""
+        self._notice_listener = listener
+        if listener is not None:
+            early, self._early_notices = self._early_notices, []
+            for message, kind in early:
+                listener(message, kind)
 
     @property
     def mcp(self) -> McpManager | None:
@@ -527,14 +541,30 @@ class AgentSession:
         return None if result.handled else (result.text if result.text is not None else text)
 
     def extension_commands(self) -> list[RegisteredCommand]:
-        """The slash commands extensions registered."""
+        """The slash commands extensions registered, and ``/mcp`` when MCP is on (registered
+        as pi registers it, by the built-in ``builtin:mcp``; an extension's own ``/mcp``
+        replaces it)."""
         runner = self._state.extensions
-        return runner.commands() if runner is not None else []
+        commands = runner.commands() if runner is not None else []
+        if self._state.mcp is not None and not any(c.name == "mcp" for c in commands):
+            commands.append(
+                RegisteredCommand("mcp", MCP_COMMAND_DESCRIPTION, self._mcp_command, "builtin:mcp")
+            )
+        return commands
+
+    async def _mcp_command(self, args: str, _ctx: Any = None) -> None:
+        if self._state.mcp is not None:
+            await run_mcp_command(self._state.mcp, args, self._mcp_notice)
 
     async def run_extension_command(self, name: str, args: str) -> bool:
         """Run an extension's ``/name`` command; ``False`` when none has that name."""
         runner = self._state.extensions
-        return runner is not None and await runner.run_command(name, args)
+        if runner is not None and runner.command(name) is not None:
+            return await runner.run_command(name, args)
+        if name == "mcp" and self._state.mcp is not None:
+            await self._mcp_command(args)
+            return True
+        return False
 
     def expand_skill_command(self, text: str) -> str:
         """``/skill:name args`` → the skill's block plus the args; other text unchanged."""

@@ -359,6 +359,9 @@ class AppAgent:
     def extension_commands(self) -> list[RegisteredCommand]:
         return self.agent.extension_commands()
 
+    def on_notice(self, listener: Callable[[str, str], None] | None) -> None:
+        self.agent.on_notice(listener)
+
     async def run_extension_command(self, name: str, args: str) -> bool:
         return await self.agent.run_extension_command(name, args)
 
