@@ -335,3 +335,35 @@ async def test_a_direct_server_late_for_the_first_prompt_is_declared_from_the_ne
         assert "sections" not in patch  # a tool delta, the prompt text is unchanged
     finally:
         await sess.aclose()
+
+
+async def test_loaded_tools_of_a_server_not_back_at_resume_are_dropped(
+    project: Path, agent_dir: Path, write_config: WriteConfig, tmp_path: Path
+) -> None:
+    """A tool tool_search loaded is recorded; on resume it comes back only if its server has
+    registered it by the time the next run starts (pi does not wait for deferred servers)."""
+    path = tmp_path / "s.jsonl"
+    write_config({"lazy": stdio_entry("lazy", exposure="deferred")})
+    model = ScriptedModel([])
+    model.add(reply(tool_calls=[("tool_search", {"query": "echo", "limit": 1})]), reply("ok"))
+    first = await AgentSession.create(
+        cwd=project, session_file=path, model=model, agent_dir=agent_dir, trusted=True, mcp=True
+    )
+    try:
+        await first.run("load it")
+    finally:
+        await first.aclose()
+    assert names(model.requests[1])[-1] == "mcp__lazy__echo"
+    gate = tmp_path / "never"  # the server never starts this time
+    write_config(
+        {"lazy": stdio_entry("lazy", exposure="deferred", env={"DEMO_WAIT_FILE": str(gate)})}
+    )
+    model.add(reply("again"))
+    second = await AgentSession.open(path, model=model, agent_dir=agent_dir, trusted=True, mcp=True)
+    try:
+        await second.run("and now")
+    finally:
+        await second.aclose()
+    assert names(model.requests[2]) == ["read", "bash", "edit", "write", "tool_search"]
+    patch = [m for m in as_json(second.session.messages()) if m.get("role") == "system"][-1]
+    assert patch["toolsRemoved"] == [{"name": "mcp__lazy__echo"}]
