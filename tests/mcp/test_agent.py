@@ -367,3 +367,23 @@ async def test_loaded_tools_of_a_server_not_back_at_resume_are_dropped(
     assert names(model.requests[2]) == ["read", "bash", "edit", "write", "tool_search"]
     patch = [m for m in as_json(second.session.messages()) if m.get("role") == "system"][-1]
     assert patch["toolsRemoved"] == [{"name": "mcp__lazy__echo"}]
+
+
+async def test_reload_reads_mcp_json_again(
+    project: Path, agent_dir: Path, write_config: WriteConfig
+) -> None:
+    write_config({"a": stdio_entry("a", exposure="deferred", description="First")})
+    model = ScriptedModel([])
+    model.add(reply("one"), reply("two"))
+    sess = await session(project, agent_dir, model)
+    try:
+        await sess.run("x")
+        write_config({"b": stdio_entry("b", exposure="deferred", description="Second")})
+        await sess.reload()
+        await sess.run("y")
+        assert sess.mcp is not None
+        assert list(sess.mcp.connections) == ["b"]
+        assert "- mcp__b (tool_search): Second" in sess.system_prompt
+        assert "mcp__a" not in sess.system_prompt
+    finally:
+        await sess.aclose()

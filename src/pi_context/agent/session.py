@@ -613,13 +613,16 @@ class AgentSession:
     # -- resources, stats, closing ----------------------------------------------------------------
 
     async def reload(self) -> None:
-        """Re-read settings, context files, skills and SYSTEM/APPEND files; the changed
-        sections are patched at the next run (nothing is sent or stored now)."""
+        """Re-read settings, context files, skills, SYSTEM/APPEND files and ``mcp.json``
+        (reconnecting the MCP servers); the changed sections are patched at the next run
+        (nothing is sent or stored now)."""
         if self.busy:
             raise PiContextError("Wait for the current response to finish before reloading.")
         before = self._loadout.default_tool_names()
         self._state.resources = self._state.loader.reload()
         await extension_dispatch.discover_resources(self._state, "reload")
+        if self._state.mcp is not None:  # mcp.json is read again and every server reconnects
+            await self._state.mcp.restart()
         after = self._loadout.default_tool_names()
         self._loadout.register_tools(newly_default=[n for n in after if n not in before])
 

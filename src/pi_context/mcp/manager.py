@@ -190,6 +190,17 @@ class McpManager:
         self._changed(connection)
         return connection
 
+    async def restart(self) -> None:
+        """Close everything, read the files again and reconnect (``/reload``, as pi does at
+        every session start)."""
+        await self.aclose()
+        self.connections.clear()
+        self._startup.clear()
+        self._tools.clear()
+        self._waited_first_prompt = False
+        self.load_config()
+        self.start()
+
     async def aclose(self) -> None:
         """Close every connection; no server process is left running."""
         for task in self._startup.values():
