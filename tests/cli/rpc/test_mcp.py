@@ -33,7 +33,12 @@ def test_mcp_command_and_startup_notice(world: RpcWorld) -> None:
     commands = rpc.call({"id": "c", "type": "get_commands"})["data"]["commands"]
     mcp = next(c for c in commands if c["name"] == "mcp")
     assert mcp["source"] == "extension"
-    assert mcp["sourceInfo"]["path"] == "builtin:mcp"
+    assert mcp["sourceInfo"] == {
+        "path": "builtin:mcp",
+        "source": "builtin",
+        "scope": "temporary",
+        "origin": "top-level",
+    }
     rpc.send({"id": "p", "type": "prompt", "message": "/mcp"})
     records = rpc.until(lambda r: r.get("id") == "p")  # the answer comes before the response
     assert records[-1]["data"] == {"disposition": "handled"}
