@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "tools": 6,
     "providers": 6,
     "events": 7,
+    "mcp": 7,
     "extensions": 8,
     "agent": 9,
     "testing": 10,

@@ -614,10 +614,20 @@ class CommandHandlers:
                 if runner is not None
                 else None
             )
-            entry["sourceInfo"] = {
-                "path": (extension.path if extension is not None else None) or registered.extension,
-                "source": extension.source if extension is not None else "extension",
-            }
+            if extension is None and registered.extension.startswith("builtin:"):
+                # the agent's own commands (``/mcp``), described as pi describes its built-ins
+                entry["sourceInfo"] = {
+                    "path": registered.extension,
+                    "source": "builtin",
+                    "scope": "temporary",
+                    "origin": "top-level",
+                }
+            else:
+                entry["sourceInfo"] = {
+                    "path": (extension.path if extension is not None else None)
+                    or registered.extension,
+                    "source": extension.source if extension is not None else "extension",
+                }
             commands.append(entry)
         for skill in self.rt.agent.resources.skills:
             record: dict[str, Any] = {"name": f"skill:{skill.name}"}
