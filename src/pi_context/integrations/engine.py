@@ -120,7 +120,9 @@ def _settings(
     offline: bool,
 ) -> CompactionSettings:
     """pi's defaults fitted to the window (as ``pictx`` does); sizes given are kept as given."""
-    settings = CompactionSettings(summarizer="offline" if offline else "model")
+    settings = CompactionSettings(
+        summarizer="offline" if offline else "model", keep_tool_pairs=True
+    )
     if keep_recent_tokens is not None:
         settings = settings.with_keep_recent(keep_recent_tokens)
     if reserve_tokens is not None:

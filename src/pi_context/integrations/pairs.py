@@ -46,23 +46,52 @@ def _calls(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [b for b in content if isinstance(b, Mapping) and b.get("type") == "toolCall"]
 
 
+def _later_results(messages: Sequence[Mapping[str, Any]]) -> list[set[str]]:
+    """For each index, the call ids answered by a result at or after it."""
+    out: list[set[str]] = [set() for _ in range(len(messages) + 1)]
+    for index in range(len(messages) - 1, -1, -1):
+        out[index] = set(out[index + 1])
+        if messages[index].get("role") == "toolResult":
+            out[index].add(str(messages[index].get("toolCallId")))
+    return out
+
+
+_TURN_ROLES = ("user", "assistant", "compactionSummary", "branchSummary", "custom")
+
+
+def _last_assistant(messages: Sequence[Mapping[str, Any]]) -> int:
+    """The newest assistant message when its turn may still be running (only tool results
+    follow it), else -1."""
+    for index in range(len(messages) - 1, -1, -1):
+        role = messages[index].get("role")
+        if role == "assistant":
+            return index
+        if role in _TURN_ROLES:
+            return -1
+    return -1
+
+
 def repair_pairs(messages: Sequence[Mapping[str, Any]], *, timestamp: int = 0) -> PairRepair:
     """``messages`` (pi messages) made to satisfy the pair invariant.
 
-    Calls of the last assistant message stay open when only their results follow it: that turn
-    is still running.
+    A result may come after other assistant messages (parallel calls a framework split over
+    several messages); a call is unanswered only when no result for it follows at all. Its
+    error result goes where its turn's results end. Calls of the last assistant message stay
+    open: that turn is still running.
     """
     out: list[dict[str, Any]] = []
     dropped: list[str] = []
     answered_late: list[str] = []
     called: set[str] = set()
     answered: set[str] = set()
-    open_calls: list[Mapping[str, Any]] = []
+    later = _later_results(messages)
+    last = _last_assistant(messages)
+    pending: list[Mapping[str, Any]] = []
 
-    def close_open() -> None:
-        for call in open_calls:
+    def close(index: int) -> None:
+        for call in pending:
             call_id = str(call.get("id"))
-            if call_id in answered:
+            if call_id in answered or call_id in later[index]:
                 continue
             answered.add(call_id)
             answered_late.append(call_id)
@@ -76,9 +105,9 @@ def repair_pairs(messages: Sequence[Mapping[str, Any]], *, timestamp: int = 0) -
                     "timestamp": timestamp,
                 }
             )
-        open_calls.clear()
+        pending.clear()
 
-    for message in messages:
+    for index, message in enumerate(messages):
         role = message.get("role")
         if role == "toolResult":
             call_id = str(message.get("toolCallId"))
@@ -88,13 +117,14 @@ def repair_pairs(messages: Sequence[Mapping[str, Any]], *, timestamp: int = 0) -
             answered.add(call_id)
             out.append(dict(message))
             continue
-        if role in ("user", "assistant", "compactionSummary", "branchSummary", "custom"):
-            close_open()
+        if role in _TURN_ROLES:
+            close(index)
         calls = _calls(message)
-        for call in calls:
-            called.add(str(call.get("id")))
-        open_calls.extend(calls)
+        called.update(str(call.get("id")) for call in calls)
+        if index != last:
+            pending.extend(calls)
         out.append(dict(message))
+    close(len(messages))
     return PairRepair(out, dropped, answered_late)
 
 
@@ -103,10 +133,10 @@ def pair_violations(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     problems: list[str] = []
     called: set[str] = set()
     answered: set[str] = set()
-    open_calls: list[str] = []
+    later = _later_results(messages)
+    last = _last_assistant(messages)
     for index, message in enumerate(messages):
-        role = message.get("role")
-        if role == "toolResult":
+        if message.get("role") == "toolResult":
             call_id = str(message.get("toolCallId"))
             if call_id not in called:
                 problems.append(f"message {index}: result for {call_id} without an earlier call")
@@ -114,14 +144,9 @@ def pair_violations(messages: Sequence[Mapping[str, Any]]) -> list[str]:
                 problems.append(f"message {index}: second result for {call_id}")
             answered.add(call_id)
             continue
-        if role in ("user", "assistant", "compactionSummary", "branchSummary", "custom"):
-            problems.extend(
-                f"message {index}: call {c} has no result before it"
-                for c in open_calls
-                if c not in answered
-            )
-            open_calls = []
         for call in _calls(message):
-            called.add(str(call.get("id")))
-            open_calls.append(str(call.get("id")))
+            call_id = str(call.get("id"))
+            called.add(call_id)
+            if index != last and call_id not in later[index]:
+                problems.append(f"message {index}: call {call_id} has no result")
     return problems
