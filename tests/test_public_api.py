@@ -34,6 +34,7 @@ PUBLIC = [
     "RetrySettings",
     "ScriptedModel",
     "ScriptedReply",
+    "SearchHit",
     "SequentialIds",
     "Session",
     "SessionError",

@@ -44,7 +44,7 @@ def _job(unit: Unit, out: Path) -> dict[str, Any]:
     from benchmarks.economy.tokens import load_tokenizer
     from benchmarks.economy.workload import generate_workload
 
-    workload = generate_workload(unit.seed, unit.prompts)
+    workload = generate_workload(unit.seed, unit.prompts, retention=unit.retention)
     simulator = Simulator(unit.api, workload, load_tokenizer(), unit.window)  # type: ignore[arg-type]
     log_path = out / "logs" / f"{unit.name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -103,6 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--fresh", action="store_true", help="re-run units already saved")
     parser.add_argument(
+        "--retention",
+        action="store_true",
+        help="plant four facts early and probe them late; report probes answered and their cost",
+    )
+    parser.add_argument(
         "--saved-only",
         action="store_true",
         help="run nothing: the report from the saved units whose inputs are current",
@@ -153,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         contenders = [c for c in contenders if c.name in args.only]
     units = [
-        Unit(c, api, seed, args.prompts, args.window, args.driver)
+        Unit(c, api, seed, args.prompts, args.window, args.driver, args.retention)
         for seed in args.seeds
         for api in args.apis
         for c in contenders
@@ -246,6 +251,7 @@ def write_report(
         markdown_table,
         mean_table,
         plot_cumulative,
+        retention_table,
         run_cost_table,
     )
     from benchmarks.economy.workload import generate_workload
@@ -269,7 +275,14 @@ def write_report(
         title = f"{api} simulator ({prices.model} prices), seed {seed}"
         png = plot_cumulative(runs, title, out / f"cost-{api}-seed{seed}.png")
         parts.append(f"\n## {title}\n\n{markdown_table(runs)}\n![cumulative cost]({png.name})\n")
-        workload = generate_workload(seed, args.prompts)
+        workload = generate_workload(
+            seed, args.prompts, retention=getattr(args, "retention", False)
+        )
+        if getattr(args, "retention", False):
+            parts.append(
+                f"\nRetention (probes answered, how, and what answering cost):\n\n"
+                f"{retention_table(runs, workload)}"
+            )
         causes = {run["contender"]: attribute(run, workload, prices) for run in runs}
         parts.append(f"\nCost above the all-cached floor, by cause:\n\n{attribution_table(causes)}")
         for run in runs:

@@ -1,4 +1,4 @@
-"""The contenders: pi 1.6.0 and five pictx configurations, each a command line and settings."""
+"""The contenders: pi 1.6.0 and six pictx configurations, each a command line and settings."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ class Contender:
     """Extra keys of the ``compaction`` settings object."""
     env: dict[str, str] = field(default_factory=dict)
     is_pi: bool = False
+    settings: dict[str, Any] = field(default_factory=dict)
+    """Other top-level settings (``recall``)."""
     version: str = ""
     """What the contender's code is (pi's version, a hash of pictx's sources): a saved unit is
     reused only while it is unchanged."""
@@ -80,6 +82,14 @@ def pictx_contenders(extra: Sequence[tuple[str, dict[str, Any]]] = ()) -> list[C
             "pictx + offline summarizer", pictx, {"summarizer": "offline"}, env=env, version=version
         ),
         Contender("pictx lean", pictx, LEAN, env=env, version=version),
+        Contender(
+            "pictx lean + recall",
+            pictx,
+            LEAN,
+            env=env,
+            version=version,
+            settings={"recall": "auto"},
+        ),
         Contender(
             "pictx, collapse delivery",
             [sys.executable, "-m", "benchmarks.economy.collapse_launcher"],

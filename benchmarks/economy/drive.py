@@ -138,6 +138,7 @@ def _write_settings(agent: Path, contender: Contender, tools: list[str] | None) 
     }
     if contender.compaction:
         settings["compaction"] = dict(contender.compaction)
+    settings.update(contender.settings)
     if tools is not None:
         settings["defaultTools"] = tools
     (agent / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")

@@ -42,6 +42,10 @@ class RequestRecord:
     thinking: str = ""
     """The request's thinking configuration as sent (Anthropic ``thinking``, OpenAI
     ``reasoning_effort``; JSON, empty when absent): a change of it explains a miss."""
+    probe: str = ""
+    """On the answer to a retention probe, how it was answered: ``context`` (the fact was in
+    the request), ``recall`` (found by the recall tool), ``reread`` (read from its file again)
+    or ``unknown``; empty on every other request."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

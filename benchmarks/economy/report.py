@@ -16,6 +16,7 @@ __all__ = [
     "markdown_table",
     "mean_table",
     "plot_cumulative",
+    "retention_table",
     "run_cost_table",
     "totals",
 ]
@@ -271,3 +272,42 @@ def run_cost_table(results: Results) -> str:
         for name, (p, w, a, d, n) in sorted(rows.items())
     ]
     return head + "\n".join(lines) + "\n"
+
+
+def retention_table(runs: Sequence[Mapping[str, Any]], workload: Any) -> str:
+    """Per contender: probes answered / probes, how (in context, by recall, by re-reading the
+    file, unknown), what the probe prompts cost, and the run's total cost.
+
+    A probe counts as answered when the simulated assistant's answer names the planted fact,
+    which it does only when the fact is in the request it answers (see the responder)."""
+    probes = [p for p in workload.prompts if p.probe is not None]
+    if not probes:
+        return "(no probes)\n"
+    indices = {p.index for p in probes}
+    lines = [
+        "| contender | answered | in context | recall | re-read | unknown | probe cost | total |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for run in runs:
+        records = run["records"]
+        outcome: dict[int, str] = {}
+        for r in records:
+            if r["prompt"] in indices and r.get("probe"):
+                outcome[r["prompt"]] = r["probe"]
+        counts = {
+            k: sum(1 for v in outcome.values() if v == k)
+            for k in ("context", "recall", "reread", "unknown")
+        }
+        answered = counts["context"] + counts["recall"] + counts["reread"]
+        probe_cost = sum(r["cost"] for r in records if r["prompt"] in indices)
+        total = sum(r["cost"] for r in records)
+        lines.append(
+            f"| {run['contender']} | {answered} / {len(probes)} | {counts['context']} | "
+            f"{counts['recall']} | {counts['reread']} | {counts['unknown']} | "
+            f"${probe_cost:.3f} | ${total:.2f} |"
+        )
+    kinds = ", ".join(
+        f"{p.probe.kind} (planted at prompt {p.probe.planted_at}, asked at {p.index})"
+        for p in probes
+    )
+    return "\n".join(lines) + f"\n\nProbes: {kinds}.\n"

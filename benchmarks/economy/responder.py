@@ -18,9 +18,9 @@ import re
 from dataclasses import dataclass
 
 from benchmarks.economy.wire import Conversation, Reply, ReplyCall
-from benchmarks.economy.workload import TICKET_BASE, Workload
+from benchmarks.economy.workload import TICKET_BASE, Probe, Workload
 
-__all__ = ["Decision", "Responder", "tool_call_id"]
+__all__ = ["Decision", "Responder", "answer_probe", "tool_call_id"]
 
 SUMMARY_RATIO = 12
 SUMMARY_MIN = 250
@@ -57,6 +57,38 @@ class Decision:
     prompt: int
     kind: str
     """``turn`` or ``summary``."""
+    probe: str = ""
+    """How a probe was answered (see :attr:`~.ledger.RequestRecord.probe`); empty otherwise."""
+
+
+RECALL_STEP = 0
+REREAD_STEP = 1
+"""The step ids of a probe's tool calls: ``recall`` first, then a file read."""
+
+
+def answer_probe(conv: Conversation, index: int, probe: Probe, steps_made: set[int]) -> Decision:
+    """A probe answered from the request alone, the way an assistant that knows only what it
+    sees would: the fact when the request holds it; else ``recall`` with the probe's keywords
+    when the tool is offered and was not tried yet; else the file read again when the fact is a
+    file's content; else "unknown"."""
+    if probe.fact in conv.text:
+        how = (
+            "reread"
+            if REREAD_STEP in steps_made
+            else "recall"
+            if RECALL_STEP in steps_made
+            else "context"
+        )
+        return Decision(Reply(f"It was {probe.fact}."), index, "turn", how)
+    if "recall" in conv.tool_names and RECALL_STEP not in steps_made:
+        call = ReplyCall(tool_call_id(index, RECALL_STEP), "recall", {"query": probe.keywords})
+        return Decision(Reply("", [call]), index, "turn")
+    if probe.path and "read" in conv.tool_names and REREAD_STEP not in steps_made:
+        call = ReplyCall(tool_call_id(index, REREAD_STEP), "read", {"path": probe.path})
+        return Decision(Reply("", [call]), index, "turn")
+    return Decision(
+        Reply("I do not know any more; it is not in what I can see."), index, "turn", "unknown"
+    )
 
 
 def is_summary_request(conv: Conversation) -> bool:
@@ -122,10 +154,14 @@ class Responder:
         if prompt is None:
             return Decision(Reply("I have nothing to do here."), index, "turn")
         step = 0
+        made: set[int] = set()
         for call_id in conv.tool_call_ids:
             match = _CALL_ID.search(call_id)
             if match and int(match.group(1)) == index:
                 step = max(step, int(match.group(2)) + 1)
+                made.add(int(match.group(2)))
+        if prompt.probe is not None:
+            return answer_probe(conv, index, prompt.probe, made)
         if step < len(prompt.steps):
             tool = prompt.steps[step]
             call = ReplyCall(tool_call_id(index, step), tool.name, tool.arguments)

@@ -148,6 +148,7 @@ class Simulator:
                 bill.hit_from,
                 cost,
                 thinking_config(body),
+                decision.probe,
             )
         )
         self.clock.advance(2.0 + output / 60.0)

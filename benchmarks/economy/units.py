@@ -57,6 +57,8 @@ class Unit:
     prompts: int
     window: int
     driver: str
+    retention: bool = False
+    """The workload with planted facts and probes (``--retention``)."""
 
     @property
     def name(self) -> str:
@@ -65,7 +67,13 @@ class Unit:
     def inputs(self) -> dict[str, Any]:
         from benchmarks.economy.drive import DRIVER_VERSION
 
+        extra: dict[str, Any] = {}
+        if self.contender.settings:
+            extra["settings"] = self.contender.settings
+        if self.retention:
+            extra["retention"] = True
         return {
+            **extra,
             "contender": self.contender.name,
             "contender_version": self.contender.version,
             "compaction": self.contender.compaction,

@@ -48,6 +48,10 @@ class Conversation:
     tool_call_ids: list[str] = field(default_factory=list)
     has_tools: bool = False
     last_user_text: str = ""
+    tool_names: list[str] = field(default_factory=list)
+    """The tools the request declares."""
+    text: str = ""
+    """Every message of the request as JSON (what a probe's answer is looked up in)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +147,20 @@ def anthropic_blocks(body: Mapping[str, Any], tokenizer: Tokenizer) -> list[Bloc
     return blocks
 
 
+def _tool_names(body: Mapping[str, Any]) -> list[str]:
+    names = []
+    for tool in body.get("tools") or []:
+        if isinstance(tool, Mapping):
+            function = tool.get("function")
+            name = function.get("name") if isinstance(function, Mapping) else tool.get("name")
+            names.append(str(name))
+    return names
+
+
 def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
     conv = Conversation(has_tools=bool(body.get("tools")))
+    conv.tool_names = _tool_names(body)
+    conv.text = _dumps(body.get("messages") or [])
     for message in body.get("messages") or []:
         content = message.get("content")
         if isinstance(content, str):
@@ -195,6 +211,8 @@ def openai_tokens(body: Mapping[str, Any], tokenizer: Tokenizer) -> list[int]:
 
 def openai_conversation(body: Mapping[str, Any]) -> Conversation:
     conv = Conversation(has_tools=bool(body.get("tools")))
+    conv.tool_names = _tool_names(body)
+    conv.text = _dumps(body.get("messages") or [])
     for message in body.get("messages") or []:
         role = message.get("role")
         if role == "user":

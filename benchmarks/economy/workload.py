@@ -23,7 +23,16 @@ from typing import Any
 
 from benchmarks.economy.project import MODULES, Bug, Project, generate_project
 
-__all__ = ["Event", "Prompt", "ToolStep", "Workload", "generate_workload", "ticket"]
+__all__ = [
+    "PROBE_KINDS",
+    "Event",
+    "Probe",
+    "Prompt",
+    "ToolStep",
+    "Workload",
+    "generate_workload",
+    "ticket",
+]
 
 TICKET_BASE = 1000
 DEFAULT_PROMPTS = 160
@@ -48,6 +57,26 @@ class Event:
     value: Any = None
 
 
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """A question about a fact planted earlier in the session (``--retention``)."""
+
+    kind: str
+    """``decision`` (the user's words), ``number`` (a tool's output), ``error`` (an error
+    message) or ``file`` (a file's content)."""
+    fact: str
+    """The exact text the answer needs (a code name, a number)."""
+    keywords: str
+    """What the assistant searches with when it calls ``recall``."""
+    planted_at: int
+    """The prompt that planted it."""
+    path: str | None = None
+    """For a file's fact: the file to read again."""
+
+
+PROBE_KINDS = ("decision", "number", "error", "file")
+
+
 @dataclass(slots=True)
 class Prompt:
     index: int
@@ -57,6 +86,8 @@ class Prompt:
     gap: float
     """Simulated seconds the user spends before sending it."""
     events: list[Event] = field(default_factory=list)
+    probe: Probe | None = None
+    """Set on a probe prompt: the assistant answers it from what the request holds."""
 
 
 @dataclass(slots=True)
@@ -117,15 +148,68 @@ class _Builder:
             out.append(self.rng.choice(_ANSWER_WORDS))
         return " ".join(out)
 
-    def add(self, text: str, steps: list[ToolStep], answer: str) -> None:
+    def add(
+        self, text: str, steps: list[ToolStep], answer: str, probe: Probe | None = None
+    ) -> None:
         index = len(self.prompts)
         gap = self.rng.uniform(20, 150)
         if self.rng.random() < 0.08:
             gap = self.rng.uniform(360, 900)  # a break: every cache entry expires
         self.prompts.append(
-            Prompt(index, f"{text} ({ticket(index)})", steps, answer, gap, self.pending)
+            Prompt(index, f"{text} ({ticket(index)})", steps, answer, gap, self.pending, probe)
         )
         self.pending = []
+
+    # --- retention: facts planted early, asked about late -----------------------------------
+    def plant(self, kind: str) -> Probe:
+        """A prompt that puts one fact in the session; returns the probe that asks for it."""
+        rng = self.rng
+        at = len(self.prompts)
+        code = f"{rng.choice(('HERON', 'MAPLE', 'QUARTZ', 'TUNDRA', 'SORREL'))}-{rng.randint(1000, 9999)}"
+        number = str(rng.randint(100_000, 999_999))
+        if kind == "decision":
+            self.add(
+                f"For the record, we settled the export question: exports use the {code} "
+                "layout from now on, whatever the old docs say.",
+                [],
+                "Noted; I will follow that layout for every export.",
+            )
+            return Probe(kind, code, "exports layout settled", at)
+        if kind == "number":
+            self.add(
+                "Check how last night's import went.",
+                [self.bash(f"echo 'nightly import finished: {number} rows loaded into staging'")],
+                "The nightly import finished without errors.",
+            )
+            return Probe(kind, number, "nightly import rows loaded staging", at)
+        if kind == "error":
+            command = (
+                f"python3 -c \"import sys; sys.exit('license check failed: token {code} expired')\""
+            )
+            self.add(
+                "Is our license still valid? Run the license check.",
+                [self.bash(command)],
+                "The license check failed; the token has expired and needs renewing.",
+            )
+            return Probe(kind, code, "license check failed token expired", at)
+        path = "config/limits.toml"
+        content = f"[batches]\nmax_batch_size = {number}\nretry_limit = 3\n"
+        self.files[path] = content
+        self.add(
+            "Create config/limits.toml with our batch limits (the ones from the ops meeting).",
+            [ToolStep("write", {"path": path, "content": content})],
+            "Created config/limits.toml with the batch limits.",
+        )
+        return Probe(kind, number, "max_batch_size limits.toml batches", at, path)
+
+    def ask(self, probe: Probe) -> None:
+        questions = {
+            "decision": "Remind me: which layout did we settle on for exports?",
+            "number": "How many rows did the nightly import load, exactly?",
+            "error": "What was the token named in the license check error?",
+            "file": "What max_batch_size did we put in config/limits.toml?",
+        }
+        self.add(questions[probe.kind], [], "", probe)
 
     # --- tool steps ---------------------------------------------------------------------------
     def edit(self, path: str, old: str, new: str) -> ToolStep:
@@ -345,8 +429,20 @@ description: Write release notes for the inventory service from the fix markers 
 """
 
 
-def generate_workload(seed: int, prompts: int = DEFAULT_PROMPTS) -> Workload:
-    """The project and ``prompts`` prompts (at least 150 recommended) for ``seed``."""
+PLANT_AT = (0.04, 0.08, 0.12, 0.2)
+PROBE_AT = (0.66, 0.74, 0.84, 0.94)
+"""Where retention facts are planted (on the main session, before the side session) and
+probed (after it, late enough that compaction has replaced the plants), as fractions."""
+
+
+def generate_workload(
+    seed: int, prompts: int = DEFAULT_PROMPTS, *, retention: bool = False
+) -> Workload:
+    """The project and ``prompts`` prompts (at least 150 recommended) for ``seed``.
+
+    With ``retention``, four facts are planted early (a decision in the user's words, a
+    number in a tool's output, an error message, a file's content) and asked about late
+    (:class:`Probe`); the prompts around them are the same tasks as without."""
     rng = random.Random(seed)
     project = generate_project(rng)
     b = _Builder(rng, project)
@@ -366,8 +462,19 @@ def generate_workload(seed: int, prompts: int = DEFAULT_PROMPTS) -> Workload:
     at(0.7, Event("tools", None))
     at(0.78, Event("thinking", "low"))
     at(0.88, Event("agents_md", _agents_md(3)))
+    plants = [(int(n * f), kind) for f, kind in zip(PLANT_AT, PROBE_KINDS, strict=True)]
+    asks = [(int(n * f), kind) for f, kind in zip(PROBE_AT, PROBE_KINDS, strict=True)]
+    probes: dict[str, Probe] = {}
     while len(b.prompts) < n:
         index = len(b.prompts)
+        # a task may add several prompts: a plant or probe due inside it comes right after
+        if retention and plants and index >= plants[0][0]:
+            kind = plants.pop(0)[1]
+            probes[kind] = b.plant(kind)
+            continue
+        if retention and asks and index >= asks[0][0]:
+            b.ask(probes.pop(asks.pop(0)[1]))
+            continue
         # one batch of due events per task (a task may add several prompts; a batch that fell
         # inside it comes before the next task, never dropped, never merged with the next)
         due = min((k for k in schedule if k <= index), default=None)

@@ -68,6 +68,7 @@ if typing.TYPE_CHECKING:
     )
     from pi_context.session.entries import Entry
     from pi_context.session.projection import Projection, convert_to_llm
+    from pi_context.session.search import SearchHit
     from pi_context.session.store import Session
     from pi_context.testing import (
         FixedClock,
@@ -108,6 +109,7 @@ __all__ = [
     "RetrySettings",
     "ScriptedModel",
     "ScriptedReply",
+    "SearchHit",
     "SequentialIds",
     "Session",
     "SessionError",
@@ -163,6 +165,7 @@ _HOMES = {
     "RetrySettings": "pi_context.resources.settings",
     "ScriptedModel": "pi_context.testing",
     "ScriptedReply": "pi_context.testing",
+    "SearchHit": "pi_context.session.search",
     "SequentialIds": "pi_context.testing",
     "Session": "pi_context.session.store",
     "SessionError": "pi_context.errors",

@@ -27,7 +27,7 @@ from pi_context.prompt import (
 )
 from pi_context.prompt.replay import tool_state_changes
 from pi_context.session import ProjectedEntry
-from pi_context.tools import BUILTIN_TOOL_NAMES, Tool, tool_declarations
+from pi_context.tools import BUILTIN_TOOL_NAMES, RecallTool, Tool, tool_declarations
 
 from .prefix_reuse import PrefixFlatMap
 from .state import AgentState
@@ -60,6 +60,7 @@ class Loadout:
         )
         # The stored system messages and the wanted prompt (serialized) when last found in sync.
         self._prompt_in_sync: tuple[list[AgentMessage], bytes] | None = None
+        self._recall_offered = False
         self.register_tools()
 
     # -- tools ------------------------------------------------------------------------------------
@@ -81,15 +82,41 @@ class Loadout:
             self._active = chosen + [
                 n
                 for n in self._tools
-                if n not in BUILTIN_TOOL_NAMES and n not in chosen and selection.plain is None
+                if n not in BUILTIN_TOOL_NAMES
+                and n not in chosen
+                and selection.plain is None
+                and self._starts_active(n)
             ]
         elif not self._active:
             self._active = [n for n in defaults if n in self._tools] + [
-                n for n in self._tools if n not in BUILTIN_TOOL_NAMES
+                n for n in self._tools if n not in BUILTIN_TOOL_NAMES and self._starts_active(n)
             ]
         else:
             kept = [n for n in self._active if n in self._tools]
             self._active = kept + [n for n in newly_default if n in self._tools and n not in kept]
+
+    def _starts_active(self, name: str) -> bool:
+        """Whether a tool beside the built-ins is active from the start: all are, except the
+        ``recall`` tool the agent adds itself, unless it is offered ``always``."""
+        tool = self._tools.get(name)
+        return not isinstance(tool, RecallTool) or tool.offer == "always"
+
+    def offer_recall(self) -> None:
+        """Make the agent's ``recall`` tool active once the branch holds a compaction (its
+        ``auto`` offer), once per branch: the change reaches the model as a system-prompt patch
+        (``toolsAdded``) at the next request, which keeps the cached prefix."""
+        if self._recall_offered:
+            return
+        tool = self._tools.get(RecallTool.name)
+        if not isinstance(tool, RecallTool) or tool.offer != "auto":
+            return
+        projection = self._state.session.stored_projection()
+        first = projection.entries[0].entry if projection.entries else None
+        if first is None or first.type != "compaction":
+            return
+        self._recall_offered = True
+        if RecallTool.name not in self._active:
+            self._active.append(RecallTool.name)
 
     def default_tool_names(self) -> list[str]:
         """The names pi's ``defaultTools`` setting makes active at start."""
@@ -124,6 +151,7 @@ class Loadout:
                 systems.append(e.message)
             elif e.type == "compaction" and isinstance(e.get("systemMessage"), Mapping):
                 systems.append(e.get("systemMessage"))
+        self._recall_offered = False  # offered again if this branch holds a compaction
         recorded = list(get_current_tools(systems))
         if not recorded:
             return
@@ -136,7 +164,10 @@ class Loadout:
         names += [
             n
             for n in self._tools
-            if n not in mentioned and n not in names and n not in BUILTIN_TOOL_NAMES
+            if n not in mentioned
+            and n not in names
+            and n not in BUILTIN_TOOL_NAMES
+            and self._starts_active(n)
         ]
         self._active = names
 
@@ -145,6 +176,7 @@ class Loadout:
     def base_options(self) -> SystemPromptOptions:
         """The prompt options from resources and the active tools (pi's base options)."""
         state = self._state
+        self.offer_recall()
         return prompt_options_for(
             state.resources, self._tools.values(), active=self._active, cwd=state.cwd
         )
@@ -164,6 +196,7 @@ class Loadout:
 
     def next_turn_options(self) -> SystemPromptOptions:
         """The run's options with the loadout as it stands now (it may change mid-run)."""
+        self.offer_recall()
         options = self.options().evolve(selected_tools=tuple(self._active))
         if self._run_options is not None:
             self._run_options = options

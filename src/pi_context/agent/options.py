@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any, Final, Literal, TypedDict, cast
 
 from pi_context.extensions import ExtensionRunner, load_extensions
 from pi_context.extensions.events import SessionReason
@@ -17,12 +17,19 @@ from pi_context.model import Model
 from pi_context.resources.loader import ResourceLoader
 from pi_context.resources.settings import bash_settings_for
 from pi_context.session import Session
-from pi_context.tools import Tool, default_tools
+from pi_context.tools import RecallTool, Tool, default_tools
 
 from .state import AgentState, Sleep
 from .tool_selection import ToolSelection
 
-__all__ = ["AgentOptions", "assemble"]
+__all__ = [
+    "DEFAULT_RECALL_MODE",
+    "RECALL_MODES",
+    "AgentOptions",
+    "RecallMode",
+    "assemble",
+    "recall_mode",
+]
 
 
 class AgentOptions(TypedDict, total=False):
@@ -41,7 +48,8 @@ class AgentOptions(TypedDict, total=False):
     ``--no-builtin-tools`` / ``--exclude-tools`` (:mod:`.tool_selection`). ``start_reason``,
     ``previous_session_file``: what extensions' ``session_start`` is told (default ``startup``
     for ``create``, ``resume`` for ``open``; ``new`` / ``fork`` when a session replaces
-    another).
+    another). ``recall``: when the ``recall`` tool is offered (:data:`RecallMode`; default the
+    ``recall`` setting, else ``off``); it is added to the built-ins, not to ``tools``.
     """
 
     model: Model | None
@@ -63,6 +71,7 @@ class AgentOptions(TypedDict, total=False):
     tool_selection: ToolSelection | None
     start_reason: SessionReason
     previous_session_file: str | None
+    recall: str | None
 
 
 def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentState, list[Tool]]:
@@ -97,4 +106,29 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
     # bad value is reported with the file it came from
     bash_source = state.settings_data if "bash" in state.settings_override else resources.settings
     timeout = bash_settings_for(bash_source).default_timeout_seconds
-    return state, default_tools(cwd, default_timeout=timeout)
+    tools = default_tools(cwd, default_timeout=timeout)
+    mode = recall_mode(options.get("recall"), state.settings_data)
+    if mode != "off":
+        tools.append(RecallTool(lambda: state.session, offer=mode))
+    return state, tools
+
+
+RecallMode = Literal["auto", "always", "off"]
+"""When the ``recall`` tool is offered: ``auto`` once the branch holds a compaction (a session
+without one sends pi's exact prompt and tools; the tool arrives by a system-prompt patch, so
+the cached prefix stays), ``always`` from the start, ``off`` never.
+
+The default is ``off``, pi's behaviour, until the retention benchmark has measured what the
+tool's declaration costs against the probes it answers."""
+
+RECALL_MODES: Final = ("auto", "always", "off")
+DEFAULT_RECALL_MODE: Final[RecallMode] = "off"
+
+
+def recall_mode(option: str | None, settings: Mapping[str, Any]) -> RecallMode:
+    """The ``recall`` option, else the ``recall`` setting, else :data:`DEFAULT_RECALL_MODE`
+    (an unknown value counts as unset)."""
+    for value in (option, settings.get("recall")):
+        if value in RECALL_MODES:
+            return cast(RecallMode, value)
+    return DEFAULT_RECALL_MODE

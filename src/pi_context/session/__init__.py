@@ -19,6 +19,8 @@ from pi_context.session.projection import (
     convert_to_llm,
     projection_of_path,
 )
+from pi_context.session.search import SearchHit
+from pi_context.session.search_index import SearchIndex
 from pi_context.session.store import Session, new_entry_id, new_session_id
 from pi_context.session.tree import TreeIndex
 
@@ -30,6 +32,8 @@ __all__ = [
     "PathView",
     "ProjectedEntry",
     "Projection",
+    "SearchHit",
+    "SearchIndex",
     "Session",
     "TreeIndex",
     "build_projection",

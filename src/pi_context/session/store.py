@@ -20,7 +20,7 @@ import re
 import secrets
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -41,6 +41,9 @@ from pi_context.session.entries import MODEL_VISIBLE_ROLES, Entry, make_entry
 from pi_context.session.problems import LoadProblem, ProblemLog
 from pi_context.session.projection import Projection, js_date_ms, projection_of_path
 from pi_context.session.reading import open_regular
+from pi_context.session.search import SNIPPET_CHARS, SearchHit
+from pi_context.session.search import search as search_index
+from pi_context.session.search_index import SearchIndex
 from pi_context.session.tree import TreeIndex, normalize_name
 
 __all__ = ["Session", "new_entry_id", "new_session_id"]
@@ -144,6 +147,7 @@ class Session:
         self._live = LiveProjection(self._tree)
         self._live.reset(self._leaf)
         self._closed = False
+        self._search_index: SearchIndex | None = None
 
     # -- construction -----------------------------------------------------------------------
 
@@ -423,6 +427,76 @@ class Session:
         for entry in self._tree.entries:
             entry.peek()
         return self.problems
+
+    # -- search ----------------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        all_branches: bool = False,
+        only_replaced: bool = False,
+        roles: Collection[str] | None = None,
+        leaf_id: str | None = None,
+        snippet_chars: int = SNIPPET_CHARS,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> list[SearchHit]:
+        """Ranked hits for ``query`` (plain words) over the text of every message entry, on
+        the branch of ``leaf_id`` (default: the current leaf) or, with ``all_branches``, the
+        whole tree; see :mod:`pi_context.session.search` for what a hit reports.
+
+        The file stays the only record: its index is a cache in ``cache_dir`` (default
+        ``$XDG_CACHE_HOME/pi-context/search``), caught up with what was appended since the
+        last search and rebuilt when the file no longer matches it. A session without a
+        current v3 file is indexed in memory.
+        """
+        index = self._search_index_ready(cache_dir)
+        if leaf_id is not None:
+            self._tree.require(leaf_id)
+        return search_index(
+            index,
+            query,
+            leaf_id=leaf_id if leaf_id is not None else self.leaf_id,
+            limit=limit,
+            all_branches=all_branches,
+            only_replaced=only_replaced,
+            roles=roles,
+            snippet_chars=snippet_chars,
+        )
+
+    def search_index(self, cache_dir: str | os.PathLike[str] | None = None) -> SearchIndex:
+        """The session's search index, up to date with the session (for callers that read
+        entries by the rows of its hits, like the recall tool)."""
+        return self._search_index_ready(cache_dir)
+
+    def _search_index_ready(self, cache_dir: str | os.PathLike[str] | None) -> SearchIndex:
+        if self._closed:
+            raise SessionError("session is closed", path=self.file_path)
+        use_file = self._storage is not None and self._storage.persisted and not self.is_legacy
+        index = self._search_index
+        wanted = Path(cache_dir) if cache_dir is not None else None
+        if index is not None and (
+            (index.file is not None) != use_file
+            or (
+                wanted is not None
+                and index.database is not None
+                and index.database.parent != wanted
+            )
+        ):
+            index.close()
+            index = None
+        if index is None:
+            if use_file and self.file_path is not None:
+                index = SearchIndex.for_file(self.file_path, wanted)
+            else:
+                index = SearchIndex.for_entries()
+            self._search_index = index
+        if index.file is not None:
+            index.refresh()
+        else:
+            index.catch_up(self._tree.entries)
+        return index
 
     # -- leaf ------------------------------------------------------------------------------------
 
@@ -746,6 +820,9 @@ class Session:
         as pi drops a session that never got a message."""
         if self._storage is not None:
             self._storage.close()
+        if self._search_index is not None:
+            self._search_index.close()
+            self._search_index = None
         self._closed = True
 
     def __enter__(self) -> Session:

@@ -1,4 +1,5 @@
-"""The built-in tools (``read``, ``write``, ``edit``, ``bash``) and the tool interface.
+"""The built-in tools (``read``, ``write``, ``edit``, ``bash``, and ``recall``, which the agent
+offers once a session holds a compaction) and the tool interface.
 
 A bad tool call never raises out of :func:`run_tool`: it becomes an error result the model sees.
 """
@@ -18,6 +19,7 @@ from pi_context.tools.base import (
 from pi_context.tools.bash import BashTool
 from pi_context.tools.edit import EditTool
 from pi_context.tools.read import ReadTool
+from pi_context.tools.recall import RecallTool
 from pi_context.tools.registry import (
     BUILTIN_TOOL_NAMES,
     default_tools,
@@ -34,6 +36,7 @@ __all__ = [
     "EditTool",
     "FunctionTool",
     "ReadTool",
+    "RecallTool",
     "Tool",
     "ToolContext",
     "ToolOutcome",
