@@ -420,3 +420,34 @@ def test_pictx_shows_the_conversation_and_its_compactions(tmp_path: Path) -> Non
     context = pictx("session", "context", str(tmp_path / "agent.jsonl"))
     assert "condensed" in context
     assert "all read" in context
+
+
+# -- 9. the originals stay recoverable ---------------------------------------------------------
+
+
+def test_the_recall_tool_returns_what_compaction_replaced_verbatim(tmp_path: Path) -> None:
+    mw = _mw(tmp_path, keep_recent_tokens=300)
+    recall = mw.recall_tool(cache_dir=tmp_path / "cache")
+    replies = [AIMessage("", tool_calls=[_call(f"c{i}", f"src/f{i}.py")]) for i in range(8)]
+    replies.append(
+        AIMessage(
+            "",
+            tool_calls=[
+                {
+                    "name": "recall",
+                    "args": {"query": "contents src/f0.py"},
+                    "id": "r",
+                    "type": "tool_call",
+                }
+            ],
+        )
+    )
+    replies.append(AIMessage("found it again"))
+    agent = create_agent(
+        FakeToolChatModel(messages=iter(replies)), [read_file, recall], middleware=[mw]
+    )
+    out = agent.invoke({"messages": [HumanMessage("read every module")]})
+    assert any(e.type == "compaction" for e in mw.engine.session.entries)
+    answer = next(m for m in out["messages"] if isinstance(m, ToolMessage) and m.name == "recall")
+    assert "contents of src/f0.py\nx = 1" in str(answer.content)
+    assert "summarized by compaction" in str(answer.content)

@@ -442,3 +442,36 @@ async def test_pictx_shows_the_conversation_and_its_compactions(tmp_path: Path) 
     assert "[compaction]" in tree
     assert "toolResult read_file" in tree
     assert "all read" in pictx("session", "context", str(tmp_path / "agent.jsonl"))
+
+
+# -- 9. the originals stay recoverable ---------------------------------------------------------
+
+
+async def test_the_recall_tool_returns_what_compaction_replaced_verbatim(tmp_path: Path) -> None:
+    session = _session(tmp_path, keep_recent_tokens=300)
+    steps = _reads(8)[:-1]
+    steps.append(
+        [function_call("recall", json.dumps({"query": "contents src/f0.py"}), call_id="r")]
+    )
+    steps.append([assistant_message("found it again")])
+    model = ScriptedModel(steps)
+    agent = Agent(
+        name="coder",
+        model=model,
+        tools=[read_file, session.recall_tool(cache_dir=tmp_path / "cache")],
+    )
+    await Runner.run(
+        agent,
+        "read every module",
+        session=session,
+        run_config=RunConfig(call_model_input_filter=session.input_filter),
+        max_turns=30,
+    )
+    assert any(e.type == "compaction" for e in session.engine.session.entries)
+    answer = next(
+        i
+        for i in await session.get_items()
+        if i.get("call_id") == "r" and i.get("type") == "function_call_output"
+    )
+    assert "contents of src/f0.py\nx = 1" in answer["output"]
+    assert "summarized by compaction" in answer["output"]

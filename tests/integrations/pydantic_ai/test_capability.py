@@ -109,8 +109,8 @@ def _reader(turns: int, seen: list[list[ModelMessage]]) -> FunctionModel:
     return FunctionModel(respond)
 
 
-def _agent(model: Any, pi: PiContext) -> Agent[None, str]:
-    agent = Agent(model, capabilities=[pi])
+def _agent(model: Any, pi: PiContext, tools: Sequence[Any] = ()) -> Agent[None, str]:
+    agent = Agent(model, capabilities=[pi], tools=list(tools))
 
     @agent.tool_plain
     def read_file(path: str) -> str:
@@ -353,3 +353,36 @@ async def test_pictx_shows_the_conversation_and_its_compactions(tmp_path: Path) 
     assert "toolResult read_file" in tree
     assert "all read" in pictx("session", "context", str(tmp_path / "agent.jsonl"))
     assert json.loads((tmp_path / "agent.jsonl").read_text().splitlines()[0])["type"] == "session"
+
+
+# -- 9. the originals stay recoverable ---------------------------------------------------------
+
+
+async def test_the_recall_tool_returns_what_compaction_replaced_verbatim(tmp_path: Path) -> None:
+    pi = _pi(tmp_path, keep_recent_tokens=300)
+    seen: list[list[ModelMessage]] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(list(messages))
+        n = len(seen)
+        if n <= 8:
+            return ModelResponse(
+                parts=[ToolCallPart("read_file", {"path": f"src/f{n}.py"}, tool_call_id=f"c{n}")]
+            )
+        if n == 9:
+            return ModelResponse(
+                parts=[ToolCallPart("recall", {"query": "contents src/f1.py"}, tool_call_id="r")]
+            )
+        return ModelResponse(parts=[TextPart("found it again")])
+
+    agent = _agent(FunctionModel(respond), pi, [pi.recall_tool(cache_dir=tmp_path / "cache")])
+    result = await agent.run("read every module")
+    assert any(e.type == "compaction" for e in pi.engine.session.entries)
+    answer = next(
+        p
+        for m in result.all_messages()
+        for p in m.parts
+        if isinstance(p, ToolReturnPart) and p.tool_call_id == "r"
+    )
+    assert "contents of src/f1.py\nx = 1" in str(answer.content)
+    assert "summarized by compaction" in str(answer.content)

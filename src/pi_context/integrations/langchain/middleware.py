@@ -27,6 +27,7 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, RemoveMessage
+from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
@@ -36,6 +37,7 @@ from pi_context.integrations.engine import CompactionOutcome, ContextEngine, Fil
 from pi_context.integrations.langchain.mapping import LangChainCodec
 from pi_context.integrations.mirror import sync
 from pi_context.integrations.pairs import repair_pairs
+from pi_context.integrations.recall import RECALL_DESCRIPTION, RECALL_NAME, recall
 from pi_context.session import Session
 
 __all__ = ["PiSummarizationMiddleware"]
@@ -95,6 +97,23 @@ class PiSummarizationMiddleware(AgentMiddleware):
         self.overhead = 0
         """The last request's system prompt and tool schemas, in estimated tokens."""
         self.last_outcome: CompactionOutcome | None = None
+
+    def recall_tool(self, *, cache_dir: str | os.PathLike[str] | None = None) -> BaseTool:
+        """A LangChain tool the agent can call to get back what compaction replaced,
+        verbatim (``create_agent(model, [..., mw.recall_tool()], middleware=[mw])``)."""
+        from pi_context.integrations._sync import run_sync
+
+        engine = self.engine
+
+        async def arun(query: str, limit: int = 5) -> str:
+            return await recall(engine, query, limit, cache_dir=cache_dir)
+
+        def srun(query: str, limit: int = 5) -> str:
+            return run_sync(arun(query, limit))
+
+        return StructuredTool.from_function(
+            func=srun, coroutine=arun, name=RECALL_NAME, description=RECALL_DESCRIPTION
+        )
 
     # -- the hook ----------------------------------------------------------------------------
 

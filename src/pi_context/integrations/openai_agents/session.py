@@ -24,7 +24,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agents import FunctionTool
+from agents import FunctionTool, function_tool
 from agents.run_config import CallModelData, ModelInputData
 
 from pi_context._json import js_stringify
@@ -35,6 +35,7 @@ from pi_context.integrations.openai_agents.mapping import (
     OpenAIAgentsCodec,
 )
 from pi_context.integrations.pairs import repair_pairs
+from pi_context.integrations.recall import RECALL_DESCRIPTION, RECALL_NAME, recall
 from pi_context.session import Session
 
 __all__ = ["PiSession"]
@@ -246,6 +247,18 @@ class PiSession:
             _log.warning("pi-context: the model input does not match the session; sent as is")
             return data.model_data
         return ModelInputData(input=history + tail, instructions=data.model_data.instructions)
+
+    def recall_tool(self, *, cache_dir: str | os.PathLike[str] | None = None) -> FunctionTool:
+        """A ``function_tool`` the agent can call to get back what compaction replaced,
+        verbatim (``Agent(tools=[..., session.recall_tool()])``)."""
+        engine = self.engine
+
+        async def run(query: str, limit: int = 5) -> str:
+            return await recall(engine, query, limit, cache_dir=cache_dir)
+
+        return function_tool(
+            run, name_override=RECALL_NAME, description_override=RECALL_DESCRIPTION
+        )
 
     @property
     def input_filter(self) -> Callable[[CallModelData[Any]], Any]:

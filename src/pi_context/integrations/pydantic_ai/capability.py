@@ -26,7 +26,7 @@ from typing import Any
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import ModelRequestContext
-from pydantic_ai.tools import RunContext
+from pydantic_ai.tools import RunContext, Tool
 
 from pi_context._json import js_stringify
 from pi_context.compaction import CompactionEvent
@@ -34,6 +34,7 @@ from pi_context.integrations.engine import CompactionOutcome, ContextEngine, Fil
 from pi_context.integrations.mirror import sync
 from pi_context.integrations.pairs import repair_pairs
 from pi_context.integrations.pydantic_ai.mapping import PydanticAICodec, dump
+from pi_context.integrations.recall import RECALL_DESCRIPTION, RECALL_NAME, recall
 from pi_context.session import Session
 
 __all__ = ["PiContext"]
@@ -130,6 +131,16 @@ class PiContext(AbstractCapability[Any]):
             return messages
         self.last_outcome = await self.engine.compact(force=True, overhead=self.overhead)
         return self._projected() if self.last_outcome.compacted else messages
+
+    def recall_tool(self, *, cache_dir: str | os.PathLike[str] | None = None) -> Tool[Any]:
+        """A tool the agent can call to get back what compaction replaced, verbatim
+        (``Agent(tools=[pi.recall_tool()])``)."""
+        engine = self.engine
+
+        async def run(query: str, limit: int = 5) -> str:
+            return await recall(engine, query, limit, cache_dir=cache_dir)
+
+        return Tool(run, name=RECALL_NAME, description=RECALL_DESCRIPTION, takes_ctx=False)
 
     # -- the capability hooks ----------------------------------------------------------------
 
