@@ -33,12 +33,12 @@ from pi_context.compaction import (
     CompactionSettings,
     Compactor,
     TokenCache,
+    estimate_projected_context_tokens,
+    should_compact,
 )
-from pi_context.compaction.accounting import estimate_projected_context_tokens
 from pi_context.errors import CompactionError
 from pi_context.model import Model
 from pi_context.session import Entry, Session
-from pi_context.tokens import should_compact
 
 __all__ = [
     "CompactionOutcome",

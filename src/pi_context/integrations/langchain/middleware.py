@@ -20,6 +20,7 @@ summary and the kept messages), and the originals stay in the file (``pictx sess
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -31,7 +32,6 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from pi_context._json import js_stringify
 from pi_context.compaction import CompactionEvent
 from pi_context.integrations.engine import CompactionOutcome, ContextEngine, FileTools, Summarizer
 from pi_context.integrations.langchain.mapping import LangChainCodec
@@ -52,7 +52,7 @@ def _overhead(request: ModelRequest) -> int:
         chars += len(str(request.system_message.content))
     for tool in request.tools:
         try:
-            chars += len(js_stringify(convert_to_openai_tool(tool)))
+            chars += len(json.dumps(convert_to_openai_tool(tool)))
         except (TypeError, ValueError, NotImplementedError):
             # a tool LangChain itself cannot describe: count its name
             chars += len(str(getattr(tool, "name", tool)))

@@ -19,6 +19,7 @@ removed, and the file never shrinks.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -27,7 +28,6 @@ from typing import Any
 from agents import FunctionTool, function_tool
 from agents.run_config import CallModelData, ModelInputData
 
-from pi_context._json import js_stringify
 from pi_context.compaction import CompactionEvent
 from pi_context.integrations.engine import CompactionOutcome, ContextEngine, FileTools, Summarizer
 from pi_context.integrations.openai_agents.mapping import (
@@ -220,7 +220,7 @@ class PiSession:
         for tool in getattr(data.agent, "tools", []) or []:
             if isinstance(tool, FunctionTool):
                 chars += len(tool.name) + len(tool.description or "")
-                chars += len(js_stringify(tool.params_json_schema))
+                chars += len(json.dumps(tool.params_json_schema))
             else:
                 chars += len(getattr(tool, "name", "") or "")
         self.overhead = (chars + 3) // 4

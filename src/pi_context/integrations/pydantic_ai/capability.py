@@ -17,6 +17,7 @@ one silently.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -28,7 +29,6 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext, Tool
 
-from pi_context._json import js_stringify
 from pi_context.compaction import CompactionEvent
 from pi_context.integrations.engine import CompactionOutcome, ContextEngine, FileTools, Summarizer
 from pi_context.integrations.mirror import sync
@@ -151,7 +151,7 @@ class PiContext(AbstractCapability[Any]):
             chars += len(str(getattr(part, "content", "")))
         for tool in [*parameters.function_tools, *parameters.output_tools]:
             chars += len(tool.name) + len(tool.description or "")
-            chars += len(js_stringify(tool.parameters_json_schema))
+            chars += len(json.dumps(tool.parameters_json_schema))
         self.overhead = (chars + 3) // 4
 
     async def before_model_request(
