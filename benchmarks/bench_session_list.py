@@ -23,8 +23,8 @@ import tempfile
 from pathlib import Path
 
 from _common import Sample, fmt_ms, interleaved, ratio, table, write_results
-from pi_context.cli.session_list import SessionLister
-from pi_context.cli.session_picker import SessionPicker
+from pi_context.cli.app.session_list import SessionLister
+from pi_context.cli.interactive.pickers.session import SessionPicker
 from pi_context.storage import list_sessions
 
 

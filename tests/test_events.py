@@ -16,9 +16,10 @@ from pi_context.events import (
     SummarizationRetryScheduled,
     ToolExecutionEnd,
     ToolExecutionUpdate,
+    ToolPartial,
     TreeNavigated,
 )
-from pi_context.messages import AgentMessage, tool_result_message, user_message
+from pi_context.messages import AgentMessage, text_block, tool_result_message, user_message
 
 
 def keys(record: dict[str, Any]) -> list[str]:
@@ -47,13 +48,21 @@ def test_stream_step_uses_its_kind_as_type_and_id_for_the_call() -> None:
 def test_special_fields() -> None:
     msg = cast(AgentMessage, user_message("x", timestamp=1))
     assert MessageEnd(msg, "entry-1").to_json() == {"type": "message_end", "message": msg}
-    partial = ToolExecutionUpdate("c", "bash", {"command": "ls"}, None).to_json()
-    assert "partialResult" in partial
-    assert partial["partialResult"] is None
+    first = ToolExecutionUpdate("c", "bash", {"command": "ls"}, ToolPartial([])).to_json()
+    assert first == {
+        "type": "tool_execution_update",
+        "toolCallId": "c",
+        "toolName": "bash",
+        "args": {"command": "ls"},
+        "partialResult": {"content": []},  # pi's first, empty update has no details key
+    }
+    later = ToolExecutionUpdate("c", "bash", {}, ToolPartial([text_block("a\n")], {})).to_json()
+    assert later["partialResult"] == {"content": [text_block("a\n")], "details": {}}
     result = tool_result_message("c", "bash", [], details={"exitCode": 0})
     end = ToolExecutionEnd("c", "bash", result, False).to_json()
     assert end["result"] == {"content": [], "details": {"exitCode": 0}}
     assert "durationMs" not in end
+
     assert AgentEnd((msg,), True).to_json() == {
         "type": "agent_end",
         "messages": [msg],
@@ -61,6 +70,24 @@ def test_special_fields() -> None:
     }
     error = ExtensionFailure("context", "boom", extension="ext").to_json()
     assert keys(error) == ["type", "event", "extension", "error"]
+
+
+def test_tool_execution_end_carries_the_tools_own_result_as_pi_sends_it() -> None:
+    read = tool_result_message("c", "read", [text_block("hi")])
+    record = ToolExecutionEnd("c", "read", read, False, 3, structured_content="hi").to_json()
+    assert record["result"] == {"content": [text_block("hi")], "structuredContent": "hi"}
+    assert "details" not in record["result"]  # pictx wrote ``details: null`` here before
+    failed = tool_result_message("c", "bash", [text_block("x")], is_error=True)
+    structured = {"output": "x", "truncated": False, "exit_code": 2, "wall_time_seconds": 0}
+    record = ToolExecutionEnd("c", "bash", failed, True, structured_content=structured).to_json()
+    assert record["result"] == {
+        "content": [text_block("x")],
+        "structuredContent": structured,
+        "isError": True,
+    }
+    thrown = tool_result_message("c", "bash", [text_block("boom")], is_error=True, details={})
+    record = ToolExecutionEnd("c", "bash", thrown, True).to_json()
+    assert record["result"] == {"content": [text_block("boom")], "details": {}}
 
 
 def test_retry_notices_share_fields_but_not_type() -> None:

@@ -133,3 +133,62 @@ def test_no_import_cycle() -> None:
         if node not in state:
             visit(node)
     assert cycles == []
+
+
+# The CLI is laid out by product (docs/architecture.md, "The CLI"): a new module goes into one of
+# these packages, or the map and this set change together.
+CLI_PACKAGES = {
+    "pi_context.cli.app",
+    "pi_context.cli.commands",
+    "pi_context.cli.interactive",
+    "pi_context.cli.interactive.pickers",
+    "pi_context.cli.interactive.slash",
+    "pi_context.cli.interactive.tree",
+    "pi_context.cli.rpc",
+}
+CLI_TOP_LEVEL = {"entry_help", "lazy_group", "main", "print_mode", "terminal_text"}
+# Modules outside cli/interactive that import it: chat starts interactive mode; app/ still takes
+# ModelChoice from the model picker. Print mode, RPC and the other subcommands must not.
+IMPORTS_INTERACTIVE = {
+    "pi_context.cli.commands.chat",
+    "pi_context.cli.app.app",
+    "pi_context.cli.app.agent_api",
+}
+
+
+def _cli_modules() -> set[str]:
+    return {m for m in _graph() if m == "pi_context.cli" or m.startswith("pi_context.cli.")}
+
+
+def test_cli_is_laid_out_by_product() -> None:
+    cli_dir = PACKAGE_DIR / "cli"
+    packages = {_module_name(p.parent / "__init__.py") for p in cli_dir.rglob("__init__.py")}
+    assert packages - {"pi_context.cli"} == CLI_PACKAGES
+    top = {p.stem for p in cli_dir.glob("*.py")} - {"__init__"}
+    assert top == CLI_TOP_LEVEL
+
+
+def test_print_mode_rpc_and_subcommands_do_not_import_the_terminal_ui() -> None:
+    graph = _graph()
+    inside = "pi_context.cli.interactive"
+    importers = {
+        src
+        for src in _cli_modules()
+        if not (src == inside or src.startswith(inside + "."))
+        and any(dst == inside or dst.startswith(inside + ".") for dst in graph[src])
+    }
+    assert importers == IMPORTS_INTERACTIVE
+
+
+def test_the_cli_map_names_every_cli_module() -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text(
+        encoding="utf-8"
+    )
+    section = doc.split("\n## The CLI\n", 1)[1].split("\n## ", 1)[0]
+    missing = sorted(
+        m
+        for m in _cli_modules()
+        if not m.endswith(".__init__") and m not in CLI_PACKAGES | {"pi_context.cli"}
+        if f"`{m.removeprefix('pi_context.').replace('.', '/')}`" not in section
+    )
+    assert missing == [], f"add these to the CLI map in docs/architecture.md: {missing}"

@@ -29,7 +29,13 @@ from pi_context.compaction.retry_events import (
     SummarizationRetryFinished,
     SummarizationRetryScheduled,
 )
-from pi_context.messages import AgentMessage, AssistantMessage, ToolResultMessage, Usage
+from pi_context.messages import (
+    AgentMessage,
+    AssistantMessage,
+    ToolResultMessage,
+    Usage,
+    UserContent,
+)
 
 __all__ = [
     "NOTIFICATIONS",
@@ -58,13 +64,21 @@ __all__ = [
     "ToolExecutionEnd",
     "ToolExecutionStart",
     "ToolExecutionUpdate",
+    "ToolPartial",
     "TreeNavigated",
     "TurnEnd",
     "TurnStart",
 ]
 
 NOTIFICATIONS: frozenset[str] = frozenset(
-    {"agent_start", "turn_start", "agent_end", "tool_execution_start", "tool_execution_end"}
+    {
+        "agent_start",
+        "turn_start",
+        "agent_end",
+        "tool_execution_start",
+        "tool_execution_update",
+        "tool_execution_end",
+    }
 )
 """The loop events that extensions receive as they are (``pi.on("agent_end", ...)``)."""
 
@@ -145,31 +159,60 @@ class ToolExecutionStart(Event):
 
 @dataclass(frozen=True, slots=True)
 class ToolExecutionUpdate(Event):
+    """A running tool's partial result (``bash``: its output so far, throttled).
+
+    ``partial_result`` is written as pi's ``{content, details?}``; a tool that streams sends a
+    first, empty update as soon as it starts (``{"content": []}``), so a client can show that
+    output is on its way.
+    """
+
     tool_call_id: str
     tool_name: str
     args: Mapping[str, Any]
-    partial_result: Any
+    partial_result: ToolPartial
     type: ClassVar[str] = "tool_execution_update"
-    _keep_none: ClassVar[frozenset[str]] = frozenset({"partial_result"})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPartial:
+    """What a tool reported so far: content blocks and details (``None``: no details key)."""
+
+    content: Sequence[UserContent]
+    details: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"content": list(self.content)}
+        if self.details is not None:
+            record["details"] = self.details
+        return record
 
 
 @dataclass(frozen=True, slots=True)
 class ToolExecutionEnd(Event):
-    """``result`` is written as pi's ``{content, details}``."""
+    """``result`` is written as the tool's own result, as pi sends it: ``{content, details?,
+    structuredContent?}``, with ``isError`` inside it too when the tool itself returned a
+    structured result flagged as an error (``bash`` with a non-zero exit code); the stored
+    tool-result message never carries ``structured_content``."""
 
     tool_call_id: str
     tool_name: str
     result: ToolResultMessage
     is_error: bool
     duration_ms: int | None = None
+    structured_content: Any = field(default=None, kw_only=True)
     type: ClassVar[str] = "tool_execution_end"
+    _hidden: ClassVar[frozenset[str]] = frozenset({"structured_content"})
 
     def to_json(self) -> dict[str, Any]:
         record = Event.to_json(self)
-        record["result"] = {
-            "content": self.result["content"],
-            "details": self.result.get("details"),
-        }
+        result: dict[str, Any] = {"content": self.result["content"]}
+        if "details" in self.result:
+            result["details"] = self.result["details"]
+        if self.structured_content is not None:
+            result["structuredContent"] = self.structured_content
+            if self.is_error:
+                result["isError"] = True
+        record["result"] = result
         return record
 
 

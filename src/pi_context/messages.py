@@ -41,6 +41,7 @@ __all__ = [
     "UserContent",
     "UserMessage",
     "assistant_message",
+    "bash_execution_message",
     "empty_usage",
     "image_block",
     "now_ms",
@@ -105,7 +106,7 @@ class Cost(TypedDict):
     cacheRead: float
     cacheWrite: float
     total: float
-    totalFromProvider: NotRequired[float]
+    totalFromProvider: NotRequired[bool]
 
 
 class Usage(TypedDict):
@@ -319,8 +320,10 @@ def tool_result_message(
     *,
     is_error: bool = False,
     details: Any = None,
+    duration_ms: int | None = None,
     timestamp: int | None = None,
 ) -> ToolResultMessage:
+    """A tool result in pi's key order (``durationMs`` before ``timestamp``)."""
     msg: dict[str, Any] = {
         "role": "toolResult",
         "toolCallId": tool_call_id,
@@ -330,8 +333,36 @@ def tool_result_message(
     if details is not None:
         msg["details"] = details
     msg["isError"] = is_error
+    if duration_ms is not None:
+        msg["durationMs"] = duration_ms
     msg["timestamp"] = now_ms() if timestamp is None else timestamp
     return cast(ToolResultMessage, msg)
+
+
+def bash_execution_message(
+    command: str,
+    output: str,
+    *,
+    exit_code: int | None,
+    cancelled: bool,
+    truncated: bool,
+    full_output_path: str | None = None,
+    exclude_from_context: bool | None = None,
+    timestamp: int | None = None,
+) -> BashExecutionMessage:
+    """A user shell command's record as pi writes it: ``exitCode``, ``fullOutputPath`` and
+    ``excludeFromContext`` are left out when unset (no ``null``, no default ``false``)."""
+    msg: dict[str, Any] = {"role": "bashExecution", "command": command, "output": output}
+    if exit_code is not None:
+        msg["exitCode"] = exit_code
+    msg["cancelled"] = cancelled
+    msg["truncated"] = truncated
+    if full_output_path is not None:
+        msg["fullOutputPath"] = full_output_path
+    msg["timestamp"] = now_ms() if timestamp is None else timestamp
+    if exclude_from_context is not None:
+        msg["excludeFromContext"] = exclude_from_context
+    return cast(BashExecutionMessage, msg)
 
 
 def text_of(content: str | Sequence[Mapping[str, Any]] | None, sep: str = "") -> str:

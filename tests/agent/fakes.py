@@ -21,14 +21,18 @@ from pi_context.messages import (
 )
 from pi_context.model import Model, ModelRequest, RequestOptions
 from pi_context.testing import ScriptedModel
+from pi_context.tools.base import UpdateCallback
 
 ToolFn = Callable[[dict[str, Any]], Awaitable[str]]
+LiveToolFn = Callable[[dict[str, Any], UpdateCallback], Awaitable[str]]
+"""A tool that reports partial results while it runs."""
 
 
 @dataclass
 class FakeHost:
     model: Model
     tools: dict[str, ToolFn] = field(default_factory=dict)
+    live_tools: dict[str, LiveToolFn] = field(default_factory=dict)
     stored: list[AgentMessage] = field(default_factory=list)
     chain: TransformChain = field(default_factory=TransformChain)
     queued: list[AgentMessage] = field(default_factory=list)
@@ -68,7 +72,10 @@ class FakeHost:
             options=RequestOptions(),
         )
 
-    async def execute_tool(self, call: ToolCall) -> ToolOutcome:
+    async def execute_tool(self, call: ToolCall, on_update: UpdateCallback) -> ToolOutcome:
+        live = self.live_tools.get(call["name"])
+        if live is not None:
+            return ToolOutcome([text_block(await live(call["arguments"], on_update))])
         fn = self.tools.get(call["name"])
         if fn is None:
             return ToolOutcome([text_block(f"Tool {call['name']} not found")], {}, True)

@@ -232,6 +232,37 @@ async def test_lifecycle_notifications_in_order(make_session: MakeSession, proje
     ]
 
 
+async def test_bash_output_reaches_extension_update_handlers_before_the_end(
+    make_session: MakeSession, project: Path
+) -> None:
+    """The real bash tool's live output: the first, empty update, then the output so far."""
+    seen: list[tuple[str, Any]] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("tool_execution_update")
+        def update(event: Any, ctx: Any) -> None:
+            seen.append(("update", event.partial_result.to_json()))
+
+        @pi.on("tool_execution_end")
+        def end(event: Any, ctx: Any) -> None:
+            seen.append(("end", event.to_json()["result"]))
+
+    command = "printf 'one\\n'; printf 'two\\n'"
+    model = ScriptedModel([reply(tool_calls=[("bash", {"command": command})]), reply("done")])
+    sess = await make_session(model, extensions=runner_with(project, register))
+    await sess.run("go")
+    kinds = [kind for kind, _ in seen]
+    assert kinds[-1] == "end"
+    assert kinds.count("end") == 1
+    assert seen[0] == ("update", {"content": []})
+    last_update = [value for kind, value in seen if kind == "update"][-1]
+    assert last_update["content"] == [{"type": "text", "text": "one\ntwo\n"}]
+    result = seen[-1][1]
+    assert "details" not in result
+    assert result["structuredContent"]["output"] == "one\ntwo\n"
+    assert result["structuredContent"]["exit_code"] == 0
+
+
 async def test_message_end_can_rewrite_the_assistant_message(
     make_session: MakeSession, project: Path
 ) -> None:

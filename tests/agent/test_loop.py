@@ -13,6 +13,7 @@ from pi_context.events import (
     MessageEnd,
     MessageUpdate,
     ToolExecutionEnd,
+    ToolExecutionUpdate,
     TurnEnd,
 )
 from pi_context.messages import assistant_message, text_of, user_message
@@ -24,6 +25,7 @@ from pi_context.model import (
     TextDelta,
 )
 from pi_context.testing import ScriptedModel, failure, reply
+from pi_context.tools.base import ToolOutcome, UpdateCallback, text_outcome
 
 from .fakes import FakeHost, Recorder, scripted, sleep_forever
 
@@ -268,3 +270,38 @@ async def test_message_end_carries_entry_ids() -> None:
     rec = Recorder()
     await AgentLoop(host, rec).run([user_message("go")])
     assert [e.entry_id for e in rec.events if isinstance(e, MessageEnd)] == ["e1", "e2"]
+
+
+async def test_partial_results_become_update_events_between_start_and_end() -> None:
+    """A tool's updates are events as they happen (the tool still runs), and extensions hear
+    every update before the call's end."""
+    release = asyncio.Event()
+    seen_while_running: list[str] = []
+
+    async def build(args: dict[str, Any], on_update: UpdateCallback) -> str:
+        on_update(ToolOutcome([]))  # the first, empty update, as bash sends it
+        on_update(text_outcome("step 1\n", details={}))
+        await release.wait()
+        on_update(text_outcome("step 1\nstep 2\n", details={}))
+        return "step 1\nstep 2\n"
+
+    model = scripted(reply(tool_calls=[("build", {"target": "all"})]), reply("built"))
+    host = FakeHost(model, live_tools={"build": build})
+    rec = Recorder()
+    run = asyncio.ensure_future(AgentLoop(host, rec).run([user_message("go")]))
+    await wait_for(lambda: rec.types().count("tool_execution_update") == 2)
+    seen_while_running.extend(rec.types())
+    assert "tool_execution_end" not in seen_while_running  # live, not after the fact
+    release.set()
+    await run
+    updates = [e for e in rec.events if isinstance(e, ToolExecutionUpdate)]
+    assert [u.to_json()["partialResult"] for u in updates] == [
+        {"content": []},
+        {"content": [{"type": "text", "text": "step 1\n"}], "details": {}},
+        {"content": [{"type": "text", "text": "step 1\nstep 2\n"}], "details": {}},
+    ]
+    assert updates[0].to_json()["args"] == {"target": "all"}
+    heard = [t for t in host.notified if t.startswith("tool_execution")]
+    assert heard == ["tool_execution_start"] + ["tool_execution_update"] * 3 + [
+        "tool_execution_end"
+    ]

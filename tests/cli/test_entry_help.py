@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
+from pi_context.cli.commands.chat import agent_command
 from pi_context.cli.entry_help import AGENT_HELP, mistyped_command
-from pi_context.cli.run import agent_command
 from tests.cli.conftest import Run, sessions_of
 
 Pictx = Callable[..., Run]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pi_context.cli import app
+from pi_context.cli.app import app
 from tests.cli.conftest import Run, sessions_of
 
 Pictx = Callable[..., Run]

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from pi_context.cli.commands.chat import build_prompts
 from pi_context.cli.print_mode import final_text_outcome
-from pi_context.cli.run import build_prompts
 from pi_context.errors import ResourceError
 from pi_context.messages import assistant_message, text_block
 from pi_context.storage import read_header

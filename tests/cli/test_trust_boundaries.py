@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from pi_context.storage import default_session_dir, session_file_name
-from tests.cli.test_interactive import PROMPT, Terminal, pexpect
+from tests.cli.interactive.test_mode import PROMPT, Terminal, pexpect
 
 TIMEOUT = 120
 """Seconds a ``pictx`` run may take before the test fails as hung (never reached normally)."""

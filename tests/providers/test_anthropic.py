@@ -20,7 +20,7 @@ from pi_context.model import (
 )
 from pi_context.model.classify import is_context_overflow
 from pi_context.providers.anthropic import AnthropicModel
-from tests.providers.adapters import ask, track
+from tests.providers.adapters import ask, assert_pi_usage_keys, track
 from tests.providers.replay_server import ReplayServer, anthropic_sse, json_reply, stream
 
 
@@ -127,6 +127,7 @@ async def test_thinking_text_usage_and_cost(server: ReplayServer) -> None:
     assert msg["stopReason"] == "stop"
     assert msg.get("responseId") == "msg_1"
     usage = msg["usage"]
+    assert_pi_usage_keys(usage)
     assert (usage["input"], usage["output"], usage["cacheRead"], usage["cacheWrite"]) == (
         50,
         30,

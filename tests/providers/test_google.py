@@ -30,7 +30,7 @@ from pi_context.model import (
     complete,
 )
 from pi_context.providers.google import GoogleModel, split_base_url
-from tests.providers.adapters import ask, track
+from tests.providers.adapters import ask, assert_pi_usage_keys, track
 from tests.providers.replay_server import ReplayServer, Reply, google_sse, json_reply, stream
 
 READ: ToolDeclaration = {
@@ -135,6 +135,7 @@ async def test_thinking_text_implicit_cache_usage_and_exact_request(server: Repl
     ]
     assert (msg["stopReason"], msg.get("responseId")) == ("stop", "resp-g1")
     got = msg["usage"]
+    assert_pi_usage_keys(got)
     assert (got["input"], got["output"], got["cacheRead"], got["cacheWrite"]) == (300, 50, 700, 0)
     assert (got.get("reasoning"), got["totalTokens"]) == (30, 1050)
     assert got["cost"]["cacheRead"] == pytest.approx(700 * 0.03 / 1e6)

@@ -20,7 +20,7 @@ from pi_context.model import (
 )
 from pi_context.model.classify import is_context_overflow
 from pi_context.providers.openai import OpenAIChatModel
-from tests.providers.adapters import ask, track
+from tests.providers.adapters import ask, assert_pi_usage_keys, track
 from tests.providers.replay_server import ReplayServer, json_reply, openai_sse, stream
 
 
@@ -99,6 +99,8 @@ async def test_text_thinking_and_usage_with_cache(server: ReplayServer) -> None:
         {"type": "text", "text": "Hello world"},
     ]
     usage = msg["usage"]
+    assert_pi_usage_keys(usage)
+    assert usage["reasoning"] == 0  # the provider reported none
     assert (usage["input"], usage["cacheRead"], usage["output"]) == (400, 600, 20)
     assert usage["totalTokens"] == 1020
     assert usage["cost"]["input"] == pytest.approx(400 * 2.0 / 1e6)

@@ -29,7 +29,7 @@ from pi_context.model import (
     complete,
 )
 from pi_context.providers.openai_responses import OpenAIResponsesModel
-from tests.providers.adapters import ask, track
+from tests.providers.adapters import ask, assert_pi_usage_keys, track
 from tests.providers.replay_server import ReplayServer, Reply, json_reply, responses_sse, stream
 
 READ: ToolDeclaration = {
@@ -215,6 +215,7 @@ async def test_text_reasoning_usage_and_exact_request(server: ReplayServer) -> N
         "openai-responses",
     )
     got = msg["usage"]
+    assert_pi_usage_keys(got)
     assert (got["input"], got["output"], got["cacheRead"], got["cacheWrite"]) == (200, 50, 800, 0)
     assert (got.get("reasoning"), got["totalTokens"]) == (30, 1050)
     assert got["cost"]["cacheRead"] == pytest.approx(800 * 0.125 / 1e6)

@@ -198,6 +198,55 @@ async def test_live_updates(tmp_path: Path) -> None:
     assert out.text == "one\n"
     assert updates[0] == ToolOutcome([])
     assert all(not u.is_error for u in updates)
+    assert updates[-1].text == "one\n"  # the last update shows everything printed
+
+
+async def test_updates_arrive_while_the_command_runs(tmp_path: Path) -> None:
+    """Output printed before the command blocks is an update before the command ends (the
+    command waits for a file the test creates only after seeing that update)."""
+    updates: list[ToolOutcome] = []
+    gate = tmp_path / "gate"
+    command = "echo first; while [ ! -f gate ]; do sleep 0.02; done; echo second"
+    call = asyncio.ensure_future(
+        run_tool(BashTool(), "c", {"command": command}, cwd=tmp_path, on_update=updates.append)
+    )
+    while not any(u.text == "first\n" for u in updates):
+        assert not call.done(), "the command ended before any update showed its output"
+        await asyncio.sleep(0.01)
+    gate.touch()
+    out = await call
+    assert out.text == "first\nsecond\n"
+    assert updates[-1].text == "first\nsecond\n"
+    assert updates[-1].details == {}
+
+
+async def test_structured_content_as_pi_hands_it_to_programs(call: Runner) -> None:
+    out = await call(BashTool(), command="echo hi; exit 3")
+    assert out.is_error
+    structured = out.structured_content
+    assert list(structured) == ["output", "truncated", "exit_code", "wall_time_seconds"]
+    assert (structured["output"], structured["truncated"], structured["exit_code"]) == (
+        "hi\n",
+        False,
+        3,
+    )
+    assert isinstance(structured["wall_time_seconds"], float)
+
+
+async def test_structured_output_keeps_head_and_tail_of_a_huge_output(call: Runner) -> None:
+    out = await call(BashTool(), command="seq 1 300000")  # about 2 MB
+    full = Path(out.details["fullOutputPath"])
+    try:
+        structured = out.structured_content
+        assert structured["truncated"] is True
+        assert structured["full_output_path"] == str(full)
+        text = structured["output"]
+        assert text.startswith("1\n2\n")
+        assert text.endswith("299999\n300000\n")
+        omitted = full.stat().st_size - 1024 * 1024
+        assert f"\n\n[... {omitted} bytes omitted ...]\n\n" in text
+    finally:
+        full.unlink()
 
 
 def test_format_seconds() -> None:

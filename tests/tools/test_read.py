@@ -38,6 +38,14 @@ async def test_whole_file_is_returned_verbatim(call: Runner, tmp_path: Path) -> 
     assert out.details is None
 
 
+async def test_structured_content_is_the_text(call: Runner, tmp_path: Path) -> None:
+    """pi hands programs a read's text as ``structuredContent`` (never stored)."""
+    (tmp_path / "a.txt").write_text("alpha\nbeta\n")
+    out = await call(ReadTool(), path="a.txt")
+    assert out.structured_content == out.text == "alpha\nbeta\n"
+    assert out.details is None
+
+
 async def test_limit_note_counts_the_trailing_newline_as_a_line(
     call: Runner, tmp_path: Path
 ) -> None:

@@ -120,6 +120,7 @@ async def rewrite_tool_result(
         list(result.content if result.content is not None else outcome.content),
         result.details,
         bool(result.is_error) if result.is_error is not None else outcome.is_error,
+        outcome.structured_content if result.content is None else None,  # stale once rewritten
     )
 
 

@@ -41,6 +41,8 @@ from pi_context.events import (
     MessageUpdate,
     ToolExecutionEnd,
     ToolExecutionStart,
+    ToolExecutionUpdate,
+    ToolPartial,
     TurnEnd,
     TurnStart,
 )
@@ -51,7 +53,9 @@ from pi_context.messages import (
     StopReason,
     ToolCall,
     ToolResultMessage,
+    Usage,
     assistant_message,
+    empty_usage,
     now_ms,
     text_block,
     tool_result_message,
@@ -68,7 +72,7 @@ from pi_context.model import (
     ToolCallStart,
 )
 from pi_context.session.projection import handed_out
-from pi_context.tools.base import ToolOutcome
+from pi_context.tools.base import ToolOutcome, UpdateCallback
 
 __all__ = [
     "ABORTED_TOOL_TEXT",
@@ -96,8 +100,9 @@ class LoopHost(Protocol):
         """The next request, from a fresh projection of the session through the transform
         chain (never changes the stored session)."""
 
-    async def execute_tool(self, call: ToolCall) -> ToolOutcome:
-        """Run one tool call. Raising makes an error result; unknown tools are the host's to report."""
+    async def execute_tool(self, call: ToolCall, on_update: UpdateCallback) -> ToolOutcome:
+        """Run one tool call, passing ``on_update`` to the tool for its partial results.
+        Raising makes an error result; unknown tools are the host's to report."""
 
     async def prepare_next_turn(self) -> list[AgentMessage]:
         """Between turns: compaction check and system patch; returns messages to add first."""
@@ -124,8 +129,8 @@ class LoopHost(Protocol):
         """Whether the owner will continue this run (``agent_end.willRetry``)."""
 
     async def notify(self, event: AgentEvent) -> None:
-        """Lifecycle events for extensions (``agent_start``, ``turn_start``, tool execution,
-        ``agent_end``); awaited in order, never on the abort path."""
+        """Lifecycle events for extensions (``agent_start``, ``turn_start``, tool execution
+        incl. its updates, ``agent_end``); awaited in order, never on the abort path."""
 
 
 @dataclass
@@ -165,9 +170,17 @@ def _length_stop_result(call: ToolCall, timestamp: int) -> ToolResultMessage:
 class _Partial:
     """Accumulates stream events into assistant content blocks, by content index."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, close_at_end: bool = False) -> None:
         self.blocks: dict[int, dict[str, Any]] = {}
         self.open_index: int | None = None
+        self.close_at_end = close_at_end
+        """Blocks end together when the stream ends, in the order they started, as pi-ai's
+        Chat Completions adapter reports them (the other APIs end a block when the next one
+        starts)."""
+        self.unclosed: list[int] = []
+        self.usage: Usage = empty_usage()
+        """The usage known so far, carried by every ``message_update`` (pi's cumulative usage):
+        the provider's report arrives with the end of the stream."""
 
     def content(self, *, complete_calls: bool) -> list[AssistantContent]:
         out: list[AssistantContent] = []
@@ -317,7 +330,7 @@ class AgentLoop:
         host = self.host
         request = await host.build_request()
         info = host.model.info
-        partial = _Partial()
+        partial = _Partial(close_at_end=info.api == "openai-completions")
         self.emit(
             MessageStart(
                 assistant_message(
@@ -354,6 +367,7 @@ class AgentLoop:
         done = StreamDone(
             with_thinking_level(done.message, request.options.thinking_level), done.error
         )
+        partial.usage = done.message["usage"]
         self._close_open(partial, done.message)
         result.last_error = done.error
         host.after_request(request, done.message)
@@ -368,40 +382,52 @@ class AgentLoop:
 
     # -- streaming events ---------------------------------------------------------------------
 
-    def _update(self, event: AssistantStreamEvent) -> None:
-        self.emit(MessageUpdate(event))
+    def _update(self, partial: _Partial, event: AssistantStreamEvent) -> None:
+        self.emit(MessageUpdate(event, usage=partial.usage))
 
     def _close_open(self, partial: _Partial, final: AssistantMessage | None = None) -> None:
-        index = partial.open_index
-        if index is None:
+        if partial.close_at_end:
+            partial.open_index = None
+            for unclosed in partial.unclosed:
+                self._close_block(partial, unclosed, final)
+            partial.unclosed.clear()
+            return
+        open_index = partial.open_index
+        if open_index is None:
             return
         partial.open_index = None
+        self._close_block(partial, open_index, final)
+
+    def _close_block(self, partial: _Partial, index: int, final: AssistantMessage | None) -> None:
         block = partial.blocks[index]
         kind = block["type"]
         if kind in ("text", "thinking"):
-            self._update(AssistantStreamEvent(f"{kind}_end", index, content=block[kind]))
+            self._update(partial, AssistantStreamEvent(f"{kind}_end", index, content=block[kind]))
         else:
             call: dict[str, Any] | None = None
             if final is not None:
                 for b in final["content"]:
                     if b["type"] == "toolCall" and b["id"] == block["id"]:
                         call = dict(b)
-            self._update(AssistantStreamEvent("toolcall_end", index, tool_call=call))
+            self._update(partial, AssistantStreamEvent("toolcall_end", index, tool_call=call))
 
     def _on_delta(
         self, partial: _Partial, event: TextDelta | ThinkingDelta | ToolCallStart | ToolCallDelta
     ) -> None:
         index = event.index
-        if partial.open_index is not None and partial.open_index != index:
+        if partial.close_at_end:
+            if index not in partial.blocks:
+                partial.unclosed.append(index)
+        elif partial.open_index is not None and partial.open_index != index:
             self._close_open(partial)
         if isinstance(event, TextDelta | ThinkingDelta):
             kind = "text" if isinstance(event, TextDelta) else "thinking"  # also the text's key
             if index not in partial.blocks:
                 partial.blocks[index] = {"type": kind, kind: ""}
                 partial.open_index = index
-                self._update(AssistantStreamEvent(f"{kind}_start", index))
+                self._update(partial, AssistantStreamEvent(f"{kind}_start", index))
             partial.blocks[index][kind] += event.text
-            self._update(AssistantStreamEvent(f"{kind}_delta", index, delta=event.text))
+            self._update(partial, AssistantStreamEvent(f"{kind}_delta", index, delta=event.text))
         elif isinstance(event, ToolCallStart):
             partial.blocks[index] = {
                 "type": "toolCall",
@@ -411,9 +437,10 @@ class AgentLoop:
             }
             partial.open_index = index
             self._update(
+                partial,
                 AssistantStreamEvent(
                     "toolcall_start", index, tool_call_id=event.id, tool_name=event.name
-                )
+                ),
             )
         else:
             block = partial.blocks.setdefault(
@@ -421,7 +448,9 @@ class AgentLoop:
             )
             partial.open_index = index
             block["json"] += event.arguments_json
-            self._update(AssistantStreamEvent("toolcall_delta", index, delta=event.arguments_json))
+            self._update(
+                partial, AssistantStreamEvent("toolcall_delta", index, delta=event.arguments_json)
+            )
 
     # -- tools --------------------------------------------------------------------------------
 
@@ -436,11 +465,13 @@ class AgentLoop:
                 await self._add(r, result)
             return refused
         done: dict[str, ToolResultMessage] = {}
+        notes: list[asyncio.Task[None]] = []
 
         async def run_one(call: ToolCall) -> None:
             # Calls run concurrently; ``write``/``edit`` serialize per file themselves (PathLocks).
+            updates = _LiveUpdates(self, call, notes)
             started = self.clock()
-            outcome = await self._run_tool(call)
+            outcome = await self._run_tool(call, updates.on_update)
             finished = self.clock()
             duration = max(0, finished - started)
             message = tool_result_message(
@@ -449,13 +480,19 @@ class AgentLoop:
                 list(outcome.content),
                 is_error=outcome.is_error,
                 details=outcome.details,
+                duration_ms=duration,
                 timestamp=finished,
             )
-            message["durationMs"] = duration
             done[call["id"]] = message
+            await updates.delivered()
             await self._notify(
                 ToolExecutionEnd(
-                    call["id"], call["name"], handed_out(message), outcome.is_error, duration
+                    call["id"],
+                    call["name"],
+                    handed_out(message),
+                    outcome.is_error,
+                    duration,
+                    structured_content=outcome.structured_content,
                 )
             )
 
@@ -467,6 +504,8 @@ class AgentLoop:
             await asyncio.gather(*(run_one(call) for call in calls))
         except asyncio.CancelledError:
             aborted = True
+            for note in notes:  # no extension hears of an update after the abort
+                note.cancel()
         results: list[ToolResultMessage] = []
         for call in calls:
             message = done.get(call["id"])
@@ -483,12 +522,12 @@ class AgentLoop:
             raise asyncio.CancelledError
         return results
 
-    async def _run_tool(self, call: ToolCall) -> ToolOutcome:
+    async def _run_tool(self, call: ToolCall, on_update: UpdateCallback) -> ToolOutcome:
         if "argumentsError" in call:
             text = f'Invalid arguments for tool "{call["name"]}": {call["argumentsError"]}'
             return ToolOutcome([text_block(text)], details={}, is_error=True)
         try:
-            return await self.host.execute_tool(call)
+            return await self.host.execute_tool(call, on_update)
         except ToolError as exc:
             return ToolOutcome([text_block(str(exc))], details={}, is_error=True)
         except asyncio.CancelledError:
@@ -497,3 +536,38 @@ class AgentLoop:
             return ToolOutcome(
                 [text_block(str(exc) or type(exc).__name__)], details={}, is_error=True
             )
+
+
+class _LiveUpdates:
+    """A tool call's partial results: each becomes a ``tool_execution_update`` event at once
+    (the tool calls back synchronously, e.g. from its output pipe), and reaches the extensions
+    in order without holding up the tool; :meth:`delivered` waits for those deliveries, so
+    extensions hear every update before the call's ``tool_execution_end``."""
+
+    def __init__(self, loop: AgentLoop, call: ToolCall, notes: list[asyncio.Task[None]]) -> None:
+        self._loop = loop
+        self._call = call
+        self._args = MappingProxyType(call["arguments"])
+        self._notes = notes
+        self._last: asyncio.Task[None] | None = None
+
+    def on_update(self, partial: ToolOutcome) -> None:
+        call = self._call
+        event = ToolExecutionUpdate(
+            call["id"],
+            call["name"],
+            self._args,
+            ToolPartial(list(partial.content), partial.details),
+        )
+        self._loop.emit(event)
+        self._last = asyncio.ensure_future(self._deliver(self._last, event))
+        self._notes.append(self._last)
+
+    async def _deliver(self, previous: asyncio.Task[None] | None, event: AgentEvent) -> None:
+        if previous is not None:
+            await asyncio.wait([previous])
+        await self._loop.host.notify(event)
+
+    async def delivered(self) -> None:
+        if self._last is not None:
+            await asyncio.wait([self._last])

@@ -25,7 +25,7 @@ from pi_context.messages import (
 from pi_context.model import Model, ModelRequest
 from pi_context.providers.delivery import system_delivery_of
 from pi_context.resources.settings import session_fsync_for
-from pi_context.tools import ToolOutcome, run_tool
+from pi_context.tools import ToolOutcome, UpdateCallback, run_tool
 
 from . import extension_dispatch
 from .cache import CacheTracker
@@ -83,7 +83,7 @@ class SessionLoopHost:
             ).id
         return session.append_message(message).id
 
-    async def execute_tool(self, call: ToolCall) -> ToolOutcome:
+    async def execute_tool(self, call: ToolCall, on_update: UpdateCallback) -> ToolOutcome:
         tool = self._loadout.active_tool(call["name"])
         if tool is None:
             return ToolOutcome([text_block(f"Tool {call['name']} not found")], {}, True)
@@ -91,7 +91,9 @@ class SessionLoopHost:
         blocked = await extension_dispatch.gate_tool_call(runner, call)
         if blocked is not None:
             return blocked
-        outcome = await run_tool(tool, call["id"], call["arguments"], cwd=Path(self._state.cwd))
+        outcome = await run_tool(
+            tool, call["id"], call["arguments"], cwd=Path(self._state.cwd), on_update=on_update
+        )
         return await extension_dispatch.rewrite_tool_result(runner, call, outcome)
 
     async def prepare_next_turn(self) -> list[AgentMessage]:

@@ -14,45 +14,45 @@ import click
 
 from pi_context._version import __version__
 from pi_context.cli.entry_help import AGENT_HELP, mistyped_command
-from pi_context.cli.lazy_commands import LazyCommand, LazyGroup
+from pi_context.cli.lazy_group import LazyCommand, LazyGroup
 from pi_context.errors import PiContextError
 
 __all__ = ["COMMANDS", "cli", "main", "wants_agent"]
 
 # Every subcommand, imported only when it runs (``pictx --version`` loads none of them). The
-# help line is what ``pictx --help`` lists; tests/cli/test_lazy_commands.py keeps it equal to
+# help line is what ``pictx --help`` lists; tests/cli/test_lazy_group.py keeps it equal to
 # the command's own docstring.
 COMMANDS = {
     "chat": LazyCommand(
-        "pi_context.cli.run:agent_command",
+        "pi_context.cli.commands.chat:agent_command",
         "Talk to the agent: interactive in a terminal, or one-shot with -p / --mode json.",
     ),
     "compact": LazyCommand(
-        "pi_context.cli.compaction_cmds:compact_command",
+        "pi_context.cli.commands.compact:compact_command",
         "Compact the current branch of a session FILE (appends a compaction entry).",
     ),
     "distrust": LazyCommand(
-        "pi_context.cli.prompt_cmds:distrust_command",
+        "pi_context.cli.commands.prompt:distrust_command",
         "Never use a project's .pi settings, SYSTEM.md or skills (context files still load).",
     ),
     "models": LazyCommand(
-        "pi_context.cli.models_cmds:models_command",
+        "pi_context.cli.commands.models:models_command",
         "List the models pictx knows: built-ins, ~/.pi/agent/models.json and the local model.",
     ),
     "prompt": LazyCommand(
-        "pi_context.cli.prompt_cmds:prompt_command",
+        "pi_context.cli.commands.prompt:prompt_command",
         "Print the system prompt as it would be sent for a directory.",
     ),
     "session": LazyCommand(
-        "pi_context.cli.session_cmds:session_group",
+        "pi_context.cli.commands.session:session_group",
         "Inspect pi session files (never modifies them).",
     ),
     "skills": LazyCommand(
-        "pi_context.cli.prompt_cmds:skills_command",
+        "pi_context.cli.commands.prompt:skills_command",
         "List the skills available in a directory, with loading problems.",
     ),
     "trust": LazyCommand(
-        "pi_context.cli.prompt_cmds:trust_command",
+        "pi_context.cli.commands.prompt:trust_command",
         "Trust a project (its .pi settings, SYSTEM.md, skills) from now on.",
     ),
 }
@@ -85,7 +85,7 @@ def _entry_command(args: Sequence[str]) -> click.Command:
     """``pictx [options] [messages...]`` with no subcommand named first starts the agent:
     interactive in a terminal, one-shot with -p, an event stream with --mode json."""
     if wants_agent(args, cli):
-        from pi_context.cli.run import agent_command
+        from pi_context.cli.commands.chat import agent_command
 
         return agent_command
     return cli

@@ -30,6 +30,7 @@ from pi_context.events import (
     MessageStart,
     ToolExecutionEnd,
     ToolExecutionStart,
+    ToolExecutionUpdate,
     TurnStart,
 )
 from pi_context.messages import (
@@ -474,6 +475,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     AgentEnd,
     MessageStart,
     ToolExecutionStart,
+    ToolExecutionUpdate,
     ToolExecutionEnd,
     BeforeAgentStartEvent,
     ContextEvent,

@@ -32,6 +32,7 @@ from pi_context.events import (
     MessageStart,
     ToolExecutionEnd,
     ToolExecutionStart,
+    ToolExecutionUpdate,
     TurnStart,
 )
 from pi_context.extensions.context import ExtensionContext
@@ -94,6 +95,11 @@ class ExtensionHooks:
 
     async def on_tool_execution_start(
         self, event: ToolExecutionStart, ctx: ExtensionContext
+    ) -> None:
+        return None
+
+    async def on_tool_execution_update(
+        self, event: ToolExecutionUpdate, ctx: ExtensionContext
     ) -> None:
         return None
 

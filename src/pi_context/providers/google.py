@@ -404,7 +404,7 @@ class _GeminiStream:
                 input=(usage.prompt_token_count or 0) - cached,
                 output=(usage.candidates_token_count or 0) + (thoughts or 0),
                 cache_read=cached,
-                reasoning=thoughts,
+                reasoning=thoughts or 0,
                 total=usage.total_token_count,
             )
             builder.usage = record

@@ -259,6 +259,10 @@ class OpenAIChatModel(OpenAIClientModel):
                         input=int(usage.get("prompt_tokens") or 0) - cached,
                         output=int(usage.get("completion_tokens") or 0),
                         cache_read=cached,
+                        reasoning=int(
+                            (usage.get("completion_tokens_details") or {}).get("reasoning_tokens")
+                            or 0
+                        ),
                     )
                 for choice in data.get("choices") or []:
                     delta = choice.get("delta") or {}

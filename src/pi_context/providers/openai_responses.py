@@ -518,6 +518,6 @@ def responses_usage(usage: Mapping[str, Any]) -> Usage:
         output=int(usage.get("output_tokens") or 0),
         cache_read=cached,
         cache_write=written,
-        reasoning=reasoning if isinstance(reasoning, int) else None,
+        reasoning=reasoning if isinstance(reasoning, int) else 0,
         total=total if isinstance(total, int) else None,
     )

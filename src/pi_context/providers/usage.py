@@ -43,6 +43,7 @@ def price_usage(usage: Usage, cost: ModelCost) -> Usage:
         "cacheRead": parts["cacheRead"],
         "cacheWrite": parts["cacheWrite"],
         "total": sum(parts.values()),
+        "totalFromProvider": False,
     }
     return usage
 
@@ -53,14 +54,16 @@ def make_usage(
     output: int = 0,
     cache_read: int = 0,
     cache_write: int = 0,
-    reasoning: int | None = None,
+    reasoning: int = 0,
     total: int | None = None,
     cost: ModelCost | None = None,
 ) -> Usage:
     """A usage record in pi's key order, priced when ``cost`` is given.
 
     ``total`` is the provider's own total when it reports one, else the sum of the four counts;
-    ``reasoning`` (thinking tokens, already inside ``output``) is recorded when reported.
+    ``reasoning`` (thinking tokens, already inside ``output``) is always written, 0 when the
+    provider reports none, and ``cost.totalFromProvider`` is false (the cost is computed from
+    the model's prices), as pi-ai writes every adapter's usage.
     """
     counts = max(0, input) + max(0, output) + max(0, cache_read) + max(0, cache_write)
     record: dict[str, Any] = {
@@ -69,10 +72,16 @@ def make_usage(
         "cacheRead": max(0, cache_read),
         "cacheWrite": max(0, cache_write),
     }
-    if reasoning is not None:
-        record["reasoning"] = max(0, reasoning)
+    record["reasoning"] = max(0, reasoning)
     record["totalTokens"] = max(0, total) if total is not None else counts
-    record["cost"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    record["cost"] = {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "total": 0,
+        "totalFromProvider": False,
+    }
     usage = cast(Usage, record)
     return price_usage(usage, cost) if cost is not None else usage
 

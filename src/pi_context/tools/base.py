@@ -69,11 +69,15 @@ class ToolOutcome:
     """A tool's result: content blocks for the model, optional details, and the error flag.
 
     ``details`` ``None`` means "no details" (the key is left out of the stored result).
+    ``structured_content`` is the result in a form for programs rather than the model (``read``:
+    the text; ``bash``: output, exit code, wall time); it travels in ``tool_execution_end`` as
+    pi's ``structuredContent`` and is never stored in the session.
     """
 
     content: list[UserContent]
     details: Any = None
     is_error: bool = False
+    structured_content: Any = None
 
     @property
     def text(self) -> str:

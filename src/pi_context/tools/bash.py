@@ -30,6 +30,7 @@ from typing import Any, Final
 
 from pi_context._json import js_number
 from pi_context.errors import ToolError
+from pi_context.messages import text_block
 from pi_context.tools.base import (
     CONSTRAINED_SAMPLING,
     ContextTool,
@@ -69,6 +70,8 @@ SESSION_ENV_VARS: Final = (
 """Inherited values of these are dropped; the live session's values are set instead."""
 
 _UPDATE_INTERVAL: Final = 0.1
+STRUCTURED_OUTPUT_MAX_BYTES: Final = 1024 * 1024
+"""The most of a command's output that ``structuredContent.output`` holds (head and tail)."""
 _STOP_DRAIN_SECONDS: Final = 1.0
 _REAP_SECONDS: Final = 5.0
 _BACKGROUND_NOTE: Final = (
@@ -182,7 +185,9 @@ class BashTool(ContextTool):
                 [shell, "-c", command], cwd=ctx.cwd, env=self.environment(), on_data=updates.add
             )
             try:
-                return await self._supervise(proc, pipe, output, timeout, by_default, ctx)
+                outcome = await self._supervise(proc, pipe, output, timeout, by_default, ctx)
+                updates.finish()
+                return outcome
             except BaseException:
                 # Cancelled: nothing the command started may outlive it.
                 kill_command(proc, pipe.inode)
@@ -192,6 +197,7 @@ class BashTool(ContextTool):
             finally:
                 pipe.close()
         finally:
+            updates.close()
             output.close()
 
     async def _supervise(
@@ -248,33 +254,80 @@ class BashTool(ContextTool):
             if trunc.truncated
             else None
         )
+        structured = _structured(output, code, time.monotonic() - started)
         if code != 0:
-            return text_outcome(
-                f"{text}\n\nCommand exited with code {code}", details=details, is_error=True
+            return ToolOutcome(
+                [text_block(f"{text}\n\nCommand exited with code {code}")],
+                details,
+                is_error=True,
+                structured_content=structured,
             )
-        return text_outcome(text, details=details)
+        return ToolOutcome([text_block(text)], details, structured_content=structured)
+
+
+def _structured(output: CommandOutput, code: int, seconds: float) -> dict[str, Any]:
+    """The result for programs, as pi's ``structuredContent``: the whole output (up to 1 MiB:
+    its head and tail around an omission note beyond), the exit code and the wall time in
+    tenths of a second."""
+    text, cut = output.full_text(STRUCTURED_OUTPUT_MAX_BYTES)
+    record: dict[str, Any] = {"output": text, "truncated": cut}
+    if cut and output.spill_path is not None:
+        record["full_output_path"] = output.spill_path
+    record["exit_code"] = code
+    record["wall_time_seconds"] = round(seconds, 1)
+    return record
 
 
 class _Updates:
-    """Feeds output to the collector and sends throttled live updates (the first one empty)."""
+    """Feeds output to the collector and sends live updates: an empty one at once (a client
+    waits for it to show that output is coming), then the output so far at most every
+    :data:`_UPDATE_INTERVAL` seconds, with a trailing update for output that arrived within
+    an interval (so the last update shows everything the command printed)."""
 
     def __init__(self, output: CommandOutput, on_update: UpdateCallback | None) -> None:
         self.output = output
         self.on_update = on_update
         self.last = 0.0
+        self.pending: asyncio.TimerHandle | None = None
         if on_update is not None:
             on_update(ToolOutcome([]))
 
     def add(self, chunk: bytes) -> None:
         self.output.add(chunk)
-        now = time.monotonic()
-        if self.on_update is not None and now - self.last >= _UPDATE_INTERVAL:
-            self.last = now
-            text, trunc = self.output.truncated()
-            details: dict[str, Any] = {}
-            if trunc.truncated:
-                details = {"truncation": trunc.to_json(), "fullOutputPath": self.output.spill_path}
-            self.on_update(text_outcome(text, details=details))
+        if self.on_update is None:
+            return
+        wait = _UPDATE_INTERVAL - (time.monotonic() - self.last)
+        if wait <= 0:
+            self.send()
+        elif self.pending is None:
+            self.pending = asyncio.get_running_loop().call_later(wait, self.send)
+
+    def send(self) -> None:
+        """The output so far as an update."""
+        if self.pending is not None:
+            self.pending.cancel()
+            self.pending = None
+        if self.on_update is None:
+            return
+        self.last = time.monotonic()
+        text, trunc = self.output.truncated()
+        details: dict[str, Any] = {}
+        if trunc.truncated:
+            details = {"truncation": trunc.to_json(), "fullOutputPath": self.output.spill_path}
+        self.on_update(text_outcome(text, details=details))
+
+    def finish(self) -> None:
+        """The command is done: send what a pending update would have shown, then no more."""
+        if self.pending is not None:
+            self.send()
+        self.close()
+
+    def close(self) -> None:
+        """No more updates (a pending one is dropped)."""
+        if self.pending is not None:
+            self.pending.cancel()
+            self.pending = None
+        self.on_update = None
 
 
 def _timeout_message(

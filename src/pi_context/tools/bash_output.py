@@ -9,6 +9,7 @@ first part.
 
 from __future__ import annotations
 
+import codecs
 import os
 import secrets
 import tempfile
@@ -99,6 +100,34 @@ class CommandOutput:
             if 0 <= cut < len(data) - 1:
                 data = data[cut + 1 :]
         return data.decode("utf-8", "replace")
+
+    def full_text(self, limit: int) -> tuple[str, bool]:
+        """The whole output while it is at most ``limit`` bytes, else its first and last
+        ``limit / 2`` bytes around a note of how many were left out; and whether it was cut.
+        Beyond the saved file's cap only the saved part counts."""
+        if self._spill is None:
+            return bytes(self.tail).decode("utf-8", "replace"), False
+        self._spill.flush()
+        with open(str(self.spill_path), "rb") as saved:
+            size = os.fstat(saved.fileno()).st_size
+            if size <= limit:
+                return saved.read().decode("utf-8", "replace"), False
+            head_bytes = limit // 2
+            tail_bytes = limit - head_bytes
+            head = saved.read(head_bytes)
+            saved.seek(size - tail_bytes)
+            tail = saved.read(tail_bytes)
+        # a character cut at either end is left out, not shown as U+FFFD
+        head_text = codecs.getincrementaldecoder("utf-8")("replace").decode(head, final=False)
+        start = 0
+        while start < len(tail) and (tail[start] & 0xC0) == 0x80:
+            start += 1
+        omitted = size - head_bytes - tail_bytes
+        return (
+            f"{head_text}\n\n[... {omitted} bytes omitted ...]\n\n"
+            f"{tail[start:].decode('utf-8', 'replace')}",
+            True,
+        )
 
     def saved_note(self) -> str:
         """``Full output: <file>``, or which part of it the capped file holds."""

@@ -19,6 +19,7 @@ import math
 import os
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
@@ -104,7 +105,10 @@ class ReadTool(ContextTool):
             stop.set()
             work.cancel()
             return error_outcome(ABORTED_TEXT)
-        return work.result()
+        outcome: ToolOutcome = work.result()
+        if outcome.is_error:
+            return outcome
+        return replace(outcome, structured_content=_structured(outcome))
 
     def _load(
         self,
@@ -287,3 +291,13 @@ def _text_result(window: LineWindow, raw_path: str, offset: int | None, start: i
         body = f"{trunc.content}\n\n[{rest} more lines in file. Use offset={end + 1} to continue.]"
         return ToolOutcome([text_block(body)])
     return ToolOutcome([text_block(trunc.content)])
+
+
+def _structured(outcome: ToolOutcome) -> Any:
+    """What pi hands programs for a read: the text, or for an image ``{type, data, mimeType,
+    note}`` with the text as the note."""
+    text = next((b["text"] for b in outcome.content if b["type"] == "text"), "")
+    image = next((b for b in outcome.content if b["type"] == "image"), None)
+    if image is None:
+        return text
+    return {"type": "image", "data": image["data"], "mimeType": image["mimeType"], "note": text}

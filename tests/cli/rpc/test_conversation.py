@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from typing import Any
 
 from .conftest import Record, RpcWorld, bash_call_reply, text_reply
@@ -31,6 +32,58 @@ def last_user_text(body: dict[str, Any]) -> str:
     users = [m for m in body["messages"] if m["role"] == "user"]
     content = users[-1]["content"]
     return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+
+
+def test_a_running_commands_output_is_streamed_before_it_ends(world: RpcWorld) -> None:
+    """Live tool output: what the command printed is a ``tool_execution_update`` while the
+    command still runs (it waits for a file the test creates only after seeing the update)."""
+    world.server.add(bash_call_reply(f"echo building; {GATE}"), text_reply("Built."))
+    rpc = world.spawn()
+    rpc.send({"id": "p", "type": "prompt", "message": "Build it"})
+    before = rpc.until(
+        lambda r: (
+            r.get("type") == "tool_execution_update"
+            and r["partialResult"]["content"] == [{"type": "text", "text": "building\n"}]
+        )
+    )
+    assert "tool_execution_end" not in types(before)
+    first = next(r for r in before if r["type"] == "tool_execution_update")
+    assert first == {
+        "type": "tool_execution_update",
+        "toolCallId": "call_1",
+        "toolName": "bash",
+        "args": {"command": f"echo building; {GATE}"},
+        "partialResult": {"content": []},
+    }
+    (world.project / "gate").touch()
+    after = rpc.until_type("agent_settled")
+    end = next(r for r in after if r["type"] == "tool_execution_end")
+    assert end["result"]["content"] == [{"type": "text", "text": "building\nthrough\n"}]
+    assert end["result"]["structuredContent"]["exit_code"] == 0
+    last = [r for r in after if r["type"] == "tool_execution_update"][-1]
+    assert last["partialResult"]["content"] == end["result"]["content"]
+
+
+def test_sigterm_mid_run_aborts_and_leaves_the_whole_session_on_disk(world: RpcWorld) -> None:
+    """SIGTERM while a tool runs: exit 143 after the run was aborted and every message of it,
+    the aborted tool result included, is in the session file (the process then ends without
+    the interpreter's slow teardown)."""
+    world.server.add(bash_call_reply(GATE), text_reply("never asked"))
+    rpc = world.spawn()
+    rpc.send({"id": "p", "type": "prompt", "message": "Wait for the gate"})
+    rpc.until_type("tool_execution_update")
+    rpc.proc.send_signal(signal.SIGTERM)
+    assert rpc.proc.wait(timeout=60) == 143
+    (session,) = world.sessions()
+    messages = [
+        json.loads(line)["message"]
+        for line in session.read_text(encoding="utf-8").splitlines()
+        if json.loads(line).get("type") == "message"
+    ]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "toolResult"]
+    assert messages[-1]["isError"] is True
+    assert messages[-1]["content"] == [{"type": "text", "text": "Operation aborted"}]
+    assert len(world.server.requests) == 1
 
 
 def test_startup_then_a_prompt_with_a_tool_call_streams_pi_events(world: RpcWorld) -> None:

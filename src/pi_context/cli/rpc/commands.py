@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Any, cast
 
 from pi_context import storage
-from pi_context.cli.app import AppAgent
-from pi_context.cli.session_replacement import (
+from pi_context.cli.app.app import AppAgent
+from pi_context.cli.app.session_replacement import (
     INVALID_FORK_ENTRY,
     SwitchCancelled,
     fork_messages,
     user_text,
 )
 from pi_context.export import SessionDocument, default_html_name, export_html
-from pi_context.messages import AgentMessage, ImageContent
+from pi_context.messages import AgentMessage, ImageContent, bash_execution_message
 from pi_context.model import ModelInfo
 
 from . import model_records
@@ -382,7 +382,8 @@ class CommandHandlers:
     async def cmd_bash(self, command: Command) -> Any:
         text = _string(command, "command")
         assert text is not None
-        exclude = command.fields.get("excludeFromContext") is True
+        flag = command.fields.get("excludeFromContext")
+        exclude = flag if isinstance(flag, bool) else None  # pi writes only what was given
         agent = self.rt.agent
         settings = agent.settings_data
         shell = settings.get("shellPath")
@@ -402,17 +403,16 @@ class CommandHandlers:
             command_prefix=prefix if isinstance(prefix, str) else None,
             on_output=on_output,
         )
-        message: dict[str, Any] = {
-            "role": "bashExecution",
-            "command": text,
-            "output": result.output,
-            "exitCode": result.exit_code,
-            "cancelled": result.cancelled,
-            "truncated": result.truncated,
-            "fullOutputPath": result.full_output_path,
-            "timestamp": agent.session.now_ms(),
-            "excludeFromContext": exclude,
-        }
+        message = bash_execution_message(
+            text,
+            result.output,
+            exit_code=result.exit_code,
+            cancelled=result.cancelled,
+            truncated=result.truncated,
+            full_output_path=result.full_output_path,
+            exclude_from_context=exclude,
+            timestamp=agent.session.now_ms(),
+        )
         self.rt.record_bash(cast(AgentMessage, message))
         return result.to_json()
 

@@ -6,8 +6,9 @@ clients correlate them by ``id``. ``extension_ui_response`` lines answer extensi
 and get no response.
 
 Shutdown: end of input, SIGTERM or SIGHUP stop the event stream, abort any run, tell
-extensions (``session_shutdown``) and close the session; the exit code is 0 for end of input,
-143 for SIGTERM and 129 for SIGHUP. A second signal during shutdown exits at once with its code.
+extensions (``session_shutdown``) and close the session, then the process ends at once; the
+exit code is 0 for end of input, 143 for SIGTERM and 129 for SIGHUP. A second signal during
+shutdown exits at once with its code.
 A failed write to stdout (the client went away) exits with 1.
 
 Where pi 1.6.0 has a defect, pictx does better (docs/compatibility.md): a second ``prompt``
@@ -18,12 +19,14 @@ of answering ``started`` and being dropped.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import os
 import signal
 import sys
 from typing import Any, BinaryIO
 
-from pi_context.cli.app import AppAgent
+from pi_context.cli.app.app import AppAgent
 
 from .commands import CommandHandlers, Started
 from .framing import MAX_LINE_CHARS, OVERLONG, LineReader, RecordWriter
@@ -163,6 +166,29 @@ class RpcServer:
         asyncio.get_running_loop().create_task(self.shutdown(code))
 
 
-async def run_rpc(app: AppAgent, *, stdin_fd: int, out: BinaryIO) -> int:
-    """Serve the RPC protocol until end of input or a signal; returns the exit code."""
-    return await RpcServer(app, out).serve(stdin_fd)
+async def run_rpc(app: AppAgent, *, stdin_fd: int, out: BinaryIO, end_process: bool = True) -> int:
+    """Serve the RPC protocol until end of input or a signal; returns the exit code.
+
+    With ``end_process`` (the CLI's case: RPC mode owns the process) the process ends as soon
+    as the shutdown is done: the session is closed, the records are flushed and ``atexit``
+    handlers have run. The interpreter's own teardown is skipped: unloading the provider SDKs'
+    thousand-odd modules takes about a second, and pi's client sends SIGKILL one second
+    after SIGTERM.
+    """
+    code = await RpcServer(app, out).serve(stdin_fd)
+    if end_process:
+        _end_process(code, out)
+    return code
+
+
+def _end_process(code: int, out: BinaryIO) -> None:
+    for stream in (out, sys.stdout, sys.stderr, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            if stream is not None:
+                stream.flush()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            if stream is not None:
+                stream.flush()
+    os._exit(code)

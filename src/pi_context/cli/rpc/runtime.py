@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pi_context.agent.session import AgentSession
-from pi_context.cli.app import AppAgent
+from pi_context.cli.app.app import AppAgent
 from pi_context.events import AgentEvent, AgentSettled
 from pi_context.messages import AgentMessage, ImageContent
 
@@ -107,7 +107,7 @@ class RpcRuntime:
     async def replace(self, make: Callable[[], Awaitable[AppAgent]]) -> None:
         """Switch to the session ``make()`` awaits to: it asks the extensions (and may raise
         ``SwitchCancelled``, leaving everything as it was), then ends the old session (its
-        run aborted) and starts the new one (:mod:`pi_context.cli.session_replacement`)."""
+        run aborted) and starts the new one (:mod:`pi_context.cli.app.session_replacement`)."""
         old = self.app
         new = await make()
         await self.wait_idle_run()

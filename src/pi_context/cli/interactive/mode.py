@@ -1,0 +1,613 @@
+"""Interactive mode: ``pictx`` with no prompt in a terminal.
+
+* Input: prompt_toolkit with persistent history (``<agentDir>/pictx-history``), completion of
+  slash commands and ``/skill:<name>``, multi-line input (Alt+Enter or Esc Enter inserts a
+  newline, as does Enter after a trailing backslash; pasted text keeps its newlines).
+* Output: the answer streams as Markdown; thinking is dimmed; tool calls and their collapsed
+  results are shown as they run (see :mod:`pi_context.cli.interactive.render`).
+* Status: model, context tokens of the window (with percent), cache hit ratio and cost, in the
+  bottom toolbar while typing and printed after every run.
+* Typing while an answer runs: Enter queues the line as steering (delivered after the running
+  tool calls), Alt+Enter as a follow-up (delivered when the agent would stop), Alt+Up takes
+  every queued message back into the next input line; an extension command finished with Enter
+  runs at once, a built-in slash command when the answer ends, and text without Enter waits in
+  the next input line.
+* Ctrl+P / Alt+P (Shift+Ctrl+P where the terminal reports it) cycle the model scope forward /
+  backward, Shift+Tab the thinking level; Ctrl+L opens the model picker. Slash commands that
+  choose something (``/model``, ``/resume``, ...) show a list picker
+  (:mod:`pi_context.cli.interactive.pickers.list`) when the input is a terminal.
+* Ctrl+V or Alt+V pastes from the clipboard: file paths, an image saved to a temporary file
+  (its path is inserted), or text (see :mod:`pi_context.cli.interactive.clipboard_paste`).
+* Esc or Ctrl-C during a run aborts it (a second press cancels outright; Esc first takes the
+  queued messages back); Ctrl-C at the prompt clears the line, Ctrl-D or ``/quit`` leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.application import run_in_terminal
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.input import Input
+from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
+from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
+from prompt_toolkit.key_binding.key_processor import KeyPress
+from prompt_toolkit.keys import Keys
+from prompt_toolkit.output import Output
+from rich.console import Console
+from rich.text import Text
+
+from pi_context.cli.app.agent_api import NO_MODEL_HELP, AgentHost
+from pi_context.cli.interactive.clipboard_paste import clipboard_key_bindings
+from pi_context.cli.interactive.pickers.list import PickerSource, run_picker
+from pi_context.cli.interactive.progress import RunProgress
+from pi_context.cli.interactive.render import EventRenderer
+from pi_context.cli.interactive.slash.commands import COMMANDS, command_names, run_slash
+from pi_context.cli.interactive.stats import status_line
+from pi_context.cli.terminal_text import TerminalConsole
+from pi_context.errors import PiContextError
+from pi_context.events import AgentEvent
+from pi_context.messages import ImageContent
+
+__all__ = ["InteractiveShell", "SlashCompleter", "run_interactive"]
+
+T = TypeVar("T")
+
+_ABORT_KEYS = (Keys.Escape, Keys.ControlC)
+_ENTER_KEYS = (Keys.ControlM, Keys.ControlJ)
+_ERASE_KEYS = (Keys.ControlH, Keys.Backspace)
+_QUEUE_HINT = "↳ Alt+Up to edit all queued messages"
+_ESC_FLUSH_SECONDS = 0.05
+"""How long a lone Esc waits for the rest of an escape sequence before it counts as Esc."""
+
+
+class SlashCompleter(Completer):
+    """Completes ``/commands`` and ``/skill:<name>`` at the start of the input."""
+
+    def __init__(self, skills: Callable[[], Iterable[str]]) -> None:
+        self._skills = skills
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        if not text.startswith("/") or " " in text or "\n" in text:
+            return
+        candidates = [*command_names(), *(f"/skill:{name}" for name in self._skills())]
+        for candidate in candidates:
+            if candidate.startswith(text):
+                name = candidate[1:]
+                meta = COMMANDS[name].help if name in COMMANDS else "skill"
+                yield Completion(candidate, start_position=-len(text), display_meta=meta)
+
+
+# Shift+Ctrl+P reaches the program only from terminals that report modifiers (xterm's
+# modifyOtherKeys, the kitty keyboard protocol); prompt_toolkit has no name for it, so its
+# sequences are read as F24, a key no keyboard sends, bound to "previous model".
+_SHIFT_CTRL_P = Keys.F24
+for _sequence in ("\x1b[27;6;80~", "\x1b[27;6;112~", "\x1b[80;6u", "\x1b[112;6u"):
+    ANSI_SEQUENCES.setdefault(_sequence, _SHIFT_CTRL_P)
+
+
+def _key_bindings(
+    cycle_thinking: Callable[[], None],
+    cycle_model: Callable[[bool], None],
+    open_model_picker: Callable[[KeyPressEvent], None],
+) -> KeyBindings:
+    bindings = KeyBindings()
+
+    @bindings.add(Keys.ControlP)  # pi's app.model.cycleForward
+    def _next_model(event: KeyPressEvent) -> None:
+        cycle_model(True)
+        event.app.invalidate()
+
+    @bindings.add(_SHIFT_CTRL_P)  # pi's app.model.cycleBackward
+    @bindings.add(Keys.Escape, "p")  # Alt+P, where Shift+Ctrl+P does not reach us
+    def _previous_model(event: KeyPressEvent) -> None:
+        cycle_model(False)
+        event.app.invalidate()
+
+    @bindings.add(Keys.ControlL)  # pi's app.model.select
+    def _model_picker(event: KeyPressEvent) -> None:
+        open_model_picker(event)
+
+    @bindings.add(Keys.BackTab)  # Shift+Tab, pi's app.thinking.cycle
+    def _cycle_thinking(event: KeyPressEvent) -> None:
+        cycle_thinking()
+        event.app.invalidate()
+
+    @bindings.add(Keys.Escape, Keys.Enter)
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add(Keys.Enter)
+    def _enter(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        state = buffer.complete_state
+        if state is not None and state.current_completion is not None:
+            buffer.apply_completion(state.current_completion)
+            return
+        if buffer.text.endswith("\\") and buffer.cursor_position == len(buffer.text):
+            buffer.delete_before_cursor(1)
+            buffer.insert_text("\n")
+            return
+        buffer.validate_and_handle()
+
+    return bindings
+
+
+class InteractiveShell:
+    """The read-run-render loop; implements :class:`pi_context.cli.interactive.shell.Shell`."""
+
+    def __init__(
+        self,
+        agent: AgentHost,
+        *,
+        console: Console | None = None,
+        history: History | None = None,
+        pt_input: Input | None = None,
+        pt_output: Output | None = None,
+        notes: Sequence[str] = (),
+        pickers: bool | None = None,
+    ) -> None:
+        self.agent = agent
+        self._notes = list(notes)
+        """Shown once under the header (which model was chosen, and why)."""
+        # everything shown goes through the terminal-safe console (no control sequence from a
+        # file, a model or a tool reaches the terminal)
+        self.console = console or TerminalConsole()
+        self.cwd = Path(agent.session.cwd or Path.cwd())
+        self._quit = False
+        self._editor = ""
+        self._input = pt_input
+        self._prompt: PromptSession[str] = PromptSession(
+            history=history or InMemoryHistory(),
+            completer=SlashCompleter(lambda: self.agent.skill_names()),
+            complete_while_typing=True,
+            key_bindings=merge_key_bindings(
+                [
+                    _key_bindings(self.cycle_thinking, self.cycle_model, self._open_model_picker),
+                    clipboard_key_bindings(self._paste_failed),
+                ]
+            ),
+            multiline=True,
+            bottom_toolbar=lambda: self._status or self.status(),
+            input=pt_input,
+            output=pt_output,
+        )
+        self._unsubscribe: Callable[[], None] | None = None
+        self._renderer: EventRenderer | None = None
+        self._busy = False
+        self._side_work: set[asyncio.Future[bool]] = set()
+        """Extension commands started while an answer runs."""
+        self._status = ""
+        """The last computed status line (the toolbar is redrawn on every key press)."""
+        self._model_picker_requested = False
+        self.pickers = self._is_tty(self._key_input()) if pickers is None else pickers
+        """Slash commands show list pickers (else their text forms: a terminal is needed)."""
+        self._listen()
+
+    def _paste_failed(self, message: str) -> None:
+        """Ctrl+V found nothing usable: say why above the prompt (the typed line stays)."""
+        run_in_terminal(lambda: self.console.print(Text(message, style="red")))
+
+    # -- Shell protocol ----------------------------------------------------------------------
+
+    async def ask(self, question: str, default: str = "", *, secret: bool = False) -> str:
+        session: PromptSession[str] = PromptSession(input=self._input, output=self._prompt.output)
+        try:
+            # a secret is shown as asterisks and kept out of the input history
+            return await session.prompt_async(question, default=default, is_password=secret)
+        except (KeyboardInterrupt, EOFError):
+            return ""
+
+    async def pick(self, source: PickerSource[T], query: str = "") -> T | None:
+        app = self._prompt.app
+        rows = app.output.get_size().rows if self._is_tty(app.input) else 24
+        return await run_picker(
+            source,
+            pt_input=app.input,
+            pt_output=app.output,
+            query=query,
+            height=max(5, rows // 2 - 4),
+        )
+
+    async def send(self, text: str, images: Sequence[ImageContent] = ()) -> None:
+        if self.agent.model_info() is None:
+            self.console.print(Text(NO_MODEL_HELP, style="red"))
+            return
+        renderer = self._new_renderer()
+        progress = RunProgress(self.console, self.status)
+
+        events = self.agent.prompt(
+            text, images=images
+        )  # requested now: an abort from here on cancels it
+
+        async def consume() -> None:
+            async for event in events:
+                progress.before(event)
+                renderer.handle(event)
+                progress.after(event)
+
+        progress.start()
+        try:
+            await self._abortable(
+                consume(),
+                self.agent.abort,
+                cancel_on_first=False,
+                queue_input=True,
+                progress=progress,
+            )
+            if self._side_work:  # extension commands typed during the answer
+                await asyncio.wait(list(self._side_work))
+        finally:
+            progress.stop()
+            renderer.close()
+            self._renderer = None
+        self.print_status()
+
+    async def busy(self, label: str, work: Callable[[], Awaitable[T]]) -> T | None:
+        renderer = self._new_renderer()
+        renderer.spinner(label)
+        self._busy = True
+        try:
+            return await self._abortable(work(), self.agent.abort, cancel_on_first=True)
+        finally:
+            self._busy = False
+            renderer.close()
+            self._renderer = None
+            self.print_status()
+
+    def switch(self, agent: AgentHost) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        if agent is not self.agent:
+            self.agent.close()
+        self.agent = agent
+        # where the session runs (its header cwd, or here when that folder is gone)
+        self.cwd = Path(agent.project_trust().directory or self.cwd)
+        self._listen()
+
+    def set_editor(self, text: str) -> None:
+        self._editor = text
+
+    def editor_text(self) -> str:
+        return self._editor
+
+    def full_screen_io(self) -> tuple[Input, Output] | None:
+        # the prompts' own input: one parser sees every byte (see _key_input)
+        return self._prompt.app.input, self._prompt.output
+
+    def request_quit(self) -> None:
+        self._quit = True
+
+    # -- status --------------------------------------------------------------------------------
+
+    def status(self) -> str:
+        """Recompute the status line: model, context of the window, cache hit ratio, cost."""
+        info = self.agent.model_info()
+        name = "no model (use --model or /model)" if info is None else f"{info.provider}/{info.id}"
+        if info is not None and info.reasoning:
+            name += f" · thinking {self.agent.thinking_level()}"
+        self._status = status_line(self.agent.stats(), name)
+        return self._status
+
+    def cycle_model(self, forward: bool) -> None:
+        """Ctrl+P: the next model of the scope; says where it went."""
+        try:
+            note = self.agent.cycle_model(forward=forward)
+        except PiContextError as exc:
+            note = f"Error: {exc}"
+        self._status = f"{note} · {self.status()}"
+        run_in_terminal(lambda: self.console.print(Text(note, style="dim")))
+
+    def cycle_thinking(self) -> None:
+        """Shift+Tab: the model's next thinking level; the status line says which."""
+        level = self.agent.cycle_thinking_level()
+        note = (
+            "Current model does not support thinking"
+            if level is None
+            else f"Thinking level: {level}"
+        )
+        self._status = f"{note} · {self.status()}"
+        # shown above the prompt too, as pi's status message (the toolbar needs a terminal
+        # that reports the cursor position)
+        run_in_terminal(lambda: self.console.print(Text(note, style="dim")))
+
+    def _open_model_picker(self, event: KeyPressEvent) -> None:
+        """Ctrl+L: leave the prompt (keeping what was typed) and run ``/model``."""
+        self._editor = event.current_buffer.text
+        self._model_picker_requested = True
+        event.app.exit(result="")
+
+    def print_status(self) -> None:
+        self.console.print(Text(self.status(), style="dim"))
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    def _estimate(self) -> int | None:
+        return self.agent.estimate_context()
+
+    def _new_renderer(self) -> EventRenderer:
+        self._renderer = EventRenderer(
+            self.console, estimate_after=self._estimate, footer=lambda: self._status
+        )
+        return self._renderer
+
+    def _listen(self) -> None:
+        def on_event(event: AgentEvent) -> None:
+            # events outside a prompt (compaction, branch summaries) render while busy();
+            # during send() the prompt's own event stream is rendered instead
+            if self._renderer is not None and self._busy:
+                self._renderer.handle(event)
+
+        self._unsubscribe = self.agent.subscribe(on_event)
+
+    def _queue_line(self, kept: list[KeyPress], kind: str) -> bool:
+        """Queue the line typed so far (``kept``) as steering or a follow-up; ``False`` (and
+        nothing queued) for a blank line or a slash command, which wait for the next prompt."""
+        text = _typed_text(kept)
+        if not text.strip():
+            return False
+        if text.lstrip().startswith("/"):
+            return kind == "steer" and self._run_extension_command_now(text, kept)
+        kept.clear()
+        if kind == "steer":
+            self.agent.steer(text)
+            label = "Steering"
+        else:
+            self.agent.follow_up(text)
+            label = "Follow-up"
+        self.console.print(Text(f"{label}: {text}", style="cyan"))
+        self.console.print(Text(_QUEUE_HINT, style="dim"))
+        return True
+
+    def _run_extension_command_now(self, text: str, kept: list[KeyPress]) -> bool:
+        """An extension command finished with Enter during a run runs at once, as in pi (other
+        slash commands wait for the next prompt)."""
+        name, _, args = text.strip()[1:].partition(" ")
+        if name not in {command.name for command in self.agent.extension_commands()}:
+            return False
+        kept.clear()
+        task = asyncio.ensure_future(self.agent.run_extension_command(name, args))
+        self._side_work.add(task)
+        task.add_done_callback(self._side_work.discard)
+        return True
+
+    def _restore_queue(self, kept: list[KeyPress]) -> None:
+        """Alt+Up (and Esc before it aborts): every queued text back into the next input line,
+        steering first, then follow-ups, then what was typed meanwhile."""
+        steering, follow_up = self.agent.clear_queue()
+        texts = [*steering, *follow_up]
+        if not texts:
+            self.console.print(Text("No queued messages to restore", style="dim"))
+            return
+        typed = _typed_text(kept)
+        parts = [*texts, typed] if typed.strip() else texts
+        kept.clear()
+        self._editor = "\n\n".join(parts)
+        self.console.print(Text(f"Restored {len(texts)} queued message(s) to editor", style="dim"))
+
+    async def _abortable(
+        self,
+        work: Awaitable[T],
+        abort: Callable[[], None],
+        *,
+        cancel_on_first: bool,
+        progress: RunProgress | None = None,
+        queue_input: bool = False,
+    ) -> T | None:
+        """Await ``work``; Esc or Ctrl-C aborts it (cancels on the second press).
+
+        Every other key typed meanwhile is handed back to prompt_toolkit as typeahead, so the
+        next input line receives it exactly as typed (Enter included: a line typed and sent
+        during a run is sent when the run ends). Keys that arrived together with the Enter that
+        started this run were left as typeahead by the prompt; they are read here first, so an
+        Esc typed right after Enter still aborts. With ``queue_input`` (a running answer), a
+        line finished with Enter is queued as steering, with Alt+Enter as a follow-up, and
+        Alt+Up takes the queued messages back (see :meth:`_queue_line`).
+        """
+        task: asyncio.Future[T] = asyncio.ensure_future(work)
+        presses = 0
+        kept: list[KeyPress] = []
+        keys = self._key_input()
+        loop = asyncio.get_running_loop()
+        flush_timer: asyncio.TimerHandle | None = None
+
+        def queued(press: KeyPress, after: KeyPress | None) -> int:
+            """How many presses (from ``press``) were a queueing key; 0 when none was."""
+            if not queue_input or task.done():
+                return 0
+            following = after.key if after is not None else None
+            if press.key == Keys.Escape and following in _ENTER_KEYS:
+                if self._queue_line(kept, "follow_up"):
+                    return 2
+                kept.append(press)  # Alt+Enter on a blank line: a newline for the next prompt
+                return 1
+            if press.key == Keys.Escape and following == Keys.Up:
+                self._restore_queue(kept)
+                return 2
+            if press.key in _ENTER_KEYS and self._queue_line(kept, "steer"):
+                return 1
+            return 0
+
+        def handle(presses_read: Iterable[KeyPress]) -> None:
+            nonlocal presses
+            items = list(presses_read)
+            index = 0
+            while index < len(items):
+                press = items[index]
+                used = queued(press, items[index + 1] if index + 1 < len(items) else None)
+                if used:
+                    index += used
+                    continue
+                index += 1
+                if press.key not in _ABORT_KEYS:
+                    kept.append(press)
+                elif not task.done():
+                    presses += 1
+                    if presses == 1:
+                        if progress is not None:
+                            progress.stop()
+                        if queue_input and press.key == Keys.Escape:
+                            self._restore_queue(kept)
+                        self.console.print(Text("Aborting…", style="yellow"))
+                        abort()
+                    if cancel_on_first or presses > 1:
+                        task.cancel()
+
+        def flush() -> None:
+            nonlocal flush_timer
+            flush_timer = None
+            handle(keys.flush_keys())
+
+        def on_keys() -> None:
+            nonlocal flush_timer
+            handle(keys.read_keys())
+            # a lone Esc may start an escape sequence: the parser holds it until flushed
+            if flush_timer is not None:
+                flush_timer.cancel()
+            flush_timer = loop.call_later(_ESC_FLUSH_SECONDS, flush)
+
+        # what the prompt left unprocessed: keys that came in the same read as its Enter, and
+        # an Esc its parser still holds (an abort before the work's first step still applies)
+        handle([*get_typeahead(keys), *keys.flush_keys()])
+        watching = keys.raw_mode() if self._is_tty(keys) else contextlib.nullcontext()
+        try:
+            with watching, keys.attach(on_keys):
+                return await task
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                raise
+            self.console.print(Text("Cancelled.", style="yellow"))
+            return None
+        except PiContextError as exc:
+            if self._renderer is None or not self._renderer.errors_shown:
+                self.console.print(Text(f"pictx: error: {exc}", style="red"))
+            return None
+        finally:
+            if flush_timer is not None:
+                flush_timer.cancel()
+            handle(keys.flush_keys())
+            store_typeahead(keys, kept)
+
+    def _key_input(self) -> Input:
+        """The input watched for Esc/Ctrl-C during runs: the prompts' own, so one parser sees
+        every byte (an Esc held back as a possible escape sequence is not lost between them)."""
+        return self._prompt.app.input
+
+    @staticmethod
+    def _is_tty(keys: Input) -> bool:
+        try:
+            return os.isatty(keys.fileno())
+        except (NotImplementedError, OSError, ValueError):
+            return False
+
+    # -- main loop -----------------------------------------------------------------------------
+
+    def _banner(self) -> None:
+        session = self.agent.session
+        path = session.file_path
+        title = session.name or (path.name if path is not None else "in-memory session")
+        self.console.print(Text(f"pictx · {title}", style="bold"))
+        if path is not None:
+            # the file itself is written with the first answer: name where it will be
+            verb = "saved in" if path.exists() else "will be saved in"
+            self.console.print(Text(f"{verb} {path.parent}", style="dim"), soft_wrap=True)
+        for note in self._notes:
+            self.console.print(Text(note, style="dim"), soft_wrap=True)
+        self.console.print(
+            Text(
+                "Type /help for commands. Enter sends, Alt+Enter adds a line, Esc aborts.",
+                style="dim",
+            )
+        )
+        self.print_status()
+        if self.agent.model_info() is None:
+            self.console.print(Text(NO_MODEL_HELP, style="yellow"))
+
+    async def run(self, initial: Iterable[str] = (), images: Sequence[ImageContent] = ()) -> int:
+        """Send the ``initial`` prompts (``images`` with the first), then read and run until
+        ``/quit`` or Ctrl-D.
+
+        The terminal stays in raw mode for the whole session, not only while a prompt is being
+        read: keys typed between two prompts are neither echoed into the answer nor turned into
+        signals (Ctrl-C), and wait for whoever reads next. Returns the exit code.
+        """
+        keys = self._key_input()
+        with keys.raw_mode() if self._is_tty(keys) else contextlib.nullcontext():
+            self._banner()
+            for number, text in enumerate(initial):
+                await self.send(text, images if number == 0 else ())
+            await self._loop()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        return 0
+
+    async def _loop(self) -> None:
+        while not self._quit:
+            try:
+                line = await self._prompt.prompt_async("› ", default=self._editor)
+            except KeyboardInterrupt:
+                self._editor = ""
+                continue
+            except EOFError:
+                break
+            if self._model_picker_requested:
+                self._model_picker_requested = False
+                line = "/model"
+            else:
+                self._editor = ""
+            if not line.strip():
+                continue
+            try:
+                submitted = await self.agent.handle_input(line)
+                if submitted is None or not submitted.strip():  # an extension handled it
+                    continue
+                line = submitted
+                if await run_slash(self, line):
+                    self.status()
+                    continue
+                await self.send(line)
+            except PiContextError as exc:
+                self.console.print(Text(f"pictx: error: {exc}", style="red"))
+
+
+def _typed_text(presses: Iterable[KeyPress]) -> str:
+    """The text a run of key presses typed (printable keys and pastes; Backspace erases)."""
+    text = ""
+    for press in presses:
+        key = press.key
+        if key in _ERASE_KEYS:
+            text = text[:-1]
+        elif key == Keys.BracketedPaste:
+            text += press.data
+        elif isinstance(key, str) and not isinstance(key, Keys) and key.isprintable():
+            text += key
+    return text
+
+
+def history_for(agent_dir: Path | None) -> History:
+    """Input history kept across runs in ``<agentDir>/pictx-history``."""
+    if agent_dir is None:
+        return InMemoryHistory()
+    try:
+        agent_dir.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return InMemoryHistory()
+    return FileHistory(str(agent_dir / "pictx-history"))
+
+
+async def run_interactive(agent: AgentHost, *, agent_dir: Path | None = None, **kwargs: Any) -> int:
+    """Start interactive mode on ``agent``."""
+    shell = InteractiveShell(agent, history=history_for(agent_dir), **kwargs)
+    return await shell.run()

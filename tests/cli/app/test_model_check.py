@@ -1,0 +1,80 @@
+"""The startup check of a custom OpenAI-compatible server's ``/models`` (real HTTP to a
+127.0.0.1 replay server)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from pi_context.cli.app import app
+from tests.cli.conftest import Run
+from tests.providers.replay_server import ReplayServer, openai_sse, stream
+
+Pictx = Callable[..., Run]
+
+
+@pytest.fixture
+def server() -> Iterator[ReplayServer]:
+    with ReplayServer() as srv:
+        yield srv
+
+
+@pytest.fixture(autouse=True)
+def _fresh_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(app, "_WARNED", set())
+
+
+def _answer(text: str) -> list[bytes]:
+    chunk = {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": "stop"}],
+    }
+    return openai_sse([chunk])
+
+
+def _models_json(project: Path, url: str) -> None:
+    agent = project.parent / "agent"
+    agent.mkdir(exist_ok=True)
+    models = {
+        "providers": {
+            "myserver": {
+                "baseUrl": f"{url}/v1",
+                "api": "openai-completions",
+                "models": [{"id": "smollm2", "contextWindow": 8192}],
+            }
+        }
+    }
+    (agent / "models.json").write_text(json.dumps(models))
+
+
+def test_a_model_the_server_does_not_list_is_warned_once(
+    project: Path, pictx: Pictx, server: ReplayServer
+) -> None:
+    _models_json(project, server.url)
+    server.models = ["qwen2.5:7b"]
+    server.replies.append(stream(_answer("hello")))
+    run = pictx("--no-session", "-p", "--model", "myserver/smollm2", "hi")
+    assert (run.code, run.out) == (0, "hello\n")
+    assert run.err.count("does not list") == 1
+    assert 'does not list the model "smollm2" (it serves: qwen2.5:7b)' in run.err
+    assert [(r.method, r.path) for r in server.gets] == [("GET", "/v1/models")]
+    assert [(r.method, r.path) for r in server.requests] == [("POST", "/v1/chat/completions")]
+
+
+def test_a_listed_model_or_a_server_without_a_list_says_nothing(
+    project: Path, pictx: Pictx, server: ReplayServer
+) -> None:
+    _models_json(project, server.url)
+    server.replies.append(stream(_answer("one")))
+    server.replies.append(stream(_answer("two")))
+    for expected, listed in (("one", ["smollm2"]), ("two", None)):
+        server.models = listed  # the model among those listed; then a server without a list
+        run = pictx("--no-session", "-p", "--model", "myserver/smollm2", "hi")
+        assert (run.code, run.out) == (0, f"{expected}\n")
+        assert "does not list" not in run.err
