@@ -24,7 +24,7 @@ _ORDER = "order"
 
 def diff(original: Any, derived: Any) -> Any:
     """The change that turns ``derived`` into ``original`` (``None``: they are equal)."""
-    if type(original) is type(derived) and original == derived and _same_order(original, derived):
+    if _same(original, derived):
         return None
     if isinstance(original, dict) and isinstance(derived, dict):
         changes: dict[str, Any] = {}
@@ -51,13 +51,15 @@ def diff(original: Any, derived: Any) -> Any:
     return {_SET: original}
 
 
-def _same_order(a: Any, b: Any) -> bool:
-    """Whether two equal values also list their keys in the same order, at every depth."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return list(a) == list(b) and all(_same_order(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return all(_same_order(x, y) for x, y in zip(a, b, strict=True))
-    return True
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON: the same types (``False`` is not ``0``) and keys in the same order."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 def patch(derived: Any, change: Any) -> Any:
