@@ -475,3 +475,19 @@ async def test_the_recall_tool_returns_what_compaction_replaced_verbatim(tmp_pat
     )
     assert "contents of src/f0.py\nx = 1" in answer["output"]
     assert "summarized by compaction" in answer["output"]
+
+
+async def test_instructions_and_tool_schemas_count_before_any_usage(tmp_path: Path) -> None:
+    session = _session(tmp_path, context_window=3_000, keep_recent_tokens=100)
+    await session.add_items(_history(1))
+    assert not session.engine.needs_compaction()  # the messages alone are below the threshold
+    model = ScriptedModel([[assistant_message("ok")]])
+    agent = Agent(name="coder", instructions="rule " * 2_000, model=model, tools=[read_file])
+    await Runner.run(
+        agent,
+        "go on",
+        session=session,
+        run_config=RunConfig(call_model_input_filter=session.input_filter),
+    )
+    assert session.overhead > 2_000
+    assert any(e.type == "compaction" for e in session.engine.session.entries)

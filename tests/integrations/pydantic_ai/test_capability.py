@@ -386,3 +386,18 @@ async def test_the_recall_tool_returns_what_compaction_replaced_verbatim(tmp_pat
     )
     assert "contents of src/f1.py\nx = 1" in str(answer.content)
     assert "summarized by compaction" in str(answer.content)
+
+
+async def test_instructions_and_tool_schemas_count_before_any_usage(tmp_path: Path) -> None:
+    pi = _pi(tmp_path, context_window=3_000, keep_recent_tokens=100)
+    history = _history(1)
+    await pi.process(history)
+    assert not pi.engine.needs_compaction()  # the messages alone are below the threshold
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart("ok")])
+
+    agent = Agent(FunctionModel(respond), capabilities=[pi], instructions="rule " * 2_000)
+    await agent.run("go on", message_history=history)
+    assert pi.overhead > 2_000
+    assert any(e.type == "compaction" for e in pi.engine.session.entries)
