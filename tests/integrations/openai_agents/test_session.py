@@ -491,3 +491,15 @@ async def test_instructions_and_tool_schemas_count_before_any_usage(tmp_path: Pa
     )
     assert session.overhead > 2_000
     assert any(e.type == "compaction" for e in session.engine.session.entries)
+
+
+async def test_popping_a_kept_item_after_a_compaction_keeps_the_compaction(tmp_path: Path) -> None:
+    session = _session(tmp_path, keep_recent_tokens=100)
+    await session.add_items(_history())
+    await session.run_compaction({"force": True})
+    before = await session.get_items()
+    popped = await session.pop_item()
+    assert popped == before[-1]
+    after = await session.get_items()
+    assert after == before[:-1]
+    assert "condensed" in after[0]["content"]

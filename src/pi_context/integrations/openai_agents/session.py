@@ -178,7 +178,13 @@ class PiSession:
         self.engine.append(messages)
 
     async def pop_item(self, *, wrapper: Any = None) -> Any:
-        """Remove the latest item from the history: the leaf moves back (a pi branch)."""
+        """Remove the latest item from the history, the file staying as it is.
+
+        The leaf moves back to the entry before it (a pi branch). An entry a compaction kept
+        sits before the compaction in the file, where moving the leaf would undo the
+        compaction; it is left out by a ``context_edit`` instead. The rest of a response whose
+        last item is popped is recorded again at once.
+        """
         projected = self.engine.projected()
         if not projected:
             return None
@@ -187,10 +193,15 @@ class PiSession:
         if not items:
             return None
         popped = items[-1]
+        path = self.engine.session.branch_view()
+        compactions = [i for i, e in enumerate(path) if e.type == "compaction"]
+        position = next((i for i, e in enumerate(path) if e.id == entry.id), -1)
         if entry.type == "compaction":
             self.engine.move_to(None)
-            return popped
-        self.engine.move_to(entry.parent_id)
+        elif compactions and position < compactions[-1]:
+            self.engine.session.append_context_edit(entry.id, None)
+        else:
+            self.engine.move_to(entry.parent_id)
         if len(items) > 1:  # one item of a response: the rest of it stays
             self.engine.append(self.codec.to_pi(items[:-1]))
         return popped
