@@ -1,6 +1,6 @@
 """The ``/resume`` picker's session listing: hundreds of session files in one folder.
 
-* **baseline**: ``pi_context.storage.list_sessions`` (reads each file whole and decodes every
+* **baseline**: ``pi_context.session_dirs.list_sessions`` (reads each file whole and decodes every
   line, as the text-mode ``/resume`` and ``pictx -r`` do).
 * **cold**: ``SessionLister().directory`` with an empty cache (byte searches over a mapped
   file; only the header, the first user message and the last ``session_info`` are decoded).
@@ -25,7 +25,7 @@ from pathlib import Path
 from _common import Sample, fmt_ms, interleaved, ratio, table, write_results
 from pi_context.cli.app.session_list import SessionLister
 from pi_context.cli.interactive.pickers.session import SessionPicker
-from pi_context.storage import list_sessions
+from pi_context.session_dirs import list_sessions
 
 
 def _write_sessions(directory: Path, sessions: int, messages: int, seed: int) -> int:
@@ -129,7 +129,7 @@ def main() -> None:
             (samples["rows"], lambda: picker.rows("")),
         )
     rows = [
-        ["storage.list_sessions (baseline)", fmt_ms(samples["baseline"].median), "1.0x"],
+        ["session_dirs.list_sessions (baseline)", fmt_ms(samples["baseline"].median), "1.0x"],
         [
             "SessionLister, cold",
             fmt_ms(samples["cold"].median),

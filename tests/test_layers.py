@@ -26,7 +26,7 @@ LAYERS: dict[str, int] = {
     "tokens": 2,
     "images": 2,
     "session": 2,
-    "storage": 3,
+    "session_dirs": 3,
     "prompt": 3,
     "resources": 3,
     "model": 4,

@@ -53,7 +53,7 @@ async def test_a_two_request_run_takes_one_projection_per_stage_that_needs_one(
     assert projections == [
         "run_control._run",  # the run's system patch
         "request.build",  # request 1: messages and thinking level from one snapshot
-        "loop_host.prepare_next_turn",  # threshold check and system patch share one
+        "loop_callbacks.prepare_next_turn",  # threshold check and system patch share one
         "request.build",  # request 2
         "compaction_control.decide",  # agent_end.willRetry
         "compaction_control.decide",  # the post-run check

@@ -59,6 +59,6 @@ def pictx() -> Callable[..., Run]:
 
 
 def sessions_of(agent: Path, cwd: Path) -> list[Path]:
-    from pi_context.storage import default_session_dir
+    from pi_context.session_dirs import default_session_dir
 
     return sorted(default_session_dir(cwd, agent).glob("*.jsonl"))

@@ -18,7 +18,7 @@ from pi_context.cli.commands.chat import build_prompts
 from pi_context.cli.print_mode import final_text_outcome
 from pi_context.errors import ResourceError
 from pi_context.messages import assistant_message, text_block
-from pi_context.storage import read_header
+from pi_context.session_dirs import read_header
 from tests.cli.conftest import Run, sessions_of
 
 Pictx = Callable[..., Run]

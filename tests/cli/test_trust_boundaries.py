@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from pi_context.storage import default_session_dir, session_file_name
+from pi_context.session_dirs import default_session_dir, session_file_name
 from tests.cli.interactive.test_mode import PROMPT, Terminal, pexpect
 
 TIMEOUT = 120

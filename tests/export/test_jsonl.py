@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from pi_context.export import SessionDocument, default_jsonl_name, export_file
-from pi_context.storage import read_header
+from pi_context.session_dirs import read_header
 from tests.export import sessions
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_context import storage
+from pi_context import session_dirs
 from pi_context.errors import SessionError
 from pi_context.session import Session
 from pi_context.session.reading import NotRegularFileError, open_regular, read_regular
@@ -45,8 +45,8 @@ def test_a_fifo_is_refused_before_reading(fifo: Path) -> None:
         Session.open(fifo)
     with pytest.raises(NotRegularFileError), open_regular(fifo):
         pass
-    assert storage.read_header(fifo) is None
-    assert storage.read_session_info(fifo) is None
+    assert session_dirs.read_header(fifo) is None
+    assert session_dirs.read_session_info(fifo) is None
 
 
 def test_devices_directories_and_sockets_are_refused(tmp_path: Path, unix_socket: Path) -> None:
@@ -93,8 +93,8 @@ def test_continue_skips_a_fifo_among_sessions(tmp_path: Path) -> None:
     )
     os.utime(real, (1, 1))
     os.mkfifo(directory / "2026-01-06_pipe.jsonl")
-    assert storage.find_latest_session(directory) == real
-    assert [info.path for info in storage.list_sessions(directory)] == [real]
+    assert session_dirs.find_latest_session(directory) == real
+    assert [info.path for info in session_dirs.list_sessions(directory)] == [real]
 
 
 def test_reading_stops_at_the_size_the_file_had_when_opened(tmp_path: Path) -> None:

@@ -11,21 +11,21 @@
 ``AgentSession`` (:mod:`.session`) is a facade; each phase lives in its own module:
 :mod:`.options` and :mod:`.state` (what the collaborators share), :mod:`.loadout` (tools,
 active set, system-prompt patch), :mod:`.request` (the request
-pipeline), :mod:`.loop` and :mod:`.loop_host` (turns and what they need),
+pipeline), :mod:`.loop` and :mod:`.loop_callbacks` (turns and what they need),
 :mod:`.run_control` (one run until it settles), :mod:`.recovery` (retries and overflow
 recovery), :mod:`.compaction_control` and :mod:`.compaction_decision` (when and how to
 compact), :mod:`.navigation` (``/tree``), :mod:`.extension_dispatch` and
-:mod:`.extension_host` (extension hooks around the loop; what extensions may do). Events are :mod:`pi_context.events`.
+:mod:`.extension_actions` (extension hooks around the loop; what extensions may do). Events are :mod:`pi_context.events`.
 """
 
-from pi_context.agent.cache import (
-    CacheRecord,
-    CacheTracker,
-)
 from pi_context.agent.compaction_decision import (
     CompactionDecision,
 )
 from pi_context.agent.navigation import NavigationResult
+from pi_context.agent.prompt_cache import (
+    CacheRecord,
+    CacheTracker,
+)
 from pi_context.agent.session import AgentOptions, AgentSession, SessionStats
 from pi_context.events import AgentEvent
 

@@ -5,10 +5,10 @@ then repeats a *turn*: build the request (the host's request pipeline: a fresh s
 projection through the transform chain, :mod:`.request`), stream the assistant message, execute its tool calls, and continue while there
 were tool calls or queued messages (steering after the tool results, follow-ups when the run
 would stop). Between turns the host may compact and patch the system
-prompt (:meth:`LoopHost.prepare_next_turn`).
+prompt (:meth:`LoopCallbacks.prepare_next_turn`).
 
-The loop owns no state beyond the run: everything it needs comes from a :class:`LoopHost`
-(the agent session's private :class:`~pi_context.agent.loop_host.SessionLoopHost` in
+The loop owns no state beyond the run: everything it needs comes from a :class:`LoopCallbacks`
+(the agent session's private :class:`~pi_context.agent.loop_callbacks.SessionLoopCallbacks` in
 production, small fakes in tests). Every message is persisted through the
 host as soon as it is final, so an abort at any point leaves a valid session:
 
@@ -77,7 +77,7 @@ from pi_context.tools.base import ToolOutcome, UpdateCallback
 __all__ = [
     "ABORTED_TOOL_TEXT",
     "AgentLoop",
-    "LoopHost",
+    "LoopCallbacks",
     "RunResult",
     "ToolOutcome",
     "aborted_tool_result",
@@ -87,7 +87,7 @@ __all__ = [
 ABORTED_TOOL_TEXT = "Operation aborted"
 
 
-class LoopHost(Protocol):
+class LoopCallbacks(Protocol):
     """What the loop needs from its owner."""
 
     @property
@@ -235,7 +235,7 @@ class AgentLoop:
 
     def __init__(
         self,
-        host: LoopHost,
+        host: LoopCallbacks,
         emit: Callable[[AgentEvent], None],
         *,
         clock: Callable[[], int] = now_ms,

@@ -14,7 +14,7 @@ from typing import Any
 from pi_context.events import AgentEvent, MessageStart, QueueUpdate
 from pi_context.messages import AgentMessage, text_of
 
-from .queues import MessageQueues, QueueMode
+from .message_queues import MessageQueues, QueueMode
 
 __all__ = ["PromptQueue"]
 

@@ -23,7 +23,7 @@ from pi_context.resources.skills import expand_skill_command
 from . import extension_dispatch
 from .image_preparation import prepare_images
 from .loadout import Loadout
-from .loop import AgentLoop, LoopHost, RunResult
+from .loop import AgentLoop, LoopCallbacks, RunResult
 from .recovery import Recovery
 from .state import AgentState
 
@@ -34,7 +34,7 @@ class RunControl:
     """Starts, runs and aborts the runs of one agent session (one at a time)."""
 
     def __init__(
-        self, state: AgentState, loadout: Loadout, recovery: Recovery, host: LoopHost
+        self, state: AgentState, loadout: Loadout, recovery: Recovery, host: LoopCallbacks
     ) -> None:
         self._state = state
         self._loadout = loadout

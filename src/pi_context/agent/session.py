@@ -22,9 +22,9 @@ The facade owns one collaborator per concept and delegates to them; each is buil
 - :class:`~.navigation.Navigator`: ``/tree``;
 - :class:`~.recovery.Recovery`: the pre-prompt check, retries and overflow recovery;
 - :class:`~.request.RequestPipeline`: each request, stage by stage;
-- :class:`~.loop_host.SessionLoopHost`: what the loop talks to (not this facade);
+- :class:`~.loop_callbacks.SessionLoopCallbacks`: what the loop talks to (not this facade);
 - :class:`~.run_control.RunControl`: one run from its trigger to ``agent_settled``;
-- :class:`~.extension_host.SessionExtensionHost`: what extensions may do to the live session.
+- :class:`~.extension_actions.SessionExtensionActions`: what extensions may do to the live session.
 """
 
 from __future__ import annotations
@@ -65,20 +65,20 @@ from pi_context.session import Session
 from pi_context.tools import Tool
 
 from . import extension_dispatch
-from .cache import CacheTracker
 from .compaction_control import CompactionControl, OperationGuard
-from .extension_host import SessionExtensionHost
+from .extension_actions import SessionExtensionActions
 from .image_preparation import prepare_images
 from .loadout import Loadout
-from .loop_host import SessionLoopHost
+from .loop_callbacks import SessionLoopCallbacks
+from .message_queues import QueueMode
 from .navigation import NavigationResult, Navigator
 from .options import AgentOptions, assemble
-from .queues import QueueMode
+from .prompt_cache import CacheTracker
 from .recovery import Recovery
 from .request import RequestPipeline
 from .run_control import RunControl
+from .session_stats import SessionStats, context_tokens, session_stats
 from .state import AgentState
-from .stats import SessionStats, context_tokens, session_stats
 from .thinking_choice import (
     recorded_thinking_level,
     startup_thinking_level,
@@ -107,7 +107,7 @@ class AgentSession:
         self.cache = CacheTracker()
         requests = RequestPipeline(state, loadout, chain)
         compaction.conversation = requests.build
-        host = SessionLoopHost(
+        host = SessionLoopCallbacks(
             state,
             loadout=loadout,
             requests=requests,
@@ -125,7 +125,7 @@ class AgentSession:
             chain.context_phase = runner.emit_context
             runner.on_error(state.events.emit)
             runner.bind_host(
-                SessionExtensionHost(self._state, loadout, self._runs, guard),
+                SessionExtensionActions(self._state, loadout, self._runs, guard),
                 lambda: ExtensionContext(
                     Path(state.cwd),
                     session=self,

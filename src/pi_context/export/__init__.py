@@ -16,7 +16,7 @@ from pi_context.export.jsonl import (
     default_jsonl_name,
     export_jsonl,
 )
-from pi_context.storage import refuse_session_target
+from pi_context.session_dirs import refuse_session_target
 
 __all__ = [
     "SessionDocument",

@@ -12,8 +12,8 @@ handler's result is given), re-exported for handlers that work with whole transc
 
 from pi_context.extensions.api import Extension, ExtensionAPI, Handler, RegisteredCommand
 from pi_context.extensions.context import (
+    ExtensionActions,
     ExtensionContext,
-    ExtensionHost,
     ExtensionUI,
     SessionControl,
 )
@@ -30,9 +30,9 @@ from pi_context.extensions.runner import (
 __all__ = [
     "Extension",
     "ExtensionAPI",
+    "ExtensionActions",
     "ExtensionContext",
     "ExtensionHooks",
-    "ExtensionHost",
     "ExtensionRunner",
     "ExtensionUI",
     "Handler",

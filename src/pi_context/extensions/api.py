@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
 from pi_context.errors import ExtensionError
-from pi_context.extensions.context import ExtensionContext, ExtensionHost
+from pi_context.extensions.context import ExtensionActions, ExtensionContext
 from pi_context.extensions.events import EVENT_TYPES, CustomMessageDraft
 from pi_context.extensions.hooks import ExtensionHooks, hook_handlers
 from pi_context.tools.base import Tool
@@ -66,7 +66,7 @@ class Extension:
 class ExtensionAPI:
     """The ``pi`` object handed to one extension's ``register(pi)``."""
 
-    def __init__(self, extension: Extension, host: Callable[[], ExtensionHost | None]) -> None:
+    def __init__(self, extension: Extension, host: Callable[[], ExtensionActions | None]) -> None:
         self._extension = extension
         self._host = host
 
@@ -115,7 +115,7 @@ class ExtensionAPI:
             RegisteredCommand(name.lstrip("/"), description, handler, self.extension_name)
         )
 
-    def _require_host(self, action: str) -> ExtensionHost:
+    def _require_host(self, action: str) -> ExtensionActions:
         host = self._host()
         if host is None:
             raise ExtensionError(

@@ -1,5 +1,5 @@
 """What an extension handler is given: the :class:`ExtensionContext`, and the two seams the
-agent session fills in, :class:`ExtensionHost` (actions on the live session) and
+agent session fills in, :class:`ExtensionActions` (actions on the live session) and
 :class:`SessionControl` (the session object handlers see as ``ctx.session``)."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from typing import Any, Protocol
 from pi_context.extensions.events import CustomMessageDraft
 from pi_context.session import Session
 
-__all__ = ["ExtensionContext", "ExtensionHost", "ExtensionUI", "SessionControl"]
+__all__ = ["ExtensionActions", "ExtensionContext", "ExtensionUI", "SessionControl"]
 
 
-class ExtensionHost(Protocol):
+class ExtensionActions(Protocol):
     """What the running agent session offers extensions. Methods may be called from handlers."""
 
     def get_active_tools(self) -> list[str]: ...

@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from pi_context.errors import ExtensionError
 from pi_context.extensions.api import Extension, ExtensionAPI
-from pi_context.extensions.context import ExtensionHost
+from pi_context.extensions.context import ExtensionActions
 from pi_context.extensions.runner import ExtensionRunner
 
 __all__ = [
@@ -97,7 +97,7 @@ def _register_function(target: Any, where: str) -> Callable[[ExtensionAPI], Any]
 
 
 class _Loader:
-    def __init__(self, host: Callable[[], ExtensionHost | None]) -> None:
+    def __init__(self, host: Callable[[], ExtensionActions | None]) -> None:
         self.host = host
         self.extensions: list[Extension] = []
         self.errors: list[Exception] = []

@@ -29,7 +29,7 @@ from typing import Any, TypeVar, cast
 
 from pi_context.events import ExtensionFailure
 from pi_context.extensions.api import Extension, Handler, RegisteredCommand
-from pi_context.extensions.context import ExtensionContext, ExtensionHost
+from pi_context.extensions.context import ExtensionActions, ExtensionContext
 from pi_context.extensions.events import (
     AgentBeforeSettleEvent,
     BeforeAgentStartEvent,
@@ -143,14 +143,14 @@ class ExtensionRunner:
         """Extensions that failed to import or register (each names its file)."""
         self.failures: list[ExtensionFailure] = []
         self._listeners: list[Callable[[ExtensionFailure], None]] = []
-        self._host: ExtensionHost | None = None
+        self._host: ExtensionActions | None = None
         self._context_factory: Callable[[], ExtensionContext] = lambda: ExtensionContext(self.cwd)
 
     # --- wiring ---------------------------------------------------------------------------
 
     def bind_host(
         self,
-        host: ExtensionHost | None,
+        host: ExtensionActions | None,
         context_factory: Callable[[], ExtensionContext] | None = None,
     ) -> None:
         """Connect the live session: API actions go to ``host``; ``context_factory`` makes
@@ -159,7 +159,7 @@ class ExtensionRunner:
         if context_factory is not None:
             self._context_factory = context_factory
 
-    def host(self) -> ExtensionHost | None:
+    def host(self) -> ExtensionActions | None:
         return self._host
 
     def on_error(self, listener: Callable[[ExtensionFailure], None]) -> None:

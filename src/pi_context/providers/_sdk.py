@@ -24,8 +24,8 @@ from pi_context.errors import ProviderError
 from pi_context.messages import StopReason
 from pi_context.model import ModelInfo, ModelRequest, StreamDone, StreamEvent
 from pi_context.model.classify import make_error
+from pi_context.model.message_builder import MessageBuilder
 from pi_context.providers.delivery import Delivery, SystemDelivery, plan_delivery
-from pi_context.providers.usage import MessageBuilder
 
 __all__ = ["SDKModel", "error_body", "public_url"]
 

@@ -51,6 +51,8 @@ from pi_context.model import (
     ToolCallStart,
 )
 from pi_context.model.classify import make_error
+from pi_context.model.message_builder import MessageBuilder
+from pi_context.model.usage import make_usage
 from pi_context.providers._sdk import SDKModel, error_body
 from pi_context.providers.delivery import (
     Delivery,
@@ -61,7 +63,6 @@ from pi_context.providers.delivery import (
 )
 from pi_context.providers.output_cap import clamp_output_to_context, estimate_request_tokens
 from pi_context.providers.reasoning import anthropic_thinking
-from pi_context.providers.usage import MessageBuilder, make_usage
 
 __all__ = ["AnthropicModel", "anthropic_messages", "anthropic_tools"]
 

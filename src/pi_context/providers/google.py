@@ -48,6 +48,8 @@ from pi_context.model import (
     ToolCallStart,
 )
 from pi_context.model.classify import make_error
+from pi_context.model.message_builder import MessageBuilder
+from pi_context.model.usage import make_usage
 from pi_context.providers._sdk import SDKModel
 from pi_context.providers.delivery import (
     Delivery,
@@ -58,7 +60,6 @@ from pi_context.providers.delivery import (
 )
 from pi_context.providers.output_cap import output_cap
 from pi_context.providers.reasoning import google_thinking_config
-from pi_context.providers.usage import MessageBuilder, make_usage
 
 __all__ = ["GoogleModel", "google_contents", "google_tools", "split_base_url"]
 

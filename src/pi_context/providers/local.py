@@ -59,6 +59,8 @@ from pi_context.model import (
     ToolCallDelta,
     ToolCallStart,
 )
+from pi_context.model.message_builder import MessageBuilder
+from pi_context.model.usage import make_usage
 from pi_context.providers.catalog import LOCAL_MODEL
 from pi_context.providers.delivery import (
     Delivery,
@@ -81,7 +83,6 @@ from pi_context.providers.local_grammar import (
     tool_grammar,
 )
 from pi_context.providers.local_prompt import held_back, markup_start, render_chatml
-from pi_context.providers.usage import MessageBuilder, make_usage
 
 __all__ = [
     "GGUF_ENV",

@@ -43,6 +43,8 @@ from pi_context.model import (
     ToolCallStart,
 )
 from pi_context.model.classify import make_error
+from pi_context.model.message_builder import MessageBuilder
+from pi_context.model.usage import make_usage
 from pi_context.providers._openai_client import OpenAIClientModel
 from pi_context.providers._sdk import error_body
 from pi_context.providers.delivery import (
@@ -53,7 +55,6 @@ from pi_context.providers.delivery import (
 )
 from pi_context.providers.output_cap import output_cap
 from pi_context.providers.reasoning import completions_reasoning
-from pi_context.providers.usage import MessageBuilder, make_usage
 
 __all__ = ["OpenAIChatModel", "openai_messages", "openai_tools"]
 

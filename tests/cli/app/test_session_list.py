@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pi_context import storage
+from pi_context import session_dirs
 from pi_context.cli.app.session_list import SessionLister, summarize_session
 
 
@@ -61,7 +61,7 @@ ENTRIES = [
 def test_summary_matches_the_exact_reader(tmp_path: Path) -> None:
     path = _write(tmp_path / "s1.jsonl", ENTRIES)
     fast = summarize_session(path)
-    exact = storage.read_session_info(path)
+    exact = session_dirs.read_session_info(path)
     assert fast is not None
     assert exact is not None
     assert fast.name == exact.name == "new name"

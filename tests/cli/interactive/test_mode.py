@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pi_context.storage import default_session_dir, session_file_name
+from pi_context.session_dirs import default_session_dir, session_file_name
 
 pexpect = pytest.importorskip("pexpect")
 

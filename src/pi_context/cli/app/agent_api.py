@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from pi_context.agent.stats import SessionStats
+from pi_context.agent.session_stats import SessionStats
 from pi_context.cli.app.session_list import SessionSummary
 from pi_context.cli.app.session_replacement import ForkMessage
 from pi_context.cli.interactive.pickers.model import ModelChoice

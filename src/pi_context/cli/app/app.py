@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from pi_context import storage
+from pi_context import session_dirs
 from pi_context.agent.session import AgentSession
-from pi_context.agent.stats import SessionStats
+from pi_context.agent.session_stats import SessionStats
 from pi_context.agent.tool_selection import ToolSelection
 from pi_context.cli.app import session_replacement
 from pi_context.cli.app.agent_api import ProjectTrust
@@ -237,7 +237,9 @@ class AppConfig:
             )
         else:
             self.session_dir.mkdir(parents=True, exist_ok=True)
-            path, sid, stamp = storage.new_session_path(self.session_dir, session_id=session_id)
+            path, sid, stamp = session_dirs.new_session_path(
+                self.session_dir, session_id=session_id
+            )
             agent = await AgentSession.create(
                 cwd=work,
                 model=model,
@@ -278,7 +280,7 @@ class AppConfig:
             )
             agent.apply_startup_thinking_level(self.thinking, resumed=False)
             return agent
-        header = storage.read_header(path)
+        header = session_dirs.read_header(path)
         work = cwd or (header.get("cwd") if header else None)
         if isinstance(work, str) and not os.path.isdir(work):
             raise PiContextError(f"The session's working directory does not exist: {work}")
@@ -500,7 +502,7 @@ class AppAgent:
     def delete_session(self, path: Path) -> None:
         if path == self.agent.session.file_path:
             raise PiContextError("The session in use cannot be deleted")
-        if storage.read_header(path) is None:
+        if session_dirs.read_header(path) is None:
             raise PiContextError(f"{path} is not a session file; not deleted")
         path.unlink()
         self._lister.forget(path)
@@ -512,7 +514,7 @@ class AppAgent:
             if directory is None:
                 raise PiContextError("No session directory to fork into (--no-session)")
             directory.mkdir(parents=True, exist_ok=True)
-            path = storage.fork_from(path, directory, cwd=here)
+            path = session_dirs.fork_from(path, directory, cwd=here)
         opened = await session_replacement.open_session(self.agent, self.config, path, cwd=here)
         return AppAgent(opened, self.config)
 

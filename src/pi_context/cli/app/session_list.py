@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pi_context import _json, storage
+from pi_context import _json, session_dirs
 from pi_context.errors import SessionError
 from pi_context.session.reading import open_regular
 
@@ -89,7 +89,7 @@ def _first_text(message: object) -> str:
 
 def summarize_session(path: Path) -> SessionSummary | None:
     """The picker's view of ``path``; ``None`` when it is not a pi session file."""
-    header = storage.read_header(path)
+    header = session_dirs.read_header(path)
     if header is None:
         return None
     try:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from pi_context import storage
+from pi_context import session_dirs
 from pi_context.agent.session import AgentSession
 from pi_context.errors import PiContextError
 from pi_context.export.document import text_of_content
@@ -201,7 +201,7 @@ async def _replace_with_copy(
         copy = session.fork(None, leaf_id)
     else:
         directory.mkdir(parents=True, exist_ok=True)
-        path, sid, stamp = storage.new_session_path(directory)
+        path, sid, stamp = session_dirs.new_session_path(directory)
         copy = session.fork(path, leaf_id, session_id=sid, timestamp=stamp)
     target = str(copy.file_path) if copy.file_path is not None else None
     model = agent.model_or_none

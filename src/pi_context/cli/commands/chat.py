@@ -4,7 +4,7 @@ Mode: ``--mode json`` streams events; ``-p``, piped stdin or a non-terminal stdo
 final answer; otherwise interactive. Piped stdin is read, trimmed and put before the first
 message; ``@file`` arguments are inlined as ``<file name="...">`` blocks, as pi does.
 
-Sessions live where pi keeps them (see :mod:`pi_context.storage`): a new one per run unless
+Sessions live where pi keeps them (see :mod:`pi_context.session_dirs`): a new one per run unless
 ``-c/--continue`` (the newest), ``-r/--resume`` (pick one), ``--session <path|id>`` or
 ``--no-session`` (in memory) says otherwise.
 
@@ -27,7 +27,7 @@ from typing import Any, BinaryIO
 
 import click
 
-from pi_context import storage
+from pi_context import session_dirs
 from pi_context.agent.tool_selection import ToolSelectionError, parse_tool_selection
 from pi_context.cli.app.agent_api import NO_MODEL_HELP, AgentHost
 from pi_context.cli.app.app import AppAgent, AppConfig, resolve_cli_model
@@ -67,7 +67,7 @@ def build_prompts(args: Sequence[str], stdin_text: str | None, cwd: str) -> list
 def _pick_session(directory: Path) -> Path | None:
     from pi_context.cli.interactive.slash.commands import pick_session, session_rows
 
-    sessions = storage.list_sessions(directory)
+    sessions = session_dirs.list_sessions(directory)
     if not sessions:
         click.echo("No saved sessions in this project; starting a new one.", err=True)
         return None
@@ -109,7 +109,7 @@ def _session_cwd_elsewhere(path: Path, cwd: str) -> str | None:
     """The directory ``path`` was recorded in when it is not ``cwd`` (else ``None``)."""
     if not path.is_file():
         return None
-    header = storage.read_header(path)
+    header = session_dirs.read_header(path)
     recorded = header.get("cwd") if header else None
     if not isinstance(recorded, str) or canonical_dir(recorded) == canonical_dir(cwd):
         return None
@@ -185,8 +185,8 @@ async def _start(
             return AppAgent(await config.create(model, session_id=session_id), config)
         path = found
     elif session_arg is not None:
-        local = directory or storage.default_session_dir(config.cwd, config.agent_dir)
-        match = storage.resolve_session_arg(
+        local = directory or session_dirs.default_session_dir(config.cwd, config.agent_dir)
+        match = session_dirs.resolve_session_arg(
             session_arg, cwd=config.cwd, directory=local, agent=config.agent_dir
         )
         if match.other_project:
@@ -196,14 +196,14 @@ async def _start(
             )
             if not confirmed:
                 return None
-            target = directory or storage.default_session_dir(config.cwd, config.agent_dir)
-            forked = storage.fork_from(match.path, target, cwd=config.cwd)
+            target = directory or session_dirs.default_session_dir(config.cwd, config.agent_dir)
+            forked = session_dirs.fork_from(match.path, target, cwd=config.cwd)
             model = named or config.model_resolver(None, forked)
             return _warn_session_problems(AppAgent(await config.open(forked, model), config))
         path = match.path
     elif cont and directory is not None:
-        custom = directory != storage.default_session_dir(config.cwd, config.agent_dir)
-        path = storage.find_latest_session(directory, cwd=config.cwd if custom else None)
+        custom = directory != session_dirs.default_session_dir(config.cwd, config.agent_dir)
+        path = session_dirs.find_latest_session(directory, cwd=config.cwd if custom else None)
         _say_skipped(directory, path)
     elif resume and directory is not None:
         path = _pick_session(directory)
@@ -221,17 +221,17 @@ async def _start(
 def _fork_into_cwd(arg: str, config: AppConfig, session_id: str | None) -> Path:
     """``--fork PATH|ID``: copy the session ``arg`` names into a new session of this
     directory (``session_id`` = ``--session-id``, which must not exist here yet)."""
-    target = config.session_dir or storage.default_session_dir(config.cwd, config.agent_dir)
+    target = config.session_dir or session_dirs.default_session_dir(config.cwd, config.agent_dir)
     if session_id is not None and _session_with_id(target, session_id) is not None:
         raise click.ClickException(f"Session already exists with id '{session_id}'")
-    if storage.looks_like_path(arg):
+    if session_dirs.looks_like_path(arg):
         source = Path(os.path.abspath(os.path.join(config.cwd, paths.expand_home(arg))))
     else:
-        source = storage.resolve_session_arg(
+        source = session_dirs.resolve_session_arg(
             arg, cwd=config.cwd, directory=target, agent=config.agent_dir
         ).path
     try:
-        return storage.fork_from(source, target, cwd=config.cwd, session_id=session_id)
+        return session_dirs.fork_from(source, target, cwd=config.cwd, session_id=session_id)
     except SessionError as exc:
         raise click.ClickException(str(exc)) from exc
 
@@ -254,7 +254,7 @@ def _model_scope(models_list: str | None, setting: object, agent_dir: Path) -> l
 
 def _check_session_id(session_id: str, *, cont: bool, resume: bool, session: str | None) -> None:
     """pi's ``--session-id`` rules: its shape, and no other way of choosing the session."""
-    if not storage.SESSION_ID_PATTERN.match(session_id):
+    if not session_dirs.SESSION_ID_PATTERN.match(session_id):
         raise click.ClickException(
             "Session id must be non-empty, contain only alphanumeric characters, '-', '_', "
             "and '.', and start and end with an alphanumeric character"
@@ -292,7 +292,7 @@ def _session_with_id(directory: Path | None, session_id: str) -> Path | None:
     """The project's session file whose header id is exactly ``session_id``."""
     if directory is None or not directory.is_dir():
         return None
-    return next((s.path for s in storage.list_sessions(directory) if s.id == session_id), None)
+    return next((s.path for s in session_dirs.list_sessions(directory) if s.id == session_id), None)
 
 
 def _list_models(search: str | None) -> int:
@@ -327,7 +327,7 @@ def _say_skipped(directory: Path, chosen: Path | None) -> None:
         newer = [
             p
             for p in directory.glob("*.jsonl")
-            if (floor is None or p.stat().st_mtime > floor) and storage.read_header(p) is None
+            if (floor is None or p.stat().st_mtime > floor) and session_dirs.read_header(p) is None
         ]
     except OSError:
         return
@@ -594,7 +594,7 @@ def agent_command(
     if export_path is not None:
         doc = SessionDocument.load(export_path)
         out = Path(messages[0]) if messages else Path(cwd) / default_html_name(Path(export_path))
-        storage.refuse_session_target(out, Path(export_path))
+        session_dirs.refuse_session_target(out, Path(export_path))
         for problem in doc.problems:
             echo(f"pictx: warning: {problem}", err=True)
         written = export_html(doc, out)
@@ -677,7 +677,7 @@ def agent_command(
     if not no_session:
         # pi reads the project's sessionDir before deciding trust; here only a trusted one
         setting = settings.get("sessionDir")
-        directory = storage.session_dir(
+        directory = session_dirs.session_dir(
             cwd,
             agent=agent_dir,
             cli_dir=session_dir,

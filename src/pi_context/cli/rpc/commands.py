@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from pi_context import storage
+from pi_context import session_dirs
 from pi_context.cli.app.app import AppAgent
 from pi_context.cli.app.session_replacement import (
     INVALID_FORK_ENTRY,
@@ -487,7 +487,7 @@ class CommandHandlers:
         raw = _string(command, "sessionPath")
         assert raw is not None
         path = Path(raw)
-        header = storage.read_header(path) if path.is_file() else None
+        header = session_dirs.read_header(path) if path.is_file() else None
         work = header.get("cwd") if header else None
         if isinstance(work, str) and not os.path.isdir(work):
             raise RpcCommandError(

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pi_context.storage import default_session_dir, session_file_name
+from pi_context.session_dirs import default_session_dir, session_file_name
 from tests.cli.replay_world import HANG_GUARD, PICTX, ReplayWorld, text_reply
 from tests.providers.replay_server import ReplayServer
 

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from pi_context import storage
+from pi_context import session_dirs
 from pi_context.cli.app.agent_api import AgentHost, ProjectTrust
 from pi_context.cli.app.session_replacement import (
     CLONED,
@@ -380,7 +380,7 @@ async def _resume(shell: Shell, args: str) -> None:
     if await picker_commands.resume_command(shell, args):
         return
     directory = shell.agent.session_dir()
-    sessions = storage.list_sessions(directory) if directory is not None else []
+    sessions = session_dirs.list_sessions(directory) if directory is not None else []
     if not sessions:
         shell.console.print("No saved sessions in this project.")
         return
@@ -397,7 +397,7 @@ async def _resume(shell: Shell, args: str) -> None:
     show_last_exchanges(shell)
 
 
-def session_rows(sessions: Sequence[storage.SessionInfo]) -> list[str]:
+def session_rows(sessions: Sequence[session_dirs.SessionInfo]) -> list[str]:
     """The numbered lines of a session picker (the newest :data:`PICKER_SIZE` sessions)."""
     rows = []
     for number, info in enumerate(sessions[:PICKER_SIZE], start=1):
@@ -407,8 +407,8 @@ def session_rows(sessions: Sequence[storage.SessionInfo]) -> list[str]:
 
 
 def pick_session(
-    sessions: Sequence[storage.SessionInfo], choice: str
-) -> storage.SessionInfo | None:
+    sessions: Sequence[session_dirs.SessionInfo], choice: str
+) -> session_dirs.SessionInfo | None:
     """The session numbered ``choice`` in :func:`session_rows`; ``None`` for anything else."""
     if not choice.isdigit() or not 1 <= int(choice) <= min(PICKER_SIZE, len(sessions)):
         return None

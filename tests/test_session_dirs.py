@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pi_context.errors import SessionError
-from pi_context.storage import (
+from pi_context.session_dirs import (
     SESSION_ID_PATTERN,
     default_session_dir,
     encode_cwd,
@@ -232,7 +232,7 @@ def test_resolve_path_new_existing_and_invalid(tmp_path: Path) -> None:
 
 
 def test_fork_from_copies_entries_verbatim_under_a_new_header(tmp_path: Path) -> None:
-    from pi_context.storage import fork_from
+    from pi_context.session_dirs import fork_from
 
     source = write_session(
         tmp_path / "a", "src", messages=(("user", "hi", 1), ("assistant", "yo", 2))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pi_context.model import ModelCost
-from pi_context.providers.usage import make_usage, price_usage
+from pi_context.model.usage import make_usage, price_usage
 from tests.providers.adapters import PI_USAGE, assert_pi_usage_keys
 
 

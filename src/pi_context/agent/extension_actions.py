@@ -1,6 +1,6 @@
 """What extensions may do to the live session (pi's extension API actions).
 
-:class:`SessionExtensionHost` implements :class:`~pi_context.extensions.ExtensionHost` over the
+:class:`SessionExtensionActions` implements :class:`~pi_context.extensions.ExtensionActions` over the
 session's collaborators: the loadout (active tools), the run control (messages, which may start
 a run) and the session file (``append_entry``).
 """
@@ -17,11 +17,11 @@ from .loadout import Loadout
 from .run_control import RunControl
 from .state import AgentState
 
-__all__ = ["SessionExtensionHost"]
+__all__ = ["SessionExtensionActions"]
 
 
-class SessionExtensionHost:
-    """The extension host of one agent session."""
+class SessionExtensionActions:
+    """The actions extensions may take on one agent session."""
 
     __slots__ = ("_guard", "_loadout", "_runs", "_state")
 

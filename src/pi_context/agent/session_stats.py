@@ -11,7 +11,7 @@ from pi_context.model import Model
 from pi_context.session import Session
 
 from .branch_positions import BranchPositions
-from .cache import hit_ratio
+from .prompt_cache import hit_ratio
 
 __all__ = ["SessionStats", "context_tokens", "session_stats"]
 

@@ -1,6 +1,6 @@
-"""The private host the agent loop talks to (:class:`~pi_context.agent.loop.LoopHost`).
+"""The loop's callbacks into the session (:class:`~pi_context.agent.loop.LoopCallbacks`).
 
-:class:`SessionLoopHost` connects the loop to the session's collaborators: the request
+:class:`SessionLoopCallbacks` connects the loop to the session's collaborators: the request
 pipeline builds each request, messages are persisted in the session file, tools run from the
 loadout behind the extensions' ``tool_call`` gate and ``tool_result`` rewrite, between turns the
 compaction control checks the threshold and the loadout patches the system prompt, the cache
@@ -28,19 +28,19 @@ from pi_context.resources.settings import session_fsync_for
 from pi_context.tools import ToolOutcome, UpdateCallback, run_tool
 
 from . import extension_dispatch
-from .cache import CacheTracker
 from .compaction_control import CompactionControl
 from .loadout import Loadout
 from .loop import RunResult
+from .prompt_cache import CacheTracker
 from .recovery import Recovery
 from .request import RequestPipeline
 from .state import AgentState
 
-__all__ = ["SessionLoopHost"]
+__all__ = ["SessionLoopCallbacks"]
 
 
-class SessionLoopHost:
-    """Implements :class:`~pi_context.agent.loop.LoopHost` over one agent session."""
+class SessionLoopCallbacks:
+    """Implements :class:`~pi_context.agent.loop.LoopCallbacks` over one agent session."""
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""Steering and follow-up queues: messages a user (or an extension) sends while the agent works.
+"""The delivery rules of the steering and follow-up queues: pure state, no events.
 
 Two FIFO queues, as pi's agent keeps them:
 
