@@ -40,6 +40,7 @@ LAYERS: dict[str, int] = {
     "agent": 9,
     "testing": 10,
     "export": 10,
+    "integrations": 10,
     "cli": 11,
     "__main__": 12,
     "__init__": 12,
