@@ -321,7 +321,7 @@ async def test_an_update_from_another_thread_or_after_the_end_is_handled() -> No
     model = scripted(reply(tool_calls=[("work", {})]), reply("ok"))
     host = FakeHost(model, live_tools={"work": threaded})
     rec = Recorder()
-    await AgentLoop(host, rec).run([user_message("go")])
+    await loop_of(host, rec).run([user_message("go")])
     kept[0](text_outcome("too late", details={}))
     updates = [e for e in rec.events if isinstance(e, ToolExecutionUpdate)]
     assert [u.partial_result.content[0]["text"] for u in updates] == ["from a thread"]
