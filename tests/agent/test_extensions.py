@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pi_context.compaction.events import BeforeCompact, SessionCompact
 from pi_context.events import CompactionEnd, ExtensionFailure, TurnStart
@@ -406,7 +406,8 @@ async def test_turn_end_compaction_draft(make_session: MakeSession, project_dir:
     # the snapshot, the summary, the patch offering recall (the branch holds a compaction now),
     # the prompt
     assert [m["role"] for m in sent] == ["system", "user", "system", "user"]
-    assert [t["name"] for t in sent[2].get("toolsAdded") or []] == ["recall"]
+    added = cast(list[dict[str, Any]], sent[2].get("toolsAdded") or [])
+    assert [t["name"] for t in added] == ["recall"]
 
 
 async def test_loadout_change_mid_run_is_patched_between_turns(

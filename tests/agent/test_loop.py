@@ -324,5 +324,5 @@ async def test_an_update_from_another_thread_or_after_the_end_is_handled() -> No
     await loop_of(host, rec).run([user_message("go")])
     kept[0](text_outcome("too late", details={}))
     updates = [e for e in rec.events if isinstance(e, ToolExecutionUpdate)]
-    assert [u.partial_result.content[0]["text"] for u in updates] == ["from a thread"]
+    assert [text_of(u.partial_result.content) for u in updates] == ["from a thread"]
     assert rec.types().index("tool_execution_update") < rec.types().index("tool_execution_end")
