@@ -16,9 +16,17 @@ plain reader: a fresh process that reads the file, splits it on ``\\n`` and keep
 decoded with ``orjson`` (what any reader that holds the whole session costs).
 ``--src DIR`` runs the commands from another checkout's ``src`` (for before/after numbers).
 
+``--pi PAIRS`` compares with pi 1.6.0 instead (installed by the economy benchmark's installer
+into ``benchmarks/out/economy/cache``): ``pictx session context FILE --json`` beside pi's own
+loader and projection (``SessionManager.open`` + ``buildSessionContext``, the messages written
+as JSON) in a fresh Node process, alternating, PAIRS times; reported are the medians of wall
+time, CPU time and peak RSS, and the median of the per-pair wall ratios. The file
+``large-linear`` is ``generate.py``'s 100k session (one chain, 39 compactions, 168 MiB).
+
     .venv/bin/python benchmarks/bench_inspect.py [--files small-1m large-150m chain-40k
         cycle-100k] [--commands info tree context open] [--src /path/to/other/src]
         [--timeout 300]
+    .venv/bin/python benchmarks/bench_inspect.py --pi 5 --files large-linear
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -34,6 +43,7 @@ from typing import Any
 
 OUT_DIR = Path(__file__).resolve().parent / "out"
 SRC = Path(__file__).resolve().parent.parent / "src"
+LARGE_LINEAR = OUT_DIR / "session-100k.jsonl"
 
 _HEADER = (
     '{"type":"session","version":3,"id":"0194f3a2-0000-7000-8000-00000000beef",'
@@ -76,6 +86,10 @@ def _large_lines(pairs: int) -> list[str]:
 def generate(name: str) -> Path:
     """Write (once) and return the file of one profile."""
     OUT_DIR.mkdir(exist_ok=True)
+    if name == "large-linear":
+        if not LARGE_LINEAR.exists():
+            raise SystemExit(f"missing {LARGE_LINEAR}: run benchmarks/generate.py first")
+        return LARGE_LINEAR
     path = OUT_DIR / f"inspect-{name}.jsonl"
     if path.exists():
         return path
@@ -106,9 +120,21 @@ start = time.perf_counter()
 done = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                       timeout=float(sys.argv[1]))
 seconds = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+peak = usage.ru_maxrss * 1024
 lines = done.stderr.decode("utf-8", "replace").splitlines() or [""]
-print(repr((seconds, peak, done.returncode, max(len(l) for l in lines), lines[0][:120])))
+print(repr((seconds, peak, done.returncode, max(len(l) for l in lines), lines[0][:120],
+            usage.ru_utime + usage.ru_stime)))
+"""
+
+# pi 1.6.0's loader and projection, the messages written out as JSON (as `session context
+# --json` writes ours).
+_PI_CONTEXT = """
+const { SessionManager } = await import(process.argv[2] + "/dist/index.js");
+const session = SessionManager.open(process.argv[3]);
+const context = session.buildSessionContext();
+process.stdout.write(JSON.stringify({model: context.model, thinkingLevel: context.thinkingLevel,
+                                     messages: context.messages}) + "\\n");
 """
 
 _OPEN_AND_PROJECT = """
@@ -142,8 +168,15 @@ def measure(command: list[str], env: dict[str, str], timeout: float) -> dict[str
         if b"TimeoutExpired" in exc.stderr:
             return {"seconds": None, "peak": None, "rc": None, "stderr": "timed out"}
         raise
-    seconds, peak, rc, longest, first = eval(out)  # our own probe's repr
-    return {"seconds": seconds, "peak": peak, "rc": rc, "longest": longest, "stderr": first}
+    seconds, peak, rc, longest, first, cpu = eval(out)  # our own probe's repr
+    return {
+        "seconds": seconds,
+        "peak": peak,
+        "rc": rc,
+        "longest": longest,
+        "stderr": first,
+        "cpu": cpu,
+    }
 
 
 def _fmt(result: dict[str, Any], size: int) -> str:
@@ -151,6 +184,53 @@ def _fmt(result: dict[str, Any], size: int) -> str:
         return "timed out"
     peak = result["peak"] / 2**20
     return f"{result['seconds']:.1f} s, {peak:,.0f} MB ({result['peak'] / size:.2f}x)"
+
+
+def compare_with_pi(files: list[str], pairs: int, env: dict[str, str], timeout: float) -> None:
+    """``session context --json`` beside pi 1.6.0's loader + projection, ``pairs`` times."""
+    sys.path.insert(0, str(SRC.parent))
+    from benchmarks.economy.pi_install import install_pi
+
+    install = install_pi((OUT_DIR / "economy" / "cache").resolve())
+    script = OUT_DIR / "pi-context.mjs"
+    script.write_text(_PI_CONTEXT)
+    package = install.cli.parents[2]  # .../pi-coding-agent/dist/bundle/cli.js
+    rows = []
+    for name in files:
+        path = generate(name)
+        size = path.stat().st_size
+        ours_cmd = [sys.executable, "-m", "pi_context", "session", "context", str(path), "--json"]
+        pi_cmd = [str(install.node), str(script), str(package), str(path)]
+        runs: dict[str, list[dict[str, Any]]] = {"pictx": [], "pi": []}
+        for _ in range(pairs):
+            for label, command in (("pictx", ours_cmd), ("pi", pi_cmd)):
+                found = measure(command, env, timeout)
+                if found["rc"] != 0:
+                    raise SystemExit(f"{label} failed on {path}: {found['stderr']}")
+                runs[label].append(found)
+        ratios = [
+            a["seconds"] / b["seconds"] for a, b in zip(runs["pictx"], runs["pi"], strict=True)
+        ]
+
+        def median(label: str, key: str, runs: dict[str, list[dict[str, Any]]] = runs) -> float:
+            return statistics.median(r[key] for r in runs[label])
+
+        row = (
+            f"| `{name}` | {size / 2**20:,.0f} MB | "
+            + " | ".join(
+                f"{median(label, 'seconds'):.2f} s wall, {median(label, 'cpu'):.2f} s CPU, "
+                f"{median(label, 'peak') / 2**20:,.0f} MB ({median(label, 'peak') / size:.2f}x)"
+                for label in ("pictx", "pi")
+            )
+            + f" | {statistics.median(ratios):.2f}x |"
+        )
+        rows.append(row)
+        print(row, flush=True)
+    print(
+        f"| file | size | pictx session context --json | pi 1.6.0 | pictx / pi (wall, median of {pairs} pairs) |"
+    )
+    print("|---|---|---|---|---|")
+    print("\n".join(rows))
 
 
 def main() -> None:
@@ -162,8 +242,12 @@ def main() -> None:
     parser.add_argument("--src", default=str(SRC), help="the src folder whose pictx runs")
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--no-baseline", action="store_true", help="skip the plain reader")
+    parser.add_argument("--pi", type=int, metavar="PAIRS", help="compare with pi 1.6.0")
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": args.src}
+    if args.pi:
+        compare_with_pi(args.files, args.pi, env, args.timeout)
+        return
     pictx = [sys.executable, "-m", "pi_context"]
     runs = {
         "info": lambda path: [*pictx, "session", "info", path],

@@ -1,6 +1,11 @@
-"""Start-up time of ``pictx`` commands that need no model (issue 11, item 7).
+"""Start-up time of ``pictx`` commands, and of ``pictx -p`` up to its first request.
 
     .venv/bin/python benchmarks/bench_startup.py [--repeat 20] [--before <checkout>/src]
+
+``pictx -p hi`` runs against a Messages API stub on 127.0.0.1 in this process (a throwaway
+HOME and agent dir, ``models.json`` naming the stub); its row is the time from starting the
+process to the stub receiving the request (the stub then answers with a one-word reply and
+the process exits; its CPU column is the whole run's).
 
 Each command runs as a fresh process, as the ``pictx`` console script runs it
 (``from pi_context.cli.main import main``), ``--repeat`` times, interleaved with the baselines so
@@ -15,15 +20,19 @@ machine, where wall time includes waiting for a core.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY = "import sys; from pi_context.cli.main import main; sys.exit(main())"
@@ -55,6 +64,67 @@ def _run(argv: Sequence[str], pythonpath: str | None) -> tuple[float, float]:
     return seconds, _cpu_of_children() - cpu
 
 
+_REPLY = b"".join(
+    f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode()
+    for e in (
+        {"type": "message_start", "message": {"id": "m1", "usage": {"input_tokens": 5}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}},
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 1},
+        },
+        {"type": "message_stop"},
+    )
+)
+
+
+class _Stub(BaseHTTPRequestHandler):
+    """A Messages API that notes when each request arrives and answers "ok"."""
+
+    arrivals: ClassVar[list[float]] = []
+
+    def do_POST(self) -> None:
+        _Stub.arrivals.append(time.perf_counter())
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(_REPLY)))
+        self.end_headers()
+        self.wfile.write(_REPLY)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+def _first_request(argv: Sequence[str], env: dict[str, str]) -> tuple[float, float]:
+    """Seconds from starting ``argv`` to the stub's first request, and the run's CPU."""
+    _Stub.arrivals.clear()
+    cpu = _cpu_of_children()
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, capture_output=True, check=False)
+    if done.returncode != 0 or not _Stub.arrivals:
+        raise SystemExit(f"bench_startup: {argv} failed: {done.stderr.decode()[-400:]}")
+    return _Stub.arrivals[0] - start, _cpu_of_children() - cpu
+
+
+def _agent_env(tmp: Path, url: str, pythonpath: str) -> dict[str, str]:
+    home, agent = tmp / "home", tmp / "agent"
+    agent.mkdir(parents=True, exist_ok=True)
+    home.mkdir(exist_ok=True)
+    model = {"id": "stub", "reasoning": False, "input": ["text"], "contextWindow": 100_000,
+             "maxTokens": 1000, "cost": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0}}  # fmt: skip
+    providers = {"stub": {"baseUrl": url, "api": "anthropic-messages", "apiKey": "k",
+                          "models": [model]}}  # fmt: skip
+    (agent / "models.json").write_text(json.dumps({"providers": providers}))
+    settings = {"defaultProvider": "stub", "defaultModel": "stub"}
+    (agent / "settings.json").write_text(json.dumps(settings))
+    return {"HOME": str(home), "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1",
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": pythonpath}  # fmt: skip
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=20)
@@ -62,6 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     py = sys.executable
     current = str(ROOT / "src")
+    stub = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
+    threading.Thread(target=stub.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{stub.server_address[1]}"
+    example = ROOT / "examples" / "session.jsonl"
     with tempfile.TemporaryDirectory() as tmp:
         session = Path(tmp) / "s.jsonl"
         session.write_text(SESSION, encoding="utf-8")
@@ -79,6 +153,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     [py, "-c", ENTRY, "session", "info", str(session)],
                     tree,
                 ),
+                (
+                    f"pictx session info examples/session.jsonl{suffix}",
+                    [py, "-c", ENTRY, "session", "info", str(example)],
+                    tree,
+                ),
+                (f"pictx -p hi: first request{suffix}", [py, "-c", ENTRY, "-p", "hi"], tree),
             ]
             if suffix:
                 commands.append(
@@ -91,13 +171,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         times: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in commands}
         for _ in range(args.repeat):
             for name, cmd, tree in commands:
-                times[name].append(_run(cmd, tree))
+                if " -p " in name:
+                    env = _agent_env(Path(tmp), url, tree or current)
+                    times[name].append(_first_request(cmd, env))
+                else:
+                    times[name].append(_run(cmd, tree))
+    stub.shutdown()
     print("| command | wall, median | wall, min | CPU, median | runs |\n|---|---|---|---|---|")
+    bare = statistics.median(w for w, _ in times["python -c pass"])
     for name, values in times.items():
         wall = [w for w, _ in values]
         cpu = [c for _, c in values]
         print(
-            f"| `{name}` | {statistics.median(wall) * 1e3:.0f} ms | {min(wall) * 1e3:.0f} ms "
+            f"| `{name}` | {statistics.median(wall) * 1e3:.0f} ms "
+            f"({statistics.median(wall) / bare:.1f}x bare python) | {min(wall) * 1e3:.0f} ms "
             f"| {statistics.median(cpu) * 1e3:.0f} ms | {len(values)} |"
         )
     return 0

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_context import _json
@@ -82,3 +83,25 @@ def test_js_number_is_the_shortest_round_trip(value: float) -> None:
     spelled = _json.js_number(value)
     assert float(spelled) == value
     assert "e" not in spelled or abs(value) >= 1e21 or abs(value) < 1e-6
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats()
+    | st.sampled_from([0.0, -0.0, 1.0, 1e-4, 9.99e-5, 1e15, 1e21, 0.1, 123.456, 2.5e-7])
+    | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=4) | st.sampled_from(["0", "1", "01", "10", "x"]), inner)
+    ),
+    max_leaves=12,
+)
+
+
+@given(_JSON_VALUES)
+@settings(max_examples=1500, deadline=None)
+def test_stringify_by_orjson_equals_the_walk(value: Any) -> None:
+    assert _json.js_stringify(value) == _json._stringify_walk(value)

@@ -1,4 +1,4 @@
-"""The contenders: pi 1.6.0 and six pictx configurations, each a command line and settings."""
+"""The contenders: pi 1.6.0 and seven pictx configurations, each a command line and settings."""
 
 from __future__ import annotations
 
@@ -39,6 +39,11 @@ LEAN: dict[str, Any] = {
 }
 """The lean configuration: the offline summarizer, compaction once the context passes 20,000
 tokens whatever the window, a 4,000-token tail."""
+
+
+RECALL_OFF: dict[str, Any] = {"recall": "off"}
+"""pictx without the ``recall`` tool (the default offers it after the first compaction): with
+``--retention``, what the tool adds to the probes answered and to the cost."""
 
 
 def pi_contender(install: PiInstall) -> Contender:
@@ -82,13 +87,9 @@ def pictx_contenders(extra: Sequence[tuple[str, dict[str, Any]]] = ()) -> list[C
             "pictx + offline summarizer", pictx, {"summarizer": "offline"}, env=env, version=version
         ),
         Contender("pictx lean", pictx, LEAN, env=env, version=version),
+        Contender("pictx, recall off", pictx, env=env, version=version, settings=RECALL_OFF),
         Contender(
-            "pictx lean + recall",
-            pictx,
-            LEAN,
-            env=env,
-            version=version,
-            settings={"recall": "auto"},
+            "pictx lean, recall off", pictx, LEAN, env=env, version=version, settings=RECALL_OFF
         ),
         Contender(
             "pictx, collapse delivery",

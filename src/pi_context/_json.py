@@ -276,12 +276,62 @@ def _js_keys(value: dict[str, Any]) -> list[str]:
     return keys
 
 
+_SAFE_INTEGER: Final = 2**53
+
+
+def _spelled_alike(value: Any) -> bool:
+    """Whether orjson spells ``value`` exactly as ``JSON.stringify`` does: plain dicts (string
+    keys that are not array indices, which JavaScript puts first), lists, tuples, strings,
+    booleans, ``None``, integers a double holds exactly, and non-integral floats from 1e-4 to
+    1e15, which both write in plain decimal notation with the shortest digits (outside that
+    range, or for an integral float, the notations differ). A lone surrogate is found by orjson
+    itself, which refuses it."""
+    stack = [value]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if -_SAFE_INTEGER <= item <= _SAFE_INTEGER:
+                continue
+            return False
+        if kind is float:
+            size = abs(item)
+            if 1e-4 <= size < 1e15 and not item.is_integer():
+                continue
+            return False
+        if kind is dict:
+            for key, child in item.items():
+                if type(key) is not str or (key[:1].isdigit() and _is_array_index(key)):
+                    return False
+                push(child)
+            continue
+        if kind is list or kind is tuple:
+            extend(item)
+            continue
+        return False
+    return True
+
+
 def js_stringify(value: Any) -> str:
     """Exactly ``JSON.stringify(value)`` for JSON-like Python values, at any nesting depth.
 
-    Iterative (an explicit stack, not recursion), so a value nested deeper than Python's
-    recursion limit is spelled like any other.
+    Values orjson spells the same way (nearly all: see :func:`_spelled_alike`) are written by
+    orjson; the rest by an iterative walk (an explicit stack, not recursion), so a value nested
+    deeper than Python's recursion limit is spelled like any other.
     """
+    if _spelled_alike(value):
+        try:
+            return orjson.dumps(value).decode("utf-8")
+        except (TypeError, orjson.JSONEncodeError):
+            pass  # a lone surrogate, or nested deeper than orjson writes
+    return _stringify_walk(value)
+
+
+def _stringify_walk(value: Any) -> str:
+    """:func:`js_stringify` by walking the value (every value it accepts)."""
     scalar = _js_scalar(value)
     if scalar is not None:
         return scalar

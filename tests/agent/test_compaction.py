@@ -91,7 +91,9 @@ async def test_silent_overflow_compacts_without_retry(make_session: MakeSession)
     model = ScriptedModel(
         [reply("first " * 200), reply("fine", input_tokens=1500)], model_info=small
     )
-    sess = await make_session(model, settings=OFFLINE)
+    # recall off: its declaration, offered after the first compaction, does not fit this
+    # 1,000-token window beside the summary (the guard would refuse the second compaction)
+    sess = await make_session(model, settings=OFFLINE, recall="off")
     await sess.run("question one " * 200)
     events = await sess.run("two")
     ends = [e for e in events if isinstance(e, CompactionEnd)]
@@ -119,11 +121,14 @@ async def test_threshold_compaction_between_turns(make_session: MakeSession) -> 
     starts = [e for e in events if isinstance(e, CompactionStart)]
     assert [s.reason for s in starts] == ["threshold"]
     kinds = types(sess)
-    # The compaction sits between the tool result and the next assistant message.
-    assert kinds[-2:] == ["compaction", "message"]
+    # The compaction sits between the tool result and the next assistant message; the
+    # system-prompt patch that offers the recall tool from then on follows it.
+    assert kinds[-3:] == ["compaction", "message", "message"]
+    assert sess.session.entries[-2].role == "system"
     last_request = model.requests[-1].messages
     assert last_request[0]["role"] == "system"
     assert "summary" in text_of(last_request[1]["content"])
+    assert [t["name"] for t in model.requests[-1].tools][-1] == "recall"
     model.assert_complete()
 
 

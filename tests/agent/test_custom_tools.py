@@ -30,7 +30,7 @@ def _results(session: Session) -> list[tuple[str, str, bool]]:
 
 
 async def test_data_results_and_plain_functions_leave_every_call_with_its_result(
-    make_session: MakeSession, project: Path
+    make_session: MakeSession, project_dir: Path
 ) -> None:
     async def stats(args: dict[str, Any], cwd: Path) -> dict[str, int]:
         return {"files": 3, "n": args.get("n", 0)}
@@ -45,7 +45,7 @@ async def test_data_results_and_plain_functions_leave_every_call_with_its_result
             reply("done"),
         ]
     )
-    path = project / "s.jsonl"
+    path = project_dir / "s.jsonl"
     sess = await make_session(model, tools=tools, session_file=path)
     await sess.run("go")
     await sess.aclose()
@@ -63,7 +63,7 @@ async def test_data_results_and_plain_functions_leave_every_call_with_its_result
 
 
 async def test_a_second_tool_named_like_a_built_in_must_ask_to_replace_it(
-    make_session: MakeSession, project: Path, caplog: pytest.LogCaptureFixture
+    make_session: MakeSession, project_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     async def fake_read(args: dict[str, Any], cwd: Path) -> str:
         return "fake"
@@ -71,12 +71,12 @@ async def test_a_second_tool_named_like_a_built_in_must_ask_to_replace_it(
     schema: dict[str, Any] = {"type": "object", "properties": {"path": {"type": "string"}}}
     unasked = FunctionTool("read", "r", schema, fake_read)
     with pytest.raises(ValueError, match=r"two tools named 'read' \(pass replaces_builtin=True"):
-        await make_session(None, tools=[*default_tools(project), unasked])
+        await make_session(None, tools=[*default_tools(project_dir), unasked])
 
     asked = FunctionTool("read", "r", schema, fake_read, replaces_builtin=True)
     model = ScriptedModel([reply(tool_calls=[("read", {"path": "x"})]), reply("ok")])
     with caplog.at_level(logging.INFO, logger="pi_context.tools"):
-        sess = await make_session(model, tools=[*default_tools(project), asked])
+        sess = await make_session(model, tools=[*default_tools(project_dir), asked])
     assert "tool 'read' replaces the built-in tool of that name" in caplog.text
     assert sess.get_active_tools() == ["read", "bash", "edit", "write"]
     await sess.run("read x")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pi_context.compaction.events import BeforeCompact, SessionCompact
 from pi_context.events import CompactionEnd, ExtensionFailure, TurnStart
@@ -403,7 +403,11 @@ async def test_turn_end_compaction_draft(make_session: MakeSession, project_dir:
     assert entry.get("systemMessage")["role"] == "system"
     await sess.run("next")
     sent = model.requests[-1].messages
-    assert [m["role"] for m in sent] == ["system", "user", "user"]
+    # the snapshot, the summary, the patch offering recall (the branch holds a compaction now),
+    # the prompt
+    assert [m["role"] for m in sent] == ["system", "user", "system", "user"]
+    added = cast(list[dict[str, Any]], sent[2].get("toolsAdded") or [])
+    assert [t["name"] for t in added] == ["recall"]
 
 
 async def test_loadout_change_mid_run_is_patched_between_turns(

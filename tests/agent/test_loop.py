@@ -305,3 +305,24 @@ async def test_partial_results_become_update_events_between_start_and_end() -> N
     assert heard == ["tool_execution_start"] + ["tool_execution_update"] * 3 + [
         "tool_execution_end"
     ]
+
+
+async def test_an_update_from_another_thread_or_after_the_end_is_handled() -> None:
+    """A tool may report from a worker thread (the update is passed to the loop's thread);
+    an update after the tool returned is dropped (no update follows the end)."""
+    kept: list[UpdateCallback] = []
+
+    async def threaded(args: dict[str, Any], on_update: UpdateCallback) -> str:
+        await asyncio.to_thread(on_update, text_outcome("from a thread", details={}))
+        await asyncio.sleep(0)  # the loop's thread runs the passed update
+        kept.append(on_update)
+        return "done"
+
+    model = scripted(reply(tool_calls=[("work", {})]), reply("ok"))
+    host = FakeHost(model, live_tools={"work": threaded})
+    rec = Recorder()
+    await loop_of(host, rec).run([user_message("go")])
+    kept[0](text_outcome("too late", details={}))
+    updates = [e for e in rec.events if isinstance(e, ToolExecutionUpdate)]
+    assert [text_of(u.partial_result.content) for u in updates] == ["from a thread"]
+    assert rec.types().index("tool_execution_update") < rec.types().index("tool_execution_end")

@@ -91,11 +91,12 @@ async def test_off_by_default_and_the_option_wins_over_the_setting(
     assert "recall" not in _tool_names(model, 2)
 
 
-async def test_default_is_off(make_session: MakeSession) -> None:
+async def test_default_is_auto(make_session: MakeSession) -> None:
     model = ScriptedModel([reply("a " * 200), reply("b " * 200), reply("c")])
     sess = await make_session(model, settings=OFFLINE)
     await sess.run("one " * 200)
     await sess.run("two " * 200)
+    assert "recall" not in _tool_names(model, 1)
     await sess.compact()
     await sess.run("three")
-    assert "recall" not in _tool_names(model, 2)
+    assert "recall" in _tool_names(model, 2)

@@ -37,8 +37,19 @@ def test_plain_entries_are_the_allowlist_and_the_active_set() -> None:
     sel = parse_tool_selection("read,e*")
     assert sel.replaces_defaults
     allowed = [n for n in REGISTERED if sel.allows(n, DEFAULTS)]
-    assert allowed == ["read", "edit"]
+    # an MCP tool stays registered (tool_search may load it) while no entry names mcp__...
+    assert allowed == ["read", "edit", "mcp__x"]
     assert sel.initially_active(allowed, DEFAULTS) == ["read", "edit"]
+    assert not sel.activates("mcp__x")
+    # ... and must match once one does
+    named = parse_tool_selection("read,mcp__y*")
+    assert [n for n in REGISTERED if named.allows(n, DEFAULTS)] == ["read"]
+    assert named.allows("mcp__y__echo", DEFAULTS)
+    assert named.activates("mcp__y__echo")
+    # excluding mcp__* leaves the resource tools
+    excluded = parse_tool_selection(None, exclude="mcp__*")
+    assert not excluded.allows("mcp__y__echo", DEFAULTS)
+    assert excluded.allows("list_mcp_resources", DEFAULTS)
     # "*" is the only wildcard; other characters are literal and the whole name must match
     assert not parse_tool_selection("rea.").allows("read", DEFAULTS)
     assert not parse_tool_selection("ead").allows("read", DEFAULTS)

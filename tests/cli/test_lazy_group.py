@@ -73,6 +73,36 @@ def test_a_subcommand_imports_only_its_module() -> None:
     assert "pi_context.cli.commands.compact" not in modules
 
 
+def test_session_info_imports_no_terminal_ui() -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "session.jsonl"
+    out, modules = _imports_of("session", "info", str(example))
+    assert "entries" in out
+    loaded = sorted(
+        m for m in modules if m.startswith(("rich", "prompt_toolkit", "pi_context.agent"))
+    )
+    assert loaded == []
+
+
+def test_the_agent_command_and_the_http_adapters_load_no_terminal_ui_and_no_sdk() -> None:
+    """``pictx -p`` imports these before its first request: the interactive front end and
+    the Anthropic and OpenAI SDKs (a second or more of CPU between them) are not among what they load."""
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    probe = (
+        "import json, sys; import pi_context.cli.commands.chat, pi_context.providers.anthropic, "
+        "pi_context.providers.openai; "
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin"},
+    )
+    modules = json.loads(done.stdout)
+    assert [m for m in modules if m.startswith(("prompt_toolkit", "anthropic", "openai"))] == []
+
+
 def _help(group: click.Group, *args: str) -> str:
     result = CliRunner().invoke(group, [*args, "--help"], catch_exceptions=False)
     assert result.exit_code == 0

@@ -384,3 +384,40 @@ def test_a_first_prompt_without_a_key_leaves_no_session_file(
     assert run.code == 1
     assert run.err.startswith('pictx: error: No API key found for provider "openai"')
     assert sessions_of(project.parent / "agent", project) == []
+
+
+def test_json_mode_streams_a_running_commands_output_before_it_ends(
+    project: Path, replies: Replies
+) -> None:
+    """``--mode json`` writes each ``tool_execution_update`` as it happens: the command waits
+    for a file this test creates only after reading the update with its first line."""
+    command = "echo building; until [ -f gate ]; do sleep 0.02; done; echo done"
+    spec = replies(
+        [{"text": "", "toolCalls": [{"name": "bash", "arguments": {"command": command}}]}, "ok"]
+    )
+    with subprocess.Popen(
+        [sys.executable, "-m", "pi_context.cli.main", "--mode", "json", "--model", spec, "go"],
+        cwd=project,
+        env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        assert proc.stdout is not None
+        before: list[dict[str, Any]] = []
+        for line in proc.stdout:
+            before.append(json.loads(line))
+            update = before[-1]
+            if update["type"] == "tool_execution_update" and update["partialResult"]["content"] == [
+                {"type": "text", "text": "building\n"}
+            ]:
+                break
+        (project / "gate").touch()
+        after = [json.loads(line) for line in proc.stdout]
+        assert proc.wait(timeout=60) == 0
+    kinds = [r["type"] for r in before]
+    assert "tool_execution_end" not in kinds
+    first = next(r for r in before if r["type"] == "tool_execution_update")
+    assert first["partialResult"] == {"content": []}
+    end = next(r for r in after if r["type"] == "tool_execution_end")
+    assert end["result"]["content"] == [{"type": "text", "text": "building\ndone\n"}]

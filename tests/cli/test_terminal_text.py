@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from rich.markdown import Markdown
 from rich.text import Text
 
+from pi_context.cli.interactive.terminal_console import TerminalConsole
 from pi_context.cli.terminal_text import (
-    TerminalConsole,
     json_for_terminal,
     terminal_safe,
     text_for_stream,

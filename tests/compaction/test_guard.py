@@ -105,7 +105,7 @@ PATHS = st.lists(
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.text(max_size=40), PATHS, PATHS)
+@given(st.text(min_size=1, max_size=40).filter(str.strip), PATHS, PATHS)
 def test_a_summary_ending_in_its_own_file_lists_always_passes_the_file_check(
     text: str, read: list[str], modified: list[str]
 ) -> None:
@@ -118,3 +118,12 @@ def test_a_summary_ending_in_its_own_file_lists_always_passes_the_file_check(
         )
         is None
     )
+
+
+def test_an_empty_summary_is_rejected_even_with_its_file_lists_appended() -> None:
+    # a summarizer that answered "" would otherwise replace the history by the file lists alone
+    for text in ("", "  \n", format_file_operations(READ, MODIFIED)):
+        reason = check_summary(
+            text, tokens_before=10_000, tokens_after=10, read_files=READ, modified_files=MODIFIED
+        )
+        assert reason == "the summarizer returned an empty summary"

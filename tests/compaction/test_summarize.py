@@ -42,6 +42,17 @@ def test_combine_usage_sums_every_field() -> None:
     assert total["cost"]["total"] == 0.5
 
 
+def test_combined_cost_is_the_providers_only_if_both_parts_are() -> None:
+    a, b = empty_usage(), empty_usage()
+    for first, second, expected in [
+        (True, True, True),
+        (True, False, False),
+        (False, False, False),
+    ]:
+        a["cost"]["totalFromProvider"], b["cost"]["totalFromProvider"] = first, second
+        assert combine_usage(a, b)["cost"]["totalFromProvider"] is expected
+
+
 def test_output_limit_is_clamped_to_the_window() -> None:
     def model(window: int, max_tokens: int) -> ScriptedModel:
         return ScriptedModel([], model_info=ModelInfo("p", "m", "api", window, max_tokens))

@@ -99,3 +99,29 @@ def test_every_template_takes_the_fast_path_where_it_can() -> None:
         role = template.get("message", {}).get("role")
         if template["type"] in common and role in (None, "user", "assistant", "toolResult"):
             assert _well_typed(template), template
+
+
+def test_the_cost_says_whether_the_provider_reported_it_with_a_boolean() -> None:
+    """pi-ai writes ``cost.totalFromProvider`` as a boolean; a number there is the fault."""
+    cost = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    usage = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "reasoning": 0}
+    message = {
+        "role": "assistant",
+        "content": [],
+        "api": "openai-completions",
+        "provider": "p",
+        "model": "m",
+        "stopReason": "stop",
+        "timestamp": 1,
+    }
+
+    def entry(flag: Any) -> dict[str, Any]:
+        spent = {**usage, "totalTokens": 2, "cost": {**cost, "totalFromProvider": flag}}
+        return {**_USER, "message": {**message, "usage": spent}}
+
+    assert checked_entry(entry(False)) == (entry(False), [])
+    assert checked_entry(entry(True))[1] == []
+    _, faults = checked_entry(entry(0))
+    assert faults == [
+        "message.usage.cost.totalFromProvider is a number, expected a boolean: ignored"
+    ]

@@ -396,3 +396,22 @@ async def test_no_default_timeout_keeps_pis_schema(call: Runner) -> None:
     described = tool.parameters["properties"]["timeout"]["description"]
     assert described == "Seconds before the command is killed (optional)"
     assert (await call(tool, command="echo ok")).text == "ok\n"
+
+
+async def test_an_update_of_a_long_output_is_its_shown_tail_without_the_note(
+    tmp_path: Path,
+) -> None:
+    """As pi sends it: the lines the model would see so far, and the truncation in details."""
+    updates: list[ToolOutcome] = []
+    out = await run_tool(
+        BashTool(), "c", {"command": "seq 1 3000"}, cwd=tmp_path, on_update=updates.append
+    )
+    full = Path(out.details["fullOutputPath"])
+    try:
+        last = updates[-1]
+        assert last.text == "\n".join(str(i) for i in range(1001, 3001))
+        assert last.details["truncation"]["totalLines"] == 3000
+        assert last.details["fullOutputPath"] == str(full)
+        assert out.text.endswith(f"[Showing lines 1001-3000 of 3000. Full output: {full}]")
+    finally:
+        full.unlink()

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from pi_context import _json
+from pi_context.mcp import is_mcp_tool_name
+from pi_context.mcp.codemode import codemode_suffix
 from pi_context.messages import AgentMessage, ToolDeclaration
 from pi_context.prompt import (
     SystemPromptOptions,
@@ -62,18 +64,33 @@ class Loadout:
         )
         # The stored system messages and the wanted prompt (serialized) when last found in sync.
         self._prompt_in_sync: tuple[list[AgentMessage], bytes] | None = None
+        self._started = False
+        # restored MCP names kept until the first run starts (their servers may connect first)
+        self._restored_pending: set[str] = set()
         self._recall_offered = False
         self.register_tools()
+        if state.mcp is not None:
+            state.mcp.all_tools = lambda: list(self._tools.values())
+            state.mcp.on_tools_changed = self.register_tools
+            state.mcp.activate_tools = self.activate
+            state.mcp.active_tools = self.active_tools
 
     # -- tools ------------------------------------------------------------------------------------
 
     def register_tools(self, *, newly_default: Sequence[str] = ()) -> None:
-        """Register built-in and extension tools. The first loadout follows the
-        ``defaultTools`` setting (built-ins only; other tools are always active); later calls
-        keep the loadout and add ``newly_default`` names."""
+        """Register built-in, extension and MCP tools. The first loadout follows the
+        ``defaultTools`` setting (built-ins only; other ``direct`` tools are always active,
+        ``deferred`` ones wait for ``tool_search``); later calls keep the loadout, add
+        ``newly_default`` names and activate ``direct`` tools registered since (a server
+        that connected)."""
+        before = {n: t.exposure for n, t in self._tools.items()}
         all_tools = list(self._builtin_tools)
         if self._state.extensions is not None:
             all_tools.extend(self._state.extensions.tools())
+        mcp = self._state.mcp
+        if mcp is not None:
+            taken = {t.name for t in all_tools}
+            all_tools.extend(t for t in mcp.tools() if t.name not in taken)
         selection = self._state.tool_selection
         defaults = self.default_tool_names()
         if selection is not None:
@@ -83,8 +100,12 @@ class Loadout:
             if tool.name in self._tools and tool.replaces_builtin:
                 _log.info("tool %r replaces the built-in tool of that name", tool.name)
             self._tools[tool.name] = tool
-        if not self._active and selection is not None:
-            chosen = selection.initially_active(list(self._tools), defaults)
+        first = not self._active and not self._started
+        self._started = True
+        if first and selection is not None:
+            chosen = selection.initially_active(
+                [n for n, t in self._tools.items() if t.exposure == "direct"], defaults
+            )
             self._active = chosen + [
                 n
                 for n in self._tools
@@ -93,36 +114,74 @@ class Loadout:
                 and selection.plain is None
                 and self._starts_active(n)
             ]
-        elif not self._active:
+        elif first:
             self._active = [n for n in defaults if n in self._tools] + [
                 n for n in self._tools if n not in BUILTIN_TOOL_NAMES and self._starts_active(n)
             ]
         else:
-            kept = [n for n in self._active if n in self._tools]
-            self._active = kept + [n for n in newly_default if n in self._tools and n not in kept]
+            kept = [
+                n
+                for n in self._active
+                if (n in self._tools or n in self._restored_pending)
+                and not _left_direct(before.get(n), self._tools.get(n))
+            ]
+            added = [
+                n
+                for n, t in self._tools.items()
+                if before.get(n) != "direct"
+                and n not in kept
+                and t.exposure == "direct"
+                and is_mcp_tool_name(n)
+                and (selection is None or selection.activates(n))
+                and n not in self._restored_pending
+            ]
+            self._active = (
+                kept + [n for n in newly_default if n in self._tools and n not in kept] + added
+            )
+        if first and mcp is not None:
+            self.activate(mcp.discovery_tools())
+
+    def activate(self, names: Sequence[str]) -> None:
+        """Append registered tools to the active set (``tool_search`` loading its matches,
+        discovery tools at start); they are declared from the next request."""
+        self._active += [
+            n for n in dict.fromkeys(names) if n in self._tools and n not in self._active
+        ]
+
+    def settle_restored(self) -> None:
+        """Drop restored names whose tools were not registered by the time a run starts (a
+        server that has not connected, or a tool this agent does not have, like pi's
+        ``codemode``)."""
+        if self._restored_pending:
+            self._restored_pending = set()
+            self._active = [n for n in self._active if n in self._tools]
 
     def _starts_active(self, name: str) -> bool:
         """Whether a tool beside the built-ins is active from the start: all are, except the
-        ``recall`` tool the agent adds itself, unless it is offered ``always``."""
+        ``recall`` tool the agent adds itself, unless it is offered ``always``, and tools that
+        are not ``direct``."""
         tool = self._tools.get(name)
+        if tool is None or tool.exposure != "direct":
+            return False  # deferred tools wait for tool_search, discovery tools for MCP
         return not isinstance(tool, RecallTool) or tool.offer == "always"
 
-    def offer_recall(self) -> None:
-        """Make the agent's ``recall`` tool active once the branch holds a compaction (its
-        ``auto`` offer), once per branch: the change reaches the model as a system-prompt patch
-        (``toolsAdded``) at the next request, which keeps the cached prefix."""
+    def _offer_recall(self, entries: Sequence[ProjectedEntry]) -> bool:
+        """Make the agent's ``recall`` tool active once the context ``entries`` start with a
+        compaction (its ``auto`` offer), once per branch; ``True`` when it was just added. The
+        change reaches the model in the system-prompt patch being computed (``toolsAdded``),
+        after the summary, so the cached prefix before it stays."""
         if self._recall_offered:
-            return
+            return False
         tool = self._tools.get(RecallTool.name)
         if not isinstance(tool, RecallTool) or tool.offer != "auto":
-            return
-        projection = self._state.session.stored_projection()
-        first = projection.entries[0].entry if projection.entries else None
-        if first is None or first.type != "compaction":
-            return
+            return False
+        if not entries or entries[0].entry.type != "compaction":
+            return False
         self._recall_offered = True
-        if RecallTool.name not in self._active:
-            self._active.append(RecallTool.name)
+        if RecallTool.name in self._active:
+            return False
+        self._active.append(RecallTool.name)
+        return True
 
     def default_tool_names(self) -> list[str]:
         """The names pi's ``defaultTools`` setting makes active at start."""
@@ -146,7 +205,26 @@ class Loadout:
     def declared_tools(self) -> list[ToolDeclaration]:
         """The declarations a request carries (hidden tools left out)."""
         hidden = set(self.options().hidden_tools)
-        return tool_declarations(t for t in self._active_tool_objects() if t.name not in hidden)
+        return self._declare([t for t in self._active_tool_objects() if t.name not in hidden])
+
+    def _declare(self, tools: Sequence[Tool]) -> list[ToolDeclaration]:
+        """Declarations of ``tools``; while ``codemode`` is active, every callable one says
+        what ``tools.<id>(args)`` resolves to in a script (discovery tools excepted)."""
+        declarations = tool_declarations(tools)
+        if "codemode" not in self._active or "codemode" not in self._tools:
+            return declarations
+        out = []
+        for tool, declaration in zip(tools, declarations, strict=True):
+            if tool.exposure != "model-only":
+                declaration = cast(
+                    ToolDeclaration,
+                    {
+                        **declaration,
+                        "description": declaration["description"].strip() + codemode_suffix(tool),
+                    },
+                )
+            out.append(declaration)
+        return out
 
     def restore_from_branch(self) -> None:
         """The loadout recorded on the branch, plus non-built-in tools it never mentions
@@ -166,7 +244,8 @@ class Loadout:
             for key in ("toolsAdded", "toolsRemoved"):
                 for t in (m or {}).get(key) or ():
                     mentioned.add(t.get("name"))
-        names = [n for n in recorded if n in self._tools]
+        names = [n for n in recorded if n in self._tools or self._may_register(n)]
+        self._restored_pending = {n for n in names if n not in self._tools}
         names += [
             n
             for n in self._tools
@@ -176,16 +255,26 @@ class Loadout:
             and self._starts_active(n)
         ]
         self._active = names
+        if self._state.mcp is not None:  # discovery is switched on at every session start
+            self.activate(self._state.mcp.discovery_tools())
+
+    def _may_register(self, name: str) -> bool:
+        """A tool an MCP server may still bring (its server has not connected yet)."""
+        return self._state.mcp is not None and is_mcp_tool_name(name)
 
     # -- system prompt ----------------------------------------------------------------------------
 
     def base_options(self) -> SystemPromptOptions:
-        """The prompt options from resources and the active tools (pi's base options)."""
+        """The prompt options from resources and the active tools (pi's base options), with
+        the ``mcp_servers`` section when MCP servers are listed."""
         state = self._state
-        self.offer_recall()
-        return prompt_options_for(
+        options = prompt_options_for(
             state.resources, self._tools.values(), active=self._active, cwd=state.cwd
         )
+        section = state.mcp.section() if state.mcp is not None else None
+        if section is not None:
+            options = options.evolve(sections={section[0]: section[1], **options.sections})
+        return options
 
     def begin_run(self, options: SystemPromptOptions, forced: str | None) -> None:
         """Use ``options`` (and ``forced``, if any) until :meth:`end_run`."""
@@ -202,7 +291,6 @@ class Loadout:
 
     def next_turn_options(self) -> SystemPromptOptions:
         """The run's options with the loadout as it stands now (it may change mid-run)."""
-        self.offer_recall()
         options = self.options().evolve(selected_tools=tuple(self._active))
         if self._run_options is not None:
             self._run_options = options
@@ -227,9 +315,13 @@ class Loadout:
         puts the loadout in the order the transcript will replay it (see
         :meth:`_follow_recorded_order`).
         """
+        if self._offer_recall(entries):
+            options = options.evolve(selected_tools=tuple(self._active))
+            if self._run_options is not None:
+                self._run_options = options
         systems = self._system_view(entries)  # they hold the state
         sections = build_sections(options)
-        tools = tool_declarations(self._active_tool_objects())
+        tools = self._declare(self._active_tool_objects())
         wanted = _json.dumps([list(sections.items()), tools])
         last = self._prompt_in_sync
         if last is not None and last[1] == wanted and _same_objects(last[0], systems):
@@ -238,7 +330,7 @@ class Loadout:
         if reordered is not options:
             options = reordered
             sections = build_sections(options)
-            tools = tool_declarations(self._active_tool_objects())
+            tools = self._declare(self._active_tool_objects())
             wanted = _json.dumps([list(sections.items()), tools])
         patch = system_message_for_update(
             systems, sections, tools, timestamp=self._state.session.now_ms()
@@ -278,6 +370,11 @@ class Loadout:
         if self._run_options is not None:
             self._run_options = options
         return options
+
+
+def _left_direct(before: str | None, tool: Tool | None) -> bool:
+    """A tool that was ``direct`` and is now reached only by discovery (not declared)."""
+    return before == "direct" and tool is not None and tool.exposure != "direct"
 
 
 def _in_order(names: Sequence[str], order: Mapping[str, int]) -> list[str]:

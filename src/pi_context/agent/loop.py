@@ -28,6 +28,7 @@ its bookkeeping, emits ``turn_end``/``agent_end`` and returns a result with ``ab
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -539,9 +540,10 @@ class AgentLoop:
 
 class _LiveUpdates:
     """A tool call's partial results: each becomes a ``tool_execution_update`` event at once
-    (the tool calls back synchronously, e.g. from its output pipe), and reaches the extensions
-    in order without holding up the tool; :meth:`delivered` waits for those deliveries, so
-    extensions hear every update before the call's ``tool_execution_end``."""
+    (the tool calls back synchronously, e.g. from its output pipe; a call from another thread
+    is passed to the loop's thread), and reaches the extensions in order without holding up
+    the tool; :meth:`delivered` waits for those deliveries, so extensions hear every update
+    before the call's ``tool_execution_end``. Updates after that are ignored."""
 
     def __init__(self, loop: AgentLoop, call: ToolCall, notes: list[asyncio.Task[None]]) -> None:
         self._loop = loop
@@ -549,8 +551,16 @@ class _LiveUpdates:
         self._args = MappingProxyType(call["arguments"])
         self._notes = notes
         self._last: asyncio.Task[None] | None = None
+        self._events = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        self._ended = False
 
     def on_update(self, partial: ToolOutcome) -> None:
+        if threading.get_ident() != self._thread:
+            self._events.call_soon_threadsafe(self.on_update, partial)
+            return
+        if self._ended:
+            return
         call = self._call
         event = ToolExecutionUpdate(
             call["id"],
@@ -568,5 +578,6 @@ class _LiveUpdates:
         await self._loop.callbacks.notify(event)
 
     async def delivered(self) -> None:
+        self._ended = True
         if self._last is not None:
             await asyncio.wait([self._last])

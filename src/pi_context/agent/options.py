@@ -15,6 +15,7 @@ from typing import Any, Final, Literal, TypedDict, cast, get_args
 from pi_context._keywords import check_keywords
 from pi_context.extensions import ExtensionRunner, load_extensions
 from pi_context.extensions.events import SessionReason
+from pi_context.mcp import McpManager
 from pi_context.model import Model
 from pi_context.resources.loader import ResourceLoader
 from pi_context.resources.settings import bash_settings_for
@@ -55,8 +56,11 @@ class AgentOptions(TypedDict, total=False):
     ``--no-builtin-tools`` / ``--exclude-tools`` (:mod:`.tool_selection`). ``start_reason``,
     ``previous_session_file``: what extensions' ``session_start`` is told (default ``startup``
     for ``create``, ``resume`` for ``open``; ``new`` / ``fork`` when a session replaces
-    another). ``recall``: when the ``recall`` tool is offered (:data:`RecallMode`; default the
-    ``recall`` setting, else ``off``); it is added to the built-ins, not to ``tools``.
+    another). ``mcp``: connect the servers of ``mcp.json`` (global, and the project's when
+    trusted) in the background and offer their tools (off by default; the CLI turns it on
+    unless ``--no-mcp``). ``recall``: when the ``recall`` tool is offered (:data:`RecallMode`;
+    default the ``recall`` setting, else ``auto``); it is added to the built-ins, not to
+    ``tools``.
 
     Every option is checked at the call (:func:`checked_options`): an unknown keyword or a
     value of the wrong type raises :class:`TypeError` there, never later.
@@ -81,6 +85,7 @@ class AgentOptions(TypedDict, total=False):
     tool_selection: ToolSelection | None
     start_reason: SessionReason
     previous_session_file: str | None
+    mcp: bool
     recall: str | None
     extension_paths: Sequence[str] | None
 
@@ -138,6 +143,7 @@ _CHECKS: Final[Mapping[str, tuple[Callable[[Any], bool], str]]] = {
     "start_reason": (_start_reason, " or ".join(repr(r) for r in get_args(SessionReason))),
     "previous_session_file": (_optional(str), "a path text or None"),
     "extension_paths": (_text_sequence, "a sequence of paths (not one text) or None"),
+    "mcp": (_optional(bool), "a bool"),
     "recall": (
         lambda v: v is None or v in ("auto", "always", "off"),
         "'auto', 'always', 'off' or None",
@@ -221,6 +227,11 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
             entry_points=discover,
             include_discovered=discover,
         )
+    mcp = (
+        McpManager(cwd=cwd, agent_dir=Path(loader.agent_dir), trusted=resources.trusted)
+        if options.get("mcp", False)
+        else None
+    )
     state = AgentState(
         session,
         cwd=cwd,
@@ -231,6 +242,7 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
         settings_override=options.get("settings"),
         sleep=options.get("sleep"),
         tool_selection=options.get("tool_selection"),
+        mcp=mcp,
     )
     tools = options.get("tools")
     if tools is not None:
@@ -251,11 +263,12 @@ RecallMode = Literal["auto", "always", "off"]
 without one sends pi's exact prompt and tools; the tool arrives by a system-prompt patch, so
 the cached prefix stays), ``always`` from the start, ``off`` never.
 
-The default is ``off``, pi's behaviour, until the retention benchmark has measured what the
-tool's declaration costs against the probes it answers."""
+The default is ``auto``: on the economy benchmark's retention probes (facts planted early,
+asked after compactions) pictx with it answered 4 of 4 against pi's and pictx's 1 of 4 (a
+file read again), for -0.3% to +1.6% of the session's cost on a 48k window (+2.3% on 200k)."""
 
 RECALL_MODES: Final = ("auto", "always", "off")
-DEFAULT_RECALL_MODE: Final[RecallMode] = "off"
+DEFAULT_RECALL_MODE: Final[RecallMode] = "auto"
 
 
 def recall_mode(option: str | None, settings: Mapping[str, Any]) -> RecallMode:

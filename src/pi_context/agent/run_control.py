@@ -130,6 +130,9 @@ class RunControl:
         try:
             state.require_usable_model()  # fail early without a model or its key
             await self._recovery.before_prompt()
+            if state.mcp is not None:
+                await state.mcp.wait_for_first_prompt()
+            self._loadout.settle_restored()
             options, forced, extra = await self._before_agent_start(trigger, text, images)
             self._loadout.begin_run(options, forced)
             start: list[AgentMessage] = []

@@ -55,6 +55,9 @@ from pi_context.extensions.events import (
     ShutdownReason,
     ThinkingLevelSelectEvent,
 )
+from pi_context.mcp import McpManager
+from pi_context.mcp.command import DESCRIPTION as MCP_COMMAND_DESCRIPTION
+from pi_context.mcp.command import run_mcp_command
 from pi_context.messages import AgentMessage, ImageContent
 from pi_context.model import Model
 from pi_context.model.thinking import clamp_thinking_level
@@ -120,6 +123,10 @@ class AgentSession:
         self._notices: list[asyncio.Task[None]] = []  # extension notifications under way
         self._closed = False
         self._ui: tuple[ExtensionUI, str] | None = None
+        self._early_notices: list[tuple[str, str]] = []
+        self._notice_listener: Callable[[str, str], None] | None = None
+        if state.mcp is not None:
+            state.mcp.notify = self._mcp_notice
         if runner is not None:
             runner.on_error(state.events.emit)
             runner.bind_host(
@@ -134,10 +141,38 @@ class AgentSession:
                 ),
             )
 
+    def _mcp_notice(self, message: str, kind: str) -> None:
+        """MCP notices go where pi's go: the front end's ``notify`` (or the listener of
+        :meth:`on_notice`); one raised before either is attached waits for it."""
+        if self._ui is not None:
+            self._ui[0].notify(message, kind)
+        elif self._notice_listener is not None:
+            self._notice_listener(message, kind)
+        else:
+            self._early_notices.append((message, kind))
+
+    def on_notice(self, listener: Callable[[str, str], None] | None) -> None:
+        """Receive the session's own notices (MCP start-up problems, ``/mcp`` answers) as
+        ``(message, kind)`` when no extension UI is attached (the interactive terminal)."""
+        self._notice_listener = listener
+        if listener is not None:
+            early, self._early_notices = self._early_notices, []
+            for message, kind in early:
+                listener(message, kind)
+
+    @property
+    def mcp(self) -> McpManager | None:
+        """The session's MCP servers (``None`` when MCP is off)."""
+        return self._state.mcp
+
     def set_extension_ui(self, ui: ExtensionUI | None, mode: str | None = None) -> None:
         """The front end's dialogs for extension handlers (``ctx.ui``, ``ctx.mode``) from now
         on; ``None`` removes them."""
         self._ui = (ui, mode or "") if ui is not None else None
+        if ui is not None:
+            early, self._early_notices = self._early_notices, []
+            for message, kind in early:
+                ui.notify(message, kind)
 
     # -- construction ---------------------------------------------------------------------------
 
@@ -246,10 +281,17 @@ class AgentSession:
     async def _started(
         self, reason: SessionReason, previous: str | None, *, restore: bool = False
     ) -> None:
+        if self._state.mcp is not None:
+            self._state.mcp.start()  # in the background; the first prompt waits if it must
         selection = self._state.tool_selection
         # --tools replaces the defaults, so the branch's recorded loadout is not restored
         if restore and not (selection is not None and selection.replaces_defaults):
             self._loadout.restore_from_branch()
+        mcp = self._state.mcp
+        if mcp is not None:
+            warning = mcp.unreachable_warning(self._loadout.active_tools())
+            if warning is not None:
+                self._mcp_notice(warning, "warning")
         await extension_dispatch.session_started(self._state, reason, previous)
         model = self._state.model
         if restore and model is not None:
@@ -533,14 +575,30 @@ class AgentSession:
         return None if result.handled else (result.text if result.text is not None else text)
 
     def extension_commands(self) -> list[RegisteredCommand]:
-        """The slash commands extensions registered."""
+        """The slash commands extensions registered, and ``/mcp`` when MCP is on (registered
+        as pi registers it, by the built-in ``builtin:mcp``; an extension's own ``/mcp``
+        replaces it)."""
         runner = self._state.extensions
-        return runner.commands() if runner is not None else []
+        commands = runner.commands() if runner is not None else []
+        if self._state.mcp is not None and not any(c.name == "mcp" for c in commands):
+            commands.append(
+                RegisteredCommand("mcp", MCP_COMMAND_DESCRIPTION, self._mcp_command, "builtin:mcp")
+            )
+        return commands
+
+    async def _mcp_command(self, args: str, _ctx: Any = None) -> None:
+        if self._state.mcp is not None:
+            await run_mcp_command(self._state.mcp, args, self._mcp_notice)
 
     async def run_extension_command(self, name: str, args: str) -> bool:
         """Run an extension's ``/name`` command; ``False`` when none has that name."""
         runner = self._state.extensions
-        return runner is not None and await runner.run_command(name, args)
+        if runner is not None and runner.command(name) is not None:
+            return await runner.run_command(name, args)
+        if name == "mcp" and self._state.mcp is not None:
+            await self._mcp_command(args)
+            return True
+        return False
 
     def expand_skill_command(self, text: str) -> str:
         """``/skill:name args`` → the skill's block plus the args; other text unchanged."""
@@ -589,14 +647,17 @@ class AgentSession:
     # -- resources, stats, closing ----------------------------------------------------------------
 
     async def reload(self) -> None:
-        """Re-read settings, context files, skills and SYSTEM/APPEND files (a coroutine:
-        ``await sess.reload()``, since extensions' ``resources_discover`` handlers run); the
-        changed sections are patched at the next run (nothing is sent or stored now)."""
+        """Re-read settings, context files, skills, SYSTEM/APPEND files and ``mcp.json``
+        (reconnecting the MCP servers); a coroutine: ``await sess.reload()``, since extensions'
+        ``resources_discover`` handlers run. The changed sections are patched at the next run
+        (nothing is sent or stored now)."""
         if self.busy:
             raise PiContextError("Wait for the current response to finish before reloading.")
         before = self._loadout.default_tool_names()
         self._state.resources = self._state.loader.reload()
         await extension_dispatch.discover_resources(self._state, "reload")
+        if self._state.mcp is not None:  # mcp.json is read again and every server reconnects
+            await self._state.mcp.restart()
         after = self._loadout.default_tool_names()
         self._loadout.register_tools(newly_default=[n for n in after if n not in before])
 
@@ -680,6 +741,8 @@ class AgentSession:
         await self._runs.wait()
         await self.settle_notices()
         await self._notify(SessionShutdownEvent(reason, target_session_file))
+        if self._state.mcp is not None:
+            await self._state.mcp.aclose()
         self.session.close()
 
     def close(self) -> None:

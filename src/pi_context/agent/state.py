@@ -16,6 +16,7 @@ from typing import Any
 from pi_context.compaction.accounting import TokenCache
 from pi_context.errors import PiContextError, ProviderError
 from pi_context.extensions import ExtensionRunner
+from pi_context.mcp import McpManager
 from pi_context.model import Model
 from pi_context.resources.loader import LoadedResources, ResourceLoader
 from pi_context.resources.settings import (
@@ -54,8 +55,11 @@ class AgentState:
         settings_override: Mapping[str, Any] | None = None,
         sleep: Sleep | None = None,
         tool_selection: ToolSelection | None = None,
+        mcp: McpManager | None = None,
     ) -> None:
         self.session = session
+        self.mcp = mcp
+        """The session's MCP servers (``None``: MCP is off, as for library sessions by default)."""
         self.tool_selection = tool_selection
         """``--tools`` and friends (:mod:`.tool_selection`); ``None``: pi without flags."""
         self.cwd = cwd

@@ -47,6 +47,13 @@ def _matches(entries: Sequence[str], name: str) -> bool:
     )
 
 
+_RESOURCE_TOOLS = ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource")
+
+
+def _is_mcp_name(name: str) -> bool:
+    return name.startswith("mcp__") or name in _RESOURCE_TOOLS
+
+
 @dataclass(frozen=True, slots=True)
 class ToolSelection:
     """The parsed flags; the defaults select nothing special (pi without flags)."""
@@ -66,14 +73,31 @@ class ToolSelection:
 
     def allows(self, name: str, defaults: Sequence[str]) -> bool:
         """Whether a tool called ``name`` may be registered at all (``defaults``: the
-        ``defaultTools`` names, which ``--no-tools`` with modifiers starts from)."""
+        ``defaultTools`` names, which ``--no-tools`` with modifiers starts from).
+
+        MCP tools (``mcp__…`` and the resource tools) stay registered under a ``--tools``
+        list that names no ``mcp__`` entry, so ``tool_search`` can still load the deferred
+        ones; they are then not activated (:meth:`activates`)."""
         if _matches(self.exclude, name):
             return False
         if self.plain is not None:
+            if self.plain and not self.no_tools and _is_mcp_name(name) and not self._names_mcp:
+                return True
             return _matches(self.plain, name)
         if self.no_tools:
             return bool(self.modifiers) and name in self.modified(defaults)
         return True
+
+    @property
+    def _names_mcp(self) -> bool:
+        return any(entry.startswith("mcp__") for entry in self.plain or ())
+
+    def activates(self, name: str) -> bool:
+        """Whether a ``direct`` tool registered later (an MCP server connecting) becomes
+        active: always without ``--tools``, else only when the list names or matches it."""
+        if self.plain is not None:
+            return _matches(self.plain, name)
+        return not (self.no_tools and not self.modifiers)
 
     def modified(self, defaults: Sequence[str]) -> list[str]:
         """``defaults`` with the ``+``/``-`` entries applied in order."""
@@ -90,7 +114,7 @@ class ToolSelection:
         """The active tools at start among ``registered`` (extension tools included) given
         the ``defaultTools`` names."""
         if self.plain is not None:
-            return [n for n in registered if self.allows(n, defaults)]
+            return [n for n in registered if self.allows(n, defaults) and _matches(self.plain, n)]
         if self.no_builtin_tools or (self.no_tools and not self.modifiers):
             return []
         chosen = self.modified(defaults)

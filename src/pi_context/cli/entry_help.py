@@ -44,6 +44,7 @@ Agent (bare `pictx [OPTIONS] [MESSAGES]...`, same as `pictx chat`):
   -nt, --no-tools             No tools at all (unless --tools lists them).
   -nbt, --no-builtin-tools    None of the default tools.
   -xt, --exclude-tools LIST   Never register these tools.
+  --no-mcp                    Do not connect the MCP servers of mcp.json.
   --thinking LEVEL            off, minimal, low, medium, high, xhigh, max
                               (clamped to the model).
   -nc, --no-context-files     Do not load AGENTS.md / CLAUDE.md.

@@ -35,6 +35,10 @@ SUBCOMMANDS = {
         "pi_context.cli.commands.prompt:distrust_command",
         "Never use a project's .pi settings, SYSTEM.md or skills (context files still load).",
     ),
+    "mcp": LazyCommand(
+        "pi_context.cli.commands.mcp:mcp_group",
+        "List, add and remove MCP servers (mcp.json).",
+    ),
     "models": LazyCommand(
         "pi_context.cli.commands.models:models_command",
         "List the models pictx knows: built-ins, ~/.pi/agent/models.json and the local model.",

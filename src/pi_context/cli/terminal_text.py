@@ -17,23 +17,19 @@ and DEL as ``\\u`` escapes (same JSON value), so JSON read in a terminal is iner
 Output that is data rather than a display (``pictx -p`` or ``pictx prompt`` into a pipe or a
 file) keeps its text: :func:`text_for_stream` only replaces lone surrogates there.
 
-:class:`TerminalConsole` is a rich console applying the same rule to every text segment it
-renders (Markdown, tool output, names, labels), and dropping hyperlinks whose target holds a
-control character.
+:class:`~pi_context.cli.interactive.terminal_console.TerminalConsole` applies the same rule to
+every text segment rich renders (kept apart, so that commands that only print load no rich).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Any, TextIO
+from typing import TextIO
 
 import click
-from rich.console import Console, ConsoleOptions, RenderableType
-from rich.segment import Segment
 
 __all__ = [
-    "TerminalConsole",
+    "UNSAFE",
     "echo",
     "json_for_terminal",
     "one_line",
@@ -42,7 +38,7 @@ __all__ = [
     "well_formed",
 ]
 
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 """Anything :func:`terminal_safe` changes (tab and newline are kept)."""
 _CSI = re.compile("(?:\x1b\\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -66,7 +62,7 @@ def well_formed(text: str) -> str:
 
 def terminal_safe(text: str) -> str:
     """``text`` as it may be shown in a terminal: no control sequence survives (see module)."""
-    if not _UNSAFE.search(text):
+    if not UNSAFE.search(text):
         return text
     text = well_formed(text).replace("\r\n", "\n")
     text = _CSI.sub("", text)
@@ -104,31 +100,3 @@ def json_for_terminal(text: str) -> str:
     string, where the escape means the same character.
     """
     return _JSON_C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-class TerminalConsole(Console):
-    """A rich console that shows every text segment through :func:`terminal_safe`.
-
-    Control segments (cursor motion of live displays, which rich itself makes) pass unchanged;
-    a hyperlink whose target holds a control character is dropped (its text stays).
-    """
-
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("highlight", False)
-        super().__init__(**kwargs)
-
-    def render(
-        self, renderable: RenderableType, options: ConsoleOptions | None = None
-    ) -> Iterable[Segment]:
-        for segment in super().render(renderable, options):
-            text, style, control = segment
-            if control:
-                yield segment
-                continue
-            link = style.link if style is not None else None
-            if link and _UNSAFE.search(link) and style is not None:
-                style = style.update_link(None)
-            elif not _UNSAFE.search(text):
-                yield segment
-                continue
-            yield Segment(terminal_safe(text), style, control)

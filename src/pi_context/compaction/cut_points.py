@@ -151,14 +151,20 @@ def find_projected_cut_point(
     keep_recent_tokens: int,
     tokens: TokenFn,
     intrinsically_visible: Callable[[Entry], bool],
+    *,
+    keep_tool_pairs: bool = False,
 ) -> CutPoint:
     """The cut point over projected entries, as ``prepareCompaction`` computes it.
 
     ``intrinsically_visible(entry)`` tells whether the raw entry would produce context
     messages without any edit (context edits themselves never are); an intrinsically visible
-    entry without projected messages was omitted by a ``context_edit``.
+    entry without projected messages was omitted by a ``context_edit``. ``keep_tool_pairs``
+    moves the cut back so that no kept tool result loses its call (not pi's rule; for
+    histories recorded from agent frameworks).
     """
-    return _find(items, start, end, keep_recent_tokens, tokens, intrinsically_visible)
+    return _find(
+        items, start, end, keep_recent_tokens, tokens, intrinsically_visible, keep_tool_pairs
+    )
 
 
 def _find(
@@ -168,6 +174,7 @@ def _find(
     keep_recent_tokens: int,
     tokens: TokenFn,
     intrinsically_visible: Callable[[Entry], bool] | None,
+    keep_tool_pairs: bool = False,
 ) -> CutPoint:
     """Both variants; the recovery-omission rule applies only with ``intrinsically_visible``."""
     cut, exceeded = _walk_budget(items, start, end, keep_recent_tokens, tokens)
@@ -179,6 +186,8 @@ def _find(
         and _recovery_omission_applies(items, cut, end, intrinsically_visible)
     ):
         cut += 1
+    if keep_tool_pairs:
+        cut = _keep_calls_of_kept_results(items, start, cut, end)
     # pull the metadata entries (no messages) right before the cut into the kept range
     while cut > start:
         prev = items[cut - 1]
@@ -189,6 +198,52 @@ def _find(
         return CutPoint(cut, -1, False)
     turn_start = find_turn_start_index(items, cut, start)
     return CutPoint(cut, turn_start, turn_start != -1)
+
+
+def _ids(item: EntryItem, role: str) -> set[str]:
+    """Call ids of the item's tool results (``toolResult``) or tool calls (``assistant``)."""
+    out: set[str] = set()
+    for message in item.messages:
+        if not isinstance(message, Mapping) or message.get("role") != role:
+            continue
+        if role == "toolResult":
+            out.add(str(message.get("toolCallId")))
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            out.update(
+                str(b.get("id"))
+                for b in content
+                if isinstance(b, Mapping) and b.get("type") == "toolCall"
+            )
+    return out
+
+
+def _keep_calls_of_kept_results(items: Sequence[EntryItem], start: int, cut: int, end: int) -> int:
+    """``cut``, moved back so that no kept tool result loses its call to the summary.
+
+    pi's agent puts a call's results right after its assistant message, where a cut never
+    separates them, and pi's cut does not look further. Histories recorded from agent
+    frameworks may not: parallel calls split over
+    several assistant messages (``[AI(a), AI(b), Tool(a), Tool(b)]``) put a result after a later
+    cut point, and a cut there would keep the result without its call.
+    """
+    while cut > start:
+        results: set[str] = set()
+        calls: set[str] = set()
+        for item in items[cut:end]:
+            results |= _ids(item, "toolResult")
+            calls |= _ids(item, "assistant")
+        missing = results - calls
+        if not missing:
+            return cut
+        for index in range(cut - 1, start - 1, -1):
+            if _ids(items[index], "assistant") & missing:
+                cut = index
+                break
+        else:
+            return cut  # the calls are older than the range: nothing to keep them with
+    return cut
 
 
 def _recovery_omission_applies(

@@ -210,6 +210,7 @@ def _prepare(
         settings.keep_recent_tokens,
         cast(TokenFn, cache.item_tokens),  # the items are projected entries, which have keys
         intrinsically_visible,
+        keep_tool_pairs=settings.keep_tool_pairs,
     )
     if cut.first_kept_index >= len(items):
         return NOTHING_TO_COMPACT

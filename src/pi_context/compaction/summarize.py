@@ -4,8 +4,8 @@ A standalone summary request never declares tools and never writes the prompt ca
 (``RequestOptions(cache="none")``); a shared one (:func:`shared_summary_request`) is the
 conversation's own request plus one user message, so that its input is read from the cache. Transient errors are retried as the one
 :class:`~pi_context.model.retry.RetryPolicy` says (``retry.max_retries`` times, exponential
-backoff); anything else, an ``error`` or ``length`` stop, or a tool call in the
-reply is a failure (:class:`~pi_context.errors.CompactionError`). Cancellation is asyncio
+backoff); anything else, an ``error`` or ``length`` stop, a tool call in the reply or a reply
+with no text is a failure (:class:`~pi_context.errors.CompactionError`). Cancellation is asyncio
 cancellation and stops at once, including during a backoff sleep.
 """
 
@@ -65,7 +65,10 @@ def combine_usage(a: Mapping[str, Any], b: Mapping[str, Any]) -> Usage:
         for key in ("input", "output", "cacheRead", "cacheWrite", "total")
     }
     if "totalFromProvider" in cost_a and "totalFromProvider" in cost_b:
-        cost["totalFromProvider"] = cost_a["totalFromProvider"] + cost_b["totalFromProvider"]
+        # a boolean: the total is the provider's own only if both parts' were
+        cost["totalFromProvider"] = bool(
+            cost_a["totalFromProvider"] and cost_b["totalFromProvider"]
+        )
     out["cost"] = cost
     return out  # type: ignore[return-value]
 
@@ -167,5 +170,9 @@ async def request_summary(
         )
     if any(block.get("type") == "toolCall" for block in message.get("content", [])):
         raise CompactionError(f"{label} attempted to call a tool")
+    text = text_of(message.get("content"), "\n")
+    if not text.strip():
+        # an empty reply is no summary: writing it would replace the history by nothing
+        raise CompactionError(f"{label} failed: the model returned an empty summary")
     usage: Usage = message.get("usage") or empty_usage()  # type: ignore[unreachable]
-    return SummaryResult(text_of(message.get("content"), "\n"), usage)
+    return SummaryResult(text, usage)

@@ -1,8 +1,8 @@
-"""The ``openai`` SDK client both OpenAI adapters (Chat Completions, Responses) stand on.
+"""The ``openai`` SDK client the Responses adapter stands on (Chat Completions speaks plain HTTP:
+:mod:`~pi_context.providers.openai_wire`).
 
-One place builds the ``AsyncOpenAI`` client from a model's connection settings and names the
-SDK's error types; :class:`~pi_context.providers.openai.OpenAIChatModel` and
-:class:`~pi_context.providers.openai_responses.OpenAIResponsesModel` add only their API.
+It builds the ``AsyncOpenAI`` client from a model's connection settings and names the SDK's
+error types; :class:`~pi_context.providers.openai_responses.OpenAIResponsesModel` adds its API.
 """
 
 from __future__ import annotations

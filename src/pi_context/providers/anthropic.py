@@ -1,4 +1,5 @@
-"""Anthropic Messages through the official ``anthropic`` SDK, with prompt-cache breakpoints.
+"""Anthropic Messages (the request the official SDK sends, over plain HTTP: see
+:mod:`~pi_context.providers.anthropic_wire`), with prompt-cache breakpoints.
 
 System prompt delivery (chosen so every request extends the previous one):
 
@@ -27,10 +28,10 @@ miss; a section patch costs only the bytes after the previous breakpoint. Reques
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, cast
 
-import anthropic
 import httpx2
 
 from pi_context.errors import ProviderError
@@ -55,6 +56,7 @@ from pi_context.model.classify import make_error
 from pi_context.model.message_builder import MessageBuilder
 from pi_context.model.usage import make_usage
 from pi_context.providers._sdk import SDKModel, error_body
+from pi_context.providers.anthropic_wire import MessagesClient, StatusError
 from pi_context.providers.delivery import (
     Delivery,
     SystemUpdate,
@@ -201,8 +203,8 @@ def anthropic_tools(delivery: Delivery) -> list[dict[str, Any]]:
 class AnthropicModel(SDKModel):
     """A :class:`~pi_context.model.Model` over the Anthropic Messages API."""
 
-    connection_errors = (anthropic.APIConnectionError, httpx2.HTTPError, OSError)
-    sdk_errors = (anthropic.APIError, *connection_errors)
+    connection_errors = (httpx2.HTTPError, OSError)
+    sdk_errors = (StatusError, *connection_errors)
 
     def __init__(
         self,
@@ -212,7 +214,6 @@ class AnthropicModel(SDKModel):
         auth_token: str | None = None,
         base_url: str | None = None,
         headers: Mapping[str, str] | None = None,
-        client: anthropic.AsyncAnthropic | None = None,
         max_retries: int = 0,
         timeout: float = 600.0,
         credential_error: str | None = None,
@@ -222,12 +223,15 @@ class AnthropicModel(SDKModel):
         self.system_delivery: SystemDelivery = "user_turn"
         self.long_cache_retention = long_cache_retention
         """``PI_CACHE_RETENTION=long``: cache breakpoints ask for the 1-hour TTL."""
-        self._client = client or anthropic.AsyncAnthropic(
+        del max_retries  # requests are never retried here: the agent's retry policy decides
+        self._client = MessagesClient(
             api_key=api_key if api_key or auth_token else "missing-key",
             auth_token=auth_token,
-            base_url=base_url or info.base_url,
+            base_url=base_url
+            or info.base_url
+            or os.environ.get("ANTHROPIC_BASE_URL")
+            or "https://api.anthropic.com",
             default_headers=dict(headers or {}),
-            max_retries=max_retries,
             timeout=timeout,
         )
         super().__init__(
@@ -292,26 +296,22 @@ class AnthropicModel(SDKModel):
         return params
 
     def _status_error(self, exc: BaseException) -> ProviderError | None:
-        if not isinstance(exc, anthropic.APIStatusError):
+        if not isinstance(exc, StatusError):
             return None
         return make_error(
             _status_text(exc),
             status=exc.status_code if exc.status_code != 200 else None,
-            headers=dict(exc.response.headers),
+            headers=exc.headers,
             provider=self._info.provider,
         )
 
     async def _run(
         self, params: dict[str, Any], builder: MessageBuilder
     ) -> AsyncIterator[StreamEvent]:
-        stream = await self._client.messages.create(**params)
         state = _StreamState(builder)
-        try:
-            async for raw in stream:
-                for event in state.feed(raw.model_dump(mode="json", exclude_none=True)):
-                    yield event
-        finally:
-            await stream.close()
+        async for raw in self._client.stream(params):
+            for event in state.feed(raw):
+                yield event
         usage = state.usage
         builder.usage = make_usage(
             input=usage.get("input_tokens", 0),
@@ -373,15 +373,17 @@ class _StreamState:
         builder = self.builder
         dtype = delta.get("type")
         if dtype == "text_delta":
-            builder.text(delta.get("text", ""), index)
-            return [TextDelta(delta.get("text", ""), index)]
+            text = delta.get("text") or ""
+            builder.text(text, index)
+            return [TextDelta(text, index)]
         if dtype == "thinking_delta":
-            builder.thinking(delta.get("thinking", ""), index)
-            return [ThinkingDelta(delta.get("thinking", ""), index)]
+            thinking = delta.get("thinking") or ""
+            builder.thinking(thinking, index)
+            return [ThinkingDelta(thinking, index)]
         if dtype == "signature_delta":
-            builder.thinking("", index, signature=delta.get("signature", ""))
+            builder.thinking("", index, signature=delta.get("signature") or "")
         elif dtype == "input_json_delta" and index in self.ids:
-            partial = delta.get("partial_json", "")
+            partial = delta.get("partial_json") or ""
             builder.tool_arguments(self.ids[index], partial)
             if partial:
                 return [ToolCallDelta(self.ids[index], partial, index)]
@@ -401,7 +403,7 @@ def _merge_usage(into: dict[str, int], usage: Mapping[str, Any]) -> None:
             into[key] = value
 
 
-def _status_text(exc: anthropic.APIStatusError) -> str:
+def _status_text(exc: StatusError) -> str:
     parsed = error_body(exc.body)
     if parsed is None:
         return str(exc.message)

@@ -1,4 +1,5 @@
-"""OpenAI-compatible Chat Completions through the official ``openai`` SDK.
+"""OpenAI-compatible Chat Completions (the request the official ``openai`` SDK sends, over plain
+HTTP: see :mod:`~pi_context.providers.openai_wire`).
 
 Works with OpenAI and with local servers (vLLM, llama.cpp's ``llama-server``, Ollama, LM Studio)
 by base URL. Streams text, reasoning text (``reasoning_content``/``reasoning`` deltas that
@@ -12,18 +13,17 @@ messages), tool-call arguments are serialized exactly as stored, and tools keep 
 For OpenAI itself (or with ``compat.promptCacheKeyMode: "enabled"``) the session id is sent as
 ``prompt_cache_key`` to keep a session on warm cache shards.
 
-The SDK's own retries are off by default (``max_retries=0``): a 429 or 5xx surfaces as a
+The client's own retries are off by default (``max_retries=0``): a 429 or 5xx surfaces as a
 ``transient`` :class:`~pi_context.errors.ProviderError` with ``retry_after`` and the agent's
 retry policy decides.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, cast
 
 import httpx2
-import openai
 
 from pi_context.errors import ProviderError
 from pi_context.messages import (
@@ -35,8 +35,10 @@ from pi_context.messages import (
     UserMessage,
 )
 from pi_context.model import (
+    ModelInfo,
     ModelRequest,
     StreamEvent,
+    SystemDelivery,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
@@ -45,14 +47,15 @@ from pi_context.model import (
 from pi_context.model.classify import make_error
 from pi_context.model.message_builder import MessageBuilder
 from pi_context.model.usage import make_usage
-from pi_context.providers._openai_client import OpenAIClientModel
-from pi_context.providers._sdk import error_body
+from pi_context.providers._sdk import SDKModel, error_body
 from pi_context.providers.delivery import (
     Delivery,
     SystemUpdate,
     tool_arguments_json,
     user_blocks,
 )
+from pi_context.providers.http_stream import StatusError, StreamError
+from pi_context.providers.openai_wire import ChatCompletionsClient
 from pi_context.providers.output_cap import output_cap
 from pi_context.providers.reasoning import completions_reasoning
 
@@ -161,27 +164,52 @@ def openai_tools(delivery: Delivery) -> list[dict[str, Any]]:
     ]
 
 
-class OpenAIChatModel(OpenAIClientModel):
+class OpenAIChatModel(SDKModel):
     """A :class:`~pi_context.model.Model` over an OpenAI-compatible chat endpoint."""
+
+    connection_errors = (httpx2.HTTPError, OSError)
+    sdk_errors = (StatusError, StreamError, *connection_errors)
+
+    def __init__(
+        self,
+        info: ModelInfo,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        max_retries: int = 0,
+        timeout: float = 600.0,
+        credential_error: str | None = None,
+        key_source: str | None = None,
+        system_delivery: SystemDelivery | None = None,
+        long_cache_retention: bool = False,
+    ) -> None:
+        self.long_cache_retention = long_cache_retention
+        """``PI_CACHE_RETENTION=long``: ask OpenAI to keep the prompt cache for 24 hours."""
+        self._client = ChatCompletionsClient(
+            api_key=api_key or "not-needed",
+            base_url=base_url or info.base_url,
+            default_headers=dict(headers or {}),
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+        super().__init__(
+            info,
+            base_url=self._client.base_url,
+            credential_error=credential_error,
+            key_source=key_source,
+        )
+        self.system_delivery: SystemDelivery = system_delivery or (
+            "in_place" if info.system_messages_mid_conversation else "user_turn"
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
 
     async def listed_model_ids(self, *, timeout: float = 2.0) -> list[str] | None:
         """The model ids the server's ``GET /models`` lists; ``None`` when it does not answer
         with a list (no such endpoint, an error, a timeout): one try, no retries."""
-        try:
-            page = await self._client.with_options(timeout=timeout, max_retries=0).models.list()
-            # a server that answers something other than a list of models (a string, objects
-            # without ids) makes the SDK's page fail while it is read: also no list
-            ids = [model.id for model in page.data if isinstance(getattr(model, "id", None), str)]
-        except (
-            openai.OpenAIError,
-            httpx2.HTTPError,
-            OSError,
-            ValueError,
-            AttributeError,
-            TypeError,
-        ):
-            return None
-        return ids or None
+        return await self._client.list_model_ids(timeout=timeout)
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for ``chat.completions.create`` (exposed for tests and tools)."""
@@ -231,57 +259,49 @@ class OpenAIChatModel(OpenAIClientModel):
         return self.long_cache_retention and supported
 
     def _status_error(self, exc: BaseException) -> ProviderError | None:
-        if not isinstance(exc, openai.APIStatusError):
+        if not isinstance(exc, StatusError):
             return None
         return make_error(
             _status_text(exc),
             status=exc.status_code,
-            headers=dict(exc.response.headers),
+            headers=exc.headers,
             provider=self._info.provider,
         )
 
     async def _run(
         self, params: dict[str, Any], builder: MessageBuilder
     ) -> AsyncIterator[StreamEvent]:
-        stream = await self._client.chat.completions.create(**params)
         finish: str | None = None
         calls: dict[int, str] = {}
-        try:
-            async for chunk in stream:
-                data = chunk.model_dump(mode="json", exclude_none=True)
-                builder.response_id = builder.response_id or data.get("id")
-                builder.response_model = builder.response_model or data.get("model")
-                usage = data.get("usage")
-                if usage:
-                    cached = int(
-                        (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
-                    )
-                    builder.usage = make_usage(
-                        input=int(usage.get("prompt_tokens") or 0) - cached,
-                        output=int(usage.get("completion_tokens") or 0),
-                        cache_read=cached,
-                        reasoning=int(
-                            (usage.get("completion_tokens_details") or {}).get("reasoning_tokens")
-                            or 0
-                        ),
-                    )
-                for choice in data.get("choices") or []:
-                    delta = choice.get("delta") or {}
-                    reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-                    if isinstance(reasoning, str) and reasoning:
-                        builder.thinking(reasoning)
-                        yield ThinkingDelta(reasoning)
-                    text = delta.get("content")
-                    if isinstance(text, str) and text:
-                        builder.text(text)
-                        yield TextDelta(text)
-                    for call in delta.get("tool_calls") or []:
-                        for event in _tool_call_events(call, calls, builder):
-                            yield event
-                    if choice.get("finish_reason"):
-                        finish = choice["finish_reason"]
-        finally:
-            await stream.close()
+        async for data in self._client.stream(params):
+            builder.response_id = builder.response_id or data.get("id")
+            builder.response_model = builder.response_model or data.get("model")
+            usage = data.get("usage")
+            if usage:
+                cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+                builder.usage = make_usage(
+                    input=int(usage.get("prompt_tokens") or 0) - cached,
+                    output=int(usage.get("completion_tokens") or 0),
+                    cache_read=cached,
+                    reasoning=int(
+                        (usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0
+                    ),
+                )
+            for choice in data.get("choices") or []:
+                delta = choice.get("delta") or {}
+                reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                if isinstance(reasoning, str) and reasoning:
+                    builder.thinking(reasoning)
+                    yield ThinkingDelta(reasoning)
+                text = delta.get("content")
+                if isinstance(text, str) and text:
+                    builder.text(text)
+                    yield TextDelta(text)
+                for call in delta.get("tool_calls") or []:
+                    for event in _tool_call_events(call, calls, builder):
+                        yield event
+                if choice.get("finish_reason"):
+                    finish = choice["finish_reason"]
         if finish is None:
             yield self._incomplete(builder)
             return
@@ -310,6 +330,6 @@ def _tool_call_events(
     return events
 
 
-def _status_text(exc: openai.APIStatusError) -> str:
+def _status_text(exc: StatusError) -> str:
     parsed = error_body(exc.body)
     return f"{exc.status_code} {parsed[1] if parsed is not None else exc.message}"

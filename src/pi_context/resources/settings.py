@@ -196,6 +196,10 @@ class CompactionSettings:
     """Reject a summary that would not shrink the context or that lost the file lists."""
     max_consecutive_failures: int = 3
     """Automatic compaction pauses after this many failures in a row (0: never pause)."""
+    keep_tool_pairs: bool = False
+    """Move a cut back until every kept tool result keeps its call. pi's cut assumes results
+    follow their call's assistant message (its agent records them so); the framework adapters
+    (``pi_context.integrations``) turn this on for histories that do not. Not a setting."""
     explicit: frozenset[str] = frozenset()
     """The wire names of the sizes the user set (``reserveTokens``, ``keepRecentTokens``);
     :meth:`fit_to_window` honours them when they fit the window."""

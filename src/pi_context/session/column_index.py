@@ -30,15 +30,29 @@ from pi_context import _json
 from pi_context.errors import SessionError
 from pi_context.messages import AgentMessage
 from pi_context.session.codec import CURRENT_VERSION
-from pi_context.session.entries import UNREADABLE, Entry
+from pi_context.session.entries import CONTEXT_MAX_DEPTH, UNREADABLE, Entry
 from pi_context.session.problems import ProblemLog
 from pi_context.session.projection import context_edits_by_target, context_item, is_system_message
 from pi_context.session.reading import open_regular
+from pi_context.session.shapes import head_of_line
 from pi_context.session.tree import apply_label, session_name_of
 
 __all__ = ["ColumnIndex", "IndexedPath", "stream_indexed_context"]
 
 _CHUNK_SIZE: Final = 1 << 20
+
+_SHALLOW: Final = 2 * CONTEXT_MAX_DEPTH + 1
+"""A line this short cannot nest deeper than the context allows: every level takes an opening
+and a closing bracket (a line that is not valid JSON is refused by the compiled check anyway).
+A longer line has its brackets counted."""
+
+_READ_IN_FULL: Final = frozenset({"label", "session_info"})
+"""Entry types whose fields the index keeps (labels, the session name): decoded in full."""
+
+
+def _shallow(line: bytes) -> bool:
+    """Whether ``line`` holds too few brackets to nest deeper than the context allows."""
+    return line.count(b"{") + line.count(b"[") <= CONTEXT_MAX_DEPTH
 
 
 class _Unusual(Exception):
@@ -170,17 +184,35 @@ class ColumnIndex:
         parents = index.parents
         type_codes = index.type_codes
         codes: dict[str, int] = {}
+        kinds = index.kinds
+        add_offset, add_length = index.offsets.append, index.lengths.append
+        add_number, add_parent, add_code = (
+            index.line_numbers.append,
+            parents.append,
+            type_codes.append,
+        )
         for offset, line in lines:
             number += 1
-            if _is_blank(line):
+            if line[:1] != b"{" and _is_blank(line):
                 continue
-            entry = Entry.from_data(_decode(line), line=number, raw=line, log=log)
-            if log.problems or entry.type == UNREADABLE:
-                raise _Unusual
-            entry_id = entry.id
+            # The compiled check answers for nearly every line; a line it refuses, one that
+            # may nest too deep, and the few entries whose fields are kept here (labels, the
+            # session name) are decoded and checked in full, as the loader does.
+            head = head_of_line(line) if len(line) <= _SHALLOW or _shallow(line) else None
+            if head is None or head[0] in _READ_IN_FULL:
+                entry = Entry.from_data(_decode(line), line=number, raw=line, log=log)
+                if log.problems or entry.type == UNREADABLE:
+                    raise _Unusual
+                kind, role = entry.type, entry.role
+                entry_id, parent_id = entry.id, entry.parent_id
+                if kind == "label":
+                    apply_label(index.labels, entry)
+                elif kind == "session_info":
+                    index.name = session_name_of(entry)
+            else:
+                kind, entry_id, parent_id, role = head
             if entry_id in positions:
                 raise _Unusual
-            parent_id = entry.parent_id
             if parent_id is None or parent_id == entry_id:
                 parent = -1
             else:
@@ -188,24 +220,19 @@ class ColumnIndex:
                 if found is None:
                     raise _Unusual
                 parent = found
-            code = codes.get(entry.type)
+            code = codes.get(kind)
             if code is None:
                 if len(codes) > 255:
                     raise _Unusual
-                code = codes[entry.type] = len(index.type_names)
-                index.type_names.append(entry.type)
-            position = len(parents)
-            positions[entry_id] = position
-            parents.append(parent)
-            type_codes.append(code)
-            index.offsets.append(offset)
-            index.lengths.append(len(line))
-            index.line_numbers.append(number)
-            index.kinds[entry.type, entry.role if entry.type == "message" else None] += 1
-            if entry.type == "label":
-                apply_label(index.labels, entry)
-            elif entry.type == "session_info":
-                index.name = session_name_of(entry)
+                code = codes[kind] = len(index.type_names)
+                index.type_names.append(kind)
+            positions[entry_id] = len(parents)
+            add_parent(parent)
+            add_code(code)
+            add_offset(offset)
+            add_length(len(line))
+            add_number(number)
+            kinds[kind, role if kind == "message" else None] += 1
         return index
 
     def close(self) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Final, cast
 from pi_context import _json
 from pi_context.messages import AgentMessage
 from pi_context.session.problems import ProblemLog
+from pi_context.session.shapes import head_of_line
 from pi_context.session.validation import checked_entry
 
 __all__ = [
@@ -105,7 +106,9 @@ def nests_deeper_than(value: Any, limit: int) -> bool:
 def _too_deep(raw: bytes | None, value: Any) -> bool:
     """Whether an entry nests deeper than :data:`CONTEXT_MAX_DEPTH` (its line, when known,
     answers most cases: fewer brackets than the limit cannot nest deeper)."""
-    if raw is not None and raw.count(b"{") + raw.count(b"[") <= CONTEXT_MAX_DEPTH:
+    if raw is not None and (
+        len(raw) <= CONTEXT_MAX_DEPTH or raw.count(b"{") + raw.count(b"[") <= CONTEXT_MAX_DEPTH
+    ):
         return False
     return nests_deeper_than(value, CONTEXT_MAX_DEPTH)
 
@@ -178,7 +181,7 @@ class Entry:
                 )
                 entry._unreadable(_LEFT_OUT)
                 return entry
-            data = _checked(data, line, log)
+            data = _checked(data, line, log, raw)
         message = data.get("message")
         role = message.get("role") if isinstance(message, dict) else None
         parent = data.get("parentId")
@@ -273,7 +276,7 @@ class Entry:
             return self._unreadable(_LEFT_OUT)
         if self._log is None:
             return value
-        return _checked(value, self.line, self._log)
+        return _checked(value, self.line, self._log, line)
 
     def leave_out_if_too_deep(self, log: ProblemLog, line: int | None) -> bool:
         """For an entry made in this process (a stored model reply): when it nests deeper than
@@ -367,7 +370,13 @@ class _TailEntry(Entry):
         )
 
 
-def _checked(data: dict[str, Any], line: int | None, log: ProblemLog) -> dict[str, Any]:
+def _checked(
+    data: dict[str, Any], line: int | None, log: ProblemLog, raw: bytes | None
+) -> dict[str, Any]:
+    """``data`` as the rest of the code reads it; faults logged. A line the compiled check
+    accepts (nearly all) is well-typed as it stands; the rest are walked in full."""
+    if raw is not None and head_of_line(raw) is not None:
+        return data
     fixed, faults = checked_entry(data)
     if faults:
         what = "; ".join(faults)

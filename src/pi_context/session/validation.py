@@ -96,7 +96,7 @@ _USAGE_FIELDS: Final = _Fields(
 )
 _COST_FIELDS: Final = _Fields(
     dict.fromkeys(("input", "output", "cacheRead", "cacheWrite", "total"), _NUMBER)
-    | {"totalFromProvider": _BOOL}
+    | {"totalFromProvider": _BOOL}  # whether the provider reported the total itself
 )
 _ASSISTANT_FIELDS: Final = _Fields(
     dict.fromkeys(

@@ -122,6 +122,10 @@ class Tool(ABC):
     constrained_sampling: dict[str, Any] | None = None
     replaces_builtin: bool = False
     """Whether this tool may take the place of the built-in tool of the same name."""
+    exposure: str = "direct"
+    """How the tool reaches the model: ``direct`` (declared while active), ``deferred``
+    (registered but declared only once something loads it, e.g. ``tool_search``) or
+    ``model-only`` (a discovery tool the agent activates itself)."""
 
     def declaration(self) -> ToolDeclaration:
         """The declaration sent to the model: ``{name, description, parameters[, constrainedSampling]}``."""

@@ -312,7 +312,7 @@ class _Updates:
         if self.on_update is None:
             return
         self.last = time.monotonic()
-        text, trunc = self.output.truncated()
+        text, trunc = self.output.preview()
         details: dict[str, Any] = {}
         if trunc.truncated:
             details = {"truncation": trunc.to_json(), "fullOutputPath": self.output.spill_path}

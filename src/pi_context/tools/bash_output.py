@@ -137,16 +137,22 @@ class CommandOutput:
             )
         return f"Full output: {self.spill_path}"
 
-    def truncated(self) -> tuple[str, TruncationResult]:
-        """The text to show (with its note) and the truncation record."""
+    def preview(self) -> tuple[str, TruncationResult]:
+        """What the model would be shown so far, without the note: a running command's live
+        update (as pi sends it) and the base of :meth:`truncated`."""
         text = self.text()
         result = truncate_tail(text, max_lines=self.max_lines, max_bytes=self.max_bytes)
         if self.trimmed:  # the in-memory tail is partial: report the whole output's totals
             result = _with_totals(result, self.total_lines, self.total_bytes)
+        if result.truncated and self._spill is None:
+            self._open_spill()  # cut by the line count of a final unterminated line
+        return (result.content if result.truncated else text), result
+
+    def truncated(self) -> tuple[str, TruncationResult]:
+        """The text to show (with its note) and the truncation record."""
+        text, result = self.preview()
         if not result.truncated:
             return (text or "(no output)"), result
-        if self._spill is None:  # cut by the line count of a final unterminated line
-            self._open_spill()
         last = result.total_lines
         first = last - result.output_lines + 1
         if result.last_line_partial:

@@ -6,7 +6,8 @@
 
 writes ``tests/data/rpc/pi-1.6.0-scenario.json`` (every step's command, response and events)
 and ``tests/data/rpc/pi-1.6.0-session.jsonl`` (the first session file as pi wrote it), with the
-run's temporary paths replaced by ``<ROOT>``. ``benchmarks/economy/pi_install.py`` installs a
+run's temporary paths replaced by ``<ROOT>`` and pi's prompt wording (system-prompt sections,
+tool declarations) replaced by placeholders: only shapes are compared. ``benchmarks/economy/pi_install.py`` installs a
 Node and pi 1.6.0 to pass here.
 """
 
@@ -24,13 +25,20 @@ from tests.providers.replay_server import ReplayServer
 DATA = Path(__file__).resolve().parents[2] / "data" / "rpc"
 
 
-def _scrub(value: Any, root: str) -> Any:
+_WORDING_KEYS = frozenset({"sections", "toolsAdded"})
+"""pi's own prompt text (system-prompt sections, tool descriptions) is not kept: only its
+shape matters here, so every string under these keys becomes a placeholder of its length."""
+
+
+def _scrub(value: Any, root: str, wording: bool = False) -> Any:
     if isinstance(value, str):
+        if wording and value not in ("object", "string", "number", "array", "json_schema"):
+            return f"<pi text, {len(value)} chars>"
         return value.replace(root, "<ROOT>")
     if isinstance(value, list):
-        return [_scrub(v, root) for v in value]
+        return [_scrub(v, root, wording) for v in value]
     if isinstance(value, dict):
-        return {k: _scrub(v, root) for k, v in value.items()}
+        return {k: _scrub(v, root, wording or k in _WORDING_KEYS) for k, v in value.items()}
     return value
 
 
@@ -53,9 +61,15 @@ def main(node: str, cli: str) -> None:
         (DATA / "pi-1.6.0-scenario.json").write_text(
             json.dumps(scrubbed, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
         )
+        lines = first.read_text(encoding="utf-8").splitlines()
         (DATA / "pi-1.6.0-session.jsonl").write_text(
-            first.read_text(encoding="utf-8").replace(str(root), "<ROOT>"), encoding="utf-8"
-        )
+            "".join(
+                json.dumps(_scrub(json.loads(line), str(root)), separators=(",", ":"),
+                           ensure_ascii=False) + "\n"
+                for line in lines
+            ),
+            encoding="utf-8",
+        )  # fmt: skip
 
 
 if __name__ == "__main__":

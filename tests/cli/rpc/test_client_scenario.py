@@ -37,9 +37,10 @@ BEYOND_PI_EVENTS = frozenset({"cache_update"})
 
 
 def _offered(command: Record) -> bool:
-    """Commands pictx offers too: not pi's built-in ``llama``/``mcp`` extension commands and
-    not prompt templates (pictx has none)."""
-    return bool(command["sourceInfo"].get("source") != "builtin" and command["source"] != "prompt")
+    """Commands pictx offers too: not pi's built-in ``llama`` extension command (``/mcp`` is
+    offered) and not prompt templates (pictx has none)."""
+    builtin = command["sourceInfo"].get("source") == "builtin" and command["name"] != "mcp"
+    return bool(not builtin and command["source"] != "prompt")
 
 
 @pytest.fixture(scope="module")

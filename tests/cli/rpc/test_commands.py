@@ -278,7 +278,8 @@ def test_protocol_errors_extension_commands_and_ui_responses(
     rpc.send({"type": "get_commands"})  # no id: the response has none either
     commands = rpc.next()
     assert list(commands) == ["type", "command", "success", "data"]
-    greet, deploy = commands["data"]["commands"]
+    # /mcp is the agent's own command, offered as pi offers its built-in one
+    greet, deploy = [c for c in commands["data"]["commands"] if c["name"] != "mcp"]
     assert deploy["name"] == "deploy"
     assert (greet["name"], greet["description"], greet["source"]) == (
         "greet",

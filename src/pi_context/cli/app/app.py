@@ -188,6 +188,8 @@ class AppConfig:
     recorded level at startup."""
     tool_selection: ToolSelection | None = None
     """``--tools`` / ``--no-tools`` / ``--no-builtin-tools`` / ``--exclude-tools``."""
+    mcp: bool = True
+    """Connect the servers of ``mcp.json`` (``--no-mcp``: not this run)."""
     scope: Sequence[ScopeEntry] = ()
     """``--models`` / ``enabledModels``: what Ctrl+P cycles through (empty: every available
     model)."""
@@ -213,6 +215,7 @@ class AppConfig:
             "extension_paths": list(self.extension_paths) or None,
             "trusted": self.trusted,
             "tool_selection": self.tool_selection,
+            "mcp": self.mcp,
         }
 
     async def create(
@@ -414,6 +417,9 @@ class RunningAgent:
 
     def extension_commands(self) -> list[RegisteredCommand]:
         return self.agent.extension_commands()
+
+    def on_notice(self, listener: Callable[[str, str], None] | None) -> None:
+        self.agent.on_notice(listener)
 
     async def run_extension_command(self, name: str, args: str) -> bool:
         return await self.agent.run_extension_command(name, args)

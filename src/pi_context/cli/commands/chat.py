@@ -542,6 +542,7 @@ async def _release_local_models() -> None:
 @click.option(
     "-xt", "--exclude-tools", default=None, metavar="LIST", help="Never register these tools."
 )
+@click.option("--no-mcp", is_flag=True, help="Do not connect the MCP servers of mcp.json this run.")
 @click.option(
     "--thinking",
     default=None,
@@ -607,6 +608,7 @@ def chat_command(
     no_tools: bool,
     no_builtin_tools: bool,
     exclude_tools: str | None,
+    no_mcp: bool,
     thinking: str | None,
     no_context_files: bool,
     extension_paths: tuple[str, ...],
@@ -734,6 +736,7 @@ def chat_command(
         thinking=thinking,
         tool_selection=selection,
         scope=tuple(scope),
+        mcp=not no_mcp,
     )
     # RPC mode ignores positional messages, as pi does: prompts arrive as commands
     plan = PromptPlan([]) if run_mode == "rpc" else plan_prompts(messages, stdin_text, cwd)

@@ -1,4 +1,5 @@
-"""``pictx session info|tree|context FILE``: look into a pi session file without changing it.
+"""``pictx session info|tree|context FILE``: look into a pi session file without changing it
+(``compaction`` and ``search`` are their own modules, imported when they run).
 
 Lines the loader skipped (malformed or torn) are printed to stderr as warnings; ``--strict``
 turns them into an error. A file that is not a session fails with one line naming the file
@@ -266,7 +267,12 @@ def _indexed_facts(index: ColumnIndex) -> _Facts:
             "pi_context.cli.commands.compact:show_compaction_command",
             "Show what compaction ENTRY_ID of FILE replaced: the summarized entries and the "
             "summary.",
-        )
+        ),
+        "search": LazyCommand(
+            "pi_context.cli.commands.session_search:search_command",
+            "Search the whole history of FILE for QUERY, best first, saying what replaced "
+            "each hit.",
+        ),
     },
 )
 def session_group() -> None:

@@ -53,7 +53,8 @@ from pi_context.cli.interactive.progress import RunProgress
 from pi_context.cli.interactive.render import EventRenderer
 from pi_context.cli.interactive.slash import commands_for, run_slash
 from pi_context.cli.interactive.stats import status_line
-from pi_context.cli.terminal_text import TerminalConsole
+from pi_context.cli.interactive.terminal_console import TerminalConsole
+from pi_context.cli.terminal_text import terminal_safe
 from pi_context.errors import PiContextError
 from pi_context.events import AgentEvent
 from pi_context.messages import ImageContent
@@ -356,6 +357,14 @@ class InteractiveShell:
                 self._renderer.handle(event)
 
         self._unsubscribe = self.agent.subscribe(on_event)
+        on_notice = getattr(self.agent, "on_notice", None)  # hosts without notices: none shown
+        if on_notice is not None:
+            on_notice(self._notice)
+
+    def _notice(self, message: str, kind: str) -> None:
+        """A notice of the session (MCP start-up problems, ``/mcp``), above the prompt."""
+        style = {"error": "red", "warning": "yellow"}.get(kind, "dim")
+        run_in_terminal(lambda: self.console.print(Text(terminal_safe(message), style=style)))
 
     def _queue_line(self, kept: list[KeyPress], kind: str) -> bool:
         """Queue the line typed so far (``kept``) as steering or a follow-up; ``False`` (and

@@ -604,7 +604,16 @@ class CommandHandlers:
                 entry["description"] = registered.description
             entry["source"] = "extension"
             path, source = agent.extension_origin(registered.extension)
-            entry["sourceInfo"] = {"path": path or registered.extension, "source": source}
+            if path is None and registered.extension.startswith("builtin:"):
+                # the agent's own commands (``/mcp``), described as pi describes its built-ins
+                entry["sourceInfo"] = {
+                    "path": registered.extension,
+                    "source": "builtin",
+                    "scope": "temporary",
+                    "origin": "top-level",
+                }
+            else:
+                entry["sourceInfo"] = {"path": path or registered.extension, "source": source}
             commands.append(entry)
         for skill in agent.skills():
             record: dict[str, Any] = {"name": f"skill:{skill.name}"}

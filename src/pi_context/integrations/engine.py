@@ -1,0 +1,276 @@
+"""The framework-free engine the adapters share: a pi session as the record, pi's compaction.
+
+An agent framework keeps its own message list; :class:`ContextEngine` keeps the same
+conversation as a pi JSONL session (append-only, readable by ``pictx`` and by pi itself) and
+decides, as pi does, when and how to compact it:
+
+* the trigger is pi's: the provider-reported usage of the last response plus an estimate of
+  what follows, over ``context_window - reserve_tokens``; when no usage is known the system
+  prompt and tool schemas the framework sends (``overhead``) are estimated too;
+* the cut point, split turns with their turn-prefix summary, the iterative summary (the
+  previous one in the update slot) and the file lists are pi's compaction's, through
+  :class:`~pi_context.compaction.Compactor`;
+* framework tools are rarely named ``read``/``write``/``edit``: ``file_tools`` maps a tool name
+  to the pi operation and the argument holding the path, so file lists come from the calls'
+  arguments whatever the summarizer writes;
+* a failing, empty or useless summary is never written: the session is left as it was and the
+  outcome says why.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from pi_context.compaction import (
+    CompactionEvent,
+    CompactionFailed,
+    CompactionResult,
+    CompactionSettings,
+    Compactor,
+    TokenCache,
+    estimate_projected_context_tokens,
+    should_compact,
+)
+from pi_context.errors import CompactionError
+from pi_context.model import Model
+from pi_context.session import Entry, Session
+
+__all__ = [
+    "CompactionOutcome",
+    "ContextEngine",
+    "FileTools",
+    "Summarizer",
+    "pi_file_operation",
+]
+
+_log = logging.getLogger("pi_context.integrations")
+
+FileTools = Mapping[str, tuple[str, str]]
+"""A framework tool's name → (pi's operation ``read``/``write``/``edit``, its path argument)."""
+
+Summarizer = Model | Literal["offline"]
+"""A pi-context model that writes summaries, or ``"offline"``: the deterministic summarizer."""
+
+LEAF_MARKER = "pi-context.leaf"
+"""``customType`` of the entry that records a leaf move (pi reopens a file at its last entry)."""
+
+_OPERATIONS = ("read", "write", "edit")
+
+
+def pi_file_operation(file_tools: FileTools, name: Any, arguments: Any) -> tuple[str, str] | None:
+    """``(operation, path)`` of one framework tool call, or ``None`` when it touches no file."""
+    mapped = file_tools.get(name) if isinstance(name, str) else None
+    if mapped is None or not isinstance(arguments, Mapping):
+        return None
+    operation, argument = mapped
+    path = arguments.get(argument)
+    if operation not in _OPERATIONS or not isinstance(path, str) or not path:
+        return None
+    return operation, path
+
+
+class _FileToolCache(TokenCache):
+    """pi's per-entry cache, counting the mapped framework tools as file operations too."""
+
+    __slots__ = ("file_tools",)
+
+    def __init__(self, file_tools: FileTools) -> None:
+        super().__init__()
+        self.file_tools = dict(file_tools)
+
+    def item_file_ops(self, item: Any) -> tuple[tuple[str, str], ...]:
+        found = super().item_file_ops(item)
+        if not self.file_tools:
+            return found
+        extra: list[tuple[str, str]] = []
+        for message in item.messages:
+            if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
+                continue
+            for block in message["content"]:
+                if isinstance(block, Mapping) and block.get("type") == "toolCall":
+                    op = pi_file_operation(
+                        self.file_tools, block.get("name"), block.get("arguments")
+                    )
+                    if op is not None:
+                        extra.append(op)
+        return found + tuple(extra) if extra else found
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionOutcome:
+    """What one compaction attempt did: ``result`` when it compacted, ``reason`` when not."""
+
+    result: CompactionResult | None
+    reason: str | None = None
+
+    @property
+    def compacted(self) -> bool:
+        return self.result is not None
+
+
+def _settings(
+    context_window: int,
+    keep_recent_tokens: int | None,
+    reserve_tokens: int | None,
+    offline: bool,
+) -> CompactionSettings:
+    """pi's defaults fitted to the window (as ``pictx`` does); sizes given are kept as given."""
+    settings = CompactionSettings(
+        summarizer="offline" if offline else "model", keep_tool_pairs=True
+    )
+    if keep_recent_tokens is not None:
+        settings = settings.with_keep_recent(keep_recent_tokens)
+    if reserve_tokens is not None:
+        settings = replace(
+            settings,
+            reserve_tokens=reserve_tokens,
+            explicit=settings.explicit | {"reserveTokens"},
+        )
+    return settings.fit_to_window(context_window)
+
+
+def _positive(name: str, value: int | None) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+        raise ValueError(f"{name} must be a positive number of tokens, not {value!r}")
+
+
+class ContextEngine:
+    """pi's context engine over one session file, for a framework adapter.
+
+    ``session_file`` is opened when it exists and created (with its first message) when not;
+    ``session`` passes an open :class:`~pi_context.session.Session` instead (tests inject ids
+    and a clock that way). ``context_window`` is required: test models and local models report
+    none. ``on_event`` receives pi's compaction events.
+    """
+
+    def __init__(
+        self,
+        session_file: str | os.PathLike[str] | None = None,
+        *,
+        context_window: int,
+        keep_recent_tokens: int | None = None,
+        reserve_tokens: int | None = None,
+        summarizer: Summarizer = "offline",
+        file_tools: FileTools | None = None,
+        session: Session | None = None,
+        cwd: str | None = None,
+        on_event: Callable[[CompactionEvent], None] | None = None,
+    ) -> None:
+        if (session_file is None) == (session is None):
+            raise ValueError("pass exactly one of session_file= and session=")
+        _positive("context_window", context_window)
+        _positive("keep_recent_tokens", keep_recent_tokens)
+        _positive("reserve_tokens", reserve_tokens)
+        if summarizer != "offline" and not isinstance(summarizer, Model):
+            raise TypeError(
+                f"summarizer must be a pi_context Model or 'offline', not {summarizer!r}"
+            )
+        for name, mapped in (file_tools or {}).items():
+            if not (isinstance(mapped, tuple) and len(mapped) == 2 and mapped[0] in _OPERATIONS):
+                raise ValueError(
+                    f"file_tools[{name!r}] must be (operation, path argument) with operation "
+                    f"one of read/write/edit, not {mapped!r}"
+                )
+        if session is None:
+            assert session_file is not None
+            path = Path(session_file)
+            if path.exists():
+                session = Session.open(path)
+            else:
+                session = Session.create(path, cwd=cwd or os.getcwd())
+        self.session = session
+        self.context_window = context_window
+        self.file_tools: dict[str, tuple[str, str]] = dict(file_tools or {})
+        self.settings = _settings(
+            context_window, keep_recent_tokens, reserve_tokens, summarizer == "offline"
+        )
+        self._on_event = on_event
+        self.last_failure: str | None = None
+        """Why the last compaction attempt wrote nothing (``None`` after a success)."""
+        model = summarizer if isinstance(summarizer, Model) else None
+        self.compactor = Compactor(session, model, self.settings, on_event=self._event)
+        self.compactor.cache = _FileToolCache(self.file_tools)
+
+    # -- the record ------------------------------------------------------------------------
+
+    def projected(self) -> list[tuple[Entry, dict[str, Any]]]:
+        """The current branch as the model sees it: each message with the entry it comes from.
+
+        A compaction entry gives its ``compactionSummary``; the messages are the session's own
+        objects, so callers copy before changing anything.
+        """
+        out: list[tuple[Entry, dict[str, Any]]] = []
+        for item in self.session.stored_projection().entries:
+            for message in item.messages:
+                if message.get("role") != "system":
+                    out.append((item.entry, cast(dict[str, Any], message)))
+        return out
+
+    def append(self, messages: Sequence[Mapping[str, Any]]) -> list[Entry]:
+        """Append pi messages under the current leaf."""
+        return [self.session.append_message(message) for message in messages]
+
+    def move_to(self, entry_id: str | None) -> None:
+        """Make ``entry_id`` the leaf (``None``: the next message starts a new root), as pi's
+        branch does: nothing is removed, and a marker entry records the move in the file."""
+        if entry_id == self.session.leaf_id:
+            return
+        self.session.move_leaf(entry_id)
+        if self.session.is_persisted or entry_id is not None:
+            self.session.append_custom(LEAF_MARKER, {"leaf": entry_id})
+
+    # -- the trigger -----------------------------------------------------------------------
+
+    def context_tokens(self, overhead: int = 0) -> int:
+        """pi's estimate of the context now; ``overhead`` (system prompt, tool schemas) counts
+        only when no reported usage covers it."""
+        estimate = estimate_projected_context_tokens(
+            self.session.stored_projection(), self.session.branch_view(), self.compactor.cache
+        )
+        return estimate.tokens + (overhead if estimate.usage_tokens == 0 else 0)
+
+    def needs_compaction(self, overhead: int = 0) -> bool:
+        """Whether the context is past pi's threshold (``window - reserve``)."""
+        return should_compact(self.context_tokens(overhead), self.context_window, self.settings)
+
+    # -- compaction ------------------------------------------------------------------------
+
+    def _event(self, event: CompactionEvent) -> None:
+        if isinstance(event, CompactionFailed) and event.error_message:
+            self.last_failure = event.error_message
+        if self._on_event is not None:
+            self._on_event(event)
+
+    async def compact(
+        self,
+        *,
+        force: bool = False,
+        overhead: int = 0,
+        custom_instructions: str | None = None,
+    ) -> CompactionOutcome:
+        """Compact when past the threshold (always with ``force``); never raises for a failed
+        summary: the outcome's ``reason`` says why nothing was written."""
+        if not force and not self.needs_compaction(overhead):
+            return CompactionOutcome(None, "below the compaction threshold")
+        self.last_failure = None
+        try:
+            result = await self.compactor.compact(
+                custom_instructions, reason="manual" if force else "threshold"
+            )
+        except CompactionError as exc:
+            reason = str(exc)
+            failed = True
+        else:
+            if result is not None:
+                return CompactionOutcome(result)
+            failure = self.last_failure
+            failed = failure is not None
+            reason = failure or "nothing to compact"
+        if failed:
+            _log.warning("pi-context compaction wrote nothing: %s", reason)
+        return CompactionOutcome(None, reason)

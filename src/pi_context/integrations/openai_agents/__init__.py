@@ -1,0 +1,20 @@
+"""pi's context engine as an openai-agents session (``pip install 'pi-context[openai-agents]'``).
+
+::
+
+    from pi_context.integrations.openai_agents import PiSession
+
+    session = PiSession(session_file="agent.jsonl", context_window=128_000,
+                        file_tools={"read_file": ("read", "path")})
+    result = await Runner.run(agent, "task", session=session,
+                              run_config=RunConfig(call_model_input_filter=session.input_filter))
+"""
+
+from pi_context.integrations._extra import require
+
+require("agents.memory", "openai-agents", "openai-agents")
+
+from pi_context.integrations.openai_agents.mapping import OpenAIAgentsCodec  # noqa: E402
+from pi_context.integrations.openai_agents.session import PiSession  # noqa: E402
+
+__all__ = ["OpenAIAgentsCodec", "PiSession"]

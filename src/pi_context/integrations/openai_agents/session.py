@@ -1,0 +1,288 @@
+"""``PiSession``: an openai-agents session backed by a pi JSONL file, compacted as pi does.
+
+The pi session *is* the store: ``Runner.run(..., session=PiSession(...))`` reads the history
+from the file's current branch (the pi projection: the latest summary and what it kept) and
+appends each turn's items to it. The runner calls :meth:`PiSession.run_compaction` after every
+turn that ran no local tool; pi's threshold decides whether anything happens. Inside a tool
+loop the runner does not call it, so :meth:`PiSession.input_filter` is the
+``RunConfig.call_model_input_filter`` that compacts there (the SDK checks nothing the filter
+returns; its output keeps the pair invariant itself).
+
+Server-side compaction (``OpenAIResponsesCompactionSession`` wrapped around this session)
+writes encrypted ``compaction`` items pi cannot summarize or search. They are kept untouched
+(a hidden custom message that comes back as it came), and from the first one on this session
+leaves compaction to the server: two compactors never own one history.
+
+``pop_item`` and ``clear_session`` move the leaf, as a pi branch does: nothing in the file is
+removed, and the file never shrinks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from agents import FunctionTool, function_tool
+from agents.run_config import CallModelData, ModelInputData
+
+from pi_context.compaction import CompactionEvent
+from pi_context.integrations.engine import CompactionOutcome, ContextEngine, FileTools, Summarizer
+from pi_context.integrations.openai_agents.mapping import (
+    OPAQUE_TYPE,
+    OpenAIAgentsCodec,
+)
+from pi_context.integrations.pairs import repair_pairs
+from pi_context.integrations.recall import RECALL_DESCRIPTION, RECALL_NAME, recall
+from pi_context.session import Session
+
+__all__ = ["PiSession"]
+
+_log = logging.getLogger("pi_context.integrations")
+
+
+def _plain(value: Any) -> Any:
+    """An item as the JSON the runner stores (pydantic objects dumped as the SDK dumps them)."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return _plain(dump(exclude_unset=True))
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _usage_of(wrapper: Any) -> dict[str, Any] | None:
+    """pi's usage of the last model request of the run, from the runner's context."""
+    entries = getattr(getattr(wrapper, "usage", None), "request_usage_entries", None)
+    if not entries:
+        return None
+    last = entries[-1]
+    cached = int(getattr(last.input_tokens_details, "cached_tokens", 0) or 0)
+    return {
+        "input": max(0, int(last.input_tokens) - cached),
+        "output": int(last.output_tokens),
+        "cacheRead": cached,
+        "cacheWrite": 0,
+        "totalTokens": int(last.total_tokens),
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
+
+
+class PiSession:
+    """A structural ``agents.memory.Session`` (``isinstance`` holds) over a pi session file.
+
+    ``session_file``: the pi JSONL record; ``context_window``: the model's window in tokens
+    (required: scripted and local models report none); ``keep_recent_tokens`` /
+    ``reserve_tokens``: pi's defaults fitted to the window unless given; ``summarizer``: a
+    pi-context model or ``"offline"``; ``file_tools``: tool name → (pi operation, path
+    argument), e.g. ``{"read_file": ("read", "path")}``.
+    """
+
+    session_settings: Any = None
+
+    def __init__(
+        self,
+        session_id: str | None = None,
+        *,
+        session_file: str | os.PathLike[str] | None = None,
+        context_window: int,
+        keep_recent_tokens: int | None = None,
+        reserve_tokens: int | None = None,
+        summarizer: Summarizer = "offline",
+        file_tools: FileTools | None = None,
+        session: Session | None = None,
+        on_event: Callable[[CompactionEvent], None] | None = None,
+    ) -> None:
+        self.engine = ContextEngine(
+            session_file,
+            context_window=context_window,
+            keep_recent_tokens=keep_recent_tokens,
+            reserve_tokens=reserve_tokens,
+            summarizer=summarizer,
+            file_tools=file_tools,
+            session=session,
+            on_event=on_event,
+        )
+        self.session_id = session_id or self.engine.session.id
+        self.codec = OpenAIAgentsCodec(self.engine.session.now_ms)
+        self.overhead = 0
+        """The last request's instructions and tool schemas, in estimated tokens."""
+        self.last_outcome: CompactionOutcome | None = None
+        self.provider_compaction = any(
+            message.get("customType") == OPAQUE_TYPE
+            and (message.get("details") or {}).get("itemType") == "compaction"
+            for _, message in self.engine.projected()
+        )
+        """A provider's compaction item is in the history: pi does not compact it again."""
+
+    # -- the Session protocol --------------------------------------------------------------
+
+    def _projected(self) -> list[dict[str, Any]]:
+        messages = [message for _, message in self.engine.projected()]
+        repair = repair_pairs(messages, timestamp=self.engine.session.now_ms())
+        if repair.changed:
+            _log.warning(
+                "pi-context: left out results without a call (%s), answered calls with an "
+                "error result (%s); the originals stay in the session",
+                ", ".join(repair.dropped_results) or "none",
+                ", ".join(repair.answered_calls) or "none",
+            )
+        return [item for item, _ in self.codec.from_pi(repair.messages)]
+
+    async def get_items(self, limit: int | None = None, *, wrapper: Any = None) -> list[Any]:
+        """The history the model sees: the latest summary and everything after it.
+
+        With ``limit``, the latest items, never starting with a tool output whose call was
+        cut off (nor with a reasoning item's dependent): the suffix starts after them.
+        """
+        items = self._projected()
+        if limit is None:
+            return items
+        if limit <= 0:
+            return []
+        suffix = items[-limit:]
+        while suffix and suffix[0].get("type") == "function_call_output":
+            suffix = suffix[1:]
+        return suffix
+
+    async def add_items(self, items: list[Any], *, wrapper: Any = None) -> None:
+        """Append the items (one pi message per response, per input item)."""
+        items = [_plain(item) for item in items]
+        if not items:
+            return
+        names = {
+            str(block.get("id")): str(block.get("name"))
+            for _, message in self.engine.projected()
+            if message.get("role") == "assistant"
+            for block in message.get("content") or []
+            if isinstance(block, Mapping) and block.get("type") == "toolCall"
+        }
+        if any(isinstance(item, Mapping) and item.get("type") == "compaction" for item in items):
+            if not self.provider_compaction:
+                _log.warning(
+                    "pi-context: a provider's compaction item arrived; it is kept as it is and "
+                    "compaction is left to the provider from now on"
+                )
+            self.provider_compaction = True
+        messages = self.codec.to_pi(items, names)
+        usage = _usage_of(wrapper)
+        if usage is not None:
+            for message in reversed(messages):
+                if message.get("role") == "assistant":
+                    message["usage"] = usage
+                    break
+        self.engine.append(messages)
+
+    async def pop_item(self, *, wrapper: Any = None) -> Any:
+        """Remove the latest item from the history, the file staying as it is.
+
+        The leaf moves back to the entry before it (a pi branch). An entry a compaction kept
+        sits before the compaction in the file, where moving the leaf would undo the
+        compaction; it is left out by a ``context_edit`` instead. The rest of a response whose
+        last item is popped is recorded again at once.
+        """
+        projected = self.engine.projected()
+        if not projected:
+            return None
+        entry, message = projected[-1]
+        items = [item for item, _ in self.codec.from_pi([message])]
+        if not items:
+            return None
+        popped = items[-1]
+        path = self.engine.session.branch_view()
+        compactions = [i for i, e in enumerate(path) if e.type == "compaction"]
+        position = next((i for i, e in enumerate(path) if e.id == entry.id), -1)
+        if entry.type == "compaction":
+            self.engine.move_to(None)
+        elif compactions and position < compactions[-1]:
+            self.engine.session.append_context_edit(entry.id, None)
+        else:
+            self.engine.move_to(entry.parent_id)
+        if len(items) > 1:  # one item of a response: the rest of it stays
+            self.engine.append(self.codec.to_pi(items[:-1]))
+        return popped
+
+    async def clear_session(self, *, wrapper: Any = None) -> None:
+        """Start over: the next item begins a new root of the same file."""
+        self.engine.move_to(None)
+
+    # -- compaction --------------------------------------------------------------------------
+
+    async def run_compaction(
+        self, args: Mapping[str, Any] | None = None, *, wrapper: Any = None
+    ) -> None:
+        """The runner's call after a turn without local tool outputs: compact at pi's
+        threshold (``args["force"]`` compacts now). A failure writes nothing; ``last_outcome``
+        says why."""
+        force = bool((args or {}).get("force"))
+        self.last_outcome = await self._compact(force)
+
+    async def _compact(self, force: bool = False) -> CompactionOutcome:
+        if self.provider_compaction:
+            return CompactionOutcome(None, "the provider's compaction owns this history")
+        return await self.engine.compact(force=force, overhead=self.overhead)
+
+    def _measure(self, data: CallModelData[Any]) -> None:
+        chars = len(data.model_data.instructions or "")
+        for tool in getattr(data.agent, "tools", []) or []:
+            if isinstance(tool, FunctionTool):
+                chars += len(tool.name) + len(tool.description or "")
+                chars += len(json.dumps(tool.params_json_schema))
+            else:
+                chars += len(getattr(tool, "name", "") or "")
+        self.overhead = (chars + 3) // 4
+
+    async def filter_input(self, data: CallModelData[Any]) -> ModelInputData:
+        """``RunConfig(call_model_input_filter=session.filter_input)``: compact inside a tool
+        loop when the context passes pi's threshold.
+
+        The runner writes each turn to the session before the next model call, so the session
+        holds what the input holds; when it compacts, the input becomes the session's new
+        history plus any items not written yet. While nothing is compacted the input is passed
+        as it came, so each request extends the previous one.
+        """
+        self._measure(data)
+        given = list(data.model_data.input)
+        outcome = await self._compact()
+        if outcome.compacted:
+            self.last_outcome = outcome
+        history = self._projected()
+        if given[: len(history)] == history:
+            return data.model_data
+        tail = _unwritten(given, history)
+        if tail is None:
+            _log.warning("pi-context: the model input does not match the session; sent as is")
+            return data.model_data
+        return ModelInputData(input=history + tail, instructions=data.model_data.instructions)
+
+    def recall_tool(self, *, cache_dir: str | os.PathLike[str] | None = None) -> FunctionTool:
+        """A ``function_tool`` the agent can call to get back what compaction replaced,
+        verbatim (``Agent(tools=[..., session.recall_tool()])``)."""
+        engine = self.engine
+
+        async def run(query: str, limit: int = 5) -> str:
+            return await recall(engine, query, limit, cache_dir=cache_dir)
+
+        return function_tool(
+            run, name_override=RECALL_NAME, description_override=RECALL_DESCRIPTION
+        )
+
+    @property
+    def input_filter(self) -> Callable[[CallModelData[Any]], Any]:
+        """The ``call_model_input_filter`` for this session (see :meth:`filter_input`)."""
+        return self.filter_input
+
+
+def _unwritten(given: list[Any], history: list[Any]) -> list[Any] | None:
+    """The items at the end of ``given`` that come after the session's newest item."""
+    if not history:
+        return given
+    last = history[-1]
+    for index in range(len(given) - 1, -1, -1):
+        if given[index] == last:
+            return given[index + 1 :]
+    return None

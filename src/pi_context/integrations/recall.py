@@ -1,0 +1,45 @@
+"""The ``recall`` tool over an adapter's session: what compaction replaced, back verbatim.
+
+Each adapter offers it as its framework's own tool type; all of them run this one function,
+which is pi-context's :class:`~pi_context.tools.RecallTool`: a ranked search of the entries a
+compaction (or a context edit, or a branch left behind) took out of the context, returned word
+for word with their entry ids and bounded like ``read``'s output.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pi_context.errors import ToolError
+from pi_context.integrations.engine import ContextEngine
+from pi_context.tools import RecallTool, ToolContext
+
+__all__ = ["RECALL_DESCRIPTION", "RECALL_NAME", "recall"]
+
+RECALL_NAME = RecallTool.name
+RECALL_DESCRIPTION = RecallTool.description
+
+
+async def recall(
+    engine: ContextEngine,
+    query: str,
+    limit: int | None = None,
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> str:
+    """The recall tool's answer for ``query`` over ``engine``'s session (a failure is text
+    the model can act on, never an exception into the framework's tool loop)."""
+    tool = RecallTool(
+        lambda: engine.session,
+        cache_dir=str(cache_dir) if cache_dir is not None else None,
+    )
+    arguments: dict[str, object] = {"query": query}
+    if limit is not None:
+        arguments["limit"] = limit
+    cwd = Path(engine.session.cwd or os.getcwd())
+    try:
+        outcome = await tool.run(arguments, ToolContext(call_id="recall", cwd=cwd))
+    except ToolError as exc:
+        return f"recall failed: {exc}"
+    return outcome.text

@@ -1,0 +1,23 @@
+"""MCP servers as pi runs them: ``mcp.json``, connections, tools, ``tool_search``, the section.
+
+:class:`McpManager` is what an agent session holds; :mod:`.config` reads and validates the
+files, :mod:`.connection` talks to one server over the official ``mcp`` SDK, :mod:`.tools`
+turns server tools into agent tools, :mod:`.search` ranks them for ``tool_search``,
+:mod:`.section` writes the ``mcp_servers`` prompt section, :mod:`.convert` turns results into
+content blocks and :mod:`.files` edits ``mcp.json`` for ``pictx mcp add/remove``.
+"""
+
+from __future__ import annotations
+
+from .config import McpConfig, ServerConfig, load_mcp_config
+from .manager import McpManager
+from .tools import RESOURCE_TOOL_NAMES, is_mcp_tool_name
+
+__all__ = [
+    "RESOURCE_TOOL_NAMES",
+    "McpConfig",
+    "McpManager",
+    "ServerConfig",
+    "is_mcp_tool_name",
+    "load_mcp_config",
+]

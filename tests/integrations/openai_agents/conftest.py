@@ -1,0 +1,5 @@
+"""openai-agents is an optional extra: these tests run where it is installed (the dev extra)."""
+
+import pytest
+
+pytest.importorskip("agents.memory")
