@@ -23,14 +23,17 @@ def _normal(name: str) -> str:
 
 
 def _declared() -> tuple[set[str], set[str]]:
-    """(core dependencies, core plus the ``local`` extra), as normalized distribution names."""
+    """(core dependencies, core plus the optional extras the package's modules import: the
+    ``local`` model and the three framework integrations), as normalized distribution names."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
     def names(specs: list[str]) -> set[str]:
         return {_normal(re.split(r"[<>=!~ \[;]", spec, maxsplit=1)[0]) for spec in specs}
 
     core = names(project["dependencies"])
-    return core, core | names(project["optional-dependencies"]["local"])
+    extras = project["optional-dependencies"]
+    optional = ("local", "openai-agents", "pydantic-ai", "langchain")
+    return core, core.union(*(names(extras[name]) for name in optional))
 
 
 def _imported_top_modules() -> set[str]:
