@@ -37,6 +37,7 @@ from pi_context.compaction import (
     should_compact,
 )
 from pi_context.errors import CompactionError
+from pi_context.integrations.pairs import repair_pairs
 from pi_context.model import Model
 from pi_context.session import Entry, Session
 
@@ -197,6 +198,22 @@ class ContextEngine:
         self.compactor.cache = _FileToolCache(self.file_tools)
 
     # -- the record ------------------------------------------------------------------------
+
+    def deliverable(self) -> list[dict[str, Any]]:
+        """The projected messages as a request may carry them: pi's pair rule applied (a result
+        whose call is gone is left out, a call that never got its result is answered with an
+        error result), with a logged warning when that changed anything. The file keeps what
+        arrived; every adapter hands its framework this list."""
+        messages = [message for _, message in self.projected()]
+        repair = repair_pairs(messages, timestamp=self.session.now_ms())
+        if repair.changed:
+            _log.warning(
+                "pi-context: left out tool results without their call (%s) and answered calls "
+                "without a result with an error result (%s); the originals stay in the session",
+                ", ".join(repair.dropped_results) or "none",
+                ", ".join(repair.answered_calls) or "none",
+            )
+        return repair.messages
 
     def projected(self) -> list[tuple[Entry, dict[str, Any]]]:
         """The current branch as the model sees it: each message with the entry it comes from.

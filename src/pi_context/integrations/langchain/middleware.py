@@ -118,16 +118,7 @@ class PiSummarizationMiddleware(AgentMiddleware):
     # -- the hook ----------------------------------------------------------------------------
 
     def _emitted(self) -> list[BaseMessage]:
-        projected = [message for _, message in self.engine.projected()]
-        repair = repair_pairs(projected, timestamp=self.engine.session.now_ms())
-        if repair.changed:
-            _log.warning(
-                "pi-context: tool results without their call left out of the request (%s); "
-                "calls answered with an error result (%s); the originals stay in the session",
-                ", ".join(repair.dropped_results) or "none",
-                ", ".join(repair.answered_calls) or "none",
-            )
-        return [message for message, _ in self.codec.from_pi(repair.messages)]
+        return [message for message, _ in self.codec.from_pi(self.engine.deliverable())]
 
     def _prepare(self, state: Any) -> bool:
         """Record the state's messages; whether the state already satisfies the pair rule."""

@@ -34,7 +34,6 @@ from pi_context.integrations.openai_agents.mapping import (
     OPAQUE_TYPE,
     OpenAIAgentsCodec,
 )
-from pi_context.integrations.pairs import repair_pairs
 from pi_context.integrations.recall import RECALL_DESCRIPTION, RECALL_NAME, recall
 from pi_context.session import Session
 
@@ -122,16 +121,7 @@ class PiSession:
     # -- the Session protocol --------------------------------------------------------------
 
     def _projected(self) -> list[dict[str, Any]]:
-        messages = [message for _, message in self.engine.projected()]
-        repair = repair_pairs(messages, timestamp=self.engine.session.now_ms())
-        if repair.changed:
-            _log.warning(
-                "pi-context: left out results without a call (%s), answered calls with an "
-                "error result (%s); the originals stay in the session",
-                ", ".join(repair.dropped_results) or "none",
-                ", ".join(repair.answered_calls) or "none",
-            )
-        return [item for item, _ in self.codec.from_pi(repair.messages)]
+        return [item for item, _ in self.codec.from_pi(self.engine.deliverable())]
 
     async def get_items(self, limit: int | None = None, *, wrapper: Any = None) -> list[Any]:
         """The history the model sees: the latest summary and everything after it.

@@ -32,7 +32,6 @@ from pydantic_ai.tools import RunContext, Tool
 from pi_context.compaction import CompactionEvent
 from pi_context.integrations.engine import CompactionOutcome, ContextEngine, FileTools, Summarizer
 from pi_context.integrations.mirror import sync
-from pi_context.integrations.pairs import repair_pairs
 from pi_context.integrations.pydantic_ai.mapping import PydanticAICodec, dump
 from pi_context.integrations.recall import RECALL_DESCRIPTION, RECALL_NAME, recall
 from pi_context.session import Session
@@ -95,16 +94,7 @@ class PiContext(AbstractCapability[Any]):
     # -- the engine over a message list ------------------------------------------------------
 
     def _projected(self) -> list[ModelMessage]:
-        messages = [message for _, message in self.engine.projected()]
-        repair = repair_pairs(messages, timestamp=self.engine.session.now_ms())
-        if repair.changed:
-            _log.warning(
-                "pi-context: left out tool returns without a call (%s), answered calls with "
-                "an error return (%s); the originals stay in the session",
-                ", ".join(repair.dropped_results) or "none",
-                ", ".join(repair.answered_calls) or "none",
-            )
-        return [message for message, _ in self.codec.from_pi(repair.messages)]
+        return [message for message, _ in self.codec.from_pi(self.engine.deliverable())]
 
     async def process(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         """Record ``messages``, compact at pi's threshold, and return what to send: ``messages``
