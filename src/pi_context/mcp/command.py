@@ -16,7 +16,7 @@ from .manager import McpManager
 
 __all__ = ["DESCRIPTION", "run_mcp_command"]
 
-DESCRIPTION: Final = "Show MCP servers and their tools; /mcp reconnect [server] connects again"
+DESCRIPTION: Final = "show MCP servers and their tools; /mcp reconnect [server] connects again"
 USAGE: Final = "Usage: /mcp, /mcp login [server], /mcp logout [server], /mcp reconnect [server]"
 
 Notify = Callable[[str, str], None]

@@ -29,7 +29,8 @@ def register(pi):
     async def model(args, ctx):
         pi.append_entry("ext-model", {"args": args})
 
-    pi.register_command("greet", greet, description="greet someone")
+    pi.register_command("greet", greet, description="greet someone [who]")
+    pi.register_command("odd", greet, description="clears\x1b[2J [bold]nothing[/bold]")
     pi.register_command("model", model, description="the extension's own /model")
 """
 
@@ -78,7 +79,9 @@ async def test_extension_commands_join_the_built_ins_and_a_built_in_shadows_one(
     await run_slash(shell, "/help")
     text = screen.getvalue()
     assert "/greet" in text
-    assert "greet someone" in text
+    assert "greet someone [who]" in text  # a description is text, never markup
+    assert "clears [bold]nothing[/bold]" in text  # nor terminal control
+    assert "\x1b" not in text
     assert "/model [search]" in text
     assert "/skill:<name> [args]" in text
     assert "extension greeter: /model is hidden by the built-in /model" in text
@@ -98,7 +101,7 @@ async def test_completion_offers_extension_commands(tmp_path: Path, pipe: PipeIn
         (c.text, c.display_meta_text)
         for c in completer.get_completions(Document("/gr"), None)  # type: ignore[arg-type]
     }
-    assert found == {("/greet", "greet someone")}
+    assert found == {("/greet", "greet someone [who]")}
     assert not list(completer.get_completions(Document("/skill"), None))  # type: ignore[arg-type]
 
 

@@ -18,6 +18,7 @@ from pi_context.cli.interactive.hotkeys import hotkeys_table
 from pi_context.cli.interactive.shell import Shell
 from pi_context.cli.interactive.slash.registry import BUILT_INS, commands_for, shadowing_note
 from pi_context.cli.interactive.stats import format_tokens
+from pi_context.cli.terminal_text import terminal_safe
 from pi_context.export import SessionDocument
 from pi_context.export.document import entry_kind, entry_preview, tree_marker
 
@@ -30,7 +31,10 @@ async def help_(shell: Shell, _args: str) -> None:
     commands = commands_for(shell.agent)
     table = Table(show_header=False, box=None)
     for command in commands:
-        table.add_row(Text(command.usage, style="bold"), command.help)
+        # an extension's usage and description are its text: shown, never read as markup
+        table.add_row(
+            Text(terminal_safe(command.usage), style="bold"), Text(terminal_safe(command.help))
+        )
     shell.console.print(table)
     for hidden in commands.shadowed:
         shell.console.print(Text(shadowing_note(hidden), style="yellow"))
