@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from prompt_toolkit.input import PipeInput, create_pipe_input
 
 from pi_context.cli.main import main
 
@@ -16,6 +17,13 @@ from pi_context.cli.main import main
 class Run:
     def __init__(self, code: int, out: str, err: str) -> None:
         self.code, self.out, self.err = code, out, err
+
+
+@pytest.fixture
+def pipe() -> Iterator[PipeInput]:
+    """Keys for a prompt_toolkit application under test (`pipe.send_text(...)`)."""
+    with create_pipe_input() as keys:
+        yield keys
 
 
 @pytest.fixture

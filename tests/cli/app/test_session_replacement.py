@@ -100,7 +100,7 @@ class World:
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> World:
+def replacement_world(tmp_path: Path) -> World:
     return World(tmp_path)
 
 
@@ -120,13 +120,15 @@ def _users(session: Any) -> list[str]:
     ]
 
 
-async def test_fork_before_a_user_message_keeps_the_path_before_it(world: World) -> None:
-    app = await _conversation(world.config(), "one", "two", "three")
+async def test_fork_before_a_user_message_keeps_the_path_before_it(
+    replacement_world: World,
+) -> None:
+    app = await _conversation(replacement_world.config(), "one", "two", "three")
     old_file = app.session.file_path
     assert old_file is not None
     rows = app.fork_messages()
     assert [r.text for r in rows] == ["one", "two", "three"]
-    world.events()
+    replacement_world.events()
 
     forked, text = await app.fork_before(rows[1].entry_id)
 
@@ -138,7 +140,7 @@ async def test_fork_before_a_user_message_keeps_the_path_before_it(world: World)
     assert new_file.parent == old_file.parent
     header = json.loads(new_file.read_text(encoding="utf-8").splitlines()[0])
     assert header["parentSession"] == str(old_file)
-    assert world.events() == [
+    assert replacement_world.events() == [
         {"event": "before_fork", "entryId": rows[1].entry_id, "position": "before"},
         {"event": "shutdown", "reason": "fork", "target": str(new_file)},
         {"event": "start", "reason": "fork", "previous": str(old_file)},
@@ -147,17 +149,17 @@ async def test_fork_before_a_user_message_keeps_the_path_before_it(world: World)
     await forked.agent.aclose()
 
 
-async def test_fork_before_a_message_without_parent_starts_empty(world: World) -> None:
-    config = world.config()
-    world.sessions.mkdir()
-    first = world.sessions / "first.jsonl"
+async def test_fork_before_a_message_without_parent_starts_empty(replacement_world: World) -> None:
+    config = replacement_world.config()
+    replacement_world.sessions.mkdir()
+    first = replacement_world.sessions / "first.jsonl"
     records = [
         {
             "type": "session",
             "version": 3,
             "id": "s1",
             "timestamp": "2026-01-05T10:00:00.000Z",
-            "cwd": str(world.project),
+            "cwd": str(replacement_world.project),
         },
         {
             "type": "message",
@@ -172,7 +174,7 @@ async def test_fork_before_a_message_without_parent_starts_empty(world: World) -
         },
     ]
     first.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    agent = await AgentSession.open(first, agent_dir=world.agent_dir)
+    agent = await AgentSession.open(first, agent_dir=replacement_world.agent_dir)
     app = RunningAgent(agent, config)
     [row] = app.fork_messages()
     assert agent.session.get(row.entry_id).parent_id is None  # type: ignore[union-attr]
@@ -185,8 +187,8 @@ async def test_fork_before_a_message_without_parent_starts_empty(world: World) -
     await forked.agent.aclose()
 
 
-async def test_fork_refuses_an_entry_that_is_not_a_user_message(world: World) -> None:
-    app = await _conversation(world.config(), "one")
+async def test_fork_refuses_an_entry_that_is_not_a_user_message(replacement_world: World) -> None:
+    app = await _conversation(replacement_world.config(), "one")
     answer = next(e for e in app.session.entries if e.role == "assistant")
     with pytest.raises(PiContextError, match=r"^Invalid entry ID for forking$"):
         await app.fork_before(answer.id)
@@ -195,13 +197,13 @@ async def test_fork_refuses_an_entry_that_is_not_a_user_message(world: World) ->
     await app.agent.aclose()
 
 
-async def test_clone_copies_the_path_relabels_and_writes_at_once(world: World) -> None:
-    app = await _conversation(world.config(), "one", "two")
+async def test_clone_copies_the_path_relabels_and_writes_at_once(replacement_world: World) -> None:
+    app = await _conversation(replacement_world.config(), "one", "two")
     first_user = next(e for e in app.session.entries if e.role == "user")
     app.session.append_label(first_user.id, "start here")
     old_file = app.session.file_path
     leaf = app.session.leaf_id
-    world.events()
+    replacement_world.events()
 
     cloned = await app.clone()
 
@@ -215,37 +217,39 @@ async def test_clone_copies_the_path_relabels_and_writes_at_once(world: World) -
         (first_user.id, "start here")
     ]
     assert session.entries[-1].type == "label"  # re-created after the path
-    events = world.events()
+    events = replacement_world.events()
     assert events[0] == {"event": "before_fork", "entryId": leaf, "position": "at"}
     assert [e["event"] for e in events[1:3]] == ["shutdown", "start"]
     await cloned.agent.aclose()
 
 
-async def test_clone_of_an_in_memory_session_stays_in_memory(world: World) -> None:
-    app = await _conversation(world.config(in_memory=True), "one")
+async def test_clone_of_an_in_memory_session_stays_in_memory(replacement_world: World) -> None:
+    app = await _conversation(replacement_world.config(in_memory=True), "one")
     cloned = await app.clone()
     assert cloned.session.file_path is None
     assert _users(cloned.session) == ["one"]
-    assert not world.sessions.exists()
+    assert not replacement_world.sessions.exists()
     await cloned.agent.aclose()
 
 
-async def test_clone_without_entries_says_nothing_to_clone(world: World) -> None:
-    agent = await AgentSession.create(cwd=world.project, agent_dir=world.agent_dir)
-    app = RunningAgent(agent, world.config(in_memory=True))
+async def test_clone_without_entries_says_nothing_to_clone(replacement_world: World) -> None:
+    agent = await AgentSession.create(
+        cwd=replacement_world.project, agent_dir=replacement_world.agent_dir
+    )
+    app = RunningAgent(agent, replacement_world.config(in_memory=True))
     with pytest.raises(PiContextError, match=r"^Nothing to clone yet$"):
         await app.clone()
     await agent.aclose()
 
 
-async def test_extensions_may_cancel_fork_clone_new_and_resume(world: World) -> None:
-    app = await _conversation(world.config(), "one")
-    other = await _conversation(world.config(), "elsewhere")
+async def test_extensions_may_cancel_fork_clone_new_and_resume(replacement_world: World) -> None:
+    app = await _conversation(replacement_world.config(), "one")
+    other = await _conversation(replacement_world.config(), "elsewhere")
     other_file = other.session.file_path
     assert other_file is not None
     await other.agent.aclose()
-    world.cancel.touch()
-    world.events()
+    replacement_world.cancel.touch()
+    replacement_world.events()
     [row] = app.fork_messages()
     for attempt in (
         lambda: app.fork_before(row.entry_id),
@@ -255,7 +259,7 @@ async def test_extensions_may_cancel_fork_clone_new_and_resume(world: World) -> 
     ):
         with pytest.raises(SwitchCancelledError):
             await attempt()
-    events = world.events()
+    events = replacement_world.events()
     assert [e["event"] for e in events] == [
         "before_fork",
         "before_fork",
@@ -271,30 +275,30 @@ async def test_extensions_may_cancel_fork_clone_new_and_resume(world: World) -> 
     await app.agent.aclose()
 
 
-async def test_new_and_resume_tell_extensions_why(world: World) -> None:
-    app = await _conversation(world.config(), "one")
+async def test_new_and_resume_tell_extensions_why(replacement_world: World) -> None:
+    app = await _conversation(replacement_world.config(), "one")
     first = app.session.file_path
-    world.events()
+    replacement_world.events()
     fresh = await app.new_session()
-    assert world.events() == [
+    assert replacement_world.events() == [
         {"event": "before_switch", "reason": "new", "target": None},
         {"event": "shutdown", "reason": "new", "target": None},
         {"event": "start", "reason": "new", "previous": str(first)},
     ]
     assert first is not None
     back = await fresh.open_session(first)
-    events = world.events()
+    events = replacement_world.events()
     assert events[0] == {"event": "before_switch", "reason": "resume", "target": str(first)}
     assert events[1] == {"event": "shutdown", "reason": "resume", "target": str(first)}
     assert events[2]["event"] == "start"
     assert events[2]["reason"] == "resume"
     await back.agent.aclose()
-    assert world.events() == [{"event": "shutdown", "reason": "quit", "target": None}]
+    assert replacement_world.events() == [{"event": "shutdown", "reason": "quit", "target": None}]
 
 
-async def test_model_and_thinking_changes_reach_extensions(world: World) -> None:
-    app = await _conversation(world.config(), "one")
-    world.events()
+async def test_model_and_thinking_changes_reach_extensions(replacement_world: World) -> None:
+    app = await _conversation(replacement_world.config(), "one")
+    replacement_world.events()
     thinker = ScriptedModel(
         [],
         model_info=ModelInfo(
@@ -314,7 +318,7 @@ async def test_model_and_thinking_changes_reach_extensions(world: World) -> None
     )
     app.agent.switch_model(plain, source="cycle")
     await app.agent.settle_notices()
-    assert world.events() == [
+    assert replacement_world.events() == [
         {
             "event": "model_select",
             "model": "thinker",

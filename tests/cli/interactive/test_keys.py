@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-import pytest
-from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
@@ -23,12 +22,6 @@ from pi_context.cli.interactive.mode import InteractiveShell
 from pi_context.messages import ImageContent
 from pi_context.model import ModelRequest
 from pi_context.testing import ScriptedModel, ScriptedReply, reply
-
-
-@pytest.fixture
-def pipe() -> Iterator[PipeInput]:
-    with create_pipe_input() as keys:
-        yield keys
 
 
 def _typing(

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
@@ -15,12 +13,6 @@ from pi_context.cli.app.app import AppConfig, RunningAgent
 from pi_context.cli.app.model_scope import ScopeEntry
 from pi_context.cli.interactive.mode import InteractiveShell
 from pi_context.testing import ScriptedModel
-
-
-@pytest.fixture
-def pipe() -> Iterator[PipeInput]:
-    with create_pipe_input() as keys:
-        yield keys
 
 
 async def _banner(tmp_path: Path, pipe: PipeInput, *, verbose: bool) -> str:

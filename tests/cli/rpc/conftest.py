@@ -202,7 +202,7 @@ class RpcWorld:
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> Iterator[RpcWorld]:
+def rpc_world(tmp_path: Path) -> Iterator[RpcWorld]:
     with ReplayServer() as server:
         w = RpcWorld(tmp_path, server)
         try:

@@ -12,11 +12,11 @@ from pathlib import Path
 from .conftest import RpcWorld, text_reply
 
 
-def test_models_thinking_levels_and_modes(world: RpcWorld) -> None:
-    (world.agent_dir / "settings.json").write_text(
+def test_models_thinking_levels_and_modes(rpc_world: RpcWorld) -> None:
+    (rpc_world.agent_dir / "settings.json").write_text(
         '{"modelThinkingLevels": {"replay/thinker": "low"}}'
     )
-    rpc = world.spawn()
+    rpc = rpc_world.spawn()
     models = rpc.call({"id": "m", "type": "get_available_models"})["data"]["models"]
     keys = [(m["provider"], m["id"]) for m in models]
     assert keys[:2] == [("replay", "tiny"), ("replay", "thinker")]  # registry order
@@ -66,10 +66,10 @@ def test_models_thinking_levels_and_modes(world: RpcWorld) -> None:
         "command": "set_thinking_level",
         "success": True,
     }
-    world.server.add(text_reply("Thought about it."))
+    rpc_world.server.add(text_reply("Thought about it."))
     rpc.send({"id": "p", "type": "prompt", "message": "think hard"})
     rpc.until_type("agent_settled")
-    sent = world.server.requests[0].json()
+    sent = rpc_world.server.requests[0].json()
     assert sent["model"] == "thinker"
     assert sent["reasoning_effort"] == "high"  # the level reaches the wire
     cycled = rpc.call({"id": "c1", "type": "cycle_thinking_level"})
@@ -94,7 +94,7 @@ def test_models_thinking_levels_and_modes(world: RpcWorld) -> None:
     state = rpc.call({"id": "s2", "type": "get_state"})["data"]
     assert (state["steeringMode"], state["followUpMode"]) == ("all", "all")
     assert state["autoCompactionEnabled"] is False
-    settings = json.loads((world.agent_dir / "settings.json").read_text())
+    settings = json.loads((rpc_world.agent_dir / "settings.json").read_text())
     assert settings == {
         "modelThinkingLevels": {"replay/thinker": "low"},  # kept
         "steeringMode": "all",
@@ -102,22 +102,22 @@ def test_models_thinking_levels_and_modes(world: RpcWorld) -> None:
         "compaction": {"enabled": False},
         "retry": {"enabled": False},
     }
-    assert len(world.server.requests) == 1  # only the prompt reached the model
+    assert len(rpc_world.server.requests) == 1  # only the prompt reached the model
     assert rpc.close() == 0
 
 
-def test_compact_and_user_bash(world: RpcWorld) -> None:
-    (world.agent_dir / "settings.json").write_text(
+def test_compact_and_user_bash(rpc_world: RpcWorld) -> None:
+    (rpc_world.agent_dir / "settings.json").write_text(
         '{"compaction": {"keepRecentTokens": 1, "guard": false}}'
     )
-    world.server.add(
+    rpc_world.server.add(
         text_reply("first answer"),
         text_reply("second answer"),
         text_reply("## Goal\nSay things."),
         text_reply("## Turn prefix\nEarlier in this turn."),  # the cut splits the last turn
         text_reply("third answer"),
     )
-    rpc = world.spawn()
+    rpc = rpc_world.spawn()
     for n, text in enumerate(("one", "two")):
         rpc.send({"id": f"p{n}", "type": "prompt", "message": text})
         rpc.until_type("agent_settled")
@@ -126,7 +126,7 @@ def test_compact_and_user_bash(world: RpcWorld) -> None:
     data = compact["data"]
     assert data["summary"].startswith("## Goal")
     assert {"summary", "firstKeptEntryId", "tokensBefore", "details"} <= set(data)
-    summary_request = world.server.requests[2].json()
+    summary_request = rpc_world.server.requests[2].json()
     assert "be brief" in json.dumps(summary_request)
 
     rpc.send({"id": "b", "type": "bash", "command": "echo one; echo two >&2; exit 3"})
@@ -142,7 +142,7 @@ def test_compact_and_user_bash(world: RpcWorld) -> None:
     }
     rpc.send({"id": "p3", "type": "prompt", "message": "three"})
     rpc.until_type("agent_settled")
-    sent = json.dumps(world.server.requests[-1].json())
+    sent = json.dumps(rpc_world.server.requests[-1].json())
     assert "echo one; echo two" in sent  # the bash execution reaches the model as user text
     entries = rpc.call({"id": "e", "type": "get_entries"})["data"]["entries"]
     bash = [e for e in entries if e.get("message", {}).get("role") == "bashExecution"]
@@ -152,10 +152,12 @@ def test_compact_and_user_bash(world: RpcWorld) -> None:
     assert rpc.close() == 0
 
 
-def test_sessions_new_name_fork_clone_switch_and_export(world: RpcWorld, tmp_path: Path) -> None:
+def test_sessions_new_name_fork_clone_switch_and_export(
+    rpc_world: RpcWorld, tmp_path: Path
+) -> None:
     replies = tmp_path / "replies.json"
     replies.write_text(json.dumps(["first", "second"]))
-    rpc = world.spawn("--model", f"scripted:{replies}")
+    rpc = rpc_world.spawn("--model", f"scripted:{replies}")
     nothing = rpc.call({"id": "x0", "type": "export_html"})
     assert nothing["error"] == "Nothing to export yet - start a conversation first"
     unsaved = rpc.call({"id": "cl0", "type": "clone"})
@@ -243,13 +245,13 @@ def register(pi):
 
 
 def test_protocol_errors_extension_commands_and_ui_responses(
-    world: RpcWorld, tmp_path: Path
+    rpc_world: RpcWorld, tmp_path: Path
 ) -> None:
-    (world.agent_dir / "extensions").mkdir()
-    (world.agent_dir / "extensions" / "greeter.py").write_text(EXTENSION)
+    (rpc_world.agent_dir / "extensions").mkdir()
+    (rpc_world.agent_dir / "extensions" / "greeter.py").write_text(EXTENSION)
     replies = tmp_path / "replies.json"
     replies.write_text("[]")
-    rpc = world.spawn("--model", f"scripted:{replies}")
+    rpc = rpc_world.spawn("--model", f"scripted:{replies}")
     rpc.send_raw(b"not json\n")
     assert rpc.next() == {
         "type": "response",
@@ -334,24 +336,26 @@ def test_protocol_errors_extension_commands_and_ui_responses(
     }
 
 
-def test_at_file_arguments_are_refused_and_sigterm_exits_143(world: RpcWorld) -> None:
-    refused = world.spawn("@notes.md")
+def test_at_file_arguments_are_refused_and_sigterm_exits_143(rpc_world: RpcWorld) -> None:
+    refused = rpc_world.spawn("@notes.md")
     assert refused.proc.wait(timeout=60) == 1
     assert "pictx: error: @file arguments are not supported in RPC mode" in refused.stderr()
-    rpc = world.spawn("ignored positional message")
+    rpc = rpc_world.spawn("ignored positional message")
     assert rpc.call({"id": "s", "type": "get_state"})["success"]
     rpc.proc.send_signal(signal.SIGTERM)
     assert rpc.proc.wait(timeout=60) == 143
-    assert world.server.requests == []  # the positional message was not sent
+    assert rpc_world.server.requests == []  # the positional message was not sent
 
 
-def test_a_client_that_stops_reading_makes_pictx_exit_1(world: RpcWorld, tmp_path: Path) -> None:
+def test_a_client_that_stops_reading_makes_pictx_exit_1(
+    rpc_world: RpcWorld, tmp_path: Path
+) -> None:
     replies = tmp_path / "replies.json"
     replies.write_text("[]")
     proc = subprocess.Popen(
         [sys.executable, "-m", "pi_context", "--mode", "rpc", "--model", f"scripted:{replies}"],
-        cwd=world.project,
-        env=world.env,
+        cwd=rpc_world.project,
+        env=rpc_world.env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -34,11 +34,11 @@ def last_user_text(body: dict[str, Any]) -> str:
     return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
 
 
-def test_a_running_commands_output_is_streamed_before_it_ends(world: RpcWorld) -> None:
+def test_a_running_commands_output_is_streamed_before_it_ends(rpc_world: RpcWorld) -> None:
     """Live tool output: what the command printed is a ``tool_execution_update`` while the
     command still runs (it waits for a file the test creates only after seeing the update)."""
-    world.server.add(bash_call_reply(f"echo building; {GATE}"), text_reply("Built."))
-    rpc = world.spawn()
+    rpc_world.server.add(bash_call_reply(f"echo building; {GATE}"), text_reply("Built."))
+    rpc = rpc_world.spawn()
     rpc.send({"id": "p", "type": "prompt", "message": "Build it"})
     before = rpc.until(
         lambda r: (
@@ -55,7 +55,7 @@ def test_a_running_commands_output_is_streamed_before_it_ends(world: RpcWorld) -
         "args": {"command": f"echo building; {GATE}"},
         "partialResult": {"content": []},
     }
-    (world.project / "gate").touch()
+    (rpc_world.project / "gate").touch()
     after = rpc.until_type("agent_settled")
     end = next(r for r in after if r["type"] == "tool_execution_end")
     assert end["result"]["content"] == [{"type": "text", "text": "building\nthrough\n"}]
@@ -64,17 +64,17 @@ def test_a_running_commands_output_is_streamed_before_it_ends(world: RpcWorld) -
     assert last["partialResult"]["content"] == end["result"]["content"]
 
 
-def test_sigterm_mid_run_aborts_and_leaves_the_whole_session_on_disk(world: RpcWorld) -> None:
+def test_sigterm_mid_run_aborts_and_leaves_the_whole_session_on_disk(rpc_world: RpcWorld) -> None:
     """SIGTERM while a tool runs: exit 143 after the run was aborted and every message of it,
     the aborted tool result included, is in the session file (the process then ends without
     the interpreter's slow teardown)."""
-    world.server.add(bash_call_reply(GATE), text_reply("never asked"))
-    rpc = world.spawn()
+    rpc_world.server.add(bash_call_reply(GATE), text_reply("never asked"))
+    rpc = rpc_world.spawn()
     rpc.send({"id": "p", "type": "prompt", "message": "Wait for the gate"})
     rpc.until_type("tool_execution_update")
     rpc.proc.send_signal(signal.SIGTERM)
     assert rpc.proc.wait(timeout=60) == 143
-    (session,) = world.sessions()
+    (session,) = rpc_world.sessions()
     messages = [
         json.loads(line)["message"]
         for line in session.read_text(encoding="utf-8").splitlines()
@@ -83,12 +83,12 @@ def test_sigterm_mid_run_aborts_and_leaves_the_whole_session_on_disk(world: RpcW
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "toolResult"]
     assert messages[-1]["isError"] is True
     assert messages[-1]["content"] == [{"type": "text", "text": "Operation aborted"}]
-    assert len(world.server.requests) == 1
+    assert len(rpc_world.server.requests) == 1
 
 
-def test_startup_then_a_prompt_with_a_tool_call_streams_pi_events(world: RpcWorld) -> None:
-    world.server.add(bash_call_reply("echo from-tool"), text_reply("All done."))
-    rpc = world.spawn()
+def test_startup_then_a_prompt_with_a_tool_call_streams_pi_events(rpc_world: RpcWorld) -> None:
+    rpc_world.server.add(bash_call_reply("echo from-tool"), text_reply("All done."))
+    rpc = rpc_world.spawn()
     response = rpc.call({"id": "s", "type": "get_state"})
     assert rpc.seen == [response]  # no header or ready record before it
     assert list(response) == ["id", "type", "command", "success", "data"]
@@ -134,7 +134,7 @@ def test_startup_then_a_prompt_with_a_tool_call_streams_pi_events(world: RpcWorl
     }
     end = next(r for r in records if r["type"] == "tool_execution_end")
     assert "from-tool" in json.dumps(end["result"])
-    second = world.server.requests[1].json()
+    second = rpc_world.server.requests[1].json()
     assert second["messages"][-1]["role"] == "tool"
 
     messages = rpc.call({"id": "m", "type": "get_messages"})["data"]["messages"]
@@ -165,9 +165,9 @@ def test_startup_then_a_prompt_with_a_tool_call_streams_pi_events(world: RpcWorl
     assert rpc.close() == 0
 
 
-def test_steering_mid_run_lands_after_the_tool_results(world: RpcWorld) -> None:
-    world.server.add(bash_call_reply(GATE), text_reply("Switched to python."))
-    rpc = world.spawn()
+def test_steering_mid_run_lands_after_the_tool_results(rpc_world: RpcWorld) -> None:
+    rpc_world.server.add(bash_call_reply(GATE), text_reply("Switched to python."))
+    rpc = rpc_world.spawn()
     rpc.send({"id": "p", "type": "prompt", "message": "Count lines"})
     rpc.until_type("tool_execution_start")
     rpc.send({"id": "b2", "type": "steer", "message": "use python instead"})
@@ -185,7 +185,7 @@ def test_steering_mid_run_lands_after_the_tool_results(world: RpcWorld) -> None:
     state = rpc.call({"id": "s", "type": "get_state"})["data"]
     assert state["isStreaming"] is True
     assert state["pendingMessageCount"] == 1
-    (world.project / "gate").touch()
+    (rpc_world.project / "gate").touch()
     records = rpc.until_type("agent_settled")
     kinds = types(records)
     cleared = records.index({"type": "queue_update", "steering": [], "followUp": []})
@@ -197,17 +197,17 @@ def test_steering_mid_run_lands_after_the_tool_results(world: RpcWorld) -> None:
     assert kinds.index("tool_execution_end") < kinds.index("turn_end") < cleared < steer_start
     assert records[cleared + 1] is records[steer_start]
     assert message_roles(records) == ["toolResult", "user", "assistant"]
-    second = world.server.requests[1].json()
+    second = rpc_world.server.requests[1].json()
     assert last_user_text(second) == "use python instead"
     assert second["messages"][-2]["role"] == "tool"  # the tool result first, then the steer
     assert rpc.close() == 0
 
 
-def test_a_second_prompt_is_refused_and_follow_ups_wait_for_the_stop(world: RpcWorld) -> None:
-    world.server.add(
+def test_a_second_prompt_is_refused_and_follow_ups_wait_for_the_stop(rpc_world: RpcWorld) -> None:
+    rpc_world.server.add(
         bash_call_reply(GATE), text_reply("first answer"), text_reply("two"), text_reply("three")
     )
-    rpc = world.spawn()
+    rpc = rpc_world.spawn()
     rpc.send({"id": "p1", "type": "prompt", "message": "first"})
     rpc.send({"id": "p2", "type": "prompt", "message": "second"})
     refused = rpc.response("p2")
@@ -227,7 +227,7 @@ def test_a_second_prompt_is_refused_and_follow_ups_wait_for_the_stop(world: RpcW
         "steering": [],
         "followUp": ["then this", "and that"],
     }
-    (world.project / "gate").touch()
+    (rpc_world.project / "gate").touch()
     records = rpc.until_type("agent_settled")
     # one at a time: each follow-up waits until the agent would stop again
     assert message_roles(records) == [
@@ -239,16 +239,16 @@ def test_a_second_prompt_is_refused_and_follow_ups_wait_for_the_stop(world: RpcW
         "assistant",
     ]
     assert user_texts(records) == ["then this", "and that"]
-    assert len(world.server.requests) == 4
-    assert last_user_text(world.server.requests[2].json()) == "then this"
+    assert len(rpc_world.server.requests) == 4
+    assert last_user_text(rpc_world.server.requests[2].json()) == "then this"
     assert rpc.close() == 0
 
 
 def test_abort_during_a_tool_keeps_the_queues_and_clear_queue_empties_them(
-    world: RpcWorld,
+    rpc_world: RpcWorld,
 ) -> None:
-    world.server.add(bash_call_reply("sleep 60"), text_reply("after abort"))
-    rpc = world.spawn()
+    rpc_world.server.add(bash_call_reply("sleep 60"), text_reply("after abort"))
+    rpc = rpc_world.spawn()
     rpc.send({"id": "p", "type": "prompt", "message": "Slow"})
     rpc.until_type("tool_execution_start")
     assert rpc.call({"id": "f", "type": "follow_up", "message": "later please"})["success"]

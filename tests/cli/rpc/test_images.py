@@ -17,8 +17,8 @@ from tests.images.helpers import b64, image_bytes
 from .conftest import RpcWorld, text_reply
 
 
-def with_vision_model(world: RpcWorld) -> None:
-    path = world.agent_dir / "models.json"
+def with_vision_model(rpc_world: RpcWorld) -> None:
+    path = rpc_world.agent_dir / "models.json"
     models = json.loads(path.read_text())
     models["providers"]["replay"]["models"].append(
         {
@@ -46,18 +46,18 @@ def with_vision_model(world: RpcWorld) -> None:
         ),
     ],
 )
-def test_bad_images_get_a_failure_response(world: RpcWorld, images: Any, error: str) -> None:
-    rpc = world.spawn()
+def test_bad_images_get_a_failure_response(rpc_world: RpcWorld, images: Any, error: str) -> None:
+    rpc = rpc_world.spawn()
     for kind in ("prompt", "steer", "follow_up"):
         response = rpc.call({"id": kind, "type": kind, "message": "x", "images": images})
         assert (response["success"], response["error"]) == (False, error)
-    assert world.server.requests == []
+    assert rpc_world.server.requests == []
 
 
-def test_an_image_is_fitted_stored_and_sent(world: RpcWorld) -> None:
-    with_vision_model(world)
-    world.server.add(text_reply("A red bar."))
-    rpc = world.spawn("--model", "replay/seer")
+def test_an_image_is_fitted_stored_and_sent(rpc_world: RpcWorld) -> None:
+    with_vision_model(rpc_world)
+    rpc_world.server.add(text_reply("A red bar."))
+    rpc = rpc_world.spawn("--model", "replay/seer")
     image = {
         "type": "image",
         "data": b64(image_bytes("PNG", size=(300, 100))),
@@ -66,7 +66,7 @@ def test_an_image_is_fitted_stored_and_sent(world: RpcWorld) -> None:
     response = rpc.call({"id": "p", "type": "prompt", "message": "What?", "images": [image]})
     assert response["success"], response
     rpc.until_type("agent_settled")
-    sent = world.server.requests[0].json()["messages"][-1]
+    sent = rpc_world.server.requests[0].json()["messages"][-1]
     assert sent["role"] == "user"
     text, part = sent["content"]
     assert text["text"].startswith("What?\n\n[Image scaled from 300x100 to 100x33 pixels")
@@ -75,7 +75,7 @@ def test_an_image_is_fitted_stored_and_sent(world: RpcWorld) -> None:
     with Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))) as sent_image:
         assert sent_image.size == (100, 33)
     assert rpc.close() == 0
-    (session,) = world.sessions()
+    (session,) = rpc_world.sessions()
     entries = [json.loads(line) for line in session.read_text().splitlines()]
     stored = next(e["message"] for e in entries if e.get("message", {}).get("role") == "user")
     assert stored["content"][1] == {
@@ -85,13 +85,13 @@ def test_an_image_is_fitted_stored_and_sent(world: RpcWorld) -> None:
     }
 
 
-def test_a_model_without_image_input_gets_a_note(world: RpcWorld) -> None:
-    world.server.add(text_reply("I cannot see it."))
-    rpc = world.spawn()
+def test_a_model_without_image_input_gets_a_note(rpc_world: RpcWorld) -> None:
+    rpc_world.server.add(text_reply("I cannot see it."))
+    rpc = rpc_world.spawn()
     image = {"type": "image", "data": b64(image_bytes("PNG")), "mimeType": "image/png"}
     rpc.call({"id": "p", "type": "prompt", "message": "What?", "images": [image]})
     rpc.until_type("agent_settled")
-    sent = world.server.requests[0].json()["messages"][-1]
+    sent = rpc_world.server.requests[0].json()["messages"][-1]
     assert sent == {
         "role": "user",
         "content": [

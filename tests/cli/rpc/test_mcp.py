@@ -12,7 +12,7 @@ from tests.cli.rpc.conftest import RpcWorld
 DEMO = Path(__file__).parents[2] / "mcp" / "servers" / "demo_server.py"
 
 
-def test_mcp_command_and_startup_notice(world: RpcWorld) -> None:
+def test_mcp_command_and_startup_notice(rpc_world: RpcWorld) -> None:
     servers = {
         "demo": {
             "command": sys.executable,
@@ -22,8 +22,8 @@ def test_mcp_command_and_startup_notice(world: RpcWorld) -> None:
         },
         "gone": {"command": "/nonexistent/binary"},
     }
-    (world.agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
-    rpc = world.spawn("--mode", "rpc")
+    (rpc_world.agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    rpc = rpc_world.spawn("--mode", "rpc")
     notice = rpc.until(lambda r: r.get("method") == "notify")[-1]
     assert notice["message"] == (
         "MCP servers need attention:\n  gone: failed: spawn /nonexistent/binary ENOENT\n\n"
@@ -55,5 +55,5 @@ def test_mcp_command_and_startup_notice(world: RpcWorld) -> None:
     rpc.send({"id": "u", "type": "prompt", "message": "/mcp what now"})
     usage = next(r for r in rpc.until(lambda r: r.get("id") == "u") if r.get("method") == "notify")
     assert usage["message"].startswith("Usage: /mcp, /mcp login [server]")
-    assert world.server.bodies() == []  # no model request
+    assert rpc_world.server.bodies() == []  # no model request
     assert rpc.close() == 0

@@ -10,8 +10,8 @@ from pathlib import Path
 from .conftest import RpcWorld, text_reply
 
 
-def test_cycle_model_follows_the_scope(world: RpcWorld) -> None:
-    rpc = world.spawn("--model", "replay/tiny", "--models", "replay/tiny,replay/thinker:high")
+def test_cycle_model_follows_the_scope(rpc_world: RpcWorld) -> None:
+    rpc = rpc_world.spawn("--model", "replay/tiny", "--models", "replay/tiny,replay/thinker:high")
     first = rpc.call({"id": "c1", "type": "cycle_model"})["data"]
     assert first["model"]["id"] == "thinker"
     assert first["thinkingLevel"] == "high"  # the scope entry's level
@@ -22,15 +22,15 @@ def test_cycle_model_follows_the_scope(world: RpcWorld) -> None:
     assert second["isScoped"] is True
     assert rpc.close() == 0
 
-    alone = world.spawn("--model", "replay/tiny", "--models", "replay/tiny")
+    alone = rpc_world.spawn("--model", "replay/tiny", "--models", "replay/tiny")
     nothing = alone.call({"id": "c3", "type": "cycle_model"})
     assert nothing["success"] is True
     assert nothing["data"] is None  # one entry, and it is the current model
     assert alone.close() == 0
 
 
-def test_prompt_without_a_key_fails_with_pi_s_response(world: RpcWorld) -> None:
-    rpc = world.spawn("--model", "openai/gpt-4o")
+def test_prompt_without_a_key_fails_with_pi_s_response(rpc_world: RpcWorld) -> None:
+    rpc = rpc_world.spawn("--model", "openai/gpt-4o")
     failed = rpc.call({"id": "p", "type": "prompt", "message": "hi"})
     assert failed["success"] is False
     assert failed["command"] == "prompt"
@@ -38,21 +38,21 @@ def test_prompt_without_a_key_fails_with_pi_s_response(world: RpcWorld) -> None:
     state = rpc.call({"id": "s", "type": "get_state"})["data"]
     assert state["isStreaming"] is False
     assert rpc.close() == 0
-    assert world.server.requests == []
+    assert rpc_world.server.requests == []
 
 
-def test_prompt_with_an_expired_login_says_to_log_in_again(world: RpcWorld) -> None:
-    (world.agent_dir / "auth.json").write_text(
+def test_prompt_with_an_expired_login_says_to_log_in_again(rpc_world: RpcWorld) -> None:
+    (rpc_world.agent_dir / "auth.json").write_text(
         json.dumps({"replay": {"type": "oauth", "access": "old", "expires": 1000}})
     )
-    rpc = world.spawn()
+    rpc = rpc_world.spawn()
     failed = rpc.call({"id": "p", "type": "prompt", "message": "hi"})
     assert failed["error"] == (
         'Authentication failed for "replay". Credentials may have expired or network is '
         "unavailable. Run '/login replay' to re-authenticate."
     )
     assert rpc.close() == 0
-    assert world.server.requests == []
+    assert rpc_world.server.requests == []
 
 
 CANCELLER = """
@@ -70,13 +70,13 @@ def register(pi):
 """
 
 
-def test_extensions_can_cancel_session_replacement(world: RpcWorld, tmp_path: Path) -> None:
+def test_extensions_can_cancel_session_replacement(rpc_world: RpcWorld, tmp_path: Path) -> None:
     flag = tmp_path / "veto"
-    extensions = world.agent_dir / "extensions"
+    extensions = rpc_world.agent_dir / "extensions"
     extensions.mkdir()
     (extensions / "veto.py").write_text(CANCELLER.format(flag=str(flag)))
-    world.server.add(text_reply("One."))
-    rpc = world.spawn()
+    rpc_world.server.add(text_reply("One."))
+    rpc = rpc_world.spawn()
     rpc.send({"id": "p", "type": "prompt", "message": "first"})
     rpc.until_type("agent_settled")
     before = rpc.call({"id": "s0", "type": "get_state"})["data"]

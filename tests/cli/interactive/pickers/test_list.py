@@ -3,11 +3,10 @@ through a prompt_toolkit pipe input (no terminal needed)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TypeVar
 
-import pytest
-from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output import DummyOutput
 
 from pi_context.cli.interactive.pickers.list import (
@@ -24,13 +23,6 @@ from pi_context.cli.interactive.pickers.list import (
     run_picker,
 )
 from pi_context.cli.terminal_text import one_line
-
-
-@pytest.fixture
-def pipe() -> Iterator[PipeInput]:
-    with create_pipe_input() as keys:
-        yield keys
-
 
 T = TypeVar("T")
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
@@ -18,13 +17,6 @@ from pi_context.cli.interactive.mode import InteractiveShell
 from pi_context.cli.interactive.slash import run_slash
 from pi_context.model import ModelInfo
 from pi_context.testing import ScriptedModel, reply
-
-
-@pytest.fixture
-def pipe() -> Iterator[PipeInput]:
-    with create_pipe_input() as keys:
-        yield keys
-
 
 THINKER = ModelInfo(
     provider="scripted",

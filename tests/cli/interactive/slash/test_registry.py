@@ -5,12 +5,11 @@ and completion listing both."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from prompt_toolkit.document import Document
-from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
@@ -33,12 +32,6 @@ def register(pi):
     pi.register_command("odd", greet, description="clears\x1b[2J [bold]nothing[/bold]")
     pi.register_command("model", model, description="the extension's own /model")
 """
-
-
-@pytest.fixture
-def pipe() -> Iterator[PipeInput]:
-    with create_pipe_input() as keys:
-        yield keys
 
 
 async def _shell(tmp_path: Path, pipe: PipeInput) -> tuple[InteractiveShell, io.StringIO]:

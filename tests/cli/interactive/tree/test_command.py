@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from prompt_toolkit.data_structures import Size
-from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output.vt100 import Vt100_Output
 from rich.console import Console
 
@@ -66,12 +65,6 @@ class Shell:
 
     def set_editor(self, text: str) -> None:
         self.editor = text
-
-
-@pytest.fixture
-def pipe() -> Iterator[PipeInput]:
-    with create_pipe_input() as keys:
-        yield keys
 
 
 def _run(shell: Shell, pipe: PipeInput, keys: list[str]) -> str:

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from prompt_toolkit.data_structures import Size
-from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.input import PipeInput
 from prompt_toolkit.output.vt100 import Vt100_Output
 
 from pi_context.cli.interactive.tree.selector import (
@@ -26,12 +25,6 @@ from .test_view import Built, _user
 
 DOWN, UP, ESC, ENTER = "\x1b[B", "\x1b[A", "\x1b", "\r"
 CTRL_LEFT, ALT_RIGHT = "\x1b[1;5D", "\x1b[1;3C"
-
-
-@pytest.fixture
-def pipe() -> Iterator[PipeInput]:
-    with create_pipe_input() as keys:
-        yield keys
 
 
 def _screen() -> tuple[Vt100_Output, io.StringIO]:
