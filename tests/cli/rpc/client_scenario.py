@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from tests.cli.rpc.chat_stream import chunk, text_reply, usage_chunk
 from tests.providers.replay_server import ReplayServer, Reply, openai_sse, stream
 
 HANG_GUARD = 60.0
@@ -28,43 +29,6 @@ Record = dict[str, Any]
 
 SLOW_COMMAND = "for i in 1 2 3; do echo tick $i; sleep 0.4; done"
 """The bash call of the scenario prints over more than a second, so live updates appear."""
-
-
-def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": "tiny",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
-def _usage(prompt: int, completion: int) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": "tiny",
-        "choices": [],
-        "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        },
-    }
-
-
-def text_reply(text: str, prompt_tokens: int = 120, completion_tokens: int = 6) -> Reply:
-    return stream(
-        openai_sse(
-            [
-                _chunk({"role": "assistant", "content": text}),
-                _chunk({}, "stop"),
-                _usage(prompt_tokens, completion_tokens),
-            ]
-        )
-    )
 
 
 def tools_reply(readme: str) -> Reply:
@@ -86,9 +50,9 @@ def tools_reply(readme: str) -> Reply:
     return stream(
         openai_sse(
             [
-                _chunk({"role": "assistant", "tool_calls": calls}),
-                _chunk({}, "tool_calls"),
-                _usage(100, 20),
+                chunk({"role": "assistant", "tool_calls": calls}),
+                chunk({}, "tool_calls"),
+                usage_chunk(100, 20),
             ]
         )
     )
@@ -99,9 +63,13 @@ def script(server: ReplayServer) -> None:
     summary request, or two when an implementation summarizes a split turn's parts apart)."""
     server.add(
         tools_reply("README.md"),
-        text_reply("Ran it and read it.", 5000, 6),
-        text_reply("## Goal\nRun a command and read a file.\n", 300, 40),
-        text_reply("## Goal\nRun a command and read a file.\n", 300, 40),
+        text_reply("Ran it and read it.", prompt_tokens=5000, completion_tokens=6),
+        text_reply(
+            "## Goal\nRun a command and read a file.\n", prompt_tokens=300, completion_tokens=40
+        ),
+        text_reply(
+            "## Goal\nRun a command and read a file.\n", prompt_tokens=300, completion_tokens=40
+        ),
     )
 
 

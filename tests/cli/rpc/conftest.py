@@ -14,6 +14,7 @@ from typing import IO, Any
 
 import pytest
 
+from tests.cli.rpc.chat_stream import chunk, text_reply
 from tests.providers.replay_server import ReplayServer, Reply, openai_sse, stream
 
 HANG_GUARD = 60.0
@@ -21,43 +22,7 @@ HANG_GUARD = 60.0
 
 Record = dict[str, Any]
 
-
-def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": "tiny",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
-def _usage(prompt: int, completion: int) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": "tiny",
-        "choices": [],
-        "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        },
-    }
-
-
-def text_reply(text: str, *, prompt_tokens: int = 100, completion_tokens: int = 5) -> Reply:
-    """A streamed Chat Completions answer."""
-    return stream(
-        openai_sse(
-            [
-                _chunk({"role": "assistant", "content": text}),
-                _chunk({}, "stop"),
-                _usage(prompt_tokens, completion_tokens),
-            ]
-        )
-    )
+__all__ = ["HANG_GUARD", "Record", "RpcProcess", "RpcWorld", "bash_call_reply", "text_reply"]
 
 
 def bash_call_reply(command: str, call_id: str = "call_1") -> Reply:
@@ -69,7 +34,7 @@ def bash_call_reply(command: str, call_id: str = "call_1") -> Reply:
         "function": {"name": "bash", "arguments": json.dumps({"command": command})},
     }
     return stream(
-        openai_sse([_chunk({"role": "assistant", "tool_calls": [call]}), _chunk({}, "tool_calls")])
+        openai_sse([chunk({"role": "assistant", "tool_calls": [call]}), chunk({}, "tool_calls")])
     )
 
 
