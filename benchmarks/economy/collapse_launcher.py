@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from benchmarks.economy.clock import install_clock
+
 from pi_context.providers._sdk import SDKModel
 
 
@@ -39,6 +41,7 @@ def install_collapse() -> Callable[[], None]:
 
 
 def main() -> int:
+    install_clock()
     install_collapse()
     from pi_context.cli.main import main as pictx_main
 

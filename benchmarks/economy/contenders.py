@@ -77,8 +77,12 @@ def pictx_contenders(extra: Sequence[tuple[str, dict[str, Any]]] = ()) -> list[C
     from benchmarks.economy.units import code_hash
 
     env = {"PYTHONPATH": f"{REPO / 'src'}:{REPO}"}
-    pictx = [sys.executable, "-m", "pi_context"]
-    version = f"pictx src {code_hash([REPO / 'src' / 'pi_context'])}"
+    pictx = [sys.executable, "-m", "benchmarks.economy.clock_launcher"]
+    here = Path(__file__).parent
+    version = (
+        f"pictx src {code_hash([REPO / 'src' / 'pi_context'])}"
+        f" clock {code_hash([here / 'clock.py', here / 'clock_launcher.py'])}"
+    )
     launcher = Path(__file__).with_name("collapse_launcher.py")
     return [
         Contender("pictx default", pictx, env=env, version=version),

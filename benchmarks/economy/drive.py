@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from benchmarks.economy.clock import CLOCK_ENV, write_offset
 from benchmarks.economy.contenders import Contender
 from benchmarks.economy.ledger import RequestRecord
 from benchmarks.economy.rpc_agent import AgentDied, AgentTimeout, CommandFailed, RpcAgent
@@ -240,6 +241,7 @@ def _setup(
         "LANG": "C.UTF-8",
         "TMPDIR": str(tmp),
         "NO_COLOR": "1",
+        CLOCK_ENV: str(root / "clock"),
         **contender.env,
     }
     return _Setup(contender, root, project, agent, env)
@@ -332,6 +334,7 @@ def _drive_print(
     main_session: Path | None = None
     resume: Path | None = None
     new_session = True
+    paused = 0.0
     for prompt in selected:
         for event in prompt.events:
             if setup.apply(event.kind, event.value):
@@ -351,6 +354,8 @@ def _drive_print(
         new_session = False
         args.append(prompt.text)
         result.prompt_starts.append(len(sim_records))
+        paused += prompt.gap
+        write_offset(setup.root / "clock", paused)
         result.processes += 1
         try:
             code, err = _run_once(args, setup, PROCESS_TIMEOUT)
@@ -427,6 +432,7 @@ def _drive_rpc(
     after_prompt: Callable[[int], None],
 ) -> None:
     rpc = _RpcSession(setup, result)
+    paused = 0.0
     try:
         for prompt in selected:
             restart = rpc.agent is None
@@ -443,6 +449,8 @@ def _drive_rpc(
                 elif event.kind == "resume_main":
                     fresh, switch = False, rpc.main_session
             result.prompt_starts.append(len(sim_records))
+            paused += prompt.gap
+            write_offset(setup.root / "clock", paused)
             try:
                 if restart:
                     rpc.start(None if fresh else (switch or rpc.session_file))

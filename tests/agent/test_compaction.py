@@ -395,3 +395,88 @@ async def test_the_offline_fallback_reaches_prompt_and_subscribers(
     kinds = [e.type for e in events]
     assert kinds.index("compaction_start") < kinds.index("compaction_fallback")
     assert kinds.index("compaction_fallback") < kinds.index("compaction_end")
+
+
+class _Clock:
+    """A wall clock the test moves (Unix ms)."""
+
+    def __init__(self) -> None:
+        self.now = 1_700_000_000_000
+
+    def __call__(self) -> int:
+        return self.now
+
+
+IDLE = {
+    "compaction": {
+        "reserveTokens": 2000,
+        "keepRecentTokens": 1,
+        "summarizer": "offline",
+        "idleCompactPercent": 50,
+    }
+}
+
+
+async def _after_pause(
+    make_session: MakeSession, pause_s: int, context: int, settings: dict[str, Any] = IDLE
+) -> list[str]:
+    """Answer one prompt with ``context`` tokens used (window 10,000, threshold 8,000), pause
+    ``pause_s`` seconds, send another: the engine's events of the second prompt."""
+    clock = _Clock()
+    model = ScriptedModel(
+        [reply("first answer " * 100, input_tokens=context), reply("second")],
+        model_info=scripted_info(10_000, 1000),
+    )
+    sess = await make_session(model, settings=settings, clock=clock)
+    await sess.run("first question " * 100)
+    clock.now += pause_s * 1000
+    events = await sess.run("second question")
+    return [e.type for e in events]
+
+
+async def test_a_pause_past_the_cache_lifetime_compacts_a_half_full_context(
+    make_session: MakeSession,
+) -> None:
+    kinds = await _after_pause(make_session, 301, 5000)
+    assert kinds.index("compaction_start") < kinds.index("agent_start")
+
+
+@pytest.mark.parametrize(
+    ("pause_s", "context", "settings"),
+    [
+        (299, 5000, IDLE),  # the cache is still warm
+        (301, 3000, IDLE),  # under half the threshold of 8,000
+        (301, 5000, {"compaction": {**IDLE["compaction"], "idleCompactPercent": 0}}),
+        (301, 5000, {"compaction": {**IDLE["compaction"], "idleSeconds": 600}}),
+    ],
+)
+async def test_no_idle_compaction_otherwise(
+    make_session: MakeSession, pause_s: int, context: int, settings: dict[str, Any]
+) -> None:
+    assert "compaction_start" not in await _after_pause(make_session, pause_s, context, settings)
+
+
+async def test_masking_in_batches_waits_for_a_batch(make_session: MakeSession) -> None:
+    import sys
+
+    info = scripted_info(100_000, 1000)
+    big = [("bash", {"command": f"{sys.executable} -c \"print('x' * 8000)\""})]
+    model = ScriptedModel(
+        [r for _ in range(4) for r in (reply(tool_calls=big), reply("ok"))], model_info=info
+    )
+    settings = {
+        "compaction": {
+            "maskObservations": True,
+            "maskKeepTurns": 1,
+            "maskBatchTokens": 3500,
+            "summarizer": "offline",
+        }
+    }
+    sess = await make_session(model, settings=settings)
+    masked_after: list[int] = []
+    for n in range(4):
+        await sess.run(f"produce output {n}")
+        masked_after.append(sum(e.type == "context_edit" for e in sess.session.entries))
+    # ~2,000 tokens per result: one old result is not a batch, two are; far under the threshold
+    assert masked_after == [0, 0, 2, 2]
+    assert not any(e.type == "compaction" for e in sess.session.entries)

@@ -5,7 +5,8 @@
 prompt containing ``$FAKE_CRASH`` makes it exit with 3 (after a line on stderr) the first time
 (a marker file remembers), one containing ``$FAKE_HANG`` makes it start a child ``sleep`` (its
 pid written to ``$FAKE_CHILD``) and never answer. Every prompt's events are preceded by a long
-``message_update`` line (the client must skip it unparsed).
+``message_update`` line (the client must skip it unparsed). Before each prompt it notes the
+user's pauses so far that the driver wrote to ``$SIM_CLOCK_FILE``.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def main() -> int:
             session, data = Path(command["sessionPath"]), {"cancelled": False}
         elif kind == "prompt":
             text = command["message"]
+            note({"paused_ns": int(Path(os.environ["SIM_CLOCK_FILE"]).read_text())})
             crash, hang = os.environ.get("FAKE_CRASH"), os.environ.get("FAKE_HANG")
             marker = journal.with_suffix(".crashed")
             if crash and crash in text and not marker.exists():

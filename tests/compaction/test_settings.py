@@ -249,3 +249,16 @@ def test_max_context_tokens_moves_the_compaction_point_down() -> None:
     assert close.fit_to_window(48_000).keep_recent_tokens == 4_800
     twice = compaction_settings_for({"compaction": {"maxContextTokens": 9_600}})
     assert twice.fit_to_window(48_000).reserve_tokens == 48_000 - 9_600
+
+
+def test_idle_compaction_and_mask_batch_settings() -> None:
+    plain = compaction_settings_for({})
+    assert (plain.idle_compact_percent, plain.idle_seconds, plain.mask_batch_tokens) == (0, 300, 0)
+    s = compaction_settings_for(
+        {"compaction": {"idleCompactPercent": 40, "idleSeconds": 600, "maskBatchTokens": 9000}}
+    )
+    assert (s.idle_compact_percent, s.idle_seconds, s.mask_batch_tokens) == (40, 600, 9000)
+    with pytest.raises(SettingsError, match=r"compaction\.idleCompactPercent.*0 to 100"):
+        compaction_settings_for({"compaction": {"idleCompactPercent": 150}})
+    with pytest.raises(SettingsError, match=r"compaction\.idleSeconds"):
+        compaction_settings_for({"compaction": {"idleSeconds": -5}})

@@ -34,6 +34,7 @@ from pi_context.compaction.events import (
     ObservationsMasked,
     SessionCompact,
 )
+from pi_context.compaction.masking import find_maskable, placeholder_for
 from pi_context.compaction.retry_events import (
     SummarizationRetryAttemptStart,
     SummarizationRetryFinished,
@@ -46,7 +47,12 @@ from pi_context.model import ModelRequest
 from pi_context.session.entries import Entry
 from pi_context.session.projection import Projection
 
-from .compaction_decision import CompactionDecision, check_compaction, threshold_exceeded
+from .compaction_decision import (
+    CompactionDecision,
+    check_compaction,
+    idle_compaction_due,
+    threshold_exceeded,
+)
 from .state import AgentState
 
 __all__ = ["CompactionControl", "OperationGuard"]
@@ -155,6 +161,40 @@ class CompactionControl:
             state.compaction_settings(),
             state.token_cache,
         )
+
+    def idle_due(self, message: AssistantMessage) -> bool:
+        """Whether a prompt now, after ``message``, follows a pause long enough to compact
+        early (``compaction.idleCompactPercent``)."""
+        state = self._state
+        session = state.session
+        return idle_compaction_due(
+            message,
+            state.now_ms(),
+            session.stored_projection(),
+            session.branch_view(),
+            state.require_model().info,
+            state.compaction_settings(),
+            state.token_cache,
+        )
+
+    def mask_batch(self) -> bool:
+        """Mask old tool results now when a batch's worth can be masked
+        (``compaction.maskBatchTokens`` with ``maskObservations``); whether it masked."""
+        settings = self._state.compaction_settings()
+        batch = settings.mask_batch_tokens
+        if not settings.enabled or not settings.mask_observations or batch <= 0:
+            return False
+        items = self._state.session.stored_projection().entries
+        candidates = find_maskable(items, settings.mask_keep_turns)
+        saving = sum(c.tokens - len(placeholder_for(c.tool_name, c.chars)) // 4 for c in candidates)
+        if saving < batch:
+            return False
+        compactor = self._engine()
+        events = self._state.events
+        compactor.on_event = lambda event: (
+            events.emit(event) if isinstance(event, _STREAMED) else None
+        )
+        return bool(compactor.mask())
 
     # -- running ----------------------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 The agent session calls :func:`check_compaction` before a new prompt (with aborted responses
 considered) and after a run (aborted responses skipped); the between-turn threshold test is
-:func:`threshold_exceeded`. The decision says what to do; the session does it (omit a failed
+:func:`threshold_exceeded`; :func:`idle_compaction_due` is this project's early compaction
+after a pause that let the provider's prompt cache expire. The decision says what to do; the session does it (omit a failed
 attempt, compact, retry once).
 """
 
@@ -31,6 +32,7 @@ from .branch_positions import BranchPositions
 __all__ = [
     "CompactionDecision",
     "check_compaction",
+    "idle_compaction_due",
     "latest_compaction_ms",
     "threshold_exceeded",
 ]
@@ -94,6 +96,36 @@ def threshold_exceeded(
         return False
     tokens = estimate_projected_context_tokens(projection, branch, cache).tokens
     return bool(should_compact(tokens, info.context_window, settings))
+
+
+def idle_compaction_due(
+    message: AssistantMessage,
+    now_ms: int,
+    projection: Projection,
+    branch: Sequence[Entry],
+    info: ModelInfo,
+    settings: CompactionSettings,
+    cache: TokenCache | None = None,
+) -> bool:
+    """Whether a prompt arriving at ``now_ms`` after ``message`` (the newest response) should
+    compact first because the prompt cache has expired (``compaction.idleCompactPercent``).
+
+    A provider keeps a prompt's cached prefix for a few minutes after its last use; after a
+    longer pause the next request is billed for its whole prompt however it is built. The
+    context is then shrunk by a summary when it is past ``idleCompactPercent`` of the
+    threshold: the summary request and the first request after it cost about what the lone
+    rewrite would, and every request until the next compaction re-reads a smaller prompt.
+    The pause is measured from the response's timestamp (when its request was sent)."""
+    percent = settings.idle_compact_percent
+    window = info.context_window
+    if not settings.enabled or percent <= 0 or window <= 0:
+        return False
+    sent = message.get("timestamp")
+    if not isinstance(sent, int | float) or now_ms - sent <= settings.idle_seconds * 1000:
+        return False
+    threshold = window - settings.reserve_tokens
+    tokens = estimate_projected_context_tokens(projection, branch, cache).tokens
+    return tokens > threshold * percent / 100
 
 
 def check_compaction(

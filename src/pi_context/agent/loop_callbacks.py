@@ -80,11 +80,14 @@ class SessionLoopCallbacks:
         return await extension_dispatch.rewrite_tool_result(runner, call, outcome)
 
     async def prepare_next_turn(self) -> list[AgentMessage]:
-        """Between turns: the threshold compaction, then the system-prompt patch."""
+        """Between turns: the threshold compaction (or a batch of masked tool results), then
+        the system-prompt patch."""
         session = self._state.session
         projection = session.stored_projection()
         if self._compaction.over_threshold(projection, session.branch_view()):
             await self._compaction.auto("threshold", will_retry=False)
+            projection = session.stored_projection()
+        elif self._compaction.mask_batch():
             projection = session.stored_projection()
         options = self._loadout.next_turn_options()
         patch = self._loadout.system_patch(options, projection.entries)

@@ -58,14 +58,20 @@ class Recovery:
         return None
 
     async def before_prompt(self) -> None:
-        """Before a new prompt: the last response (aborted ones too) may call for a compaction."""
+        """Before a new prompt: the last response (aborted ones too) may call for a compaction,
+        and so may a pause that let the prompt cache expire (``idleCompactPercent``); else a
+        batch of old tool results may be masked (``maskBatchTokens``)."""
         self._overflow_recovered = False
         last = self.last_assistant()
         if last is None:
             return
         decision = self._compaction.decide(*last, skip_aborted=False)
-        if decision.action == "threshold":
+        if decision.action == "threshold" or (
+            decision.action == "none" and self._compaction.idle_due(last[0])
+        ):
             await self._compaction.auto("threshold", will_retry=False)
+        elif decision.action == "none":
+            self._compaction.mask_batch()
         elif decision.action == "overflow":
             if decision.will_retry:
                 self._omit_attempt(*last)

@@ -175,8 +175,9 @@ class CompactionSettings:
     ``keep_recent_tokens`` (``reserveTokens``, ``keepRecentTokens``, per model through
     ``modelOverrides``). The rest switch this project's additions, under the same
     ``compaction`` object with names pi does not use (``summarizer``, ``maskObservations``,
-    ``maskKeepTurns``, ``shareCache``, ``maxContextTokens``, ``guard``,
-    ``maxConsecutiveFailures``); their defaults keep pi's
+    ``maskKeepTurns``, ``maskBatchTokens``, ``shareCache``, ``maxContextTokens``,
+    ``idleCompactPercent``, ``idleSeconds``, ``guard``, ``maxConsecutiveFailures``); their
+    defaults keep pi's
     behaviour except that a session without a model can still be compacted offline.
     """
 
@@ -187,11 +188,24 @@ class CompactionSettings:
     mask_observations: bool = False
     """Replace tool results older than ``mask_keep_turns`` turns by a placeholder first."""
     mask_keep_turns: int = 3
+    mask_batch_tokens: int = 0
+    """With :attr:`mask_observations`, mask between turns as soon as old tool results worth at
+    least this many tokens can be masked, instead of only when the context reaches the
+    threshold (0). Masking rewrites the cached prompt from the first masked result on, so it is
+    done in batches worth that rewrite."""
     share_cache: bool = False
     """Send a summary request as a continuation of the conversation's cached request."""
     max_context_tokens: int = 0
     """Compact once the context passes this many tokens, however large the window (0: off;
     ignored unless at least twice the kept tail: a compaction must leave room to grow)."""
+    idle_compact_percent: int = 0
+    """Before a prompt that follows a pause longer than :attr:`idle_seconds`, compact when the
+    context is past this percentage of the compaction threshold (``window - reserve``); 0: off.
+    After such a pause the provider's prompt cache has expired and the next request pays for
+    its whole prompt anyway, so a compaction then costs little more than the request would."""
+    idle_seconds: int = 300
+    """How long a pause lets the provider's prompt cache expire: Anthropic's and OpenAI's
+    default cache lifetime is five minutes."""
     guard: bool = True
     """Reject a summary that would not shrink the context or that lost the file lists."""
     max_consecutive_failures: int = 3
@@ -398,6 +412,13 @@ class _Reader:
         return default if value is None else value
 
 
+def _percent(reader: _Reader, key: str) -> int:
+    value = reader.field(key, 0)
+    if value > 100:
+        reader.fail(f"{reader.name}.{key}", value, "Expected a percentage from 0 to 100.")
+    return value
+
+
 def compaction_settings_for(
     settings: Settings | Mapping[str, Any] | None,
     provider: str | None = None,
@@ -445,8 +466,11 @@ def compaction_settings_for(
         summarizer=summarizer,
         mask_observations=section.get("maskObservations") is True,
         mask_keep_turns=reader.field("maskKeepTurns", 3),
+        mask_batch_tokens=reader.field("maskBatchTokens", 0),
         share_cache=section.get("shareCache") is True,
         max_context_tokens=reader.field("maxContextTokens", 0),
+        idle_compact_percent=_percent(reader, "idleCompactPercent"),
+        idle_seconds=reader.field("idleSeconds", 300),
         guard=section.get("guard") is not False,
         max_consecutive_failures=reader.field("maxConsecutiveFailures", 3),
         explicit=frozenset(explicit),
