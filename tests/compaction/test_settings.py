@@ -253,7 +253,7 @@ def test_max_context_tokens_moves_the_compaction_point_down() -> None:
 
 def test_idle_compaction_and_mask_batch_settings() -> None:
     plain = compaction_settings_for({})
-    assert (plain.idle_compact_percent, plain.idle_seconds, plain.mask_batch_tokens) == (0, 300, 0)
+    assert (plain.idle_compact_percent, plain.idle_seconds, plain.mask_batch_tokens) == (30, 300, 0)
     s = compaction_settings_for(
         {"compaction": {"idleCompactPercent": 40, "idleSeconds": 600, "maskBatchTokens": 9000}}
     )
