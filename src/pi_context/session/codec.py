@@ -15,12 +15,13 @@ as a :class:`LoadProblem`, and reading never writes to the file.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Final
 
 from pi_context import _json
 from pi_context.errors import SessionFormatError
+from pi_context.session.columns import EntryColumns
 from pi_context.session.entries import Entry
 from pi_context.session.problems import LoadProblem, ProblemLog
 
@@ -64,7 +65,8 @@ class ScanResult:
 
     header: dict[str, Any] | None = None
     header_line: int | None = None
-    entries: list[Entry] = field(default_factory=list)
+    entries: EntryColumns = field(default_factory=EntryColumns)
+    """The entries in file order (see :class:`EntryColumns`: no object per scanned line)."""
     problems: list[LoadProblem] = field(default_factory=list)
     blank_lines: int = 0
     malformed_lines: int = 0
@@ -158,11 +160,11 @@ def _scan(
     require_header: bool,
 ) -> ScanResult:
     log = ProblemLog(path)
-    result = ScanResult(log=log)
+    result = ScanResult(log=log, entries=EntryColumns(log))
     entries = result.entries
     problems = result.problems
     fast = _FAST.match
-    scanned = Entry.scanned
+    scanned = entries.add_scanned
     names: dict[bytes, str] = {}
     previous_raw_id = b""
     previous_id = ""
@@ -198,17 +200,14 @@ def _scan(
                         and id_raw.isascii()
                         and (parent_raw is None or parent_raw.isascii())
                     )
-                    entries.append(
-                        scanned(
-                            kind,
-                            previous_id,
-                            parent,
-                            role,
-                            line[m.start(4) :] if tail else line,
-                            index + first_line,
-                            log,
-                            tail=tail,
-                        )
+                    scanned(
+                        kind,
+                        previous_id,
+                        parent,
+                        role,
+                        line[m.start(4) :] if tail else line,
+                        index + first_line,
+                        tail=tail,
                     )
                     continue
             number = index + first_line
@@ -243,7 +242,7 @@ def _scan(
                 result.header = obj
                 result.header_line = number
                 continue
-            entries.append(Entry.from_data(obj, line=number, raw=line, log=log))
+            entries.add(Entry.from_data(obj, line=number, raw=line, log=log))
         offset += len(lines)
     result.newlines = offset - (0 if result.trailing_newline else 1)
     return result
@@ -324,8 +323,8 @@ def parse_session_bytes(data: bytes, *, path: str | None = None) -> ScanResult:
 
 
 def migrate_entries(
-    header: dict[str, Any], entries: list[Entry], new_id: Callable[[], str]
-) -> tuple[dict[str, Any], list[Entry]]:
+    header: dict[str, Any], entries: Sequence[Entry], new_id: Callable[[], str]
+) -> tuple[dict[str, Any], Sequence[Entry]]:
     """Migrate a v1/v2 session to v3 in memory, as pi 1.6.0 does on load.
 
     v1 → v2: every entry gets a fresh id and the previous entry as parent (a linear chain); a

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Final, cast
+from typing import Any, Final, Protocol, cast
 
 from pi_context import _json
 from pi_context.messages import AgentMessage
@@ -80,6 +80,13 @@ _LEADING_KEYS: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
+class EntryHome(Protocol):
+    """Where an entry read from a column store reports that its line turned out unreadable
+    (its type changes for good, also for the next object made from that line)."""
+
+    def mark_unreadable(self, position: int, entry: Entry) -> None: ...
+
+
 def iso_now() -> str:
     """An entry timestamp: ISO-8601 UTC with milliseconds, as ``new Date().toISOString()``."""
     now = datetime.now(UTC)
@@ -128,7 +135,19 @@ class Entry:
     A line that is not readable JSON after all makes the entry :data:`UNREADABLE`.
     """
 
-    __slots__ = ("_data", "_log", "_raw", "id", "line", "parent_id", "role", "type")
+    __slots__ = (
+        "__weakref__",
+        "_data",
+        "_home",
+        "_log",
+        "_pos",
+        "_raw",
+        "id",
+        "line",
+        "parent_id",
+        "role",
+        "type",
+    )
 
     def __init__(
         self,
@@ -152,6 +171,10 @@ class Entry:
         self._log = log
         self._raw = raw
         self._data = data
+        self._home: EntryHome | None = None
+        """The column store this entry was read from or first added to (see
+        :class:`~pi_context.session.columns.EntryColumns`), and its position there."""
+        self._pos = -1
 
     @classmethod
     def from_data(
@@ -224,6 +247,8 @@ class Entry:
         entry._log = log
         entry._raw = raw
         entry._data = None
+        entry._home = None
+        entry._pos = -1
         return entry
 
     @property
@@ -303,6 +328,8 @@ class Entry:
         self._data = data  # small, and the type change must stick
         if self._log is not None:
             self._log.add(self.line, f"{was} entry {self.id}: {why}", f"line {self.line}: {why}")
+        if self._home is not None:
+            self._home.mark_unreadable(self._pos, self)
         return data
 
     @property
