@@ -42,16 +42,18 @@ _CHUNK_SIZE: Final = 1 << 20
 """Bytes :func:`scan_file` reads at a time (the transient memory beyond the lines it keeps)."""
 
 # {"type":"T","id":"I","parentId":"P"|null,"timestamp":"…","message":{"role":"R"
-# (group 4, empty, marks where the head that type, id and parent spell again ends)
+# (group 4, empty, marks where the head that type, id and parent spell again ends; group 5 is
+# the timestamp, group 6 the role)
 _FAST = re.compile(
     rb'\{"type":"([A-Za-z_]+)","id":"([^"\\]*)","parentId":(?:"([^"\\]*)"|null),()'
-    rb'"timestamp":"[^"\\]*"(?:,"message":\{"role":"([A-Za-z]+)")?'
+    rb'"timestamp":"([^"\\]*)"(?:,"message":\{"role":"([A-Za-z]+)")?'
 )
 # custom / custom_message entries put their own fields before "id"; they are rare: full decode.
 
 _TAIL_MAX: Final = 2048
-"""Lines up to this long are kept without their head (see ``Entry.scanned``): there the ~60
-bytes of head are a third of the line; past it they are noise beside the copy it takes."""
+"""Lines up to this long are kept without the head their type, id, parent and role spell again
+(see :meth:`EntryColumns.add_scanned`): there the ~100 bytes of head are half the line; past it
+they are noise."""
 
 
 def is_js_blank(text: str) -> bool:
@@ -175,7 +177,7 @@ def _scan(
         for index, line in enumerate(lines, offset):
             m = fast(line) if header_found and index != last_index else None
             if m is not None and line.endswith((b"}", b"}\r")):
-                kind_raw, id_raw, parent_raw, role_raw = m.group(1, 2, 3, 5)
+                kind_raw, id_raw, parent_raw, role_raw = m.group(1, 2, 3, 6)
                 if role_raw is not None or kind_raw != b"message":
                     kind = names.get(kind_raw)
                     if kind is None:
@@ -194,7 +196,7 @@ def _scan(
                     previous_raw_id = id_raw
                     previous_id = id_raw.decode("utf-8", errors="replace")
                     # A small line is kept without the head its (ASCII) ids spell back
-                    # exactly; on a large one the head does not matter, and the copy would.
+                    # exactly; on a large one the head does not matter.
                     tail = (
                         len(line) <= _TAIL_MAX
                         and id_raw.isascii()
@@ -205,9 +207,9 @@ def _scan(
                         previous_id,
                         parent,
                         role,
-                        line[m.start(4) :] if tail else line,
+                        line,
                         index + first_line,
-                        tail=tail,
+                        (m.start(5), m.end(5) + 1, m.end()) if tail else None,
                     )
                     continue
             number = index + first_line

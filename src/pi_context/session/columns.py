@@ -103,24 +103,37 @@ class EntryColumns(Sequence[Entry]):
         role: str | None,
         raw: bytes,
         line: int,
-        *,
-        tail: bool,
+        cut: tuple[int, int, int] | None = None,
     ) -> None:
-        """Add an entry the loader scanned without decoding (see :meth:`Entry.scanned`: with
-        ``tail``, ``raw`` is the line without the head its type, id and parent spell)."""
+        """Add an entry the loader scanned without decoding: its ``type``, ``id``, parent,
+        message ``role`` and line ``raw``, number ``line``.
+
+        With ``cut`` ``(a, b, c)``, only ``raw[a:b]`` (the timestamp and its closing quote)
+        and ``raw[c:]`` (what follows the role) are kept: the line starts
+        ``{"type":"T","id":"I","parentId":P,"timestamp":"`` and has ``,"message":{"role":"R"``
+        after the timestamp when ``role`` is given, which the (ASCII) fields spell again byte
+        for byte (see :meth:`line`)."""
         type_code = self._code(type)
         role_code = self._code(role)
         if type_code is None or role_code is None:
-            self.add(Entry.scanned(type, id, parent_id, role, raw, line, self._log, tail=tail))
+            self.add(Entry.scanned(type, id, parent_id, role, raw, line, self._log))
             return
         self.ids.append(id)
         self.parent_ids.append(parent_id)
         self._types.append(type_code)
         self._roles.append(role_code)
         self._lines.append(line)
-        self._buffer += raw
-        self._starts.append(len(self._buffer))
-        self._tails.append(tail)
+        buffer = self._buffer
+        if cut is None:
+            buffer += raw
+        else:
+            start, end, rest = cut
+            view = memoryview(raw)
+            buffer += view[start:end]
+            buffer += view[rest:]
+            view.release()
+        self._starts.append(len(buffer))
+        self._tails.append(cut is not None)
         if self._pinned is not None:
             self._pinned.append(None)
 
@@ -187,16 +200,14 @@ class EntryColumns(Sequence[Entry]):
                 return found
         made = self._alive.get(position)
         if made is None:
-            start, end = self._starts[position], self._starts[position + 1]
             made = Entry.scanned(
                 self._names[self._types[position]] or "",
                 self.ids[position],
                 self.parent_ids[position],
                 self._names[self._roles[position]],
-                bytes(self._buffer[start:end]),
+                self.line(position),
                 self._lines[position],
                 self._log,
-                tail=bool(self._tails[position]),
             )
             made._home = self
             made._pos = position
@@ -215,11 +226,15 @@ class EntryColumns(Sequence[Entry]):
         if not self._tails[position]:
             return raw
         parent = self.parent_ids[position]
-        return b'{"type":"%b","id":"%b","parentId":%b,%b' % (
+        role = self._names[self._roles[position]]
+        timestamp = raw.index(b'"') + 1  # a timestamp holds no quote
+        return b'{"type":"%b","id":"%b","parentId":%b,"timestamp":"%b%b%b' % (
             (self._names[self._types[position]] or "").encode("ascii"),
             self.ids[position].encode("ascii"),
             b"null" if parent is None else b'"%b"' % parent.encode("ascii"),
-            raw,
+            raw[:timestamp],
+            b"" if role is None else b',"message":{"role":"%b"' % role.encode("ascii"),
+            raw[timestamp:],
         )
 
     def pinned(self, position: int) -> Entry | None:
