@@ -105,9 +105,11 @@ class _Context:
 
     A context is only ever extended at its end; an edit of an earlier entry makes a new
     context (:meth:`copy`), so the views handed out before keep showing what they showed.
+    While every projected entry is kept (any context a model can take), the messages are also
+    kept as one flat list, so a turn reads them at the speed of a list.
     """
 
-    __slots__ = ("counts", "edits", "items", "positions", "starts", "total")
+    __slots__ = ("counts", "edits", "flat", "items", "partial", "positions", "starts", "total")
 
     def __init__(self) -> None:
         self.positions: array[int] = array("i")
@@ -115,7 +117,11 @@ class _Context:
         """How many messages each context entry contributes (0, 1 or 2)."""
         self.total = 0
         self.edits: dict[str, Entry] = {}
-        self.items: dict[int, ProjectedEntry] = {}
+        self.items: list[ProjectedEntry | None] = []
+        """Each context entry's projection, where kept (``None``: projected when read)."""
+        self.partial = False
+        """Whether some projected entry is not kept (then there is no flat list)."""
+        self.flat: list[AgentMessage] | None = None
         self.starts: array[int] | None = None
         """The index of each context entry's first message (one more at the end), made when a
         message is first read by its index."""
@@ -126,7 +132,8 @@ class _Context:
         made.counts = bytearray(self.counts)
         made.total = self.total
         made.edits = dict(self.edits)
-        made.items = dict(self.items)
+        made.items = list(self.items)
+        made.partial = self.partial
         return made
 
     def append(self, item: ProjectedEntry, position: int) -> None:
@@ -137,8 +144,14 @@ class _Context:
         self.total += count
         if self.starts is not None:
             self.starts.append(self.starts[-1] + count)
-        self.items[index] = item
-        self.items.pop(index - KEEP_ITEMS, None)  # items are added in order: the oldest goes
+        items = self.items
+        items.append(item)
+        if index >= KEEP_ITEMS:
+            items[index - KEEP_ITEMS] = None
+            self.partial = True
+            self.flat = None
+        elif self.flat is not None:
+            self.flat.extend(item.messages)
 
     def append_count(self, count: int, position: int) -> None:
         """Add a context entry by its message count only (projected when read)."""
@@ -147,12 +160,24 @@ class _Context:
         self.total += count
         if self.starts is not None:
             self.starts.append(self.starts[-1] + count)
+        self.items.append(None)
+        self.partial = True
+        self.flat = None
 
     def item(self, columns: EntryColumns, index: int) -> ProjectedEntry:
-        found = self.items.get(index)
+        found = self.items[index]
         if found is None:
             found = context_item(columns.entry(self.positions[index]), index, self.edits)
         return found
+
+    def flat_messages(self) -> list[AgentMessage] | None:
+        """Every message in one list while every projected entry is kept, else ``None``."""
+        if self.partial:
+            return None
+        flat = self.flat
+        if flat is None:
+            flat = self.flat = [m for item in self.items if item is not None for m in item.messages]
+        return flat
 
     def message_starts(self) -> array[int]:
         starts = self.starts
@@ -192,7 +217,10 @@ class ContextEntries(Sequence[ProjectedEntry]):
         return self._context.item(self._columns, position)
 
     def __iter__(self) -> Iterator[ProjectedEntry]:
-        item = self._context.item
+        context = self._context
+        if not context.partial:
+            return itertools.islice(context.items, self._len)  # type: ignore[arg-type]
+        item = context.item
         columns = self._columns
         return (item(columns, i) for i in range(self._len))
 
@@ -224,6 +252,9 @@ class ContextMessages(Sequence[AgentMessage]):
 
     def _at(self, index: int) -> AgentMessage:
         context = self._context
+        flat = context.flat_messages()
+        if flat is not None:
+            return flat[index]
         starts = context.message_starts()
         item = bisect.bisect_right(starts, index, 0, self._items + 1) - 1
         return context.item(self._columns, item).messages[index - starts[item]]
@@ -237,6 +268,13 @@ class ContextMessages(Sequence[AgentMessage]):
     def __getitem__(self, index: int | slice) -> AgentMessage | list[AgentMessage]:
         if isinstance(index, slice):
             start, stop, step = index.indices(self._len)
+            flat = self._context.flat_messages()
+            if flat is not None:
+                return (
+                    flat[start:stop:step]
+                    if step > 0
+                    else [flat[i] for i in range(start, stop, step)]
+                )
             if step == 1:
                 return list(itertools.islice(self._from(start), max(0, stop - start)))
             return [self._at(i) for i in range(start, stop, step)]
@@ -263,7 +301,8 @@ class ContextMessages(Sequence[AgentMessage]):
                 skip = 0
 
     def __iter__(self) -> Iterator[AgentMessage]:
-        return itertools.islice(self._from(0), self._len)
+        flat = self._context.flat_messages()
+        return itertools.islice(flat if flat is not None else self._from(0), self._len)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence) and not isinstance(other, str | bytes):
@@ -501,7 +540,7 @@ class LiveProjection:
                     count = len(redone.messages)
                     context.total += count - context.counts[index]
                     context.counts[index] = count
-                    if index in context.items:
+                    if context.items[index] is not None:
                         context.items[index] = redone
         context.append(context_item(entry, len(context.positions), context.edits), position)
 

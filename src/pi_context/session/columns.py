@@ -191,6 +191,13 @@ class EntryColumns(Sequence[Entry]):
         entry = self.entry
         return (entry(position) for position in range(len(self.ids) - 1, -1, -1))
 
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(other) == len(self) and all(a is b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
     def entry(self, position: int) -> Entry:
         """The entry object of ``position`` (``0 <= position < len``), made if needed."""
         pinned = self._pinned
@@ -222,7 +229,8 @@ class EntryColumns(Sequence[Entry]):
             found = pinned[position]
             if found is not None:
                 return found.raw
-        raw = bytes(self._buffer[self._starts[position] : self._starts[position + 1]])
+        with memoryview(self._buffer) as view:  # released at once: the buffer still grows
+            raw = view[self._starts[position] : self._starts[position + 1]].tobytes()
         if not self._tails[position]:
             return raw
         parent = self.parent_ids[position]
