@@ -8,8 +8,11 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pi_context.session import Entry, Session, columns
+from pi_context.session.codec import scan_lines
 from pi_context.session.columns import EntryColumns
 from pi_context.session.entries import UNREADABLE
 from pi_context.testing import FixedClock, SequentialIds
@@ -172,3 +175,46 @@ def test_more_type_names_than_the_codes_hold_are_kept_as_objects(
     assert len({e.type for e in s.entries}) == names
     assert [e.raw for e in s.entries] == lines[1:]
     assert len(s.branch_entries()) == names
+
+
+_PLAIN = st.text(
+    st.characters(blacklist_categories=["Cs", "Cc"], blacklist_characters='"\\'), max_size=12
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["message", "label", "custom_thing"]),
+            st.sampled_from(["user", "assistant", "toolResult", None]),
+            _PLAIN,  # id
+            _PLAIN,  # timestamp
+            st.sampled_from([b"}", b',"content":"x"}', b',"a":[1,{"b":null}]}']),
+        ),
+        max_size=8,
+    )
+)
+def test_every_scanned_line_reads_back_byte_for_byte(
+    rows: list[tuple[str, str | None, str, str, bytes]],
+) -> None:
+    """Whatever part of a line the columns keep, the line read back is the line written."""
+    header = b'{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}'
+    lines = []
+    parent = b"null"
+    for kind, role, entry_id, timestamp, rest in rows:
+        line = b'{"type":"%s","id":"%s","parentId":%s,"timestamp":"%s"' % (
+            kind.encode(),
+            entry_id.encode(),
+            parent,
+            timestamp.encode(),
+        )
+        if role is not None:
+            line += b',"message":{"role":"%s"' % role.encode()
+            rest += b"}"
+        lines.append(line + rest)
+        parent = b'"%s"' % entry_id.encode()
+    scan = scan_lines(b"\n".join([header, *lines]) + b"\n")
+    entries = scan.entries
+    assert [entries.line(p) for p in range(len(entries))] == lines
+    assert [e.raw for e in entries] == lines
