@@ -229,16 +229,11 @@ class Entry:
         raw: bytes,
         line: int,
         log: ProblemLog | None,
-        *,
-        tail: bool = False,
     ) -> Entry:
-        """An entry from a line the loader scanned but did not decode (the fast path).
-
-        With ``tail``, ``raw`` is the line without its head ``{"type":"T","id":"I",
-        "parentId":P,`` (all ASCII), which ``type``, ``id`` and ``parent_id`` spell again byte
-        for byte: a million small entries do not keep a million copies of what their fields
-        already hold."""
-        entry = (_TailEntry if tail else cls).__new__(_TailEntry if tail else cls)
+        """An entry from a line the loader scanned but did not decode (the fast path): its
+        ``type``, ``id``, ``parent_id`` and message ``role`` as the scan read them, its whole
+        line ``raw`` and line number ``line``."""
+        entry = cls.__new__(cls)
         entry.type = type
         entry.id = id
         entry.parent_id = parent_id
@@ -283,7 +278,7 @@ class Entry:
         return self.type != UNREADABLE
 
     def _line(self) -> bytes:
-        """The entry's JSON line as read (see :class:`_TailEntry`)."""
+        """The entry's JSON line as read."""
         assert self._raw is not None
         return self._raw
 
@@ -318,9 +313,6 @@ class Entry:
         return True
 
     def _unreadable(self, why: str) -> dict[str, Any]:
-        if type(self) is not Entry and self._raw is not None:
-            self._raw = self._line()  # its head is spelled from the type, about to change
-            self.__class__ = Entry
         was = self.type
         self.type = UNREADABLE
         self.role = None
@@ -376,25 +368,6 @@ class Entry:
     def __repr__(self) -> str:
         role = f" {self.role}" if self.role else ""
         return f"<Entry {self.type}{role} {self.id} parent={self.parent_id}>"
-
-
-class _TailEntry(Entry):
-    """An entry the loader's fast scan read (see :meth:`Entry.scanned` with ``tail``): it keeps
-    its line without the head its ``type``, ``id`` and ``parent_id`` spell again, and rebuilds
-    the whole line, byte for byte, when the line is needed. An entry whose type changes (an
-    unreadable line) keeps its whole line and becomes a plain :class:`Entry`."""
-
-    __slots__ = ()
-
-    def _line(self) -> bytes:
-        assert self._raw is not None
-        parent = self.parent_id
-        return b'{"type":"%b","id":"%b","parentId":%b,%b' % (
-            self.type.encode("ascii"),
-            self.id.encode("ascii"),
-            b"null" if parent is None else b'"%b"' % parent.encode("ascii"),
-            self._raw,
-        )
 
 
 def _checked(
