@@ -36,19 +36,19 @@ class _Made:
         self.decoded = 0
 
     def __enter__(self) -> _Made:
-        scanned = Entry.scanned
+        scanned = Entry.scanned.__func__  # type: ignore[attr-defined]
         decode = Entry._decode
 
-        def counted_scanned(*args: object, **kwargs: object) -> Entry:
+        def counted_scanned(cls: type[Entry], /, *args: object, **kwargs: object) -> Entry:
             self.made += 1
-            return scanned(*args, **kwargs)  # type: ignore[arg-type]
+            return scanned(cls, *args, **kwargs)  # type: ignore[no-any-return]
 
         def counted_decode(entry: Entry) -> object:
             self.decoded += 1
             return decode(entry)
 
         self._patches: list[Any] = [
-            mock.patch.object(Entry, "scanned", staticmethod(counted_scanned)),
+            mock.patch.object(Entry, "scanned", classmethod(counted_scanned)),
             mock.patch.object(Entry, "_decode", counted_decode),
         ]
         for patch in self._patches:

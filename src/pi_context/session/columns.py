@@ -41,6 +41,18 @@ _MAX_CODES: Final = 255
 name beyond them (only a hostile file has that many) is pinned instead."""
 
 
+class _ColumnEntry(Entry):
+    """An entry made from the columns: it reads its line from them when it needs it (to
+    decode, or for :attr:`Entry.raw`) instead of holding a copy beside the buffer."""
+
+    __slots__ = ()
+
+    def _line(self) -> bytes:
+        home = self._home
+        assert isinstance(home, EntryColumns)
+        return home.line(self._pos)
+
+
 class EntryColumns(Sequence[Entry]):
     """The entries of one session in file order; see the module docstring.
 
@@ -207,12 +219,12 @@ class EntryColumns(Sequence[Entry]):
                 return found
         made = self._alive.get(position)
         if made is None:
-            made = Entry.scanned(
+            made = _ColumnEntry.scanned(
                 self._names[self._types[position]] or "",
                 self.ids[position],
                 self.parent_ids[position],
                 self._names[self._roles[position]],
-                self.line(position),
+                b"",  # not held: read from the columns when needed
                 self._lines[position],
                 self._log,
             )

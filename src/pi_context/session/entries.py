@@ -313,6 +313,11 @@ class Entry:
         return True
 
     def _unreadable(self, why: str) -> dict[str, Any]:
+        if type(self) is not Entry and self._raw is not None:
+            # an entry that reads its line from its columns keeps it from now on, as it is
+            # pinned there with its new type (see EntryColumns.mark_unreadable)
+            self._raw = self._line()
+            self.__class__ = Entry
         was = self.type
         self.type = UNREADABLE
         self.role = None
