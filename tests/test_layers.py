@@ -22,6 +22,7 @@ LAYERS: dict[str, int] = {
     "_regular_files": 0,
     "_keywords": 0,
     "_version": 0,
+    "_lazy": 0,
     "errors": 0,
     "messages": 1,
     "tokens": 2,

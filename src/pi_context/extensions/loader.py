@@ -19,18 +19,20 @@ skipped; the others still load.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import importlib.util
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pi_context.errors import ExtensionError
 from pi_context.extensions.api import Extension, ExtensionAPI
 from pi_context.extensions.context import ExtensionActions
 from pi_context.extensions.runner import ExtensionRunner
+
+if TYPE_CHECKING:
+    import importlib.metadata
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -186,6 +188,8 @@ def load_extensions(
             for path in discover_extension_paths(Path(cwd) / ".pi" / "extensions"):
                 loader.load_path(path, "project")
         if entry_points:
+            import importlib.metadata  # ~10 ms; only discovery needs it
+
             for ep in sorted(
                 importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name
             ):
