@@ -21,11 +21,9 @@ if TYPE_CHECKING:
         ExtensionUI,
         SessionControl,
     )
+    from pi_context.extensions.discovery import discover_extension_paths
     from pi_context.extensions.hooks import ExtensionHooks
-    from pi_context.extensions.loader import (
-        discover_extension_paths,
-        load_extensions,
-    )
+    from pi_context.extensions.loader import load_extensions
     from pi_context.extensions.runner import (
         ExtensionRunner,
         UnknownResultKeyError,
@@ -61,11 +59,9 @@ _HOMES = _lazy.homes(
             "ExtensionUI",
             "SessionControl",
         ),
+        "pi_context.extensions.discovery": ("discover_extension_paths",),
         "pi_context.extensions.hooks": ("ExtensionHooks",),
-        "pi_context.extensions.loader": (
-            "discover_extension_paths",
-            "load_extensions",
-        ),
+        "pi_context.extensions.loader": ("load_extensions",),
         "pi_context.extensions.runner": (
             "ExtensionRunner",
             "UnknownResultKeyError",
