@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from pi_context._json import js_stringify
 from pi_context.errors import ToolError
@@ -19,9 +19,11 @@ from pi_context.messages import text_block
 from pi_context.tools.base import AbortSignal, Tool, ToolOutcome, UpdateCallback
 
 from .codemode_shapes import mcp_shape
-from .connection import McpConnection
 from .convert import convert_blocks, limit_output, structured_text
 from .search import SearchDocument, rank_tools
+
+if TYPE_CHECKING:
+    from .connection import McpConnection
 
 __all__ = [
     "RESOURCE_TOOL_NAMES",

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pi_context.agent.message_queues import QueueMode
 from pi_context.agent.navigation import NavigationResult
@@ -24,12 +24,15 @@ from pi_context.agent.session_stats import SessionStats
 from pi_context.cli.app.session_list import SessionSummary
 from pi_context.cli.app.session_replacement import ForkMessage
 from pi_context.events import AgentEvent, QueueUpdate
-from pi_context.extensions import ExtensionUI, RegisteredCommand
 from pi_context.messages import ImageContent
 from pi_context.model import Model, ModelInfo
 from pi_context.resources.trust import TrustDecision, TrustStore
 from pi_context.resources.types import Skill
 from pi_context.session.store import Session
+
+if TYPE_CHECKING:
+    from pi_context.extensions.api import RegisteredCommand
+    from pi_context.extensions.context import ExtensionUI
 
 __all__ = [
     "NO_MODEL_HELP",

@@ -32,8 +32,7 @@ from pi_context.cli.app.session_replacement import ForkMessage
 from pi_context.cli.terminal_text import one_line
 from pi_context.errors import ModelNotFoundError, PiContextError, ProviderError
 from pi_context.events import AgentEvent, QueueUpdate
-from pi_context.extensions import ExtensionUI, RegisteredCommand
-from pi_context.extensions.events import SessionReason
+from pi_context.extensions.reasons import SessionReason
 from pi_context.messages import ImageContent
 from pi_context.model import Model, ModelInfo
 from pi_context.model.thinking import cycle_thinking_level, supported_thinking_levels
@@ -45,6 +44,8 @@ from pi_context.session.store import Session
 from pi_context.tokens import estimate_tokens
 
 if TYPE_CHECKING:
+    from pi_context.extensions.api import RegisteredCommand
+    from pi_context.extensions.context import ExtensionUI
     from pi_context.providers.registry import ModelRegistry
 
 __all__ = ["AppConfig", "RunningAgent", "resolve_cli_model"]
