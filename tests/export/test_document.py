@@ -10,6 +10,7 @@ import pytest
 
 from pi_context.errors import SessionFormatError
 from pi_context.export import SessionDocument
+from pi_context.export.document import PREVIEW_WIDTH, entry_preview
 from tests.export import sessions
 
 DATA = Path(__file__).parents[1] / "data" / "conformance" / "sessions" / "small"
@@ -143,3 +144,52 @@ def test_system_prompt_at_the_leaf_follows_the_projection() -> None:
     assert state.text == "SNAPSHOT\n\n<extra>\nNEW\n</extra>"
     before = replay_system_prompt(doc.path_to("2"))
     assert before.text == "OLD"
+
+
+def _message(role: str, **fields: Any) -> dict[str, Any]:
+    return {"type": "message", "id": "m", "message": {"role": role, **fields}}
+
+
+@pytest.mark.parametrize(
+    ("entry", "preview"),
+    [
+        (
+            _message("assistant", content=[{"type": "toolCall", "name": "bash", "arguments": {}}]),
+            "→ bash",
+        ),
+        (
+            _message("toolResult", toolName="read", content=[{"type": "text", "text": "a\n b"}]),
+            "read: a b",
+        ),
+        (_message("system", content="", sections={"preamble": "", "cwd": ""}), "preamble, cwd"),
+        (
+            {
+                "type": "compaction",
+                "firstKeptEntryId": "k",
+                "tokensBefore": 900,
+                "summary": "## Goal\nfix it",
+            },
+            "keeps from k, 900 tokens before: ## Goal fix it",
+        ),
+        ({"type": "context_edit", "targetId": "t", "replacement": None}, "omit t"),
+        ({"type": "label", "targetId": "t", "label": None}, "t: (cleared)"),
+        ({"type": "something_new"}, ""),
+    ],
+)
+def test_entry_preview_says_what_an_entry_holds(entry: dict[str, Any], preview: str) -> None:
+    assert entry_preview(entry) == preview
+
+
+def test_entry_preview_is_one_bounded_line() -> None:
+    text = "word " * 100
+    preview = entry_preview(_message("user", content=text))
+    assert "\n" not in preview
+    assert len(preview) <= PREVIEW_WIDTH
+    assert preview.endswith("…")
+    called = entry_preview(
+        _message(
+            "assistant",
+            content=[{"type": "text", "text": text}, {"type": "toolCall", "name": "edit"}],
+        )
+    )
+    assert called.endswith("… → edit")  # the long text is cut, the tool calls stay
