@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pi_context.errors import SessionFormatError
-from pi_context.export import SessionDocument
+from pi_context.errors import SessionError, SessionFormatError
+from pi_context.export import SessionDocument, export_html, export_jsonl
 from pi_context.export.document import PREVIEW_WIDTH, entry_preview
 from tests.export import sessions
 
@@ -193,3 +194,16 @@ def test_entry_preview_is_one_bounded_line() -> None:
         )
     )
     assert called.endswith("… → edit")  # the long text is cut, the tool calls stay
+
+
+@pytest.mark.parametrize("writer", [export_html, export_jsonl])
+def test_the_writers_create_no_directory(
+    tmp_path: Path, writer: Callable[[SessionDocument, Path], Path]
+) -> None:
+    """Like ``open()``: a mistyped folder is an error naming the file, not a new folder."""
+    doc = SessionDocument.load(sessions.write(tmp_path / "s.jsonl"))
+    target = tmp_path / "no-such-dir" / "out.file"
+    with pytest.raises(SessionError, match="no-such-dir") as caught:
+        writer(doc, target)
+    assert caught.value.path == str(target)
+    assert not (tmp_path / "no-such-dir").exists()

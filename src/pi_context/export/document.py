@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_context import _json
-from pi_context.errors import SessionFormatError
+from pi_context.errors import SessionError, SessionFormatError
 from pi_context.session.problems import bounded
 from pi_context.session.reading import read_regular
 from pi_context.session.validation import checked_entry
@@ -28,9 +28,23 @@ __all__ = [
     "SessionDocument",
     "entry_kind",
     "entry_preview",
+    "export_target",
     "text_of_content",
     "tree_marker",
 ]
+
+
+def export_target(out: str | Path) -> Path:
+    """``out`` as the path an export writes to, refused (:class:`SessionError` naming it) when its directory does not exist: an export, like ``open()``, creates no directories,
+    so a mistyped folder is reported instead of appearing on disk."""
+    target = Path(out)
+    if not target.parent.is_dir():
+        raise SessionError(
+            f"cannot write the export: the directory {target.parent} does not exist",
+            path=target,
+        )
+    return target
+
 
 LEAF_MARKER, ON_PATH_MARKER, OFF_PATH_MARKER = "◉", "●", "○"
 
