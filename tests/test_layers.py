@@ -251,8 +251,8 @@ def _third_party_imports(path: Path) -> set[str]:
 
 
 def test_the_seam_and_its_value_types_import_no_ui() -> None:
-    """cli/app (the seam, its value types such as ModelChoice and SessionSummary) is what print
-    and RPC mode load: no terminal UI library, no interactive module."""
+    """cli/app (the seam and its value types, such as ModelChoice) is what print and RPC mode
+    load: no terminal UI library, no interactive module."""
     app_dir = PACKAGE_DIR / "cli" / "app"
     wrong = sorted(
         f"{path.name} imports {name}"

@@ -233,10 +233,22 @@ class AgentSession:
         options: AgentOptions,
     ) -> AgentSession:
         session = Session.open(path, ids=options.get("ids"), clock=options.get("clock"))
+        return await cls._restored(session, cwd, options, "resume")
+
+    @classmethod
+    async def _restored(
+        cls,
+        session: Session,
+        cwd: str | os.PathLike[str] | None,
+        options: AgentOptions,
+        reason: SessionReason,
+    ) -> AgentSession:
+        """Run on an existing session, in its header's ``cwd`` unless ``cwd`` is given, with
+        its recorded loadout restored; ``reason`` is the start reason unless one is given."""
         work = os.fspath(cwd) if cwd is not None else (session.cwd or os.getcwd())
         sess = cls(*assemble(session, os.path.abspath(work), options))
         await sess._started(
-            options.get("start_reason", "resume"),
+            options.get("start_reason", reason),
             options.get("previous_session_file"),
             restore=True,
         )
@@ -254,14 +266,7 @@ class AgentSession:
         its recorded loadout is restored as for :meth:`open`. ``start_reason`` defaults to
         ``fork``."""
         checked = checked_options("adopt", {"cwd": cwd, **options})
-        work = os.fspath(cwd) if cwd is not None else (session.cwd or os.getcwd())
-        sess = cls(*assemble(session, os.path.abspath(work), checked))
-        await sess._started(
-            checked.get("start_reason", "fork"),
-            checked.get("previous_session_file"),
-            restore=True,
-        )
-        return sess
+        return await cls._restored(session, cwd, checked, "fork")
 
     async def __aenter__(self) -> AgentSession:
         return self

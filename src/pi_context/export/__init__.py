@@ -87,16 +87,12 @@ def export_file(
 
 
 def _refuse_unwritable_target(target: Path, source: Path | None) -> None:
-    """A directory, or a file whose directory is missing, is not a place to export to."""
+    """A directory is not a place to export to (a missing directory is refused by the
+    writers: :func:`~pi_context.export.document.export_target`)."""
     from pi_context.export.html import default_html_name
 
     if target.is_dir():
         example = target / default_html_name(source)
         raise SessionError(
             f"is a directory; name the file to write (for example {example})", path=target
-        )
-    if not target.parent.is_dir():
-        raise SessionError(
-            f"cannot write the export: the directory {target.parent} does not exist",
-            path=target,
         )

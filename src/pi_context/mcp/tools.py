@@ -122,11 +122,17 @@ class McpTool(Tool):
         self.namespace_text = namespace_text
         self.codemode_shape = mcp_shape(tool.get("outputSchema"))
 
-    async def call_raw(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """The whole ``CallToolResult`` (codemode scripts get it as it is, never truncated)."""
+    async def _connection(self) -> McpConnection:
+        """This tool's server once it has started; a :class:`ToolError` the model sees when it
+        could not start or has gone away."""
         connection = await self._servers.ready(self.server)
         if connection is None or connection.state == "closed":
             raise ToolError(f'MCP server "{self.server}" is not available')
+        return connection
+
+    async def call_raw(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The whole ``CallToolResult`` (codemode scripts get it as it is, never truncated)."""
+        connection = await self._connection()
         return await connection.call_tool(self.tool_name, arguments)
 
     async def execute(
@@ -139,9 +145,7 @@ class McpTool(Tool):
         on_update: UpdateCallback | None = None,
     ) -> ToolOutcome:
         del call_id, cwd, signal
-        connection = await self._servers.ready(self.server)
-        if connection is None or connection.state == "closed":
-            raise ToolError(f'MCP server "{self.server}" is not available')
+        connection = await self._connection()
 
         def progress(value: float, total: float | None, message: str | None) -> None:
             if on_update is None:
