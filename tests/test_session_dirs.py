@@ -7,6 +7,7 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,7 @@ from pi_context.session_dirs import (
     default_session_dir,
     encode_cwd,
     find_latest_session,
+    last_activity_ms,
     list_sessions,
     looks_like_path,
     new_session_path,
@@ -173,7 +175,90 @@ def test_session_info_counts_and_name(tmp_path: Path) -> None:
         "hello world",
         "Named",
     )
-    assert info.last_activity_ms == 1_800_000_000_500
+    assert last_activity_ms(path) == 1_800_000_000_500
+
+
+def test_last_activity_is_the_header_time_without_messages(tmp_path: Path) -> None:
+    path = write_session(tmp_path, "s1", stamp="2026-01-05T10:00:00.000Z")
+    assert last_activity_ms(path) == 1_767_607_200_000
+    assert last_activity_ms(tmp_path / "missing.jsonl") == 0
+
+
+def _write(
+    path: Path, entries: list[dict[str, Any]], *, separators: tuple[str, str] = (",", ":")
+) -> Path:
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": path.stem,
+        "timestamp": "2026-01-05T10:00:00.000Z",
+        "cwd": "/work",
+    }
+    lines = [json.dumps(e, separators=separators) for e in [header, *entries]]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _msg(eid: str, role: str, content: Any) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "id": eid,
+        "parentId": None,
+        "timestamp": "2026-01-05T10:00:01.000Z",
+        "message": {"role": role, "content": content, "timestamp": 1},
+    }
+
+
+ENTRIES = [
+    _msg("1", "user", [{"type": "image", "data": "x"}]),  # no text: not the first message
+    _msg("2", "user", [{"type": "text", "text": "  the\nfirst   question "}]),
+    _msg(
+        "3",
+        "assistant",
+        [
+            {
+                "type": "toolCall",
+                "id": "t",
+                "name": "bash",
+                "arguments": {"command": 'echo "role":"user"'},
+            }
+        ],
+    ),
+    _msg("4", "toolResult", [{"type": "text", "text": "x" * 100_000}]),
+    {"type": "session_info", "id": "5", "parentId": "4", "name": "old name"},
+    _msg("6", "user", "a plain string"),
+    {"type": "session_info", "id": "7", "parentId": "6", "name": "  new name  "},
+]
+
+
+def test_session_info_reads_only_what_pi_wrote_where_it_wrote_it(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s1.jsonl", ENTRIES)
+    info = read_session_info(path)
+    assert info is not None
+    assert (info.id, info.cwd, info.created) == ("s1", "/work", "2026-01-05T10:00:00.000Z")
+    assert info.name == "new name"  # the last session_info, stripped
+    assert info.first_message == "the first question"  # not the image, not the tool's text
+    assert info.message_count == 4
+
+
+def test_other_json_spacing_is_read_too(tmp_path: Path) -> None:
+    for separators in ((", ", ": "), (" , ", " : ")):
+        path = _write(tmp_path / "spaced.jsonl", ENTRIES, separators=separators)
+        info = read_session_info(path)
+        assert info is not None
+        assert (info.name, info.first_message) == ("new name", "the first question")
+        assert info.message_count == 4
+
+
+def test_not_a_session_and_empty_sessions(tmp_path: Path) -> None:
+    (tmp_path / "junk.jsonl").write_text("not json\n")
+    assert read_session_info(tmp_path / "junk.jsonl") is None
+    empty = _write(tmp_path / "empty.jsonl", [])
+    info = read_session_info(empty)
+    assert info is not None
+    assert (info.name, info.first_message, info.message_count) == (None, "", 0)
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    assert read_session_info(tmp_path / "fifo.jsonl") is None  # never blocks on a FIFO
 
 
 def test_continue_picks_newest_mtime_with_header(tmp_path: Path) -> None:
@@ -201,8 +286,8 @@ def test_resolve_id_exact_then_prefix_local_first(tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     here = default_session_dir("/home/u/proj", agent)
     there = default_session_dir("/home/u/other", agent)
-    write_session(here, "abc-1", messages=(("user", "a", 100),))
-    recent = write_session(here, "abc-2", messages=(("user", "b", 200),))
+    recent = write_session(here, "abc-2", messages=(("user", "b", 1_800_000_000_200),), mtime=1_000)
+    write_session(here, "abc-1", messages=(("user", "a", 1_800_000_000_100),), mtime=2_000)
     exact = write_session(here, "abc", messages=(("user", "c", 50),))
     foreign = write_session(there, "zed-9", cwd="/home/u/other")
 

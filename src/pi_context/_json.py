@@ -279,29 +279,35 @@ def _js_keys(value: dict[str, Any]) -> list[str]:
 _SAFE_INTEGER: Final = 2**53
 
 
-def _spelled_alike(value: Any) -> bool:
+def _spelled_alike(value: Any) -> bool | None:
     """Whether orjson spells ``value`` exactly as ``JSON.stringify`` does: plain dicts (string
     keys that are not array indices, which JavaScript puts first), lists, tuples, strings,
     booleans, ``None``, integers a double holds exactly, and non-integral floats from 1e-4 to
     1e15, which both write in plain decimal notation with the shortest digits (outside that
     range, or for an integral float, the notations differ). A lone surrogate is found by orjson
-    itself, which refuses it."""
+    itself, which refuses it.
+
+    ``None`` means "alike but for some numbers": every container and key is plain, and only
+    numbers (a cost of ``3e-05``, a float ``1.0``) need JavaScript's spelling, which
+    :func:`_with_js_numbers` puts in (orjson still writes the rest).
+    """
     stack = [value]
     pop, push, extend = stack.pop, stack.append, stack.extend
+    alike: bool | None = True
     while stack:
         item = pop()
         kind = type(item)
         if kind is str or kind is bool or item is None:
             continue
         if kind is int:
-            if -_SAFE_INTEGER <= item <= _SAFE_INTEGER:
-                continue
-            return False
+            if not -_SAFE_INTEGER <= item <= _SAFE_INTEGER:
+                alike = None
+            continue
         if kind is float:
             size = abs(item)
-            if 1e-4 <= size < 1e15 and not item.is_integer():
-                continue
-            return False
+            if not (1e-4 <= size < 1e15 and not item.is_integer()):
+                alike = None
+            continue
         if kind is dict:
             for key, child in item.items():
                 if type(key) is not str or (key[:1].isdigit() and _is_array_index(key)):
@@ -312,20 +318,37 @@ def _spelled_alike(value: Any) -> bool:
             extend(item)
             continue
         return False
-    return True
+    return alike
+
+
+def _with_js_numbers(value: Any) -> Any:
+    """``value`` rebuilt with every number as an orjson fragment of its JavaScript spelling
+    (:func:`_spelled_alike` found only numbers to differ); raises :class:`RecursionError` on a
+    value nested too deep to rebuild this way."""
+    kind = type(value)
+    if kind is float or kind is int:
+        return orjson.Fragment(js_number(value))
+    if kind is dict:
+        return {key: _with_js_numbers(child) for key, child in value.items()}
+    if kind is list or kind is tuple:
+        return [_with_js_numbers(child) for child in value]
+    return value
 
 
 def js_stringify(value: Any) -> str:
     """Exactly ``JSON.stringify(value)`` for JSON-like Python values, at any nesting depth.
 
     Values orjson spells the same way (nearly all: see :func:`_spelled_alike`) are written by
-    orjson; the rest by an iterative walk (an explicit stack, not recursion), so a value nested
+    orjson, numbers it spells differently put in as fragments of their JavaScript spelling;
+    the rest by an iterative walk (an explicit stack, not recursion), so a value nested
     deeper than Python's recursion limit is spelled like any other.
     """
-    if _spelled_alike(value):
+    alike = _spelled_alike(value)
+    if alike is not False:
         try:
-            return orjson.dumps(value).decode("utf-8")
-        except (TypeError, orjson.JSONEncodeError):
+            ready = _with_js_numbers(value) if alike is None else value
+            return orjson.dumps(ready).decode("utf-8")
+        except (TypeError, RecursionError, orjson.JSONEncodeError):
             pass  # a lone surrogate, or nested deeper than orjson writes
     return _stringify_walk(value)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import mmap
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -41,6 +42,7 @@ __all__ = [
     "encode_cwd",
     "find_latest_session",
     "fork_from",
+    "last_activity_ms",
     "list_all_sessions",
     "list_sessions",
     "looks_like_path",
@@ -156,69 +158,49 @@ class SessionInfo:
     id: str
     cwd: str
     created: str
+    """The header's ``timestamp``."""
     modified: float
     """File modification time (seconds since the epoch)."""
-    last_activity_ms: int
-    """The latest message timestamp, else the header time (pi's ordering for id prefixes)."""
     name: str | None
+    """The last ``session_info`` entry's name, stripped; ``None`` when unnamed."""
     first_message: str
+    """The first user message's first text, with runs of whitespace as one space."""
     message_count: int
+    """User and assistant messages in the file (every branch)."""
     parent_session: str | None
 
 
-def _first_text(message: Mapping[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                return str(block.get("text", ""))
-    return ""
+_HEAD = 512
+"""How much of a line :func:`read_session_info` looks at to classify it: pi writes ``type``,
+``id``, ``parentId``, ``timestamp`` and then the message's ``role`` first, well within this."""
+_MESSAGE = b'{"type":"message",'
+_SESSION_INFO = b'{"type":"session_info",'
+_OTHER = b'{"type":"'
+_ROLE = b'"role":"'
 
 
 def read_session_info(path: Path) -> SessionInfo | None:
-    """Scan one session file for listing; ``None`` when it is not a session."""
+    """Summarize one session file for listing; ``None`` when it is not a session.
+
+    A session file can be megabytes of tool output, and a list shows hundreds of them. The
+    file is mapped and its lines walked by their newlines (C speed), looking only at the first
+    bytes of each line, where pi writes the entry's ``type`` and the message's ``role``; only
+    the first user message's line and the last ``session_info`` line are decoded. A line that
+    does not start the way pi writes it is decoded whole, so the result is exact for any file,
+    and fast for pi's.
+    """
     header = read_header(path)
     if header is None:
         return None
     try:
-        stat = path.stat()
-        data = read_regular(path)
-    except (OSError, SessionError):
+        with open_regular(path) as (raw, size):
+            stat = os.fstat(raw.fileno())
+            if size == 0:
+                return None
+            with mmap.mmap(raw.fileno(), size, access=mmap.ACCESS_READ) as data:
+                count, first, name = _scan(data, size)
+    except (OSError, ValueError, SessionError):
         return None
-    name: str | None = None
-    first = ""
-    count = 0
-    created_ms = js_date_ms(header.get("timestamp"))
-    last_ms = int(created_ms) if created_ms is not None else 0
-    seen_header = False
-    for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            entry = _json.loads(raw)
-        except ValueError:
-            continue
-        if not isinstance(entry, dict):
-            continue
-        if not seen_header:
-            seen_header = True
-            continue
-        kind = entry.get("type")
-        if kind == "session_info":
-            value = entry.get("name")
-            name = value.strip() or None if isinstance(value, str) else None
-        elif kind == "message" and isinstance(entry.get("message"), dict):
-            message = entry["message"]
-            role = message.get("role")
-            if role in ("user", "assistant"):
-                count += 1
-                stamp = message.get("timestamp")
-                if isinstance(stamp, int | float) and stamp > last_ms:
-                    last_ms = int(stamp)
-            if role == "user" and not first:
-                first = " ".join(_first_text(message).split())
     parent = header.get("parentSession")
     return SessionInfo(
         path=path,
@@ -226,12 +208,122 @@ def read_session_info(path: Path) -> SessionInfo | None:
         cwd=str(header.get("cwd", "")),
         created=str(header.get("timestamp", "")),
         modified=stat.st_mtime,
-        last_activity_ms=last_ms,
         name=name,
         first_message=first,
         message_count=count,
         parent_session=parent if isinstance(parent, str) else None,
     )
+
+
+def _scan(data: mmap.mmap, size: int) -> tuple[int, str, str | None]:
+    """``(user + assistant messages, first user text, name)``, looking at the start of each
+    line only; a line whose start does not say what it is gets decoded whole."""
+    count = 0
+    first = ""
+    info_at = -1
+    at = data.find(b"\n") + 1  # the header line is read by read_header
+    while 0 < at < size:
+        end = data.find(b"\n", at)
+        end = size if end < 0 else end
+        head = data[at : min(end, at + _HEAD)]
+        if head.startswith(_MESSAGE):
+            kind_name, entry = "message", None
+        elif head.startswith(_SESSION_INFO):
+            kind_name, entry = "session_info", None
+        elif head.startswith(_OTHER):
+            kind_name, entry = None, None
+        elif head.strip():  # another spelling: read the line exactly
+            entry = _decoded(data[at:end])
+            value = entry.get("type") if entry is not None else None
+            kind_name = value if isinstance(value, str) else None
+        else:
+            kind_name, entry = None, None
+        if kind_name == "session_info":
+            info_at = at
+        elif kind_name == "message":
+            role = _role(head) if entry is None else None
+            if role is None:
+                entry = entry or _decoded(data[at:end])
+                message = entry.get("message") if entry is not None else None
+                found = message.get("role") if isinstance(message, dict) else None
+                role = found if isinstance(found, str) else ""
+            if role in ("user", "assistant"):
+                count += 1
+            if role == "user" and not first:
+                entry = entry or _decoded(data[at:end])
+                first = _first_text(entry.get("message") if entry is not None else None)
+        at = end + 1
+    name = None
+    if info_at >= 0:
+        entry = _decoded(_line_at(data, info_at))
+        value = entry.get("name") if entry is not None else None
+        name = (value.strip() or None) if isinstance(value, str) else None
+    return count, first, name
+
+
+def _role(head: bytes) -> str | None:
+    """The message role pi writes first in a message line, else ``None`` (unknown layout)."""
+    at = head.find(_ROLE)
+    if at < 0:
+        return None
+    start = at + len(_ROLE)
+    end = head.find(b'"', start)
+    return head[start:end].decode("utf-8", "replace") if end > start else None
+
+
+def _line_at(data: mmap.mmap | bytes, at: int) -> bytes:
+    start = data.rfind(b"\n", 0, at) + 1
+    end = data.find(b"\n", at)
+    return data[start : end if end >= 0 else len(data)]
+
+
+def _decoded(line: bytes) -> dict[str, Any] | None:
+    try:
+        value = _json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _first_text(message: object) -> str:
+    if not isinstance(message, dict):
+        return ""
+    content = message.get("content")
+    if isinstance(content, str):
+        return " ".join(content.split())
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                return " ".join(str(block.get("text", "")).split())
+    return ""
+
+
+def last_activity_ms(path: Path) -> int:
+    """The latest user or assistant message timestamp of ``path``, else its header time, in
+    milliseconds (pi orders sessions matching an id prefix by it); 0 when unreadable.
+
+    Every line is decoded (the timestamp sits at the end of a message's line), so this is for
+    the few sessions an id matches, not for listing.
+    """
+    try:
+        data = read_regular(path)
+    except (OSError, SessionError):
+        return 0
+    last_ms: int | None = None
+    for raw in data.split(b"\n"):
+        entry = _decoded(raw) if raw.strip() else None
+        if entry is None:
+            continue
+        if last_ms is None:  # the first line that parses is the header
+            created_ms = js_date_ms(entry.get("timestamp"))
+            last_ms = int(created_ms) if created_ms is not None else 0
+            continue
+        message = entry.get("message")
+        if entry.get("type") == "message" and isinstance(message, dict):
+            stamp = message.get("timestamp")
+            if message.get("role") in ("user", "assistant") and isinstance(stamp, int | float):
+                last_ms = max(last_ms, int(stamp))
+    return last_ms or 0
 
 
 def list_sessions(directory: Path) -> list[SessionInfo]:
@@ -303,13 +395,17 @@ class SessionMatch:
 
 
 def _match_id(sessions: Iterable[SessionInfo], arg: str) -> SessionInfo | None:
-    ordered = sorted(sessions, key=lambda info: info.last_activity_ms, reverse=True)
-    for info in ordered:
-        if info.id == arg:
-            return info
-    for info in ordered:
-        if info.id.startswith(arg):
-            return info
+    """The session whose id is ``arg``, else the one it prefixes; among several, the most
+    recently active (the first listed on a tie)."""
+    listed = list(sessions)
+    for matches in (
+        [info for info in listed if info.id == arg],
+        [info for info in listed if info.id.startswith(arg)],
+    ):
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            return max(matches, key=lambda info: last_activity_ms(info.path))
     return None
 
 

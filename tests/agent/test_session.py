@@ -19,9 +19,8 @@ from pi_context.events import (
 from pi_context.messages import text_of
 from pi_context.session import Session, convert_to_llm
 from pi_context.testing import ScriptedModel, failure, reply
-from pi_context.tools import Tool, ToolOutcome
 
-from .conftest import MakeSession
+from .conftest import GateTool, MakeSession
 from .fakes import key_of
 
 
@@ -90,23 +89,6 @@ async def test_abort_while_streaming_leaves_a_valid_session(make_session: MakeSe
     assert last["stopReason"] == "aborted"  # type: ignore[typeddict-item]
     reopened = sess.session.projection().messages
     assert [m["role"] for m in reopened] == ["system", "user", "assistant"]
-
-
-class GateTool(Tool):
-    """A tool that waits until the test opens its gate."""
-
-    name = "wait"
-    description = "Wait for the gate."
-    parameters: dict[str, Any] = {"type": "object", "properties": {}}  # noqa: RUF012
-
-    def __init__(self) -> None:
-        self.entered = asyncio.Event()
-        self.gate = asyncio.Event()
-
-    async def execute(self, call_id: str, arguments: dict[str, Any], **_: Any) -> ToolOutcome:
-        self.entered.set()
-        await self.gate.wait()
-        return ToolOutcome([{"type": "text", "text": "opened"}])
 
 
 async def test_prompt_while_busy_is_queued_and_delivered(make_session: MakeSession) -> None:

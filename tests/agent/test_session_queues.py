@@ -14,24 +14,8 @@ from pi_context.events import (
 )
 from pi_context.messages import text_of
 from pi_context.testing import ScriptedModel, failure, reply
-from pi_context.tools import Tool, ToolOutcome
 
-from .conftest import MakeSession
-
-
-class GateTool(Tool):
-    name = "wait"
-    description = "waits for the test"
-    parameters: dict[str, Any] = {"type": "object", "properties": {}}  # noqa: RUF012
-
-    def __init__(self) -> None:
-        self.entered = asyncio.Event()
-        self.gate = asyncio.Event()
-
-    async def execute(self, call_id: str, arguments: dict[str, Any], **_: Any) -> ToolOutcome:
-        self.entered.set()
-        await self.gate.wait()
-        return ToolOutcome([{"type": "text", "text": "opened"}])
+from .conftest import GateTool, MakeSession
 
 
 def users(sess: Any) -> list[str]:

@@ -12,6 +12,8 @@ from click.testing import CliRunner
 from prompt_toolkit.input import PipeInput, create_pipe_input
 
 from pi_context.cli.main import main
+from tests.cli.replay_world import ReplayWorld
+from tests.providers.replay_server import ReplayServer
 
 
 class Run:
@@ -24,6 +26,14 @@ def pipe() -> Iterator[PipeInput]:
     """Keys for a prompt_toolkit application under test (`pipe.send_text(...)`)."""
     with create_pipe_input() as keys:
         yield keys
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[ReplayWorld]:
+    """A project and agent dir whose models (``replay/tiny``, ``replay/thinker``) answer from a
+    replay server on 127.0.0.1, for running ``pictx`` as a subprocess or in a terminal."""
+    with ReplayServer() as server:
+        yield ReplayWorld(tmp_path, server)
 
 
 @pytest.fixture

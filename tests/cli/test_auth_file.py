@@ -4,20 +4,9 @@ for ``pictx models``, and a broken file is one warning, never a crash."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from tests.providers.replay_server import ReplayServer
-
 from .replay_world import ReplayWorld, text_reply
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[ReplayWorld]:
-    with ReplayServer() as server:
-        yield ReplayWorld(tmp_path, server)
 
 
 def _auth(world: ReplayWorld, records: object) -> Path:

@@ -59,3 +59,99 @@ def test_rpc_mode_loads_no_terminal_ui(
     modules = _loaded(project, ["--mode", "rpc", "--model", replies([])], request)
     assert "pi_context.cli.rpc.commands" in modules
     assert _ui(modules) == []
+
+
+# What ``pictx -p`` must not load before (or for) a plain one-shot answer: the branch summary
+# and the summarizer (loaded on the first navigation or compaction), the extension machinery
+# (only with an extension to load), the exports, the YAML parser and pathspec (only with
+# skills that need them), the testing fakes and the terminal UI.
+NOT_ON_THE_PRINT_PATH = (
+    "pi_context.compaction.branch",
+    "pi_context.compaction.summarize",
+    "pi_context.compaction.offline",
+    "pi_context.compaction.guard",
+    "pi_context.extensions.api",
+    "pi_context.extensions.context",
+    "pi_context.extensions.events",
+    "pi_context.extensions.hooks",
+    "pi_context.extensions.loader",
+    "pi_context.extensions.runner",
+    "pi_context.export.html",
+    "pi_context.export.jsonl",
+    "pi_context.export.markdown",
+    "pi_context.testing",
+    "ruamel",
+    "pathspec",
+    *UI,
+)
+
+CONSOLE = """
+import atexit, gc, json, sys
+def dump():
+    with open(DUMP, "w", encoding="utf-8") as out:
+        json.dump({"modules": sorted(sys.modules), "gc": gc.isenabled(),
+                   "frozen": gc.get_freeze_count()}, out)
+DUMP = sys.argv.pop(1)
+atexit.register(dump)
+from pi_context.cli.main import main
+sys.exit(main())
+"""
+
+
+def test_print_mode_loads_only_what_a_plain_answer_needs(tmp_path: Path) -> None:
+    """A provider over real HTTP (no scripted fakes), run as the console script runs it."""
+    from tests.cli.replay_world import ReplayWorld, text_reply
+    from tests.providers.replay_server import ReplayServer
+
+    with ReplayServer() as server:
+        world = ReplayWorld(tmp_path, server)
+        server.add(text_reply("done"))
+        dump = tmp_path / "modules.json"
+        done = subprocess.run(
+            [sys.executable, "-c", CONSOLE, str(dump), "-p", "--model", "replay/tiny", "hi"],
+            cwd=world.project,
+            env=world.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "done"
+    report = json.loads(dump.read_text(encoding="utf-8"))
+    modules: list[str] = report["modules"]
+    assert "pi_context.cli.print_mode" in modules
+    assert [m for m in modules if m.startswith(NOT_ON_THE_PRINT_PATH)] == []
+    # the start-up ran with the collector paused; it is back on, the start-up's objects frozen
+    assert report["gc"] is True
+    assert report["frozen"] > 0
+
+
+def test_an_extension_still_loads_its_machinery(tmp_path: Path) -> None:
+    """With an extension in the agent dir the runner is there and its hooks run."""
+    from tests.cli.replay_world import ReplayWorld, text_reply
+    from tests.providers.replay_server import ReplayServer
+
+    with ReplayServer() as server:
+        world = ReplayWorld(tmp_path, server)
+        server.add(text_reply("done"))
+        ext = world.agent_dir / "extensions"
+        ext.mkdir()
+        (ext / "shout.py").write_text(
+            "def register(pi):\n"
+            "    pi.on('agent_end', lambda event, ctx: print('EXT-SAW-END', flush=True))\n",
+            encoding="utf-8",
+        )
+        dump = tmp_path / "modules.json"
+        done = subprocess.run(
+            [sys.executable, "-c", CONSOLE, str(dump), "-p", "--model", "replay/tiny", "hi"],
+            cwd=world.project,
+            env=world.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "EXT-SAW-END" in done.stdout + done.stderr
+    assert "pi_context.extensions.runner" in json.loads(dump.read_text(encoding="utf-8"))["modules"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -283,7 +284,7 @@ class LoadedSession:
     def __init__(self, golden: dict[str, Any], root: Path) -> None:
         data = (root / golden["input"]["file"]).read_bytes()
         scan = scan_lines(data)
-        entries = scan.entries
+        entries: Sequence[Entry] = scan.entries
         self.ref_of: dict[str, str] = {}
         if golden.get("idsAreIndexRefs") and scan.header is not None:
             _, entries = migrate_entries(dict(scan.header), list(entries), SequentialIds())

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pi_context.errors import SessionFormatError
-from pi_context.export import SessionDocument
+from pi_context.errors import SessionError, SessionFormatError
+from pi_context.export import SessionDocument, export_html, export_jsonl
+from pi_context.export.document import PREVIEW_WIDTH, entry_preview
 from tests.export import sessions
 
 DATA = Path(__file__).parents[1] / "data" / "conformance" / "sessions" / "small"
@@ -143,3 +145,65 @@ def test_system_prompt_at_the_leaf_follows_the_projection() -> None:
     assert state.text == "SNAPSHOT\n\n<extra>\nNEW\n</extra>"
     before = replay_system_prompt(doc.path_to("2"))
     assert before.text == "OLD"
+
+
+def _message(role: str, **fields: Any) -> dict[str, Any]:
+    return {"type": "message", "id": "m", "message": {"role": role, **fields}}
+
+
+@pytest.mark.parametrize(
+    ("entry", "preview"),
+    [
+        (
+            _message("assistant", content=[{"type": "toolCall", "name": "bash", "arguments": {}}]),
+            "→ bash",
+        ),
+        (
+            _message("toolResult", toolName="read", content=[{"type": "text", "text": "a\n b"}]),
+            "read: a b",
+        ),
+        (_message("system", content="", sections={"preamble": "", "cwd": ""}), "preamble, cwd"),
+        (
+            {
+                "type": "compaction",
+                "firstKeptEntryId": "k",
+                "tokensBefore": 900,
+                "summary": "## Goal\nfix it",
+            },
+            "keeps from k, 900 tokens before: ## Goal fix it",
+        ),
+        ({"type": "context_edit", "targetId": "t", "replacement": None}, "omit t"),
+        ({"type": "label", "targetId": "t", "label": None}, "t: (cleared)"),
+        ({"type": "something_new"}, ""),
+    ],
+)
+def test_entry_preview_says_what_an_entry_holds(entry: dict[str, Any], preview: str) -> None:
+    assert entry_preview(entry) == preview
+
+
+def test_entry_preview_is_one_bounded_line() -> None:
+    text = "word " * 100
+    preview = entry_preview(_message("user", content=text))
+    assert "\n" not in preview
+    assert len(preview) <= PREVIEW_WIDTH
+    assert preview.endswith("…")
+    called = entry_preview(
+        _message(
+            "assistant",
+            content=[{"type": "text", "text": text}, {"type": "toolCall", "name": "edit"}],
+        )
+    )
+    assert called.endswith("… → edit")  # the long text is cut, the tool calls stay
+
+
+@pytest.mark.parametrize("writer", [export_html, export_jsonl])
+def test_the_writers_create_no_directory(
+    tmp_path: Path, writer: Callable[[SessionDocument, Path], Path]
+) -> None:
+    """Like ``open()``: a mistyped folder is an error naming the file, not a new folder."""
+    doc = SessionDocument.load(sessions.write(tmp_path / "s.jsonl"))
+    target = tmp_path / "no-such-dir" / "out.file"
+    with pytest.raises(SessionError, match="no-such-dir") as caught:
+        writer(doc, target)
+    assert caught.value.path == str(target)
+    assert not (tmp_path / "no-such-dir").exists()

@@ -9,6 +9,7 @@ from typing import Any
 
 from pi_context.agent.session import AgentSession
 from pi_context.agent.tool_selection import parse_tool_selection
+from pi_context.events import ToolExecutionEnd
 from pi_context.prompt import build_system_prompt
 from pi_context.testing import ScriptedModel, SequentialIds, reply
 from tests.jsonview import as_json
@@ -120,7 +121,12 @@ async def test_direct_call_tool_search_and_loaded_declarations(
     sess = await session(project, agent_dir, model)
     try:
         events = await sess.run("go")
-        results = [e for e in events if e.type == "tool_execution_end"]
+        # the two direct calls run side by side: their ends come in the order they finish
+        order = ["mcp__d__echo", "mcp__d__fail", "tool_search", "mcp__lazy__weather"]
+        results = sorted(
+            (e for e in events if isinstance(e, ToolExecutionEnd)),
+            key=lambda e: order.index(e.tool_name),
+        )
         echo, fail, search, weather = (as_json(e.to_json())["result"] for e in results)
         assert echo["content"] == [{"type": "text", "text": "echo: hi"}]
         assert echo["details"] == {"server": "d", "tool": "echo"}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ from pi_context.model import (
 )
 from pi_context.model.classify import is_context_overflow
 from pi_context.providers.openai import OpenAIChatModel
+from pi_context.providers.openai_wire import ChatCompletionsClient
 from tests.providers.adapters import ask, assert_pi_usage_keys, track
 from tests.providers.replay_server import ReplayServer, json_reply, openai_sse, stream
 
@@ -398,3 +401,34 @@ async def test_tool_choice_mapping(server: ReplayServer, choice: str, sent: Any)
     )
     await complete(model(server), request)
     assert server.requests[0].json().get("tool_choice") == sent
+
+
+async def test_a_client_passed_in_is_used(server: ReplayServer) -> None:
+    """As the Responses adapter does, the Chat Completions adapter takes a ready client (a
+    shared pool, custom headers) instead of building its own."""
+    server.add(stream(openai_sse([chunk({"content": "ok"}), chunk({}, "stop")])))
+    client = ChatCompletionsClient(
+        api_key="sk-shared",
+        base_url=server.url + "/v1",
+        default_headers={"x-team": "blue"},
+        timeout=30.0,
+    )
+    m = OpenAIChatModel(info(), client=client, api_key="ignored", base_url="http://unused")
+    assert m.base_url == server.url + "/v1"
+    done = await complete(m, ask())
+    assert done.error is None
+    headers = server.requests[0].headers
+    assert (headers["authorization"], headers["x-team"]) == ("Bearer sk-shared", "blue")
+    await m.aclose()
+
+
+def test_the_chat_completions_adapter_does_not_load_the_openai_sdk() -> None:
+    code = (
+        "import sys\n"
+        "from pi_context.providers.openai import OpenAIChatModel\n"
+        "print('openai' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert (done.stdout, done.stderr) == ("False\n", "")

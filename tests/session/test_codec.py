@@ -40,8 +40,8 @@ def test_fast_scan_agrees_with_full_decode() -> None:
 
 
 def test_small_lines_keep_their_bytes_without_holding_their_head_twice() -> None:
-    """A small line's head (type, id, parent) is spelled again from the entry's fields, so
-    the entry keeps only the rest; every line still reads back byte for byte, and a line that
+    """A small line's head (type, id, parent, role) is spelled again from the entry's fields,
+    so the session keeps only the rest; every line still reads back byte for byte, and a line that
     turns out unreadable keeps its bytes."""
     small = b'{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"hi","timestamp":1}}'
     other = (
@@ -57,9 +57,11 @@ def test_small_lines_keep_their_bytes_without_holding_their_head_twice() -> None
     scan = scan_lines(b"\n".join(lines) + b"\n")
     entries = scan.entries
     assert [e.raw for e in entries] == lines[1:]
-    held = [e._raw for e in entries]  # what each entry keeps (private: the property under test)
-    assert held[0] == small[small.index(b'"timestamp"') :]
-    assert held[1] == other[other.index(b'"timestamp"') :]
+    # what the columns keep of each line (private: the property under test)
+    starts = entries._starts
+    held = [bytes(entries._buffer[starts[i] : starts[i + 1]]) for i in range(len(entries))]
+    assert held[0] == b't","content":"hi","timestamp":1}}'  # timestamp and what follows the role
+    assert held[1] == b't","targetId":"a1","label":"x"}'
     assert held[2] == wide  # a non-ASCII id: kept whole
     assert held[3] == large  # a large line: kept whole
     assert not any(e.is_decoded for e in entries[:-1])

@@ -1,12 +1,22 @@
-"""The read-only path view shared with the live projection."""
+"""The read-only path view shared with the live projection, and the live projection of
+entries read back from a file."""
 
 from __future__ import annotations
 
-from hypothesis import given
+import tempfile
+from pathlib import Path
+from unittest import mock
+
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pi_context.session import Session, columns, projection_of_path
 from pi_context.session._live import PathView
 from pi_context.session.entries import Entry
+from pi_context.testing import FixedClock, SequentialIds
+from tests.jsonview import as_json
+from tests.session.helpers import user
+from tests.session.test_projection import OPS, apply
 
 
 def _entries(n: int) -> list[Entry]:
@@ -29,3 +39,41 @@ def test_path_view_reads_like_the_prefix_list(length: int, grown: int, data: st.
         assert view[index] is prefix[index]
     cut = data.draw(st.slices(length))
     assert view[cut] == prefix[cut]
+
+
+@settings(max_examples=40, deadline=None)
+@given(OPS, OPS)
+def test_a_reopened_session_projects_as_a_full_walk_with_few_entries_kept(
+    before: list[tuple[str, int]], after: list[tuple[str, int]]
+) -> None:
+    """Entries read back from the file (columns, objects made on access) and a context that
+    keeps only its newest projected entry give the projection of a full walk, before and after
+    further appends (edits, compactions, leaf moves)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.jsonl"
+        s = Session.create(path, cwd="/", ids=SequentialIds(), clock=FixedClock())
+        s.append_message(user("first"))
+        for op, n in before:
+            apply(s, op, n)
+        s.close()
+        with (
+            mock.patch("pi_context.session._live.KEEP_ITEMS", 1),
+            mock.patch.object(columns, "RECENT_ENTRIES", 1),
+        ):
+            reopened = Session.open(path, ids=SequentialIds(start=10_000), clock=FixedClock())
+            views = []
+            for op, n in [("user", 0), *after]:
+                live = reopened.stored_projection()
+                views.append((live, as_json(list(live.messages))))
+                scratch = projection_of_path(reopened.branch_entries())
+                assert list(live.messages) == list(scratch.messages)
+                assert len(live.messages) == len(scratch.messages)
+                assert [p.entry.id for p in live.entries] == [p.entry.id for p in scratch.entries]
+                assert [list(p.messages) for p in live.entries] == [
+                    list(p.messages) for p in scratch.entries
+                ]
+                assert (live.thinking_level, live.model) == (scratch.thinking_level, scratch.model)
+                apply(reopened, op, n)
+            for view, seen in views:  # a projection taken earlier shows what it showed
+                assert as_json(list(view.messages)) == seen
+            reopened.close()

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -341,3 +342,27 @@ def test_streaming_the_context_keeps_no_entry_decoded(tmp_path: Path) -> None:
     edit = path[-2]
     assert still <= {path[3].id, kept.id, edit.id}
     assert not any(e.is_decoded for e in path if e.type == "message" and e.id != kept.id)
+
+
+def test_handed_out_views_keep_only_the_latest_copies() -> None:
+    """A pass over every message of a huge context through ``projection()`` does not keep a
+    copy of each: the copies of the latest reads are kept, older ones made again."""
+    from pi_context.session import projection
+
+    s = new()
+    for n in range(4):
+        s.append_message(user(f"u{n}"))
+    with mock.patch.object(projection, "HANDED_OUT_KEPT", 2):
+        messages = s.projection().messages
+        first = messages[0]
+        assert messages[0] is first
+        _ = (messages[1], messages[2])
+        assert messages[2] is messages[2]
+        again = messages[0]
+        assert again is not first
+        assert again == first
+        entries = s.projection().entries
+        item = entries[0]
+        _ = (entries[1], entries[2])
+        assert entries[0] is not item
+        assert entries[0] == item

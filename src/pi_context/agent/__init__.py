@@ -18,16 +18,21 @@ compact), :mod:`.navigation` (``/tree``), :mod:`.extension_dispatch` and
 :mod:`.extension_actions` (extension hooks around the loop; what extensions may do). Events are :mod:`pi_context.events`.
 """
 
-from pi_context.agent.compaction_decision import (
-    CompactionDecision,
-)
-from pi_context.agent.navigation import NavigationResult
-from pi_context.agent.prompt_cache import (
-    CacheRecord,
-    CacheTracker,
-)
-from pi_context.agent.session import AgentOptions, AgentSession, SessionStats
-from pi_context.events import AgentEvent
+from typing import TYPE_CHECKING
+
+from pi_context import _lazy
+
+if TYPE_CHECKING:
+    from pi_context.agent.compaction_decision import (
+        CompactionDecision,
+    )
+    from pi_context.agent.navigation import NavigationResult
+    from pi_context.agent.prompt_cache import (
+        CacheRecord,
+        CacheTracker,
+    )
+    from pi_context.agent.session import AgentOptions, AgentSession, SessionStats
+    from pi_context.events import AgentEvent
 
 __all__ = [
     "AgentEvent",
@@ -39,3 +44,29 @@ __all__ = [
     "NavigationResult",
     "SessionStats",
 ]
+
+_HOMES = _lazy.homes(
+    {
+        "pi_context.agent.compaction_decision": ("CompactionDecision",),
+        "pi_context.agent.navigation": ("NavigationResult",),
+        "pi_context.agent.prompt_cache": (
+            "CacheRecord",
+            "CacheTracker",
+        ),
+        "pi_context.agent.session": (
+            "AgentOptions",
+            "AgentSession",
+            "SessionStats",
+        ),
+        "pi_context.events": ("AgentEvent",),
+    }
+)
+"""Where each public name lives; imported from there when first used."""
+
+
+def __getattr__(name: str) -> object:
+    return _lazy.attribute(globals(), _HOMES, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

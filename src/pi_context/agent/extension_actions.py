@@ -8,14 +8,15 @@ a run) and the session file (``append_entry``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-from pi_context.extensions.events import CustomMessageDraft
+from typing import TYPE_CHECKING, Any
 
 from .compaction_control import OperationGuard
 from .loadout import Loadout
 from .run_control import RunControl
 from .state import AgentState
+
+if TYPE_CHECKING:
+    from pi_context.extensions.events import CustomMessageDraft
 
 __all__ = ["SessionExtensionActions"]
 

@@ -4,28 +4,18 @@ boundary drafts.
 
 Notifications are the agent's own events (:data:`pi_context.events.NOTIFICATIONS`), passed to
 the handlers as they are. Each function is a no-op when no handler is registered for its event,
-so a session without extensions pays nothing.
+so a session without extensions pays nothing; without a runner (nothing was loaded) the payload
+classes are not even imported.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pi_context.compaction.accounting import estimate_projected_context_tokens
 from pi_context.events import NOTIFICATIONS, AgentEvent
-from pi_context.extensions import ExtensionRunner
-from pi_context.extensions.events import (
-    AgentBeforeSettleEvent,
-    BoundaryResult,
-    MessageEndEvent,
-    ResourcesDiscoverEvent,
-    SessionReason,
-    SessionStartEvent,
-    ToolCallEvent,
-    ToolResultEvent,
-    TurnEndEvent,
-)
+from pi_context.extensions.reasons import SessionReason
 from pi_context.messages import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
 from pi_context.prompt import get_current_system_message
 from pi_context.session import Session
@@ -33,6 +23,10 @@ from pi_context.tools import ToolOutcome
 
 from .loop import handed_out
 from .state import AgentState
+
+if TYPE_CHECKING:
+    from pi_context.extensions.events import BoundaryResult
+    from pi_context.extensions.runner import ExtensionRunner
 
 __all__ = [
     "DRAFT_TYPES",
@@ -64,6 +58,8 @@ async def session_started(
     if runner is None:
         return
     await discover_resources(state, "startup")
+    from pi_context.extensions.events import SessionStartEvent
+
     if runner.has_handlers(SessionStartEvent.type):
         await runner.emit(SessionStartEvent(reason, previous_session_file))
 
@@ -71,7 +67,11 @@ async def session_started(
 async def discover_resources(state: AgentState, reason: Literal["startup", "reload"]) -> None:
     """Extension ``resources_discover``: extra skill paths are loaded too."""
     runner = state.extensions
-    if runner is None or not runner.has_handlers(ResourcesDiscoverEvent.type):
+    if runner is None:
+        return
+    from pi_context.extensions.events import ResourcesDiscoverEvent  # loaded with the runner
+
+    if not runner.has_handlers(ResourcesDiscoverEvent.type):
         return
     found = await runner.emit_resources_discover(ResourcesDiscoverEvent(state.cwd, reason))
     extra = [p for p in found.skill_paths if p not in state.loader.skill_paths]
@@ -82,14 +82,22 @@ async def discover_resources(state: AgentState, reason: Literal["startup", "relo
 
 async def finalize_message(runner: ExtensionRunner | None, message: AgentMessage) -> AgentMessage:
     """``message_end`` handlers may replace a message (same role) before it is stored."""
-    if runner is None or not runner.has_handlers(MessageEndEvent.type):
+    if runner is None:
+        return message
+    from pi_context.extensions.events import MessageEndEvent  # loaded with the runner
+
+    if not runner.has_handlers(MessageEndEvent.type):
         return message
     return await runner.emit_message_end(MessageEndEvent(message))
 
 
 async def gate_tool_call(runner: ExtensionRunner | None, call: ToolCall) -> ToolOutcome | None:
     """An error outcome when a ``tool_call`` handler blocks the call, else ``None``."""
-    if runner is None or not runner.has_handlers(ToolCallEvent.type):
+    if runner is None:
+        return None
+    from pi_context.extensions.events import ToolCallEvent  # loaded with the runner
+
+    if not runner.has_handlers(ToolCallEvent.type):
         return None
     args = call["arguments"] if isinstance(call["arguments"], dict) else {}
     verdict = await runner.emit_tool_call(ToolCallEvent(call["id"], call["name"], dict(args)))
@@ -103,7 +111,11 @@ async def rewrite_tool_result(
     runner: ExtensionRunner | None, call: ToolCall, outcome: ToolOutcome
 ) -> ToolOutcome:
     """``tool_result`` handlers may change the content, details or error flag."""
-    if runner is None or not runner.has_handlers(ToolResultEvent.type):
+    if runner is None:
+        return outcome
+    from pi_context.extensions.events import ToolResultEvent  # loaded with the runner
+
+    if not runner.has_handlers(ToolResultEvent.type):
         return outcome
     args = call["arguments"] if isinstance(call["arguments"], dict) else {}
     result = await runner.emit_tool_result(
@@ -133,7 +145,11 @@ async def turn_end(
     report: Callable[[str], None],
 ) -> bool:
     """Dispatch ``turn_end``; apply the drafts handlers proposed; return their ``continue``."""
-    if runner is None or not runner.has_handlers(TurnEndEvent.type):
+    if runner is None:
+        return False
+    from pi_context.extensions.events import TurnEndEvent  # loaded with the runner
+
+    if not runner.has_handlers(TurnEndEvent.type):
         return False
     stop = message["stopReason"]
     outcome = "aborted" if stop == "aborted" else "error" if stop == "error" else "completed"
@@ -160,7 +176,11 @@ async def turn_end(
 
 async def before_settle(runner: ExtensionRunner | None, outcome: str) -> BoundaryResult | None:
     """Dispatch ``agent_before_settle`` (``None`` when nobody listens)."""
-    if runner is None or not runner.has_handlers(AgentBeforeSettleEvent.type):
+    if runner is None:
+        return None
+    from pi_context.extensions.events import AgentBeforeSettleEvent  # loaded with the runner
+
+    if not runner.has_handlers(AgentBeforeSettleEvent.type):
         return None
     return await runner.emit_boundary(
         AgentBeforeSettleEvent(outcome="error" if outcome == "error" else "completed")

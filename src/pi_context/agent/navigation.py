@@ -13,23 +13,21 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pi_context.compaction.branch import (
-    NavigationPlan,
-    complete_navigation,
-    generate_branch_summary,
-    plan_navigation,
-)
 from pi_context.errors import TreeError
 from pi_context.events import TreeNavigated
-from pi_context.extensions.events import SessionBeforeTreeEvent, SessionTreeEvent, TreePreparation
 from pi_context.messages import Usage
 from pi_context.resources.settings import branch_summary_settings_for
 
 from .compaction_control import OperationGuard, cancelling
-from .loadout import Loadout
-from .state import AgentState
+
+if TYPE_CHECKING:
+    from pi_context.compaction.branch import NavigationPlan
+    from pi_context.extensions.events import TreePreparation
+
+    from .loadout import Loadout
+    from .state import AgentState
 
 __all__ = ["NavigationResult", "Navigator"]
 
@@ -63,6 +61,11 @@ class Navigator:
         label: str | None,
     ) -> NavigationResult:
         """Move the leaf to ``entry_id`` (the caller checked that the session is idle)."""
+        # The branch summary's machinery loads on the first navigation: a session that never
+        # navigates (every ``pictx -p``) does not pay for it at start-up.
+        from pi_context.compaction.branch import plan_navigation
+        from pi_context.extensions.events import TreePreparation
+
         session = self._state.session
         if entry_id == session.leaf_id:
             return NavigationResult(new_leaf_id=session.leaf_id)
@@ -89,6 +92,9 @@ class Navigator:
             raise
 
     async def _navigate(self, plan: NavigationPlan, prep: TreePreparation) -> NavigationResult:
+        from pi_context.compaction.branch import complete_navigation, generate_branch_summary
+        from pi_context.extensions.events import SessionBeforeTreeEvent, SessionTreeEvent
+
         state = self._state
         session = state.session
         runner = state.extensions

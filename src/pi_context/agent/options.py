@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, Literal, TypedDict, cast, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, cast, get_args
 
 from pi_context._keywords import check_keywords
-from pi_context.extensions import ExtensionRunner, load_extensions
-from pi_context.extensions.events import SessionReason
+from pi_context.extensions.discovery import has_extensions_to_load
+from pi_context.extensions.reasons import SessionReason
 from pi_context.mcp import McpManager
 from pi_context.model import Model
 from pi_context.resources.loader import ResourceLoader
@@ -24,6 +24,9 @@ from pi_context.tools import BUILTIN_TOOL_NAMES, RecallTool, Tool, default_tools
 
 from .state import AgentState, Sleep
 from .tool_selection import ToolSelection
+
+if TYPE_CHECKING:
+    from pi_context.extensions.runner import ExtensionRunner
 
 __all__ = [
     "DEFAULT_RECALL_MODE",
@@ -114,6 +117,14 @@ def _callable_or_none(value: Any) -> bool:
     return value is None or callable(value)
 
 
+def _extension_runner(value: Any) -> bool:
+    if value is None:
+        return True
+    from pi_context.extensions.runner import ExtensionRunner
+
+    return isinstance(value, ExtensionRunner)
+
+
 def _start_reason(value: Any) -> bool:
     return value in get_args(SessionReason)
 
@@ -127,7 +138,7 @@ _CHECKS: Final[Mapping[str, tuple[Callable[[Any], bool], str]]] = {
     "agent_dir": (_optional(*_PATH), "a path or None"),
     "settings": (_optional(Mapping), "a mapping or None"),
     "tools": (_tool_sequence, "a sequence of pi_context.Tool or None"),
-    "extensions": (_optional(ExtensionRunner), "an ExtensionRunner or None"),
+    "extensions": (_extension_runner, "an ExtensionRunner or None"),
     "trusted": (_optional(bool), "True, False or None"),
     "no_context_files": (_optional(bool), "a bool"),
     "system_prompt": (_optional(str), "a text or None"),
@@ -217,8 +228,19 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
     extensions = options.get("extensions")
     paths = options.get("extension_paths") or ()
     discover = options.get("load_extensions", False)
-    if extensions is None and (discover or paths):
-        # explicit paths load even without discovery (pi's -e with -ne)
+    if extensions is None and (
+        paths
+        or (
+            discover
+            and has_extensions_to_load(
+                cwd, loader.agent_dir, trusted=resources.trusted, entry_points=True
+            )
+        )
+    ):
+        # explicit paths load even without discovery (pi's -e with -ne); with nothing to
+        # load there is no runner, and the extension machinery is never imported
+        from pi_context.extensions.loader import load_extensions
+
         extensions = load_extensions(
             cwd=cwd,
             agent_dir=loader.agent_dir,

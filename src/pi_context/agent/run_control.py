@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pi_context.events import AgentEvent, AgentSettled, ExtensionFailure
-from pi_context.extensions.events import BeforeAgentStartEvent, CustomMessageDraft
 from pi_context.messages import AgentMessage, ImageContent
 from pi_context.prompt import SystemPromptOptions, build_system_prompt
 
@@ -25,6 +24,9 @@ from .loop import AgentLoop, LoopCallbacks, RequestSource
 from .recovery import Recovery
 from .state import AgentState
 from .user_prompt import user_prompt
+
+if TYPE_CHECKING:
+    from pi_context.extensions.events import CustomMessageDraft
 
 __all__ = ["RunControl", "custom_message"]
 
@@ -185,7 +187,11 @@ class RunControl:
         loadout = self._loadout
         options = loadout.base_options()
         runner = self._state.extensions
-        if runner is None or not runner.has_handlers(BeforeAgentStartEvent.type):
+        if runner is None:
+            return options, None, []
+        from pi_context.extensions.events import BeforeAgentStartEvent  # loaded with the runner
+
+        if not runner.has_handlers(BeforeAgentStartEvent.type):
             return options, None, []
         mutable = options.to_json()
         before_tools = list(mutable["selectedTools"])

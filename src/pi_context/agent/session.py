@@ -33,28 +33,11 @@ import asyncio
 import os
 from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Unpack
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from pi_context.errors import PiContextError
 from pi_context.events import AgentEvent, AgentSettled, QueueUpdate
-from pi_context.extensions import (
-    ExtensionContext,
-    ExtensionRunner,
-    ExtensionUI,
-    RegisteredCommand,
-)
-from pi_context.extensions.events import (
-    CustomMessageDraft,
-    Event,
-    InputEvent,
-    ModelSelectEvent,
-    SessionBeforeForkEvent,
-    SessionBeforeSwitchEvent,
-    SessionReason,
-    SessionShutdownEvent,
-    ShutdownReason,
-    ThinkingLevelSelectEvent,
-)
+from pi_context.extensions.reasons import SessionReason, ShutdownReason
 from pi_context.mcp import McpManager
 from pi_context.mcp.command import DESCRIPTION as MCP_COMMAND_DESCRIPTION
 from pi_context.mcp.command import run_mcp_command
@@ -88,6 +71,12 @@ from .thinking_choice import (
 )
 from .transform import TransformChain
 from .user_prompt import user_prompt
+
+if TYPE_CHECKING:
+    from pi_context.extensions.api import RegisteredCommand
+    from pi_context.extensions.context import ExtensionUI
+    from pi_context.extensions.events import CustomMessageDraft, Event
+    from pi_context.extensions.runner import ExtensionRunner
 
 __all__ = ["AgentOptions", "AgentSession", "Opening", "SessionStats"]
 
@@ -128,6 +117,8 @@ class AgentSession:
         if state.mcp is not None:
             state.mcp.notify = self._mcp_notice
         if runner is not None:
+            from pi_context.extensions.context import ExtensionContext  # loaded with the runner
+
             runner.on_error(state.events.emit)
             runner.bind_host(
                 SessionExtensionActions(self._state, loadout, self._runs, guard),
@@ -242,10 +233,22 @@ class AgentSession:
         options: AgentOptions,
     ) -> AgentSession:
         session = Session.open(path, ids=options.get("ids"), clock=options.get("clock"))
+        return await cls._restored(session, cwd, options, "resume")
+
+    @classmethod
+    async def _restored(
+        cls,
+        session: Session,
+        cwd: str | os.PathLike[str] | None,
+        options: AgentOptions,
+        reason: SessionReason,
+    ) -> AgentSession:
+        """Run on an existing session, in its header's ``cwd`` unless ``cwd`` is given, with
+        its recorded loadout restored; ``reason`` is the start reason unless one is given."""
         work = os.fspath(cwd) if cwd is not None else (session.cwd or os.getcwd())
         sess = cls(*assemble(session, os.path.abspath(work), options))
         await sess._started(
-            options.get("start_reason", "resume"),
+            options.get("start_reason", reason),
             options.get("previous_session_file"),
             restore=True,
         )
@@ -263,14 +266,7 @@ class AgentSession:
         its recorded loadout is restored as for :meth:`open`. ``start_reason`` defaults to
         ``fork``."""
         checked = checked_options("adopt", {"cwd": cwd, **options})
-        work = os.fspath(cwd) if cwd is not None else (session.cwd or os.getcwd())
-        sess = cls(*assemble(session, os.path.abspath(work), checked))
-        await sess._started(
-            checked.get("start_reason", "fork"),
-            checked.get("previous_session_file"),
-            restore=True,
-        )
-        return sess
+        return await cls._restored(session, cwd, checked, "fork")
 
     async def __aenter__(self) -> AgentSession:
         return self
@@ -300,7 +296,7 @@ class AgentSession:
                 model.info.provider,
                 model.info.id,
             ):
-                await self._notify(ModelSelectEvent(model.info, None, "restore"))
+                await self._notify_model_select(model, None, "restore")
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -333,9 +329,14 @@ class AgentSession:
         self._state.model = model
         self.session.append_model_change(model.info.provider, model.info.id)
         self.cache.reset()
-        self._notify_soon(
-            ModelSelectEvent(model.info, previous.info if previous is not None else None, source)
-        )
+        if self._state.extensions is not None:
+            from pi_context.extensions.events import ModelSelectEvent
+
+            self._notify_soon(
+                ModelSelectEvent(
+                    model.info, previous.info if previous is not None else None, source
+                )
+            )
 
     def refresh_model(self, model: Model) -> None:
         """The same model with other credentials (after ``/login``): nothing is recorded and
@@ -362,7 +363,10 @@ class AgentSession:
         previous = self.thinking_level
         if chosen != previous:
             self.session.append_thinking_level_change(chosen)
-            self._notify_soon(ThinkingLevelSelectEvent(chosen, previous))
+            if self._state.extensions is not None:
+                from pi_context.extensions.events import ThinkingLevelSelectEvent
+
+                self._notify_soon(ThinkingLevelSelectEvent(chosen, previous))
         return chosen
 
     def apply_startup_thinking_level(self, requested: str | None, *, resumed: bool) -> str:
@@ -569,7 +573,11 @@ class AgentSession:
         """Extension ``input`` handlers on text the user submitted, before commands and skills
         are expanded: the (possibly transformed) text, or ``None`` when a handler took it."""
         runner = self._state.extensions
-        if runner is None or not runner.has_handlers(InputEvent.type):
+        if runner is None:
+            return text
+        from pi_context.extensions.events import InputEvent  # loaded with the runner
+
+        if not runner.has_handlers(InputEvent.type):
             return text
         result = await runner.emit_input(InputEvent(text, source=source))
         return None if result.handled else (result.text if result.text is not None else text)
@@ -581,6 +589,8 @@ class AgentSession:
         runner = self._state.extensions
         commands = runner.commands() if runner is not None else []
         if self._state.mcp is not None and not any(c.name == "mcp" for c in commands):
+            from pi_context.extensions.api import RegisteredCommand
+
             commands.append(
                 RegisteredCommand("mcp", MCP_COMMAND_DESCRIPTION, self._mcp_command, "builtin:mcp")
             )
@@ -674,6 +684,18 @@ class AgentSession:
 
     # -- extension notifications from synchronous calls -------------------------------------------
 
+    async def _notify_model_select(
+        self, model: Model, previous: Model | None, source: Literal["set", "cycle", "restore"]
+    ) -> None:
+        if self._state.extensions is not None:
+            from pi_context.extensions.events import ModelSelectEvent
+
+            await self._notify(
+                ModelSelectEvent(
+                    model.info, previous.info if previous is not None else None, source
+                )
+            )
+
     async def _notify(self, event: Event) -> None:
         runner = self._state.extensions
         if runner is not None and runner.has_handlers(event.type):
@@ -714,7 +736,11 @@ class AgentSession:
     ) -> bool:
         """Extensions' ``session_before_switch``; ``True`` when one cancelled the switch."""
         runner = self._state.extensions
-        if runner is None or not runner.has_handlers(SessionBeforeSwitchEvent.type):
+        if runner is None:
+            return False
+        from pi_context.extensions.events import SessionBeforeSwitchEvent  # loaded with the runner
+
+        if not runner.has_handlers(SessionBeforeSwitchEvent.type):
             return False
         answer = await runner.emit_session_before_switch(
             SessionBeforeSwitchEvent(reason, target_session_file)
@@ -724,7 +750,11 @@ class AgentSession:
     async def before_fork(self, entry_id: str, position: Literal["before", "at"]) -> bool:
         """Extensions' ``session_before_fork``; ``True`` when one cancelled the fork."""
         runner = self._state.extensions
-        if runner is None or not runner.has_handlers(SessionBeforeForkEvent.type):
+        if runner is None:
+            return False
+        from pi_context.extensions.events import SessionBeforeForkEvent  # loaded with the runner
+
+        if not runner.has_handlers(SessionBeforeForkEvent.type):
             return False
         answer = await runner.emit_session_before_fork(SessionBeforeForkEvent(entry_id, position))
         return bool(answer is not None and answer.cancel)
@@ -740,7 +770,10 @@ class AgentSession:
         self.abort()
         await self._runs.wait()
         await self.settle_notices()
-        await self._notify(SessionShutdownEvent(reason, target_session_file))
+        if self._state.extensions is not None:
+            from pi_context.extensions.events import SessionShutdownEvent
+
+            await self._notify(SessionShutdownEvent(reason, target_session_file))
         if self._state.mcp is not None:
             await self._state.mcp.aclose()
         self.session.close()

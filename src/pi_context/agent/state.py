@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_context.compaction.accounting import TokenCache
 from pi_context.errors import PiContextError, ProviderError
-from pi_context.extensions import ExtensionRunner
-from pi_context.mcp import McpManager
 from pi_context.model import Model
 from pi_context.resources.loader import LoadedResources, ResourceLoader
 from pi_context.resources.settings import (
@@ -33,6 +31,10 @@ from .event_bus import EventBus
 from .message_queues import is_queue_mode
 from .prompt_queue import PromptQueue
 from .tool_selection import ToolSelection
+
+if TYPE_CHECKING:
+    from pi_context.extensions.runner import ExtensionRunner
+    from pi_context.mcp.manager import McpManager
 
 __all__ = ["AgentState", "Sleep"]
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import click
 
 from pi_context._version import __version__
+from pi_context.cli import collector
 from pi_context.cli.entry_help import AGENT_HELP, mistyped_command
 from pi_context.cli.lazy_group import LazyCommand, LazyGroup
 from pi_context.errors import PiContextError
@@ -105,6 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f'To send it as a prompt: pictx -- "{" ".join(args)}" (or pictx -p ...)'
         )
         return 2
+    if argv is None and wants_agent(args, cli):
+        collector.pause()  # the agent command resumes it once the agent is built
     try:
         result = _entry_command(args).main(args=args, prog_name="pictx", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -128,6 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the CLI edge: never a traceback for users
         _echo_error(f"pictx: internal error: {type(exc).__name__}: {exc}")
         return 2
+    finally:
+        collector.resume()
     return result if isinstance(result, int) else 0
 
 

@@ -13,49 +13,54 @@ Lower-level pieces mirror pi's functions: :func:`prepare_compaction`, :func:`fin
 :mod:`.branch`, :mod:`.accounting`, ...).
 """
 
-from pi_context.compaction.accounting import (
-    TokenCache,
-    estimate_context_tokens,
-    estimate_projected_context_tokens,
-    should_compact,
-)
-from pi_context.compaction.branch import (
-    BranchSummaryResult,
-    summarize_branch,
-)
-from pi_context.compaction.cut_points import (
-    CutPoint,
-    find_cut_point,
-)
-from pi_context.compaction.engine import Compactor, compact
-from pi_context.compaction.events import (
-    BeforeCompact,
-    CancelCompaction,
-    CompactionEnd,
-    CompactionEvent,
-    CompactionFailed,
-    CompactionFallback,
-    CompactionPaused,
-    CompactionResult,
-    CompactionStart,
-    CustomCompaction,
-    ObservationsMasked,
-    SessionCompact,
-)
-from pi_context.compaction.masking import mask_observations, restore_observations
-from pi_context.compaction.prepare import (
-    CompactionPreparation,
-    prepare_compaction,
-)
-from pi_context.compaction.retry_events import (
-    SummarizationRetryAttemptStart,
-    SummarizationRetryFinished,
-    SummarizationRetryScheduled,
-)
-from pi_context.compaction.serialize import serialize_conversation
-from pi_context.resources.settings import (
-    CompactionSettings,
-)
+from typing import TYPE_CHECKING
+
+from pi_context import _lazy
+
+if TYPE_CHECKING:
+    from pi_context.compaction.accounting import (
+        TokenCache,
+        estimate_context_tokens,
+        estimate_projected_context_tokens,
+        should_compact,
+    )
+    from pi_context.compaction.branch import (
+        BranchSummaryResult,
+        summarize_branch,
+    )
+    from pi_context.compaction.cut_points import (
+        CutPoint,
+        find_cut_point,
+    )
+    from pi_context.compaction.engine import Compactor, compact
+    from pi_context.compaction.events import (
+        BeforeCompact,
+        CancelCompaction,
+        CompactionEnd,
+        CompactionEvent,
+        CompactionFailed,
+        CompactionFallback,
+        CompactionPaused,
+        CompactionResult,
+        CompactionStart,
+        CustomCompaction,
+        ObservationsMasked,
+        SessionCompact,
+    )
+    from pi_context.compaction.masking import mask_observations, restore_observations
+    from pi_context.compaction.prepare import (
+        CompactionPreparation,
+        prepare_compaction,
+    )
+    from pi_context.compaction.retry_events import (
+        SummarizationRetryAttemptStart,
+        SummarizationRetryFinished,
+        SummarizationRetryScheduled,
+    )
+    from pi_context.compaction.serialize import serialize_conversation
+    from pi_context.resources.settings import (
+        CompactionSettings,
+    )
 
 __all__ = [
     "BeforeCompact",
@@ -90,3 +95,64 @@ __all__ = [
     "should_compact",
     "summarize_branch",
 ]
+
+_HOMES = _lazy.homes(
+    {
+        "pi_context.compaction.accounting": (
+            "TokenCache",
+            "estimate_context_tokens",
+            "estimate_projected_context_tokens",
+            "should_compact",
+        ),
+        "pi_context.compaction.branch": (
+            "BranchSummaryResult",
+            "summarize_branch",
+        ),
+        "pi_context.compaction.cut_points": (
+            "CutPoint",
+            "find_cut_point",
+        ),
+        "pi_context.compaction.engine": (
+            "Compactor",
+            "compact",
+        ),
+        "pi_context.compaction.events": (
+            "BeforeCompact",
+            "CancelCompaction",
+            "CompactionEnd",
+            "CompactionEvent",
+            "CompactionFailed",
+            "CompactionFallback",
+            "CompactionPaused",
+            "CompactionResult",
+            "CompactionStart",
+            "CustomCompaction",
+            "ObservationsMasked",
+            "SessionCompact",
+        ),
+        "pi_context.compaction.masking": (
+            "mask_observations",
+            "restore_observations",
+        ),
+        "pi_context.compaction.prepare": (
+            "CompactionPreparation",
+            "prepare_compaction",
+        ),
+        "pi_context.compaction.retry_events": (
+            "SummarizationRetryAttemptStart",
+            "SummarizationRetryFinished",
+            "SummarizationRetryScheduled",
+        ),
+        "pi_context.compaction.serialize": ("serialize_conversation",),
+        "pi_context.resources.settings": ("CompactionSettings",),
+    }
+)
+"""Where each public name lives; imported from there when first used."""
+
+
+def __getattr__(name: str) -> object:
+    return _lazy.attribute(globals(), _HOMES, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -41,22 +41,8 @@ from pi_context.compaction.events import (
     ObservationsMasked,
     SessionCompact,
 )
-from pi_context.compaction.file_ops import format_file_operations
-from pi_context.compaction.guard import check_summary
 from pi_context.compaction.masking import mask_observations
-from pi_context.compaction.offline import offline_history_summary, offline_turn_prefix_summary
 from pi_context.compaction.prepare import CompactionPreparation, _prepare
-from pi_context.compaction.prompts import (
-    NO_PRIOR_HISTORY,
-    SPLIT_TURN_SEPARATOR,
-    history_prompt,
-    turn_prefix_prompt,
-)
-from pi_context.compaction.summarize import (
-    combine_usage,
-    request_summary,
-    shared_summary_request,
-)
 from pi_context.errors import CompactionCancelledError, CompactionError
 from pi_context.messages import ThinkingLevel, Usage
 from pi_context.model import Model, ModelRequest
@@ -358,6 +344,8 @@ class Compactor:
         """``summary`` if the guard is off or lets it pass; :class:`CompactionError` otherwise."""
         if not self.settings.guard:
             return summary
+        from pi_context.compaction.guard import check_summary
+
         read, modified = prep.file_ops.lists()
         start = prep.cut.first_kept_index if prep.cut is not None else len(projection.entries)
         after = estimate_kept_context_tokens(projection, start, self.cache, summary=summary.text)
@@ -375,6 +363,13 @@ class Compactor:
     def _offline(
         self, prep: CompactionPreparation, custom: str | None, fallback_error: str | None
     ) -> _Summary:
+        from pi_context.compaction.file_ops import format_file_operations
+        from pi_context.compaction.offline import (
+            offline_history_summary,
+            offline_turn_prefix_summary,
+        )
+        from pi_context.compaction.prompts import SPLIT_TURN_SEPARATOR
+
         read, modified = prep.file_ops.lists()
         history = offline_history_summary(
             prep.messages_to_summarize, prep.previous_summary, read, modified, custom
@@ -391,6 +386,21 @@ class Compactor:
         custom: str | None,
         reason: CompactionReason,
     ) -> _Summary:
+        # The summarizer (its prompts, the retry policy, the failure classes) loads on the first
+        # compaction: most runs never compact, and every start-up would pay for it otherwise.
+        from pi_context.compaction.file_ops import format_file_operations
+        from pi_context.compaction.prompts import (
+            NO_PRIOR_HISTORY,
+            SPLIT_TURN_SEPARATOR,
+            history_prompt,
+            turn_prefix_prompt,
+        )
+        from pi_context.compaction.summarize import (
+            combine_usage,
+            request_summary,
+            shared_summary_request,
+        )
+
         def ask(prompt: str, label: str, request: ModelRequest | None = None) -> Awaitable[Any]:
             return request_summary(
                 model,

@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from pi_context import _lazy
 from pi_context.errors import SessionError
-from pi_context.export.document import (
-    SessionDocument,
-)
-from pi_context.export.html import (
-    default_html_name,
-    export_html,
-    render_html,
-)
-from pi_context.export.jsonl import (
-    default_jsonl_name,
-    export_jsonl,
-)
-from pi_context.session_dirs import refuse_session_target
+
+if TYPE_CHECKING:
+    from pi_context.export.document import (
+        SessionDocument,
+    )
+    from pi_context.export.html import (
+        default_html_name,
+        export_html,
+        render_html,
+    )
+    from pi_context.export.jsonl import (
+        default_jsonl_name,
+        export_jsonl,
+    )
 
 __all__ = [
     "SessionDocument",
@@ -28,6 +31,30 @@ __all__ = [
     "export_jsonl",
     "render_html",
 ]
+
+_HOMES = _lazy.homes(
+    {
+        "pi_context.export.document": ("SessionDocument",),
+        "pi_context.export.html": (
+            "default_html_name",
+            "export_html",
+            "render_html",
+        ),
+        "pi_context.export.jsonl": (
+            "default_jsonl_name",
+            "export_jsonl",
+        ),
+    }
+)
+"""Where each public name lives; imported from there when first used."""
+
+
+def __getattr__(name: str) -> object:
+    return _lazy.attribute(globals(), _HOMES, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def export_file(
@@ -40,6 +67,10 @@ def export_file(
     directory that does not exist is refused (:class:`~pi_context.errors.SessionError`):
     nothing is written and no directory is created.
     """
+    from pi_context.export.html import default_html_name, export_html
+    from pi_context.export.jsonl import export_jsonl
+    from pi_context.session_dirs import refuse_session_target
+
     base = cwd or Path.cwd()
     if out is None:
         target = base / default_html_name(doc.path)
@@ -56,14 +87,12 @@ def export_file(
 
 
 def _refuse_unwritable_target(target: Path, source: Path | None) -> None:
-    """A directory, or a file whose directory is missing, is not a place to export to."""
+    """A directory is not a place to export to (a missing directory is refused by the
+    writers: :func:`~pi_context.export.document.export_target`)."""
+    from pi_context.export.html import default_html_name
+
     if target.is_dir():
         example = target / default_html_name(source)
         raise SessionError(
             f"is a directory; name the file to write (for example {example})", path=target
-        )
-    if not target.parent.is_dir():
-        raise SessionError(
-            f"cannot write the export: the directory {target.parent} does not exist",
-            path=target,
         )

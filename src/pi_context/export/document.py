@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_context import _json
-from pi_context.errors import SessionFormatError
+from pi_context.errors import SessionError, SessionFormatError
 from pi_context.session.problems import bounded
 from pi_context.session.reading import read_regular
 from pi_context.session.validation import checked_entry
@@ -23,7 +23,28 @@ from pi_context.session.validation import checked_entry
 if TYPE_CHECKING:
     from pi_context.session.store import Session
 
-__all__ = ["SessionDocument", "entry_kind", "entry_preview", "text_of_content", "tree_marker"]
+__all__ = [
+    "PREVIEW_WIDTH",
+    "SessionDocument",
+    "entry_kind",
+    "entry_preview",
+    "export_target",
+    "text_of_content",
+    "tree_marker",
+]
+
+
+def export_target(out: str | Path) -> Path:
+    """``out`` as the path an export writes to, refused (:class:`SessionError` naming it) when its directory does not exist: an export, like ``open()``, creates no directories,
+    so a mistyped folder is reported instead of appearing on disk."""
+    target = Path(out)
+    if not target.parent.is_dir():
+        raise SessionError(
+            f"cannot write the export: the directory {target.parent} does not exist",
+            path=target,
+        )
+    return target
+
 
 LEAF_MARKER, ON_PATH_MARKER, OFF_PATH_MARKER = "◉", "●", "○"
 
@@ -47,48 +68,82 @@ def text_of_content(content: Any) -> str:
     )
 
 
+PREVIEW_WIDTH = 80
+"""How long :func:`entry_preview` may be."""
+_TEXT_WIDTH = 60
+"""How much of free text (a message, a summary) a preview keeps, so the details around it show."""
+
+
+def _snippet(text: str, width: int) -> str:
+    """``text`` on one line, cut to ``width`` with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _message_preview(message: Mapping[str, Any]) -> str:
+    role = message.get("role")
+    content = message.get("content")
+    if role == "assistant":
+        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        text = _snippet(
+            " ".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text"), _TEXT_WIDTH
+        )
+        calls = [str(b.get("name", "")) for b in blocks if b.get("type") == "toolCall"]
+        return " ".join(part for part in (text, "→ " + ", ".join(calls) if calls else "") if part)
+    if role == "toolResult":
+        return f"{message.get('toolName', '')}: {_snippet(text_of_content(content), _TEXT_WIDTH)}"
+    if role == "system":
+        sections = message.get("sections")
+        return (
+            ", ".join(map(str, sections))
+            if isinstance(sections, dict) and sections
+            else "system prompt"
+        )
+    if role == "bashExecution":
+        return f"$ {_snippet(str(message.get('command', '')), _TEXT_WIDTH)}"
+    return _snippet(text_of_content(content), _TEXT_WIDTH)
+
+
 def entry_preview(entry: Mapping[str, Any]) -> str:
-    """A one-line preview of an entry (at most 80 characters)."""
+    """One line saying what an entry holds, after its kind (:func:`entry_kind`): the start of a
+    message's text, the tools an assistant called, where a compaction keeps from, the model
+    switched to... At most :data:`PREVIEW_WIDTH` characters; empty for a kind it does not know.
+
+    The HTML export's tree, ``/tree``'s text form and ``pictx session tree`` all show it.
+    """
     kind = entry.get("type")
     message = entry.get("message")
     if kind == "message" and isinstance(message, dict):
-        role = message.get("role")
-        if role in ("user", "custom"):
-            text = text_of_content(message.get("content"))
-        elif role == "assistant":
-            content = message.get("content")
-            blocks = (
-                [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-            )
-            text = " ".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
-            calls = [str(b.get("name", "")) for b in blocks if b.get("type") == "toolCall"]
-            if calls:
-                text = (text + " " if text else "") + "→ " + ", ".join(calls)
-        elif role == "toolResult":
-            text = f"{message.get('toolName', '')} result"
-        elif role == "system":
-            text = "system prompt"
-        elif role == "bashExecution":
-            text = f"$ {message.get('command', '')}"
-        else:
-            text = str(role)
-        return " ".join(text.split())[:80]
-    if kind in ("compaction", "branch_summary"):
-        return " ".join(str(entry.get("summary", "")).split())[:80]
-    if kind == "model_change":
-        return f"{entry.get('provider')}/{entry.get('modelId')}"
-    if kind == "thinking_level_change":
-        return str(entry.get("thinkingLevel"))
-    if kind == "label":
-        return f"{entry.get('targetId')}: {entry.get('label', '(cleared)')}"
-    if kind == "session_info":
-        return str(entry.get("name", ""))
-    if kind == "custom_message":
+        text = _message_preview(message)
+    elif kind == "compaction":
+        text = (
+            f"keeps from {entry.get('firstKeptEntryId')}, {entry.get('tokensBefore')} tokens "
+            f"before: {_snippet(str(entry.get('summary', '')), _TEXT_WIDTH)}"
+        )
+    elif kind == "branch_summary":
+        text = f"from {entry.get('fromId')}: {_snippet(str(entry.get('summary', '')), _TEXT_WIDTH)}"
+    elif kind == "model_change":
+        text = f"{entry.get('provider')}/{entry.get('modelId')}"
+    elif kind == "thinking_level_change":
+        text = str(entry.get("thinkingLevel"))
+    elif kind == "context_edit":
+        action = "omit" if entry.get("replacement") is None else "replace"
+        text = f"{action} {entry.get('targetId')}"
+    elif kind == "label":
+        text = f"{entry.get('targetId')}: {entry.get('label') or '(cleared)'}"
+    elif kind == "session_info":
+        text = str(entry.get("name", ""))
+    elif kind == "custom_message":
         content = entry.get("content")
-        return " ".join(
-            (content if isinstance(content, str) else text_of_content(content)).split()
-        )[:80]
-    return ""
+        body = content if isinstance(content, str) else text_of_content(content)
+        text = f"{entry.get('customType')}: {_snippet(body, _TEXT_WIDTH)}"
+    elif kind == "custom":
+        text = str(entry.get("customType"))
+    elif kind == "usage":
+        text = f"{entry.get('kind')} {entry.get('provider')}/{entry.get('model')}"
+    else:
+        text = ""
+    return _snippet(text, PREVIEW_WIDTH)
 
 
 def entry_kind(entry: Mapping[str, Any]) -> str:

@@ -33,6 +33,7 @@ from pi_context.export.document import (
     SessionDocument,
     entry_kind,
     entry_preview,
+    export_target,
     text_of_content,
     tree_marker,
 )
@@ -534,8 +535,7 @@ def render_html(doc: SessionDocument) -> str:
 
 def export_html(doc: SessionDocument, out: str | Path) -> Path:
     """Write the HTML page for ``doc`` to ``out`` and return the path."""
-    target = Path(out)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target = export_target(out)
     # lone surrogates (valid in JSON strings, not in UTF-8) are shown as U+FFFD
     text = _SURROGATE.sub("\ufffd", render_html(doc))
     target.write_text(text, encoding="utf-8")

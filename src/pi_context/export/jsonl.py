@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_context import _json
-from pi_context.export.document import SessionDocument
+from pi_context.export.document import SessionDocument, export_target
 from pi_context.session.entries import iso_now
 
 __all__ = ["branch_lines", "default_jsonl_name", "export_jsonl"]
@@ -44,7 +44,6 @@ def branch_lines(doc: SessionDocument, *, timestamp: str | None = None) -> list[
 
 def export_jsonl(doc: SessionDocument, out: str | Path) -> Path:
     """Write the active branch of ``doc`` to ``out`` as a session file; returns the path."""
-    target = Path(out)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target = export_target(out)
     target.write_bytes(b"".join(line + b"\n" for line in branch_lines(doc)))
     return target

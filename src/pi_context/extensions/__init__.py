@@ -9,22 +9,25 @@ paths) and dispatch with the returned :class:`ExtensionRunner`. Handlers are reg
 replayed system head of one with :func:`pi_context.prompt.get_current_system_message`.
 """
 
-from pi_context.extensions.api import Extension, ExtensionAPI, Handler, RegisteredCommand
-from pi_context.extensions.context import (
-    ExtensionActions,
-    ExtensionContext,
-    ExtensionUI,
-    SessionControl,
-)
-from pi_context.extensions.hooks import ExtensionHooks
-from pi_context.extensions.loader import (
-    discover_extension_paths,
-    load_extensions,
-)
-from pi_context.extensions.runner import (
-    ExtensionRunner,
-    UnknownResultKeyError,
-)
+from typing import TYPE_CHECKING
+
+from pi_context import _lazy
+
+if TYPE_CHECKING:
+    from pi_context.extensions.api import Extension, ExtensionAPI, Handler, RegisteredCommand
+    from pi_context.extensions.context import (
+        ExtensionActions,
+        ExtensionContext,
+        ExtensionUI,
+        SessionControl,
+    )
+    from pi_context.extensions.discovery import discover_extension_paths
+    from pi_context.extensions.hooks import ExtensionHooks
+    from pi_context.extensions.loader import load_extensions
+    from pi_context.extensions.runner import (
+        ExtensionRunner,
+        UnknownResultKeyError,
+    )
 
 __all__ = [
     "Extension",
@@ -41,3 +44,36 @@ __all__ = [
     "discover_extension_paths",
     "load_extensions",
 ]
+
+_HOMES = _lazy.homes(
+    {
+        "pi_context.extensions.api": (
+            "Extension",
+            "ExtensionAPI",
+            "Handler",
+            "RegisteredCommand",
+        ),
+        "pi_context.extensions.context": (
+            "ExtensionActions",
+            "ExtensionContext",
+            "ExtensionUI",
+            "SessionControl",
+        ),
+        "pi_context.extensions.discovery": ("discover_extension_paths",),
+        "pi_context.extensions.hooks": ("ExtensionHooks",),
+        "pi_context.extensions.loader": ("load_extensions",),
+        "pi_context.extensions.runner": (
+            "ExtensionRunner",
+            "UnknownResultKeyError",
+        ),
+    }
+)
+"""Where each public name lives; imported from there when first used."""
+
+
+def __getattr__(name: str) -> object:
+    return _lazy.attribute(globals(), _HOMES, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

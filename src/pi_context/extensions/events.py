@@ -33,6 +33,7 @@ from pi_context.events import (
     ToolExecutionUpdate,
     TurnStart,
 )
+from pi_context.extensions.reasons import SessionReason, ShutdownReason
 from pi_context.messages import (
     AgentMessage,
     AssistantMessage,
@@ -381,12 +382,6 @@ class ResourcesDiscoverResult:
 
 
 # --- notifications ---------------------------------------------------------------------------
-
-
-SessionReason = Literal["startup", "new", "resume", "fork", "reload"]
-"""Why a session (re)started: pi's ``session_start`` reasons."""
-ShutdownReason = Literal["quit", "reload", "new", "resume", "fork"]
-"""Why a session ended: pi's ``session_shutdown`` reasons."""
 
 
 @dataclass(slots=True)

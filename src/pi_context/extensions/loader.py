@@ -19,18 +19,21 @@ skipped; the others still load.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import importlib.util
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any
 
 from pi_context.errors import ExtensionError
 from pi_context.extensions.api import Extension, ExtensionAPI
 from pi_context.extensions.context import ExtensionActions
+from pi_context.extensions.discovery import ENTRY_POINT_GROUP, discover_extension_paths
 from pi_context.extensions.runner import ExtensionRunner
+
+if TYPE_CHECKING:
+    import importlib.metadata
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -38,23 +41,6 @@ __all__ = [
     "load_extension_module",
     "load_extensions",
 ]
-
-ENTRY_POINT_GROUP: Final = "pi_context.extensions"
-
-
-def discover_extension_paths(directory: Path) -> list[Path]:
-    """Extension files and packages directly inside ``directory`` (sorted by name)."""
-    if not directory.is_dir():
-        return []
-    found: list[Path] = []
-    for child in sorted(directory.iterdir(), key=lambda p: p.name):
-        if child.name.startswith(("_", ".")):
-            continue
-        if (child.is_file() and child.suffix == ".py") or (
-            child.is_dir() and (child / "__init__.py").is_file()
-        ):
-            found.append(child)
-    return found
 
 
 def _module_name(path: Path) -> str:
@@ -186,6 +172,8 @@ def load_extensions(
             for path in discover_extension_paths(Path(cwd) / ".pi" / "extensions"):
                 loader.load_path(path, "project")
         if entry_points:
+            import importlib.metadata  # ~10 ms; only discovery needs it
+
             for ep in sorted(
                 importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name
             ):

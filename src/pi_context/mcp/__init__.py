@@ -9,9 +9,14 @@ content blocks and :mod:`.files` edits ``mcp.json`` for ``pictx mcp add/remove``
 
 from __future__ import annotations
 
-from .config import McpConfig, ServerConfig, load_mcp_config
-from .manager import McpManager
-from .tools import RESOURCE_TOOL_NAMES, is_mcp_tool_name
+from typing import TYPE_CHECKING
+
+from pi_context import _lazy
+
+if TYPE_CHECKING:
+    from pi_context.mcp.config import McpConfig, ServerConfig, load_mcp_config
+    from pi_context.mcp.manager import McpManager
+    from pi_context.mcp.tools import RESOURCE_TOOL_NAMES, is_mcp_tool_name
 
 __all__ = [
     "RESOURCE_TOOL_NAMES",
@@ -21,3 +26,27 @@ __all__ = [
     "is_mcp_tool_name",
     "load_mcp_config",
 ]
+
+_HOMES = _lazy.homes(
+    {
+        "pi_context.mcp.config": (
+            "McpConfig",
+            "ServerConfig",
+            "load_mcp_config",
+        ),
+        "pi_context.mcp.manager": ("McpManager",),
+        "pi_context.mcp.tools": (
+            "RESOURCE_TOOL_NAMES",
+            "is_mcp_tool_name",
+        ),
+    }
+)
+"""Where each public name lives; imported from there when first used."""
+
+
+def __getattr__(name: str) -> object:
+    return _lazy.attribute(globals(), _HOMES, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -21,16 +21,18 @@ import contextlib
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pi_context.tools.base import Tool
 
 from .codemode import CodemodeTool, script_callable
 from .config import McpConfig, ServerConfig, load_mcp_config
-from .connection import McpConnection
 from .naming import assign_tool_names
 from .section import SECTION_NAME, ServerLine, render_servers_section
 from .tools import RESOURCE_TOOL_NAMES, McpTool, ResourceTool, ToolSearchTool
+
+if TYPE_CHECKING:
+    from .connection import McpConnection
 
 __all__ = ["FIRST_PROMPT_WAIT_SECONDS", "McpManager"]
 
@@ -128,7 +130,10 @@ class McpManager:
     def start(self) -> None:
         """Connect every enabled server in the background (needs a running loop)."""
         loop = asyncio.get_running_loop()
-        for server in self.enabled_servers:
+        servers = self.enabled_servers
+        if servers:  # the client side of a server (and what it imports) loads with the first
+            from .connection import McpConnection
+        for server in servers:
             connection = McpConnection(
                 server, cwd=self.cwd, agent_dir=self.agent_dir, on_tools_changed=self._changed
             )

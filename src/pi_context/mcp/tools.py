@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from pi_context._json import js_stringify
 from pi_context.errors import ToolError
@@ -19,9 +19,11 @@ from pi_context.messages import text_block
 from pi_context.tools.base import AbortSignal, Tool, ToolOutcome, UpdateCallback
 
 from .codemode_shapes import mcp_shape
-from .connection import McpConnection
 from .convert import convert_blocks, limit_output, structured_text
 from .search import SearchDocument, rank_tools
+
+if TYPE_CHECKING:
+    from .connection import McpConnection
 
 __all__ = [
     "RESOURCE_TOOL_NAMES",
@@ -120,11 +122,17 @@ class McpTool(Tool):
         self.namespace_text = namespace_text
         self.codemode_shape = mcp_shape(tool.get("outputSchema"))
 
-    async def call_raw(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """The whole ``CallToolResult`` (codemode scripts get it as it is, never truncated)."""
+    async def _connection(self) -> McpConnection:
+        """This tool's server once it has started; a :class:`ToolError` the model sees when it
+        could not start or has gone away."""
         connection = await self._servers.ready(self.server)
         if connection is None or connection.state == "closed":
             raise ToolError(f'MCP server "{self.server}" is not available')
+        return connection
+
+    async def call_raw(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The whole ``CallToolResult`` (codemode scripts get it as it is, never truncated)."""
+        connection = await self._connection()
         return await connection.call_tool(self.tool_name, arguments)
 
     async def execute(
@@ -137,9 +145,7 @@ class McpTool(Tool):
         on_update: UpdateCallback | None = None,
     ) -> ToolOutcome:
         del call_id, cwd, signal
-        connection = await self._servers.ready(self.server)
-        if connection is None or connection.state == "closed":
-            raise ToolError(f'MCP server "{self.server}" is not available')
+        connection = await self._connection()
 
         def progress(value: float, total: float | None, message: str | None) -> None:
             if on_update is None:

@@ -8,29 +8,34 @@ below compaction and the agent: both talk to models only through it, and the ada
 :mod:`pi_context.providers` implement it.
 """
 
-from pi_context.model.protocol import (
-    CacheMode,
-    Model,
-    ModelCost,
-    ModelInfo,
-    ModelRequest,
-    RequestOptions,
-    StreamDone,
-    StreamEvent,
-    SystemDelivery,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallDelta,
-    ToolCallStart,
-    complete,
-    system_delivery_of,
-)
-from pi_context.model.thinking import (
-    DEFAULT_THINKING_LEVEL,
-    THINKING_LEVELS,
-    clamp_thinking_level,
-    supported_thinking_levels,
-)
+from typing import TYPE_CHECKING
+
+from pi_context import _lazy
+
+if TYPE_CHECKING:
+    from pi_context.model.protocol import (
+        CacheMode,
+        Model,
+        ModelCost,
+        ModelInfo,
+        ModelRequest,
+        RequestOptions,
+        StreamDone,
+        StreamEvent,
+        SystemDelivery,
+        TextDelta,
+        ThinkingDelta,
+        ToolCallDelta,
+        ToolCallStart,
+        complete,
+        system_delivery_of,
+    )
+    from pi_context.model.thinking import (
+        DEFAULT_THINKING_LEVEL,
+        THINKING_LEVELS,
+        clamp_thinking_level,
+        supported_thinking_levels,
+    )
 
 __all__ = [
     "DEFAULT_THINKING_LEVEL",
@@ -53,3 +58,40 @@ __all__ = [
     "supported_thinking_levels",
     "system_delivery_of",
 ]
+
+_HOMES = _lazy.homes(
+    {
+        "pi_context.model.protocol": (
+            "CacheMode",
+            "Model",
+            "ModelCost",
+            "ModelInfo",
+            "ModelRequest",
+            "RequestOptions",
+            "StreamDone",
+            "StreamEvent",
+            "SystemDelivery",
+            "TextDelta",
+            "ThinkingDelta",
+            "ToolCallDelta",
+            "ToolCallStart",
+            "complete",
+            "system_delivery_of",
+        ),
+        "pi_context.model.thinking": (
+            "DEFAULT_THINKING_LEVEL",
+            "THINKING_LEVELS",
+            "clamp_thinking_level",
+            "supported_thinking_levels",
+        ),
+    }
+)
+"""Where each public name lives; imported from there when first used."""
+
+
+def __getattr__(name: str) -> object:
+    return _lazy.attribute(globals(), _HOMES, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -32,12 +32,30 @@ __all__ = [
     "parse_retry_after",
 ]
 
+
+class _Pattern:
+    """A regular expression compiled when first used: these are read only when a request
+    fails, and compiling them all costs a start-up several milliseconds."""
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source = source
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def search(self, text: str) -> re.Match[str] | None:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled.search(text)
+
+
 # Errors that mention limits but are about rate or availability, never about the window.
-_NOT_OVERFLOW = re.compile(
+_NOT_OVERFLOW = _Pattern(
     r"^(throttling error|service unavailable):|rate limit|too many requests", re.IGNORECASE
 )
 
-_OVERFLOW = re.compile(
+_OVERFLOW = _Pattern(
     "|".join(
         [
             r"prompt is too long",
@@ -73,16 +91,16 @@ _OVERFLOW = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 
-_CEREBRAS_OVERFLOW = re.compile(r"^\s*(?:400|413) (?:status code )?\(no body\)", re.IGNORECASE)
+_CEREBRAS_OVERFLOW = _Pattern(r"^\s*(?:400|413) (?:status code )?\(no body\)", re.IGNORECASE)
 
 # Quota and billing failures look like 429s but retrying cannot help.
-_NOT_TRANSIENT = re.compile(
+_NOT_TRANSIENT = _Pattern(
     r"insufficient_quota|out of budget|quota exceeded|exceeded your current quota|billing"
     r"|monthly usage limit|available balance|usage limit",
     re.IGNORECASE,
 )
 
-_TRANSIENT = re.compile(
+_TRANSIENT = _Pattern(
     "|".join(
         [
             r"overloaded",
@@ -112,7 +130,7 @@ _TRANSIENT = re.compile(
     re.IGNORECASE,
 )
 
-_AUTH = re.compile(
+_AUTH = _Pattern(
     r"invalid (?:x-)?api[ _-]?key|incorrect api key|authentication|unauthori[sz]ed"
     r"|permission denied|failed to resolve api key|no api key",
     re.IGNORECASE,

@@ -1,16 +1,18 @@
-"""The ``openai`` SDK client the Responses adapter stands on (Chat Completions speaks plain HTTP:
-:mod:`~pi_context.providers.openai_wire`).
+"""What both OpenAI adapters share: their client, built from a model's connection settings.
 
-It builds the ``AsyncOpenAI`` client from a model's connection settings and names the SDK's
-error types; :class:`~pi_context.providers.openai_responses.OpenAIResponsesModel` adds its API.
+Chat Completions (:mod:`~pi_context.providers.openai`) speaks plain HTTP through
+:class:`~pi_context.providers.openai_wire.ChatCompletionsClient`; Responses
+(:mod:`~pi_context.providers.openai_responses`) stands on the ``openai`` SDK's
+``AsyncOpenAI``. Each names its client in :meth:`OpenAIClientModel._connect`; the connection
+settings, where system patches go and the long prompt-cache retention are read here, once.
+This module imports neither client, so the Chat Completions path never loads the SDK.
 """
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping
-
-import httpx2
-import openai
+from typing import Generic, Protocol, TypeVar
 
 from pi_context.model import ModelInfo, SystemDelivery
 from pi_context.providers._sdk import SDKModel
@@ -18,11 +20,21 @@ from pi_context.providers._sdk import SDKModel
 __all__ = ["OpenAIClientModel"]
 
 
-class OpenAIClientModel(SDKModel):
-    """Base of the adapters over an ``openai.AsyncOpenAI`` client."""
+class _Client(Protocol):
+    """What the adapters need of a client beyond their API calls."""
 
-    connection_errors = (openai.APIConnectionError, httpx2.HTTPError, OSError)
-    sdk_errors = (openai.APIError, *connection_errors)
+    @property
+    def base_url(self) -> object: ...
+
+    async def close(self) -> None: ...
+
+
+ClientT = TypeVar("ClientT", bound=_Client)
+
+
+class OpenAIClientModel(SDKModel, Generic[ClientT]):
+    """Base of the adapters over an OpenAI-compatible client (a ``client`` passed in is used
+    as it is; else one is built from the other connection settings)."""
 
     def __init__(
         self,
@@ -31,7 +43,7 @@ class OpenAIClientModel(SDKModel):
         api_key: str | None = None,
         base_url: str | None = None,
         headers: Mapping[str, str] | None = None,
-        client: openai.AsyncOpenAI | None = None,
+        client: ClientT | None = None,
         max_retries: int = 0,
         timeout: float = 600.0,
         credential_error: str | None = None,
@@ -41,10 +53,10 @@ class OpenAIClientModel(SDKModel):
     ) -> None:
         self.long_cache_retention = long_cache_retention
         """``PI_CACHE_RETENTION=long``: ask OpenAI to keep the prompt cache for 24 hours."""
-        self._client = client or openai.AsyncOpenAI(
+        self._client: ClientT = client or self._connect(
             api_key=api_key or "not-needed",
             base_url=base_url or info.base_url,
-            default_headers=dict(headers or {}),
+            headers=dict(headers or {}),
             max_retries=max_retries,
             timeout=timeout,
         )
@@ -57,6 +69,19 @@ class OpenAIClientModel(SDKModel):
         self.system_delivery: SystemDelivery = system_delivery or (
             "in_place" if info.system_messages_mid_conversation else "user_turn"
         )
+
+    @abstractmethod
+    def _connect(
+        self,
+        *,
+        api_key: str,
+        base_url: str | None,
+        headers: dict[str, str],
+        max_retries: int,
+        timeout: float,
+    ) -> ClientT:
+        """A new client for these connection settings (no key: a placeholder, as local
+        servers want none)."""
 
     async def aclose(self) -> None:
         await self._client.close()

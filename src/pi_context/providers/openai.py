@@ -20,7 +20,7 @@ retry policy decides.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any, cast
 
 import httpx2
@@ -35,10 +35,8 @@ from pi_context.messages import (
     UserMessage,
 )
 from pi_context.model import (
-    ModelInfo,
     ModelRequest,
     StreamEvent,
-    SystemDelivery,
     TextDelta,
     ThinkingDelta,
     ToolCallDelta,
@@ -47,7 +45,8 @@ from pi_context.model import (
 from pi_context.model.classify import make_error
 from pi_context.model.message_builder import MessageBuilder
 from pi_context.model.usage import make_usage
-from pi_context.providers._sdk import SDKModel, error_body
+from pi_context.providers._openai_client import OpenAIClientModel
+from pi_context.providers._sdk import error_body
 from pi_context.providers.delivery import (
     Delivery,
     SystemUpdate,
@@ -164,47 +163,28 @@ def openai_tools(delivery: Delivery) -> list[dict[str, Any]]:
     ]
 
 
-class OpenAIChatModel(SDKModel):
+class OpenAIChatModel(OpenAIClientModel[ChatCompletionsClient]):
     """A :class:`~pi_context.model.Model` over an OpenAI-compatible chat endpoint."""
 
     connection_errors = (httpx2.HTTPError, OSError)
     sdk_errors = (StatusError, StreamError, *connection_errors)
 
-    def __init__(
+    def _connect(
         self,
-        info: ModelInfo,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        max_retries: int = 0,
-        timeout: float = 600.0,
-        credential_error: str | None = None,
-        key_source: str | None = None,
-        system_delivery: SystemDelivery | None = None,
-        long_cache_retention: bool = False,
-    ) -> None:
-        self.long_cache_retention = long_cache_retention
-        """``PI_CACHE_RETENTION=long``: ask OpenAI to keep the prompt cache for 24 hours."""
-        self._client = ChatCompletionsClient(
-            api_key=api_key or "not-needed",
-            base_url=base_url or info.base_url,
-            default_headers=dict(headers or {}),
+        api_key: str,
+        base_url: str | None,
+        headers: dict[str, str],
+        max_retries: int,
+        timeout: float,
+    ) -> ChatCompletionsClient:
+        return ChatCompletionsClient(
+            api_key=api_key,
+            base_url=base_url,
+            default_headers=headers,
             timeout=timeout,
             max_retries=max_retries,
         )
-        super().__init__(
-            info,
-            base_url=self._client.base_url,
-            credential_error=credential_error,
-            key_source=key_source,
-        )
-        self.system_delivery: SystemDelivery = system_delivery or (
-            "in_place" if info.system_messages_mid_conversation else "user_turn"
-        )
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
     async def listed_model_ids(self, *, timeout: float = 2.0) -> list[str] | None:
         """The model ids the server's ``GET /models`` lists; ``None`` when it does not answer

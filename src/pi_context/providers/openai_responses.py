@@ -26,6 +26,7 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, cast
 
+import httpx2
 import openai
 
 from pi_context import _json
@@ -269,8 +270,28 @@ def responses_tools(delivery: Delivery) -> list[dict[str, Any]]:
     ]
 
 
-class OpenAIResponsesModel(OpenAIClientModel):
+class OpenAIResponsesModel(OpenAIClientModel[openai.AsyncOpenAI]):
     """A :class:`~pi_context.model.Model` over the OpenAI Responses API (``/responses``)."""
+
+    connection_errors = (openai.APIConnectionError, httpx2.HTTPError, OSError)
+    sdk_errors = (openai.APIError, *connection_errors)
+
+    def _connect(
+        self,
+        *,
+        api_key: str,
+        base_url: str | None,
+        headers: dict[str, str],
+        max_retries: int,
+        timeout: float,
+    ) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            default_headers=headers,
+            max_retries=max_retries,
+            timeout=timeout,
+        )
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments for ``responses.create``."""

@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -34,6 +33,7 @@ from pi_context.providers.auth_store import AuthStore
 from pi_context.providers.builtin_providers import SUPPORTED_APIS, fill_base_url, provider_spec
 from pi_context.providers.catalog import DEFAULT_MODEL_IDS, LOCAL_MODEL
 from pi_context.providers.key_templates import Credentials, resolve_key_template
+from pi_context.providers.local_discovery import local_model_installed
 from pi_context.providers.models_json import (
     ModelEntry,
     entries_from,
@@ -64,11 +64,6 @@ class Resolution:
     entry: ModelEntry
     thinking_level: ThinkingLevel | None = None
     warning: str | None = None
-
-
-def local_model_installed() -> bool:
-    """True when the ``local`` extra (llama-cpp-python) is importable."""
-    return importlib.util.find_spec("llama_cpp") is not None
 
 
 class ModelRegistry:

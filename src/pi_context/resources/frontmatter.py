@@ -6,12 +6,12 @@ boolean ``true`` as enabling, e.g., ``disable-model-invocation``.
 
 from __future__ import annotations
 
-from typing import Any
-
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
+from typing import TYPE_CHECKING, Any
 
 from pi_context.errors import FrontmatterError
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
 
 __all__ = ["FrontmatterError", "parse_frontmatter", "strip_frontmatter"]
 
@@ -33,6 +33,10 @@ def _split(text: str) -> tuple[str | None, str]:
 
 
 def _yaml() -> YAML:
+    # The YAML parser loads with the first frontmatter that has something to parse; a project
+    # without skills or prompt templates never needs it.
+    from ruamel.yaml import YAML
+
     yaml = YAML(typ="safe", pure=True)
     yaml.version = (1, 2)
     return yaml
@@ -61,6 +65,8 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     raw, body = _split(text)
     if raw is None:
         return {}, body
+    from ruamel.yaml.error import YAMLError
+
     try:
         data = _yaml().load(raw + "\n")
     except (YAMLError, ValueError) as exc:  # ValueError: e.g. a bad scalar

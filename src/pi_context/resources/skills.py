@@ -15,15 +15,16 @@ import re
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
-
-import pathspec
+from typing import TYPE_CHECKING, Literal
 
 from pi_context._json import utf16_len
 from pi_context.resources.context_files import read_error_reason, read_text_file
 from pi_context.resources.frontmatter import FrontmatterError, parse_frontmatter, strip_frontmatter
 from pi_context.resources.paths import expand_home
 from pi_context.resources.types import Diagnostic, Skill, SkillSourceInfo
+
+if TYPE_CHECKING:
+    import pathspec
 
 __all__ = [
     "MAX_DESCRIPTION_LENGTH",
@@ -63,6 +64,16 @@ class SkillsResult:
         self.diagnostics += diagnostics
         if skill is not None:
             self.skills.append(skill)
+
+
+def _ignore_spec(rules: list[str]) -> pathspec.GitIgnoreSpec | None:
+    """The ignore rules as one matcher, or ``None`` without rules (the matcher's library loads
+    only when a skills directory has ignore files)."""
+    if not rules:
+        return None
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(rules)
 
 
 def source_info_for(source: str, scope: str, base_dir: str | None = None) -> SourceInfoFactory:
@@ -127,7 +138,7 @@ def collect_skill_entries(
                     pat = _prefix_pattern(raw, prefix)
                     if pat is not None:
                         rules.append(pat)
-        spec = pathspec.GitIgnoreSpec.from_lines(rules) if rules else None
+        spec = _ignore_spec(rules)
 
         def ignored(rel: str) -> bool:
             return spec is not None and spec.match_file(rel)

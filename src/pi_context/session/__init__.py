@@ -7,22 +7,29 @@
         for message in s.projection().messages: ...
 """
 
-from pi_context.session._live import PathView
-from pi_context.session.codec import (
-    LoadProblem,
-)
-from pi_context.session.entries import ENTRY_TYPES, Entry, make_entry
-from pi_context.session.projection import (
-    ModelRef,
-    ProjectedEntry,
-    Projection,
-    convert_to_llm,
-    projection_of_path,
-)
-from pi_context.session.search import SearchHit
-from pi_context.session.search_index import SearchIndex
-from pi_context.session.store import Session, new_entry_id, new_session_id
-from pi_context.session.tree import TreeIndex
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pi_context import _lazy
+
+if TYPE_CHECKING:
+    from pi_context.session._live import PathView
+    from pi_context.session.codec import (
+        LoadProblem,
+    )
+    from pi_context.session.entries import ENTRY_TYPES, Entry, make_entry
+    from pi_context.session.projection import (
+        ModelRef,
+        ProjectedEntry,
+        Projection,
+        convert_to_llm,
+        projection_of_path,
+    )
+    from pi_context.session.search import SearchHit
+    from pi_context.session.search_index import SearchIndex
+    from pi_context.session.store import Session, new_entry_id, new_session_id
+    from pi_context.session.tree import TreeIndex
 
 __all__ = [
     "ENTRY_TYPES",
@@ -44,13 +51,52 @@ __all__ = [
     "projection_of_path",
 ]
 
+_HOMES = _lazy.homes(
+    {
+        "pi_context.session._live": ("PathView",),
+        "pi_context.session.codec": ("LoadProblem",),
+        "pi_context.session.entries": (
+            "ENTRY_TYPES",
+            "Entry",
+            "make_entry",
+        ),
+        "pi_context.session.projection": (
+            "ModelRef",
+            "ProjectedEntry",
+            "Projection",
+            "convert_to_llm",
+            "projection_of_path",
+        ),
+        "pi_context.session.search": ("SearchHit",),
+        "pi_context.session.search_index": ("SearchIndex",),
+        "pi_context.session.store": (
+            "Session",
+            "new_entry_id",
+            "new_session_id",
+        ),
+        "pi_context.session.tree": ("TreeIndex",),
+    }
+)
+"""Where each public name lives; imported from there when first used."""
 
-def build_projection(entries: "list[Entry] | TreeIndex", leaf_id: str | None) -> Projection:
+
+def __getattr__(name: str) -> object:
+    return _lazy.attribute(globals(), _HOMES, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+def build_projection(entries: list[Entry] | TreeIndex, leaf_id: str | None) -> Projection:
     """pi's ``buildSessionProjection(entries, leafId)``: ``None`` gives an empty projection.
 
     Unlike pi (which falls back to the last entry), an unknown ``leaf_id`` raises
     :class:`~pi_context.errors.TreeError`.
     """
+    from pi_context.session.projection import projection_of_path
+    from pi_context.session.tree import TreeIndex
+
     tree = entries if isinstance(entries, TreeIndex) else TreeIndex(entries)
     if leaf_id is None:
         return projection_of_path([])

@@ -6,47 +6,69 @@ extends the path and the projection in place: a plain entry adds its messages, a
 compacted, hence short) context from the path. The result equals
 :func:`~pi_context.session.projection.projection_of_path` of the same path, which the tests
 check.
+
+The path and the context are kept as positions into the session's
+:class:`~pi_context.session.columns.EntryColumns`, with each context entry's message count;
+the projected entries themselves (an entry's decoded messages) are kept for the newest
+:data:`KEEP_ITEMS` context entries only, which is every entry of any context a model can take.
+An older one is projected again from its line when it is read. So a context of a million
+entries is never held decoded at once, and the projection a turn asks for is still at hand.
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
-from collections.abc import Iterator, Sequence
-from typing import overload
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Final, overload
 
 from pi_context.messages import AgentMessage
-from pi_context.session.entries import Entry
+from pi_context.session.columns import EntryColumns
+from pi_context.session.entries import CONTEXT_MAX_DEPTH, Entry
 from pi_context.session.projection import (
     ModelRef,
     ProjectedEntry,
     Projection,
     apply_settings,
-    build_context_entries,
-    context_edits_by_target,
     context_item,
-    path_settings,
+    is_system_message,
 )
+from pi_context.session.shapes import head_of_line
 from pi_context.session.tree import TreeIndex
 
-__all__ = ["LiveProjection", "PathView"]
+__all__ = ["KEEP_ITEMS", "LiveProjection", "PathView"]
+
+_SHALLOW: Final = 2 * CONTEXT_MAX_DEPTH + 1
+"""A line this short cannot nest deeper than the context allows (every level takes an opening
+and a closing bracket); a longer one has its brackets counted."""
+
+KEEP_ITEMS: Final = 10_000
+"""How many of the newest context entries keep their projected messages between reads."""
 
 
 class PathView(Sequence[Entry]):
-    """A read-only root→leaf path that shares the live path's list instead of copying it.
+    """A read-only root→leaf path that shares the live path instead of copying it.
 
-    The live path list is only ever extended at its end (an append under the leaf) or
-    replaced (a leaf move), so the first ``len(view)`` items never change: the view stays
-    exactly the path it was taken from, whatever happens to the session afterwards.
+    ``items`` are the entries, or (with ``entries``) their positions in those columns. The
+    live path is only ever extended at its end (an append under the leaf) or replaced (a leaf
+    move), so the first ``len(view)`` items never change: the view stays exactly the path it
+    was taken from, whatever happens to the session afterwards.
     """
 
-    __slots__ = ("_items", "_len")
+    __slots__ = ("_entries", "_items", "_len")
 
-    def __init__(self, items: list[Entry]) -> None:
+    def __init__(self, items: Sequence[Any], entries: EntryColumns | None = None) -> None:
         self._items = items
+        self._entries = entries
         self._len = len(items)
 
     def __len__(self) -> int:
         return self._len
+
+    def _at(self, position: int) -> Entry:
+        item = self._items[position]
+        return self._entries.entry(item) if self._entries is not None else item
 
     @overload
     def __getitem__(self, index: int) -> Entry: ...
@@ -57,24 +79,288 @@ class PathView(Sequence[Entry]):
     def __getitem__(self, index: int | slice) -> Entry | list[Entry]:
         if isinstance(index, slice):
             start, stop, step = index.indices(self._len)
-            if step > 0:
-                return self._items[start:stop:step]
-            items = self._items  # a negative step may stop at -1, which a list reads as "last"
-            return [items[i] for i in range(start, stop, step)]
+            return [self._at(i) for i in range(start, stop, step)]
         position = index + self._len if index < 0 else index
         if not 0 <= position < self._len:
             raise IndexError("path index out of range")
-        return self._items[position]
+        return self._at(position)
 
     def __iter__(self) -> Iterator[Entry]:
-        return itertools.islice(self._items, self._len)
+        items = itertools.islice(self._items, self._len)
+        entries = self._entries
+        if entries is None:
+            return items
+        return (entries.entry(p) for p in items)
 
     def __reversed__(self) -> Iterator[Entry]:
-        items = self._items
-        return (items[i] for i in range(self._len - 1, -1, -1))
+        return (self._at(i) for i in range(self._len - 1, -1, -1))
 
     def __repr__(self) -> str:
         return f"<PathView {self._len} entries>"
+
+
+class _Context:
+    """The context entries of one path (positions), their message counts, the edits in
+    effect, and the projected entries kept (see the module docstring).
+
+    A context is only ever extended at its end; an edit of an earlier entry makes a new
+    context (:meth:`copy`), so the views handed out before keep showing what they showed.
+    While every projected entry is kept (any context a model can take), the messages are also
+    kept as one flat list, so a turn reads them at the speed of a list.
+    """
+
+    __slots__ = ("counts", "edits", "flat", "items", "partial", "positions", "starts", "total")
+
+    def __init__(self) -> None:
+        self.positions: array[int] = array("i")
+        self.counts = bytearray()
+        """How many messages each context entry contributes (0, 1 or 2)."""
+        self.total = 0
+        self.edits: dict[str, Entry] = {}
+        self.items: list[ProjectedEntry | None] = []
+        """Each context entry's projection, where kept (``None``: projected when read)."""
+        self.partial = False
+        """Whether some projected entry is not kept (then there is no flat list)."""
+        self.flat: list[AgentMessage] | None = None
+        self.starts: array[int] | None = None
+        """The index of each context entry's first message (one more at the end), made when a
+        message is first read by its index."""
+
+    def copy(self) -> _Context:
+        made = _Context()
+        made.positions = array("i", self.positions)
+        made.counts = bytearray(self.counts)
+        made.total = self.total
+        made.edits = dict(self.edits)
+        made.items = list(self.items)
+        made.partial = self.partial
+        return made
+
+    def append(self, item: ProjectedEntry, position: int) -> None:
+        index = len(self.positions)
+        count = len(item.messages)
+        self.positions.append(position)
+        self.counts.append(count)
+        self.total += count
+        if self.starts is not None:
+            self.starts.append(self.starts[-1] + count)
+        items = self.items
+        items.append(item)
+        if index >= KEEP_ITEMS:
+            items[index - KEEP_ITEMS] = None
+            self.partial = True
+            self.flat = None
+        elif self.flat is not None:
+            self.flat.extend(item.messages)
+
+    def append_count(self, count: int, position: int) -> None:
+        """Add a context entry by its message count only (projected when read)."""
+        self.positions.append(position)
+        self.counts.append(count)
+        self.total += count
+        if self.starts is not None:
+            self.starts.append(self.starts[-1] + count)
+        self.items.append(None)
+        self.partial = True
+        self.flat = None
+
+    def item(self, columns: EntryColumns, index: int) -> ProjectedEntry:
+        found = self.items[index]
+        if found is None:
+            found = context_item(columns.entry(self.positions[index]), index, self.edits)
+        return found
+
+    def flat_messages(self) -> list[AgentMessage] | None:
+        """Every message in one list while every projected entry is kept, else ``None``."""
+        if self.partial:
+            return None
+        flat = self.flat
+        if flat is None:
+            flat = self.flat = [m for item in self.items if item is not None for m in item.messages]
+        return flat
+
+    def message_starts(self) -> array[int]:
+        starts = self.starts
+        if starts is None:
+            starts = array("q", [0])
+            starts.extend(itertools.accumulate(self.counts))
+            self.starts = starts
+        return starts
+
+
+class ContextEntries(Sequence[ProjectedEntry]):
+    """The first ``length`` projected entries of a context, each projected when read (the
+    newest are kept projected by the context itself)."""
+
+    __slots__ = ("_columns", "_context", "_len")
+
+    def __init__(self, context: _Context, columns: EntryColumns, length: int) -> None:
+        self._context = context
+        self._columns = columns
+        self._len = length
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, index: int) -> ProjectedEntry: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ProjectedEntry]: ...
+
+    def __getitem__(self, index: int | slice) -> ProjectedEntry | list[ProjectedEntry]:
+        if isinstance(index, slice):
+            return [self._context.item(self._columns, i) for i in range(*index.indices(self._len))]
+        position = index + self._len if index < 0 else index
+        if not 0 <= position < self._len:
+            raise IndexError("context entry index out of range")
+        return self._context.item(self._columns, position)
+
+    def __iter__(self) -> Iterator[ProjectedEntry]:
+        context = self._context
+        if not context.partial:
+            return itertools.islice(context.items, self._len)  # type: ignore[arg-type]
+        item = context.item
+        columns = self._columns
+        return (item(columns, i) for i in range(self._len))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(other) == self._len and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{self._len} context entries>"
+
+
+class ContextMessages(Sequence[AgentMessage]):
+    """The first ``length`` messages of a context, taken from their entries when read: a
+    million-message context is never held decoded at once. Read-only (the stored messages)."""
+
+    __slots__ = ("_columns", "_context", "_items", "_len")
+
+    def __init__(self, context: _Context, columns: EntryColumns, items: int, length: int) -> None:
+        self._context = context
+        self._columns = columns
+        self._items = items
+        self._len = length
+
+    def __len__(self) -> int:
+        return self._len
+
+    def _at(self, index: int) -> AgentMessage:
+        context = self._context
+        flat = context.flat_messages()
+        if flat is not None:
+            return flat[index]
+        starts = context.message_starts()
+        item = bisect.bisect_right(starts, index, 0, self._items + 1) - 1
+        return context.item(self._columns, item).messages[index - starts[item]]
+
+    @overload
+    def __getitem__(self, index: int) -> AgentMessage: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[AgentMessage]: ...
+
+    def __getitem__(self, index: int | slice) -> AgentMessage | list[AgentMessage]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self._len)
+            flat = self._context.flat_messages()
+            if flat is not None:
+                return (
+                    flat[start:stop:step]
+                    if step > 0
+                    else [flat[i] for i in range(start, stop, step)]
+                )
+            if step == 1:
+                return list(itertools.islice(self._from(start), max(0, stop - start)))
+            return [self._at(i) for i in range(start, stop, step)]
+        position = index + self._len if index < 0 else index
+        if not 0 <= position < self._len:
+            raise IndexError("message index out of range")
+        return self._at(position)
+
+    def _from(self, start: int) -> Iterator[AgentMessage]:
+        """The messages from index ``start`` on, entry by entry."""
+        context = self._context
+        columns = self._columns
+        counts = context.counts
+        first = 0
+        skip = 0
+        if start:
+            starts = context.message_starts()
+            first = bisect.bisect_right(starts, start, 0, self._items + 1) - 1
+            skip = start - starts[first]
+        for index in range(first, self._items):
+            if counts[index]:
+                messages = context.item(columns, index).messages
+                yield from (messages[skip:] if skip else messages)
+                skip = 0
+
+    def __iter__(self) -> Iterator[AgentMessage]:
+        flat = self._context.flat_messages()
+        return itertools.islice(flat if flat is not None else self._from(0), self._len)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(other) == self._len and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{self._len} context messages>"
+
+
+_SPEAKING: Final = frozenset({"message", "custom_message", "branch_summary", "compaction"})
+"""Entry types that may contribute messages to a context (every other type contributes none,
+whatever its line holds)."""
+
+
+def _known_count(columns: EntryColumns, position: int, edits: Mapping[str, Entry]) -> int | None:
+    """How many messages the context entry at ``position`` contributes, when that is known
+    without decoding it (``None``: project it to know). A message entry whose line the
+    compiled check accepts holds a message object, so it contributes exactly one."""
+    kind = columns.type_at(position)
+    if kind not in _SPEAKING:
+        return 0
+    if kind != "message" or columns.role_at(position) is None or columns.pinned(position):
+        return None
+    if columns.ids[position] in edits:
+        return None
+    line = columns.line(position)
+    if len(line) > _SHALLOW and line.count(b"{") + line.count(b"[") > CONTEXT_MAX_DEPTH:
+        return None
+    return 1 if head_of_line(line) is not None else None
+
+
+def _path_settings(columns: EntryColumns, path: Sequence[int]) -> tuple[str, ModelRef | None]:
+    """:func:`~pi_context.session.projection.path_settings` over positions: only the entries
+    that may set the level or the model are made, from the end of the path back."""
+    level: str | None = None
+    model: ModelRef | None = None
+    model_found = False
+    type_at = columns.type_at
+    for index in range(len(path) - 1, -1, -1):
+        position = path[index]
+        kind = type_at(position)
+        if level is None and kind == "thinking_level_change":
+            value = columns.entry(position).get("thinkingLevel")
+            if isinstance(value, str) and value:
+                level = value
+        elif not model_found and (
+            kind == "model_change"
+            or (kind == "message" and columns.role_at(position) in ("assistant", None))
+        ):
+            _, found = apply_settings(columns.entry(position), "off", None)
+            if found is not None:
+                model, model_found = found, True
+        if level is not None and model_found:
+            break
+    return level or "off", model
 
 
 class LiveProjection:
@@ -86,13 +372,13 @@ class LiveProjection:
     def __init__(self, tree: TreeIndex) -> None:
         self._tree = tree
         self._leaf: Entry | None = None
-        self._path: list[Entry] | None = []
+        self._path: array[int] | None = array("i")
+        self._ascending = True
+        """Whether the path's positions ascend (a file in which every parent comes first):
+        then a position is found on it by bisection, without an id map of the path."""
         self._path_index: dict[str, int] | None = None
         self._valid = False
-        self._ctx: list[ProjectedEntry] = []
-        self._ctx_pos: dict[str, list[int]] = {}
-        self._edits: dict[str, Entry] = {}
-        self._messages: list[AgentMessage] | None = None
+        self._context = _Context()
         self._level = "off"
         self._model: ModelRef | None = None
 
@@ -101,97 +387,181 @@ class LiveProjection:
         self._leaf = leaf
         self._path = None
         self._valid = False
-        self._messages = None
+
+    def _positions(self) -> array[int]:
+        if self._path is None:
+            path = self._path = self._tree.leaf_path_positions(self._leaf)
+            self._path_index = None
+            self._ascending = all(a < b for a, b in itertools.pairwise(path))
+        return self._path
 
     @property
-    def path(self) -> list[Entry]:
-        """Root→leaf path of the current leaf (do not modify)."""
-        if self._path is None:
-            self._path = self._tree.path(self._leaf)
-            self._path_index = None
-        return self._path
+    def path(self) -> PathView:
+        """Root→leaf path of the current leaf (a view that keeps showing this path)."""
+        return PathView(self._positions(), self._tree.entries)
 
     def _index(self) -> dict[str, int]:
         """Id → first position on the path (built on first use, then kept up to date)."""
-        path = self.path
+        path = self._positions()
         if self._path_index is None:
+            ids = self._tree.entries.ids
             index: dict[str, int] = {}
-            for position, entry in enumerate(path):
-                index.setdefault(entry.id, position)
+            for position, at in enumerate(path):
+                index.setdefault(ids[at], position)
             self._path_index = index
         return self._path_index
 
     def _first_position(self, entry_id: str, before: int) -> int | None:
         """First position of ``entry_id`` on the path before ``before``."""
-        if self._path_index is not None or self._tree.shadowed:
+        path = self._positions()
+        tree = self._tree
+        if self._path_index is None and self._ascending and not tree.shadowed_positions:
+            at = tree.positions.get(entry_id)
+            if at is None:
+                return None
+            index = bisect.bisect_left(path, at, 0, before)
+            return index if index < before and path[index] == at else None
+        if self._path_index is not None or tree.shadowed_positions:
             found = self._index().get(entry_id)
             return found if found is not None and found < before else None
-        path = self.path
+        ids = tree.entries.ids
         for position in range(before - 1, -1, -1):
-            if path[position].id == entry_id:
+            if ids[path[position]] == entry_id:
                 return position  # ids are unique, so this is the only one
         return None
 
     def on_path(self, entry_id: str) -> bool:
-        _ = self.path
-        return entry_id in self._index()
+        return self._first_position(entry_id, len(self._positions())) is not None
 
     def _ensure(self) -> None:
         if self._valid:
             return
-        self._level, self._model = path_settings(self.path)
+        self._level, self._model = _path_settings(self._tree.entries, self._positions())
         self._rebuild_context()
         self._valid = True
 
-    def _rebuild_context(self) -> None:
-        entries = build_context_entries(self.path, self._first_position)
-        self._edits = context_edits_by_target(entries)
-        self._ctx = []
-        self._ctx_pos = {}
-        for entry in entries:
-            self._add(entry)
-        self._messages = None
+    def _context_positions(self) -> array[int]:
+        """The positions of the context entries (pi's ``buildContextEntries``)."""
+        path = self._positions()
+        columns = self._tree.entries
+        type_at = columns.type_at
+        last = -1
+        for index in range(len(path) - 1, -1, -1):
+            if type_at(path[index]) == "compaction" and columns.entry(path[index]).readable:
+                last = index
+                break
+        if last < 0:
+            return array("i", path)
+        compaction = path[last]
+        first_kept = columns.entry(compaction).get("firstKeptEntryId")
+        start = self._first_position(first_kept, last) if isinstance(first_kept, str) else None
+        out = array("i", [compaction])
+        if start is not None:
+            role_at = columns.role_at
+            for position in itertools.islice(path, start, last):
+                if type_at(position) == "message":
+                    role = role_at(position)
+                    if role == "system" or (
+                        role is None and is_system_message(columns.entry(position))
+                    ):
+                        continue
+                out.append(position)
+        out.extend(itertools.islice(path, last + 1, None))
+        return out
 
-    def _add(self, entry: Entry) -> None:
-        index = len(self._ctx)
-        self._ctx.append(context_item(entry, index, self._edits))
-        self._ctx_pos.setdefault(entry.id, []).append(index)
+    def _rebuild_context(self) -> None:
+        positions = self._context_positions()
+        columns = self._tree.entries
+        type_at = columns.type_at
+        context = _Context()
+        edits = context.edits
+        for position in positions:
+            if type_at(position) == "context_edit":
+                entry = columns.entry(position)
+                target = entry.get("targetId")
+                if isinstance(target, str):
+                    edits[target] = entry
+        entry_at = columns.entry
+        keep_from = len(positions) - KEEP_ITEMS
+        for index, position in enumerate(positions):
+            if index < keep_from:
+                count = _known_count(columns, position, edits)
+                if count is not None:
+                    context.append_count(count, position)
+                    continue
+            context.append(context_item(entry_at(position), index, edits), position)
+        self._context = context
+
+    def _edited_items(self, target: str) -> list[int]:
+        """The context entries an edit of ``target`` applies to (every entry with that id)."""
+        tree = self._tree
+        positions = self._context.positions
+        if not tree.shadowed_positions:
+            at = tree.positions.get(target)
+            if at is None:
+                return []
+            try:
+                return [positions.index(at)]
+            except ValueError:
+                return []
+        ids = tree.entries.ids
+        return [index for index, at in enumerate(positions) if ids[at] == target]
 
     def push(self, entry: Entry) -> None:
         """``entry`` was appended as a child of the current leaf."""
         self._leaf = entry
         if self._path is None:
             return
-        self._path.append(entry)
+        path = self._path
+        position = self._tree.position_of(entry)
+        assert position is not None
+        if path and path[-1] >= position:
+            self._ascending = False
+        path.append(position)
         if self._path_index is not None:
-            self._path_index.setdefault(entry.id, len(self._path) - 1)
+            self._path_index.setdefault(entry.id, len(path) - 1)
         if not self._valid:
             return
         self._level, self._model = apply_settings(entry, self._level, self._model)
         if entry.type == "compaction":
             self._rebuild_context()
             return
+        context = self._context
         if entry.type == "context_edit":
             target = entry.get("targetId")
             if isinstance(target, str):
-                self._edits[target] = entry
-                for index in self._ctx_pos.get(target, ()):
-                    self._ctx[index] = context_item(self._ctx[index].entry, index, self._edits)
-                self._messages = None
-        self._add(entry)
-        if self._messages is not None:
-            self._messages.extend(self._ctx[-1].messages)
+                context = self._context = context.copy()
+                context.edits[target] = entry
+                columns = self._tree.entries
+                for index in self._edited_items(target):
+                    redone = context_item(
+                        columns.entry(context.positions[index]), index, context.edits
+                    )
+                    count = len(redone.messages)
+                    context.total += count - context.counts[index]
+                    context.counts[index] = count
+                    if context.items[index] is not None:
+                        context.items[index] = redone
+        context.append(context_item(entry, len(context.positions), context.edits), position)
 
     @property
-    def messages(self) -> list[AgentMessage]:
+    def messages(self) -> ContextMessages:
         self._ensure()
-        if self._messages is None:
-            self._messages = [m for p in self._ctx for m in p.messages]
-        return self._messages
+        context = self._context
+        return ContextMessages(context, self._tree.entries, len(context.positions), context.total)
 
     def snapshot(self) -> Projection:
-        """A :class:`Projection` whose lists the caller may change; the entries and messages in
-        them are the stored ones (read-only)."""
-        messages = list(self.messages)
+        """A :class:`Projection` of views that keep showing this moment's context; the entries
+        and messages in them are the stored ones (read-only)."""
+        self._ensure()
+        context = self._context
+        columns = self._tree.entries
+        length = len(context.positions)
         leaf_id = self._leaf.id if self._leaf is not None else None
-        return Projection(list(self._ctx), messages, self._level, self._model, leaf_id)
+        return Projection(
+            ContextEntries(context, columns, length),
+            ContextMessages(context, columns, length, context.total),
+            self._level,
+            self._model,
+            leaf_id,
+        )

@@ -15,12 +15,13 @@ as a :class:`LoadProblem`, and reading never writes to the file.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Final
 
 from pi_context import _json
 from pi_context.errors import SessionFormatError
+from pi_context.session.columns import EntryColumns
 from pi_context.session.entries import Entry
 from pi_context.session.problems import LoadProblem, ProblemLog
 
@@ -41,16 +42,18 @@ _CHUNK_SIZE: Final = 1 << 20
 """Bytes :func:`scan_file` reads at a time (the transient memory beyond the lines it keeps)."""
 
 # {"type":"T","id":"I","parentId":"P"|null,"timestamp":"…","message":{"role":"R"
-# (group 4, empty, marks where the head that type, id and parent spell again ends)
+# (group 4, empty, marks where the head that type, id and parent spell again ends; group 5 is
+# the timestamp, group 6 the role)
 _FAST = re.compile(
     rb'\{"type":"([A-Za-z_]+)","id":"([^"\\]*)","parentId":(?:"([^"\\]*)"|null),()'
-    rb'"timestamp":"[^"\\]*"(?:,"message":\{"role":"([A-Za-z]+)")?'
+    rb'"timestamp":"([^"\\]*)"(?:,"message":\{"role":"([A-Za-z]+)")?'
 )
 # custom / custom_message entries put their own fields before "id"; they are rare: full decode.
 
 _TAIL_MAX: Final = 2048
-"""Lines up to this long are kept without their head (see ``Entry.scanned``): there the ~60
-bytes of head are a third of the line; past it they are noise beside the copy it takes."""
+"""Lines up to this long are kept without the head their type, id, parent and role spell again
+(see :meth:`EntryColumns.add_scanned`): there the ~100 bytes of head are half the line; past it
+they are noise."""
 
 
 def is_js_blank(text: str) -> bool:
@@ -64,7 +67,8 @@ class ScanResult:
 
     header: dict[str, Any] | None = None
     header_line: int | None = None
-    entries: list[Entry] = field(default_factory=list)
+    entries: EntryColumns = field(default_factory=EntryColumns)
+    """The entries in file order (see :class:`EntryColumns`: no object per scanned line)."""
     problems: list[LoadProblem] = field(default_factory=list)
     blank_lines: int = 0
     malformed_lines: int = 0
@@ -158,11 +162,11 @@ def _scan(
     require_header: bool,
 ) -> ScanResult:
     log = ProblemLog(path)
-    result = ScanResult(log=log)
+    result = ScanResult(log=log, entries=EntryColumns(log))
     entries = result.entries
     problems = result.problems
     fast = _FAST.match
-    scanned = Entry.scanned
+    scanned = entries.add_scanned
     names: dict[bytes, str] = {}
     previous_raw_id = b""
     previous_id = ""
@@ -173,7 +177,7 @@ def _scan(
         for index, line in enumerate(lines, offset):
             m = fast(line) if header_found and index != last_index else None
             if m is not None and line.endswith((b"}", b"}\r")):
-                kind_raw, id_raw, parent_raw, role_raw = m.group(1, 2, 3, 5)
+                kind_raw, id_raw, parent_raw, role_raw = m.group(1, 2, 3, 6)
                 if role_raw is not None or kind_raw != b"message":
                     kind = names.get(kind_raw)
                     if kind is None:
@@ -192,23 +196,20 @@ def _scan(
                     previous_raw_id = id_raw
                     previous_id = id_raw.decode("utf-8", errors="replace")
                     # A small line is kept without the head its (ASCII) ids spell back
-                    # exactly; on a large one the head does not matter, and the copy would.
+                    # exactly; on a large one the head does not matter.
                     tail = (
                         len(line) <= _TAIL_MAX
                         and id_raw.isascii()
                         and (parent_raw is None or parent_raw.isascii())
                     )
-                    entries.append(
-                        scanned(
-                            kind,
-                            previous_id,
-                            parent,
-                            role,
-                            line[m.start(4) :] if tail else line,
-                            index + first_line,
-                            log,
-                            tail=tail,
-                        )
+                    scanned(
+                        kind,
+                        previous_id,
+                        parent,
+                        role,
+                        line,
+                        index + first_line,
+                        (m.start(5), m.end(5) + 1, m.end()) if tail else None,
                     )
                     continue
             number = index + first_line
@@ -243,7 +244,7 @@ def _scan(
                 result.header = obj
                 result.header_line = number
                 continue
-            entries.append(Entry.from_data(obj, line=number, raw=line, log=log))
+            entries.add(Entry.from_data(obj, line=number, raw=line, log=log))
         offset += len(lines)
     result.newlines = offset - (0 if result.trailing_newline else 1)
     return result
@@ -324,8 +325,8 @@ def parse_session_bytes(data: bytes, *, path: str | None = None) -> ScanResult:
 
 
 def migrate_entries(
-    header: dict[str, Any], entries: list[Entry], new_id: Callable[[], str]
-) -> tuple[dict[str, Any], list[Entry]]:
+    header: dict[str, Any], entries: Sequence[Entry], new_id: Callable[[], str]
+) -> tuple[dict[str, Any], Sequence[Entry]]:
     """Migrate a v1/v2 session to v3 in memory, as pi 1.6.0 does on load.
 
     v1 → v2: every entry gets a fresh id and the previous entry as parent (a linear chain); a

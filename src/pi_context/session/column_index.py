@@ -1,9 +1,9 @@
 """A lean, read-only index of a session file for the inspection commands (``pictx session
 info|tree|context``).
 
-:class:`~pi_context.session.Session` keeps one :class:`Entry` (and its line) per entry, which
-for a file of many small entries costs more than twice the file. The inspection commands only
-read, so this index streams the file once, checks every line exactly as the loader does (the
+:class:`~pi_context.session.Session` keeps every entry's line in memory (see
+:mod:`~pi_context.session.columns`), which for a file of many small entries is most of the
+file again. The inspection commands only read, so this index streams the file once, checks every line exactly as the loader does (the
 same decoding, validation and depth limit) and keeps per entry only a few numbers in arrays:
 where its line is in the file, its line number, its parent's position and its type code, plus
 an id → position map. Lines are read back with ``os.pread`` when an entry is printed or

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Final, cast
+from typing import Any, Final, Protocol, cast
 
 from pi_context import _json
 from pi_context.messages import AgentMessage
@@ -80,6 +80,13 @@ _LEADING_KEYS: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
+class EntryHome(Protocol):
+    """Where an entry read from a column store reports that its line turned out unreadable
+    (its type changes for good, also for the next object made from that line)."""
+
+    def mark_unreadable(self, position: int, entry: Entry) -> None: ...
+
+
 def iso_now() -> str:
     """An entry timestamp: ISO-8601 UTC with milliseconds, as ``new Date().toISOString()``."""
     now = datetime.now(UTC)
@@ -128,7 +135,19 @@ class Entry:
     A line that is not readable JSON after all makes the entry :data:`UNREADABLE`.
     """
 
-    __slots__ = ("_data", "_log", "_raw", "id", "line", "parent_id", "role", "type")
+    __slots__ = (
+        "__weakref__",
+        "_data",
+        "_home",
+        "_log",
+        "_pos",
+        "_raw",
+        "id",
+        "line",
+        "parent_id",
+        "role",
+        "type",
+    )
 
     def __init__(
         self,
@@ -152,6 +171,10 @@ class Entry:
         self._log = log
         self._raw = raw
         self._data = data
+        self._home: EntryHome | None = None
+        """The column store this entry was read from or first added to (see
+        :class:`~pi_context.session.columns.EntryColumns`), and its position there."""
+        self._pos = -1
 
     @classmethod
     def from_data(
@@ -206,16 +229,11 @@ class Entry:
         raw: bytes,
         line: int,
         log: ProblemLog | None,
-        *,
-        tail: bool = False,
     ) -> Entry:
-        """An entry from a line the loader scanned but did not decode (the fast path).
-
-        With ``tail``, ``raw`` is the line without its head ``{"type":"T","id":"I",
-        "parentId":P,`` (all ASCII), which ``type``, ``id`` and ``parent_id`` spell again byte
-        for byte: a million small entries do not keep a million copies of what their fields
-        already hold."""
-        entry = (_TailEntry if tail else cls).__new__(_TailEntry if tail else cls)
+        """An entry from a line the loader scanned but did not decode (the fast path): its
+        ``type``, ``id``, ``parent_id`` and message ``role`` as the scan read them, its whole
+        line ``raw`` and line number ``line``."""
+        entry = cls.__new__(cls)
         entry.type = type
         entry.id = id
         entry.parent_id = parent_id
@@ -224,6 +242,8 @@ class Entry:
         entry._log = log
         entry._raw = raw
         entry._data = None
+        entry._home = None
+        entry._pos = -1
         return entry
 
     @property
@@ -258,7 +278,7 @@ class Entry:
         return self.type != UNREADABLE
 
     def _line(self) -> bytes:
-        """The entry's JSON line as read (see :class:`_TailEntry`)."""
+        """The entry's JSON line as read."""
         assert self._raw is not None
         return self._raw
 
@@ -294,7 +314,9 @@ class Entry:
 
     def _unreadable(self, why: str) -> dict[str, Any]:
         if type(self) is not Entry and self._raw is not None:
-            self._raw = self._line()  # its head is spelled from the type, about to change
+            # an entry that reads its line from its columns keeps it from now on, as it is
+            # pinned there with its new type (see EntryColumns.mark_unreadable)
+            self._raw = self._line()
             self.__class__ = Entry
         was = self.type
         self.type = UNREADABLE
@@ -303,6 +325,8 @@ class Entry:
         self._data = data  # small, and the type change must stick
         if self._log is not None:
             self._log.add(self.line, f"{was} entry {self.id}: {why}", f"line {self.line}: {why}")
+        if self._home is not None:
+            self._home.mark_unreadable(self._pos, self)
         return data
 
     @property
@@ -349,25 +373,6 @@ class Entry:
     def __repr__(self) -> str:
         role = f" {self.role}" if self.role else ""
         return f"<Entry {self.type}{role} {self.id} parent={self.parent_id}>"
-
-
-class _TailEntry(Entry):
-    """An entry the loader's fast scan read (see :meth:`Entry.scanned` with ``tail``): it keeps
-    its line without the head its ``type``, ``id`` and ``parent_id`` spell again, and rebuilds
-    the whole line, byte for byte, when the line is needed. An entry whose type changes (an
-    unreadable line) keeps its whole line and becomes a plain :class:`Entry`."""
-
-    __slots__ = ()
-
-    def _line(self) -> bytes:
-        assert self._raw is not None
-        parent = self.parent_id
-        return b'{"type":"%b","id":"%b","parentId":%b,%b' % (
-            self.type.encode("ascii"),
-            self.id.encode("ascii"),
-            b"null" if parent is None else b'"%b"' % parent.encode("ascii"),
-            self._raw,
-        )
 
 
 def _checked(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -357,16 +358,30 @@ def _deep_copy(value: Any) -> Any:
     return root
 
 
+HANDED_OUT_KEPT: Final = 10_000
+"""How many copies a handed-out view keeps for reading again (the most recently made)."""
+
+
+def _keep_recent(copies: dict[int, Any], order: deque[int], position: int) -> None:
+    """Note the copy just made for ``position``; forget the oldest beyond the limit."""
+    order.append(position)
+    if len(order) > HANDED_OUT_KEPT:
+        copies.pop(order.popleft(), None)
+
+
 class HandedOutMessages(Sequence[AgentMessage]):
     """A projection's messages as the public API hands them out: each message is copied the
-    first time it is read (and the same copy returned after), so nothing a caller does to what
-    it got reaches the session. Taking the view costs nothing; reading costs what is read."""
+    first time it is read (and the same copy returned after, among the last
+    :data:`HANDED_OUT_KEPT` read: a pass over a million messages does not keep a million
+    copies), so nothing a caller does to what it got reaches the session. Taking the view
+    costs nothing; reading costs what is read."""
 
-    __slots__ = ("_copies", "_stored")
+    __slots__ = ("_copies", "_order", "_stored")
 
     def __init__(self, stored: Sequence[AgentMessage]) -> None:
         self._stored = stored
         self._copies: dict[int, AgentMessage] = {}
+        self._order: deque[int] = deque()
 
     def __len__(self) -> int:
         return len(self._stored)
@@ -386,6 +401,7 @@ class HandedOutMessages(Sequence[AgentMessage]):
         copied = self._copies.get(position)
         if copied is None:
             copied = self._copies[position] = handed_out(self._stored[position])
+            _keep_recent(self._copies, self._order, position)
         return copied
 
     def __iter__(self) -> Iterator[AgentMessage]:
@@ -406,14 +422,16 @@ class HandedOutMessages(Sequence[AgentMessage]):
 
 class HandedOutEntries(Sequence[ProjectedEntry]):
     """A projection's entries as the public API hands them out: each item, read for the first
-    time, gets its messages as a :class:`HandedOutMessages`. The :class:`Entry` is the session's
-    own, as every accessor of entries hands it out (:meth:`Entry.copy` gives one to change)."""
+    time, gets its messages as a :class:`HandedOutMessages` (kept as those are). The
+    :class:`Entry` is the session's own, as every accessor of entries hands it out
+    (:meth:`Entry.copy` gives one to change)."""
 
-    __slots__ = ("_copies", "_stored")
+    __slots__ = ("_copies", "_order", "_stored")
 
     def __init__(self, stored: Sequence[ProjectedEntry]) -> None:
         self._stored = stored
         self._copies: dict[int, ProjectedEntry] = {}
+        self._order: deque[int] = deque()
 
     def __len__(self) -> int:
         return len(self._stored)
@@ -435,6 +453,7 @@ class HandedOutEntries(Sequence[ProjectedEntry]):
             item = self._stored[position]
             copied = ProjectedEntry(item.entry, HandedOutMessages(item.messages), item.edit_id)
             self._copies[position] = copied
+            _keep_recent(self._copies, self._order, position)
         return copied
 
     def __iter__(self) -> Iterator[ProjectedEntry]:

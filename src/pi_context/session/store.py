@@ -14,13 +14,12 @@ to the session.
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 import secrets
 import time
 import uuid
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -37,9 +36,10 @@ from pi_context.session.codec import (
     migrate_entries,
     scan_file,
 )
+from pi_context.session.columns import EntryColumns
 from pi_context.session.entries import MODEL_VISIBLE_ROLES, Entry, make_entry
 from pi_context.session.problems import LoadProblem, ProblemLog
-from pi_context.session.projection import Projection, js_date_ms, projection_of_path
+from pi_context.session.projection import Projection, js_date_ms
 from pi_context.session.reading import open_regular
 from pi_context.session.search import SNIPPET_CHARS, SearchHit
 from pi_context.session.search import search as search_index
@@ -92,7 +92,7 @@ def _tree_problems(tree: TreeIndex, where: str | None) -> list[LoadProblem]:
     """The recoveries :class:`TreeIndex` made (cycles, duplicate ids, dangling parents)."""
     problems: list[LoadProblem] = []
     for cycle in tree.cycles:
-        first = tree.by_id[cycle[0]]
+        first = tree.require(cycle[0])
         fault = f"parent cycle {_cycle_text(cycle)}"
         reason = f"{fault}: entry treated as a root"
         problems.append(LoadProblem(where, first.line or 0, reason, fault))
@@ -141,7 +141,11 @@ class Session:
         self._logs: list[ProblemLog] = [*logs, self._appended_log]
         self._ids = ids or new_entry_id
         self._clock = clock or _wall_ms
-        self._tree = TreeIndex(entries)
+        self._tree = (
+            TreeIndex.of_columns(entries)
+            if isinstance(entries, EntryColumns)
+            else TreeIndex(entries)
+        )
         self._load_problems.extend(_tree_problems(self._tree, self._where))
         self._leaf: Entry | None = self._tree.entries[-1] if self._tree.entries else None
         self._live = LiveProjection(self._tree)
@@ -197,7 +201,7 @@ class Session:
                 "not a valid pi session (no session header line)", path=where, line=1
             )
         header = scan.header
-        entries = scan.entries
+        entries: Sequence[Entry] = scan.entries
         if scan.version < CURRENT_VERSION:
             header, entries = migrate_entries(header, entries, ids or new_entry_id)
         storage = SessionStorage(
@@ -350,8 +354,9 @@ class Session:
         read (per-turn accounting, compaction preparation).
         """
         if leaf_id is None:
-            return PathView(self._live.path)
-        return PathView(self._tree.path(self._tree.require(leaf_id)))
+            return self._live.path
+        positions = self._tree.path_positions(self._tree.require_position(leaf_id))
+        return PathView(positions, self._tree.entries)
 
     def on_branch(self, entry_id: str) -> bool:
         """Whether ``entry_id`` is on the current leaf's path (an id lookup, not a path scan)."""
@@ -404,7 +409,9 @@ class Session:
         """
         if leaf_id is None or (self._leaf is not None and leaf_id == self._leaf.id):
             return self._live.snapshot()
-        return projection_of_path(self._tree.path(self._tree.require(leaf_id)))
+        live = LiveProjection(self._tree)
+        live.reset(self._tree.require(leaf_id))
+        return live.snapshot()
 
     def messages(self, leaf_id: str | None = None) -> list[AgentMessage]:
         """Copies of the projected messages at ``leaf_id`` (default: the current leaf)."""
@@ -522,7 +529,7 @@ class Session:
     def _fresh_id(self) -> str:
         for _ in range(100):
             candidate = self._ids()
-            if candidate not in self._tree.by_id:
+            if candidate not in self._tree.positions:
                 return candidate
         return str(uuid.uuid4())
 
@@ -534,9 +541,9 @@ class Session:
         """Append a prepared entry (its parent should be the current leaf) and make it the leaf."""
         if self._closed:
             raise SessionError("session is closed", path=self.file_path)
-        if entry.id in self._tree.by_id:
+        if entry.id in self._tree.positions:
             raise TreeError(f"duplicate entry id {entry.id!r}")
-        if entry.parent_id is not None and entry.parent_id not in self._tree.by_id:
+        if entry.parent_id is not None and entry.parent_id not in self._tree.positions:
             raise TreeError(f"parent {entry.parent_id!r} of the new entry does not exist")
         self._persist(entry)
         line = self._storage.lines if self._storage is not None else None
@@ -708,10 +715,13 @@ class Session:
     def _has_conversation(self, extra: Entry | None = None) -> bool:
         """Whether the entries (and ``extra``) hold a user or assistant message: the point at
         which pi first writes a session file."""
-        entries: Iterable[Entry] = self._tree.entries
-        if extra is not None:
-            entries = itertools.chain(entries, (extra,))
-        return any(e.type == "message" and e.role in ("user", "assistant") for e in entries)
+        if extra is not None and extra.type == "message" and extra.role in ("user", "assistant"):
+            return True
+        columns = self._tree.entries
+        return any(
+            columns.role_at(p) in ("user", "assistant")
+            for p in columns.positions_of_type("message")
+        )
 
     def _persist(self, entry: Entry) -> None:
         storage = self._storage

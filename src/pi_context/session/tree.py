@@ -11,11 +11,14 @@ entry is treated as a root and the cycle is reported, so every walk terminates.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from pi_context._json import js_trim
 from pi_context.errors import TreeError
+from pi_context.session.columns import EntryColumns
 from pi_context.session.entries import Entry
 
 __all__ = ["TreeIndex", "apply_label", "normalize_name", "session_name_of"]
@@ -23,11 +26,11 @@ __all__ = ["TreeIndex", "apply_label", "normalize_name", "session_name_of"]
 _NEWLINES = re.compile(r"[\r\n]+")
 
 
-def _add_child(children: dict[str, Entry | list[Entry]], parent_id: str, child: Entry) -> None:
+def _add_child(children: dict[str, int | list[int]], parent_id: str, child: int) -> None:
     found = children.get(parent_id)
     if found is None:
         children[parent_id] = child
-    elif isinstance(found, Entry):
+    elif isinstance(found, int):
         children[parent_id] = [found, child]
     else:
         found.append(child)
@@ -59,28 +62,68 @@ def session_name_of(entry: Entry) -> str | None:
     return clean or None
 
 
+class _EntriesById(Mapping[str, Entry]):
+    """Id → entry over a tree's id map, making the entry object only when one is read."""
+
+    __slots__ = ("_tree",)
+
+    def __init__(self, tree: TreeIndex) -> None:
+        self._tree = tree
+
+    def __getitem__(self, entry_id: str) -> Entry:
+        return self._tree.entries.entry(self._tree.positions[entry_id])
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._tree.positions
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tree.positions)
+
+    def __len__(self) -> int:
+        return len(self._tree.positions)
+
+
 class TreeIndex:
     """Id index and parent/child structure over entries in file order.
 
+    The entries are held as :class:`~pi_context.session.columns.EntryColumns`, and the
+    structure is kept by position (an entry's place in file order): walking a path or finding
+    the context reads ids and types from the columns without making an object per entry.
     ``children``, ``labels`` and the session name are built on first use and then kept up to
     date as entries are added, so loading stays a single cheap pass.
     """
 
     def __init__(self, entries: Iterable[Entry] = ()) -> None:
-        self.entries: list[Entry] = []
-        self.by_id: dict[str, Entry] = {}
+        self.entries = EntryColumns()
+        """Every entry in file order."""
+        self.positions: dict[str, int] = {}
+        """Entry id → position of the entry it refers to (the later one for a repeated id)."""
         self.forced_roots: set[int] = set()
+        """Positions of entries treated as roots to break a parent cycle."""
         self.cycles: list[list[str]] = []
         self._unresolved: set[str] = set()
-        self.shadowed: list[Entry] = []
-        """Entries hidden by a later entry with the same id (pi resolves ids to the later one)."""
-        self._children: dict[str, Entry | list[Entry]] | None = None
-        """Parent id → its child, or its children when there are several: most entries have
-        one child, and a list per entry would cost more than the entry's own line."""
+        self.shadowed_positions: list[int] = []
+        """Positions of entries hidden by a later entry with the same id."""
+        self._children: dict[str, int | list[int]] | None = None
+        """Parent id → the position of its child, or of its children when there are several:
+        most entries have one child, and a list per entry would cost more than its line."""
         self._labels: dict[str, str] | None = None
         self._name: str | None = None
         self._name_built = False
         self.extend(entries)
+
+    @classmethod
+    def of_columns(cls, columns: EntryColumns) -> TreeIndex:
+        """The tree of a loader's columns, taken as they are (not copied) unless another tree
+        already took them."""
+        tree = cls()
+        if columns.claimed:
+            tree.extend(columns)
+            return tree
+        columns.claimed = True
+        tree.entries = columns
+        tree._indexed(0)
+        return tree
 
     # -- building -----------------------------------------------------------------------
 
@@ -91,122 +134,200 @@ class TreeIndex:
         was added (a forward reference), so only such entries are walked from: a file pi
         wrote is checked in one pass without any walk.
         """
-        by_id = self.by_id
-        all_entries = self.entries
-        unresolved = self._unresolved
-        first = len(all_entries)
-        suspects: list[Entry] = []
-        duplicate = False
+        columns = self.entries
+        first = len(columns)
         for entry in entries:
-            entry_id = entry.id
-            parent = entry.parent_id
-            if parent is not None and parent not in by_id:
-                suspects.append(entry)
+            columns.add(entry)
+        self._indexed(first)
+
+    def _indexed(self, first: int) -> None:
+        """Index the entries from position ``first`` on (see :meth:`extend`)."""
+        columns = self.entries
+        positions = self.positions
+        unresolved = self._unresolved
+        suspects: list[int] = []
+        duplicate = False
+        pairs = zip(
+            itertools.islice(columns.ids, first, None),
+            itertools.islice(columns.parent_ids, first, None),
+            strict=True,
+        )
+        for position, (entry_id, parent) in enumerate(pairs, first):
+            if parent is not None and parent not in positions:
+                suspects.append(position)
                 unresolved.add(parent)
-            if entry_id in by_id:
+            if entry_id in positions:
                 duplicate = True
-                self.shadowed.append(by_id[entry_id])
+                self.shadowed_positions.append(positions[entry_id])
             elif entry_id in unresolved:
-                suspects.append(entry)
-            by_id[entry_id] = entry
-            all_entries.append(entry)
-        added = all_entries[first:]
+                suspects.append(position)
+            positions[entry_id] = position
         if duplicate:
-            self._check_cycles(added)
+            self._check_cycles(range(first, len(columns)))
         elif suspects:
             self._check_cycles(suspects)
         if self._children is not None or self._labels is not None or self._name_built:
-            for entry in added:
-                self._index(entry)
+            for position in range(first, len(columns)):
+                self._index(position)
 
     def add(self, entry: Entry) -> None:
         """Add one new entry whose parent (if any) is already known."""
-        if entry.id in self.by_id or entry.id in self._unresolved:
+        if entry.id in self.positions or entry.id in self._unresolved:
             self.extend([entry])
             return
-        self.entries.append(entry)
-        self.by_id[entry.id] = entry
-        self._index(entry)
+        position = self.entries.add(entry)
+        self.positions[entry.id] = position
+        self._index(position)
 
-    def _index(self, entry: Entry) -> None:
+    def _index(self, position: int) -> None:
         if self._children is not None:
-            parent = self.parent_of(entry)
-            if parent is not None:
-                _add_child(self._children, parent.id, entry)
-        if self._labels is not None and entry.type == "label":
-            self._apply_label(self._labels, entry)
-        if self._name_built and entry.type == "session_info" and entry.readable:
-            self._name = self._name_of(entry)
+            parent = self.parent_position(position)
+            if parent >= 0:
+                _add_child(self._children, self.entries.ids[parent], position)
+        kind = self.entries.type_at(position)
+        if self._labels is not None and kind == "label":
+            self._apply_label(self._labels, self.entries.entry(position))
+        if self._name_built and kind == "session_info":
+            entry = self.entries.entry(position)
+            if entry.readable:
+                self._name = self._name_of(entry)
 
-    def _check_cycles(self, start: Sequence[Entry]) -> None:
+    def _check_cycles(self, start: Iterable[int]) -> None:
         done: set[int] = set()
-        positions: dict[int, int] = {}  # id(entry) → file position, built at the first cycle
+        ids = self.entries.ids
         for first in start:
-            walk: list[Entry] = []
+            walk: list[int] = []
             on_walk: set[int] = set()
-            entry: Entry | None = self.by_id.get(first.id)
-            while entry is not None and id(entry) not in done:
-                if id(entry) in on_walk:
-                    cycle = walk[walk.index(entry) :]
-                    if not positions:
-                        positions = {id(e): i for i, e in enumerate(self.entries)}
-                    head = min(cycle, key=lambda e: positions[id(e)])
-                    self.forced_roots.add(id(head))
-                    self.cycles.append([e.id for e in cycle])
+            position = self.positions.get(ids[first], -1)
+            while position >= 0 and position not in done:
+                if position in on_walk:
+                    cycle = walk[walk.index(position) :]
+                    self.forced_roots.add(min(cycle))  # the member first in the file
+                    self.cycles.append([ids[p] for p in cycle])
                     break
-                on_walk.add(id(entry))
-                walk.append(entry)
-                entry = self.parent_of(entry)
+                on_walk.add(position)
+                walk.append(position)
+                position = self.parent_position(position)
             done.update(on_walk)
+
+    @property
+    def shadowed(self) -> list[Entry]:
+        """Entries hidden by a later entry with the same id (pi resolves ids to the later one)."""
+        return [self.entries.entry(p) for p in self.shadowed_positions]
 
     def dangling(self) -> list[Entry]:
         """Entries whose parent id is not in the session (shown and walked as roots)."""
-        missing = {p for p in self._unresolved if p not in self.by_id}
+        missing = {p for p in self._unresolved if p not in self.positions}
         if not missing:
             return []
-        return [e for e in self.entries if e.parent_id in missing and e.parent_id != e.id]
+        ids = self.entries.ids
+        return [
+            self.entries.entry(position)
+            for position, parent in enumerate(self.entries.parent_ids)
+            if parent in missing and parent != ids[position]
+        ]
 
     # -- queries --------------------------------------------------------------------------
 
+    @property
+    def by_id(self) -> Mapping[str, Entry]:
+        """Id → entry (the later one for a repeated id), read-only."""
+        return _EntriesById(self)
+
     def get(self, entry_id: str) -> Entry | None:
-        return self.by_id.get(entry_id)
+        position = self.positions.get(entry_id)
+        return None if position is None else self.entries.entry(position)
 
     def require(self, entry_id: str) -> Entry:
-        entry = self.by_id.get(entry_id)
-        if entry is None:
+        return self.entries.entry(self.require_position(entry_id))
+
+    def require_position(self, entry_id: str) -> int:
+        position = self.positions.get(entry_id)
+        if position is None:
             raise TreeError(f"no entry with id {entry_id!r}")
-        return entry
+        return position
+
+    def position_of(self, entry: Entry) -> int | None:
+        """The position of this very entry object in the tree (``None``: not one of its
+        entries, though one with its id may be)."""
+        columns = self.entries
+        if entry._home is columns:
+            return entry._pos
+        position = self.positions.get(entry.id)
+        if position is not None and columns.pinned(position) is entry:
+            return position
+        for position in self.shadowed_positions:
+            if columns.pinned(position) is entry:
+                return position
+        return None
+
+    def parent_position(self, position: int) -> int:
+        """The position of the parent of the entry at ``position`` (-1: a root, for no,
+        unknown or own id as parent, or a root that breaks a cycle)."""
+        columns = self.entries
+        parent_id = columns.parent_ids[position]
+        if parent_id is None or parent_id == columns.ids[position] or position in self.forced_roots:
+            return -1
+        return self.positions.get(parent_id, -1)
 
     def parent_of(self, entry: Entry) -> Entry | None:
         """The entry's parent, or ``None`` for a root (no, unknown or own id as parent)."""
-        parent_id = entry.parent_id
-        if parent_id is None or parent_id == entry.id or id(entry) in self.forced_roots:
-            return None
-        return self.by_id.get(parent_id)
-
-    def path(self, leaf: Entry | None) -> list[Entry]:
-        """Root-first path ending at ``leaf`` (pi's ``getBranch``); empty for ``None``."""
-        out: list[Entry] = []
-        append = out.append
-        by_id = self.by_id
-        forced = self.forced_roots
-        entry = leaf
-        while entry is not None:
-            append(entry)
+        position = self.position_of(entry)
+        if position is None:
             parent_id = entry.parent_id
-            if parent_id is None or parent_id == entry.id or (forced and id(entry) in forced):
+            if parent_id is None or parent_id == entry.id:
+                return None
+            return self.get(parent_id)
+        parent = self.parent_position(position)
+        return self.entries.entry(parent) if parent >= 0 else None
+
+    def path_positions(self, leaf: int) -> array[int]:
+        """Positions of the root-first path ending at position ``leaf`` (-1: empty)."""
+        out: array[int] = array("i")
+        append = out.append
+        columns = self.entries
+        ids = columns.ids
+        parents = columns.parent_ids
+        positions = self.positions
+        forced = self.forced_roots
+        position = leaf
+        while position >= 0:
+            append(position)
+            parent_id = parents[position]
+            if parent_id is None or parent_id == ids[position] or (forced and position in forced):
                 break
-            entry = by_id.get(parent_id)
+            position = positions.get(parent_id, -1)
         out.reverse()
         return out
 
-    def _children_index(self) -> dict[str, Entry | list[Entry]]:
+    def leaf_path_positions(self, leaf: Entry | None) -> array[int]:
+        """:meth:`path_positions` of one of the tree's entries (``None``: empty)."""
+        if leaf is None:
+            return array("i")
+        position = self.position_of(leaf)
+        if position is None:
+            raise TreeError(f"entry {leaf.id!r} is not one of this session's entries")
+        return self.path_positions(position)
+
+    def path(self, leaf: Entry | None) -> list[Entry]:
+        """Root-first path ending at ``leaf`` (pi's ``getBranch``); empty for ``None``."""
+        if leaf is None:
+            return []
+        position = self.position_of(leaf)
+        if position is None:  # not one of this tree's entries: the path of its parent
+            parent = self.parent_of(leaf)
+            return [*self.path(parent), leaf]
+        entry = self.entries.entry
+        return [entry(p) for p in self.path_positions(position)]
+
+    def _children_index(self) -> dict[str, int | list[int]]:
         if self._children is None:
-            children: dict[str, Entry | list[Entry]] = {}
-            for entry in self.entries:
-                parent = self.parent_of(entry)
-                if parent is not None:
-                    _add_child(children, parent.id, entry)
+            children: dict[str, int | list[int]] = {}
+            ids = self.entries.ids
+            for position in range(len(ids)):
+                parent = self.parent_position(position)
+                if parent >= 0:
+                    _add_child(children, ids[parent], position)
             self._children = children
         return self._children
 
@@ -214,33 +335,38 @@ class TreeIndex:
     def children_map(self) -> dict[str, list[Entry]]:
         """Parent id → its children in file order (a new dict: :meth:`child_entries` reads
         one entry's children without building it)."""
+        entry = self.entries.entry
         return {
-            key: [value] if isinstance(value, Entry) else list(value)
+            key: [entry(value)] if isinstance(value, int) else [entry(p) for p in value]
             for key, value in self._children_index().items()
         }
 
     def child_entries(self, entry_id: str) -> Sequence[Entry]:
-        """The children of ``entry_id`` in file order (read-only; no copy of a long list)."""
+        """The children of ``entry_id`` in file order (read-only)."""
         found = self._children_index().get(entry_id)
         if found is None:
             return ()
-        return (found,) if isinstance(found, Entry) else found
+        entry = self.entries.entry
+        return (entry(found),) if isinstance(found, int) else [entry(p) for p in found]
 
     def children(self, entry_id: str) -> list[Entry]:
         return list(self.child_entries(entry_id))
 
     def roots(self) -> list[Entry]:
-        return [e for e in self.entries if self.parent_of(e) is None]
+        entry = self.entries.entry
+        return [entry(p) for p in range(len(self.entries)) if self.parent_position(p) < 0]
 
     def leaves(self) -> list[Entry]:
         """Entries without children, in file order."""
+        ids = self.entries.ids
+        entry = self.entries.entry
         if self._children is not None:
             children = self._children
-            return [e for e in self.entries if e.id not in children]
+            return [entry(p) for p, entry_id in enumerate(ids) if entry_id not in children]
         # Without the children map (which costs more memory than the ids): the set of ids
         # that are some entry's parent.
-        parents = {p.id for e in self.entries if (p := self.parent_of(e)) is not None}
-        return [e for e in self.entries if e.id not in parents]
+        parents = {ids[q] for p in range(len(ids)) if (q := self.parent_position(p)) >= 0}
+        return [entry(p) for p, entry_id in enumerate(ids) if entry_id not in parents]
 
     def preorder(self) -> Iterator[tuple[Entry, int]]:
         """``(entry, depth)`` for the whole forest, roots in file order, children in file order.
@@ -270,10 +396,10 @@ class TreeIndex:
 
     def common_ancestor(self, a: str, b: str) -> str | None:
         """Id of the deepest entry on both root paths, or ``None`` if they share none."""
-        on_a = {id(e) for e in self.path(self.require(a))}
-        for entry in reversed(self.path(self.require(b))):
-            if id(entry) in on_a:
-                return entry.id
+        on_a = set(self.path_positions(self.require_position(a)))
+        for position in reversed(self.path_positions(self.require_position(b))):
+            if position in on_a:
+                return self.entries.ids[position]
         return None
 
     # -- labels and name -------------------------------------------------------------------
@@ -285,9 +411,8 @@ class TreeIndex:
         """Entry id → its current label (the last label entry for it in file order wins)."""
         if self._labels is None:
             labels: dict[str, str] = {}
-            for entry in self.entries:
-                if entry.type == "label":
-                    self._apply_label(labels, entry)
+            for position in self.entries.positions_of_type("label"):
+                self._apply_label(labels, self.entries.entry(position))
             self._labels = labels
         return self._labels
 
@@ -298,8 +423,9 @@ class TreeIndex:
         """The session's display name (the latest ``session_info`` entry), if any."""
         if not self._name_built:
             self._name = None
-            for entry in self.entries:
-                if entry.type == "session_info" and entry.readable:
+            for position in self.entries.positions_of_type("session_info"):
+                entry = self.entries.entry(position)
+                if entry.readable:
                     self._name = self._name_of(entry)
             self._name_built = True
         return self._name

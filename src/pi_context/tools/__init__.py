@@ -4,29 +4,34 @@ offers once a session holds a compaction) and the tool interface.
 A bad tool call never raises out of :func:`run_tool`: it becomes an error result the model sees.
 """
 
-from pi_context.tools.base import (
-    AbortSignal,
-    ContextTool,
-    FunctionTool,
-    Tool,
-    ToolContext,
-    ToolOutcome,
-    UpdateCallback,
-    error_outcome,
-    run_tool,
-    text_outcome,
-)
-from pi_context.tools.bash import BashTool
-from pi_context.tools.edit import EditTool
-from pi_context.tools.read import ReadTool
-from pi_context.tools.recall import RecallTool
-from pi_context.tools.registry import (
-    BUILTIN_TOOL_NAMES,
-    default_tools,
-    select_tools,
-    tool_declarations,
-)
-from pi_context.tools.write import WriteTool
+from typing import TYPE_CHECKING
+
+from pi_context import _lazy
+
+if TYPE_CHECKING:
+    from pi_context.tools.base import (
+        AbortSignal,
+        ContextTool,
+        FunctionTool,
+        Tool,
+        ToolContext,
+        ToolOutcome,
+        UpdateCallback,
+        error_outcome,
+        run_tool,
+        text_outcome,
+    )
+    from pi_context.tools.bash import BashTool
+    from pi_context.tools.edit import EditTool
+    from pi_context.tools.read import ReadTool
+    from pi_context.tools.recall import RecallTool
+    from pi_context.tools.registry import (
+        BUILTIN_TOOL_NAMES,
+        default_tools,
+        select_tools,
+        tool_declarations,
+    )
+    from pi_context.tools.write import WriteTool
 
 __all__ = [
     "BUILTIN_TOOL_NAMES",
@@ -49,3 +54,40 @@ __all__ = [
     "text_outcome",
     "tool_declarations",
 ]
+
+_HOMES = _lazy.homes(
+    {
+        "pi_context.tools.base": (
+            "AbortSignal",
+            "ContextTool",
+            "FunctionTool",
+            "Tool",
+            "ToolContext",
+            "ToolOutcome",
+            "UpdateCallback",
+            "error_outcome",
+            "run_tool",
+            "text_outcome",
+        ),
+        "pi_context.tools.bash": ("BashTool",),
+        "pi_context.tools.edit": ("EditTool",),
+        "pi_context.tools.read": ("ReadTool",),
+        "pi_context.tools.recall": ("RecallTool",),
+        "pi_context.tools.registry": (
+            "BUILTIN_TOOL_NAMES",
+            "default_tools",
+            "select_tools",
+            "tool_declarations",
+        ),
+        "pi_context.tools.write": ("WriteTool",),
+    }
+)
+"""Where each public name lives; imported from there when first used."""
+
+
+def __getattr__(name: str) -> object:
+    return _lazy.attribute(globals(), _HOMES, name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -5,21 +5,10 @@ user runs them, against a 127.0.0.1 replay server."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from pi_context.cli.commands.model_list import fuzzy_match, model_table, token_count
 from pi_context.model import ModelInfo
 from tests.cli.replay_world import ReplayWorld, text_reply
-from tests.providers.replay_server import ReplayServer
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[ReplayWorld]:
-    with ReplayServer() as server:
-        yield ReplayWorld(tmp_path, server)
 
 
 def test_list_models_prints_pi_s_table_of_the_models_with_a_key(world: ReplayWorld) -> None:

@@ -4,19 +4,9 @@ against a 127.0.0.1 replay server."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from tests.cli.replay_world import ReplayWorld, text_reply
-from tests.providers.replay_server import ReplayServer
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[ReplayWorld]:
-    with ReplayServer() as server:
-        yield ReplayWorld(tmp_path, server)
 
 
 def _lines(path: Path) -> list[bytes]:

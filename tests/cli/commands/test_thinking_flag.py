@@ -3,20 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.cli.replay_world import HANG_GUARD, PICTX, ReplayWorld, text_reply
-from tests.providers.replay_server import ReplayServer
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[ReplayWorld]:
-    with ReplayServer() as server:
-        yield ReplayWorld(tmp_path, server)
 
 
 def _kinds(entries: list[dict[str, Any]]) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import queue
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from typing import IO, Any
 
 import pytest
 
+from tests.cli.replay_world import ReplayWorld
 from tests.cli.rpc.chat_stream import chunk, text_reply
 from tests.providers.replay_server import ReplayServer, Reply, openai_sse, stream
 
@@ -118,39 +118,12 @@ class RpcProcess:
                 stream_.close()
 
 
-class RpcWorld:
-    """A project, an agent dir whose models.json points at the replay server, and spawned
-    ``pictx --mode rpc`` processes."""
+class RpcWorld(ReplayWorld):
+    """:class:`~tests.cli.replay_world.ReplayWorld`'s project, agent dir and replay models,
+    with spawned ``pictx --mode rpc`` processes."""
 
     def __init__(self, root: Path, server: ReplayServer) -> None:
-        self.server = server
-        self.project = root / "proj"
-        self.project.mkdir()
-        self.agent_dir = root / "agent"
-        self.agent_dir.mkdir()
-        (root / "home").mkdir()
-        self.env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(root / "home"),
-            "PI_CODING_AGENT_DIR": str(self.agent_dir),
-            "PI_OFFLINE": "1",
-        }
-        if "PYTHONPATH" in os.environ:
-            self.env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-        models = {
-            "providers": {
-                "replay": {
-                    "baseUrl": server.url + "/v1",
-                    "api": "openai-completions",
-                    "apiKey": "test-key",
-                    "models": [
-                        {"id": "tiny", "contextWindow": 100000, "maxTokens": 1000},
-                        {"id": "thinker", "reasoning": True, "contextWindow": 100000},
-                    ],
-                }
-            }
-        }
-        (self.agent_dir / "models.json").write_text(json.dumps(models), encoding="utf-8")
+        super().__init__(root, server)
         self.children: list[RpcProcess] = []
 
     def spawn(self, *args: str) -> RpcProcess:
@@ -161,9 +134,6 @@ class RpcWorld:
         )
         self.children.append(child)
         return child
-
-    def sessions(self) -> list[Path]:
-        return sorted((self.agent_dir / "sessions").rglob("*.jsonl"))
 
 
 @pytest.fixture

@@ -416,7 +416,7 @@ def test_pictx_shows_the_conversation_and_its_compactions(tmp_path: Path) -> Non
     tree = pictx("session", "tree", str(tmp_path / "agent.jsonl"))
     assert "user: read every module" in tree
     assert "[compaction]" in tree
-    assert "toolResult read_file" in tree
+    assert "toolResult: read_file" in tree
     context = pictx("session", "context", str(tmp_path / "agent.jsonl"))
     assert "condensed" in context
     assert "all read" in context

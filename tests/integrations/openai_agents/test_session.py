@@ -440,7 +440,7 @@ async def test_pictx_shows_the_conversation_and_its_compactions(tmp_path: Path) 
     tree = pictx("session", "tree", str(tmp_path / "agent.jsonl"))
     assert "user: read every module" in tree
     assert "[compaction]" in tree
-    assert "toolResult read_file" in tree
+    assert "toolResult: read_file" in tree
     assert "all read" in pictx("session", "context", str(tmp_path / "agent.jsonl"))
 
 

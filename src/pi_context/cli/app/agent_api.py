@@ -5,7 +5,7 @@ mode use: the running agent session plus what only the application knows (where 
 live, which models, skills and credentials exist). ``pi_context.cli.app.app.RunningAgent``
 implements it on top of ``AgentSession``; tests may implement it with fakes. Every member
 has its real type (no ``Any``), and the value types it hands out (:class:`ModelChoice`,
-:class:`ModelCycle`, :class:`ProjectTrust`, ``SessionSummary``, ``ForkMessage``,
+:class:`ModelCycle`, :class:`ProjectTrust`, ``SessionInfo``, ``ForkMessage``,
 ``NavigationResult``, ``SessionStats``) live in modules that import no UI, so ``-p`` and
 ``--mode rpc`` load no terminal UI. Front ends import agent types from here, never from
 ``pi_context.agent``.
@@ -16,20 +16,23 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pi_context.agent.message_queues import QueueMode
 from pi_context.agent.navigation import NavigationResult
 from pi_context.agent.session_stats import SessionStats
-from pi_context.cli.app.session_list import SessionSummary
 from pi_context.cli.app.session_replacement import ForkMessage
 from pi_context.events import AgentEvent, QueueUpdate
-from pi_context.extensions import ExtensionUI, RegisteredCommand
 from pi_context.messages import ImageContent
 from pi_context.model import Model, ModelInfo
 from pi_context.resources.trust import TrustDecision, TrustStore
 from pi_context.resources.types import Skill
 from pi_context.session.store import Session
+from pi_context.session_dirs import SessionInfo
+
+if TYPE_CHECKING:
+    from pi_context.extensions.api import RegisteredCommand
+    from pi_context.extensions.context import ExtensionUI
 
 __all__ = [
     "NO_MODEL_HELP",
@@ -299,11 +302,11 @@ class AgentApi(Protocol):
         """Clamp and record ``level``; ``save`` also writes ``defaultThinkingLevel``."""
         ...
 
-    def sessions_here(self) -> list[SessionSummary]:
+    def sessions_here(self) -> list[SessionInfo]:
         """The saved sessions of this project, newest first."""
         ...
 
-    def sessions_everywhere(self) -> list[SessionSummary]:
+    def sessions_everywhere(self) -> list[SessionInfo]:
         """The saved sessions of every project, newest first."""
         ...
 

@@ -27,13 +27,12 @@ from pi_context.cli.app.agent_api import InputSource, ModelChoice, ModelCycle, P
 from pi_context.cli.app.model_scope import ScopeEntry, next_model_key
 from pi_context.cli.app.saved_settings import save_default_model, update_global_settings
 from pi_context.cli.app.scripted import load_scripted_model, scripted_spec
-from pi_context.cli.app.session_list import SessionLister, SessionSummary
+from pi_context.cli.app.session_list import SessionLister
 from pi_context.cli.app.session_replacement import ForkMessage
 from pi_context.cli.terminal_text import one_line
 from pi_context.errors import ModelNotFoundError, PiContextError, ProviderError
 from pi_context.events import AgentEvent, QueueUpdate
-from pi_context.extensions import ExtensionUI, RegisteredCommand
-from pi_context.extensions.events import SessionReason
+from pi_context.extensions.reasons import SessionReason
 from pi_context.messages import ImageContent
 from pi_context.model import Model, ModelInfo
 from pi_context.model.thinking import cycle_thinking_level, supported_thinking_levels
@@ -42,9 +41,12 @@ from pi_context.resources.settings import load_settings
 from pi_context.resources.trust import TRUST_FILE_NAME, TrustStore
 from pi_context.resources.types import Skill
 from pi_context.session.store import Session
+from pi_context.session_dirs import SessionInfo
 from pi_context.tokens import estimate_tokens
 
 if TYPE_CHECKING:
+    from pi_context.extensions.api import RegisteredCommand
+    from pi_context.extensions.context import ExtensionUI
     from pi_context.providers.registry import ModelRegistry
 
 __all__ = ["AppConfig", "RunningAgent", "resolve_cli_model"]
@@ -579,11 +581,11 @@ class RunningAgent:
             update_global_settings(self.config.agent_dir, {"defaultThinkingLevel": level})
         return chosen
 
-    def sessions_here(self) -> list[SessionSummary]:
+    def sessions_here(self) -> list[SessionInfo]:
         directory = self.session_dir()
         return self._lister.directory(directory) if directory is not None else []
 
-    def sessions_everywhere(self) -> list[SessionSummary]:
+    def sessions_everywhere(self) -> list[SessionInfo]:
         roots = [Path(self.config.agent_dir) / "sessions"]
         directory = self.session_dir()
         if directory is not None:

@@ -20,12 +20,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from pi_context import _json
 from pi_context.errors import ProviderErrorKind, ResourceError
 from pi_context.model import ModelInfo, ModelRequest
-from pi_context.testing import ScriptedModel, ScriptedReply, failure, reply
+
+if TYPE_CHECKING:
+    from pi_context.testing import ScriptedModel, ScriptedReply
 
 __all__ = ["SCRIPTED_ENV", "SCRIPTED_PREFIX", "load_scripted_model", "scripted_spec"]
 
@@ -52,6 +54,8 @@ def _int(item: Mapping[str, Any], key: str) -> int:
 
 
 def _reply(item: Any, where: str) -> ScriptedReply:
+    from pi_context.testing import failure, reply
+
     if isinstance(item, str):
         return reply(item)
     if not isinstance(item, dict):
@@ -83,11 +87,16 @@ def _reply(item: Any, where: str) -> ScriptedReply:
 
 
 def _exhausted(_request: ModelRequest) -> ScriptedReply:
+    from pi_context.testing import reply
+
     return reply("(script exhausted)")
 
 
 def load_scripted_model(path: str | Path, *, context_window: int = 128_000) -> ScriptedModel:
     """A :class:`~pi_context.testing.ScriptedModel` playing the replies in ``path``."""
+    # the fakes load only when a script is played, not on every start of the agent
+    from pi_context.testing import ScriptedModel
+
     file = Path(path)
     try:
         data = _json.loads(file.read_bytes())

@@ -30,7 +30,7 @@ from pi_context import session_dirs
 from pi_context.agent.session import AgentSession
 from pi_context.errors import PiContextError
 from pi_context.export.document import text_of_content
-from pi_context.extensions.events import SessionReason
+from pi_context.extensions.reasons import SessionReason
 from pi_context.model import Model
 from pi_context.session.store import Session
 

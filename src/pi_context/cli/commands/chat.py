@@ -29,6 +29,7 @@ import click
 
 from pi_context import session_dirs
 from pi_context.agent.tool_selection import ToolSelectionError, parse_tool_selection
+from pi_context.cli import collector
 from pi_context.cli.app.agent_api import NO_MODEL_HELP, AgentApi
 from pi_context.cli.app.app import AppConfig, RunningAgent, resolve_cli_model
 from pi_context.cli.app.file_args import PromptPlan, plan_prompts
@@ -387,6 +388,7 @@ async def _run(
         use_session_cwd=options["use_session_cwd"],
         fork_arg=options["fork"],
     )
+    collector.resume()  # the agent is built: the start-up is over
     if app is None:
         return 0
     host: AgentApi = app

@@ -28,6 +28,7 @@ from pi_context import _json
 from pi_context.cli.lazy_group import LazyCommand, LazyGroup
 from pi_context.cli.terminal_text import echo, json_for_terminal, terminal_safe
 from pi_context.errors import SessionError, SessionFormatError, TreeError
+from pi_context.export.document import entry_kind, entry_preview
 from pi_context.messages import AgentMessage, text_of
 from pi_context.session import Entry, ModelRef, Session, convert_to_llm
 from pi_context.session.column_index import ColumnIndex, IndexedPath, stream_indexed_context
@@ -114,61 +115,19 @@ def _kind(entry: Entry) -> str:
     return entry.type
 
 
+_TREE_KINDS = {"compaction": "[compaction]", "branch_summary": "[branch summary]"}
+"""Kinds drawn as markers in the tree (where the context was condensed)."""
+
+
 def _describe(entry: Entry) -> str:
-    """A short human description of an entry for the tree view (reads the checked entry
-    without keeping it decoded)."""
-    data = entry.peek()
-    kind = entry.type
-    if kind == "message":
-        value = data.get("message")
-        message: dict[str, Any] = value if isinstance(value, dict) else {}
-        role = str(message.get("role"))
-        if role == "assistant":
-            content = message.get("content")
-            calls = [
-                b.get("name")
-                for b in content or []
-                if isinstance(b, dict) and b.get("type") == "toolCall"
-            ]
-            text = text_of(content if isinstance(content, list) else None, " ")
-            extra = f" → {', '.join(map(str, calls))}" if calls else ""
-            return f"assistant: {_snippet(text)}{extra}"
-        if role == "toolResult":
-            return f"toolResult {message.get('toolName')}: {_snippet(text_of(message.get('content'), ' '))}"
-        if role == "bashExecution":
-            return f"bash: {_snippet(str(message.get('command')))}"
-        if role == "system":
-            sections = message.get("sections")
-            names = ", ".join(sections) if isinstance(sections, dict) else ""
-            return f"system [{names}]"
-        return f"{role}: {_snippet(text_of(message.get('content'), ' '))}"
-    if kind == "compaction":
-        return (
-            f"[compaction] keeps from {data.get('firstKeptEntryId')}, "
-            f"{data.get('tokensBefore')} tokens before: {_snippet(str(data.get('summary')))}"
-        )
-    if kind == "branch_summary":
-        return f"[branch summary] from {data.get('fromId')}: {_snippet(str(data.get('summary')))}"
-    if kind == "model_change":
-        return f"model → {data.get('provider')}/{data.get('modelId')}"
-    if kind == "thinking_level_change":
-        return f"thinking → {data.get('thinkingLevel')}"
-    if kind == "context_edit":
-        action = "omit" if data.get("replacement") is None else "replace"
-        return f"context edit: {action} {data.get('targetId')}"
-    if kind == "label":
-        return f"label {data.get('targetId')} = {data.get('label')!r}"
-    if kind == "session_info":
-        return f"name = {data.get('name')!r}"
-    if kind == "custom_message":
-        return f"custom message {data.get('customType')}: {_snippet(text_of(data.get('content'), ' '))}"
-    if kind == "custom":
-        return f"custom {data.get('customType')}"
-    if kind == "usage":
-        return f"usage {data.get('kind')} {data.get('provider')}/{data.get('model')}"
-    if kind == "unreadable":
+    """An entry's kind and :func:`~pi_context.export.document.entry_preview`, for the tree view
+    (reads the checked entry without keeping it decoded)."""
+    if entry.type == "unreadable":
         return "(unreadable line: left out)"
-    return f"{kind} (not interpreted)"
+    data = entry.peek()
+    kind = entry_kind(data)
+    preview = entry_preview(data) or "(not interpreted)"
+    return f"{_TREE_KINDS.get(kind, kind)}: {preview}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,6 @@ from pi_context.cli.app.session_replacement import (
     fork_messages,
     user_text,
 )
-from pi_context.export import SessionDocument, default_html_name, export_html
 from pi_context.messages import AgentMessage, ImageContent, bash_execution_message
 from pi_context.model import ModelInfo
 from pi_context.model.thinking import cycle_thinking_level, supported_thinking_levels
@@ -462,6 +461,8 @@ class CommandHandlers:
         return record
 
     async def cmd_export_html(self, command: Command) -> Any:
+        from pi_context.export import SessionDocument, default_html_name, export_html
+
         session = self.rt.agent.session
         target = _string(command, "outputPath", required=False)
         if session.file_path is None:

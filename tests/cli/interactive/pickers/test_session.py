@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pi_context.cli.app.session_list import SessionSummary
 from pi_context.cli.interactive.pickers.list import AskText, Close, Confirm, Stay
 from pi_context.cli.interactive.pickers.session import SessionPicker, format_age, thread_order
+from pi_context.session_dirs import SessionInfo
 
 
 def _session(
     name: str, modified: float, *, parent: str | None = None, title: str | None = None
-) -> SessionSummary:
-    return SessionSummary(
+) -> SessionInfo:
+    return SessionInfo(
         path=Path(f"/s/{name}.jsonl"),
         id=name,
         cwd="/proj",
@@ -37,10 +37,10 @@ class Actions:
         self.renamed: list[tuple[str, str]] = []
         self.deleted: list[str] = []
 
-    def rename(self, session: SessionSummary, name: str) -> None:
+    def rename(self, session: SessionInfo, name: str) -> None:
         self.renamed.append((session.id, name))
 
-    def delete(self, session: SessionSummary) -> None:
+    def delete(self, session: SessionInfo) -> None:
         self.deleted.append(session.id)
 
 

@@ -15,15 +15,8 @@ import pytest
 
 from pi_context.session_dirs import default_session_dir, session_file_name
 from tests.cli.replay_world import HANG_GUARD, PICTX, ReplayWorld, text_reply
-from tests.providers.replay_server import ReplayServer
 
 pexpect = pytest.importorskip("pexpect")
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[ReplayWorld]:
-    with ReplayServer() as server:
-        yield ReplayWorld(tmp_path, server)
 
 
 class Pty:

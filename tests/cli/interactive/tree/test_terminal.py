@@ -11,17 +11,10 @@ from typing import Any
 import pytest
 
 from tests.cli.replay_world import HANG_GUARD, PICTX, ReplayWorld, text_reply
-from tests.providers.replay_server import ReplayServer
 
 pexpect = pytest.importorskip("pexpect")
 
 UP, DOWN, ENTER, ESC = "\x1b[A", "\x1b[B", "\r", "\x1b"
-
-
-@pytest.fixture
-def world(tmp_path: Any) -> Iterator[ReplayWorld]:
-    with ReplayServer() as server:
-        yield ReplayWorld(tmp_path, server)
 
 
 class Term:

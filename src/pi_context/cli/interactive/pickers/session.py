@@ -7,7 +7,7 @@ each file's path, Ctrl+N keeps only named sessions, Ctrl+R renames the selected 
 (appends a ``session_info`` entry to its file; a blank name changes nothing), Ctrl+D deletes
 it after a confirmation (never the session in use). Enter resumes it.
 
-The rows are built from :class:`~pi_context.cli.app.session_list.SessionSummary` values, so names
+The rows are built from :class:`~pi_context.session_dirs.SessionInfo` values, so names
 and previews are shown one-line and terminal-safe by the picker.
 """
 
@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from pi_context.cli.app.session_list import SessionSummary
 from pi_context.cli.interactive.pickers.list import (
     AskText,
     Close,
@@ -30,6 +29,7 @@ from pi_context.cli.interactive.pickers.list import (
     fuzzy_score,
 )
 from pi_context.errors import PiContextError
+from pi_context.session_dirs import SessionInfo
 
 __all__ = ["SORT_MODES", "SessionPicker", "format_age", "thread_order"]
 
@@ -46,11 +46,11 @@ def format_age(seconds: float) -> str:
     return "now"
 
 
-def thread_order(sessions: Sequence[SessionSummary]) -> list[tuple[SessionSummary, int]]:
+def thread_order(sessions: Sequence[SessionInfo]) -> list[tuple[SessionInfo, int]]:
     """``(session, depth)``: each fork right under the session it was forked from, threads
     ordered by their most recent member, siblings newest first."""
     by_path = {str(s.path): s for s in sessions}
-    children: dict[str, list[SessionSummary]] = {}
+    children: dict[str, list[SessionInfo]] = {}
     roots = []
     for session in sessions:
         parent = session.parent_session
@@ -60,7 +60,7 @@ def thread_order(sessions: Sequence[SessionSummary]) -> list[tuple[SessionSummar
             roots.append(session)
     latest: dict[str, float] = {}
 
-    def newest(session: SessionSummary, seen: frozenset[str]) -> float:
+    def newest(session: SessionInfo, seen: frozenset[str]) -> float:
         key = str(session.path)
         if key not in latest:
             below = [
@@ -71,10 +71,10 @@ def thread_order(sessions: Sequence[SessionSummary]) -> list[tuple[SessionSummar
             latest[key] = max([session.modified, *below])
         return latest[key]
 
-    ordered: list[tuple[SessionSummary, int]] = []
+    ordered: list[tuple[SessionInfo, int]] = []
     placed: set[str] = set()
 
-    def place(session: SessionSummary, depth: int) -> None:
+    def place(session: SessionInfo, depth: int) -> None:
         key = str(session.path)
         if key in placed:
             return
@@ -97,11 +97,11 @@ class SessionPicker:
     def __init__(
         self,
         *,
-        here: Callable[[], list[SessionSummary]],
-        everywhere: Callable[[], list[SessionSummary]],
+        here: Callable[[], list[SessionInfo]],
+        everywhere: Callable[[], list[SessionInfo]],
         current: Path | None,
-        rename: Callable[[SessionSummary, str], None],
-        delete: Callable[[SessionSummary], None],
+        rename: Callable[[SessionInfo, str], None],
+        delete: Callable[[SessionInfo], None],
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._here = here
@@ -120,18 +120,18 @@ class SessionPicker:
         extra = " · named only" if self.named_only else ""
         return f"Resume Session ({scope}) · sort: {self.sort}{extra}"
 
-    def _listed(self) -> list[SessionSummary]:
+    def _listed(self) -> list[SessionInfo]:
         sessions = self._everywhere() if self.all else self._here()
         if self.named_only:
             sessions = [s for s in sessions if s.name]
         return sessions
 
-    def _search_text(self, session: SessionSummary) -> str:
+    def _search_text(self, session: SessionInfo) -> str:
         return " ".join(
             [session.name or "", session.first_message, session.id, session.cwd if self.all else ""]
         )
 
-    def rows(self, query: str) -> list[PickerRow[SessionSummary]]:
+    def rows(self, query: str) -> list[PickerRow[SessionInfo]]:
         sessions = self._listed()
         scores: dict[Path, float] = {}
         if query.strip():
@@ -150,7 +150,7 @@ class SessionPicker:
         now = self._clock()
         return [self._row(session, depth, now) for session, depth in ordered]
 
-    def _row(self, session: SessionSummary, depth: int, now: float) -> PickerRow[SessionSummary]:
+    def _row(self, session: SessionInfo, depth: int, now: float) -> PickerRow[SessionInfo]:
         title = session.name or session.first_message or "(no messages)"
         indent = "  " * (depth - 1) + "└ " if depth else ""
         notes = [f"{session.message_count} msgs", format_age(now - session.modified)]
@@ -162,35 +162,35 @@ class SessionPicker:
             notes.append(session.cwd)
         return PickerRow(session, indent + title, note=" · ".join(notes))
 
-    def initial(self, rows: Sequence[PickerRow[SessionSummary]]) -> int:
+    def initial(self, rows: Sequence[PickerRow[SessionInfo]]) -> int:
         return 0
 
-    def choose(self, value: SessionSummary, query: str) -> Outcome[SessionSummary]:
+    def choose(self, value: SessionInfo, query: str) -> Outcome[SessionInfo]:
         return Close(value)
 
     # -- keys -----------------------------------------------------------------------------
 
-    def _toggle_scope(self, _value: SessionSummary | None, _query: str) -> Outcome[SessionSummary]:
+    def _toggle_scope(self, _value: SessionInfo | None, _query: str) -> Outcome[SessionInfo]:
         self.all = not self.all
         return Stay()
 
-    def _cycle_sort(self, _value: SessionSummary | None, _query: str) -> Outcome[SessionSummary]:
+    def _cycle_sort(self, _value: SessionInfo | None, _query: str) -> Outcome[SessionInfo]:
         self.sort = SORT_MODES[(SORT_MODES.index(self.sort) + 1) % len(SORT_MODES)]
         return Stay(f"Sort: {self.sort}")
 
-    def _toggle_path(self, _value: SessionSummary | None, _query: str) -> Outcome[SessionSummary]:
+    def _toggle_path(self, _value: SessionInfo | None, _query: str) -> Outcome[SessionInfo]:
         self.show_path = not self.show_path
         return Stay()
 
-    def _toggle_named(self, _value: SessionSummary | None, _query: str) -> Outcome[SessionSummary]:
+    def _toggle_named(self, _value: SessionInfo | None, _query: str) -> Outcome[SessionInfo]:
         self.named_only = not self.named_only
         return Stay()
 
-    def _ask_rename(self, value: SessionSummary | None, _query: str) -> Outcome[SessionSummary]:
+    def _ask_rename(self, value: SessionInfo | None, _query: str) -> Outcome[SessionInfo]:
         if value is None:
             return Stay()
 
-        def rename(name: str) -> Outcome[SessionSummary]:
+        def rename(name: str) -> Outcome[SessionInfo]:
             if not name.strip():
                 return Stay("Name unchanged")
             try:
@@ -201,13 +201,13 @@ class SessionPicker:
 
         return AskText("New name:", rename, default=value.name or "")
 
-    def _ask_delete(self, value: SessionSummary | None, _query: str) -> Outcome[SessionSummary]:
+    def _ask_delete(self, value: SessionInfo | None, _query: str) -> Outcome[SessionInfo]:
         if value is None:
             return Stay()
         if value.path == self._current:
             return Stay("The session in use cannot be deleted")
 
-        def delete() -> Outcome[SessionSummary]:
+        def delete() -> Outcome[SessionInfo]:
             try:
                 self._delete(value)
             except (PiContextError, OSError) as exc:
@@ -217,7 +217,7 @@ class SessionPicker:
         title = value.name or value.first_message or value.path.name
         return Confirm(f"Delete session “{title[:60]}”?", delete)
 
-    def bindings(self) -> list[PickerKey[SessionSummary]]:
+    def bindings(self) -> list[PickerKey[SessionInfo]]:
         return [
             PickerKey(("tab",), "Tab", "folder/all", self._toggle_scope),
             PickerKey(("c-s",), "Ctrl+S", "sort", self._cycle_sort),

@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pi_context import session_dirs
-from pi_context.cli.app.session_list import SessionSummary, pick_session, session_rows
+from pi_context.cli.app.session_list import pick_session, session_rows
 from pi_context.cli.app.session_replacement import (
     CLONED,
     FORKED,
@@ -31,6 +31,7 @@ from pi_context.cli.interactive.slash.registry import BUILT_INS
 from pi_context.cli.interactive.stats import cache_ratio, count_messages, format_tokens
 from pi_context.cli.terminal_text import one_line
 from pi_context.export import SessionDocument, export_file
+from pi_context.session_dirs import SessionInfo
 
 __all__ = ["choose_option", "switch_to_session"]
 
@@ -91,7 +92,7 @@ async def choose_option(shell: Shell, question: str, options: Sequence[str]) -> 
     return None
 
 
-async def switch_to_session(shell: Shell, chosen: SessionSummary) -> bool:
+async def switch_to_session(shell: Shell, chosen: SessionInfo) -> bool:
     """Open ``chosen``: in its own folder (after asking when that is not this one), or, when
     its folder is gone, here (pi's three-way choice). ``False`` when nothing was opened."""
     agent = shell.agent
