@@ -60,7 +60,8 @@ def main() -> int:
             session, data = Path(command["sessionPath"]), {"cancelled": False}
         elif kind == "prompt":
             text = command["message"]
-            note({"paused_ns": int(Path(os.environ["SIM_CLOCK_FILE"]).read_text())})
+            if "SIM_CLOCK_FILE" in os.environ:
+                note({"paused_ns": int(Path(os.environ["SIM_CLOCK_FILE"]).read_text())})
             crash, hang = os.environ.get("FAKE_CRASH"), os.environ.get("FAKE_HANG")
             marker = journal.with_suffix(".crashed")
             if crash and crash in text and not marker.exists():
