@@ -179,6 +179,10 @@ def test_sessions_new_name_fork_clone_switch_and_export(
     assert empty["error"] == "Session name cannot be empty"
     assert rpc.call({"id": "s1", "type": "get_state"})["data"]["sessionName"] == "my task"
 
+    before = first_file.read_bytes()
+    over = rpc.call({"id": "xs", "type": "export_html", "outputPath": str(first_file)})
+    assert "refusing to write the export over the session it exports" in over["error"]
+    assert first_file.read_bytes() == before
     out = tmp_path / "out.html"
     exported = rpc.call({"id": "x", "type": "export_html", "outputPath": str(out)})
     assert exported["data"] == {"path": str(out)}

@@ -462,6 +462,7 @@ class CommandHandlers:
 
     async def cmd_export_html(self, command: Command) -> Any:
         from pi_context.export import SessionDocument, default_html_name, export_html
+        from pi_context.session_dirs import refuse_session_target
 
         session = self.rt.agent.session
         target = _string(command, "outputPath", required=False)
@@ -471,6 +472,8 @@ class CommandHandlers:
             raise RpcCommandError("Nothing to export yet - start a conversation first")
         session.flush()
         out = Path(target) if target else Path(os.getcwd()) / default_html_name(session.file_path)
+        # an export never takes the place of a session: the one being exported or any other
+        refuse_session_target(out, session.file_path)
         written = export_html(SessionDocument.load(session.file_path), out)
         return {"path": str(written)}
 
