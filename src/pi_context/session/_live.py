@@ -21,7 +21,7 @@ import bisect
 import itertools
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Final, overload
+from typing import Any, Final, TypeVar, overload
 
 from pi_context.messages import AgentMessage
 from pi_context.session.columns import EntryColumns
@@ -45,6 +45,9 @@ and a closing bracket); a longer one has its brackets counted."""
 
 KEEP_ITEMS: Final = 10_000
 """How many of the newest context entries keep their projected messages between reads."""
+
+
+_T = TypeVar("_T")
 
 
 class PathView(Sequence[Entry]):
@@ -188,7 +191,21 @@ class _Context:
         return starts
 
 
-class ContextEntries(Sequence[ProjectedEntry]):
+class _ListLike(Sequence[_T]):
+    """A read-only view that compares equal to any sequence with the same items, as the list
+    it stands in for would (and, like a list, is not hashable)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class ContextEntries(_ListLike[ProjectedEntry]):
     """The first ``length`` projected entries of a context, each projected when read (the
     newest are kept projected by the context itself)."""
 
@@ -224,18 +241,11 @@ class ContextEntries(Sequence[ProjectedEntry]):
         columns = self._columns
         return (item(columns, i) for i in range(self._len))
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            return len(other) == self._len and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
     def __repr__(self) -> str:
         return f"<{self._len} context entries>"
 
 
-class ContextMessages(Sequence[AgentMessage]):
+class ContextMessages(_ListLike[AgentMessage]):
     """The first ``length`` messages of a context, taken from their entries when read: a
     million-message context is never held decoded at once. Read-only (the stored messages)."""
 
@@ -303,13 +313,6 @@ class ContextMessages(Sequence[AgentMessage]):
     def __iter__(self) -> Iterator[AgentMessage]:
         flat = self._context.flat_messages()
         return itertools.islice(flat if flat is not None else self._from(0), self._len)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
-            return len(other) == self._len and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"<{self._len} context messages>"
