@@ -166,7 +166,15 @@ CLI_PACKAGES = {
     "pi_context.cli.interactive.tree",
     "pi_context.cli.rpc",
 }
-CLI_TOP_LEVEL = {"collector", "entry_help", "lazy_group", "main", "print_mode", "terminal_text"}
+CLI_TOP_LEVEL = {
+    "collector",
+    "entry_help",
+    "group",
+    "lazy_group",
+    "main",
+    "print_mode",
+    "terminal_text",
+}
 # Modules outside cli/interactive that import it: chat starts interactive mode. Print mode, RPC,
 # app/ (the seam and its value types) and the other subcommands must not.
 IMPORTS_INTERACTIVE = {"pi_context.cli.commands.chat"}

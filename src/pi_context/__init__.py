@@ -24,10 +24,11 @@ and nothing else is imported until a name is used (``pictx --version`` must not 
 agent); each name below is imported from its module on first access.
 """
 
-import importlib
-import typing
+# Not ``typing.TYPE_CHECKING``: ``import typing`` (with re, enum, contextlib) would be most of
+# what ``pictx --version`` imports; type checkers treat any constant of this name alike.
+TYPE_CHECKING = False
 
-if typing.TYPE_CHECKING:
+if TYPE_CHECKING:
     from pi_context.agent.session import AgentOptions, AgentSession
     from pi_context.compaction.engine import Compactor, compact
     from pi_context.errors import (
@@ -111,6 +112,8 @@ if typing.TYPE_CHECKING:
     from pi_context.tokens import estimate_tokens
     from pi_context.tools.base import FunctionTool, Tool, ToolOutcome
     from pi_context.tools.registry import default_tools
+
+del TYPE_CHECKING  # not a name of the package
 
 __all__ = [
     "AgentEnd",
@@ -283,6 +286,8 @@ _HOMES = {
 
 
 def __getattr__(name: str) -> object:
+    import importlib
+
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'pi_context' has no attribute {name!r}")

@@ -32,8 +32,10 @@ its ``str()`` names them, so the CLI can print one line and exit non-zero.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "CompactionCancelledError",

@@ -153,7 +153,7 @@ def test_unknown_names_and_bad_targets() -> None:
     assert not wants_agent(["--version"], group)
     assert wants_agent([], group)
     with pytest.raises(TypeError, match="not a click command"):
-        LazyCommand("pi_context.cli.main:SUBCOMMANDS", "x").load()
+        LazyCommand("pi_context.cli.group:SUBCOMMANDS", "x").load()
 
 
 def test_version_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:

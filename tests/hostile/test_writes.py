@@ -63,7 +63,7 @@ def test_a_planted_symlink_at_the_temporary_name_is_never_followed(
     victim.write_bytes(b"precious\n")
     target = tmp_path / "s.jsonl"
     target.write_bytes(b"old\n")
-    monkeypatch.setattr("secrets.token_hex", lambda n: "0" * (2 * n))
+    monkeypatch.setattr("os.urandom", lambda n: bytes(n))  # the temporary name: all zeros
     (tmp_path / f".s.jsonl.{'0' * 32}.pictx-tmp").symlink_to(victim)
     with pytest.raises(SessionError, match="cannot rewrite session file"):
         atomic_write(target, b"new\n")

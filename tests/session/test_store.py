@@ -552,3 +552,35 @@ def test_on_branch_follows_appends_and_leaf_moves(make_session_file: MakeSession
     assert s.on_branch(first.id)
     assert not s.on_branch(second.id)
     assert [e.id for e in s.branch_view()] == [first.id, sibling.id]
+
+
+def test_new_session_ids_are_uuid_v7_of_the_current_millisecond() -> None:
+    """pi's session ids: UUIDv7 (48 bits of Unix milliseconds, version 7, RFC 4122 variant,
+    random bits after), so that ids sort by creation time."""
+    import time
+    import uuid
+
+    from pi_context.session import new_session_id
+
+    before = time.time_ns() // 1_000_000
+    ids = [new_session_id() for _ in range(200)]
+    after = time.time_ns() // 1_000_000
+    assert len(set(ids)) == len(ids)
+    for text in ids:
+        assert re.fullmatch(
+            r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", text
+        )
+        value = uuid.UUID(text)
+        assert value.version == 7
+        assert value.variant == uuid.RFC_4122
+        assert before <= value.int >> 80 <= after
+    # the 74 random bits differ between ids of the same millisecond
+    assert len({uuid.UUID(text).int & ((1 << 62) - 1) for text in ids}) == len(ids)
+
+
+def test_new_entry_ids_are_8_hex_digits() -> None:
+    from pi_context.session import new_entry_id
+
+    ids = [new_entry_id() for _ in range(200)]
+    assert all(re.fullmatch(r"[0-9a-f]{8}", text) for text in ids)
+    assert len(set(ids)) > 190

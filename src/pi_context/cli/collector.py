@@ -1,11 +1,15 @@
-"""The cyclic garbage collector paused while the agent starts.
+"""The cyclic garbage collector paused while ``pictx`` starts.
 
 Start-up allocates a few hundred thousand long-lived objects (modules, classes, functions,
 the settings and the session) and almost no garbage, yet the collector runs over them again
-and again as they appear: about a tenth of ``pictx -p``'s time to its first request. So the
-agent's start-up runs with the collector paused; once the agent is built, what exists is moved
-out of the collector's sight (:func:`gc.freeze`: later collections, after every turn of a long
-session too, do not walk the start-up's objects again) and collection resumes.
+and again as they appear: about a tenth of ``pictx -p``'s time to its first request, and a
+twentieth of ``pictx session info``'s. So the console script starts with the collector paused;
+once the start-up is over, what exists is moved out of the collector's sight (:func:`gc.freeze`:
+later collections, after every turn of a long session too, do not walk the start-up's objects
+again) and collection resumes. The agent's start-up ends when the agent is built (the agent
+command resumes); any other command's when its module is imported
+(:class:`~pi_context.cli.lazy_group.LazyGroup`), before it reads a file of any size; and
+``main`` resumes in any case when the command returns.
 
 Only the console script pauses it (:func:`pause` is a no-op when the collector was already
 off, and :func:`resume` turns on only what :func:`pause` turned off), so a program that calls

@@ -10,8 +10,10 @@
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["AGENT_HELP", "mistyped_command"]
 
@@ -85,5 +87,7 @@ def mistyped_command(args: Sequence[str], names: Sequence[str]) -> str | None:
         return None
     if not first.isascii() or not first.isalpha() or not first.islower():
         return None
+    import difflib  # only for a word that could be a typo: most command lines never get here
+
     close = difflib.get_close_matches(first, names, n=1, cutoff=_CUTOFF)
     return close[0] if close else None

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import click
+
+from pi_context.cli import collector
 
 __all__ = ["LazyCommand", "LazyGroup"]
 
 
-@dataclass(frozen=True, slots=True)
-class LazyCommand:
-    """Where a subcommand lives (``"pi_context.cli.commands.chat:chat_command"``); its help."""
+class LazyCommand(NamedTuple):
+    """Where a subcommand lives (``"pi_context.cli.commands.chat:chat_command"``); its help.
+
+    A named tuple rather than a dataclass: ``pictx --help`` builds the table and imports
+    nothing else (``dataclasses`` is a millisecond of its start-up)."""
 
     target: str
     help: str
@@ -53,6 +57,10 @@ class LazyGroup(click.Group):
         if command is None and cmd_name in self.lazy_commands:
             command = self.lazy_commands[cmd_name].load()
             self.add_command(command, cmd_name)
+        if command is not None:
+            # The command to run is imported: the console script's start-up, which ran with
+            # the collector off (pi_context.cli.collector), is over.
+            collector.resume()
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -1,104 +1,59 @@
-"""The ``pictx`` command line: one click group whose subcommands are imported when they run.
+"""The ``pictx`` command line: the entry point of the console script.
 
 This is the only place that turns errors into exit codes: a
 :class:`~pi_context.errors.PiContextError` prints one line (``pictx: error: FILE:LINE: why``)
 and exits 1; an unexpected exception prints one line and exits 2.
+
+The click group and its subcommand table live in :mod:`pi_context.cli.group`, imported when a
+command line needs them: a bare ``pictx --version`` is answered here, with the line click's
+version option prints, without importing click (about half of every other command's start-up).
+The group's names stay importable from here (``from pi_context.cli.main import cli``).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-
-import click
 
 from pi_context._version import __version__
 from pi_context.cli import collector
-from pi_context.cli.entry_help import AGENT_HELP, mistyped_command
-from pi_context.cli.lazy_group import LazyCommand, LazyGroup
-from pi_context.errors import PiContextError
+
+TYPE_CHECKING = False  # not typing's: ``pictx --version`` imports no typing (see pi_context)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pi_context.cli.group import SUBCOMMANDS, cli, wants_agent
 
 __all__ = ["SUBCOMMANDS", "cli", "main", "wants_agent"]
 
-# Every subcommand, imported only when it runs (``pictx --version`` loads none of them). The
-# help line is what ``pictx --help`` lists; tests/cli/test_lazy_group.py keeps it equal to
-# the command's own docstring.
-SUBCOMMANDS = {
-    "chat": LazyCommand(
-        "pi_context.cli.commands.chat:chat_command",
-        "Talk to the agent: interactive in a terminal, or one-shot with -p / --mode json.",
-    ),
-    "compact": LazyCommand(
-        "pi_context.cli.commands.compact:compact_command",
-        "Compact the current branch of a session FILE (appends a compaction entry).",
-    ),
-    "distrust": LazyCommand(
-        "pi_context.cli.commands.prompt:distrust_command",
-        "Never use a project's .pi settings, SYSTEM.md or skills (context files still load).",
-    ),
-    "mcp": LazyCommand(
-        "pi_context.cli.commands.mcp:mcp_group",
-        "List, add and remove MCP servers (mcp.json).",
-    ),
-    "models": LazyCommand(
-        "pi_context.cli.commands.models:models_command",
-        "List the models pictx knows: built-ins, ~/.pi/agent/models.json and the local model.",
-    ),
-    "prompt": LazyCommand(
-        "pi_context.cli.commands.prompt:prompt_command",
-        "Print the system prompt as it would be sent for a directory.",
-    ),
-    "session": LazyCommand(
-        "pi_context.cli.commands.session:session_group",
-        "Inspect pi session files (never modifies them).",
-    ),
-    "skills": LazyCommand(
-        "pi_context.cli.commands.prompt:skills_command",
-        "List the skills available in a directory, with loading problems.",
-    ),
-    "trust": LazyCommand(
-        "pi_context.cli.commands.prompt:trust_command",
-        "Trust a project (its .pi settings, SYSTEM.md, skills) from now on.",
-    ),
-}
+VERSION_LINE = f"pictx, version {__version__}\n"
+"""What ``pictx --version`` prints: the line of the group's click version option, which answers
+``--version`` combined with other arguments."""
+
+_FROM_GROUP = frozenset({"SUBCOMMANDS", "cli", "wants_agent"})
 
 
-@click.group(
-    cls=LazyGroup,
-    lazy_commands=SUBCOMMANDS,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-@click.version_option(__version__, prog_name="pictx")
-def cli() -> None:
-    """pi-context: pi-compatible sessions, system prompts and compaction."""
+def __getattr__(name: str) -> object:
+    """The click group's names, imported on first use (the entry point itself needs no click)."""
+    if name in _FROM_GROUP:
+        from pi_context.cli import group
 
-
-cli.epilog = AGENT_HELP
-
-
-def wants_agent(args: Sequence[str], group: click.Group) -> bool:
-    """Whether ``pictx ARGS`` runs the agent (no subcommand named first, no group help)."""
-    if not args:
-        return True
-    first = args[0]
-    if first in group.list_commands(click.Context(group)):
-        return False
-    return first not in ("-h", "--help", "--version")
-
-
-def _entry_command(args: Sequence[str]) -> click.Command:
-    """``pictx [options] [messages...]`` with no subcommand named first starts the agent:
-    interactive in a terminal, one-shot with -p, an event stream with --mode json."""
-    if wants_agent(args, cli):
-        from pi_context.cli.commands.chat import chat_command
-
-        return chat_command
-    return cli
+        value = getattr(group, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``pictx``; returns the exit code (the console script exits with it)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:
+        return _print_version()
+    import click
+
+    from pi_context.cli.entry_help import mistyped_command
+    from pi_context.cli.group import cli, entry_command
+    from pi_context.errors import PiContextError
+
     typo = mistyped_command(args, cli.list_commands(click.Context(cli)))
     if typo is not None:
         _error(
@@ -106,10 +61,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f'To send it as a prompt: pictx -- "{" ".join(args)}" (or pictx -p ...)'
         )
         return 2
-    if argv is None and wants_agent(args, cli):
-        collector.pause()  # the agent command resumes it once the agent is built
+    if argv is None:
+        # The start-up runs with the collector off: the agent command resumes it once the agent
+        # is built, the group once the command that runs is imported (LazyGroup.get_command).
+        collector.pause()
     try:
-        result = _entry_command(args).main(args=args, prog_name="pictx", standalone_mode=False)
+        result = entry_command(args).main(args=args, prog_name="pictx", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.UsageError as exc:
@@ -134,6 +91,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         collector.resume()
     return result if isinstance(result, int) else 0
+
+
+def _print_version() -> int:
+    try:
+        sys.stdout.write(VERSION_LINE)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return 1
+    return 0
 
 
 def _error(text: str) -> None:

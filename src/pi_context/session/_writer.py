@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -164,7 +163,7 @@ def atomic_write(path: Path, data: bytes) -> None:
     (``O_EXCL``) and never through a symlink (``O_NOFOLLOW``), so nothing planted beside the
     session can redirect the write; it is removed if anything fails.
     """
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(16)}{_TEMP_SUFFIX}")
+    tmp = path.with_name(f".{path.name}.{os.urandom(16).hex()}{_TEMP_SUFFIX}")
     flags = (
         os.O_WRONLY
         | os.O_CREAT

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pi_context.session.search_index import IndexedEntries, SearchIndex, StaleIndexError
-from pi_context.session.search_text import entry_text
+from pi_context.session.search_text import SNIPPET_CHARS, entry_text
 
 __all__ = [
     "LAST_ENTRY",
@@ -41,9 +41,6 @@ __all__ = [
     "query_terms",
     "search",
 ]
-
-SNIPPET_CHARS: Final = 200
-"""Characters of text a hit's snippet shows around the first match (whitespace collapsed)."""
 
 MAX_TERMS: Final = 32
 """Words of a query used; the rest are ignored (a query is a few keywords, not a document)."""

@@ -22,8 +22,9 @@ it with a fault. Objects whose contents are not checked (tool-call arguments, to
 decode into a Struct without fields, which tests that the value is an object and skips it.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: msgspec reads a Struct's field types when the
+# class is made, and string annotations would each be compiled and evaluated there (a third of
+# this module's import time, paid by every session command).
 from typing import Any, Final
 
 import msgspec

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pi_context import _json
 from pi_context.errors import SessionError, SessionFormatError, TreeError
@@ -41,10 +40,13 @@ from pi_context.session.entries import MODEL_VISIBLE_ROLES, Entry, make_entry
 from pi_context.session.problems import LoadProblem, ProblemLog
 from pi_context.session.projection import Projection, js_date_ms
 from pi_context.session.reading import open_regular
-from pi_context.session.search import SNIPPET_CHARS, SearchHit
-from pi_context.session.search import search as search_index
-from pi_context.session.search_index import SearchIndex
+from pi_context.session.search_text import SNIPPET_CHARS
 from pi_context.session.tree import TreeIndex, normalize_name
+
+if TYPE_CHECKING:
+    # Imported where a search runs: the index is SQLite, which opening a session never needs.
+    from pi_context.session.search import SearchHit
+    from pi_context.session.search_index import SearchIndex
 
 __all__ = ["Session", "new_entry_id", "new_session_id"]
 
@@ -53,9 +55,12 @@ _SESSION_ID: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
 def new_session_id() -> str:
-    """A UUIDv7 string (time-ordered), pi's default session id."""
+    """A UUIDv7 string (time-ordered), pi's default session id.
+
+    Its random bits come from ``os.urandom``, which is what ``secrets`` draws from too, without
+    ``secrets``' import of ``hmac`` and OpenSSL (a tenth of a session command's start-up)."""
     ms = time.time_ns() // 1_000_000
-    value = (ms & ((1 << 48) - 1)) << 80 | int.from_bytes(secrets.token_bytes(10), "big")
+    value = (ms & ((1 << 48) - 1)) << 80 | int.from_bytes(os.urandom(10), "big")
     value &= ~(0xF << 76)
     value |= 0x7 << 76
     value &= ~(0x3 << 62)
@@ -458,6 +463,8 @@ class Session:
         last search and rebuilt when the file no longer matches it. A session without a
         current v3 file is indexed in memory.
         """
+        from pi_context.session.search import search as search_index
+
         index = self._search_index_ready(cache_dir)
         if leaf_id is not None:
             self._tree.require(leaf_id)
@@ -494,6 +501,8 @@ class Session:
             index.close()
             index = None
         if index is None:
+            from pi_context.session.search_index import SearchIndex
+
             if use_file and self.file_path is not None:
                 index = SearchIndex.for_file(self.file_path, wanted)
             else:
