@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from pi_context.errors import PiContextError
-from pi_context.events import AgentEvent, AgentSettled, QueueUpdate
+from pi_context.events import AgentSettled, QueueUpdate
 from pi_context.extensions.reasons import SessionReason, ShutdownReason
 from pi_context.mcp import McpManager
 from pi_context.mcp.command import DESCRIPTION as MCP_COMMAND_DESCRIPTION
@@ -73,6 +73,7 @@ from .transform import TransformChain
 from .user_prompt import user_prompt
 
 if TYPE_CHECKING:
+    from pi_context.events import AgentEvent
     from pi_context.extensions.api import RegisteredCommand
     from pi_context.extensions.context import ExtensionUI
     from pi_context.extensions.events import CustomMessageDraft, Event
