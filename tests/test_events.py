@@ -106,3 +106,31 @@ def test_retry_notices_share_fields_but_not_type() -> None:
         }
     )
     assert not isinstance(AutoRetryStart(1, 3, 0, ""), SummarizationRetryScheduled)
+
+
+def test_agent_event_is_every_event_the_module_exports() -> None:
+    """The union is built on first use (with the compaction events it re-exports); it must
+    name every event class the module exports, and nothing else."""
+    import typing
+
+    from pi_context import events
+    from pi_context._records import Event
+
+    exported = {
+        value
+        for name in events.__all__
+        if isinstance(value := getattr(events, name), type)
+        and issubclass(value, Event)
+        and value is not Event
+    }
+    assert set(typing.get_args(events.AgentEvent)) == exported
+    assert events.CompactionStart.type == "compaction_start"
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    import pytest
+
+    from pi_context import events
+
+    with pytest.raises(AttributeError, match="NoSuchEvent"):
+        events.NoSuchEvent  # type: ignore[attr-defined]  # noqa: B018

@@ -18,24 +18,14 @@ or receive them through ``AgentSession.subscribe()``.
 
 from __future__ import annotations
 
+import functools
+import importlib
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from pi_context._records import Event, Record
-from pi_context.compaction.events import (
-    CompactionEnd,
-    CompactionFallback,
-    CompactionPaused,
-    CompactionStart,
-    ObservationsMasked,
-)
-from pi_context.compaction.retry_events import (
-    CompactionReason,
-    SummarizationRetryAttemptStart,
-    SummarizationRetryFinished,
-    SummarizationRetryScheduled,
-)
 from pi_context.messages import (
     AgentMessage,
     AssistantMessage,
@@ -43,6 +33,21 @@ from pi_context.messages import (
     Usage,
     UserContent,
 )
+
+if TYPE_CHECKING:
+    from pi_context.compaction.events import (
+        CompactionEnd,
+        CompactionFallback,
+        CompactionPaused,
+        CompactionStart,
+        ObservationsMasked,
+    )
+    from pi_context.compaction.retry_events import (
+        CompactionReason,
+        SummarizationRetryAttemptStart,
+        SummarizationRetryFinished,
+        SummarizationRetryScheduled,
+    )
 
 __all__ = [
     "NOTIFICATIONS",
@@ -338,32 +343,91 @@ class CacheUpdate(Event):
     type: ClassVar[str] = "cache_update"
 
 
-AgentEvent: TypeAlias = (
-    AgentStart
-    | TurnStart
-    | MessageStart
-    | MessageUpdate
-    | MessageEnd
-    | ToolExecutionStart
-    | ToolExecutionUpdate
-    | ToolExecutionEnd
-    | TurnEnd
-    | AgentEnd
-    | AgentSettled
-    | QueueUpdate
-    | EntryAppended
-    | CompactionStart
-    | CompactionEnd
-    | CompactionFallback
-    | CompactionPaused
-    | ObservationsMasked
-    | AutoRetryStart
-    | AutoRetryEnd
-    | SummarizationRetryScheduled
-    | SummarizationRetryAttemptStart
-    | SummarizationRetryFinished
-    | TreeNavigated
-    | ExtensionFailure
-    | CacheUpdate
+if TYPE_CHECKING:
+    AgentEvent: TypeAlias = (
+        AgentStart
+        | TurnStart
+        | MessageStart
+        | MessageUpdate
+        | MessageEnd
+        | ToolExecutionStart
+        | ToolExecutionUpdate
+        | ToolExecutionEnd
+        | TurnEnd
+        | AgentEnd
+        | AgentSettled
+        | QueueUpdate
+        | EntryAppended
+        | CompactionStart
+        | CompactionEnd
+        | CompactionFallback
+        | CompactionPaused
+        | ObservationsMasked
+        | AutoRetryStart
+        | AutoRetryEnd
+        | SummarizationRetryScheduled
+        | SummarizationRetryAttemptStart
+        | SummarizationRetryFinished
+        | TreeNavigated
+        | ExtensionFailure
+        | CacheUpdate
+    )
+    """Everything the agent emits: what ``AgentSession.prompt()`` yields and subscribers receive."""
+
+_AGENT_EVENT_MEMBERS = (
+    "AgentStart",
+    "TurnStart",
+    "MessageStart",
+    "MessageUpdate",
+    "MessageEnd",
+    "ToolExecutionStart",
+    "ToolExecutionUpdate",
+    "ToolExecutionEnd",
+    "TurnEnd",
+    "AgentEnd",
+    "AgentSettled",
+    "QueueUpdate",
+    "EntryAppended",
+    "CompactionStart",
+    "CompactionEnd",
+    "CompactionFallback",
+    "CompactionPaused",
+    "ObservationsMasked",
+    "AutoRetryStart",
+    "AutoRetryEnd",
+    "SummarizationRetryScheduled",
+    "SummarizationRetryAttemptStart",
+    "SummarizationRetryFinished",
+    "TreeNavigated",
+    "ExtensionFailure",
+    "CacheUpdate",
 )
-"""Everything the agent emits: what ``AgentSession.prompt()`` yields and subscribers receive."""
+"""The members of :data:`AgentEvent`, which the runtime union is built from on first use."""
+
+_COMPACTION_EVENTS = {
+    "CompactionEnd": "pi_context.compaction.events",
+    "CompactionFallback": "pi_context.compaction.events",
+    "CompactionPaused": "pi_context.compaction.events",
+    "CompactionStart": "pi_context.compaction.events",
+    "ObservationsMasked": "pi_context.compaction.events",
+    "CompactionReason": "pi_context.compaction.retry_events",
+    "SummarizationRetryAttemptStart": "pi_context.compaction.retry_events",
+    "SummarizationRetryFinished": "pi_context.compaction.retry_events",
+    "SummarizationRetryScheduled": "pi_context.compaction.retry_events",
+}
+"""The compaction engine's events, re-exported here and imported on first use: a session that
+never compacts never defines them."""
+
+
+def __getattr__(name: str) -> object:
+    """The compaction events and :data:`AgentEvent`, made on first use and then kept."""
+    home = _COMPACTION_EVENTS.get(name)
+    if home is not None:
+        value: object = getattr(importlib.import_module(home), name)
+    elif name == "AgentEvent":
+        members = (globals().get(m) or __getattr__(m) for m in _AGENT_EVENT_MEMBERS)
+        value = functools.reduce(operator.or_, members)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value

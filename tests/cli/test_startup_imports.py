@@ -61,15 +61,28 @@ def test_rpc_mode_loads_no_terminal_ui(
     assert _ui(modules) == []
 
 
-# What ``pictx -p`` must not load before (or for) a plain one-shot answer: the branch summary
-# and the summarizer (loaded on the first navigation or compaction), the extension machinery
-# (only with an extension to load), the exports, the YAML parser and pathspec (only with
-# skills that need them), the testing fakes and the terminal UI.
+# What ``pictx -p`` must not load before (or for) a plain one-shot answer: the compaction
+# engine, its events, the branch summary and the summarizer (loaded on the first navigation or
+# compaction), the MCP tools and prompt section (only with a configured server), the image
+# decoder (only with an image), the extension machinery (only with an extension to load), the
+# exports, the YAML parser and pathspec (only with skills that need them), the testing fakes
+# and the terminal UI.
 NOT_ON_THE_PRINT_PATH = (
     "pi_context.compaction.branch",
     "pi_context.compaction.summarize",
     "pi_context.compaction.offline",
     "pi_context.compaction.guard",
+    "pi_context.compaction.engine",
+    "pi_context.compaction.events",
+    "pi_context.compaction.prepare",
+    "pi_context.compaction.masking",
+    "pi_context.compaction.retry_events",
+    "pi_context.mcp.codemode",
+    "pi_context.mcp.section",
+    "pi_context.mcp.tools",
+    "pi_context.mcp.command",
+    "pi_context.images.fitting",
+    "pi_context.export.document",
     "pi_context.extensions.api",
     "pi_context.extensions.context",
     "pi_context.extensions.events",

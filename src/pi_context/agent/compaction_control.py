@@ -17,31 +17,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pi_context.compaction.engine import Compactor
-from pi_context.compaction.events import (
-    BeforeCompact,
-    CancelCompaction,
-    CompactionEnd,
-    CompactionEvent,
-    CompactionFailed,
-    CompactionFallback,
-    CompactionPaused,
-    CompactionResult,
-    CompactionStart,
-    CustomCompaction,
-    ObservationsMasked,
-    SessionCompact,
-)
-from pi_context.compaction.masking import find_maskable, placeholder_for
-from pi_context.compaction.retry_events import (
-    SummarizationRetryAttemptStart,
-    SummarizationRetryFinished,
-    SummarizationRetryScheduled,
-)
 from pi_context.errors import CompactionCancelledError, CompactionError
-from pi_context.events import CompactionReason
 from pi_context.messages import AssistantMessage
 from pi_context.model import ModelRequest
 from pi_context.session.entries import Entry
@@ -55,23 +33,14 @@ from .compaction_decision import (
 )
 from .state import AgentState
 
+if TYPE_CHECKING:  # the engine and its events load with the runner, on the first compaction
+    from pi_context.compaction.retry_events import CompactionReason
+
+    from .compaction_runner import CompactionRunner
+
 __all__ = ["CompactionControl", "OperationGuard"]
 
 _T = TypeVar("_T")
-
-_STREAMED = (
-    CompactionStart,
-    CompactionEnd,
-    CompactionFallback,
-    CompactionPaused,
-    ObservationsMasked,
-    SummarizationRetryScheduled,
-    SummarizationRetryAttemptStart,
-    SummarizationRetryFinished,
-)
-"""The engine's events that the agent streams to ``prompt()`` and subscribers; the other two
-(``session_compact``, ``session_compact_failed``) are extension events, which the agent hands to
-extension handlers (a subscriber learns the same from ``compaction_end``)."""
 
 
 def cancelling() -> bool:
@@ -120,7 +89,7 @@ class CompactionControl:
     ) -> None:
         self._state = state
         self._guard = guard
-        self._compactor: Compactor | None = None
+        self._runner: CompactionRunner | None = None
         self._conversation = conversation
         """Builds the request the agent would send now (a shared summary request continues it)."""
 
@@ -184,23 +153,13 @@ class CompactionControl:
         batch = settings.mask_batch_tokens
         if not settings.enabled or not settings.mask_observations or batch <= 0:
             return False
-        items = self._state.session.stored_projection().entries
-        candidates = find_maskable(items, settings.mask_keep_turns)
-        saving = sum(c.tokens - len(placeholder_for(c.tool_name, c.chars)) // 4 for c in candidates)
-        if saving < batch:
-            return False
-        compactor = self._engine()
-        events = self._state.events
-        compactor.on_event = lambda event: (
-            events.emit(event) if isinstance(event, _STREAMED) else None
-        )
-        return bool(compactor.mask())
+        return self._running().mask_batch(batch, settings.mask_keep_turns)
 
     # -- running ----------------------------------------------------------------------------------
 
     async def auto(self, reason: CompactionReason, *, will_retry: bool) -> bool:
         """pi's ``_runAutoCompaction``: ``True`` when the caller should continue the run."""
-        result = await self._run(reason, None, will_retry=will_retry, manual=False)
+        result = await self._running().run(reason, None, will_retry=will_retry, manual=False)
         if result is None:
             return False
         return True if will_retry else bool(self._state.queue)
@@ -209,7 +168,9 @@ class CompactionControl:
         """pi's ``/compact`` (the caller has stopped any run). Raises
         :class:`~pi_context.errors.CompactionError` (nothing appended)."""
         text = instructions.strip() if instructions else None
-        task = asyncio.create_task(self._run("manual", text or None, will_retry=False, manual=True))
+        task = asyncio.create_task(
+            self._running().run("manual", text or None, will_retry=False, manual=True)
+        )
         try:
             result = await self._guard.run(task)
         except asyncio.CancelledError:
@@ -224,84 +185,14 @@ class CompactionControl:
         self, reason: CompactionReason, error: str | None, *, aborted: bool, from_extension: bool
     ) -> None:
         """``session_compact_failed`` for a failure decided outside the engine (exhausted)."""
-        runner = self._state.extensions
-        event = CompactionFailed(
-            reason=reason,
-            error_message=error,
-            aborted=aborted,
-            will_retry=False,
-            from_extension=from_extension,
+        await self._running().report_failed(
+            reason, error, aborted=aborted, from_extension=from_extension
         )
-        if runner is not None and runner.has_handlers(event.type):
-            await runner.emit(event)
 
-    def _engine(self) -> Compactor:
-        state = self._state
-        compactor = self._compactor
-        if compactor is None:
-            compactor = self._compactor = Compactor(state.session)
-            compactor.cache = state.token_cache
-            compactor.conversation = self._conversation
-        compactor.session = state.session  # the session object may have been replaced (fork)
-        compactor.model = state.model
-        compactor.settings = state.compaction_settings()
-        compactor.retry = state.retry_settings()
-        return compactor
+    def _running(self) -> CompactionRunner:
+        runner = self._runner
+        if runner is None:
+            from .compaction_runner import CompactionRunner
 
-    async def _run(
-        self,
-        reason: CompactionReason,
-        instructions: str | None,
-        *,
-        will_retry: bool,
-        manual: bool,
-    ) -> CompactionResult | None:
-        """One compaction through the engine. Manual failures raise; automatic ones return
-        ``None``."""
-        state = self._state
-        compactor = self._engine()
-        runner = state.extensions
-        for_extensions: list[SessionCompact | CompactionFailed] = []
-
-        def on_event(event: CompactionEvent) -> None:
-            if isinstance(event, SessionCompact | CompactionFailed):
-                for_extensions.append(event)  # their handlers are async: after the engine
-            elif isinstance(event, _STREAMED):
-                state.events.emit(event)
-
-        async def hook(payload: BeforeCompact) -> CancelCompaction | CustomCompaction | None:
-            if runner is None or not runner.has_handlers(payload.type):
-                return None
-            answer = await runner.emit_session_before_compact(payload)
-            if answer is None:
-                return None
-            if answer.cancel:
-                return CancelCompaction()
-            draft = answer.compaction
-            if draft is None:
-                return None
-            return CustomCompaction(
-                summary=draft.summary,
-                first_kept_entry_id=draft.first_kept_entry_id,
-                tokens_before=draft.tokens_before,
-                usage=draft.usage,
-                details=draft.details,
-            )
-
-        compactor.on_event = on_event
-        compactor.before_compact = hook
-        try:
-            if reason == "threshold" and compactor.settings.mask_observations:
-                window = state.model.info.context_window if state.model is not None else 0
-                if compactor.mask() and not compactor.needs_compaction(window):
-                    return None
-            return await compactor.compact(
-                instructions, reason="manual" if manual else reason, will_retry=will_retry
-            )
-        finally:
-            compactor.on_event = None
-            compactor.before_compact = None
-            if runner is not None:
-                for event in for_extensions:
-                    if runner.has_handlers(event.type):
-                        await runner.emit(event)
+            runner = self._runner = CompactionRunner(self._state, self._conversation)
+        return runner

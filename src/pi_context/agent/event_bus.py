@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from pi_context.events import AgentEvent
+if TYPE_CHECKING:
+    from pi_context.events import AgentEvent
+
 
 __all__ = ["EventBus"]
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pi_context.compaction.accounting import estimate_projected_context_tokens
-from pi_context.events import NOTIFICATIONS, AgentEvent
+from pi_context.events import NOTIFICATIONS
 from pi_context.extensions.reasons import SessionReason
 from pi_context.messages import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
 from pi_context.prompt import get_current_system_message
@@ -25,6 +25,7 @@ from .loop import handed_out
 from .state import AgentState
 
 if TYPE_CHECKING:
+    from pi_context.events import AgentEvent
     from pi_context.extensions.events import BoundaryResult
     from pi_context.extensions.runner import ExtensionRunner
 

@@ -9,15 +9,12 @@ on disk is exactly what was sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from pi_context.images import (
-    DEFAULT_IMAGE_LIMITS,
-    image_limits_from,
-    prepare_prompt_images,
-)
-from pi_context.messages import ImageContent
+if TYPE_CHECKING:
+    from pi_context.messages import ImageContent
 
-from .state import AgentState
+    from .state import AgentState
 
 __all__ = ["auto_resize_enabled", "prepare_images"]
 
@@ -34,6 +31,8 @@ def prepare_images(
     """``(text, images)`` ready for the current model (see the module docstring)."""
     if not images:
         return text, ()
+    from pi_context.images import DEFAULT_IMAGE_LIMITS, image_limits_from, prepare_prompt_images
+
     model = state.model
     limits = image_limits_from(model.info.input_limits) if model is not None else None
     prepared = prepare_prompt_images(

@@ -16,8 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from pi_context import _json
-from pi_context.mcp import is_mcp_tool_name
-from pi_context.mcp.codemode import codemode_suffix
+from pi_context.mcp.naming import is_mcp_tool_name
 from pi_context.messages import AgentMessage, ToolDeclaration
 from pi_context.prompt import (
     SystemPromptOptions,
@@ -213,6 +212,8 @@ class Loadout:
         declarations = tool_declarations(tools)
         if "codemode" not in self._active or "codemode" not in self._tools:
             return declarations
+        from pi_context.mcp.codemode import codemode_suffix  # codemode is on: MCP is loaded
+
         out = []
         for tool, declaration in zip(tools, declarations, strict=True):
             if tool.exposure != "model-only":

@@ -32,12 +32,11 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pi_context.errors import ProviderError, ToolError
 from pi_context.events import (
     AgentEnd,
-    AgentEvent,
     AgentStart,
     AssistantStreamEvent,
     MessageEnd,
@@ -77,6 +76,9 @@ from pi_context.model import (
 from pi_context.model.message_builder import MessageBuilder
 from pi_context.session.projection import handed_out
 from pi_context.tools.base import ToolOutcome, UpdateCallback
+
+if TYPE_CHECKING:
+    from pi_context.events import AgentEvent
 
 __all__ = [
     "ABORTED_TOOL_TEXT",

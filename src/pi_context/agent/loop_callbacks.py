@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from pi_context.events import AgentEvent, CacheUpdate, ExtensionFailure
+from pi_context.events import CacheUpdate, ExtensionFailure
 from pi_context.messages import (
     AgentMessage,
     AssistantMessage,
@@ -32,6 +32,9 @@ from .loop import RunResult
 from .prompt_cache import CacheTracker
 from .recovery import Recovery
 from .state import AgentState
+
+if TYPE_CHECKING:
+    from pi_context.events import AgentEvent
 
 __all__ = ["SessionLoopCallbacks"]
 

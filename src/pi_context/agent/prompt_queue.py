@@ -9,12 +9,15 @@ when the queues are cleared, and right before a user message whose text is liste
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pi_context.events import AgentEvent, MessageStart, QueueUpdate
+from pi_context.events import MessageStart, QueueUpdate
 from pi_context.messages import AgentMessage, text_of
 
 from .message_queues import MessageQueues, QueueMode
+
+if TYPE_CHECKING:
+    from pi_context.events import AgentEvent
 
 __all__ = ["PromptQueue"]
 

@@ -12,7 +12,6 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import cast
 
-from pi_context.compaction.events import CompactionEnd
 from pi_context.errors import ProviderError
 from pi_context.events import AutoRetryEnd, AutoRetryStart, EntryAppended
 from pi_context.messages import AgentMessage, AssistantMessage
@@ -119,6 +118,8 @@ class Recovery:
                 self._retries = 0
             decision = self._decide(result)
             if decision.action == "exhausted":
+                from pi_context.compaction.events import CompactionEnd  # on the rare failure
+
                 state.events.emit(
                     CompactionEnd("overflow", None, False, False, decision.error_message)
                 )

@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from pi_context.events import AgentEvent, AgentSettled, ExtensionFailure
+from pi_context.events import AgentSettled, ExtensionFailure
 from pi_context.messages import AgentMessage, ImageContent
 from pi_context.prompt import SystemPromptOptions, build_system_prompt
 
@@ -26,6 +26,7 @@ from .state import AgentState
 from .user_prompt import user_prompt
 
 if TYPE_CHECKING:
+    from pi_context.events import AgentEvent
     from pi_context.extensions.events import CustomMessageDraft
 
 __all__ = ["RunControl", "custom_message"]

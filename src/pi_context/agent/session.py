@@ -36,11 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from pi_context.errors import PiContextError
-from pi_context.events import AgentEvent, AgentSettled, QueueUpdate
+from pi_context.events import AgentSettled, QueueUpdate
 from pi_context.extensions.reasons import SessionReason, ShutdownReason
-from pi_context.mcp import McpManager
-from pi_context.mcp.command import DESCRIPTION as MCP_COMMAND_DESCRIPTION
-from pi_context.mcp.command import run_mcp_command
 from pi_context.messages import AgentMessage, ImageContent
 from pi_context.model import Model
 from pi_context.model.thinking import clamp_thinking_level
@@ -73,10 +70,12 @@ from .transform import TransformChain
 from .user_prompt import user_prompt
 
 if TYPE_CHECKING:
+    from pi_context.events import AgentEvent
     from pi_context.extensions.api import RegisteredCommand
     from pi_context.extensions.context import ExtensionUI
     from pi_context.extensions.events import CustomMessageDraft, Event
     from pi_context.extensions.runner import ExtensionRunner
+    from pi_context.mcp import McpManager
 
 __all__ = ["AgentOptions", "AgentSession", "Opening", "SessionStats"]
 
@@ -590,6 +589,7 @@ class AgentSession:
         commands = runner.commands() if runner is not None else []
         if self._state.mcp is not None and not any(c.name == "mcp" for c in commands):
             from pi_context.extensions.api import RegisteredCommand
+            from pi_context.mcp.command import DESCRIPTION as MCP_COMMAND_DESCRIPTION
 
             commands.append(
                 RegisteredCommand("mcp", MCP_COMMAND_DESCRIPTION, self._mcp_command, "builtin:mcp")
@@ -598,6 +598,8 @@ class AgentSession:
 
     async def _mcp_command(self, args: str, _ctx: Any = None) -> None:
         if self._state.mcp is not None:
+            from pi_context.mcp.command import run_mcp_command
+
             await run_mcp_command(self._state.mcp, args, self._mcp_notice)
 
     async def run_extension_command(self, name: str, args: str) -> bool:

@@ -17,18 +17,20 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from pi_context._records import Event
-from pi_context.compaction.prepare import CompactionPreparation
 from pi_context.compaction.retry_events import (
     CompactionReason,
     SummarizationRetryAttemptStart,
     SummarizationRetryFinished,
     SummarizationRetryScheduled,
 )
-from pi_context.messages import Usage
-from pi_context.session.entries import Entry
+
+if TYPE_CHECKING:  # annotations only: the engine's preparation loads with the engine
+    from pi_context.compaction.prepare import CompactionPreparation
+    from pi_context.messages import Usage
+    from pi_context.session.entries import Entry
 
 __all__ = [
     "BeforeCompact",

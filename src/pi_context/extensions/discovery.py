@@ -8,6 +8,8 @@ the runner are never imported (a tenth of ``pictx -p``'s start-up).
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Final
 
@@ -41,8 +43,43 @@ def has_extensions_to_load(
         return True
     if trusted and discover_extension_paths(Path(cwd) / ".pi" / "extensions"):
         return True
-    if entry_points:
+    if entry_points and _may_declare_entry_points(ENTRY_POINT_GROUP):
         import importlib.metadata
 
         return bool(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+    return False
+
+
+def _may_declare_entry_points(group: str) -> bool:
+    """``False`` only when no installed distribution can declare entry points in ``group``.
+
+    ``importlib.metadata.entry_points`` builds every distribution on ``sys.path`` and parses
+    its metadata (several milliseconds of every agent start). This looks at the raw
+    ``entry_points.txt`` of each ``*.dist-info`` / ``*.egg-info`` directory for the group's
+    header instead; a hit, or a path entry it cannot read that way (a zip, an ``.egg``), is
+    left to ``importlib.metadata`` to decide.
+    """
+    header = f"[{group}]".encode()
+    for entry in sys.path:
+        folder = entry or "."
+        if not os.path.isdir(folder):
+            if os.path.exists(folder):
+                return True  # a zip archive or another importable file
+            continue
+        try:
+            listing = os.scandir(folder)
+        except OSError:
+            continue
+        with listing:
+            for child in listing:
+                if child.name.endswith(".egg"):
+                    return True
+                if not child.name.endswith((".dist-info", ".egg-info")):
+                    continue
+                try:
+                    with open(os.path.join(child.path, "entry_points.txt"), "rb") as file:
+                        if header in file.read():
+                            return True
+                except OSError:
+                    continue
     return False

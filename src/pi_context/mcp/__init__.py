@@ -16,7 +16,7 @@ from pi_context import _lazy
 if TYPE_CHECKING:
     from pi_context.mcp.config import McpConfig, ServerConfig, load_mcp_config
     from pi_context.mcp.manager import McpManager
-    from pi_context.mcp.tools import RESOURCE_TOOL_NAMES, is_mcp_tool_name
+    from pi_context.mcp.naming import RESOURCE_TOOL_NAMES, is_mcp_tool_name
 
 __all__ = [
     "RESOURCE_TOOL_NAMES",
@@ -35,7 +35,7 @@ _HOMES = _lazy.homes(
             "load_mcp_config",
         ),
         "pi_context.mcp.manager": ("McpManager",),
-        "pi_context.mcp.tools": (
+        "pi_context.mcp.naming": (
             "RESOURCE_TOOL_NAMES",
             "is_mcp_tool_name",
         ),

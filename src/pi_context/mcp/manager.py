@@ -25,14 +25,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pi_context.tools.base import Tool
 
-from .codemode import CodemodeTool, script_callable
 from .config import McpConfig, ServerConfig, load_mcp_config
-from .naming import assign_tool_names
-from .section import SECTION_NAME, ServerLine, render_servers_section
-from .tools import RESOURCE_TOOL_NAMES, McpTool, ResourceTool, ToolSearchTool
+from .naming import RESOURCE_TOOL_NAMES, assign_tool_names
 
 if TYPE_CHECKING:
+    from .codemode import CodemodeTool
     from .connection import McpConnection
+    from .tools import ToolSearchTool
 
 __all__ = ["FIRST_PROMPT_WAIT_SECONDS", "McpManager"]
 
@@ -69,8 +68,7 @@ class McpManager:
         self._startup: dict[str, asyncio.Task[None]] = {}
         self._names: dict[str, tuple[str, str]] = {}  # model name → (server, tool)
         self._tools: dict[str, Tool] = {}
-        self._tool_search = ToolSearchTool(self)
-        self._codemode = CodemodeTool(self)
+        self._discovery: tuple[CodemodeTool, ToolSearchTool] | None = None
         self.all_tools: Callable[[], Sequence[Tool]] = list
         """Every registered tool of the session (the loadout sets it; codemode scripts call them)."""
         self._waited_first_prompt = False
@@ -227,6 +225,8 @@ class McpManager:
             self.on_tools_changed()
 
     def _register(self, connection: McpConnection) -> None:
+        from .tools import McpTool
+
         server = connection.config
         owners = dict(self._names)
         listed = [str(t.get("name", "")) for t in connection.tools]
@@ -284,7 +284,7 @@ class McpManager:
         then the resource tools (when some server offers resources)."""
         out: list[Tool] = []
         if self.enabled_servers:
-            out += [self._codemode, self._tool_search]
+            out += self._discovery_tools()
         order = {s.name: i for i, s in enumerate(self.config.servers)}
         server_tools = sorted(
             self._tools.values(), key=lambda t: order.get(getattr(t, "server", ""), len(order))
@@ -292,8 +292,20 @@ class McpManager:
         out.extend(server_tools)
         exposure = self._resource_exposure()
         if exposure is not None:
+            from .tools import ResourceTool
+
             out.extend(ResourceTool(self, name, exposure) for name in RESOURCE_TOOL_NAMES)
         return out
+
+    def _discovery_tools(self) -> tuple[CodemodeTool, ToolSearchTool]:
+        """``codemode`` and ``tool_search``, made (and their modules loaded) when a server is
+        first configured: a session without MCP servers never imports them."""
+        if self._discovery is None:
+            from .codemode import CodemodeTool
+            from .tools import ToolSearchTool
+
+            self._discovery = (CodemodeTool(self), ToolSearchTool(self))
+        return self._discovery
 
     def search_candidates(self) -> list[Tool]:
         active = set(self.active_tools())
@@ -306,6 +318,8 @@ class McpManager:
     # -- codemode's host ------------------------------------------------------------------------
 
     def script_tools(self) -> list[Tool]:
+        from .codemode import script_callable
+
         return script_callable(self.all_tools(), self.active_tools())
 
     def namespaces(self) -> dict[str, dict[str, Any]]:
@@ -337,6 +351,10 @@ class McpManager:
 
     def section(self) -> tuple[str, str] | None:
         """``(name, text)`` of the ``mcp_servers`` section, or ``None`` when nothing is listed."""
+        if not self.enabled_servers:
+            return None
+        from .section import SECTION_NAME, ServerLine, render_servers_section
+
         lines: list[ServerLine] = []
         names: list[str] = []
         for server in self.enabled_servers:

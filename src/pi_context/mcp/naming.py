@@ -14,10 +14,29 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-__all__ = ["MAX_TOOL_NAME", "assign_tool_names", "sanitize", "tool_identifier"]
+__all__ = [
+    "MAX_TOOL_NAME",
+    "RESOURCE_TOOL_NAMES",
+    "assign_tool_names",
+    "is_mcp_tool_name",
+    "sanitize",
+    "tool_identifier",
+]
 
 MAX_TOOL_NAME: Final = 64
 _KEEP: Final = 55
+RESOURCE_TOOL_NAMES: Final = (
+    "list_mcp_resources",
+    "list_mcp_resource_templates",
+    "read_mcp_resource",
+)
+
+
+def is_mcp_tool_name(name: str) -> bool:
+    """A server tool (``mcp__…``) or one of the resource tools."""
+    return name.startswith("mcp__") or name in RESOURCE_TOOL_NAMES
+
+
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9_]")
 _NOT_IDENTIFIER: Final = re.compile(r"[^A-Za-z0-9_$]")
 

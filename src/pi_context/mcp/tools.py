@@ -20,6 +20,7 @@ from pi_context.tools.base import AbortSignal, Tool, ToolOutcome, UpdateCallback
 
 from .codemode_shapes import mcp_shape
 from .convert import convert_blocks, limit_output, structured_text
+from .naming import RESOURCE_TOOL_NAMES, is_mcp_tool_name
 from .search import SearchDocument, rank_tools
 
 if TYPE_CHECKING:
@@ -34,17 +35,7 @@ __all__ = [
     "is_mcp_tool_name",
 ]
 
-RESOURCE_TOOL_NAMES: Final = (
-    "list_mcp_resources",
-    "list_mcp_resource_templates",
-    "read_mcp_resource",
-)
 TOOL_SEARCH: Final = "tool_search"
-
-
-def is_mcp_tool_name(name: str) -> bool:
-    """A server tool (``mcp__…``) or one of the resource tools."""
-    return name.startswith("mcp__") or name in RESOURCE_TOOL_NAMES
 
 
 class McpServers(Protocol):

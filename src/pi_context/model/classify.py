@@ -14,7 +14,6 @@ input exceeded the window) and the length-stop overflow, which only a usage repo
 
 from __future__ import annotations
 
-import email.utils
 import re
 import time
 from collections.abc import Mapping
@@ -224,6 +223,8 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
     except ValueError:
         pass
     try:
+        import email.utils  # a Retry-After date: rare
+
         when = email.utils.parsedate_to_datetime(raw)
     except (TypeError, ValueError):
         return None

@@ -20,9 +20,9 @@ from typing import Any, Final
 
 from pi_context import _json
 from pi_context.providers.http_stream import (
+    HttpClient,
     StatusError,
     body_of,
-    http_client,
     server_sent_events,
 )
 
@@ -63,7 +63,7 @@ class MessagesClient:
             headers["authorization"] = f"Bearer {auth_token}"
         headers.update(default_headers)
         self._headers = headers
-        self._http = http_client(self.base_url, timeout)
+        self._http = HttpClient(self.base_url, timeout)
 
     async def close(self) -> None:
         await self._http.aclose()
@@ -75,10 +75,10 @@ class MessagesClient:
         body.update(params.get("extra_body") or {})
         headers = {**self._headers, **(params.get("extra_headers") or {})}
         headers["content-type"] = "application/json"
-        request = self._http.build_request(
+        request = self._http.get().build_request(
             "POST", f"{self.base_url}/v1/messages", content=_json.dumps(body), headers=headers
         )
-        response = await self._http.send(request, stream=True)
+        response = await self._http.get().send(request, stream=True)
         try:
             if response.status_code >= 400:
                 text = (await response.aread()).decode("utf-8", errors="replace")

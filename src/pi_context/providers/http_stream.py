@@ -11,27 +11,80 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Mapping
+import ssl
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping
 
 import httpx2
 
-__all__ = ["StatusError", "StreamError", "body_of", "http_client", "server_sent_events"]
+__all__ = ["HttpClient", "StatusError", "StreamError", "body_of", "server_sent_events"]
 
 _PROXY_VARIABLES = ("http_proxy", "all_proxy")
 
 
-def http_client(base_url: str, timeout: float) -> httpx2.AsyncClient:
-    """The pooled client for requests to ``base_url``.
+class HttpClient:
+    """The pooled client for requests to ``base_url``, made when the first request goes out.
 
-    A client loads the system's certificate store when it is made (tens of milliseconds of
-    CPU in every process). A plain ``http://`` endpoint (a local server, a simulator) never
-    negotiates TLS, so its client is made without one, unless a proxy is configured for plain
-    HTTP (the proxy may speak TLS, and its certificate is then checked as usual).
+    Making a client for ``https://`` loads the system's certificate store: OpenSSL parses a
+    few hundred certificates, tens of milliseconds in every process. That parsing releases the
+    GIL, so it starts in a background thread when this object is made (as the model is
+    chosen) and overlaps the rest of the agent's start-up; the first request takes the loaded
+    context. A plain ``http://`` endpoint (a local server, a simulator) never negotiates TLS and
+    loads no store, unless a proxy is configured for plain HTTP (the proxy may speak TLS, and
+    its certificate is then checked as usual).
     """
-    plain = base_url.startswith("http://") and not any(
-        os.environ.get(name) or os.environ.get(name.upper()) for name in _PROXY_VARIABLES
-    )
-    return httpx2.AsyncClient(timeout=httpx2.Timeout(timeout), verify=not plain)
+
+    __slots__ = ("_client", "_timeout", "_tls")
+
+    def __init__(self, base_url: str, timeout: float) -> None:
+        plain = base_url.startswith("http://") and not any(
+            os.environ.get(name) or os.environ.get(name.upper()) for name in _PROXY_VARIABLES
+        )
+        self._timeout = timeout
+        self._client: httpx2.AsyncClient | None = None
+        self._tls = None if plain else _Background(httpx2.create_ssl_context)
+
+    def get(self) -> httpx2.AsyncClient:
+        """The client (made on the first call, then the same one)."""
+        client = self._client
+        if client is None:
+            verify: ssl.SSLContext | bool = self._tls.result() if self._tls is not None else False
+            client = self._client = httpx2.AsyncClient(
+                timeout=httpx2.Timeout(self._timeout), verify=verify
+            )
+        return client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
+
+class _Background:
+    """One call run in a daemon thread; :meth:`result` waits for it and returns its value or
+    raises its exception (so an unreadable certificate file fails the first request, with the
+    same error a client made on the spot would raise)."""
+
+    __slots__ = ("_error", "_thread", "_value")
+
+    def __init__(self, call: Callable[[], ssl.SSLContext]) -> None:
+        self._value: ssl.SSLContext | None = None
+        self._error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                self._value = call()
+            except BaseException as error:  # noqa: BLE001 - handed to the waiting caller
+                self._error = error
+
+        self._thread = threading.Thread(target=run, name="pictx-tls-store", daemon=True)
+        self._thread.start()
+
+    def result(self) -> ssl.SSLContext:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
 
 
 class StatusError(Exception):

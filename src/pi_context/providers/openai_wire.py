@@ -29,10 +29,10 @@ import httpx2
 
 from pi_context import _json
 from pi_context.providers.http_stream import (
+    HttpClient,
     StatusError,
     StreamError,
     body_of,
-    http_client,
     server_sent_events,
 )
 
@@ -83,7 +83,7 @@ class ChatCompletionsClient:
         headers.update(default_headers)
         self._headers = headers
         self._max_retries = max_retries
-        self._http = http_client(self.base_url, timeout)
+        self._http = HttpClient(self.base_url, timeout)
 
     async def close(self) -> None:
         await self._http.aclose()
@@ -91,7 +91,7 @@ class ChatCompletionsClient:
     async def list_model_ids(self, *, timeout: float) -> list[str] | None:
         """The ids ``GET /models`` lists; ``None`` when the answer is not such a list."""
         try:
-            response = await self._http.get(
+            response = await self._http.get().get(
                 f"{self.base_url}/models", headers=self._headers, timeout=timeout
             )
             if response.status_code >= 400:
@@ -109,11 +109,11 @@ class ChatCompletionsClient:
         for an error answer."""
         attempt = 0
         while True:
-            request = self._http.build_request(
+            request = self._http.get().build_request(
                 "POST", f"{self.base_url}/chat/completions", content=body, headers=headers
             )
             try:
-                response = await self._http.send(request, stream=True)
+                response = await self._http.get().send(request, stream=True)
             except (httpx2.TransportError, OSError):
                 if attempt >= self._max_retries:
                     raise

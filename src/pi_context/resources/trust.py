@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -110,6 +109,8 @@ class TrustStore:
         return key
 
     def _save(self, data: dict[str, bool | None]) -> None:
+        import tempfile  # only when a decision is saved
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
         fd, tmp = tempfile.mkstemp(prefix=".trust-", dir=self.path.parent)

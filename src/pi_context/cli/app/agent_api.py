@@ -22,7 +22,7 @@ from pi_context.agent.message_queues import QueueMode
 from pi_context.agent.navigation import NavigationResult
 from pi_context.agent.session_stats import SessionStats
 from pi_context.cli.app.session_replacement import ForkMessage
-from pi_context.events import AgentEvent, QueueUpdate
+from pi_context.events import QueueUpdate
 from pi_context.messages import ImageContent
 from pi_context.model import Model, ModelInfo
 from pi_context.resources.trust import TrustDecision, TrustStore
@@ -31,6 +31,7 @@ from pi_context.session.store import Session
 from pi_context.session_dirs import SessionInfo
 
 if TYPE_CHECKING:
+    from pi_context.events import AgentEvent
     from pi_context.extensions.api import RegisteredCommand
     from pi_context.extensions.context import ExtensionUI
 

@@ -31,7 +31,7 @@ from pi_context.cli.app.session_list import SessionLister
 from pi_context.cli.app.session_replacement import ForkMessage
 from pi_context.cli.terminal_text import one_line
 from pi_context.errors import ModelNotFoundError, PiContextError, ProviderError
-from pi_context.events import AgentEvent, QueueUpdate
+from pi_context.events import QueueUpdate
 from pi_context.extensions.reasons import SessionReason
 from pi_context.messages import ImageContent
 from pi_context.model import Model, ModelInfo
@@ -45,6 +45,7 @@ from pi_context.session_dirs import SessionInfo
 from pi_context.tokens import estimate_tokens
 
 if TYPE_CHECKING:
+    from pi_context.events import AgentEvent
     from pi_context.extensions.api import RegisteredCommand
     from pi_context.extensions.context import ExtensionUI
     from pi_context.providers.registry import ModelRegistry

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pi_context.errors import ImageError, ResourceError
-from pi_context.images import MAX_SOURCE_BYTES, SNIFF_BYTES, inspect_image, sniff_image_mime
+from pi_context.images.sniff import SNIFF_BYTES, sniff_image_mime
 from pi_context.messages import ImageContent, image_block
 from pi_context.resources import paths
 
@@ -36,11 +36,13 @@ class PromptPlan:
 
 
 def _read(target: Path, shown: str) -> bytes:
-    """The file's bytes, at most one past :data:`MAX_SOURCE_BYTES` for an image."""
+    """The file's bytes, at most one past ``MAX_SOURCE_BYTES`` for an image."""
     try:
         with target.open("rb") as file:
             head = file.read(SNIFF_BYTES)
             if sniff_image_mime(head) is not None:
+                from pi_context.images.fitting import MAX_SOURCE_BYTES  # with an image only
+
                 return head + file.read(MAX_SOURCE_BYTES + 1 - len(head))  # bounded
             return head + file.read()
     except OSError as exc:
@@ -57,6 +59,8 @@ def _file_part(arg: str, cwd: str) -> tuple[str, ImageContent | None]:
     if sniff_image_mime(data[:SNIFF_BYTES]) is None:
         text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
         return (f'<file name="{shown}">\n{text}\n</file>\n' if text else ""), None
+    from pi_context.images.fitting import inspect_image  # the decoder loads for an image only
+
     try:
         facts = inspect_image(data)
     except ImageError as exc:

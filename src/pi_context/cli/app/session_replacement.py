@@ -29,7 +29,6 @@ from typing import Any, Protocol
 from pi_context import session_dirs
 from pi_context.agent.session import AgentSession
 from pi_context.errors import PiContextError
-from pi_context.export.document import text_of_content
 from pi_context.extensions.reasons import SessionReason
 from pi_context.model import Model
 from pi_context.session.store import Session
@@ -102,6 +101,8 @@ class ForkMessage:
 
 def user_text(message: Mapping[str, Any]) -> str:
     """A user message's text as pi hands it to the editor: text blocks joined with ``""``."""
+    from pi_context.export.document import text_of_content  # /fork only
+
     return text_of_content(message.get("content"))
 
 

@@ -37,7 +37,6 @@ from pi_context.cli.app.model_scope import ScopeEntry, resolve_scope
 from pi_context.cli.app.session_list import pick_session, session_rows
 from pi_context.cli.terminal_text import echo
 from pi_context.errors import PiContextError, SessionError
-from pi_context.export import SessionDocument, export_file
 from pi_context.model.thinking import THINKING_LEVELS, parse_thinking_level
 from pi_context.resources import paths
 from pi_context.resources.settings import Settings, load_settings
@@ -625,6 +624,8 @@ def chat_command(
     """Talk to the agent: interactive in a terminal, or one-shot with -p / --mode json."""
     cwd = os.getcwd()
     if export_path is not None:
+        from pi_context.export import SessionDocument, export_file
+
         doc = SessionDocument.load(export_path)
         for problem in doc.problems:
             echo(f"pictx: warning: {problem}", err=True)

@@ -15,14 +15,17 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_context.cli.app.agent_api import AgentApi
-from pi_context.events import AgentEvent, AgentSettled
+from pi_context.events import AgentSettled
 from pi_context.messages import AgentMessage, ImageContent
 
 from .extension_ui import RpcExtensionUI
 from .user_bash import UserBash
+
+if TYPE_CHECKING:
+    from pi_context.events import AgentEvent
 
 __all__ = ["RpcRuntime"]
 
