@@ -4,7 +4,8 @@ A :class:`LazyGroup` knows its subcommands by name from a table of :class:`LazyC
 entries (``"module:attribute"`` and the one-line help that ``--help`` lists) and imports a
 command's module only when that command is looked up to run. ``pictx --version`` and
 ``pictx --help`` import click and this table, nothing of the agent, the providers or the
-session store. A test keeps the listed help equal to the commands' own.
+session store. A test keeps the listed help equal to the commands' own. Looking up the
+command to run ends the console script's start-up (:mod:`pi_context.cli.collector`).
 """
 
 from __future__ import annotations

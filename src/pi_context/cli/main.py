@@ -6,7 +6,7 @@ and exits 1; an unexpected exception prints one line and exits 2.
 
 The click group and its subcommand table live in :mod:`pi_context.cli.group`, imported when a
 command line needs them: a bare ``pictx --version`` is answered here, with the line click's
-version option prints, without importing click (about half of every other command's start-up).
+version option prints, without importing click (two thirds of ``pictx --help``'s start-up).
 The group's names stay importable from here (``from pi_context.cli.main import cli``).
 """
 
