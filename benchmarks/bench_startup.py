@@ -5,7 +5,10 @@
 ``pictx -p hi`` runs against a Messages API stub on 127.0.0.1 in this process (a throwaway
 HOME and agent dir, ``models.json`` naming the stub); its row is the time from starting the
 process to the stub receiving the request (the stub then answers with a one-word reply and
-the process exits; its CPU column is the whole run's).
+the process exits; its CPU column is the whole run's). Beside it, the same request sent by the
+libraries the command needs and nothing of ours (the interpreter, click, asyncio, msgspec,
+orjson and httpx2 posting one streamed request to the stub): what is left of ``-p`` above that
+row is pictx's own start-up.
 
 Each command runs as a fresh process, as the ``pictx`` console script runs it
 (``from pi_context.cli.main import main``), ``--repeat`` times, interleaved with the baselines so
@@ -41,6 +44,20 @@ SESSION = (
     '{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
     '"message":{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1}}\n'
 )
+
+
+# The floor under ``pictx -p``: the libraries it needs, importing and sending one request.
+LIBRARIES_ONLY = """
+import asyncio, sys
+import click, httpx2, msgspec, orjson
+
+async def send() -> None:
+    async with httpx2.AsyncClient(verify=False) as client:
+        async with client.stream("POST", sys.argv[1] + "/v1/messages", content=b"{}") as reply:
+            await reply.aread()
+
+asyncio.run(send())
+"""
 
 
 def _cpu_of_children() -> float:
@@ -142,6 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         commands: list[tuple[str, list[str], str | None]] = [
             ("python -c pass", [py, "-c", "pass"], None),
             ("python -c 'import click'", [py, "-c", "import click"], None),
+            ("libraries only: one request", [py, "-c", LIBRARIES_ONLY, url], None),
         ]
         trees = [("", current)] + ([(" (before)", args.before)] if args.before else [])
         for suffix, tree in trees:
@@ -174,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if " -p " in name:
                     env = _agent_env(Path(tmp), url, tree or current)
                     times[name].append(_first_request(cmd, env))
+                elif name.startswith("libraries only"):
+                    times[name].append(_first_request(cmd, dict(os.environ)))
                 else:
                     times[name].append(_run(cmd, tree))
     stub.shutdown()

@@ -54,7 +54,8 @@ class RpcProcess:
         self.raw: list[bytes] = []
         self._records: queue.Queue[Record | None] = queue.Queue()
         assert self.proc.stdout is not None
-        threading.Thread(target=self._pump, args=(self.proc.stdout,), daemon=True).start()
+        self._reader = threading.Thread(target=self._pump, args=(self.proc.stdout,), daemon=True)
+        self._reader.start()
 
     def _pump(self, out: IO[bytes]) -> None:
         for line in out:
@@ -101,7 +102,9 @@ class RpcProcess:
         """End of input: the orderly shutdown; returns the exit code."""
         assert self.proc.stdin is not None
         self.proc.stdin.close()
-        return self.proc.wait(timeout=HANG_GUARD)
+        code = self.proc.wait(timeout=HANG_GUARD)
+        self._reader.join(timeout=HANG_GUARD)  # every line written is in ``raw`` before we return
+        return code
 
     def stderr(self) -> str:
         if self.proc.poll() is None:
