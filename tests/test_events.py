@@ -133,4 +133,4 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
     from pi_context import events
 
     with pytest.raises(AttributeError, match="NoSuchEvent"):
-        events.NoSuchEvent  # type: ignore[attr-defined]  # noqa: B018
+        events.NoSuchEvent  # noqa: B018
