@@ -7,7 +7,6 @@ the call, naming the keyword and the one that was probably meant, instead of bei
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 from collections.abc import Callable, Collection, Iterable
@@ -20,6 +19,8 @@ _C = TypeVar("_C", bound=type)
 
 def unknown_keyword_error(where: str, name: str, known: Collection[str]) -> TypeError:
     """The error for ``name`` given to ``where``, with the closest of ``known`` (or the list)."""
+    import difflib  # on a mistake only
+
     close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
     if close:
         hint = f"; did you mean {close[0]!r}?"

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -153,6 +152,8 @@ class AuthStore:
         return records
 
     def _write(self, records: dict[str, Any]) -> None:
+        import tempfile  # only when a credential is saved
+
         directory = self.path.parent
         directory.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".auth-", suffix=".json", dir=directory)

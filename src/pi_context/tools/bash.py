@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import math
 import os
-import shutil
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -89,6 +88,8 @@ def default_shell(shell_path: str | None = None) -> str:
         return shell_path
     if Path("/bin/bash").exists():
         return "/bin/bash"
+    import shutil  # neither /bin/bash nor a configured shell: look on PATH
+
     return shutil.which("bash") or "sh"
 
 

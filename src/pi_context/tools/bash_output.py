@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import codecs
 import os
-import secrets
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Final
@@ -77,7 +75,9 @@ class CommandOutput:
         self._spilled += len(data)
 
     def _open_spill(self) -> None:
-        path = Path(tempfile.gettempdir()) / f"pi-bash-{secrets.token_hex(8)}.log"
+        import tempfile  # with the first command whose output outgrows the tail
+
+        path = Path(tempfile.gettempdir()) / f"pi-bash-{os.urandom(8).hex()}.log"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         fd = os.open(path, flags, 0o600)
         self._spill = os.fdopen(fd, "wb")

@@ -15,10 +15,9 @@ result at 2000 lines / 50 KB, with a note saying what was cut.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from pi_context.errors import SessionError, ToolError
-from pi_context.session.search import SearchHit, entry_texts
 from pi_context.session.store import Session
 from pi_context.tools.base import (
     CONSTRAINED_SAMPLING,
@@ -34,6 +33,9 @@ from pi_context.tools.truncate import (
     format_size,
     truncate_head,
 )
+
+if TYPE_CHECKING:
+    from pi_context.session.search import SearchHit
 
 __all__ = ["DEFAULT_RECALL_LIMIT", "ENTRY_MAX_BYTES", "MAX_RECALL_LIMIT", "RecallTool"]
 
@@ -104,6 +106,8 @@ class RecallTool(ContextTool):
             raise ToolError("query must name what to look for")
         limit = _limit(arguments.get("limit"))
         session = self._session()
+        from pi_context.session.search import entry_texts  # the index loads with the first search
+
         try:
             hits = session.search(
                 query,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,8 @@ def save_default_model(agent_dir: Path, provider: str, model_id: str) -> dict[st
 def update_global_settings(agent_dir: Path, changes: Mapping[str, Any]) -> dict[str, Any]:
     """Set ``changes`` in ``<agent_dir>/settings.json`` (a ``None`` value removes the key);
     returns the settings as saved."""
+    import tempfile  # only when a setting changes
+
     path = agent_dir / SETTINGS_FILE_NAME
     data = _load(path)
     for key, value in changes.items():
