@@ -71,5 +71,5 @@ def test_a_certificate_store_that_cannot_load_fails_the_first_request(
 ) -> None:
     monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
     client = HttpClient("https://api.example.com", 5.0)  # no error yet: loading in the background
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(OSError, match=r"certificate store \(SSL_CERT_FILE=\S*missing\.pem"):
         client.get()

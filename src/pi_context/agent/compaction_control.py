@@ -2,12 +2,14 @@
 
 The compaction engine (:class:`~pi_context.compaction.engine.Compactor`) prepares,
 summarizes and appends; :class:`CompactionControl` decides *when* (pi's ``_checkCompaction``,
-see :mod:`.compaction_decision`), configures the engine for the current model and settings,
-passes the engine's events on to the session's event bus, answers the engine's
-``session_before_compact`` hook with the extensions (cancel, or a compaction of their own) and
-dispatches ``session_compact`` / ``session_compact_failed`` to them once the engine returns, in
-the order the engine reported them. pi's failure rules: a manual compaction raises, an
-automatic one reports and returns ``None``.
+see :mod:`.compaction_decision`) and hands each compaction to its
+:class:`~.compaction_runner.CompactionRunner`, made on the first one: it configures the engine
+for the current model and settings, passes the engine's events on to the session's event bus,
+answers the engine's ``session_before_compact`` hook with the extensions (cancel, or a
+compaction of their own) and dispatches ``session_compact`` / ``session_compact_failed`` to them
+once the engine returns, in the order the engine reported them. A session that never compacts
+never imports the engine. pi's failure rules: a manual compaction raises, an automatic one
+reports and returns ``None``.
 
 :class:`OperationGuard` makes a manual compaction or a tree navigation the session's one
 abortable operation.
@@ -78,8 +80,8 @@ class OperationGuard:
 
 
 class CompactionControl:
-    """Runs the compactions of one agent session; keeps the engine across calls (its failure
-    count drives the auto-compaction pause)."""
+    """Decides and starts the compactions of one agent session; its runner keeps the engine
+    across calls (the engine's failure count drives the auto-compaction pause)."""
 
     def __init__(
         self,

@@ -20,6 +20,7 @@ import httpx2
 __all__ = ["HttpClient", "StatusError", "StreamError", "body_of", "server_sent_events"]
 
 _PROXY_VARIABLES = ("http_proxy", "all_proxy")
+_STORE_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
 
 
 class HttpClient:
@@ -48,7 +49,7 @@ class HttpClient:
         """The client (made on the first call, then the same one)."""
         client = self._client
         if client is None:
-            verify: ssl.SSLContext | bool = self._tls.result() if self._tls is not None else False
+            verify: ssl.SSLContext | bool = self._tls_context() if self._tls is not None else False
             client = self._client = httpx2.AsyncClient(
                 timeout=httpx2.Timeout(self._timeout), verify=verify
             )
@@ -57,6 +58,18 @@ class HttpClient:
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.aclose()
+
+    def _tls_context(self) -> ssl.SSLContext:
+        assert self._tls is not None
+        try:
+            return self._tls.result()
+        except OSError as error:  # the store named by SSL_CERT_FILE / SSL_CERT_DIR, or the system's
+            named = [f"{v}={os.environ[v]}" for v in _STORE_VARIABLES if os.environ.get(v)]
+            where = f" ({', '.join(named)})" if named else ""
+            reason = error.strerror or str(error)
+            raise OSError(
+                error.errno, f"cannot load the TLS certificate store{where}: {reason}"
+            ) from error
 
 
 class _Background:
