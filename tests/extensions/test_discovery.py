@@ -73,3 +73,53 @@ def test_a_zip_on_the_path_is_left_to_importlib_metadata(
         zipped.writestr("zext-1.0.dist-info/entry_points.txt", f"[{ENTRY_POINT_GROUP}]\nz = zext\n")
     _only(monkeypatch, archive)
     assert _has(tmp_path)
+
+
+def test_an_egg_on_the_path_is_left_to_importlib_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    egg = tmp_path / "eext-1.0-py3.11.egg"
+    (egg / "EGG-INFO").mkdir(parents=True)
+    (egg / "EGG-INFO" / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: eext\nVersion: 1.0\n")
+    (egg / "EGG-INFO" / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\ne = eext\n")
+    _only(monkeypatch, egg)
+    assert _has(tmp_path)
+
+
+def test_metadata_folder_names_are_matched_in_any_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    dist = site / "Loud-1.0.DIST-INFO"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: loud\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nloud = loud_ext\n")
+    _only(monkeypatch, site)
+    assert _has(tmp_path)
+
+
+def test_a_finder_that_lists_distributions_is_left_to_importlib_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Bundled:
+        """A finder of an application bundle, with distributions no folder shows."""
+
+        @staticmethod
+        def find_spec(*_: object) -> None:
+            return None
+
+        @staticmethod
+        def find_distributions(*_: object) -> list[object]:
+            return []
+
+    _only(monkeypatch, tmp_path / "missing")
+    monkeypatch.setattr(sys, "meta_path", [Bundled, *sys.meta_path])
+    asked: list[str] = []
+
+    def entry_points(**kwargs: str) -> list[str]:
+        asked.append(kwargs["group"])
+        return []
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    assert not _has(tmp_path)
+    assert asked == [ENTRY_POINT_GROUP]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -334,6 +335,23 @@ async def test_connection_refused_names_model_and_url_but_not_key() -> None:
     assert shown.startswith("connection error: ")
     assert shown.endswith(f"(anthropic/claude-test at {url})")
     assert "sk-ant-secret" not in shown
+
+
+async def test_a_certificate_store_that_cannot_load_fails_once_and_is_not_retried(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A configuration problem, not a network one: the response fails naming the store, and
+    the retry policy leaves it alone."""
+    from pi_context.model.retry import is_retryable
+
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    m = track(AnthropicModel(info(), api_key="sk-ant-secret", base_url="https://127.0.0.1:9"))
+    done = await complete(m, ask())
+    assert done.error is not None
+    assert done.error.kind == "other"
+    shown = done.message.get("errorMessage", "")
+    assert "cannot load the TLS certificate store (SSL_CERT_FILE=" in shown
+    assert not is_retryable(done.message, done.error)
 
 
 async def test_bearer_token(server: ReplayServer) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from pi_context.errors import ProviderError
 from pi_context.providers.http_stream import HttpClient, server_sent_events
 
 
@@ -71,5 +72,8 @@ def test_a_certificate_store_that_cannot_load_fails_the_first_request(
 ) -> None:
     monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
     client = HttpClient("https://api.example.com", 5.0)  # no error yet: loading in the background
-    with pytest.raises(OSError, match=r"certificate store \(SSL_CERT_FILE=\S*missing\.pem"):
+    with pytest.raises(
+        ProviderError, match=r"certificate store \(SSL_CERT_FILE=\S*missing\.pem"
+    ) as got:
         client.get()
+    assert got.value.kind == "other"  # a configuration error: never retried

@@ -155,7 +155,14 @@ class CompactionControl:
         batch = settings.mask_batch_tokens
         if not settings.enabled or not settings.mask_observations or batch <= 0:
             return False
-        return self._running().mask_batch(batch, settings.mask_keep_turns)
+        from pi_context.compaction.masking import find_maskable, placeholder_for  # option on
+
+        items = self._state.session.stored_projection().entries
+        candidates = find_maskable(items, settings.mask_keep_turns)
+        saving = sum(c.tokens - len(placeholder_for(c.tool_name, c.chars)) // 4 for c in candidates)
+        if saving < batch:
+            return False  # the engine is not loaded until there is a batch to mask
+        return self._running().mask()
 
     # -- running ----------------------------------------------------------------------------------
 

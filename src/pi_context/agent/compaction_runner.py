@@ -25,7 +25,6 @@ from pi_context.compaction.events import (
     ObservationsMasked,
     SessionCompact,
 )
-from pi_context.compaction.masking import find_maskable, placeholder_for
 from pi_context.compaction.retry_events import (
     CompactionReason,
     SummarizationRetryAttemptStart,
@@ -70,13 +69,8 @@ class CompactionRunner:
         self._conversation = conversation
         self._compactor: Compactor | None = None
 
-    def mask_batch(self, batch: int, keep_turns: int) -> bool:
-        """Mask old tool results when masking them saves at least ``batch`` tokens."""
-        items = self._state.session.stored_projection().entries
-        candidates = find_maskable(items, keep_turns)
-        saving = sum(c.tokens - len(placeholder_for(c.tool_name, c.chars)) // 4 for c in candidates)
-        if saving < batch:
-            return False
+    def mask(self) -> bool:
+        """Mask old tool results now (the control decided a batch is worth it)."""
         compactor = self._engine()
         events = self._state.events
         compactor.on_event = lambda event: (

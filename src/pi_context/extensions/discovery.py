@@ -8,6 +8,7 @@ the runner are never imported (a tenth of ``pictx -p``'s start-up).
 
 from __future__ import annotations
 
+import importlib.machinery
 import os
 import sys
 from pathlib import Path
@@ -56,15 +57,21 @@ def _may_declare_entry_points(group: str) -> bool:
     ``importlib.metadata.entry_points`` builds every distribution on ``sys.path`` and parses
     its metadata (several milliseconds of every agent start). This looks at the raw
     ``entry_points.txt`` of each ``*.dist-info`` / ``*.egg-info`` directory for the group's
-    header instead; a hit, or a path entry it cannot read that way (a zip, an ``.egg``), is
-    left to ``importlib.metadata`` to decide.
+    header instead; a hit, or anything it cannot read that way (a zip or an ``.egg`` on the
+    path, a finder of its own on ``sys.meta_path`` that lists distributions), is left to
+    ``importlib.metadata`` to decide.
     """
+    if any(
+        hasattr(finder, "find_distributions") and finder is not importlib.machinery.PathFinder
+        for finder in sys.meta_path
+    ):
+        return True
     header = f"[{group}]".encode()
     for entry in sys.path:
         folder = entry or "."
-        if not os.path.isdir(folder):
+        if folder.lower().endswith(".egg") or not os.path.isdir(folder):
             if os.path.exists(folder):
-                return True  # a zip archive or another importable file
+                return True  # an egg, a zip archive or another importable file
             continue
         try:
             listing = os.scandir(folder)
@@ -72,9 +79,10 @@ def _may_declare_entry_points(group: str) -> bool:
             continue
         with listing:
             for child in listing:
-                if child.name.endswith(".egg"):
+                name = child.name.lower()
+                if name.endswith(".egg"):
                     return True
-                if not child.name.endswith((".dist-info", ".egg-info")):
+                if not name.endswith((".dist-info", ".egg-info")):
                     continue
                 try:
                     with open(os.path.join(child.path, "entry_points.txt"), "rb") as file:

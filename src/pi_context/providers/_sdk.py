@@ -142,6 +142,8 @@ class SDKModel(ABC):
         try:
             async for event in self._run(params, builder):
                 yield event
+        except ProviderError as exc:  # classified before the request (e.g. no TLS store)
+            yield self._failed(builder, exc)
         except self.sdk_errors as exc:
             yield self._failed(builder, self._provider_error(exc))
 

@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator, Callable, Mapping
 
 import httpx2
 
+from pi_context.errors import ProviderError
+
 __all__ = ["HttpClient", "StatusError", "StreamError", "body_of", "server_sent_events"]
 
 _PROXY_VARIABLES = ("http_proxy", "all_proxy")
@@ -60,6 +62,8 @@ class HttpClient:
             await self._client.aclose()
 
     def _tls_context(self) -> ssl.SSLContext:
+        """The loaded store; one that cannot load is a configuration error, not a network
+        failure: retrying cannot help, so it is never retried."""
         assert self._tls is not None
         try:
             return self._tls.result()
@@ -67,8 +71,8 @@ class HttpClient:
             named = [f"{v}={os.environ[v]}" for v in _STORE_VARIABLES if os.environ.get(v)]
             where = f" ({', '.join(named)})" if named else ""
             reason = error.strerror or str(error)
-            raise OSError(
-                error.errno, f"cannot load the TLS certificate store{where}: {reason}"
+            raise ProviderError(
+                f"cannot load the TLS certificate store{where}: {reason}", kind="other"
             ) from error
 
 

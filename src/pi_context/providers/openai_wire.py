@@ -28,6 +28,7 @@ from typing import Any, Final
 import httpx2
 
 from pi_context import _json
+from pi_context.errors import ProviderError
 from pi_context.providers.http_stream import (
     HttpClient,
     StatusError,
@@ -97,7 +98,7 @@ class ChatCompletionsClient:
             if response.status_code >= 400:
                 return None
             data = _json.loads(response.content).get("data")
-        except (httpx2.HTTPError, OSError, ValueError, AttributeError):
+        except (httpx2.HTTPError, OSError, ValueError, AttributeError, ProviderError):
             return None
         if not isinstance(data, list):
             return None
