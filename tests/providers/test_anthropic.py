@@ -354,6 +354,18 @@ async def test_a_certificate_store_that_cannot_load_fails_once_and_is_not_retrie
     assert not is_retryable(done.message, done.error)
 
 
+async def test_a_closed_model_says_so(server: ReplayServer) -> None:
+    server.add(reply_text("ok"))
+    m = model(server)
+    first = await complete(m, ask())
+    assert first.error is None
+    await m.aclose()
+    done = await complete(m, ask())
+    assert done.error is not None
+    assert done.error.kind == "other"
+    assert "this model was closed (aclose())" in done.message.get("errorMessage", "")
+
+
 async def test_bearer_token(server: ReplayServer) -> None:
     server.add(reply_text("ok"))
     m = track(AnthropicModel(info(), auth_token="tok-1", base_url=server.url))

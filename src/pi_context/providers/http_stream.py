@@ -37,7 +37,7 @@ class HttpClient:
     its certificate is then checked as usual).
     """
 
-    __slots__ = ("_client", "_timeout", "_tls")
+    __slots__ = ("_client", "_closed", "_timeout", "_tls")
 
     def __init__(self, base_url: str, timeout: float) -> None:
         plain = base_url.startswith("http://") and not any(
@@ -45,10 +45,14 @@ class HttpClient:
         )
         self._timeout = timeout
         self._client: httpx2.AsyncClient | None = None
+        self._closed = False
         self._tls = None if plain else _Background(httpx2.create_ssl_context)
 
     def get(self) -> httpx2.AsyncClient:
-        """The client (made on the first call, then the same one)."""
+        """The client (made on the first call, then the same one); after :meth:`aclose`, a
+        :class:`~pi_context.errors.ProviderError` saying so."""
+        if self._closed:
+            raise ProviderError("this model was closed (aclose()); make a new one", kind="other")
         client = self._client
         if client is None:
             verify: ssl.SSLContext | bool = self._tls_context() if self._tls is not None else False
@@ -58,6 +62,7 @@ class HttpClient:
         return client
 
     async def aclose(self) -> None:
+        self._closed = True
         if self._client is not None:
             await self._client.aclose()
 
