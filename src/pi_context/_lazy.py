@@ -11,9 +11,9 @@ would have left it on the package.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 
-__all__ = ["attribute", "homes"]
+__all__ = ["attribute", "homes", "hooks"]
 
 
 def homes(by_module: Mapping[str, tuple[str, ...]]) -> dict[str, str]:
@@ -49,3 +49,18 @@ def attribute(
             raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
     namespace[name] = value
     return value
+
+
+def hooks(
+    namespace: MutableMapping[str, object], table: Mapping[str, str], public: Sequence[str]
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """A package's ``__getattr__`` and ``__dir__``: names imported from ``table`` on first
+    read (see :func:`attribute`), and listed with ``public`` (its ``__all__``) before they are."""
+
+    def getattr_(name: str) -> object:
+        return attribute(namespace, table, name)
+
+    def dir_() -> list[str]:
+        return sorted({*namespace, *public})
+
+    return getattr_, dir_

@@ -19,12 +19,12 @@ or receive them through ``AgentSession.subscribe()``.
 from __future__ import annotations
 
 import functools
-import importlib
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
+from pi_context import _lazy
 from pi_context._records import Event, Record
 from pi_context.messages import (
     AgentMessage,
@@ -404,30 +404,31 @@ _AGENT_EVENT_MEMBERS = (
 )
 """The members of :data:`AgentEvent`, which the runtime union is built from on first use."""
 
-_COMPACTION_EVENTS = {
-    "CompactionEnd": "pi_context.compaction.events",
-    "CompactionFallback": "pi_context.compaction.events",
-    "CompactionPaused": "pi_context.compaction.events",
-    "CompactionStart": "pi_context.compaction.events",
-    "ObservationsMasked": "pi_context.compaction.events",
-    "CompactionReason": "pi_context.compaction.retry_events",
-    "SummarizationRetryAttemptStart": "pi_context.compaction.retry_events",
-    "SummarizationRetryFinished": "pi_context.compaction.retry_events",
-    "SummarizationRetryScheduled": "pi_context.compaction.retry_events",
-}
+_COMPACTION_EVENTS = _lazy.homes(
+    {
+        "pi_context.compaction.events": (
+            "CompactionEnd",
+            "CompactionFallback",
+            "CompactionPaused",
+            "CompactionStart",
+            "ObservationsMasked",
+        ),
+        "pi_context.compaction.retry_events": (
+            "CompactionReason",
+            "SummarizationRetryAttemptStart",
+            "SummarizationRetryFinished",
+            "SummarizationRetryScheduled",
+        ),
+    }
+)
 """The compaction engine's events, re-exported here and imported on first use: a session that
 never compacts never defines them."""
 
 
 def __getattr__(name: str) -> object:
     """The compaction events and :data:`AgentEvent`, made on first use and then kept."""
-    home = _COMPACTION_EVENTS.get(name)
-    if home is not None:
-        value: object = getattr(importlib.import_module(home), name)
-    elif name == "AgentEvent":
-        members = (globals().get(m) or __getattr__(m) for m in _AGENT_EVENT_MEMBERS)
-        value = functools.reduce(operator.or_, members)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
+    if name != "AgentEvent":
+        return _lazy.attribute(globals(), _COMPACTION_EVENTS, name)
+    members = (globals().get(m) or __getattr__(m) for m in _AGENT_EVENT_MEMBERS)
+    union = globals()[name] = functools.reduce(operator.or_, members)
+    return union

@@ -149,10 +149,4 @@ _HOMES = _lazy.homes(
 )
 """Where each public name lives; imported from there when first used."""
 
-
-def __getattr__(name: str) -> object:
-    return _lazy.attribute(globals(), _HOMES, name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = _lazy.hooks(globals(), _HOMES, __all__)
