@@ -9,7 +9,10 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tests.cli.replay_world import ReplayWorld
 
 DUMP = """
 import atexit, json, sys
@@ -114,6 +117,21 @@ sys.exit(main())
 """
 
 
+def _print_run(world: ReplayWorld, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``pictx -p hi`` in ``world`` as the console script; the run and its report's path."""
+    dump = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", CONSOLE, str(dump), "-p", "--model", "replay/tiny", "hi"],
+        cwd=world.project,
+        env=world.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return done, dump
+
+
 def test_print_mode_loads_only_what_a_plain_answer_needs(tmp_path: Path) -> None:
     """A provider over real HTTP (no scripted fakes), run as the console script runs it."""
     from tests.cli.replay_world import ReplayWorld, text_reply
@@ -122,16 +140,7 @@ def test_print_mode_loads_only_what_a_plain_answer_needs(tmp_path: Path) -> None
     with ReplayServer() as server:
         world = ReplayWorld(tmp_path, server)
         server.add(text_reply("done"))
-        dump = tmp_path / "modules.json"
-        done = subprocess.run(
-            [sys.executable, "-c", CONSOLE, str(dump), "-p", "--model", "replay/tiny", "hi"],
-            cwd=world.project,
-            env=world.env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        done, dump = _print_run(world, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "done"
     report = json.loads(dump.read_text(encoding="utf-8"))
@@ -158,16 +167,7 @@ def test_an_extension_still_loads_its_machinery(tmp_path: Path) -> None:
             "    pi.on('agent_end', lambda event, ctx: print('EXT-SAW-END', flush=True))\n",
             encoding="utf-8",
         )
-        dump = tmp_path / "modules.json"
-        done = subprocess.run(
-            [sys.executable, "-c", CONSOLE, str(dump), "-p", "--model", "replay/tiny", "hi"],
-            cwd=world.project,
-            env=world.env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        done, dump = _print_run(world, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "EXT-SAW-END" in done.stdout + done.stderr
     assert "pi_context.extensions.runner" in json.loads(dump.read_text(encoding="utf-8"))["modules"]
