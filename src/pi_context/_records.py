@@ -1,4 +1,4 @@
-"""The base of every lifecycle event: a dataclass that serializes as pi's JSON record.
+"""The base of every lifecycle event: a value class that serializes as pi's JSON record.
 
 Events are defined once, in the lowest layer that emits them (compaction events in
 :mod:`pi_context.compaction.events`, the agent's and the extension hooks' in
@@ -6,6 +6,10 @@ Events are defined once, in the lowest layer that emits them (compaction events 
 ``type`` (pi's event name) and a ``to_json()`` that writes the record pi 1.6.0 writes in its
 ``--mode json`` stream: each field under its camelCase name, in declaration order, fields left
 ``None`` omitted (``JSON.stringify`` drops ``undefined``).
+
+The agent's and compaction's events are frozen ``msgspec`` Structs (cheap to define, which keeps
+start-up fast); the extension hooks' events are dataclasses, which handlers may fill in. Both
+kinds serialize the same way.
 """
 
 from __future__ import annotations
@@ -18,16 +22,18 @@ __all__ = ["Event", "Record"]
 
 
 class Record:
-    """Serializes a dataclass as a pi JSON record.
+    """Serializes a Struct or a dataclass as a pi JSON record.
 
-    Subclasses adjust with ``_wire`` (field → key), ``_hidden`` (fields not written) and
-    ``_keep_none`` (fields written as ``null``).
+    Subclasses adjust with ``_wire`` (field → key), ``_hidden`` (fields not written),
+    ``_keep_none`` (fields written as ``null``) and ``_order`` (fields written first, in this
+    order, where the record's order differs from the order the constructor takes them in).
     """
 
     __slots__ = ()
     _wire: ClassVar[Mapping[str, str]] = {}
     _hidden: ClassVar[frozenset[str]] = frozenset()
     _keep_none: ClassVar[frozenset[str]] = frozenset()
+    _order: ClassVar[tuple[str, ...]] = ()
 
     def _fields_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {}
@@ -61,10 +67,14 @@ def _layout(cls: type[Record]) -> tuple[tuple[str, str, bool], ...]:
     """``(attribute, key, keep None)`` per written field of ``cls``, computed once per class."""
     layout = _LAYOUTS.get(cls)
     if layout is None:
+        names: tuple[str, ...] | None = getattr(cls, "__struct_fields__", None)
+        if names is None:
+            names = tuple(f.name for f in dataclasses.fields(cast(Any, cls)))
+        names = cls._order + tuple(name for name in names if name not in cls._order)
         layout = _LAYOUTS[cls] = tuple(
-            (f.name, cls._wire.get(f.name, _camel(f.name)), f.name in cls._keep_none)
-            for f in dataclasses.fields(cast(Any, cls))
-            if f.name not in cls._hidden
+            (name, cls._wire.get(name, _camel(name)), name in cls._keep_none)
+            for name in names
+            if name not in cls._hidden
         )
     return layout
 

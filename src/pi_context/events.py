@@ -1,8 +1,9 @@
 """The lifecycle vocabulary: every event the agent emits while it runs, defined once.
 
-Every event is a frozen dataclass (an :class:`~pi_context._records.Event`) with a ``type``
-string and a ``to_json()`` that returns the record pi 1.6.0 writes in its ``--mode json``
-stream. The compaction engine's events (``compaction_start``, ``compaction_end``, the
+Every event is a frozen ``msgspec.Struct`` (an :class:`~pi_context._records.Event`) with a
+``type`` string and a ``to_json()`` that returns the record pi 1.6.0 writes in its ``--mode json``
+stream. Events are read by attribute, compared, hashed and matched with ``match`` like frozen
+dataclasses; a copy with changes is ``msgspec.structs.replace(event, ...)``. The compaction engine's events (``compaction_start``, ``compaction_end``, the
 ``summarization_retry_*`` records, and this project's ``compaction_fallback``,
 ``compaction_paused`` and ``observations_masked``) are defined where they are emitted, in
 :mod:`pi_context.compaction`, and re-exported here; the agent emits them unchanged. The loop's
@@ -21,8 +22,9 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
+
+from msgspec import Struct
 
 from pi_context import _lazy
 from pi_context._records import Event, Record
@@ -98,15 +100,13 @@ NOTIFICATIONS: frozenset[str] = frozenset(
 """The loop events that extensions receive as they are (``pi.on("agent_end", ...)``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class AgentStart(Event):
+class AgentStart(Event, Struct, frozen=True):
     """A run begins (before its first turn)."""
 
     type: ClassVar[str] = "agent_start"
 
 
-@dataclass(frozen=True, slots=True)
-class TurnStart(Event):
+class TurnStart(Event, Struct, frozen=True):
     """A turn begins; ``turn_index`` counts the run's turns from 0 (for extensions; pi's JSON
     record carries no fields)."""
 
@@ -115,16 +115,14 @@ class TurnStart(Event):
     _hidden: ClassVar[frozenset[str]] = frozenset({"turn_index"})
 
 
-@dataclass(frozen=True, slots=True)
-class MessageStart(Event):
+class MessageStart(Event, Struct, frozen=True):
     """A message is about to be added (user, system patch, assistant, tool result, custom)."""
 
     message: AgentMessage
     type: ClassVar[str] = "message_start"
 
 
-@dataclass(frozen=True, slots=True)
-class AssistantStreamEvent(Record):
+class AssistantStreamEvent(Record, Struct, frozen=True):
     """One streaming step of the assistant message (pi's ``assistantMessageEvent``).
 
     ``kind`` is one of ``text_start``, ``text_delta``, ``text_end``, ``thinking_start``,
@@ -146,18 +144,17 @@ class AssistantStreamEvent(Record):
         return {"type": self.kind, **self._fields_json()}
 
 
-@dataclass(frozen=True, slots=True)
-class MessageUpdate(Event):
+class MessageUpdate(Event, Struct, frozen=True):
     """A streaming update of the assistant message; ``usage`` is cumulative so far."""
 
-    usage: Usage | None = field(default=None, kw_only=True)
     event: AssistantStreamEvent
+    usage: Usage | None = None
     type: ClassVar[str] = "message_update"
     _wire: ClassVar[Mapping[str, str]] = {"event": "assistantMessageEvent"}
+    _order: ClassVar[tuple[str, ...]] = ("usage", "event")
 
 
-@dataclass(frozen=True, slots=True)
-class MessageEnd(Event):
+class MessageEnd(Event, Struct, frozen=True):
     """The final form of a message; it has been persisted (``entry_id``) when a session is used."""
 
     message: AgentMessage
@@ -166,8 +163,7 @@ class MessageEnd(Event):
     _hidden: ClassVar[frozenset[str]] = frozenset({"entry_id"})
 
 
-@dataclass(frozen=True, slots=True)
-class ToolExecutionStart(Event):
+class ToolExecutionStart(Event, Struct, frozen=True):
     """A tool call starts, with the validated arguments."""
 
     tool_call_id: str
@@ -176,8 +172,7 @@ class ToolExecutionStart(Event):
     type: ClassVar[str] = "tool_execution_start"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolExecutionUpdate(Event):
+class ToolExecutionUpdate(Event, Struct, frozen=True):
     """A running tool's partial result (``bash``: its output so far, throttled).
 
     ``partial_result`` is written as pi's ``{content, details?}``; a tool that streams sends a
@@ -192,8 +187,7 @@ class ToolExecutionUpdate(Event):
     type: ClassVar[str] = "tool_execution_update"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolPartial:
+class ToolPartial(Struct, frozen=True):
     """What a tool reported so far: content blocks and details (``None``: no details key)."""
 
     content: Sequence[UserContent]
@@ -206,8 +200,7 @@ class ToolPartial:
         return record
 
 
-@dataclass(frozen=True, slots=True)
-class ToolExecutionEnd(Event):
+class ToolExecutionEnd(Event, Struct, frozen=True):
     """``result`` is written as the tool's own result, as pi sends it: ``{content, details?,
     structuredContent?}``, with ``isError`` inside it too when the tool itself returned a
     structured result flagged as an error (``bash`` with a non-zero exit code); the stored
@@ -218,7 +211,7 @@ class ToolExecutionEnd(Event):
     result: ToolResultMessage
     is_error: bool
     duration_ms: int | None = None
-    structured_content: Any = field(default=None, kw_only=True)
+    structured_content: Any = None
     type: ClassVar[str] = "tool_execution_end"
     _hidden: ClassVar[frozenset[str]] = frozenset({"structured_content"})
 
@@ -235,8 +228,7 @@ class ToolExecutionEnd(Event):
         return record
 
 
-@dataclass(frozen=True, slots=True)
-class TurnEnd(Event):
+class TurnEnd(Event, Struct, frozen=True):
     """A turn ends: its assistant message and the results of the calls it made."""
 
     message: AssistantMessage
@@ -244,8 +236,7 @@ class TurnEnd(Event):
     type: ClassVar[str] = "turn_end"
 
 
-@dataclass(frozen=True, slots=True)
-class AgentEnd(Event):
+class AgentEnd(Event, Struct, frozen=True):
     """One low-level run ended; ``will_retry`` when the session continues it (overflow recovery)."""
 
     messages: Sequence[AgentMessage] = ()
@@ -253,16 +244,14 @@ class AgentEnd(Event):
     type: ClassVar[str] = "agent_end"
 
 
-@dataclass(frozen=True, slots=True)
-class AgentSettled(Event):
+class AgentSettled(Event, Struct, frozen=True):
     """The session is idle again (after retries, compactions and queued messages)."""
 
     aborted: bool = False
     type: ClassVar[str] = "agent_settled"
 
 
-@dataclass(frozen=True, slots=True)
-class QueueUpdate(Event):
+class QueueUpdate(Event, Struct, frozen=True):
     """Messages waiting for the busy run (as their texts)."""
 
     steering: Sequence[str] = ()
@@ -270,16 +259,14 @@ class QueueUpdate(Event):
     type: ClassVar[str] = "queue_update"
 
 
-@dataclass(frozen=True, slots=True)
-class EntryAppended(Event):
+class EntryAppended(Event, Struct, frozen=True):
     """An entry was appended to the session file outside the message flow (e.g. a context edit)."""
 
     entry: Mapping[str, Any]
     type: ClassVar[str] = "entry_appended"
 
 
-@dataclass(frozen=True, slots=True)
-class AutoRetryStart(Event):
+class AutoRetryStart(Event, Struct, frozen=True):
     """The session retries a model request that failed with a transient error, after
     ``delay_ms`` (attempt ``attempt`` of ``max_attempts``)."""
 
@@ -290,8 +277,7 @@ class AutoRetryStart(Event):
     type: ClassVar[str] = "auto_retry_start"
 
 
-@dataclass(frozen=True, slots=True)
-class AutoRetryEnd(Event):
+class AutoRetryEnd(Event, Struct, frozen=True):
     """The automatic retries of a failed request are over: ``success`` or the final error."""
 
     success: bool
@@ -300,8 +286,7 @@ class AutoRetryEnd(Event):
     type: ClassVar[str] = "auto_retry_end"
 
 
-@dataclass(frozen=True, slots=True)
-class TreeNavigated(Event):
+class TreeNavigated(Event, Struct, frozen=True):
     """Beyond pi: the leaf moved (``/tree``); ``summary_entry_id`` when a branch summary was stored."""
 
     new_leaf_id: str | None
@@ -311,22 +296,21 @@ class TreeNavigated(Event):
     type: ClassVar[str] = "tree_navigated"
 
 
-@dataclass(frozen=True, slots=True)
-class ExtensionFailure(Event):
+class ExtensionFailure(Event, Struct, frozen=True):
     """Beyond pi's JSON stream: an extension handler raised or returned something unusable, or
     its proposal was rejected; the session went on. ``traceback`` is kept for logs, not
     written."""
 
     event: str
-    extension: str | None = field(default=None, kw_only=True)
     error: str
-    traceback: str = field(default="", kw_only=True)
+    extension: str | None = None
+    traceback: str = ""
     type: ClassVar[str] = "extension_error"
+    _order: ClassVar[tuple[str, ...]] = ("event", "extension", "error")
     _hidden: ClassVar[frozenset[str]] = frozenset({"traceback"})
 
 
-@dataclass(frozen=True, slots=True)
-class CacheUpdate(Event):
+class CacheUpdate(Event, Struct, frozen=True):
     """Beyond pi: prompt-cache accounting of one model request.
 
     ``miss_cause`` names what changed in the request prefix when the provider read less from its

@@ -22,9 +22,10 @@ import mmap
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
+
+from msgspec import Struct
 
 from pi_context import _json
 from pi_context.errors import SessionError
@@ -150,8 +151,7 @@ def read_header(path: Path) -> dict[str, Any] | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
+class SessionInfo(Struct, frozen=True):
     """What a session list or picker shows about one session file."""
 
     path: Path
@@ -382,8 +382,7 @@ def looks_like_path(arg: str) -> bool:
     return "/" in arg or "\\" in arg or arg.endswith(".jsonl")
 
 
-@dataclass(frozen=True, slots=True)
-class SessionMatch:
+class SessionMatch(Struct, frozen=True):
     """The result of resolving a ``--session`` argument."""
 
     path: Path

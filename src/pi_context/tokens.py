@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final, Protocol
+
+from msgspec import Struct
 
 from pi_context._json import js_stringify, utf16_len
 
@@ -118,8 +119,7 @@ class _Threshold(Protocol):
     def reserve_tokens(self) -> int: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ContextEstimate:
+class ContextEstimate(Struct, frozen=True):
     """pi's ``{tokens, usageTokens, trailingTokens, lastUsageIndex}``."""
 
     tokens: int

@@ -10,8 +10,9 @@ attempt, compact, retry once).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from msgspec import Struct
 
 from pi_context.compaction.accounting import (
     TokenCache,
@@ -38,8 +39,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionDecision:
+class CompactionDecision(Struct, frozen=True):
     """``none``; ``threshold``; ``overflow`` (``will_retry``: omit the attempt, compact, retry);
     ``exhausted`` (a second overflow after one recovery: report ``error_message``, do nothing)."""
 

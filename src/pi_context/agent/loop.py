@@ -30,9 +30,10 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from msgspec import Struct, field
 
 from pi_context.errors import ProviderError, ToolError
 from pi_context.events import (
@@ -150,8 +151,7 @@ class LoopCallbacks(Protocol):
         incl. its updates, ``agent_end``); awaited in order, never on the abort path."""
 
 
-@dataclass
-class RunResult:
+class RunResult(Struct):
     """What one run added and how it ended."""
 
     messages: list[AgentMessage] = field(default_factory=list)

@@ -12,8 +12,9 @@ The loadout recorded on the new branch is restored.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from pi_context.errors import TreeError
 from pi_context.events import TreeNavigated
@@ -32,8 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["NavigationResult", "Navigator"]
 
 
-@dataclass(frozen=True, slots=True)
-class NavigationResult:
+class NavigationResult(Struct, frozen=True):
     """Outcome of :meth:`AgentSession.navigate` (pi's ``navigateTree`` result)."""
 
     cancelled: bool = False

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from pi_context import _json
 from pi_context.messages import AgentMessage, Message, ToolDeclaration, Usage
@@ -41,8 +42,7 @@ def _digest(value: Any) -> str:
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class Fingerprint:
+class Fingerprint(Struct, frozen=True):
     """Ordered ``(label, digest)`` parts of one request."""
 
     parts: tuple[tuple[str, str], ...]
@@ -140,8 +140,7 @@ def first_divergence(previous: Fingerprint, current: Fingerprint) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class CacheRecord:
+class CacheRecord(Struct, frozen=True):
     """Cache numbers of one request and, for a miss, what caused it."""
 
     index: int
@@ -152,8 +151,7 @@ class CacheRecord:
     miss_cause: str | None
 
 
-@dataclass
-class CacheTracker:
+class CacheTracker(Struct):
     """Accumulates :class:`CacheRecord` values over a session's requests."""
 
     records: list[CacheRecord] = field(default_factory=list)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from pi_context.compaction.accounting import TokenCache, estimate_projected_context_tokens
 from pi_context.model import Model
@@ -16,8 +17,7 @@ from .prompt_cache import hit_ratio
 __all__ = ["SessionStats", "context_tokens", "session_stats"]
 
 
-@dataclass(frozen=True, slots=True)
-class SessionStats:
+class SessionStats(Struct, frozen=True):
     """Totals over every entry of the session file (pi's ``/session`` numbers) plus the context.
 
     ``tokens`` and ``cost`` sum assistant, summary and usage entries; ``hit_ratio`` is cache

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from pi_context.errors import PiContextError
 
@@ -54,8 +55,7 @@ def _is_mcp_name(name: str) -> bool:
     return name.startswith("mcp__") or name in _RESOURCE_TOOLS
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSelection:
+class ToolSelection(Struct, frozen=True):
     """The parsed flags; the defaults select nothing special (pi without flags)."""
 
     plain: tuple[str, ...] | None = None

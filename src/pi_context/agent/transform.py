@@ -18,7 +18,6 @@ projections build new messages instead of editing the ones they are given.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 from pi_context.messages import AgentMessage, now_ms
@@ -82,7 +81,6 @@ def _not_system(_index: int, message: AgentMessage) -> tuple[AgentMessage, ...]:
     return () if message.get("role") == "system" else (message,)
 
 
-@dataclass
 class TransformChain:
     """The whole chain, configured by the agent session and applied before every request.
 
@@ -90,25 +88,41 @@ class TransformChain:
     previous request is not processed again, and a request gets the very same output objects
     as the previous one where nothing changed (so the conversions and the cache fingerprint
     after the chain can reuse their work too, see :mod:`.prefix_reuse`).
+
+    ``context_phase`` is phases 1 and 2 (an extension runner's ``emit_context``; ``None``: no
+    extensions); ``hidden_tools`` and ``forced_prompt`` are read before every request.
     """
 
-    context_phase: ContextPhase | None = None
-    """Phases 1 and 2 (an extension runner's ``emit_context``); ``None``: no extensions."""
-    hidden_tools: Callable[[], Collection[str]] = field(default=lambda: ())
-    forced_prompt: Callable[[], str | None] = field(default=lambda: None)
-    clock: Callable[[], int] = now_ms
-    _hidden: frozenset[str] = field(default=frozenset(), init=False, repr=False)
-    _hidden_view: PrefixFlatMap[AgentMessage, AgentMessage] = field(init=False, repr=False)
-    _systems: PrefixFlatMap[AgentMessage, AgentMessage] = field(init=False, repr=False)
-    _rest: PrefixFlatMap[AgentMessage, AgentMessage] = field(init=False, repr=False)
-    _head: tuple[str, list[AgentMessage], AgentMessage] | None = field(
-        default=None, init=False, repr=False
+    __slots__ = (
+        "_head",
+        "_hidden",
+        "_hidden_view",
+        "_rest",
+        "_systems",
+        "clock",
+        "context_phase",
+        "forced_prompt",
+        "hidden_tools",
     )
 
-    def __post_init__(self) -> None:
-        self._hidden_view = PrefixFlatMap(lambda _i, m: (_hide_in(m, self._hidden),))
-        self._systems = PrefixFlatMap(_is_system)
-        self._rest = PrefixFlatMap(_not_system)
+    def __init__(
+        self,
+        context_phase: ContextPhase | None = None,
+        hidden_tools: Callable[[], Collection[str]] = lambda: (),
+        forced_prompt: Callable[[], str | None] = lambda: None,
+        clock: Callable[[], int] = now_ms,
+    ) -> None:
+        self.context_phase = context_phase
+        self.hidden_tools = hidden_tools
+        self.forced_prompt = forced_prompt
+        self.clock = clock
+        self._hidden: frozenset[str] = frozenset()
+        self._hidden_view: PrefixFlatMap[AgentMessage, AgentMessage] = PrefixFlatMap(
+            lambda _i, m: (_hide_in(m, self._hidden),)
+        )
+        self._systems: PrefixFlatMap[AgentMessage, AgentMessage] = PrefixFlatMap(_is_system)
+        self._rest: PrefixFlatMap[AgentMessage, AgentMessage] = PrefixFlatMap(_not_system)
+        self._head: tuple[str, list[AgentMessage], AgentMessage] | None = None
 
     async def __call__(self, messages: Sequence[AgentMessage]) -> list[AgentMessage]:
         if self.context_phase is not None:

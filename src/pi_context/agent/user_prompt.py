@@ -8,7 +8,8 @@ with the session's clock. ``before_agent_start`` handlers are given the same tex
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from pi_context.messages import AgentMessage, ImageContent, user_message
 from pi_context.resources.skills import expand_skill_command
@@ -19,8 +20,7 @@ from .state import AgentState
 __all__ = ["UserPrompt", "user_prompt"]
 
 
-@dataclass(frozen=True, slots=True)
-class UserPrompt:
+class UserPrompt(Struct, frozen=True):
     """A prompt ready to send: its message, and the text and images that message holds."""
 
     message: AgentMessage

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
+
+from msgspec import Struct, field
 
 from pi_context._records import Event
 from pi_context.compaction.retry_events import (
@@ -50,8 +51,7 @@ __all__ = [
 ]
 
 
-@dataclass
-class CompactionResult:
+class CompactionResult(Struct):
     """What a compaction produced (pi's result plus ``estimated_tokens_after`` and our flags)."""
 
     summary: str
@@ -79,16 +79,14 @@ class CompactionResult:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionStart(Event):
+class CompactionStart(Event, Struct, frozen=True):
     """A compaction begins (``reason``: manual, threshold or overflow)."""
 
     reason: CompactionReason
     type: ClassVar[str] = "compaction_start"
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionEnd(Event):
+class CompactionEnd(Event, Struct, frozen=True):
     """A compaction finished; ``result`` is absent on failure (then ``will_retry`` is false)."""
 
     reason: CompactionReason
@@ -99,8 +97,7 @@ class CompactionEnd(Event):
     type: ClassVar[str] = "compaction_end"
 
 
-@dataclass(frozen=True, slots=True)
-class SessionCompact(Event):
+class SessionCompact(Event, Struct, frozen=True):
     """The compaction entry was appended (extensions' ``session_compact``)."""
 
     compaction_entry: Entry
@@ -110,8 +107,7 @@ class SessionCompact(Event):
     type: ClassVar[str] = "session_compact"
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionFailed(Event):
+class CompactionFailed(Event, Struct, frozen=True):
     """Extensions' ``session_compact_failed``; ``error_message`` is ``None`` for aborts and
     cancels."""
 
@@ -123,8 +119,7 @@ class CompactionFailed(Event):
     type: ClassVar[str] = "session_compact_failed"
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionPaused(Event):
+class CompactionPaused(Event, Struct, frozen=True):
     """Automatic compaction is paused after repeated failures until the user compacts or resumes."""
 
     failures: int
@@ -132,16 +127,14 @@ class CompactionPaused(Event):
     type: ClassVar[str] = "compaction_paused"
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionFallback(Event):
+class CompactionFallback(Event, Struct, frozen=True):
     """The model's summary failed; the offline summarizer writes it instead."""
 
     error_message: str
     type: ClassVar[str] = "compaction_fallback"
 
 
-@dataclass(frozen=True, slots=True)
-class ObservationsMasked(Event):
+class ObservationsMasked(Event, Struct, frozen=True):
     """Old tool results were replaced by placeholders (``context_edit`` entries)."""
 
     target_ids: Sequence[str]
@@ -164,8 +157,7 @@ CompactionEvent: TypeAlias = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class BeforeCompact(Event):
+class BeforeCompact(Event, Struct, frozen=True):
     """Extensions' ``session_before_compact``: they may cancel the compaction or supply one."""
 
     preparation: CompactionPreparation
@@ -173,17 +165,15 @@ class BeforeCompact(Event):
     custom_instructions: str | None = None
     reason: CompactionReason = "manual"
     will_retry: bool = False
-    signal: asyncio.Event = field(default_factory=asyncio.Event, compare=False)
+    signal: asyncio.Event = field(default_factory=asyncio.Event)
     type: ClassVar[str] = "session_before_compact"
 
 
-@dataclass(frozen=True, slots=True)
-class CancelCompaction:
+class CancelCompaction(Struct, frozen=True):
     """Hook answer: cancel this compaction (reported as aborted)."""
 
 
-@dataclass(frozen=True, slots=True)
-class CustomCompaction:
+class CustomCompaction(Struct, frozen=True):
     """Hook answer: store this compaction verbatim (``fromHook: true``), no summarizer call."""
 
     summary: str

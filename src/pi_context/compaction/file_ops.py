@@ -9,8 +9,9 @@ are kept exactly as the model wrote them. Lists are sorted in JavaScript's defau
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 __all__ = [
     "FileOperations",
@@ -29,8 +30,7 @@ def js_sorted(items: Iterable[str]) -> list[str]:
     return sorted(items, key=_utf16_key)
 
 
-@dataclass
-class FileOperations:
+class FileOperations(Struct):
     """Paths seen per operation, in first-seen order (pi uses insertion-ordered sets)."""
 
     read: dict[str, None] = field(default_factory=dict)

@@ -6,8 +6,9 @@ agent's stream carries (``summarization_retry_*`` in pi's ``--mode json``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import ClassVar, Literal
+
+from msgspec import Struct
 
 from pi_context._records import Event
 
@@ -24,8 +25,7 @@ CompactionReason = Literal["manual", "threshold", "overflow"]
 SummarySource = Literal["compaction", "branchSummary"]
 
 
-@dataclass(frozen=True, slots=True)
-class SummarizationRetryScheduled(Event):
+class SummarizationRetryScheduled(Event, Struct, frozen=True):
     """A summarization request failed transiently; attempt ``attempt`` of ``max_attempts``
     starts after ``delay_ms``."""
 
@@ -36,20 +36,18 @@ class SummarizationRetryScheduled(Event):
     type: ClassVar[str] = "summarization_retry_scheduled"
 
 
-@dataclass(frozen=True, slots=True)
-class SummarizationRetryAttemptStart(Event):
+class SummarizationRetryAttemptStart(Event, Struct, frozen=True):
     """The retry begins; ``reason`` is the compaction's (``None`` for branch summaries)."""
 
     source: SummarySource
     reason: CompactionReason | None = None
-    label: str = field(default="", kw_only=True)
+    label: str = ""
     """Which request (``Summarization``, ``Turn prefix summarization``, ...); not written."""
     type: ClassVar[str] = "summarization_retry_attempt_start"
     _hidden: ClassVar[frozenset[str]] = frozenset({"label"})
 
 
-@dataclass(frozen=True, slots=True)
-class SummarizationRetryFinished(Event):
+class SummarizationRetryFinished(Event, Struct, frozen=True):
     """The retried request ended (its outcome is kept here; pi's record carries no fields)."""
 
     success: bool = True

@@ -18,12 +18,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 from urllib.parse import urlparse
 
 import orjson
+from msgspec import Struct, field
 
 __all__ = [
     "EXPOSURES",
@@ -52,8 +52,7 @@ def project_config_path(cwd: str | os.PathLike[str]) -> Path:
     return Path(cwd) / ".pi" / "mcp.json"
 
 
-@dataclass(frozen=True, slots=True)
-class ServerConfig:
+class ServerConfig(Struct, frozen=True):
     """One server after validation and merging.
 
     ``raw`` is the entry as written (unknown keys kept); ``source`` the file it came from
@@ -124,8 +123,7 @@ class ServerConfig:
         return frozenset((self.exposure, *self.tool_exposure.values()))
 
 
-@dataclass(slots=True)
-class McpConfig:
+class McpConfig(Struct):
     """The merged server list (file order, global first), ``autoEnableCodemode`` and the
     problems found (each ``<file>: <message>``)."""
 

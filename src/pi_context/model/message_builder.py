@@ -8,8 +8,9 @@ aborted or failed stream still leaves the text and thinking received so far.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any, cast
+
+from msgspec import Struct, field
 
 from pi_context import _json
 from pi_context.messages import (
@@ -28,8 +29,7 @@ from pi_context.model.usage import make_usage, price_usage
 __all__ = ["MessageBuilder"]
 
 
-@dataclass
-class _PendingCall:
+class _PendingCall(Struct):
     id: str
     name: str
     arguments: str = ""
@@ -37,8 +37,7 @@ class _PendingCall:
     signature: str | None = None
 
 
-@dataclass
-class MessageBuilder:
+class MessageBuilder(Struct):
     """Accumulates streamed blocks; :meth:`finish` returns the assistant message.
 
     Blocks keep the order in which they started. Consecutive text (or thinking) deltas with

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from pi_context.errors import ProviderError
 from pi_context.model.classify import is_overflow_text, is_transient_text
@@ -54,8 +55,7 @@ def is_retryable(message: Mapping[str, Any], error: ProviderError | None = None)
     return is_transient_text(text)
 
 
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
+class RetryPolicy(Struct, frozen=True):
     """Retries of transient model failures under pi's ``retry`` settings.
 
     Use :meth:`should_retry` after a failed call (``attempts`` is how many retries were already

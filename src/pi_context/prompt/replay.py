@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, cast
+
+from msgspec import Struct, field
 
 from pi_context._json import js_stringify
 from pi_context.messages import SystemMessage, ToolDeclaration, now_ms, text_of
@@ -81,8 +82,7 @@ def get_current_tools(messages: Iterable[Mapping[str, Any]]) -> dict[str, ToolDe
     return tools
 
 
-@dataclass(slots=True)
-class SystemState:
+class SystemState(Struct):
     """The replayed prompt and tool state of a transcript.
 
     ``content`` joins the non-empty ``content`` texts of all system messages with a blank line;

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any, Literal
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from pi_context._json import js_trim
 from pi_context.errors import PromptError
@@ -66,8 +68,7 @@ _PROJECT_CONTEXT_HEAD = "Project-specific instructions and guidelines:"
 SkillReader = Literal["read", "bash", "indirect"]
 
 
-@dataclass(frozen=True, slots=True)
-class SystemPromptOptions:
+class SystemPromptOptions(Struct, frozen=True):
     """Everything that decides the system prompt (pi's ``BuildSystemPromptOptions``).
 
     ``selected_tools`` ``None`` means pi's default loadout ``read, bash, edit, write``.
@@ -87,7 +88,7 @@ class SystemPromptOptions:
     sections: Mapping[str, str] = field(default_factory=dict)
     context_files: tuple[ContextFile, ...] = ()
     skills: tuple[Skill, ...] = ()
-    wording: PromptWording = field(default=DEFAULT_WORDING, compare=False)
+    wording: PromptWording = DEFAULT_WORDING
 
     @property
     def tools(self) -> tuple[str, ...]:

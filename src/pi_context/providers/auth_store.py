@@ -25,9 +25,10 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from pi_context.errors import ResourceError
 
@@ -44,8 +45,7 @@ def expired_oauth_error(provider: str) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class StoredCredential:
+class StoredCredential(Struct, frozen=True):
     """What auth.json gives for one provider: a key, or why there is none usable."""
 
     key: str | None

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 __all__ = [
     "BUILTIN_PROVIDERS",
@@ -33,8 +34,7 @@ SUPPORTED_APIS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class ProviderSpec:
+class ProviderSpec(Struct, frozen=True):
     """One row of pi's provider table."""
 
     id: str

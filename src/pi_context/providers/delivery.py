@@ -28,8 +28,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TypeAlias, cast
+
+from msgspec import Struct, field
 
 from pi_context import _json
 from pi_context.messages import (
@@ -177,8 +178,7 @@ def omit_images(messages: Sequence[Message]) -> list[Message]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class SystemUpdate:
+class SystemUpdate(Struct, frozen=True):
     """A later system message, rendered for in-place delivery."""
 
     text: str
@@ -188,8 +188,7 @@ class SystemUpdate:
 DeliveryItem: TypeAlias = Message | SystemUpdate
 
 
-@dataclass(frozen=True, slots=True)
-class Delivery:
+class Delivery(Struct, frozen=True):
     """A request ready for an adapter: the leading prompt, the items after it, the tools.
 
     ``lead_parts`` names every part of the leading prompt (``system_prompt``, ``content``, then

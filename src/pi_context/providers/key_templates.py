@@ -11,13 +11,13 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 __all__ = ["Credentials", "resolve_key_template"]
 
 
-@dataclass(frozen=True, slots=True)
-class Credentials:
+class Credentials(Struct, frozen=True):
     """Resolved credentials; ``error`` says why none could be found."""
 
     api_key: str | None = None

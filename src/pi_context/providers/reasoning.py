@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from pi_context.errors import ProviderError
 from pi_context.messages import ThinkingLevel
@@ -66,8 +67,7 @@ def thinking_budget(level: ThinkingLevel, budgets: Mapping[str, int] | None = No
 # anthropic-messages ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class AnthropicThinking:
+class AnthropicThinking(Struct, frozen=True):
     """What thinking adds to a Messages request: body keys, the output cap, beta headers."""
 
     params: dict[str, Any] = field(default_factory=dict)

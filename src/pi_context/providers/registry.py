@@ -22,9 +22,10 @@ import dataclasses
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast, get_args
+
+from msgspec import Struct
 
 from pi_context.errors import ModelNotFoundError, ProviderError
 from pi_context.messages import ThinkingLevel
@@ -56,8 +57,7 @@ _LEVELS: tuple[str, ...] = get_args(ThinkingLevel)
 _DATED = re.compile(r"-\d{8}$")
 
 
-@dataclass(frozen=True, slots=True)
-class Resolution:
+class Resolution(Struct, frozen=True):
     """What a ``--model`` text resolved to: the entry, the ``:level`` suffix, and a warning
     when the id is not known and is used as a custom id of its provider."""
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from pi_context.resources.paths import ancestors, find_git_root
 from pi_context.resources.types import ContextFile, Diagnostic
@@ -121,8 +122,7 @@ def load_context_file_from_dir(
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class GitPaths:
+class GitPaths(Struct, frozen=True):
     repo_dir: str
     git_dir: str
     common_git_dir: str

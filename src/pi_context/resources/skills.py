@@ -14,8 +14,9 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
+
+from msgspec import Struct, field
 
 from pi_context._json import utf16_len
 from pi_context.resources.context_files import read_error_reason, read_text_file
@@ -53,8 +54,7 @@ ScanMode = Literal["pi", "agents"]
 SourceInfoFactory = Callable[[str], SkillSourceInfo]
 
 
-@dataclass(slots=True)
-class SkillsResult:
+class SkillsResult(Struct):
     skills: list[Skill] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 

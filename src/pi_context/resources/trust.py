@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from msgspec import Struct
 
 from pi_context._json import loads
 from pi_context.errors import SettingsError
@@ -140,8 +141,7 @@ def project_needs_trust(
 TrustSource = Literal["override", "saved", "not-needed", "default"]
 
 
-@dataclass(frozen=True, slots=True)
-class TrustDecision:
+class TrustDecision(Struct, frozen=True):
     trusted: bool
     source: TrustSource
     directory: str | None = None

@@ -7,16 +7,16 @@ compare with pi's own objects directly.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from msgspec import Struct
 
 __all__ = ["ContextFile", "Diagnostic", "DiagnosticType", "Skill", "SkillSourceInfo"]
 
 DiagnosticType = Literal["warning", "error", "collision"]
 
 
-@dataclass(frozen=True, slots=True)
-class ContextFile:
+class ContextFile(Struct, frozen=True):
     """One loaded AGENTS.md-style file: its path as discovered and its text (BOM stripped)."""
 
     path: str
@@ -30,8 +30,7 @@ class ContextFile:
         return cls(str(data["path"]), str(data["content"]))
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
+class Diagnostic(Struct, frozen=True):
     """A problem found while loading resources; loading continues.
 
     ``collision`` is set for ``type == "collision"``: ``{resourceType, name, winnerPath,
@@ -56,8 +55,7 @@ class Diagnostic:
         return f"{self.type}: {where}{self.message}"
 
 
-@dataclass(frozen=True, slots=True)
-class SkillSourceInfo:
+class SkillSourceInfo(Struct, frozen=True):
     """Where a skill came from (pi's ``sourceInfo``)."""
 
     path: str
@@ -88,8 +86,7 @@ class SkillSourceInfo:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Skill:
+class Skill(Struct, frozen=True):
     """A loaded skill. ``file_path`` is absolute; ``base_dir`` is its directory."""
 
     name: str
@@ -97,7 +94,7 @@ class Skill:
     file_path: str
     base_dir: str
     disable_model_invocation: bool = False
-    source_info: SkillSourceInfo | None = field(default=None, compare=False)
+    source_info: SkillSourceInfo | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

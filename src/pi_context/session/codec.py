@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Final
+
+from msgspec import Struct, field
 
 from pi_context import _json
 from pi_context.errors import SessionFormatError
@@ -61,8 +62,7 @@ def is_js_blank(text: str) -> bool:
     return not _json.js_trim(text)
 
 
-@dataclass(slots=True)
-class ScanResult:
+class ScanResult(Struct):
     """What :func:`scan_lines` found in a file's bytes."""
 
     header: dict[str, Any] | None = None

@@ -15,8 +15,10 @@ stays one short, inert line.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Final
+
+from msgspec import Struct
+from msgspec.structs import force_setattr
 
 __all__ = ["MAX_PROBLEM_CHARS", "LoadProblem", "ProblemLog", "bounded"]
 
@@ -37,8 +39,7 @@ def bounded(text: str, limit: int = MAX_PROBLEM_CHARS) -> str:
     return text[: max(0, limit - len(tail))] + tail
 
 
-@dataclass(frozen=True, slots=True)
-class LoadProblem:
+class LoadProblem(Struct, frozen=True):
     """A line the loader skipped or repaired: which file, which line (1-based), and why.
 
     ``reason`` says what is wrong and what the loader did about it (``not a JSON object:
@@ -53,9 +54,9 @@ class LoadProblem:
     fault: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "reason", bounded(self.reason))
+        force_setattr(self, "reason", bounded(self.reason))
         if self.fault is not None:
-            object.__setattr__(self, "fault", bounded(self.fault))
+            force_setattr(self, "fault", bounded(self.fault))
 
     @property
     def error(self) -> str:

@@ -22,9 +22,11 @@ import copy
 import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, TypedDict, TypeVar, cast, overload
+
+from msgspec import Struct, field
+from msgspec.structs import force_setattr
 
 from pi_context import _json
 from pi_context.messages import AgentMessage, Message
@@ -64,8 +66,7 @@ COMPACTION_SUMMARY_SUFFIX: Final = "\n</summary>"
 BRANCH_SUMMARY_SUFFIX: Final = "</summary>"
 
 
-@dataclass(frozen=True, slots=True)
-class SummaryWrappers:
+class SummaryWrappers(Struct, frozen=True):
     """The sentences that introduce a compaction summary and a branch summary."""
 
     compaction_intro: str = (
@@ -302,20 +303,19 @@ projection the entry comes from.
 """
 
 
-@dataclass(frozen=True, slots=True)
-class ProjectedEntry:
+class ProjectedEntry(Struct, frozen=True):
     """One context entry and the messages it contributes (possibly none)."""
 
     entry: Entry
     messages: Sequence[AgentMessage]
     edit_id: str | None = None
     """The id of the ``context_edit`` whose replacement these messages carry (its generation)."""
-    key: EntryKey = field(default=("", None, True), compare=False)
+    key: EntryKey = ("", None, True)
     """:data:`EntryKey` of this item (set from ``entry`` and ``edit_id``)."""
 
     def __post_init__(self) -> None:
         speaks = bool(self.messages) or self.entry.type != "compaction"
-        object.__setattr__(self, "key", (self.entry.id, self.edit_id, speaks))
+        force_setattr(self, "key", (self.entry.id, self.edit_id, speaks))
 
 
 def handed_out(message: _M) -> _M:
@@ -463,8 +463,7 @@ class HandedOutEntries(Sequence[ProjectedEntry]):
         return f"<{len(self)} projected entries>"
 
 
-@dataclass(slots=True)
-class Projection:
+class Projection(Struct):
     """The model's view of one leaf: context entries, their messages, thinking level, model.
 
     :meth:`Session.projection() <pi_context.session.Session.projection>` hands out

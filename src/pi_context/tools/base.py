@@ -22,10 +22,11 @@ import re
 import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote, urlparse
+
+from msgspec import Struct, field
 
 from pi_context._json import js_number
 from pi_context.errors import ToolError
@@ -69,8 +70,7 @@ ABORTED_TEXT: Final = "Operation aborted"
 """The error text of a call stopped by its abort signal."""
 
 
-@dataclass(frozen=True, slots=True)
-class ToolOutcome:
+class ToolOutcome(Struct, frozen=True):
     """A tool's result: content blocks for the model, optional details, and the error flag.
 
     ``details`` ``None`` means "no details" (the key is left out of the stored result).
@@ -155,8 +155,7 @@ class Tool(ABC):
         """Run the call with validated arguments."""
 
 
-@dataclass(frozen=True, slots=True)
-class ToolContext:
+class ToolContext(Struct, frozen=True):
     """Everything about one call except its arguments, as :meth:`ContextTool.run` gets it."""
 
     call_id: str
@@ -509,8 +508,7 @@ def read_path_variants(path: Path) -> list[Path]:
     return out
 
 
-@dataclass
-class PathLocks:
+class PathLocks(Struct):
     """Serializes file mutations (``write``/``edit``) per absolute path within one event loop."""
 
     _locks: dict[str, asyncio.Lock] = field(default_factory=dict)

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import codecs
 import os
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Final
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from pi_context.tools.truncate import (
     DEFAULT_MAX_BYTES,
@@ -29,8 +31,7 @@ MAX_SPILL_BYTES: Final = 64 * 1024 * 1024
 """The most a command's output file keeps (64 MiB); later output is counted, not saved."""
 
 
-@dataclass
-class CommandOutput:
+class CommandOutput(Struct):
     """Collects merged output: a bounded in-memory tail, line/byte counts, and a spill file."""
 
     max_bytes: int = DEFAULT_MAX_BYTES

@@ -18,8 +18,9 @@ import contextlib
 import os
 import signal as signals
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 __all__ = ["CommandPipe", "kill_command", "pipe_holders", "start_command"]
 
@@ -44,8 +45,7 @@ class _PipeProtocol(asyncio.Protocol):
             self._eof.set_result(None)
 
 
-@dataclass
-class CommandPipe:
+class CommandPipe(Struct):
     """The read end of a command's output pipe, delivering data as it arrives."""
 
     transport: asyncio.ReadTransport

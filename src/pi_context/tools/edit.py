@@ -23,9 +23,10 @@ import os
 import re
 import unicodedata
 from bisect import bisect_right
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
+
+from msgspec import Struct
 
 from pi_context._keywords import keyword_checked
 from pi_context.errors import ToolError
@@ -128,8 +129,7 @@ def _lf(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-@dataclass(frozen=True, slots=True)
-class _Match:
+class _Match(Struct, frozen=True):
     index: int
     start: int
     end: int

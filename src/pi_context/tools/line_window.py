@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Final
+
+from msgspec import Struct
 
 from pi_context.tools.truncate import (
     DEFAULT_MAX_BYTES,
@@ -36,8 +37,7 @@ __all__ = ["LineWindow", "read_line_window"]
 _NL: Final = b"\n"
 
 
-@dataclass(frozen=True, slots=True)
-class LineWindow:
+class LineWindow(Struct, frozen=True):
     """What :func:`read_line_window` found.
 
     ``selection`` is ``None`` when the window starts at or past the end of the file.

@@ -19,9 +19,10 @@ import math
 import os
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO, Final
+
+from msgspec.structs import replace
 
 from pi_context._keywords import keyword_checked
 from pi_context.errors import ToolError

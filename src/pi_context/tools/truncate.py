@@ -8,8 +8,9 @@ same key names pi stores in a tool result's ``details.truncation``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, Final, Literal
+
+from msgspec import Struct
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -49,8 +50,7 @@ def _nbytes(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-@dataclass(frozen=True, slots=True)
-class TruncationResult:
+class TruncationResult(Struct, frozen=True):
     """What a truncation kept. ``to_json`` gives pi's ``details.truncation`` mapping."""
 
     content: str

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import io
 from typing import Any
 
+import msgspec
 import pytest
 from rich.console import Console
 from rich.markdown import Markdown
@@ -122,7 +122,7 @@ def _stats(**changes: Any) -> SessionStats:
         output=10,
         requests=1,
     )
-    return dataclasses.replace(base, **changes)
+    return msgspec.structs.replace(base, **changes)
 
 
 def test_status_line_shows_window_percent_cache_and_cost() -> None:

@@ -14,9 +14,10 @@ has its real type (no ``Any``), and the value types it hands out (:class:`ModelC
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
+
+from msgspec import Struct
 
 from pi_context.agent.message_queues import QueueMode
 from pi_context.agent.navigation import NavigationResult
@@ -54,8 +55,7 @@ NO_MODEL_HELP = (
 """What the CLI says when no model was named, no key is set and the local extra is missing."""
 
 
-@dataclass(frozen=True, slots=True)
-class ProjectTrust:
+class ProjectTrust(Struct, frozen=True):
     """The running session's project and its trust: what ``/trust`` shows and changes."""
 
     directory: str
@@ -66,8 +66,7 @@ class ProjectTrust:
     """Where decisions are saved (``<agentDir>/trust.json``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ModelChoice:
+class ModelChoice(Struct, frozen=True):
     """A model ``/model`` (and RPC's model list) can switch to."""
 
     provider: str
@@ -81,8 +80,7 @@ class ModelChoice:
         return f"{self.provider}/{self.id}"
 
 
-@dataclass(frozen=True, slots=True)
-class ModelCycle:
+class ModelCycle(Struct, frozen=True):
     """Where a model cycle went (Ctrl+P, RPC ``cycle_model``)."""
 
     model: ModelInfo

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from msgspec import Struct, field
 
 from pi_context import session_dirs
 from pi_context.agent.message_queues import QueueMode
@@ -170,8 +170,7 @@ def _model_names(agent_dir: Path | None) -> list[str]:
     ]
 
 
-@dataclass
-class AppConfig:
+class AppConfig(Struct):
     """Decisions of the command line that every session of this process shares."""
 
     cwd: str

@@ -16,8 +16,9 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from pi_context.errors import ImageError, ResourceError
 from pi_context.images.sniff import SNIFF_BYTES, sniff_image_mime
@@ -27,8 +28,7 @@ from pi_context.resources import paths
 __all__ = ["PromptPlan", "plan_prompts"]
 
 
-@dataclass(frozen=True, slots=True)
-class PromptPlan:
+class PromptPlan(Struct, frozen=True):
     """The prompts to send in order, and the images attached to the first one."""
 
     prompts: list[str]

@@ -10,9 +10,10 @@ wrapping; a current model outside the list moves to the first (or last).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
+
+from msgspec import Struct
 
 from pi_context.errors import PiContextError
 from pi_context.model.thinking import parse_thinking_level
@@ -20,8 +21,7 @@ from pi_context.model.thinking import parse_thinking_level
 __all__ = ["ScopeEntry", "next_model_key", "resolve_scope"]
 
 
-@dataclass(frozen=True, slots=True)
-class ScopeEntry:
+class ScopeEntry(Struct, frozen=True):
     key: str
     """``provider/id``."""
     level: str | None = None

@@ -22,9 +22,10 @@ objects; :class:`pi_context.cli.app.app.RunningAgent` wraps them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+from msgspec import Struct
 
 from pi_context import session_dirs
 from pi_context.agent.session import AgentSession
@@ -91,8 +92,7 @@ class SwitchCancelledError(PiContextError):
     """An extension cancelled the replacement; the current session goes on unchanged."""
 
 
-@dataclass(frozen=True, slots=True)
-class ForkMessage:
+class ForkMessage(Struct, frozen=True):
     """A user message ``/fork`` can start before (pi's ``get_fork_messages`` row)."""
 
     entry_id: str
