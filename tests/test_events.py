@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+import msgspec
+import pytest
+
 from pi_context.events import (
     AgentEnd,
+    AgentStart,
     AssistantStreamEvent,
     AutoRetryStart,
     CacheUpdate,
@@ -19,7 +23,13 @@ from pi_context.events import (
     ToolPartial,
     TreeNavigated,
 )
-from pi_context.messages import AgentMessage, text_block, tool_result_message, user_message
+from pi_context.messages import (
+    AgentMessage,
+    empty_usage,
+    text_block,
+    tool_result_message,
+    user_message,
+)
 
 
 def keys(record: dict[str, Any]) -> list[str]:
@@ -43,6 +53,29 @@ def test_stream_step_uses_its_kind_as_type_and_id_for_the_call() -> None:
         "type": "message_update",
         "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "hi"},
     }
+    with_usage = MessageUpdate(
+        AssistantStreamEvent("text_delta", 0, delta="hi"), usage=empty_usage()
+    )
+    assert keys(with_usage.to_json()) == ["type", "usage", "assistantMessageEvent"]
+
+
+def test_an_event_without_fields_is_its_type() -> None:
+    assert AgentStart().to_json() == {"type": "agent_start"}
+
+
+def test_events_are_frozen_values() -> None:
+    event = CacheUpdate(3, 10, 20, 30, 0.5)
+    with pytest.raises(AttributeError):
+        event.input = 11  # type: ignore[misc]
+    assert event == CacheUpdate(3, 10, 20, 30, 0.5)
+    assert hash(event) == hash(CacheUpdate(3, 10, 20, 30, 0.5))
+    changed = msgspec.structs.replace(event, miss_cause="tools")
+    assert changed.to_json()["missCause"] == "tools"
+    match changed:
+        case CacheUpdate(request_index=3, miss_cause=cause):
+            assert cause == "tools"
+        case _:
+            pytest.fail("a CacheUpdate did not match its own class pattern")
 
 
 def test_special_fields() -> None:
