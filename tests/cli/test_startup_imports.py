@@ -165,7 +165,10 @@ def test_print_mode_loads_only_what_a_plain_answer_needs(tmp_path: Path) -> None
 
 
 USER_BUILT = (
-    "pi_context.model.protocol.",
+    "pi_context.model.protocol.ModelCost",
+    "pi_context.model.protocol.ModelInfo",
+    "pi_context.model.protocol.ModelRequest",
+    "pi_context.model.protocol.RequestOptions",
     "pi_context.providers.models_json.ModelEntry",
     "pi_context.resources.settings.",
     "pi_context.resources.loader.LoadedResources",

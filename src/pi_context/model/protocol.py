@@ -15,6 +15,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, cast, runtime_checkable
 
+from msgspec import Struct
+
 from pi_context.errors import ProviderError
 from pi_context.messages import AssistantMessage, Message, ThinkingLevel, ToolDeclaration
 
@@ -107,34 +109,38 @@ class ModelRequest:
     options: RequestOptions = field(default_factory=RequestOptions)
 
 
-@dataclass(frozen=True, slots=True)
-class TextDelta:
+class TextDelta(Struct, frozen=True):
+    """A piece of the answer's text; deltas with the same ``index`` (the provider's block
+    index) join one block."""
+
     text: str
     index: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingDelta:
+class ThinkingDelta(Struct, frozen=True):
+    """A piece of the model's reasoning; joined by ``index`` as :class:`TextDelta` is."""
+
     text: str
     index: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallStart:
+class ToolCallStart(Struct, frozen=True):
+    """A tool call begins: its id and tool name."""
+
     id: str
     name: str
     index: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCallDelta:
+class ToolCallDelta(Struct, frozen=True):
+    """A piece of call ``id``'s arguments as JSON text (the pieces concatenate)."""
+
     id: str
     arguments_json: str
     index: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class StreamDone:
+class StreamDone(Struct, frozen=True):
     """The end of a stream: the final assistant message and, for a failure (``stopReason``
     ``error``), the classified error."""
 
