@@ -133,3 +133,30 @@ def test_importing_the_package_has_no_side_effects() -> None:
     )
     assert done.stdout == "[]\n"
     assert done.stderr == ""
+
+
+def test_every_value_class_has_a_signature() -> None:
+    """``help()`` and ``inspect.signature`` work on every Struct of the package: a Struct's
+    signature resolves its field types, so none may be imported for type checking only."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import msgspec
+
+    unresolved = []
+    for info in pkgutil.walk_packages(pi_context.__path__, "pi_context."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, msgspec.Struct)
+                and value.__module__ == info.name
+            ):
+                try:
+                    inspect.signature(value)
+                except NameError as error:
+                    unresolved.append(f"{info.name}.{value.__qualname__}: {error}")
+    assert unresolved == []

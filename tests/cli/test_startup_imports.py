@@ -169,12 +169,15 @@ USER_BUILT = (
     "pi_context.model.protocol.ModelInfo",
     "pi_context.model.protocol.ModelRequest",
     "pi_context.model.protocol.RequestOptions",
+    "pi_context.prompt.sections.SystemPromptOptions",
+    "pi_context.prompt.wording.PromptWording",
     "pi_context.providers.models_json.ModelEntry",
     "pi_context.resources.settings.",
     "pi_context.resources.loader.LoadedResources",
 )
-"""Dataclasses a plain ``-p`` run may define: model descriptions and requests, settings and
-loaded resources, which callers build and copy (``dataclasses.replace``)."""
+"""Dataclasses a plain ``-p`` run may define: model descriptions and requests, the prompt's
+options and wording, settings and loaded resources, which callers build and copy
+(``dataclasses.replace``)."""
 
 
 def test_an_extension_still_loads_its_machinery(tmp_path: Path) -> None:

@@ -205,3 +205,14 @@ def test_broken_frontmatter_is_one_line_naming_file_line_and_column(tmp_path: Pa
     )
     with pytest.raises(FrontmatterError, match=r"at line 3, column 1: found duplicate key"):
         parse_frontmatter("---\nname: a\nname: b\n---\n")
+
+
+def test_where_a_skill_was_found_does_not_change_its_equality(tmp_path: Path) -> None:
+    skill(tmp_path, "a/SKILL.md", "name: a\ndescription: does a")
+    [user] = load_skills_from_dir(str(tmp_path), "user").skills
+    [cli] = load_skills_from_dir(str(tmp_path), "cli").skills
+    assert user.source_info != cli.source_info
+    assert user == cli
+    assert hash(user) == hash(cli)
+    assert len({user, cli}) == 1
+    assert user != Skill(user.name, "does b", user.file_path, user.base_dir)

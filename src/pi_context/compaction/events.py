@@ -16,22 +16,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 from msgspec import Struct, field
 
+# Imported at run time although only annotations name them: a Struct's signature (``help()``,
+# ``inspect.signature``) resolves its field types. This module loads with the engine.
 from pi_context._records import Event
+from pi_context.compaction.prepare import CompactionPreparation
 from pi_context.compaction.retry_events import (
     CompactionReason,
     SummarizationRetryAttemptStart,
     SummarizationRetryFinished,
     SummarizationRetryScheduled,
 )
-
-if TYPE_CHECKING:  # annotations only: the engine's preparation loads with the engine
-    from pi_context.compaction.prepare import CompactionPreparation
-    from pi_context.messages import Usage
-    from pi_context.session.entries import Entry
+from pi_context.messages import Usage
+from pi_context.session.entries import Entry
 
 __all__ = [
     "BeforeCompact",

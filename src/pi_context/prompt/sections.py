@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
-
-from msgspec import Struct, field
-from msgspec.structs import replace
 
 from pi_context._json import js_trim
 from pi_context.errors import PromptError
@@ -68,7 +66,8 @@ _PROJECT_CONTEXT_HEAD = "Project-specific instructions and guidelines:"
 SkillReader = Literal["read", "bash", "indirect"]
 
 
-class SystemPromptOptions(Struct, frozen=True):
+@dataclass(frozen=True, slots=True)
+class SystemPromptOptions:
     """Everything that decides the system prompt (pi's ``BuildSystemPromptOptions``).
 
     ``selected_tools`` ``None`` means pi's default loadout ``read, bash, edit, write``.
@@ -88,7 +87,7 @@ class SystemPromptOptions(Struct, frozen=True):
     sections: Mapping[str, str] = field(default_factory=dict)
     context_files: tuple[ContextFile, ...] = ()
     skills: tuple[Skill, ...] = ()
-    wording: PromptWording = DEFAULT_WORDING
+    wording: PromptWording = field(default=DEFAULT_WORDING, compare=False)
 
     @property
     def tools(self) -> tuple[str, ...]:

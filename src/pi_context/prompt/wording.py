@@ -9,9 +9,8 @@ while keeping every structural byte.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-
-from msgspec import Struct
 
 __all__ = ["DEFAULT_WORDING", "PromptWording", "default_docs_text"]
 
@@ -52,7 +51,8 @@ def default_docs_text(root: Path | None = None) -> str:
     return "\n".join(lines)
 
 
-class PromptWording(Struct, frozen=True):
+@dataclass(frozen=True, slots=True)
+class PromptWording:
     """Every free-text sentence the default prompt contains (none of them is structural)."""
 
     preamble: str

@@ -87,7 +87,11 @@ class SkillSourceInfo(Struct, frozen=True):
 
 
 class Skill(Struct, frozen=True):
-    """A loaded skill. ``file_path`` is absolute; ``base_dir`` is its directory."""
+    """A loaded skill. ``file_path`` is absolute; ``base_dir`` is its directory.
+
+    Two skills are equal when everything but ``source_info`` is: where a skill was found does
+    not change what the prompt says of it.
+    """
 
     name: str
     description: str
@@ -95,6 +99,23 @@ class Skill(Struct, frozen=True):
     base_dir: str
     disable_model_invocation: bool = False
     source_info: SkillSourceInfo | None = None
+
+    def _identity(self) -> tuple[str, str, str, str, bool]:
+        return (
+            self.name,
+            self.description,
+            self.file_path,
+            self.base_dir,
+            self.disable_model_invocation,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Skill) or type(other) is not type(self):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
