@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from pi_context import _json
 from pi_context.session import Session, convert_to_llm
-from pi_context.session.entries import CONTEXT_MAX_DEPTH
+from pi_context.session.entries import CONTEXT_MAX_DEPTH, shallow_line
 from pi_context.session.projection import handed_out
 from pi_context.tokens import estimate_tokens
 from tests.hostile.helpers import (
@@ -190,3 +190,21 @@ def test_handing_out_copies_messages_of_any_depth() -> None:
     assert copied["content"][0]["arguments"]["v"] is not deep["content"][0]["arguments"]["v"]
     assert _json.js_stringify(copied) == _json.js_stringify(deep)
     assert copied["tuple"] == ["a", ["b"]]
+
+
+@given(st.integers(min_value=1, max_value=3 * CONTEXT_MAX_DEPTH), st.integers(0, 5000))
+@settings(max_examples=60, deadline=None)
+def test_a_line_called_shallow_never_nests_too_deep(depth: int, padding: int) -> None:
+    """``shallow_line`` may call a shallow line deep (then its value is walked), never a deep
+    line shallow; short lines and lines with few brackets are answered from the bytes."""
+    line = ('{"a":' * (depth - 1) + '{"text":"' + "x" * padding + '"}' + "}" * (depth - 1)).encode()
+    if shallow_line(line):
+        assert depth <= CONTEXT_MAX_DEPTH
+    if depth <= CONTEXT_MAX_DEPTH:
+        assert shallow_line(line)  # one opening brace per level: never more than the limit
+
+
+def test_brackets_inside_strings_count_against_a_long_line() -> None:
+    text = "[" * (CONTEXT_MAX_DEPTH + 1) + "x" * CONTEXT_MAX_DEPTH  # longer than the bound
+    assert not shallow_line(('{"text":"' + text + '"}').encode())
+    assert shallow_line(('{"text":"' + "x" * (3 * CONTEXT_MAX_DEPTH) + '"}').encode())

@@ -25,7 +25,7 @@ from typing import Any, Final, TypeVar, overload
 
 from pi_context.messages import AgentMessage
 from pi_context.session.columns import EntryColumns
-from pi_context.session.entries import CONTEXT_MAX_DEPTH, Entry
+from pi_context.session.entries import Entry, shallow_line
 from pi_context.session.projection import (
     ModelRef,
     ProjectedEntry,
@@ -38,10 +38,6 @@ from pi_context.session.shapes import head_of_line
 from pi_context.session.tree import TreeIndex
 
 __all__ = ["KEEP_ITEMS", "LiveProjection", "PathView"]
-
-_SHALLOW: Final = 2 * CONTEXT_MAX_DEPTH + 1
-"""A line this short cannot nest deeper than the context allows (every level takes an opening
-and a closing bracket); a longer one has its brackets counted."""
 
 KEEP_ITEMS: Final = 10_000
 """How many of the newest context entries keep their projected messages between reads."""
@@ -335,7 +331,7 @@ def _known_count(columns: EntryColumns, position: int, edits: Mapping[str, Entry
     if columns.ids[position] in edits:
         return None
     line = columns.line(position)
-    if len(line) > _SHALLOW and line.count(b"{") + line.count(b"[") > CONTEXT_MAX_DEPTH:
+    if not shallow_line(line):
         return None
     return 1 if head_of_line(line) is not None else None
 

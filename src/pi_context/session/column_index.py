@@ -30,7 +30,7 @@ from pi_context import _json
 from pi_context.errors import SessionError
 from pi_context.messages import AgentMessage
 from pi_context.session.codec import CURRENT_VERSION
-from pi_context.session.entries import CONTEXT_MAX_DEPTH, UNREADABLE, Entry
+from pi_context.session.entries import UNREADABLE, Entry, shallow_line
 from pi_context.session.problems import ProblemLog
 from pi_context.session.projection import context_edits_by_target, context_item, is_system_message
 from pi_context.session.reading import open_regular
@@ -41,18 +41,8 @@ __all__ = ["ColumnIndex", "IndexedPath", "stream_indexed_context"]
 
 _CHUNK_SIZE: Final = 1 << 20
 
-_SHALLOW: Final = 2 * CONTEXT_MAX_DEPTH + 1
-"""A line this short cannot nest deeper than the context allows: every level takes an opening
-and a closing bracket (a line that is not valid JSON is refused by the compiled check anyway).
-A longer line has its brackets counted."""
-
 _READ_IN_FULL: Final = frozenset({"label", "session_info"})
 """Entry types whose fields the index keeps (labels, the session name): decoded in full."""
-
-
-def _shallow(line: bytes) -> bool:
-    """Whether ``line`` holds too few brackets to nest deeper than the context allows."""
-    return line.count(b"{") + line.count(b"[") <= CONTEXT_MAX_DEPTH
 
 
 class _Unusual(Exception):
@@ -198,7 +188,7 @@ class ColumnIndex:
             # The compiled check answers for nearly every line; a line it refuses, one that
             # may nest too deep, and the few entries whose fields are kept here (labels, the
             # session name) are decoded and checked in full, as the loader does.
-            head = head_of_line(line) if len(line) <= _SHALLOW or _shallow(line) else None
+            head = head_of_line(line) if shallow_line(line) else None
             if head is None or head[0] in _READ_IN_FULL:
                 entry = Entry.from_data(_decode(line), line=number, raw=line, log=log)
                 if log.problems or entry.type == UNREADABLE:

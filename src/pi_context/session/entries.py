@@ -29,6 +29,7 @@ __all__ = [
     "Entry",
     "iso_now",
     "make_entry",
+    "shallow_line",
 ]
 
 ENTRY_TYPES: Final = frozenset(
@@ -110,12 +111,26 @@ def nests_deeper_than(value: Any, limit: int) -> bool:
     return False
 
 
+_SHALLOW_LENGTH: Final = 2 * CONTEXT_MAX_DEPTH + 1
+_NOT_OPENING: Final = bytes(b for b in range(256) if b not in b"{[")
+
+
+def shallow_line(line: bytes) -> bool:
+    """Whether the JSON text ``line`` is sure to nest no deeper than :data:`CONTEXT_MAX_DEPTH`:
+    every level takes an opening and a closing bracket, so a line of at most
+    ``2 * CONTEXT_MAX_DEPTH + 1`` bytes, or one with at most that many opening brackets, cannot
+    (a longer line with more brackets may, and needs its value walked)."""
+    return (
+        len(line) <= _SHALLOW_LENGTH
+        # the opening brackets kept, the rest deleted: one pass over the line
+        or len(line.translate(None, _NOT_OPENING)) <= CONTEXT_MAX_DEPTH
+    )
+
+
 def _too_deep(raw: bytes | None, value: Any) -> bool:
     """Whether an entry nests deeper than :data:`CONTEXT_MAX_DEPTH` (its line, when known,
-    answers most cases: fewer brackets than the limit cannot nest deeper)."""
-    if raw is not None and (
-        len(raw) <= CONTEXT_MAX_DEPTH or raw.count(b"{") + raw.count(b"[") <= CONTEXT_MAX_DEPTH
-    ):
+    answers most cases, see :func:`shallow_line`)."""
+    if raw is not None and shallow_line(raw):
         return False
     return nests_deeper_than(value, CONTEXT_MAX_DEPTH)
 
