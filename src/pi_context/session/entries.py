@@ -116,10 +116,11 @@ _NOT_OPENING: Final = bytes(b for b in range(256) if b not in b"{[")
 
 
 def shallow_line(line: bytes) -> bool:
-    """Whether the JSON text ``line`` is sure to nest no deeper than :data:`CONTEXT_MAX_DEPTH`:
-    every level takes an opening and a closing bracket, so a line of at most
-    ``2 * CONTEXT_MAX_DEPTH + 1`` bytes, or one with at most that many opening brackets, cannot
-    (a longer line with more brackets may, and needs its value walked)."""
+    """Whether the JSON text ``line`` is sure to nest no deeper than :data:`CONTEXT_MAX_DEPTH`.
+
+    Every level takes an opening and a closing bracket, so neither a line of at most
+    ``2 * CONTEXT_MAX_DEPTH + 1`` bytes nor one with at most ``CONTEXT_MAX_DEPTH`` opening
+    brackets (in strings or not) can; any other line may, and needs its value walked."""
     return (
         len(line) <= _SHALLOW_LENGTH
         # the opening brackets kept, the rest deleted: one pass over the line
