@@ -14,6 +14,7 @@ import os
 import ssl
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
+from concurrent.futures import Future
 
 import httpx2
 
@@ -46,7 +47,7 @@ class HttpClient:
         self._timeout = timeout
         self._client: httpx2.AsyncClient | None = None
         self._closed = False
-        self._tls = None if plain else _Background(httpx2.create_ssl_context)
+        self._tls = None if plain else _in_background(httpx2.create_ssl_context)
 
     def get(self) -> httpx2.AsyncClient:
         """The client (made on the first call, then the same one); after :meth:`aclose`, a
@@ -81,32 +82,20 @@ class HttpClient:
             ) from error
 
 
-class _Background:
-    """One call run in a daemon thread; :meth:`result` waits for it and returns its value or
-    raises its exception (so an unreadable certificate file fails the first request, with the
-    same error a client made on the spot would raise)."""
+def _in_background(call: Callable[[], ssl.SSLContext]) -> Future[ssl.SSLContext]:
+    """``call()`` run in a daemon thread; the future holds its value or its exception (so an
+    unreadable certificate file fails the first request, with the same error a client made on
+    the spot would raise)."""
+    future: Future[ssl.SSLContext] = Future()
 
-    __slots__ = ("_error", "_thread", "_value")
+    def run() -> None:
+        try:
+            future.set_result(call())
+        except BaseException as error:  # noqa: BLE001 - handed to the waiting caller
+            future.set_exception(error)
 
-    def __init__(self, call: Callable[[], ssl.SSLContext]) -> None:
-        self._value: ssl.SSLContext | None = None
-        self._error: BaseException | None = None
-
-        def run() -> None:
-            try:
-                self._value = call()
-            except BaseException as error:  # noqa: BLE001 - handed to the waiting caller
-                self._error = error
-
-        self._thread = threading.Thread(target=run, name="pictx-tls-store", daemon=True)
-        self._thread.start()
-
-    def result(self) -> ssl.SSLContext:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._value is not None
-        return self._value
+    threading.Thread(target=run, name="pictx-tls-store", daemon=True).start()
+    return future
 
 
 class StatusError(Exception):
