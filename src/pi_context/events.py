@@ -3,7 +3,9 @@
 Every event is a frozen ``msgspec.Struct`` (an :class:`~pi_context._records.Event`) with a
 ``type`` string and a ``to_json()`` that returns the record pi 1.6.0 writes in its ``--mode json``
 stream. Events are read by attribute, compared with ``==`` and taken apart with ``match`` as
-frozen dataclasses are; a copy with changes is ``msgspec.structs.replace(event, ...)``. The compaction engine's events (``compaction_start``, ``compaction_end``, the
+frozen dataclasses are; a copy with changes is ``msgspec.structs.replace(event, ...)``.
+
+The compaction engine's events (``compaction_start``, ``compaction_end``, the
 ``summarization_retry_*`` records, and this project's ``compaction_fallback``,
 ``compaction_paused`` and ``observations_masked``) are defined where they are emitted, in
 :mod:`pi_context.compaction`, and re-exported here; the agent emits them unchanged. The loop's

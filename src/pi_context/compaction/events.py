@@ -20,8 +20,9 @@ from typing import Any, ClassVar, TypeAlias
 
 from msgspec import Struct, field
 
-# Imported at run time although only annotations name them: a Struct's signature (``help()``,
-# ``inspect.signature``) resolves its field types. This module loads with the engine.
+# CompactionPreparation, Usage and Entry are imported at run time although only annotations
+# name them: a Struct's signature (``help()``, ``inspect.signature``) resolves its field types.
+# This module loads with the engine, which imports them anyway.
 from pi_context._records import Event
 from pi_context.compaction.prepare import CompactionPreparation
 from pi_context.compaction.retry_events import (
