@@ -25,7 +25,7 @@ from typing import Any, Final, TypeVar, overload
 
 from pi_context.messages import AgentMessage
 from pi_context.session.columns import EntryColumns
-from pi_context.session.entries import Entry, shallow_line
+from pi_context.session.entries import Entry
 from pi_context.session.projection import (
     ModelRef,
     ProjectedEntry,
@@ -330,10 +330,7 @@ def _known_count(columns: EntryColumns, position: int, edits: Mapping[str, Entry
         return None
     if columns.ids[position] in edits:
         return None
-    line = columns.line(position)
-    if not shallow_line(line):
-        return None
-    return 1 if head_of_line(line) is not None else None
+    return 1 if head_of_line(columns.line(position)) is not None else None
 
 
 def _path_settings(columns: EntryColumns, path: Sequence[int]) -> tuple[str, ModelRef | None]:

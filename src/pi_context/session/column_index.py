@@ -22,7 +22,8 @@ from __future__ import annotations
 import os
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any, Final, overload
 
@@ -30,11 +31,11 @@ from pi_context import _json
 from pi_context.errors import SessionError
 from pi_context.messages import AgentMessage
 from pi_context.session.codec import CURRENT_VERSION
-from pi_context.session.entries import UNREADABLE, Entry, shallow_line
+from pi_context.session.entries import UNREADABLE, Entry
 from pi_context.session.problems import ProblemLog
 from pi_context.session.projection import context_edits_by_target, context_item, is_system_message
 from pi_context.session.reading import open_regular
-from pi_context.session.shapes import head_of_line
+from pi_context.session.shapes import Head, head_of_line
 from pi_context.session.tree import apply_label, session_name_of
 
 __all__ = ["ColumnIndex", "IndexedPath", "stream_indexed_context"]
@@ -57,10 +58,10 @@ def _is_blank(line: bytes) -> bool:
     return not _json.js_trim(line.decode("utf-8", errors="replace"))
 
 
-def _lines(fd: int, size: int) -> Iterator[tuple[int, bytes]]:
-    """``(offset, line)`` for each ``\\n``-separated line of the first ``size`` bytes (the
-    newline dropped; the last line may lack one), read a chunk at a time (a line cut by chunk
-    boundaries is joined once, when its end arrives)."""
+def _batches(fd: int, size: int) -> Iterator[tuple[int, list[bytes]]]:
+    """The ``\\n``-separated lines of the first ``size`` bytes (the newline dropped; the last
+    line may lack one), a chunk's worth at a time, each batch with the file offset of its
+    first line (a line cut by chunk boundaries is joined once, when its end arrives)."""
     offset = 0
     start = 0  # file offset of the next line's first byte
     partial: list[bytes] = []
@@ -69,20 +70,35 @@ def _lines(fd: int, size: int) -> Iterator[tuple[int, bytes]]:
         if not chunk:
             break
         offset += len(chunk)
-        parts = chunk.split(b"\n")
+        lines = chunk.split(b"\n")
         del chunk
-        tail = parts.pop()
-        if parts and partial:
-            partial.append(parts[0])
-            parts[0] = b"".join(partial)
-            partial = []
-        for part in parts:
-            yield start, part
-            start += len(part) + 1
+        tail = lines.pop()
+        if lines:
+            if partial:
+                partial.append(lines[0])
+                lines[0] = b"".join(partial)
+                partial = []
+            yield start, lines
+            start += sum(map(len, lines)) + len(lines)
         if tail:
             partial.append(tail)
     if partial:
-        yield start, b"".join(partial)
+        yield start, [b"".join(partial)]
+
+
+def _first_line(
+    batches: Iterator[tuple[int, list[bytes]]],
+) -> tuple[bytes | None, int, int, list[bytes]]:
+    """The first line of ``batches`` that is not blank (``None``: there is none), its line
+    number, and the file offset and the lines of the rest of its batch."""
+    number = 0
+    for start, lines in batches:
+        for spot, line in enumerate(lines):
+            number += 1
+            if not _is_blank(line):
+                rest = start + sum(map(len, lines[: spot + 1])) + spot + 1
+                return line, number, rest, lines[spot + 1 :]
+    return None, number, 0, []
 
 
 def _decode(line: bytes) -> dict[str, Any]:
@@ -149,16 +165,9 @@ class ColumnIndex:
 
     @classmethod
     def _build(cls, path: Path, fd: int, size: int) -> ColumnIndex:
-        where = str(path)
-        lines = _lines(fd, size)
-        header: dict[str, Any] | None = None
-        number = 0
-        for _, line in lines:
-            number += 1
-            if _is_blank(line):
-                continue
-            header = _decode(line)
-            break
+        batches = _batches(fd, size)
+        first, number, start, rest = _first_line(batches)
+        header = None if first is None else _decode(first)
         if (
             header is None
             or header.get("type") != "session"
@@ -169,61 +178,80 @@ class ColumnIndex:
         if not isinstance(version, int) or isinstance(version, bool) or version < CURRENT_VERSION:
             raise _Unusual
         index = cls(path, fd, header, version)
-        log = ProblemLog(where)
-        positions = index.positions
-        parents = index.parents
-        type_codes = index.type_codes
-        codes: dict[str, int] = {}
-        kinds = index.kinds
-        add_offset, add_length = index.offsets.append, index.lengths.append
-        add_number, add_parent, add_code = (
-            index.line_numbers.append,
-            parents.append,
-            type_codes.append,
-        )
-        for offset, line in lines:
-            number += 1
-            if line[:1] != b"{" and _is_blank(line):
-                continue
-            # The compiled check answers for nearly every line; a line it refuses, one that
-            # may nest too deep, and the few entries whose fields are kept here (labels, the
-            # session name) are decoded and checked in full, as the loader does.
-            head = head_of_line(line) if shallow_line(line) else None
-            if head is None or head[0] in _READ_IN_FULL:
-                entry = Entry.from_data(_decode(line), line=number, raw=line, log=log)
-                if log.problems or entry.type == UNREADABLE:
-                    raise _Unusual
-                kind, role = entry.type, entry.role
-                entry_id, parent_id = entry.id, entry.parent_id
-                if kind == "label":
-                    apply_label(index.labels, entry)
-                elif kind == "session_info":
-                    index.name = session_name_of(entry)
-            else:
-                kind, entry_id, parent_id, role = head
-            if entry_id in positions:
-                raise _Unusual
-            if parent_id is None or parent_id == entry_id:
-                parent = -1
-            else:
-                found = positions.get(parent_id)
-                if found is None:
-                    raise _Unusual
-                parent = found
-            code = codes.get(kind)
-            if code is None:
-                if len(codes) > 255:
-                    raise _Unusual
-                code = codes[kind] = len(index.type_names)
-                index.type_names.append(kind)
-            positions[entry_id] = len(parents)
-            add_parent(parent)
-            add_code(code)
-            add_offset(offset)
-            add_length(len(line))
-            add_number(number)
-            kinds[kind, role if kind == "message" else None] += 1
+        index._index_lines(chain([(start, rest)], batches), number)
         return index
+
+    def _index_lines(self, batches: Iterable[tuple[int, list[bytes]]], number: int) -> None:
+        """Index the entry lines of ``batches``, the first of which follows line ``number``."""
+        log = ProblemLog(str(self.file))
+        positions = self.positions
+        claim, find = positions.setdefault, positions.get
+        codes: dict[str, int] = {}
+        roles: Counter[str | None] = Counter()
+        add_offset, add_length, add_number = (
+            self.offsets.append,
+            self.lengths.append,
+            self.line_numbers.append,
+        )
+        add_parent, add_code = self.parents.append, self.type_codes.append
+        count = 0  # entries so far: the next one's position
+        for offset, lines in batches:
+            for line in lines:
+                number += 1
+                size = len(line)
+                at = offset
+                offset += size + 1
+                if line[:1] != b"{" and _is_blank(line):
+                    continue
+                # The compiled check answers for nearly every line; a line it refuses and the
+                # few entries whose fields are kept here (labels, the session name) are decoded
+                # and checked in full, as the loader does.
+                head = head_of_line(line)
+                if head is None or head[0] in _READ_IN_FULL:
+                    kind, entry_id, parent_id, role = self._read_in_full(line, number, log)
+                else:
+                    kind, entry_id, parent_id, role = head
+                if claim(entry_id, count) != count:
+                    raise _Unusual  # a duplicate id
+                if parent_id is None:
+                    parent = -1
+                else:
+                    parent = find(parent_id, -2)
+                    if parent == -2:
+                        raise _Unusual  # a missing parent, or one that comes later
+                    if parent == count:
+                        parent = -1  # its own parent: a root, as the loader reads it
+                code = codes.get(kind)
+                if code is None:
+                    if len(codes) > 255:
+                        raise _Unusual
+                    code = codes[kind] = len(self.type_names)
+                    self.type_names.append(kind)
+                add_parent(parent)
+                add_code(code)
+                add_offset(at)
+                add_length(size)
+                add_number(number)
+                if kind == "message":
+                    roles[role] += 1
+                count += 1
+        kinds = self.kinds
+        for code, many in Counter(self.type_codes).items():
+            if self.type_names[code] != "message":
+                kinds[self.type_names[code], None] = many
+        for role, many in roles.items():
+            kinds["message", role] = many
+
+    def _read_in_full(self, line: bytes, number: int, log: ProblemLog) -> Head:
+        """The head of a line decoded and checked in full, noting its label or session name."""
+        entry = Entry.from_data(_decode(line), line=number, raw=line, log=log)
+        if log.problems or entry.type == UNREADABLE:
+            raise _Unusual
+        if entry.type == "label":
+            apply_label(self.labels, entry)
+        elif entry.type == "session_info":
+            self.name = session_name_of(entry)
+        return entry.type, entry.id, entry.parent_id, entry.role
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -17,6 +17,7 @@ from typing import Any, Final, Protocol, cast
 
 from pi_context import _json
 from pi_context.messages import AgentMessage
+from pi_context.session.depth import CONTEXT_MAX_DEPTH, nests_deeper_than, shallow_line
 from pi_context.session.problems import ProblemLog
 from pi_context.session.shapes import head_of_line
 from pi_context.session.validation import checked_entry
@@ -57,19 +58,6 @@ torn line the fast scan let through), or nests deeper than :data:`CONTEXT_MAX_DE
 an unreadable line; here it stays in the tree under this type, which nothing interprets, so it
 contributes nothing, and its original bytes stay in the file."""
 
-CONTEXT_MAX_DEPTH: Final = 500
-"""The deepest an entry's JSON may nest (objects and arrays inside each other, the entry's own
-object counted) and still reach the context.
-
-Every line pi writes loads (up to ``_json.MAX_DEPTH``) and is kept, shown and exported. But a
-request goes out through encoders that recurse (the provider SDKs hand the body to the
-standard library's JSON encoder, which stops near Python's recursion limit, less the frames
-already on the stack: about 950 levels in a plain agent run), so an entry nested deeper is
-left out of the context, wherever it came from (a file, or a model reply stored in this
-process), and reported with its line; the session goes on without it. Half the encoder's
-reach leaves room for the frames of extensions and nested calls.
-"""
-
 _LEFT_OUT: Final = (
     f"nested deeper than {CONTEXT_MAX_DEPTH} levels: left out of the context (the line is kept)"
 )
@@ -92,40 +80,6 @@ def iso_now() -> str:
     """An entry timestamp: ISO-8601 UTC with milliseconds, as ``new Date().toISOString()``."""
     now = datetime.now(UTC)
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
-
-
-def nests_deeper_than(value: Any, limit: int) -> bool:
-    """Whether ``value`` holds objects and arrays (tuples too) more than ``limit`` levels
-    inside each other (``[]`` is one level); iterative, so any depth is measured."""
-    containers = (dict, list, tuple)
-    if type(value) not in containers:
-        return False
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return True
-        for child in item.values() if type(item) is dict else item:
-            if type(child) in containers:
-                stack.append((child, depth + 1))
-    return False
-
-
-_SHALLOW_LENGTH: Final = 2 * CONTEXT_MAX_DEPTH + 1
-_NOT_OPENING: Final = bytes(b for b in range(256) if b not in b"{[")
-
-
-def shallow_line(line: bytes) -> bool:
-    """Whether the JSON text ``line`` is sure to nest no deeper than :data:`CONTEXT_MAX_DEPTH`.
-
-    Every level takes an opening and a closing bracket, so neither a line of at most
-    ``2 * CONTEXT_MAX_DEPTH + 1`` bytes nor one with at most ``CONTEXT_MAX_DEPTH`` opening
-    brackets (in strings or not) can; any other line may, and needs its value walked."""
-    return (
-        len(line) <= _SHALLOW_LENGTH
-        # the opening brackets kept, the rest deleted: one pass over the line
-        or len(line.translate(None, _NOT_OPENING)) <= CONTEXT_MAX_DEPTH
-    )
 
 
 def _too_deep(raw: bytes | None, value: Any) -> bool:
@@ -207,7 +161,9 @@ class Entry:
         round trip). With a ``log`` the mapping came from a file: it is checked (see
         :mod:`~pi_context.session.validation`) and its faults are logged.
         """
-        if log is not None:
+        # A line the compiled check accepts (nearly all) is shallow and well-typed as it
+        # stands; the rest are measured and walked in full.
+        if log is not None and (raw is None or head_of_line(raw) is None):
             if _too_deep(raw, data):
                 parent = data.get("parentId")
                 entry = cls(
@@ -220,7 +176,7 @@ class Entry:
                 )
                 entry._unreadable(_LEFT_OUT)
                 return entry
-            data = _checked(data, line, log, raw)
+            data = _checked(data, line, log)
         message = data.get("message")
         role = message.get("role") if isinstance(message, dict) else None
         parent = data.get("parentId")
@@ -308,11 +264,13 @@ class Entry:
             return self._unreadable("not valid JSON (torn write?): skipped, as pi does")
         if not isinstance(value, dict):
             return self._unreadable("not a JSON object: skipped")
+        if self._log is not None and head_of_line(line) is not None:
+            return value  # shallow and well-typed (nearly every line)
         if _too_deep(line, value):
             return self._unreadable(_LEFT_OUT)
         if self._log is None:
             return value
-        return _checked(value, self.line, self._log, line)
+        return _checked(value, self.line, self._log)
 
     def leave_out_if_too_deep(self, log: ProblemLog, line: int | None) -> bool:
         """For an entry made in this process (a stored model reply): when it nests deeper than
@@ -391,13 +349,8 @@ class Entry:
         return f"<Entry {self.type}{role} {self.id} parent={self.parent_id}>"
 
 
-def _checked(
-    data: dict[str, Any], line: int | None, log: ProblemLog, raw: bytes | None
-) -> dict[str, Any]:
-    """``data`` as the rest of the code reads it; faults logged. A line the compiled check
-    accepts (nearly all) is well-typed as it stands; the rest are walked in full."""
-    if raw is not None and head_of_line(raw) is not None:
-        return data
+def _checked(data: dict[str, Any], line: int | None, log: ProblemLog) -> dict[str, Any]:
+    """``data`` as the rest of the code reads it; faults logged."""
     fixed, faults = checked_entry(data)
     if faults:
         what = "; ".join(faults)

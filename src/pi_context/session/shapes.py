@@ -8,39 +8,45 @@ declared once more as ``msgspec`` Structs (tagged unions on the entry ``type``, 
 objects while checking every field the walk checks, skipping the rest of the line without
 building it, and hands back the entry's :data:`Head`. The long strings (a block's text,
 thinking, image data) are not built either: they are taken as raw spans of the line and only
-their first byte is looked at.
+their first byte is looked at. Their lengths also answer the depth limit for nearly every
+line: what is left of the line outside them is too short to nest that deep.
 
 The rule that keeps the two in step: **a line this module accepts is one the full check
-returns unchanged with no fault** (``tests/session/test_shapes.py`` holds them together). It
-may refuse more than the full check faults (an entry type or role it does not list, a block
-type pi may add, a duplicated key, text JSON spells in a way only the fallback decoder reads);
-a refused line simply goes the precise way, so every warning keeps its wording.
+returns unchanged with no fault, and that nests within the depth limit**
+(``tests/session/test_shapes.py`` holds them together). It may refuse more than the full
+check faults (an entry type or role it does not list, a block type pi may add, a duplicated
+key, text JSON spells in a way only the fallback decoder reads); a refused line simply goes
+the precise way, so every warning keeps its wording.
 
 Scalars are declared with a default of their own type (``provider: str = ""``): an absent
 field decodes to the default, a ``null`` or another type is refused, as the full check ignores
 it with a fault. Objects whose contents are not checked (tool-call arguments, tool parameters)
 decode into a Struct without fields, which tests that the value is an object and skips it.
+The Structs are made untracked by the garbage collector (``gc=False``): each lives for one
+line and holds no cycle, and tracking a few per line costs the loader time for nothing.
 """
 
 # No ``from __future__ import annotations``: msgspec reads a Struct's field types when the
 # class is made, and string annotations would each be compiled and evaluated there (a third of
 # this module's import time, paid by every session command).
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
+from pi_context.session.depth import SHALLOW_LENGTH, shallow_line
+
 __all__ = ["Head", "head_of_line"]
 
 
-class _AnyObject(Struct):
+class _AnyObject(Struct, gc=False):
     """Any JSON object (its members skipped, not built)."""
 
 
 # -- usage ------------------------------------------------------------------------------------
 
 
-class _Cost(Struct):
+class _Cost(Struct, gc=False):
     input: float = 0
     output: float = 0
     cacheRead: float = 0
@@ -49,7 +55,7 @@ class _Cost(Struct):
     totalFromProvider: bool = False
 
 
-class _Usage(Struct):
+class _Usage(Struct, gc=False):
     input: float = 0
     output: float = 0
     cacheRead: float = 0
@@ -64,21 +70,23 @@ class _Usage(Struct):
 
 
 # The long strings of a line (a block's text, thinking, image data) are taken as raw JSON
-# spans instead of being built: :func:`_spans_are_strings` then tests that each is a string.
-class _Text(Struct, tag_field="type", tag="text"):
-    text: msgspec.Raw
+# spans instead of being built, all under the one attribute ``span``: :func:`_outside_strings`
+# then tests that each is a string.
+class _Text(Struct, gc=False, tag_field="type", tag="text"):
+    span: msgspec.Raw = msgspec.field(name="text")
 
 
-class _Thinking(Struct, tag_field="type", tag="thinking"):
-    thinking: msgspec.Raw
+class _Thinking(Struct, gc=False, tag_field="type", tag="thinking"):
+    span: msgspec.Raw = msgspec.field(name="thinking")
 
 
-class _Image(Struct, tag_field="type", tag="image"):
-    data: msgspec.Raw
+class _Image(Struct, gc=False, tag_field="type", tag="image"):
+    span: msgspec.Raw = msgspec.field(name="data")
     mimeType: str
 
 
-class _ToolCall(Struct, tag_field="type", tag="toolCall"):
+class _ToolCall(Struct, gc=False, tag_field="type", tag="toolCall"):
+    span: ClassVar[None] = None  # no long string
     id: str
     name: str
     arguments: _AnyObject | UnsetType = UNSET
@@ -97,7 +105,7 @@ _BlockContent = list[_Block] | None
 # -- messages ---------------------------------------------------------------------------------
 
 
-class _Message(Struct, tag_field="role"):
+class _Message(Struct, gc=False, tag_field="role"):
     pass
 
 
@@ -131,13 +139,13 @@ class _ToolResult(_Message, tag="toolResult"):
     timestamp: float = 0
 
 
-class _ToolAdded(Struct):
+class _ToolAdded(Struct, gc=False):
     name: str
     description: str = ""
     parameters: _AnyObject | UnsetType = UNSET
 
 
-class _ToolRemoved(Struct):
+class _ToolRemoved(Struct, gc=False):
     name: str
 
 
@@ -178,7 +186,7 @@ _AnyMessage = _User | _Assistant | _ToolResult | _System | _Bash | _Custom | _Ho
 # -- entries ----------------------------------------------------------------------------------
 
 
-class _Entry(Struct, tag_field="type", kw_only=True):
+class _Entry(Struct, gc=False, tag_field="type", kw_only=True):
     id: str = ""
     parentId: str | None = None
 
@@ -231,7 +239,7 @@ class _SessionInfo(_Entry, tag="session_info"):
     name: str = ""
 
 
-class _Replacement(Struct):
+class _Replacement(Struct, gc=False):
     content: _Content = None
 
 
@@ -284,24 +292,25 @@ _decode: Final = msgspec.json.Decoder(_AnyEntry).decode
 _QUOTE: Final = ord('"')
 
 
-def _spans_are_strings(content: Any) -> bool:
-    """Whether the raw spans of a content list's blocks are JSON strings (a span is the value
-    as written, without the whitespace around it, so a string's starts with its quote)."""
-    if type(content) is not list:
-        return True  # a string or null: the decoder checked it
+def _outside_strings(content: Any, size: int) -> int | None:
+    """``size`` (a line's length) less the bytes of ``content``'s strings, or ``None`` when a
+    raw span of its blocks is not a JSON string.
+
+    A span is the value as written, without the whitespace around it, so a string's starts
+    with its quote and is all string. A content string decoded in full counts its characters,
+    never more than the bytes that spelled it."""
+    if content is None:
+        return size
+    if type(content) is str:
+        return size - len(content)
     for block in content:
-        kind = type(block)
-        if kind is _Text:
-            span = block.text
-        elif kind is _Thinking:
-            span = block.thinking
-        elif kind is _Image:
-            span = block.data
-        else:
+        span = block.span
+        if span is None:
             continue
         if memoryview(span)[0] != _QUOTE:
-            return False
-    return True
+            return None
+        size -= len(span)
+    return size
 
 
 Head = tuple[str, str, str | None, str | None]
@@ -309,9 +318,10 @@ Head = tuple[str, str, str | None, str | None]
 message, else ``None``."""
 
 
-def head_of_line(line: bytes | memoryview) -> Head | None:
-    """The :data:`Head` of a session line whose every checked field has pi's type, or
-    ``None`` when the line must go the precise way (decoded in full and walked by
+def head_of_line(line: bytes) -> Head | None:
+    """The :data:`Head` of a session line whose every checked field has pi's type and that
+    nests no deeper than :data:`~pi_context.session.depth.CONTEXT_MAX_DEPTH`, or ``None`` when
+    the line must go the precise way (decoded in full, measured, and walked by
     :func:`~pi_context.session.validation.checked_entry`, which names what is wrong)."""
     try:
         entry: Any = _decode(line)
@@ -337,6 +347,10 @@ def head_of_line(line: bytes | memoryview) -> Head | None:
             return None  # the full check ignores it, with a fault
     else:
         content = None
-    if content is not None and not _spans_are_strings(content):
+    # The depth: nesting ``d`` levels takes ``2 * d`` bracket bytes outside the strings, so a
+    # line whose bytes outside its content's strings are few enough is shallow without being
+    # looked at again (nearly every line: their bulk is text); others are counted.
+    outside = _outside_strings(content, len(line))
+    if outside is None or (outside > SHALLOW_LENGTH and not shallow_line(line)):
         return None
     return _KINDS[kind], entry.id, entry.parentId, role
