@@ -121,3 +121,20 @@ def test_a_signal_while_the_embedded_model_generates_does_not_crash(
     assert proc.returncode == 128 + signo, err
     assert "Traceback" not in err
     assert _last_stop_reason(project) == "aborted"
+
+
+def test_ctrl_c_before_the_command_runs_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Ctrl-C while the command line is still being set up (imports, the typo check)
+    from pi_context.cli import entry_help
+    from pi_context.cli.main import main
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(entry_help, "mistyped_command", interrupted)
+    assert main(["session", "info", "x.jsonl"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == "pictx: error: aborted\n"
+    assert captured.out == ""

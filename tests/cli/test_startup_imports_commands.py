@@ -34,9 +34,9 @@ if sys.argv[1:3] == ["session", "info"]:
     # note whether the collector is on when the command reads the file
     from pi_context.session.column_index import ColumnIndex
     opened = ColumnIndex.open
-    def spy(path):
+    def spy(path, **options):
         SEEN.append(gc.isenabled())
-        return opened(path)
+        return opened(path, **options)
     ColumnIndex.open = spy
 from pi_context.cli.main import main
 sys.exit(main())

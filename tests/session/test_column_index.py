@@ -196,7 +196,7 @@ def test_a_later_version_is_kept(tmp_path: Path) -> None:
 
 
 def test_lines_across_chunk_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pi_context.session.column_index._CHUNK_SIZE", 7)
+    monkeypatch.setattr("pi_context.session._column_build.CHUNK_SIZE", 7)
     entries = [_message(f"e{i}", None if i == 0 else f"e{i - 1}", "t" * (i * 5)) for i in range(9)]
     path = _write(tmp_path / "s.jsonl", entries)
     with _open(path) as index:

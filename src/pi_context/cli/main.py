@@ -48,6 +48,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:
         return _print_version()
+    try:
+        return _run(args, from_shell=argv is None)
+    except KeyboardInterrupt:  # Ctrl-C before a command runs (click answers it after)
+        _error("aborted")
+        return 1
+
+
+def _run(args: list[str], *, from_shell: bool) -> int:
     import click
 
     from pi_context.cli.entry_help import mistyped_command
@@ -61,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f'To send it as a prompt: pictx -- "{" ".join(args)}" (or pictx -p ...)'
         )
         return 2
-    if argv is None:
+    if from_shell:
         # The start-up runs with the collector off: the agent command resumes it once the agent
         # is built, the group once the command that runs is imported (LazyGroup.get_command).
         collector.pause()

@@ -3,11 +3,13 @@ info|tree|context``).
 
 :class:`~pi_context.session.Session` keeps every entry's line in memory (see
 :mod:`~pi_context.session.columns`), which for a file of many small entries is most of the
-file again. The inspection commands only read, so this index streams the file once, checks every line exactly as the loader does (the
-same decoding, validation and depth limit) and keeps per entry only a few numbers in arrays:
-where its line is in the file, its line number, its parent's position and its type code, plus
-an id → position map. Lines are read back with ``os.pread`` when an entry is printed or
-projected (not ``mmap``: touched pages of a mapping count as the process's memory).
+file again. The inspection commands only read, so this index streams the file once, checks
+every line exactly as the loader does (the same decoding, validation and depth limit) and keeps
+per entry only a few numbers in arrays: where its line is in the file, its line number, its
+parent's position and its type code, plus an id → position map. Lines are read back with
+``os.pread`` when an entry is printed or projected (not ``mmap``: touched pages of a mapping
+count as the process's memory). The commands ask for a large file's second half to be indexed
+by a forked helper process meanwhile (see :mod:`~pi_context.session._column_build`).
 
 The index covers the ordinary file: a current (v3) session in which every line reads cleanly
 and every parent comes before its child. Anything else (a skipped or torn line, a field of the
@@ -21,141 +23,64 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from itertools import chain
 from pathlib import Path
-from typing import Any, Final, overload
+from typing import Any, overload
 
-from pi_context import _json
 from pi_context.errors import SessionError
 from pi_context.messages import AgentMessage
+from pi_context.session._column_build import (
+    Columns,
+    Helper,
+    Unusual,
+    batches,
+    decode_object,
+    first_line,
+    split_point,
+)
 from pi_context.session.codec import CURRENT_VERSION
-from pi_context.session.entries import UNREADABLE, Entry
-from pi_context.session.problems import ProblemLog
+from pi_context.session.entries import Entry
 from pi_context.session.projection import context_edits_by_target, context_item, is_system_message
 from pi_context.session.reading import open_regular
-from pi_context.session.shapes import Head, head_of_line
 from pi_context.session.tree import apply_label, session_name_of
 
 __all__ = ["ColumnIndex", "IndexedPath", "stream_indexed_context"]
 
-_CHUNK_SIZE: Final = 1 << 20
 
-_READ_IN_FULL: Final = frozenset({"label", "session_info"})
-"""Entry types whose fields the index keeps (labels, the session name): decoded in full."""
-
-
-class _Unusual(Exception):
-    """The file needs the full loader (see the module docstring)."""
-
-
-def _is_blank(line: bytes) -> bool:
-    if not line.strip():
-        return True
-    if line.isascii():
-        return False
-    return not _json.js_trim(line.decode("utf-8", errors="replace"))
-
-
-def _batches(fd: int, size: int) -> Iterator[tuple[int, list[bytes]]]:
-    """The ``\\n``-separated lines of the first ``size`` bytes (the newline dropped; the last
-    line may lack one), a chunk's worth at a time, each batch with the file offset of its
-    first line (a line cut by chunk boundaries is joined once, when its end arrives)."""
-    offset = 0
-    start = 0  # file offset of the next line's first byte
-    partial: list[bytes] = []
-    while offset < size:
-        chunk = os.pread(fd, min(_CHUNK_SIZE, size - offset), offset)
-        if not chunk:
-            break
-        offset += len(chunk)
-        lines = chunk.split(b"\n")
-        del chunk
-        tail = lines.pop()
-        if lines:
-            if partial:
-                partial.append(lines[0])
-                lines[0] = b"".join(partial)
-                partial = []
-            yield start, lines
-            start += sum(map(len, lines)) + len(lines)
-        if tail:
-            partial.append(tail)
-    if partial:
-        yield start, [b"".join(partial)]
-
-
-def _first_line(
-    batches: Iterator[tuple[int, list[bytes]]],
-) -> tuple[bytes | None, int, int, list[bytes]]:
-    """The first line of ``batches`` that is not blank (``None``: there is none), its line
-    number, and the file offset and the lines of the rest of its batch."""
-    number = 0
-    for start, lines in batches:
-        for spot, line in enumerate(lines):
-            number += 1
-            if not _is_blank(line):
-                rest = start + sum(map(len, lines[: spot + 1])) + spot + 1
-                return line, number, rest, lines[spot + 1 :]
-    return None, number, 0, []
-
-
-def _decode(line: bytes) -> dict[str, Any]:
-    try:
-        value = _json.loads(line)
-    except (ValueError, RecursionError) as exc:  # JSONDepthError is a ValueError
-        raise _Unusual from exc
-    if not isinstance(value, dict):
-        raise _Unusual
-    return value
-
-
-class ColumnIndex:
+class ColumnIndex(Columns):
     """Per-entry columns of one session file; see the module docstring.
 
     Holds no line text and no :class:`Entry`: :meth:`entry` reads one back on demand.
     """
 
     def __init__(self, path: Path, fd: int, header: dict[str, Any], version: int) -> None:
+        super().__init__(str(path))
         self.file = path
         self._fd = fd
         self.header = header
         self.version = version
         """The header's version (3 or later: older files are left to the full loader)."""
-        self.offsets = array("q")
-        """Byte offset of each entry's line."""
-        self.lengths = array("i")
-        """Length of each entry's line (without its newline)."""
-        self.line_numbers = array("i")
-        """1-based line number of each entry."""
-        self.parents = array("i")
-        """Position of each entry's parent (-1: a root)."""
-        self.type_codes = bytearray()
-        """Each entry's type, as a position in :attr:`type_names`."""
-        self.type_names: list[str] = []
-        self.positions: dict[str, int] = {}
-        """Entry id → position in file order."""
-        self.kinds: Counter[tuple[str, str | None]] = Counter()
-        """``(type, role)`` → how many entries (the role of message entries only)."""
         self.labels: dict[str, str] = {}
         self.name: str | None = None
-        self._log = ProblemLog(str(path))
 
     # -- building -------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path) -> ColumnIndex | None:
+    def open(cls, path: Path, *, parallel: bool = False) -> ColumnIndex | None:
         """The index of the session file at ``path``, or ``None`` when the file needs the full
-        loader (see the module docstring). Close it with :meth:`close` (or ``with``)."""
+        loader (see the module docstring). Close it with :meth:`close` (or ``with``).
+
+        ``parallel``: index the second half of a large file in a forked helper process, when
+        this process may fork (on Linux, with one thread) and has a second CPU."""
         try:
             with open_regular(path) as (file, size):
                 fd = os.dup(file.fileno())
         except (OSError, SessionError):  # the full loader says what is wrong
             return None
         try:
-            index = cls._build(path, fd, size)
-        except _Unusual:
+            index = cls._build(path, fd, size, parallel=parallel)
+        except Unusual:
             os.close(fd)
             return None
         except BaseException:
@@ -164,94 +89,40 @@ class ColumnIndex:
         return index
 
     @classmethod
-    def _build(cls, path: Path, fd: int, size: int) -> ColumnIndex:
-        batches = _batches(fd, size)
-        first, number, start, rest = _first_line(batches)
-        header = None if first is None else _decode(first)
-        if (
-            header is None
-            or header.get("type") != "session"
-            or not isinstance(header.get("id"), str)
-        ):
-            raise _Unusual
-        version = header.get("version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < CURRENT_VERSION:
-            raise _Unusual
-        index = cls(path, fd, header, version)
-        index._index_lines(chain([(start, rest)], batches), number)
+    def _build(cls, path: Path, fd: int, size: int, *, parallel: bool) -> ColumnIndex:
+        end = split_point(fd, size) if parallel else size
+        helper = Helper.start(fd, end, size, str(path)) if end < size else None
+        try:
+            lines = batches(fd, 0, end)
+            first, number, start, rest = first_line(lines)
+            header = None if first is None else decode_object(first)
+            if (
+                header is None
+                or header.get("type") != "session"
+                or not isinstance(header.get("id"), str)
+            ):
+                raise Unusual
+            version = header.get("version")
+            if (
+                not isinstance(version, int)
+                or isinstance(version, bool)
+                or version < CURRENT_VERSION
+            ):
+                raise Unusual
+            index = cls(path, fd, header, version)
+            number = index.index_lines(chain([(start, rest)], lines), number)
+            if helper is not None:
+                index.join(helper.result(), number)
+        finally:
+            if helper is not None:
+                helper.close()
+        for entry in index.kept:
+            if entry.type == "label":
+                apply_label(index.labels, entry)
+            else:
+                index.name = session_name_of(entry)
+        index.kept.clear()
         return index
-
-    def _index_lines(self, batches: Iterable[tuple[int, list[bytes]]], number: int) -> None:
-        """Index the entry lines of ``batches``, the first of which follows line ``number``."""
-        log = ProblemLog(str(self.file))
-        positions = self.positions
-        claim, find = positions.setdefault, positions.get
-        codes: dict[str, int] = {}
-        roles: Counter[str | None] = Counter()
-        add_offset, add_length, add_number = (
-            self.offsets.append,
-            self.lengths.append,
-            self.line_numbers.append,
-        )
-        add_parent, add_code = self.parents.append, self.type_codes.append
-        count = 0  # entries so far: the next one's position
-        for offset, lines in batches:
-            for line in lines:
-                number += 1
-                size = len(line)
-                at = offset
-                offset += size + 1
-                if line[:1] != b"{" and _is_blank(line):
-                    continue
-                # The compiled check answers for nearly every line; a line it refuses and the
-                # few entries whose fields are kept here (labels, the session name) are decoded
-                # and checked in full, as the loader does.
-                head = head_of_line(line)
-                if head is None or head[0] in _READ_IN_FULL:
-                    kind, entry_id, parent_id, role = self._read_in_full(line, number, log)
-                else:
-                    kind, entry_id, parent_id, role = head
-                if claim(entry_id, count) != count:
-                    raise _Unusual  # a duplicate id
-                if parent_id is None:
-                    parent = -1
-                else:
-                    parent = find(parent_id, -2)
-                    if parent == -2:
-                        raise _Unusual  # a missing parent, or one that comes later
-                    if parent == count:
-                        parent = -1  # its own parent: a root, as the loader reads it
-                code = codes.get(kind)
-                if code is None:
-                    if len(codes) > 255:
-                        raise _Unusual
-                    code = codes[kind] = len(self.type_names)
-                    self.type_names.append(kind)
-                add_parent(parent)
-                add_code(code)
-                add_offset(at)
-                add_length(size)
-                add_number(number)
-                if kind == "message":
-                    roles[role] += 1
-                count += 1
-        kinds = self.kinds
-        for code, many in Counter(self.type_codes).items():
-            if self.type_names[code] != "message":
-                kinds[self.type_names[code], None] = many
-        for role, many in roles.items():
-            kinds["message", role] = many
-
-    def _read_in_full(self, line: bytes, number: int, log: ProblemLog) -> Head:
-        """The head of a line decoded and checked in full, noting its label or session name."""
-        entry = Entry.from_data(_decode(line), line=number, raw=line, log=log)
-        if log.problems or entry.type == UNREADABLE:
-            raise _Unusual
-        if entry.type == "label":
-            apply_label(self.labels, entry)
-        elif entry.type == "session_info":
-            self.name = session_name_of(entry)
-        return entry.type, entry.id, entry.parent_id, entry.role
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -279,9 +150,9 @@ class ColumnIndex:
         try:
             line = os.pread(self._fd, length, self.offsets[position])
             if len(line) != length:
-                raise _Unusual
-            data = _decode(line)
-        except (OSError, _Unusual) as exc:
+                raise Unusual
+            data = decode_object(line)
+        except (OSError, Unusual) as exc:
             raise SessionError(
                 "the file changed while it was read", path=self.file, line=number
             ) from exc

@@ -36,7 +36,7 @@ def _outcome(args: list[str]) -> tuple[int, str, str, str]:
 def _both(args: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
     indexed = _outcome(args)
     with monkeypatch.context() as patch:
-        patch.setattr(ColumnIndex, "open", classmethod(lambda cls, path: None))
+        patch.setattr(ColumnIndex, "open", classmethod(lambda cls, path, **_: None))
         loaded = _outcome(args)
     return indexed, loaded
 

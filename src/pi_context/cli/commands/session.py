@@ -246,7 +246,7 @@ def session_group() -> None:
 )
 def info_command(file: Path, as_json: bool, strict: bool) -> None:
     """Summary of a session: header, name, entry counts, branches, current leaf, context size."""
-    index = ColumnIndex.open(file)
+    index = ColumnIndex.open(file, parallel=True)
     if index is not None:
         with index:
             facts = _indexed_facts(index)
@@ -394,7 +394,7 @@ def tree_command(file: Path, strict: bool) -> None:
     ``*`` marks the current path; ``← leaf`` the current leaf.
     """
     out = sys.stdout
-    index = ColumnIndex.open(file)
+    index = ColumnIndex.open(file, parallel=True)
     if index is not None:
         with index:
             for line in _indexed_tree_lines(index):
@@ -422,7 +422,7 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
     user messages), ``tokens`` pi's estimate for it. Images show as ``[image/png 12.3 KB]``;
     with --json on a terminal their base64 is replaced by its length (piped output keeps it).
     """
-    index = ColumnIndex.open(file)
+    index = ColumnIndex.open(file, parallel=True)
     if index is not None:
         with index:
             found = index.leaf if leaf_id is None else index.positions.get(leaf_id)

@@ -1,0 +1,384 @@
+"""(private) Building a column index: the file's lines read a batch at a time and each checked
+once, in this process or, for a large file, half of them in a forked helper.
+
+:class:`Columns` holds the per-entry columns of a run of entry lines and fills them from the
+lines (:meth:`Columns.index_lines`). A run that starts mid-file may name parents it has not
+seen: it notes them (:attr:`Columns.foreign`) for whoever holds the lines before it.
+
+:class:`Helper` forks a process that indexes the second half of the file while this one
+indexes the first; its columns come back over a pipe as one msgpack message
+(:class:`Part`) and join this process's (:meth:`Columns.join`). Whatever goes wrong in the
+helper (a line the lean path does not take, a crash, a signal) only means that the file goes
+to the full loader, exactly as if one process had found it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
+
+import msgspec
+
+from pi_context import _json
+from pi_context.session.entries import UNREADABLE, Entry
+from pi_context.session.problems import ProblemLog
+from pi_context.session.shapes import Head, head_of_line
+
+__all__ = [
+    "CHUNK_SIZE",
+    "PARALLEL_SIZE",
+    "Columns",
+    "Helper",
+    "Unusual",
+    "batches",
+    "can_fork",
+    "decode_object",
+    "first_line",
+    "split_point",
+]
+
+CHUNK_SIZE: Final = 1 << 20
+
+PARALLEL_SIZE: Final = 16 << 20
+"""Files from this size up are indexed by two processes (smaller ones are done before a fork
+would pay for itself)."""
+
+READ_IN_FULL: Final = frozenset({"label", "session_info"})
+"""Entry types whose fields the index keeps (labels, the session name): decoded in full."""
+
+_NEWLINE_WINDOW: Final = 64 << 10
+
+
+class Unusual(Exception):
+    """The file needs the full loader (see :mod:`~pi_context.session.column_index`)."""
+
+
+def is_blank(line: bytes) -> bool:
+    if not line.strip():
+        return True
+    if line.isascii():
+        return False
+    return not _json.js_trim(line.decode("utf-8", errors="replace"))
+
+
+def decode_object(line: bytes) -> dict[str, Any]:
+    try:
+        value = _json.loads(line)
+    except (ValueError, RecursionError) as exc:  # JSONDepthError is a ValueError
+        raise Unusual from exc
+    if not isinstance(value, dict):
+        raise Unusual
+    return value
+
+
+def batches(fd: int, start: int, end: int) -> Iterator[tuple[int, list[bytes]]]:
+    """The ``\\n``-separated lines of the bytes ``start:end`` of ``fd`` (the newline dropped;
+    the last line may lack one), a chunk's worth at a time, each batch with the file offset of
+    its first line (a line cut by chunk boundaries is joined once, when its end arrives)."""
+    offset = start  # where the next chunk is read
+    partial: list[bytes] = []
+    while offset < end:
+        chunk = os.pread(fd, min(CHUNK_SIZE, end - offset), offset)
+        if not chunk:
+            break
+        offset += len(chunk)
+        lines = chunk.split(b"\n")
+        del chunk
+        tail = lines.pop()
+        if lines:
+            if partial:
+                partial.append(lines[0])
+                lines[0] = b"".join(partial)
+                partial = []
+            yield start, lines
+            start += sum(map(len, lines)) + len(lines)
+        if tail:
+            partial.append(tail)
+    if partial:
+        yield start, [b"".join(partial)]
+
+
+def first_line(
+    lines: Iterator[tuple[int, list[bytes]]],
+) -> tuple[bytes | None, int, int, list[bytes]]:
+    """The first line of ``lines`` (batches) that is not blank (``None``: there is none), its
+    line number, and the file offset and the lines of the rest of its batch."""
+    number = 0
+    for start, batch in lines:
+        for spot, line in enumerate(batch):
+            number += 1
+            if not is_blank(line):
+                rest = start + sum(map(len, batch[: spot + 1])) + spot + 1
+                return line, number, rest, batch[spot + 1 :]
+    return None, number, 0, []
+
+
+def split_point(fd: int, size: int) -> int:
+    """Where a helper process takes over the first ``size`` bytes of ``fd``: just after the
+    first newline from the middle, when the file is large enough and this process may fork
+    (see :func:`can_fork`); ``size`` (no helper) otherwise."""
+    if size < PARALLEL_SIZE or not can_fork():
+        return size
+    offset = size // 2
+    while offset < size:
+        window = os.pread(fd, min(_NEWLINE_WINDOW, size - offset), offset)
+        if not window:
+            break
+        found = window.find(b"\n")
+        if found >= 0:
+            return offset + found + 1
+        offset += len(window)
+    return size
+
+
+class Part(msgspec.Struct, array_like=True):
+    """The columns of a run of lines as they cross from the helper (arrays as their bytes)."""
+
+    ids: list[str]
+    parents: bytes
+    foreign: list[tuple[int, str]]
+    type_codes: bytes
+    type_names: list[str]
+    offsets: bytes
+    lengths: bytes
+    line_numbers: bytes
+    roles: list[tuple[str | None, int]]
+    kept: list[tuple[bytes, int]]
+
+
+class Columns:
+    """Per-entry columns of a run of entry lines (see
+    :class:`~pi_context.session.column_index.ColumnIndex`, which is one)."""
+
+    def __init__(self, label: str, *, open_start: bool = False) -> None:
+        self.offsets = array("q")
+        """Byte offset of each entry's line."""
+        self.lengths = array("i")
+        """Length of each entry's line (without its newline)."""
+        self.line_numbers = array("i")
+        """1-based line number of each entry (in a helper's run: counted from its start)."""
+        self.parents = array("i")
+        """Position of each entry's parent (-1: a root)."""
+        self.type_codes = bytearray()
+        """Each entry's type, as a position in :attr:`type_names`."""
+        self.type_names: list[str] = []
+        self.positions: dict[str, int] = {}
+        """Entry id → position in file order."""
+        self.roles: Counter[str | None] = Counter()
+        """Message role → how many message entries."""
+        self.kept: list[Entry] = []
+        """The entries read in full for their fields (labels, session names), in file order."""
+        self.foreign: list[tuple[int, str]] = []
+        """``(position, parent id)`` of entries whose parent is not in this run (a run that
+        starts mid-file only; their :attr:`parents` are -1 until joined)."""
+        self._open_start = open_start
+        self._log = ProblemLog(label)
+
+    def index_lines(self, lines: Iterable[tuple[int, list[bytes]]], number: int) -> int:
+        """Add the entry lines of ``lines`` (batches), the first of which follows line
+        ``number``; returns the number of the last line read."""
+        log = self._log
+        positions = self.positions
+        claim, find = positions.setdefault, positions.get
+        codes = {name: code for code, name in enumerate(self.type_names)}
+        roles = self.roles
+        add_offset, add_length, add_number = (
+            self.offsets.append,
+            self.lengths.append,
+            self.line_numbers.append,
+        )
+        add_parent, add_code = self.parents.append, self.type_codes.append
+        count = len(self.parents)  # the next entry's position
+        for offset, batch in lines:
+            for line in batch:
+                number += 1
+                size = len(line)
+                at = offset
+                offset += size + 1
+                if line[:1] != b"{" and is_blank(line):
+                    continue
+                # The compiled check answers for nearly every line; a line it refuses and the
+                # few entries whose fields are kept (labels, the session name) are decoded and
+                # checked in full, as the loader does.
+                head = head_of_line(line)
+                if head is None or head[0] in READ_IN_FULL:
+                    head = self._read_in_full(line, number, log)
+                kind, entry_id, parent_id, role = head
+                if claim(entry_id, count) != count:
+                    raise Unusual  # a duplicate id
+                if parent_id is None:
+                    parent = -1
+                else:
+                    parent = find(parent_id, -2)
+                    if parent == -2:
+                        if not self._open_start:
+                            raise Unusual  # a missing parent, or one that comes later
+                        self.foreign.append((count, parent_id))
+                        parent = -1
+                    elif parent == count:
+                        parent = -1  # its own parent: a root, as the loader reads it
+                code = codes.get(kind)
+                if code is None:
+                    if len(codes) > 255:
+                        raise Unusual
+                    code = codes[kind] = len(self.type_names)
+                    self.type_names.append(kind)
+                add_parent(parent)
+                add_code(code)
+                add_offset(at)
+                add_length(size)
+                add_number(number)
+                if kind == "message":
+                    roles[role] += 1
+                count += 1
+        return number
+
+    @property
+    def kinds(self) -> Counter[tuple[str, str | None]]:
+        """``(type, role)`` → how many entries (the role of message entries only)."""
+        kinds: Counter[tuple[str, str | None]] = Counter()
+        for code, many in Counter(self.type_codes).items():
+            if self.type_names[code] != "message":
+                kinds[self.type_names[code], None] = many
+        for role, many in self.roles.items():
+            kinds["message", role] = many
+        return kinds
+
+    def _read_in_full(self, line: bytes, number: int, log: ProblemLog) -> Head:
+        """The head of a line decoded and checked in full (kept when its fields are)."""
+        entry = Entry.from_data(decode_object(line), line=number, raw=line, log=log)
+        if log.problems or entry.type == UNREADABLE:
+            raise Unusual
+        if entry.type in READ_IN_FULL:
+            self.kept.append(entry)
+        return entry.type, entry.id, entry.parent_id, entry.role
+
+    def part(self) -> Part:
+        return Part(
+            list(self.positions),
+            self.parents.tobytes(),
+            self.foreign,
+            bytes(self.type_codes),
+            self.type_names,
+            self.offsets.tobytes(),
+            self.lengths.tobytes(),
+            self.line_numbers.tobytes(),
+            list(self.roles.items()),
+            [(entry.raw, entry.line or 0) for entry in self.kept],
+        )
+
+    def join(self, part: Part, lines_before: int) -> None:
+        """Append the columns of the run that follows this one's last line, line
+        ``lines_before``; its foreign parents must be here."""
+        base = len(self.parents)
+        count = len(part.ids)
+        positions = self.positions
+        foreign = [(at, positions.get(parent_id, -1)) for at, parent_id in part.foreign]
+        if any(found < 0 for _, found in foreign):
+            raise Unusual  # a missing parent, or one that comes later
+        positions.update(zip(part.ids, range(base, base + count), strict=True))
+        if len(positions) != base + count:
+            raise Unusual  # an id in both runs
+        parents = array("i")
+        parents.frombytes(part.parents)
+        parents = array("i", [p + base if p >= 0 else p for p in parents])
+        for at, found in foreign:
+            parents[at] = found
+        self.parents += parents
+        table = bytearray(range(256))
+        for code, name in enumerate(part.type_names):
+            if name not in self.type_names:
+                if len(self.type_names) > 255:
+                    raise Unusual
+                self.type_names.append(name)
+            table[code] = self.type_names.index(name)
+        self.type_codes += part.type_codes.translate(table)
+        self.offsets.frombytes(part.offsets)
+        self.lengths.frombytes(part.lengths)
+        numbers = array("i")
+        numbers.frombytes(part.line_numbers)
+        self.line_numbers += array("i", [n + lines_before for n in numbers])
+        for role, many in part.roles:
+            self.roles[role] += many
+        for raw, number in part.kept:
+            self._read_in_full(raw, number + lines_before, self._log)
+
+
+def can_fork() -> bool:
+    """Whether a helper process may be forked here: on Linux, from a process with a single
+    thread (a fork copies only the calling thread), with a second CPU to run it on."""
+    return (
+        sys.platform == "linux"
+        and threading.active_count() == 1
+        and len(os.sched_getaffinity(0)) > 1
+    )
+
+
+class Helper:
+    """A forked process indexing the lines ``start:end`` of a file (see the module
+    docstring); :meth:`result` waits for its columns, :meth:`close` ends it and reaps it."""
+
+    def __init__(self, pid: int, pipe: int) -> None:
+        self._pid = pid
+        self._pipe = pipe
+
+    @classmethod
+    def start(cls, fd: int, start: int, end: int, label: str) -> Helper:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the helper (its work is checked through the parent)
+            os.close(read_end)
+            _run_helper(fd, start, end, label, write_end)
+        os.close(write_end)
+        return cls(pid, read_end)
+
+    def result(self) -> Part:
+        """The helper's columns; :class:`Unusual` when it found a line the lean path does not
+        take or ended without an answer."""
+        chunks = []
+        while chunk := os.read(self._pipe, 1 << 20):
+            chunks.append(chunk)
+        message = b"".join(chunks)
+        if message[:1] != b"K":
+            raise Unusual
+        try:
+            return msgspec.msgpack.decode(memoryview(message)[1:], type=Part)
+        except msgspec.DecodeError as exc:
+            raise Unusual from exc
+
+    def close(self) -> None:
+        if self._pipe >= 0:
+            os.close(self._pipe)
+            self._pipe = -1
+        if self._pid > 0:
+            with contextlib.suppress(ProcessLookupError):  # done already, or no longer needed
+                os.kill(self._pid, signal.SIGKILL)
+            os.waitpid(self._pid, 0)
+            self._pid = -1
+
+
+def _run_helper(
+    fd: int, start: int, end: int, label: str, pipe: int
+) -> None:  # pragma: no cover - runs in the forked helper
+    """The helper's whole life: index, answer ``K`` + the part or ``U``, and leave without
+    running any of the parent's exit handlers or flushing its buffers."""
+    code = 1
+    try:
+        columns = Columns(label, open_start=True)
+        try:
+            columns.index_lines(batches(fd, start, end), 0)
+            message = b"K" + msgspec.msgpack.encode(columns.part())
+        except Unusual:
+            message = b"U"
+        with open(pipe, "wb") as out:
+            out.write(message)
+        code = 0
+    finally:
+        os._exit(code)
