@@ -14,7 +14,7 @@ from pi_context.messages import (
     user_message,
 )
 
-__all__ = ["assistant", "tool_result", "user"]
+__all__ = ["assistant", "message_line", "tool_result", "user"]
 
 
 def user(text: str) -> UserMessage:
@@ -43,3 +43,14 @@ def assistant(
 
 def tool_result(text: str, call_id: str = "call_1", name: str = "read") -> Any:
     return tool_result_message(call_id, name, [text_block(text)], timestamp=1_700_000_000_002)
+
+
+def message_line(entry_id: str, parent: str | None, text: str = "x") -> dict[str, Any]:
+    """A user message entry as pi writes it in a file (its keys in pi's order)."""
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2026-01-05T10:00:00.000Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1},
+    }

@@ -15,6 +15,7 @@ import pytest
 from pi_context.session import _column_build
 from pi_context.session.column_index import ColumnIndex
 from tests.session.conftest import DATA
+from tests.session.helpers import message_line
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "session.jsonl"
 
@@ -83,16 +84,6 @@ def test_a_split_index_equals_the_whole_on_every_test_session(helpers: list[int]
     assert _reaped(helpers)
 
 
-def _message(entry_id: str, parent: str | None, text: str = "x") -> dict[str, Any]:
-    return {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": "2026-01-05T10:00:00.000Z",
-        "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1},
-    }
-
-
 def _label(entry_id: str, parent: str, target: str, label: str | None) -> dict[str, Any]:
     entry = {"type": "label", "id": entry_id, "parentId": parent, "timestamp": "t"}
     entry["targetId"] = target
@@ -113,7 +104,7 @@ def _write(path: Path, first: list[dict[str, Any]], second: list[dict[str, Any]]
     header = {"type": "session", "version": 3, "id": "s1", "timestamp": "t", "cwd": "/"}
     head = "".join(json.dumps(e) + "\n" for e in [header, *first])
     tail = "".join(json.dumps(e) + "\n" for e in second)
-    pad = _message("pad", first[-1]["id"] if first else None, "p" * (len(tail) + 100))
+    pad = message_line("pad", first[-1]["id"] if first else None, "p" * (len(tail) + 100))
     path.write_text(head + json.dumps(pad) + "\n" + tail)
     size = path.stat().st_size
     with path.open("rb") as file:
@@ -123,18 +114,18 @@ def _write(path: Path, first: list[dict[str, Any]], second: list[dict[str, Any]]
 
 def test_parents_labels_and_names_across_the_split(tmp_path: Path, helpers: list[int]) -> None:
     first = [
-        _message("a", None),
+        message_line("a", None),
         _label("l1", "a", "a", "first"),
         _name("n1", "l1", "early"),
-        _message("b", "n1"),
+        message_line("b", "n1"),
     ]
     second = [
-        _message("c", "pad"),  # its parent in the first half
-        _message("d", "a"),  # a branch from the first half
-        _message("e", "c"),  # its parent in the second half
+        message_line("c", "pad"),  # its parent in the first half
+        message_line("d", "a"),  # a branch from the first half
+        message_line("e", "c"),  # its parent in the second half
         _label("l2", "e", "a", "second"),
         _label("l3", "l2", "b", None),
-        _message("f", "f"),  # its own parent: a root
+        message_line("f", "f"),  # its own parent: a root
         _name("n2", "l3", "late"),
     ]
     path = _write(tmp_path / "s.jsonl", first, second)
@@ -158,17 +149,20 @@ def test_parents_labels_and_names_across_the_split(tmp_path: Path, helpers: list
 @pytest.mark.parametrize(
     "second",
     [
-        [_message("a", "pad")],  # an id of the first half again
-        [_message("c", "z"), _message("z", "pad")],  # a parent that comes later
-        [_message("c", "nowhere")],  # a parent that is nowhere
-        [_message("c", "pad"), _message("c", "pad")],  # a duplicate within the helper's half
+        [message_line("a", "pad")],  # an id of the first half again
+        [message_line("c", "z"), message_line("z", "pad")],  # a parent that comes later
+        [message_line("c", "nowhere")],  # a parent that is nowhere
+        [
+            message_line("c", "pad"),
+            message_line("c", "pad"),
+        ],  # a duplicate within the helper's half
     ],
     ids=["duplicate-across", "later-parent", "missing-parent", "duplicate-within"],
 )
 def test_what_one_process_refuses_the_split_refuses(
     tmp_path: Path, helpers: list[int], second: list[dict[str, Any]]
 ) -> None:
-    path = _write(tmp_path / "s.jsonl", [_message("a", None)], second)
+    path = _write(tmp_path / "s.jsonl", [message_line("a", None)], second)
     assert _both(path) == (None, None)
     assert len(helpers) == 1
     assert _reaped(helpers)
@@ -177,7 +171,7 @@ def test_what_one_process_refuses_the_split_refuses(
 def test_a_bad_line_in_the_second_half_goes_to_the_full_loader(
     tmp_path: Path, helpers: list[int]
 ) -> None:
-    path = _write(tmp_path / "s.jsonl", [_message("a", None)], [_message("c", "pad")])
+    path = _write(tmp_path / "s.jsonl", [message_line("a", None)], [message_line("c", "pad")])
     with path.open("ab") as file:
         file.write(b'{"type":"message","id":"torn"')
     assert ColumnIndex.open(path, parallel=True) is None
@@ -192,14 +186,14 @@ def test_a_helper_that_dies_sends_the_file_to_the_full_loader(
         os._exit(3)
 
     monkeypatch.setattr(_column_build, "_run_helper", crash)
-    path = _write(tmp_path / "s.jsonl", [_message("a", None)], [_message("c", "pad")])
+    path = _write(tmp_path / "s.jsonl", [message_line("a", None)], [message_line("c", "pad")])
     assert ColumnIndex.open(path, parallel=True) is None
     assert ColumnIndex.open(path) is not None  # the single process indexes it
     assert _reaped(helpers)
 
 
 def test_an_error_before_the_join_ends_the_helper(tmp_path: Path, helpers: list[int]) -> None:
-    path = _write(tmp_path / "s.jsonl", [_message("a", None)], [_message("c", "pad")])
+    path = _write(tmp_path / "s.jsonl", [message_line("a", None)], [message_line("c", "pad")])
     path.write_bytes(path.read_bytes().replace(b'"version": 3', b'"version": 2', 1))
     assert ColumnIndex.open(path, parallel=True) is None
     assert len(helpers) == 1

@@ -17,6 +17,7 @@ from pi_context.session import Entry, Session
 from pi_context.session.column_index import ColumnIndex, IndexedPath, stream_indexed_context
 from pi_context.session.projection import stream_context
 from tests.session.conftest import DATA
+from tests.session.helpers import message_line
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "session.jsonl"
 
@@ -50,21 +51,11 @@ def _write(path: Path, entries: list[dict[str, object]], version: int = 3) -> Pa
     return path
 
 
-def _message(entry_id: str, parent: str | None, text: str) -> dict[str, object]:
-    return {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": "2026-01-05T10:00:00.000Z",
-        "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1},
-    }
-
-
 def test_the_index_holds_no_line_text(tmp_path: Path) -> None:
     path = _write(
         tmp_path / "s.jsonl",
         [
-            _message(f"e{i:07d}", None if i == 0 else f"e{i - 1:07d}", f"secret{i}")
+            message_line(f"e{i:07d}", None if i == 0 else f"e{i - 1:07d}", f"secret{i}")
             for i in range(50)
         ],
     )
@@ -131,11 +122,11 @@ def test_the_context_streams_as_the_loaded_session() -> None:
 
 
 def _cases(tmp_path: Path) -> dict[str, Path]:
-    a, b = _message("a", None, "x"), _message("b", "a", "y")
+    a, b = message_line("a", None, "x"), message_line("b", "a", "y")
     cases = {
-        "duplicate id": _write(tmp_path / "dup.jsonl", [a, b, _message("a", "b", "z")]),
-        "parent later": _write(tmp_path / "later.jsonl", [_message("b", "a", "y"), a]),
-        "parent missing": _write(tmp_path / "missing.jsonl", [a, _message("c", "zz", "y")]),
+        "duplicate id": _write(tmp_path / "dup.jsonl", [a, b, message_line("a", "b", "z")]),
+        "parent later": _write(tmp_path / "later.jsonl", [message_line("b", "a", "y"), a]),
+        "parent missing": _write(tmp_path / "missing.jsonl", [a, message_line("c", "zz", "y")]),
         "legacy": _write(tmp_path / "legacy.jsonl", [a, b], version=2),
         "wrong type": _write(
             tmp_path / "typed.jsonl", [a, {**b, "message": {"role": "assistant", "content": 5}}]
@@ -163,7 +154,9 @@ def test_unusual_files_go_to_the_full_loader(tmp_path: Path) -> None:
 
 
 def test_self_parent_is_a_root(tmp_path: Path) -> None:
-    path = _write(tmp_path / "self.jsonl", [_message("a", "a", "x"), _message("b", "a", "y")])
+    path = _write(
+        tmp_path / "self.jsonl", [message_line("a", "a", "x"), message_line("b", "a", "y")]
+    )
     with _open(path) as index:
         assert list(index.parents) == [-1, 0]
         assert index.roots() == [0]
@@ -171,7 +164,7 @@ def test_self_parent_is_a_root(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("ending", [b"\n", b"\r\n", b""])
 def test_line_endings(tmp_path: Path, ending: bytes) -> None:
-    path = _write(tmp_path / "s.jsonl", [_message("a", None, "x"), _message("b", "a", "y")])
+    path = _write(tmp_path / "s.jsonl", [message_line("a", None, "x"), message_line("b", "a", "y")])
     data = path.read_bytes().replace(b"\n", b"\r\n" if ending == b"\r\n" else b"\n")
     if not ending:
         data = data.rstrip(b"\n")
@@ -182,7 +175,7 @@ def test_line_endings(tmp_path: Path, ending: bytes) -> None:
 
 
 def test_a_rewritten_file_is_reported_with_the_line(tmp_path: Path) -> None:
-    path = _write(tmp_path / "s.jsonl", [_message("a", None, "x"), _message("b", "a", "y")])
+    path = _write(tmp_path / "s.jsonl", [message_line("a", None, "x"), message_line("b", "a", "y")])
     with _open(path) as index:
         path.write_text("")  # the same inode, emptied
         with pytest.raises(SessionError, match=r"s\.jsonl:3: the file changed"):
@@ -190,14 +183,16 @@ def test_a_rewritten_file_is_reported_with_the_line(tmp_path: Path) -> None:
 
 
 def test_a_later_version_is_kept(tmp_path: Path) -> None:
-    path = _write(tmp_path / "s.jsonl", [_message("a", None, "x")], version=4)
+    path = _write(tmp_path / "s.jsonl", [message_line("a", None, "x")], version=4)
     with _open(path) as index:
         assert index.version == 4
 
 
 def test_lines_across_chunk_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("pi_context.session._column_build.CHUNK_SIZE", 7)
-    entries = [_message(f"e{i}", None if i == 0 else f"e{i - 1}", "t" * (i * 5)) for i in range(9)]
+    entries = [
+        message_line(f"e{i}", None if i == 0 else f"e{i - 1}", "t" * (i * 5)) for i in range(9)
+    ]
     path = _write(tmp_path / "s.jsonl", entries)
     with _open(path) as index:
         assert [index.entry(p).get("message")["content"][0]["text"] for p in range(9)] == [

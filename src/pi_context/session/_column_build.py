@@ -29,6 +29,7 @@ import msgspec
 from pi_context import _json
 from pi_context.session.entries import UNREADABLE, Entry
 from pi_context.session.problems import ProblemLog
+from pi_context.session.reading import split_lines
 from pi_context.session.shapes import Head, head_of_line
 
 __all__ = [
@@ -82,27 +83,18 @@ def batches(fd: int, start: int, end: int) -> Iterator[tuple[int, list[bytes]]]:
     """The ``\\n``-separated lines of the bytes ``start:end`` of ``fd`` (the newline dropped;
     the last line may lack one), a chunk's worth at a time, each batch with the file offset of
     its first line (a line cut by chunk boundaries is joined once, when its end arrives)."""
-    offset = start  # where the next chunk is read
-    partial: list[bytes] = []
-    while offset < end:
-        chunk = os.pread(fd, min(CHUNK_SIZE, end - offset), offset)
+    for lines, _ in split_lines(_chunks(fd, start, end)):
+        yield start, lines
+        start += sum(map(len, lines)) + len(lines)
+
+
+def _chunks(fd: int, start: int, end: int) -> Iterator[bytes]:
+    while start < end:
+        chunk = os.pread(fd, min(CHUNK_SIZE, end - start), start)
         if not chunk:
-            break
-        offset += len(chunk)
-        lines = chunk.split(b"\n")
-        del chunk
-        tail = lines.pop()
-        if lines:
-            if partial:
-                partial.append(lines[0])
-                lines[0] = b"".join(partial)
-                partial = []
-            yield start, lines
-            start += sum(map(len, lines)) + len(lines)
-        if tail:
-            partial.append(tail)
-    if partial:
-        yield start, [b"".join(partial)]
+            return
+        start += len(chunk)
+        yield chunk
 
 
 def first_line(

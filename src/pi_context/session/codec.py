@@ -25,6 +25,7 @@ from pi_context.errors import SessionFormatError
 from pi_context.session.columns import EntryColumns
 from pi_context.session.entries import Entry
 from pi_context.session.problems import LoadProblem, ProblemLog
+from pi_context.session.reading import split_lines
 
 __all__ = [
     "CURRENT_VERSION",
@@ -123,34 +124,29 @@ def _line_batches(
     ``unterminated_bytes`` are set. A line cut by a chunk boundary is joined (once) when its
     newline arrives; an empty stream yields one empty final batch.
     """
-    pending: list[bytes] = []
-    partial: list[bytes] = []
     size = 0
-    for chunk in chunks:
-        size += len(chunk)
-        lines = chunk.split(b"\n")
-        del chunk
-        tail = lines.pop()
-        if lines:
-            if partial:
-                partial.append(lines[0])
-                lines[0] = b"".join(partial)
-                partial = []
+
+    def counted() -> Iterator[bytes]:
+        nonlocal size
+        for chunk in chunks:
+            size += len(chunk)
+            yield chunk
+
+    pending: list[bytes] = []
+    for lines, terminated in split_lines(counted()):
+        if not terminated:
+            result.size = size
+            result.trailing_newline = False
+            result.unterminated_bytes = len(lines[0])
             if pending:
                 yield pending, False
-            pending = lines
-        if tail:
-            partial.append(tail)
-    result.size = size
-    if partial:
-        last = b"".join(partial)
-        result.trailing_newline = False
-        result.unterminated_bytes = len(last)
+            yield lines, True
+            return
         if pending:
             yield pending, False
-        yield [last], True
-    else:
-        yield pending, True
+        pending = lines
+    result.size = size
+    yield pending, True
 
 
 def _scan(
