@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import threading
 from pathlib import Path
 from typing import Any
@@ -26,9 +27,10 @@ def helpers(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     started: list[int] = []
     start = _column_build.Helper.start.__func__  # type: ignore[attr-defined]
 
-    def counting(cls: type, *args: Any) -> _column_build.Helper:
+    def counting(cls: type, *args: Any) -> _column_build.Helper | None:
         helper = start(cls, *args)
-        started.append(helper._pid)
+        if helper is not None:
+            started.append(helper._pid)
         return helper  # type: ignore[no-any-return]
 
     monkeypatch.setattr(_column_build, "PARALLEL_SIZE", 0)
@@ -222,3 +224,47 @@ def test_small_files_and_threaded_callers_are_not_split(
     finally:
         stop.set()
         thread.join()
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize("refused", ["pipe", "fork"])
+def test_no_helper_to_be_had_means_one_process_reads_it_all(
+    tmp_path: Path, helpers: list[int], monkeypatch: pytest.MonkeyPatch, refused: str
+) -> None:
+    def refuse(*_: object) -> None:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    path = _write(tmp_path / "s.jsonl", [message_line("a", None)], [message_line("c", "pad")])
+    whole = _columns(ColumnIndex.open(path))
+    before = _open_fds()
+    monkeypatch.setattr(os, refused, refuse)
+    assert _columns(ColumnIndex.open(path, parallel=True)) == whole
+    assert _open_fds() == before
+    assert helpers == []
+
+
+def test_a_helper_reaped_by_the_system_is_no_error(tmp_path: Path, helpers: list[int]) -> None:
+    # a parent process may leave SIGCHLD ignored: the system then reaps the helper itself
+    path = _write(tmp_path / "s.jsonl", [message_line("a", None)], [message_line("c", "pad")])
+    whole = _columns(ColumnIndex.open(path))
+    previous = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        assert _columns(ColumnIndex.open(path, parallel=True)) == whole
+    finally:
+        signal.signal(signal.SIGCHLD, previous)
+    assert len(helpers) == 1
+
+
+def test_starting_a_helper_leaves_the_signal_mask_as_it_was(
+    tmp_path: Path, helpers: list[int]
+) -> None:
+    path = _write(tmp_path / "s.jsonl", [message_line("a", None)], [message_line("c", "pad")])
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    index = ColumnIndex.open(path, parallel=True)
+    assert index is not None
+    index.close()
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == mask
+    assert len(helpers) == 1

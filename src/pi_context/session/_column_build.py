@@ -9,7 +9,8 @@ seen: it notes them (:attr:`Columns.foreign`) for whoever holds the lines before
 indexes the first; its columns come back over a pipe as one msgpack message
 (:class:`Part`) and join this process's (:meth:`Columns.join`). Whatever goes wrong in the
 helper (a line the lean path does not take, a crash, a signal) only means that the file goes
-to the full loader, exactly as if one process had found it.
+to the full loader, exactly as if one process had found it; a system that refuses the pipe or
+the process only means that this process reads the whole file.
 """
 
 from __future__ import annotations
@@ -152,9 +153,9 @@ class Columns:
     def __init__(self, label: str, *, open_start: bool = False) -> None:
         self.offsets = array("q")
         """Byte offset of each entry's line."""
-        self.lengths = array("i")
+        self.lengths = array("q")
         """Length of each entry's line (without its newline)."""
-        self.line_numbers = array("i")
+        self.line_numbers = array("q")
         """1-based line number of each entry (in a helper's run: counted from its start)."""
         self.parents = array("i")
         """Position of each entry's parent (-1: a root)."""
@@ -294,9 +295,9 @@ class Columns:
         self.type_codes += part.type_codes.translate(table)
         self.offsets.frombytes(part.offsets)
         self.lengths.frombytes(part.lengths)
-        numbers = array("i")
+        numbers = array("q")
         numbers.frombytes(part.line_numbers)
-        self.line_numbers += array("i", [n + lines_before for n in numbers])
+        self.line_numbers += array("q", [n + lines_before for n in numbers])
         for role, many in part.roles:
             self.roles[role] += many
         for raw, number in part.kept:
@@ -313,21 +314,42 @@ def can_fork() -> bool:
     )
 
 
+_SIGNALS: Final = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+"""Held off while the helper is forked: its first moments run the parent's Python handlers."""
+
+
 class Helper:
     """A forked process indexing the lines ``start:end`` of a file (see the module
-    docstring); :meth:`result` waits for its columns, :meth:`close` ends it and reaps it."""
+    docstring); :meth:`result` waits for its columns, :meth:`close` ends it and reaps it.
+
+    The helper ignores Ctrl-C (the parent, interrupted, ends it), writes nothing to the
+    terminal (its standard streams are ``/dev/null``), and stops when its parent is gone."""
 
     def __init__(self, pid: int, pipe: int) -> None:
         self._pid = pid
         self._pipe = pipe
 
     @classmethod
-    def start(cls, fd: int, start: int, end: int, label: str) -> Helper:
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the helper (its work is checked through the parent)
+    def start(cls, fd: int, start: int, end: int, label: str) -> Helper | None:
+        """The helper, running; ``None`` when the system refuses a pipe or a process (the
+        caller indexes the whole file itself)."""
+        parent = os.getpid()
+        try:
+            read_end, write_end = os.pipe()
+        except OSError:
+            return None
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+        try:
+            pid = os.fork()
+        except OSError:
             os.close(read_end)
-            _run_helper(fd, start, end, label, write_end)
+            os.close(write_end)
+            return None
+        finally:
+            if os.getpid() == parent:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        if pid == 0:  # pragma: no cover - the helper (its work is checked through the parent)
+            _run_helper(fd, start, end, label, (read_end, write_end), parent, blocked)
         os.close(write_end)
         return cls(pid, read_end)
 
@@ -350,26 +372,56 @@ class Helper:
             os.close(self._pipe)
             self._pipe = -1
         if self._pid > 0:
-            with contextlib.suppress(ProcessLookupError):  # done already, or no longer needed
-                os.kill(self._pid, signal.SIGKILL)
-            os.waitpid(self._pid, 0)
-            self._pid = -1
+            pid, self._pid = self._pid, -1
+            # A helper that is done is a zombie until reaped here; with SIGCHLD ignored (as
+            # a parent process may have set it) the system has reaped it already.
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0] == 0:  # still at work: no longer needed
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+
+
+class _Orphaned(Exception):
+    """The helper's parent is gone."""
+
+
+def _while_wanted(
+    lines: Iterator[tuple[int, list[bytes]]], parent: int
+) -> Iterator[tuple[int, list[bytes]]]:  # pragma: no cover - runs in the forked helper
+    for batch in lines:
+        if os.getppid() != parent:
+            raise _Orphaned
+        yield batch
 
 
 def _run_helper(
-    fd: int, start: int, end: int, label: str, pipe: int
+    fd: int,
+    start: int,
+    end: int,
+    label: str,
+    pipe: tuple[int, int],
+    parent: int,
+    blocked: Iterable[int],
 ) -> None:  # pragma: no cover - runs in the forked helper
     """The helper's whole life: index, answer ``K`` + the part or ``U``, and leave without
     running any of the parent's exit handlers or flushing its buffers."""
     code = 1
     try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        os.close(pipe[0])
+        nothing = os.open(os.devnull, os.O_RDWR)
+        for stream in (0, 1, 2):
+            os.dup2(nothing, stream)
         columns = Columns(label, open_start=True)
         try:
-            columns.index_lines(batches(fd, start, end), 0)
+            columns.index_lines(_while_wanted(batches(fd, start, end), parent), 0)
             message = b"K" + msgspec.msgpack.encode(columns.part())
         except Unusual:
             message = b"U"
-        with open(pipe, "wb") as out:
+        with open(pipe[1], "wb") as out:
             out.write(message)
         code = 0
     finally:

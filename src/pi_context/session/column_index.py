@@ -71,8 +71,9 @@ class ColumnIndex(Columns):
         """The index of the session file at ``path``, or ``None`` when the file needs the full
         loader (see the module docstring). Close it with :meth:`close` (or ``with``).
 
-        ``parallel``: index the second half of a large file in a forked helper process, when
-        this process may fork (on Linux, with one thread) and has a second CPU."""
+        ``parallel``: index the second half of a file of 16 MiB or more in a forked helper
+        process, when this process may fork (on Linux, with one thread) and has a second CPU;
+        without a helper to be had, this process reads the whole file."""
         try:
             with open_regular(path) as (file, size):
                 fd = os.dup(file.fileno())
@@ -80,7 +81,7 @@ class ColumnIndex(Columns):
             return None
         try:
             index = cls._build(path, fd, size, parallel=parallel)
-        except Unusual:
+        except (Unusual, OSError):  # OSError: a read failed; the full loader says how
             os.close(fd)
             return None
         except BaseException:
@@ -91,8 +92,12 @@ class ColumnIndex(Columns):
     @classmethod
     def _build(cls, path: Path, fd: int, size: int, *, parallel: bool) -> ColumnIndex:
         end = split_point(fd, size) if parallel else size
-        helper = Helper.start(fd, end, size, str(path)) if end < size else None
+        helper = None
         try:
+            if end < size:
+                helper = Helper.start(fd, end, size, str(path))
+                if helper is None:
+                    end = size  # no helper to be had: this process reads it all
             lines = batches(fd, 0, end)
             first, number, start, rest = first_line(lines)
             header = None if first is None else decode_object(first)
