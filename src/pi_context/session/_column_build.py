@@ -28,6 +28,7 @@ from typing import Any, Final
 import msgspec
 
 from pi_context import _json
+from pi_context.session.codec import is_blank_line
 from pi_context.session.entries import UNREADABLE, Entry
 from pi_context.session.problems import ProblemLog
 from pi_context.session.reading import split_lines
@@ -60,14 +61,6 @@ _NEWLINE_WINDOW: Final = 64 << 10
 
 class Unusual(Exception):
     """The file needs the full loader (see :mod:`~pi_context.session.column_index`)."""
-
-
-def is_blank(line: bytes) -> bool:
-    if not line.strip():
-        return True
-    if line.isascii():
-        return False
-    return not _json.js_trim(line.decode("utf-8", errors="replace"))
 
 
 def decode_object(line: bytes) -> dict[str, Any]:
@@ -107,7 +100,7 @@ def first_line(
     for start, batch in lines:
         for spot, line in enumerate(batch):
             number += 1
-            if not is_blank(line):
+            if not is_blank_line(line):
                 rest = start + sum(map(len, batch[: spot + 1])) + spot + 1
                 return line, number, rest, batch[spot + 1 :]
     return None, number, 0, []
@@ -195,7 +188,7 @@ class Columns:
                 size = len(line)
                 at = offset
                 offset += size + 1
-                if line[:1] != b"{" and is_blank(line):
+                if line[:1] != b"{" and is_blank_line(line):
                     continue
                 # The compiled check answers for nearly every line; a line it refuses and the
                 # few entries whose fields are kept (labels, the session name) are decoded and
@@ -281,10 +274,9 @@ class Columns:
             raise Unusual  # an id in both runs
         parents = array("i")
         parents.frombytes(part.parents)
-        parents = array("i", [p + base if p >= 0 else p for p in parents])
+        self.parents.extend([p + base if p >= 0 else p for p in parents])
         for at, found in foreign:
-            parents[at] = found
-        self.parents += parents
+            self.parents[base + at] = found
         table = bytearray(range(256))
         for code, name in enumerate(part.type_names):
             if name not in self.type_names:
@@ -297,7 +289,7 @@ class Columns:
         self.lengths.frombytes(part.lengths)
         numbers = array("q")
         numbers.frombytes(part.line_numbers)
-        self.line_numbers += array("q", [n + lines_before for n in numbers])
+        self.line_numbers.extend([n + lines_before for n in numbers])
         for role, many in part.roles:
             self.roles[role] += many
         for raw, number in part.kept:

@@ -31,6 +31,7 @@ __all__ = [
     "CURRENT_VERSION",
     "LoadProblem",
     "ScanResult",
+    "is_blank_line",
     "is_js_blank",
     "migrate_entries",
     "parse_session_bytes",
@@ -106,7 +107,8 @@ def _decode_object(line: bytes) -> dict[str, Any] | str:
     return value if isinstance(value, dict) else "not a JSON object"
 
 
-def _blank(line: bytes) -> bool:
+def is_blank_line(line: bytes) -> bool:
+    """Whether a line holds only what JavaScript's ``trim`` removes (pi skips such lines)."""
     if not line.strip():
         return True
     if line.isascii():
@@ -209,7 +211,7 @@ def _scan(
                     )
                     continue
             number = index + first_line
-            if _blank(line):
+            if is_blank_line(line):
                 result.blank_lines += 1
                 continue
             obj = _decode_object(line)
