@@ -161,10 +161,9 @@ class Entry:
         round trip). With a ``log`` the mapping came from a file: it is checked (see
         :mod:`~pi_context.session.validation`) and its faults are logged.
         """
-        # A line the compiled check accepts (nearly all) is shallow and well-typed as it
-        # stands; the rest are measured and walked in full.
-        if log is not None and (raw is None or head_of_line(raw) is None):
-            if _too_deep(raw, data):
+        if log is not None:
+            vetted = _vetted(data, raw, line, log)
+            if vetted is None:
                 parent = data.get("parentId")
                 entry = cls(
                     _text(data.get("type")),
@@ -176,7 +175,7 @@ class Entry:
                 )
                 entry._unreadable(_LEFT_OUT)
                 return entry
-            data = _checked(data, line, log)
+            data = vetted
         message = data.get("message")
         role = message.get("role") if isinstance(message, dict) else None
         parent = data.get("parentId")
@@ -264,13 +263,8 @@ class Entry:
             return self._unreadable("not valid JSON (torn write?): skipped, as pi does")
         if not isinstance(value, dict):
             return self._unreadable("not a JSON object: skipped")
-        if self._log is not None and head_of_line(line) is not None:
-            return value  # shallow and well-typed (nearly every line)
-        if _too_deep(line, value):
-            return self._unreadable(_LEFT_OUT)
-        if self._log is None:
-            return value
-        return _checked(value, self.line, self._log)
+        vetted = _vetted(value, line, self.line, self._log)
+        return self._unreadable(_LEFT_OUT) if vetted is None else vetted
 
     def leave_out_if_too_deep(self, log: ProblemLog, line: int | None) -> bool:
         """For an entry made in this process (a stored model reply): when it nests deeper than
@@ -349,8 +343,19 @@ class Entry:
         return f"<Entry {self.type}{role} {self.id} parent={self.parent_id}>"
 
 
-def _checked(data: dict[str, Any], line: int | None, log: ProblemLog) -> dict[str, Any]:
-    """``data`` as the rest of the code reads it; faults logged."""
+def _vetted(
+    data: dict[str, Any], raw: bytes | None, line: int | None, log: ProblemLog | None
+) -> dict[str, Any] | None:
+    """``data``, decoded from the line ``raw`` (when known), as the rest of the code reads it:
+    ``None`` when it nests deeper than :data:`CONTEXT_MAX_DEPTH`; checked, its faults logged,
+    when there is a ``log`` (an entry read from a file). A line the compiled check accepts
+    (nearly all) is shallow and well-typed as it stands; the rest are measured and walked."""
+    if log is not None and raw is not None and head_of_line(raw) is not None:
+        return data
+    if _too_deep(raw, data):
+        return None
+    if log is None:
+        return data
     fixed, faults = checked_entry(data)
     if faults:
         what = "; ".join(faults)
