@@ -397,8 +397,8 @@ async def test_a_decided_call_is_written_under_that_tools_grammar(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     pytest.importorskip("numpy")
-    reply = '<tool_call>{"name": "read", "arguments": {"path": "notes.txt"}}</tool_call>'
-    model, fake = _fake_model(monkeypatch, [reply], label="read")
+    # the model writes only the arguments: the head of the call is written for it
+    model, fake = _fake_model(monkeypatch, ['{"path": "notes.txt"}}</tool_call>'], label="read")
     done, events = await _stream(model, user_message("What is in notes.txt?", timestamp=2))
     assert not [e for e in events if isinstance(e, TextDelta)]
     starts = [e for e in events if isinstance(e, ToolCallStart)]
@@ -407,10 +407,62 @@ async def test_a_decided_call_is_written_under_that_tools_grammar(
     assert block["type"] == "toolCall"
     assert block["arguments"] == {"path": "notes.txt"}
     assert done.message["stopReason"] == "toolUse"
+    assert fake.prompts[-1].endswith(
+        '<|im_start|>assistant\n<tool_call>{"name": "read", "arguments": '
+    )
     grammar = fake.grammars[0]
-    assert grammar.startswith("root ::= call\n")
+    assert grammar.startswith('root ::= args0 ws "}" "</tool_call>"\n')
     assert '"\\"bash\\""' not in grammar
     assert '( "\\"notes.txt\\"" )' in grammar
+    # the head counts as output, as the arguments do
+    assert done.message["usage"]["output"] == len(
+        '<tool_call>{"name": "read", "arguments": {"path": "notes.txt"}}</tool_call>'
+    )
+
+
+async def test_a_call_ends_when_it_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A closed call is the whole reply: the model's end token is not waited for.
+
+    The call below takes exactly the limit; a model that would write its end token next
+    ended at ``length`` on some CPUs before, with the same call.
+    """
+    pytest.importorskip("numpy")
+    call = '<tool_call>{"name": "read", "arguments": {"path": "notes.txt"}}</tool_call>'
+    model, _ = _fake_model(monkeypatch, ['{"path": "notes.txt"}}</tool_call>more'], label="read")
+    request = ModelRequest(
+        messages=[SYSTEM, user_message("What is in notes.txt?", timestamp=2)],
+        tools=[READ, BASH, WRITE],
+        options=RequestOptions(max_tokens=len(call)),
+    )
+    events = [event async for event in model.stream(request)]
+    done = events[-1]
+    assert isinstance(done, StreamDone)
+    assert done.message["stopReason"] == "toolUse"
+    assert [b["type"] for b in done.message["content"]] == ["toolCall"]
+    assert done.message["usage"]["output"] == len(call)
+
+
+async def test_a_call_cut_by_the_limit_is_reported_not_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A limit inside the call's head: ``length``, and the call names the error."""
+    pytest.importorskip("numpy")
+    model, fake = _fake_model(monkeypatch, ['{"path": "notes.txt"}}</tool_call>'], label="read")
+    request = ModelRequest(
+        messages=[SYSTEM, user_message("What is in notes.txt?", timestamp=2)],
+        tools=[READ, BASH, WRITE],
+        options=RequestOptions(max_tokens=5),
+    )
+    events = [event async for event in model.stream(request)]
+    done = events[-1]
+    assert isinstance(done, StreamDone)
+    assert done.message["stopReason"] == "length"
+    assert done.message["usage"]["output"] == 5
+    [block] = done.message["content"]
+    assert block["type"] == "toolCall"
+    assert (block["name"], block["arguments"]) == ("invalid", {})
+    assert "ended before its tool call began" in str(block.get("argumentsError"))
+    assert fake.replies == ['{"path": "notes.txt"}}</tool_call>']  # nothing was sampled
 
 
 async def test_after_a_tool_result_the_answer_is_text(monkeypatch: pytest.MonkeyPatch) -> None:

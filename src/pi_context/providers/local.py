@@ -10,9 +10,10 @@ A reply is made in up to two steps, both by the model:
    ``answer`` and the declared tools it knows choose (:mod:`.local_decision`; what the choice is
    among: :mod:`.local_planning`).
 2. **Reply**: for ``answer``, free text over the conversation prompt (:mod:`.local_prompt`), cut
-   where the model starts writing protocol markup; for a tool, one call under a grammar for that
+   where the model starts writing protocol markup; for a tool, one call: its head (the tag and
+   the tool's name) is written for the model, which fills the arguments under a grammar for that
    tool (:mod:`.local_grammar`), path arguments pinned to the files the user named when there
-   are any. ``decide=False`` leaves the choice to one grammar that admits a call or text (the
+   are any; the reply ends when the call is closed. ``decide=False`` leaves the choice to one grammar that admits a call or text (the
    model's first token decides), for comparison.
 
 Resources: the GGUF (Q4_1, about 95 MiB) is memory-mapped once. The conversation context has the
@@ -66,6 +67,9 @@ from pi_context.providers.local_decision import (
 from pi_context.providers.local_discovery import find_gguf, local_available
 from pi_context.providers.local_grammar import (
     CALL_OPEN,
+    arguments_grammar,
+    call_head,
+    is_complete_call,
     parse_tool_calls,
     tool_grammar,
 )
@@ -239,13 +243,19 @@ class LocalModel:
                 plan = plan.decided(choose(scores, required=plan.required))
             put("plan", plan)
             grammar = None
-            if plan.tools:
+            head = ""
+            if plan.required and len(plan.tools) == 1:
+                # the tool is chosen: its call's head is written, the model fills the arguments
+                head = call_head(plan.tools[0])
+                text = arguments_grammar(plan.tools[0], paths=plan.paths)
+            elif plan.tools:
                 text = tool_grammar(plan.tools, required=plan.required, paths=plan.paths)
+            if plan.tools:
                 grammars: Any = importlib.import_module("llama_cpp.llama_grammar")
                 grammar = grammars.LlamaGrammar.from_string(text, verbose=False)
             with lock:
                 put("reused", _common_prefix(llama, tokens))
-                put("done", self._generate(llama, tokens, limit, grammar, put, stop))
+                put("done", self._generate(llama, tokens, limit, grammar, put, stop, head))
         except (RuntimeError, ValueError, OSError) as exc:
             put("error", str(exc))
 
@@ -257,15 +267,27 @@ class LocalModel:
         grammar: Any,
         put: Any,
         stop: threading.Event,
+        head: str = "",
     ) -> str:
-        """Sample up to ``limit`` tokens after ``tokens``; the finish reason."""
+        """Sample up to ``limit`` tokens after ``tokens`` (``head`` first, written, not
+        sampled; it counts against ``limit``); the finish reason.
+
+        A call ends when its closing tag is out: the grammar admits nothing after it, and
+        waiting for the end token would let a call that fits in ``limit`` end at ``length``.
+        """
         end_ids = {llama.token_eos()}
         im_end = llama.tokenize(b"<|im_end|>", add_bos=False, special=True)
         if len(im_end) == 1:
             end_ids.add(im_end[0])
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        forced: list[int] = llama.tokenize(head.encode("utf-8"), add_bos=False) if head else []
+        for token in forced[:limit]:
+            put("text", decoder.decode(llama.detokenize([token])))
+        if len(forced) >= limit:
+            return "length"
+        produced = head
         tokens_out = llama.generate(
-            tokens,
+            tokens + forced,
             temp=self._temperature,
             top_k=1 if self._temperature == 0 else 40,
             repeat_penalty=1.1,
@@ -273,12 +295,16 @@ class LocalModel:
         )
         # closed here, not by the garbage collector after the model is freed (a crash at exit)
         with contextlib.closing(tokens_out):
-            for count, token in enumerate(tokens_out, start=1):
+            for count, token in enumerate(tokens_out, start=len(forced) + 1):
                 if stop.is_set():
                     return "aborted"
                 if token in end_ids:
                     return "stop"
-                put("text", decoder.decode(llama.detokenize([token])))
+                piece = decoder.decode(llama.detokenize([token]))
+                put("text", piece)
+                produced += piece
+                if grammar is not None and is_complete_call(produced):
+                    return "stop"
                 if count >= limit:
                     return "length"
         return "stop"
@@ -364,6 +390,10 @@ class _Reply:
                 return [TextDelta(rest)]
             return []
         text, calls = parse_tool_calls(full)
+        if not calls and self.plan.required:
+            # cut before its call began (a limit inside the head): a call that says so, not
+            # the markup as text
+            text, calls = "", [("invalid", "{}", "the reply ended before its tool call began")]
         events: list[StreamEvent] = []
         if text:
             self.builder.text(text)

@@ -19,6 +19,9 @@ __all__ = [
     "CALL_CLOSE",
     "CALL_OPEN",
     "PATH_NAMES",
+    "arguments_grammar",
+    "call_head",
+    "is_complete_call",
     "mentioned_files",
     "parse_tool_calls",
     "tool_grammar",
@@ -102,6 +105,32 @@ def tool_grammar(
     root = "root ::= call" if required else "root ::= call | text"
     text = 'text ::= textchar+\ntextchar ::= [^<] | "<" [^t]'
     return "\n".join([root, call, text, *rules]) + _JSON_RULES
+
+
+def call_head(tool: ToolDeclaration) -> str:
+    """The fixed start of a call of ``tool``: the tag and the name, up to its arguments.
+
+    Once the tool is chosen, nothing in this text is the model's to decide, so it is written
+    for the model (:func:`arguments_grammar` shapes the rest).
+    """
+    return f'{CALL_OPEN}{{"name": {_json.js_stringify(tool["name"])}, "arguments": '
+
+
+def arguments_grammar(tool: ToolDeclaration, *, paths: Sequence[str] = ()) -> str:
+    """A GBNF grammar for the rest of a call of ``tool`` after :func:`call_head`.
+
+    The arguments as :func:`tool_grammar` shapes them, then the closing brace and tag.
+    """
+    args = _schema_rules(tool, 0, paths)
+    rest = f'ws "}}" {_literal(CALL_CLOSE)}'
+    root = f"root ::= {'args0' if args is not None else 'object'} {rest}"
+    return "\n".join([root, *([args] if args is not None else [])]) + _JSON_RULES
+
+
+def is_complete_call(text: str) -> bool:
+    """True when ``text`` is one whole call: nothing a grammar admits can follow it."""
+    stripped = text.strip()
+    return stripped.startswith(CALL_OPEN) and stripped.endswith(CALL_CLOSE)
 
 
 def parse_tool_calls(text: str) -> tuple[str, list[tuple[str, str, str]]]:
