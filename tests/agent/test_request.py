@@ -51,7 +51,7 @@ async def test_a_two_request_run_takes_one_projection_per_stage_that_needs_one(
     assert len(model.requests) == 2
     # The first version of this layer took 9 snapshots here: every stage fetched its own.
     assert projections == [
-        "run_control._run",  # the run's system patch
+        "_run._run",  # the run's system patch
         "request.build",  # request 1: messages and thinking level from one snapshot
         "loop_callbacks.prepare_next_turn",  # threshold check and system patch share one
         "request.build",  # request 2

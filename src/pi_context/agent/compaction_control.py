@@ -2,8 +2,8 @@
 
 The compaction engine (:class:`~pi_context.compaction.engine.Compactor`) prepares,
 summarizes and appends; :class:`CompactionControl` decides *when* (pi's ``_checkCompaction``,
-see :mod:`.compaction_decision`) and hands each compaction to its
-:class:`~.compaction_runner.CompactionRunner`, made on the first one: it configures the engine
+see :mod:`._compaction`) and hands each compaction to its
+:class:`~._compaction_runner.CompactionRunner`, made on the first one: it configures the engine
 for the current model and settings, passes the engine's events on to the session's event bus,
 answers the engine's ``session_before_compact`` hook with the extensions (cancel, or a
 compaction of their own) and dispatches ``session_compact`` / ``session_compact_failed`` to them
@@ -27,18 +27,18 @@ from pi_context.model import ModelRequest
 from pi_context.session.entries import Entry
 from pi_context.session.projection import Projection
 
-from .compaction_decision import (
+from ._compaction import (
     CompactionDecision,
     check_compaction,
     idle_compaction_due,
     threshold_exceeded,
 )
-from .state import AgentState
+from ._state import AgentState
 
 if TYPE_CHECKING:  # the engine and its events load with the runner, on the first compaction
     from pi_context.compaction.retry_events import CompactionReason
 
-    from .compaction_runner import CompactionRunner
+    from ._compaction_runner import CompactionRunner
 
 __all__ = ["CompactionControl", "OperationGuard"]
 
@@ -201,7 +201,7 @@ class CompactionControl:
     def _running(self) -> CompactionRunner:
         runner = self._runner
         if runner is None:
-            from .compaction_runner import CompactionRunner
+            from ._compaction_runner import CompactionRunner
 
             runner = self._runner = CompactionRunner(self._state, self._conversation)
         return runner

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._run import RunControl
+from ._state import AgentState
 from .compaction_control import OperationGuard
 from .loadout import Loadout
-from .run_control import RunControl
-from .state import AgentState
 
 if TYPE_CHECKING:
     from pi_context.extensions.events import CustomMessageDraft

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pi_context.messages import ImageContent
 
-    from .state import AgentState
+    from ._state import AgentState
 
 __all__ = ["auto_resize_enabled", "prepare_images"]
 

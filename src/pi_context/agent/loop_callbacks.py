@@ -1,4 +1,4 @@
-"""The loop's callbacks into the session (:class:`~pi_context.agent.loop.LoopCallbacks`).
+"""The loop's callbacks into the session (:class:`~pi_context.agent._loop.LoopCallbacks`).
 
 :class:`SessionLoopCallbacks` connects the loop to the session's collaborators: messages are persisted in the session file, tools run from the
 loadout behind the extensions' ``tool_call`` gate and ``tool_result`` rewrite, between turns the
@@ -25,13 +25,13 @@ from pi_context.model import ModelRequest, system_delivery_of
 from pi_context.resources.settings import session_fsync_for
 from pi_context.tools import ToolOutcome, UpdateCallback, run_tool
 
-from . import extension_dispatch
+from . import _extension_hooks
+from ._loop import RunResult
+from ._state import AgentState
 from .compaction_control import CompactionControl
 from .loadout import Loadout
-from .loop import RunResult
-from .prompt_cache import CacheTracker
 from .recovery import Recovery
-from .state import AgentState
+from .stats import CacheTracker
 
 if TYPE_CHECKING:
     from pi_context.events import AgentEvent
@@ -40,7 +40,7 @@ __all__ = ["SessionLoopCallbacks"]
 
 
 class SessionLoopCallbacks:
-    """Implements :class:`~pi_context.agent.loop.LoopCallbacks` over one agent session."""
+    """Implements :class:`~pi_context.agent._loop.LoopCallbacks` over one agent session."""
 
     def __init__(
         self,
@@ -74,13 +74,13 @@ class SessionLoopCallbacks:
         if tool is None:
             return ToolOutcome([text_block(f"Tool {call['name']} not found")], {}, True)
         runner = self._state.extensions
-        blocked = await extension_dispatch.gate_tool_call(runner, call)
+        blocked = await _extension_hooks.gate_tool_call(runner, call)
         if blocked is not None:
             return blocked
         outcome = await run_tool(
             tool, call["id"], call["arguments"], cwd=Path(self._state.cwd), on_update=on_update
         )
-        return await extension_dispatch.rewrite_tool_result(runner, call, outcome)
+        return await _extension_hooks.rewrite_tool_result(runner, call, outcome)
 
     async def prepare_next_turn(self) -> list[AgentMessage]:
         """Between turns: the threshold compaction (or a batch of masked tool results), then
@@ -119,7 +119,7 @@ class SessionLoopCallbacks:
         session = self._state.session
         session.fsync = session_fsync_for(self._state.settings_data)
         session.sync()
-        return await extension_dispatch.turn_end(
+        return await _extension_hooks.turn_end(
             self._state.extensions,
             self._state.session,
             index,
@@ -129,10 +129,10 @@ class SessionLoopCallbacks:
         )
 
     async def finalize_message(self, message: AgentMessage) -> AgentMessage:
-        return await extension_dispatch.finalize_message(self._state.extensions, message)
+        return await _extension_hooks.finalize_message(self._state.extensions, message)
 
     def will_retry(self, result: RunResult) -> bool:
         return self._recovery.will_retry(result)
 
     async def notify(self, event: AgentEvent) -> None:
-        await extension_dispatch.notify(self._state.extensions, event)
+        await _extension_hooks.notify(self._state.extensions, event)

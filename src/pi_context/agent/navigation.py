@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from pi_context.compaction.branch import NavigationPlan
     from pi_context.extensions.events import TreePreparation
 
+    from ._state import AgentState
     from .loadout import Loadout
-    from .state import AgentState
 
 __all__ = ["NavigationResult", "Navigator"]
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pi_context.events import MessageStart, QueueUpdate
 from pi_context.messages import AgentMessage, text_of
 
-from .message_queues import MessageQueues, QueueMode
+from .queues import MessageQueues, QueueMode
 
 if TYPE_CHECKING:
     from pi_context.events import AgentEvent

@@ -17,10 +17,10 @@ from pi_context.events import AutoRetryEnd, AutoRetryStart, EntryAppended
 from pi_context.messages import AgentMessage, AssistantMessage
 from pi_context.model.retry import RetryPolicy
 
+from ._compaction import CompactionDecision
+from ._loop import RunResult
+from ._state import AgentState
 from .compaction_control import CompactionControl
-from .compaction_decision import CompactionDecision
-from .loop import RunResult
-from .state import AgentState
 
 __all__ = ["Recovery", "RunMore"]
 

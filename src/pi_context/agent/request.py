@@ -3,7 +3,7 @@
 1. **path → projection**: one snapshot of what the model sees at the current leaf
    (:meth:`~pi_context.session.Session.projection`), taken once per request;
 2. **transforms**: the transform-context chain over the projected messages (extension
-   ``context`` handlers, hidden tool declarations, a forced prompt; :mod:`.transform`);
+   ``context`` handlers, hidden tool declarations, a forced prompt; :mod:`._transform`);
 3. **provider-role messages**: ``convert_to_llm`` of each message (custom messages and
    summaries become user text);
 4. **request**: those messages, the active tool declarations and the request options (the
@@ -24,11 +24,11 @@ from pi_context.model import Model, ModelRequest, RequestOptions
 from pi_context.session import convert_to_llm
 from pi_context.session.projection import Projection
 
+from ._request import thinking_budgets
+from ._state import AgentState
+from ._transform import TransformChain
 from .loadout import Loadout
 from .prefix_reuse import PrefixFlatMap
-from .state import AgentState
-from .thinking_choice import thinking_budgets
-from .transform import TransformChain
 
 __all__ = ["RequestPipeline"]
 

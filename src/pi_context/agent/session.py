@@ -9,12 +9,12 @@
     await sess.navigate(entry_id, summarize=True)
 
 A prompt runs as a background task whose events ``prompt()`` yields; ``abort()`` cancels it at
-any point and leaves a valid session (see :mod:`pi_context.agent.loop`). A prompt sent while a
+any point and leaves a valid session (see :mod:`pi_context.agent._loop`). A prompt sent while a
 run is busy is queued and delivered before the run's next request (or as a follow-up turn).
 
 The facade owns one collaborator per concept and delegates to them; each is built once here:
 
-- :class:`~.state.AgentState` (built from :class:`~.options.AgentOptions`): the session,
+- :class:`~._state.AgentState` (built from :class:`~.options.AgentOptions`): the session,
   model, resources, settings, extensions, event bus, queue and shared caches every collaborator
   reads;
 - :class:`~.loadout.Loadout`: tools, the active set, the run's prompt options, the system patch;
@@ -23,7 +23,7 @@ The facade owns one collaborator per concept and delegates to them; each is buil
 - :class:`~.recovery.Recovery`: the pre-prompt check, retries and overflow recovery;
 - :class:`~.request.RequestPipeline`: each request, stage by stage;
 - :class:`~.loop_callbacks.SessionLoopCallbacks`: what the loop talks to (not this facade);
-- :class:`~.run_control.RunControl`: one run from its trigger to ``agent_settled``;
+- :class:`~._run.RunControl`: one run from its trigger to ``agent_settled``;
 - :class:`~.extension_actions.SessionExtensionActions`: what extensions may do to the live session.
 """
 
@@ -47,26 +47,26 @@ from pi_context.resources.skills import expand_skill_command
 from pi_context.session import Session
 from pi_context.tools import Tool
 
-from . import extension_dispatch
-from .compaction_control import CompactionControl, OperationGuard
-from .extension_actions import SessionExtensionActions
-from .loadout import Loadout
-from .loop_callbacks import SessionLoopCallbacks
-from .message_queues import QueueMode
-from .navigation import NavigationResult, Navigator
-from .options import AgentOptions, assemble, checked_options
-from .prompt_cache import CacheTracker
-from .recovery import Recovery
-from .request import RequestPipeline
-from .run_control import RunControl
-from .session_stats import SessionStats, context_tokens, session_stats
-from .state import AgentState
-from .thinking_choice import (
+from . import _extension_hooks as extension_dispatch
+from ._request import (
     recorded_thinking_level,
     startup_thinking_level,
     switch_thinking_level,
 )
-from .transform import TransformChain
+from ._run import RunControl
+from ._state import AgentState
+from ._transform import TransformChain
+from .compaction_control import CompactionControl, OperationGuard
+from .extension_actions import SessionExtensionActions
+from .loadout import Loadout
+from .loop_callbacks import SessionLoopCallbacks
+from .navigation import NavigationResult, Navigator
+from .options import AgentOptions, assemble, checked_options
+from .queues import QueueMode
+from .recovery import Recovery
+from .request import RequestPipeline
+from .session_stats import SessionStats, context_tokens, session_stats
+from .stats import CacheTracker
 from .user_prompt import user_prompt
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from pi_context.model import Model
 from pi_context.session import Session
 
 from .branch_positions import BranchPositions
-from .prompt_cache import hit_ratio
+from .stats import hit_ratio
 
 __all__ = ["SessionStats", "context_tokens", "session_stats"]
 

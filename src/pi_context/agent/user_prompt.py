@@ -14,8 +14,8 @@ from msgspec import Struct
 from pi_context.messages import AgentMessage, ImageContent, user_message
 from pi_context.resources.skills import expand_skill_command
 
+from ._state import AgentState
 from .image_preparation import prepare_images
-from .state import AgentState
 
 __all__ = ["UserPrompt", "user_prompt"]
 

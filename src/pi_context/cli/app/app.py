@@ -17,8 +17,8 @@ import click
 from msgspec import Struct, field
 
 from pi_context import session_dirs
-from pi_context.agent.message_queues import QueueMode
 from pi_context.agent.navigation import NavigationResult
+from pi_context.agent.queues import QueueMode
 from pi_context.agent.session import AgentSession
 from pi_context.agent.session_stats import SessionStats
 from pi_context.agent.tool_selection import ToolSelection

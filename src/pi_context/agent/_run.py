@@ -18,11 +18,11 @@ from pi_context.events import AgentSettled, ExtensionFailure
 from pi_context.messages import AgentMessage, ImageContent
 from pi_context.prompt import SystemPromptOptions, build_system_prompt
 
-from . import extension_dispatch
+from . import _extension_hooks
+from ._loop import AgentLoop, LoopCallbacks, RequestSource
+from ._state import AgentState
 from .loadout import Loadout
-from .loop import AgentLoop, LoopCallbacks, RequestSource
 from .recovery import Recovery
-from .state import AgentState
 from .user_prompt import user_prompt
 
 if TYPE_CHECKING:
@@ -169,10 +169,10 @@ class RunControl:
         state = self._state
         last = self._recovery.last_assistant()
         stop = last[0]["stopReason"] if last is not None else "stop"
-        proposal = await extension_dispatch.before_settle(state.extensions, stop)
+        proposal = await _extension_hooks.before_settle(state.extensions, stop)
         if proposal is None:
             return False
-        extension_dispatch.apply_boundary_drafts(
+        _extension_hooks.apply_boundary_drafts(
             state.session,
             proposal.entries or [],
             lambda error: state.events.emit(ExtensionFailure("agent_before_settle", error)),

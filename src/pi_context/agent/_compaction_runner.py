@@ -35,7 +35,7 @@ from pi_context.compaction.retry_events import (
 if TYPE_CHECKING:
     from pi_context.model import ModelRequest
 
-    from .state import AgentState
+    from ._state import AgentState
 
 __all__ = ["CompactionRunner"]
 

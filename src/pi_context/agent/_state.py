@@ -28,8 +28,8 @@ from pi_context.session import Session
 
 from .branch_positions import BranchPositions
 from .event_bus import EventBus
-from .message_queues import is_queue_mode
 from .prompt_queue import PromptQueue
+from .queues import is_queue_mode
 from .tool_selection import ToolSelection
 
 if TYPE_CHECKING:
