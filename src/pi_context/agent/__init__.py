@@ -10,12 +10,12 @@
 
 ``AgentSession`` (:mod:`.session`) is a facade; each phase lives in its own module:
 :mod:`.options` and :mod:`._state` (what the collaborators share), :mod:`.loadout` (tools,
-active set, system-prompt patch), :mod:`.request` (the request
-pipeline), :mod:`._loop` and :mod:`.loop_callbacks` (turns and what they need),
-:mod:`._run` (one run until it settles), :mod:`.recovery` (retries and overflow
-recovery), :mod:`.compaction_control` and :mod:`._compaction` (when and how to
-compact), :mod:`.navigation` (``/tree``), :mod:`._extension_hooks` and
-:mod:`.extension_actions` (extension hooks around the loop; what extensions may do). Events are :mod:`pi_context.events`.
+active set, system-prompt patch), :mod:`.queues` (steering and follow-up),
+:mod:`._request` and :mod:`._transform` (the request pipeline), :mod:`._loop` (turns),
+:mod:`._run` (one run until it settles: the prompt, the loop's callbacks, retries and overflow
+recovery, what extensions may do), :mod:`._compaction` (when and how to compact),
+:mod:`.navigation` (``/tree``), :mod:`._extension_hooks` (extension hooks around the loop),
+:mod:`.stats` (totals and prompt-cache accounting). Events are :mod:`pi_context.events`.
 """
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,4 @@
-"""The running half of :class:`~.compaction_control.CompactionControl`: one compaction (or
+"""The running half of :class:`~._compaction.CompactionControl`: one compaction (or
 masking) through the engine, its events passed on, the extension hooks around it.
 
 Kept apart from the decisions so that a session that never compacts never loads the engine,

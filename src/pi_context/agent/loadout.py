@@ -32,7 +32,7 @@ from pi_context.session import ProjectedEntry
 from pi_context.tools import BUILTIN_TOOL_NAMES, RecallTool, Tool, tool_declarations
 
 from ._state import AgentState
-from .prefix_reuse import PrefixFlatMap
+from ._transform import PrefixFlatMap
 
 __all__ = ["Loadout"]
 

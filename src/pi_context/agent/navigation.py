@@ -21,7 +21,7 @@ from pi_context.events import TreeNavigated
 from pi_context.messages import Usage
 from pi_context.resources.settings import branch_summary_settings_for
 
-from .compaction_control import OperationGuard, cancelling
+from ._compaction import OperationGuard, cancelling
 
 if TYPE_CHECKING:
     from pi_context.compaction.branch import NavigationPlan
