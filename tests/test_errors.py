@@ -32,8 +32,9 @@ def _drawn() -> dict[str, str]:
     return drawn
 
 
-def _subclasses(cls: type) -> Iterator[type]:
-    for sub in cls.__subclasses__():
+def _subclasses(cls: type[PiContextError]) -> Iterator[type[PiContextError]]:
+    subs: list[type[PiContextError]] = cls.__subclasses__()
+    for sub in subs:
         yield sub
         yield from _subclasses(sub)
 
