@@ -62,6 +62,9 @@ __all__ = [
 ]
 
 
+# -- when: the decision ----------------------------------------------------------------------------
+
+
 class CompactionDecision(Struct, frozen=True):
     """``none``; ``threshold``; ``overflow`` (``will_retry``: omit the attempt, compact, retry);
     ``exhausted`` (a second overflow after one recovery: report ``error_message``, do nothing)."""
@@ -246,6 +249,9 @@ def check_compaction(
     if should_compact(tokens, window, settings):
         return CompactionDecision("threshold")
     return NONE
+
+
+# -- how: the control ------------------------------------------------------------------------------
 
 
 _T = TypeVar("_T")

@@ -54,6 +54,9 @@ __all__ = [
 ]
 
 
+# -- the request pipeline --------------------------------------------------------------------------
+
+
 def _to_llm(_index: int, message: AgentMessage) -> list[Message]:
     return convert_to_llm((message,))
 
@@ -90,6 +93,9 @@ class RequestPipeline:
             thinking_level=cast(ThinkingLevel, level) if model.info.reasoning else "off",
             thinking_budgets=thinking_budgets(self._state.settings_data),
         )
+
+
+# -- which thinking level --------------------------------------------------------------------------
 
 
 def _text(value: object) -> str | None:

@@ -90,6 +90,9 @@ __all__ = [
 ]
 
 
+# -- the user prompt -------------------------------------------------------------------------------
+
+
 def auto_resize_enabled(settings: object) -> bool:
     """Setting ``images.autoResize`` (default true; only an explicit ``false`` turns it off)."""
     images = settings.get("images") if isinstance(settings, dict) else None
@@ -129,6 +132,9 @@ def user_prompt(state: AgentState, text: str, images: Sequence[ImageContent]) ->
     expanded, fitted = prepare_images(state, expanded, images)
     message = user_message(expanded, images=fitted, timestamp=state.now_ms())
     return UserPrompt(message, expanded, fitted)
+
+
+# -- the run ---------------------------------------------------------------------------------------
 
 
 class RunControl:
@@ -334,6 +340,9 @@ def custom_message(draft: CustomMessageDraft, timestamp: int) -> AgentMessage:
     return cast(AgentMessage, msg)
 
 
+# -- retries and recoveries ------------------------------------------------------------------------
+
+
 RunMore = Callable[[Sequence[AgentMessage]], Awaitable[RunResult]]
 """Continue the run with these messages first (the loop's ``run``)."""
 
@@ -530,6 +539,9 @@ class Recovery:
             self._state.events.emit(EntryAppended(appended.data))
 
 
+# -- the loop's callbacks into the session ---------------------------------------------------------
+
+
 class SessionLoopCallbacks:
     """Implements :class:`~pi_context.agent._loop.LoopCallbacks` over one agent session."""
 
@@ -627,6 +639,9 @@ class SessionLoopCallbacks:
 
     async def notify(self, event: AgentEvent) -> None:
         await _extension_hooks.notify(self._state.extensions, event)
+
+
+# -- what extensions may do ------------------------------------------------------------------------
 
 
 class SessionExtensionActions:

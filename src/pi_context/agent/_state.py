@@ -147,6 +147,9 @@ class AgentState:
         return retry_settings_for(self.settings_data)
 
 
+# -- where events go -------------------------------------------------------------------------------
+
+
 class EventBus:
     """Fans each event out to the attached prompt stream and to the subscribers, in order."""
 
@@ -183,6 +186,9 @@ class EventBus:
         """Subscribers only (an event the caller yields itself)."""
         for listener in list(self._listeners):
             listener(event)
+
+
+# -- branch positions ------------------------------------------------------------------------------
 
 
 class BranchPositions:

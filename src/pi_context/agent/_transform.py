@@ -59,6 +59,9 @@ __all__ = [
 ]
 
 
+# -- the transform chain ---------------------------------------------------------------------------
+
+
 ContextPhase = Callable[[Sequence[AgentMessage]], Awaitable[list[AgentMessage]]]
 """Phases 1 and 2 of the chain: an extension runner's ``emit_context``."""
 
@@ -181,6 +184,9 @@ class TransformChain:
         head = force_prompt(systems, forced, clock=self.clock)[0]
         self._head = (forced, systems, head) if systems else None
         return head
+
+
+# -- prefix reuse ----------------------------------------------------------------------------------
 
 
 T = TypeVar("T")

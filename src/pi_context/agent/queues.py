@@ -44,6 +44,9 @@ def is_queue_mode(value: object) -> TypeGuard[QueueMode]:
     return value in QUEUE_MODES
 
 
+# -- the delivery rules ----------------------------------------------------------------------------
+
+
 class _Queue:
     __slots__ = ("messages", "mode", "texts")
 
@@ -153,6 +156,9 @@ class MessageQueues:
     def pending_count(self) -> int:
         """Listed texts in both queues (pi's ``pendingMessageCount``)."""
         return len(self._steering.texts) + len(self._follow_up.texts)
+
+
+# -- the announced queues --------------------------------------------------------------------------
 
 
 class PromptQueue:

@@ -46,6 +46,9 @@ __all__ = [
 ]
 
 
+# -- prompt-cache accounting -----------------------------------------------------------------------
+
+
 UNCHANGED_PREFIX = "unchanged prefix"
 
 
@@ -225,6 +228,9 @@ class CacheTracker(Struct):
 def hit_ratio(input_tokens: int, cache_read: int, cache_write: int) -> float:
     total = input_tokens + cache_read + cache_write
     return cache_read / total if total else 0.0
+
+
+# -- session totals --------------------------------------------------------------------------------
 
 
 class SessionStats(Struct, frozen=True):
