@@ -1,7 +1,7 @@
 """The package version, read by the build (``[tool.hatch.version]``) and by ``pictx --version``.
 
 Kept in a module of its own so that ``pictx --version`` needs neither ``importlib.metadata``
-(tens of milliseconds of imports) nor anything else of the package.
+(costly imports: benchmarks/README.md, "Start-up") nor anything else of the package.
 """
 
 __version__ = "0.1.0"

@@ -7,7 +7,8 @@
     │   ├── SessionFormatError       a line is not a valid entry (names file and line)
     │   ├── SessionLockedError       another process holds the session's append lock
     │   ├── TreeError                a parent cycle, a duplicate or unknown id
-    │   └── NotRegularFileError      a FIFO, device, socket or directory (session.reading)
+    │   ├── NotRegularFileError      a FIFO, device, socket or directory (session.reading)
+    │   └── StaleIndexError          a search index no longer matches its file (session.search_index)
     ├── PromptError                  invalid system-prompt options (e.g. a bad section name)
     ├── ImageError                   an image cannot be decoded or fitted to a model's limits
     ├── ResourceError                a context file, skill or extension cannot be loaded
@@ -20,11 +21,15 @@
     │   └── ModelNotFoundError       a model name matches no model, or several
     ├── ToolError                    a tool was called with bad arguments (its message goes to the model)
     ├── ToolSelectionError           a ``--tools`` value pi refuses (agent.tool_selection)
+    ├── McpRequestError              a request to an MCP server failed (mcp.connection)
+    ├── McpFileError                 an ``mcp.json`` that cannot be edited (mcp.files)
+    ├── ValueResolutionError         a configured MCP value could not be resolved (mcp.values)
     ├── SwitchCancelledError         an extension cancelled a session switch (cli.app.session_replacement)
     └── ClipboardError               the clipboard could not be read (cli.interactive.clipboard_paste)
 
-The four with a module in brackets live beside the code that raises them, so the modules
-that only use the hierarchy do not import those subsystems.
+The eight with a module in brackets live beside the code that raises them, so the modules
+that only use the hierarchy do not import those subsystems (``tests/test_errors.py`` checks
+that this tree names every subclass, under its base).
 
 Every error that is about a file carries ``path`` (and ``line`` where there is one), and
 its ``str()`` names them, so the CLI can print one line and exit non-zero.

@@ -12,8 +12,9 @@ runtime-only summary roles ``compactionSummary`` and ``branchSummary``.
 """
 
 # No ``from __future__ import annotations``: a TypedDict checks its field types when the class is
-# made, and string annotations would each be compiled there first (a third of this module's
-# import time, paid by every command that reads a message).
+# made, and string annotations would each be compiled there first (a large share of this
+# module's import time, paid by every command that reads a message: benchmarks/README.md,
+# "Start-up").
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast

@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pi_context.agent.loop import AgentLoop, ToolOutcome
-from pi_context.agent.transform import TransformChain
+from pi_context.agent._loop import AgentLoop, ToolOutcome
+from pi_context.agent._transform import TransformChain
 from pi_context.events import AgentEvent
 from pi_context.messages import (
     AgentMessage,

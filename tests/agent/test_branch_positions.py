@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_context.agent.branch_positions import BranchPositions
+from pi_context.agent._state import BranchPositions
 from pi_context.messages import user_message
 from pi_context.session import Session
 from pi_context.session.entries import Entry

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from pi_context.agent.compaction_decision import check_compaction
+from pi_context.agent._compaction import check_compaction
 from pi_context.messages import (
     AssistantMessage,
     StopReason,

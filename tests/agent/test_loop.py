@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from pi_context.agent.loop import ABORTED_TOOL_TEXT
+from pi_context.agent._loop import ABORTED_TOOL_TEXT
 from pi_context.errors import ProviderError
 from pi_context.events import (
     AgentEnd,

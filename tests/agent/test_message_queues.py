@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_context.agent.message_queues import MessageQueues, is_queue_mode
+from pi_context.agent.queues import MessageQueues, is_queue_mode
 from pi_context.messages import AgentMessage, text_of, user_message
 from pi_context.testing import reply
 

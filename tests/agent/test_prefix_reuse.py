@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_context.agent.prefix_reuse import PrefixFlatMap, common_prefix
+from pi_context.agent._transform import PrefixFlatMap, common_prefix
 
 
 class Item:

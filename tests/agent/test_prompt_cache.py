@@ -8,7 +8,7 @@ from typing import Any, cast
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_context.agent.prompt_cache import CacheTracker, fingerprint_request, first_divergence
+from pi_context.agent.stats import CacheTracker, fingerprint_request, first_divergence
 from pi_context.events import CacheUpdate
 from pi_context.messages import Message, empty_usage, user_message
 from pi_context.model import ModelInfo

@@ -51,12 +51,12 @@ async def test_a_two_request_run_takes_one_projection_per_stage_that_needs_one(
     assert len(model.requests) == 2
     # The first version of this layer took 9 snapshots here: every stage fetched its own.
     assert projections == [
-        "run_control._run",  # the run's system patch
-        "request.build",  # request 1: messages and thinking level from one snapshot
-        "loop_callbacks.prepare_next_turn",  # threshold check and system patch share one
-        "request.build",  # request 2
-        "compaction_control.decide",  # agent_end.willRetry
-        "compaction_control.decide",  # the post-run check
+        "_run._run",  # the run's system patch
+        "_request.build",  # request 1: messages and thinking level from one snapshot
+        "_run.prepare_next_turn",  # threshold check and system patch share one
+        "_request.build",  # request 2
+        "_compaction.decide",  # agent_end.willRetry
+        "_compaction.decide",  # the post-run check
     ]
 
 

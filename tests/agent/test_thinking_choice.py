@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pi_context.agent.session import AgentSession
-from pi_context.agent.thinking_choice import (
+from pi_context.agent._request import (
     recorded_thinking_level,
     startup_thinking_level,
     switch_thinking_level,
     thinking_budgets,
 )
+from pi_context.agent.session import AgentSession
 from pi_context.model import ModelInfo
 from pi_context.session import Session
 from pi_context.testing import FixedClock, ScriptedModel, SequentialIds, reply

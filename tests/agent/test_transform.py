@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any, cast
 
-from pi_context.agent.transform import (
+from pi_context.agent._transform import (
     TransformChain,
     force_prompt,
     hide_declarations,

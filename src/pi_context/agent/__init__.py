@@ -9,13 +9,13 @@
         print(event.to_json())
 
 ``AgentSession`` (:mod:`.session`) is a facade; each phase lives in its own module:
-:mod:`.options` and :mod:`.state` (what the collaborators share), :mod:`.loadout` (tools,
-active set, system-prompt patch), :mod:`.request` (the request
-pipeline), :mod:`.loop` and :mod:`.loop_callbacks` (turns and what they need),
-:mod:`.run_control` (one run until it settles), :mod:`.recovery` (retries and overflow
-recovery), :mod:`.compaction_control` and :mod:`.compaction_decision` (when and how to
-compact), :mod:`.navigation` (``/tree``), :mod:`.extension_dispatch` and
-:mod:`.extension_actions` (extension hooks around the loop; what extensions may do). Events are :mod:`pi_context.events`.
+:mod:`.options` and :mod:`._state` (what the collaborators share), :mod:`.loadout` (tools,
+active set, system-prompt patch), :mod:`.queues` (steering and follow-up),
+:mod:`._request` and :mod:`._transform` (the request pipeline), :mod:`._loop` (turns),
+:mod:`._run` (one run until it settles: the prompt, the loop's callbacks, retries and overflow
+recovery, what extensions may do), :mod:`._compaction` (when and how to compact),
+:mod:`.navigation` (``/tree``), :mod:`._extension_hooks` (extension hooks around the loop),
+:mod:`.stats` (totals and prompt-cache accounting). Events are :mod:`pi_context.events`.
 """
 
 from typing import TYPE_CHECKING
@@ -23,15 +23,15 @@ from typing import TYPE_CHECKING
 from pi_context import _lazy
 
 if TYPE_CHECKING:
-    from pi_context.agent.compaction_decision import (
+    from pi_context.agent._compaction import (
         CompactionDecision,
     )
     from pi_context.agent.navigation import NavigationResult
-    from pi_context.agent.prompt_cache import (
+    from pi_context.agent.session import AgentOptions, AgentSession, SessionStats
+    from pi_context.agent.stats import (
         CacheRecord,
         CacheTracker,
     )
-    from pi_context.agent.session import AgentOptions, AgentSession, SessionStats
     from pi_context.events import AgentEvent
 
 __all__ = [
@@ -47,9 +47,9 @@ __all__ = [
 
 _HOMES = _lazy.homes(
     {
-        "pi_context.agent.compaction_decision": ("CompactionDecision",),
+        "pi_context.agent._compaction": ("CompactionDecision",),
         "pi_context.agent.navigation": ("NavigationResult",),
-        "pi_context.agent.prompt_cache": (
+        "pi_context.agent.stats": (
             "CacheRecord",
             "CacheTracker",
         ),

@@ -31,8 +31,8 @@ from pi_context.prompt.replay import tool_state_changes
 from pi_context.session import ProjectedEntry
 from pi_context.tools import BUILTIN_TOOL_NAMES, RecallTool, Tool, tool_declarations
 
-from .prefix_reuse import PrefixFlatMap
-from .state import AgentState
+from ._state import AgentState
+from ._transform import PrefixFlatMap
 
 __all__ = ["Loadout"]
 

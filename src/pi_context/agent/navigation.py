@@ -21,14 +21,14 @@ from pi_context.events import TreeNavigated
 from pi_context.messages import Usage
 from pi_context.resources.settings import branch_summary_settings_for
 
-from .compaction_control import OperationGuard, cancelling
+from ._compaction import OperationGuard, cancelling
 
 if TYPE_CHECKING:
     from pi_context.compaction.branch import NavigationPlan
     from pi_context.extensions.events import TreePreparation
 
+    from ._state import AgentState
     from .loadout import Loadout
-    from .state import AgentState
 
 __all__ = ["NavigationResult", "Navigator"]
 

@@ -2,7 +2,7 @@
 
 :class:`AgentOptions` are the keyword options of ``AgentSession.create`` / ``open``;
 :func:`assemble` loads the resources (and, when asked, the extensions) and returns the shared
-:class:`~.state.AgentState` and the tools the session starts with.
+:class:`~._state.AgentState` and the tools the session starts with.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pi_context.resources.settings import bash_settings_for
 from pi_context.session import Session
 from pi_context.tools import BUILTIN_TOOL_NAMES, RecallTool, Tool, default_tools
 
-from .state import AgentState, Sleep
+from ._state import AgentState, Sleep
 from .tool_selection import ToolSelection
 
 if TYPE_CHECKING:

@@ -9,22 +9,22 @@
     await sess.navigate(entry_id, summarize=True)
 
 A prompt runs as a background task whose events ``prompt()`` yields; ``abort()`` cancels it at
-any point and leaves a valid session (see :mod:`pi_context.agent.loop`). A prompt sent while a
+any point and leaves a valid session (see :mod:`pi_context.agent._loop`). A prompt sent while a
 run is busy is queued and delivered before the run's next request (or as a follow-up turn).
 
 The facade owns one collaborator per concept and delegates to them; each is built once here:
 
-- :class:`~.state.AgentState` (built from :class:`~.options.AgentOptions`): the session,
+- :class:`~._state.AgentState` (built from :class:`~.options.AgentOptions`): the session,
   model, resources, settings, extensions, event bus, queue and shared caches every collaborator
   reads;
 - :class:`~.loadout.Loadout`: tools, the active set, the run's prompt options, the system patch;
-- :class:`~.compaction_control.CompactionControl`: manual, threshold and overflow compactions;
+- :class:`~._compaction.CompactionControl`: manual, threshold and overflow compactions;
 - :class:`~.navigation.Navigator`: ``/tree``;
-- :class:`~.recovery.Recovery`: the pre-prompt check, retries and overflow recovery;
-- :class:`~.request.RequestPipeline`: each request, stage by stage;
-- :class:`~.loop_callbacks.SessionLoopCallbacks`: what the loop talks to (not this facade);
-- :class:`~.run_control.RunControl`: one run from its trigger to ``agent_settled``;
-- :class:`~.extension_actions.SessionExtensionActions`: what extensions may do to the live session.
+- :class:`~._run.Recovery`: the pre-prompt check, retries and overflow recovery;
+- :class:`~._request.RequestPipeline`: each request, stage by stage;
+- :class:`~._run.SessionLoopCallbacks`: what the loop talks to (not this facade);
+- :class:`~._run.RunControl`: one run from its trigger to ``agent_settled``;
+- :class:`~._run.SessionExtensionActions`: what extensions may do to the live session.
 """
 
 from __future__ import annotations
@@ -47,27 +47,28 @@ from pi_context.resources.skills import expand_skill_command
 from pi_context.session import Session
 from pi_context.tools import Tool
 
-from . import extension_dispatch
-from .compaction_control import CompactionControl, OperationGuard
-from .extension_actions import SessionExtensionActions
-from .loadout import Loadout
-from .loop_callbacks import SessionLoopCallbacks
-from .message_queues import QueueMode
-from .navigation import NavigationResult, Navigator
-from .options import AgentOptions, assemble, checked_options
-from .prompt_cache import CacheTracker
-from .recovery import Recovery
-from .request import RequestPipeline
-from .run_control import RunControl
-from .session_stats import SessionStats, context_tokens, session_stats
-from .state import AgentState
-from .thinking_choice import (
+from . import _extension_hooks as extension_dispatch
+from ._compaction import CompactionControl, OperationGuard
+from ._request import (
+    RequestPipeline,
     recorded_thinking_level,
     startup_thinking_level,
     switch_thinking_level,
 )
-from .transform import TransformChain
-from .user_prompt import user_prompt
+from ._run import (
+    Recovery,
+    RunControl,
+    SessionExtensionActions,
+    SessionLoopCallbacks,
+    user_prompt,
+)
+from ._state import AgentState
+from ._transform import TransformChain
+from .loadout import Loadout
+from .navigation import NavigationResult, Navigator
+from .options import AgentOptions, assemble, checked_options
+from .queues import QueueMode
+from .stats import CacheTracker, SessionStats, context_tokens, session_stats
 
 if TYPE_CHECKING:
     from pi_context.events import AgentEvent
@@ -369,7 +370,7 @@ class AgentSession:
         return chosen
 
     def apply_startup_thinking_level(self, requested: str | None, *, resumed: bool) -> str:
-        """Choose the level as pi does at startup (:func:`.thinking_choice.startup_thinking_level`)
+        """Choose the level as pi does at startup (:func:`._request.startup_thinking_level`)
         and record it: a new session starts with ``model_change`` (when it has a model) and
         ``thinking_level_change``, a resumed one gets an entry only when the level changes."""
         model = self._state.model
@@ -396,7 +397,7 @@ class AgentSession:
         source: Literal["set", "cycle"] = "set",
     ) -> str:
         """Switch to ``model`` and pick the level as pi does on a model switch
-        (:func:`.thinking_choice.switch_thinking_level`); returns the level in effect."""
+        (:func:`._request.switch_thinking_level`); returns the level in effect."""
         current = self.thinking_level
         self.set_model(model, source=source)
         level = switch_thinking_level(

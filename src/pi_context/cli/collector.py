@@ -2,8 +2,8 @@
 
 Start-up allocates a few hundred thousand long-lived objects (modules, classes, functions,
 the settings and the session) and almost no garbage, yet the collector runs over them again
-and again as they appear: about a tenth of ``pictx -p``'s time to its first request, and a
-twentieth of ``pictx session info``'s. So the console script starts with the collector paused;
+and again as they appear, a noticeable share of ``pictx -p``'s time to its first request and
+of ``pictx session info``'s (benchmarks/README.md, "Start-up"). So the console script starts with the collector paused;
 once the start-up is over, what exists is moved out of the collector's sight (:func:`gc.freeze`:
 later collections, after every turn of a long session too, do not walk the start-up's objects
 again) and collection resumes. The agent's start-up ends when the agent is built (the agent

@@ -3,7 +3,7 @@
 :func:`~pi_context.extensions.loader.load_extensions` imports what it finds; this module only
 looks, so that an agent can tell cheaply whether there is anything to load. With nothing to
 load the agent runs without an extension runner, and the hook API, its payload classes and
-the runner are never imported (a tenth of ``pictx -p``'s start-up).
+the runner are never imported (what that saves: benchmarks/README.md, "Start-up").
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _may_declare_entry_points(group: str) -> bool:
     """``False`` only when no installed distribution can declare entry points in ``group``.
 
     ``importlib.metadata.entry_points`` builds every distribution on ``sys.path`` and parses
-    its metadata (several milliseconds of every agent start). This looks at the raw
+    its metadata, on every agent start (benchmarks/README.md, "Start-up"). This looks at the raw
     ``entry_points.txt`` of each ``*.dist-info`` / ``*.egg-info`` directory for the group's
     header instead; a hit, or anything it cannot read that way (a zip or an ``.egg`` on the
     path, a finder of its own on ``sys.meta_path`` that lists distributions), is left to

@@ -172,7 +172,7 @@ def load_extensions(
             for path in discover_extension_paths(Path(cwd) / ".pi" / "extensions"):
                 loader.load_path(path, "project")
         if entry_points:
-            import importlib.metadata  # ~10 ms; only discovery needs it
+            import importlib.metadata  # costly to import (benchmarks/README.md); only discovery needs it
 
             for ep in sorted(
                 importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name

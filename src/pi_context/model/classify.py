@@ -34,7 +34,8 @@ __all__ = [
 
 class _Pattern:
     """A regular expression compiled when first used: these are read only when a request
-    fails, and compiling them all costs a start-up several milliseconds."""
+    fails, and compiling them all would lengthen every start-up (benchmarks/README.md,
+    "Start-up")."""
 
     __slots__ = ("_compiled", "_flags", "_source")
 

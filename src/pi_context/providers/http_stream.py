@@ -30,7 +30,8 @@ class HttpClient:
     """The pooled client for requests to ``base_url``, made when the first request goes out.
 
     Making a client for ``https://`` loads the system's certificate store: OpenSSL parses a
-    few hundred certificates, tens of milliseconds in every process. That parsing releases the
+    few hundred certificates in every process (benchmarks/README.md, "Start-up"). That
+    parsing releases the
     GIL, so it starts in a background thread when this object is made (as the model is
     chosen) and overlaps the rest of the agent's start-up; the first request takes the loaded
     context. A plain ``http://`` endpoint (a local server, a simulator) never negotiates TLS and

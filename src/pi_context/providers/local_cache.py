@@ -41,7 +41,8 @@ def default_threads() -> int:
     """``$PICTX_LOCAL_THREADS``, else 1 on machines with at most 2 cores, else half of them.
 
     llama.cpp's worker threads spin while they wait; on a small, busy machine a second thread
-    makes a 135M model an order of magnitude slower instead of faster.
+    makes a 135M model slower instead of faster (benchmarks/README.md, "Figures the code
+    points to").
     """
     env = os.environ.get(THREADS_ENV, "")
     if env.isdigit() and int(env) > 0:

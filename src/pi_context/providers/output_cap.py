@@ -27,7 +27,8 @@ __all__ = ["clamp_output_to_context", "estimate_request_tokens", "output_cap"]
 
 
 CHARS_PER_TOKEN = 3.5
-"""pi-ai's request-side estimate; on code it runs about 30% above the real count."""
+"""pi-ai's request-side estimate; on code it runs high (benchmarks/README.md, economy finding
+15)."""
 MIN_TOKENS_PER_CHAR = 0.25
 """The least a character of the trailing messages counts for (pi's compaction estimate)."""
 MIN_PLAUSIBLE_TOKENS_PER_CHAR = 0.125
@@ -58,7 +59,7 @@ def _usage_index(
     before it (a compaction summary, which is newer than the tail it keeps), that prefix is gone
     and the usage describes a context that no longer exists, so the response is passed over.
     With ``info``, only replies of that model count (another model's tokenizer may count the
-    same prefix 15-35% lower).
+    same prefix markedly lower: benchmarks/README.md, "Figures the code points to").
     """
     latest = -math.inf
     found: int | None = None
@@ -92,7 +93,7 @@ def estimate_request_tokens(request: ModelRequest, info: ModelInfo | None = None
     prefix, plus an estimate of every message after it. Unlike pi-ai, the messages after it
     count at the prefix's own measured rate (its reported tokens over its characters, never
     under 1 token per 4 characters) instead of a flat 3.5 characters a token: that flat rate
-    runs about 30% high on code, so a large tool result made the context look fuller than
+    runs high on code, so a large tool result made the context look fuller than
     it was, the cap (and Anthropic's thinking budget with it) was cut for one request and
     restored on the next, and each change of the budget voids Anthropic's cached messages
     (benchmarks/README.md, economy finding 15). Text denser than the prefix's rate (CJK,

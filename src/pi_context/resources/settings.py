@@ -205,7 +205,8 @@ class CompactionSettings:
     (pi's behaviour). After such a pause the provider's prompt cache has expired and the next
     request pays for its whole prompt anyway, so a compaction then costs little more than the
     request would, and every request until the next compaction re-reads a smaller prompt (30:
-    the economy benchmark's choice, 55-69% of pi's cost on a 200k window)."""
+    the economy benchmark's choice; its cost against pi's: benchmarks/README.md, "The economy
+    at a 200k window")."""
     idle_seconds: int = 300
     """How long a pause lets the provider's prompt cache expire: Anthropic's and OpenAI's
     default cache lifetime is five minutes."""

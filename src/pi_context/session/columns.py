@@ -1,8 +1,9 @@
 """A session's entries as columns: one buffer of line bytes and a few numbers per entry.
 
-One :class:`~pi_context.session.entries.Entry` object per line costs about 400 bytes for a
-190-byte line (the object, its id, its line, its number), so a file of a million small entries
-held as objects takes more than twice its size before anything is decoded. The loader
+One :class:`~pi_context.session.entries.Entry` object per line costs more than a small line
+itself (the object, its id, its line, its number), so a file of a million small entries held
+as objects takes more than twice its size before anything is decoded (benchmarks/README.md,
+"Many small entries"). The loader
 therefore keeps the entries it scanned as columns: their ids and parent ids (a parent is
 usually the previous entry's id, the same string), type and role codes, line numbers, and
 their lines without the head the first three spell again, back to back in one buffer.

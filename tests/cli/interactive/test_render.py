@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 from rich.markdown import Markdown
 
-from pi_context.agent.session_stats import SessionStats
+from pi_context.agent.stats import SessionStats
 from pi_context.cli.interactive import render as render_module
 from pi_context.cli.interactive.render import EventRenderer, collapse
 from pi_context.cli.interactive.stats import (

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from msgspec import Struct
 
-from pi_context.agent.message_queues import QueueMode
 from pi_context.agent.navigation import NavigationResult
-from pi_context.agent.session_stats import SessionStats
+from pi_context.agent.queues import QueueMode
+from pi_context.agent.stats import SessionStats
 from pi_context.cli.app.session_replacement import ForkMessage
 from pi_context.events import QueueUpdate
 from pi_context.messages import ImageContent

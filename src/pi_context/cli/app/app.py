@@ -17,10 +17,10 @@ import click
 from msgspec import Struct, field
 
 from pi_context import session_dirs
-from pi_context.agent.message_queues import QueueMode
 from pi_context.agent.navigation import NavigationResult
+from pi_context.agent.queues import QueueMode
 from pi_context.agent.session import AgentSession
-from pi_context.agent.session_stats import SessionStats
+from pi_context.agent.stats import SessionStats
 from pi_context.agent.tool_selection import ToolSelection
 from pi_context.cli.app import session_replacement
 from pi_context.cli.app.agent_api import InputSource, ModelChoice, ModelCycle, ProjectTrust

@@ -29,7 +29,7 @@ import contextlib
 import os
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import run_in_terminal
@@ -430,89 +430,15 @@ class InteractiveShell:
         line finished with Enter is queued as steering, with Alt+Enter as a follow-up, and
         Alt+Up takes the queued messages back (see :meth:`_queue_line`).
         """
-        task: asyncio.Future[T] = asyncio.ensure_future(work)
-        presses = 0
-        kept: list[KeyPress] = []
-        keys = self._key_input()
-        loop = asyncio.get_running_loop()
-        flush_timer: asyncio.TimerHandle | None = None
-
-        def queued(press: KeyPress, after: KeyPress | None) -> int:
-            """How many presses (from ``press``) were a queueing key; 0 when none was."""
-            if not queue_input or task.done():
-                return 0
-            following = after.key if after is not None else None
-            if press.key == Keys.Escape and following in _ENTER_KEYS:
-                if self._queue_line(kept, "follow_up"):
-                    return 2
-                kept.append(press)  # Alt+Enter on a blank line: a newline for the next prompt
-                return 1
-            if press.key == Keys.Escape and following == Keys.Up:
-                self._restore_queue(kept)
-                return 2
-            if press.key in _ENTER_KEYS and self._queue_line(kept, "steer"):
-                return 1
-            return 0
-
-        def handle(presses_read: Iterable[KeyPress]) -> None:
-            nonlocal presses
-            items = list(presses_read)
-            index = 0
-            while index < len(items):
-                press = items[index]
-                used = queued(press, items[index + 1] if index + 1 < len(items) else None)
-                if used:
-                    index += used
-                    continue
-                index += 1
-                if press.key not in _ABORT_KEYS:
-                    kept.append(press)
-                elif not task.done():
-                    presses += 1
-                    if presses == 1:
-                        if progress is not None:
-                            progress.stop()
-                        if queue_input and press.key == Keys.Escape:
-                            self._restore_queue(kept)
-                        self.console.print(Text("Aborting…", style="yellow"))
-                        abort()
-                    if cancel_on_first or presses > 1:
-                        task.cancel()
-
-        def flush() -> None:
-            nonlocal flush_timer
-            flush_timer = None
-            handle(keys.flush_keys())
-
-        def on_keys() -> None:
-            nonlocal flush_timer
-            handle(keys.read_keys())
-            # a lone Esc may start an escape sequence: the parser holds it until flushed
-            if flush_timer is not None:
-                flush_timer.cancel()
-            flush_timer = loop.call_later(_ESC_FLUSH_SECONDS, flush)
-
-        # what the prompt left unprocessed: keys that came in the same read as its Enter, and
-        # an Esc its parser still holds (an abort before the work's first step still applies)
-        handle([*get_typeahead(keys), *keys.flush_keys()])
-        watching = keys.raw_mode() if self._is_tty(keys) else contextlib.nullcontext()
-        try:
-            with watching, keys.attach(on_keys):
-                return await task
-        except asyncio.CancelledError:
-            if not task.cancelled():
-                raise
-            self.console.print(Text("Cancelled.", style="yellow"))
-            return None
-        except PiContextError as exc:
-            if self._renderer is None or not self._renderer.errors_shown:
-                self.console.print(Text(f"pictx: error: {exc}", style="red"))
-            return None
-        finally:
-            if flush_timer is not None:
-                flush_timer.cancel()
-            handle(keys.flush_keys())
-            store_typeahead(keys, kept)
+        watch = _AbortWatch(
+            self,
+            asyncio.ensure_future(work),
+            abort,
+            cancel_on_first=cancel_on_first,
+            progress=progress,
+            queue_input=queue_input,
+        )
+        return await watch.run()
 
     def _key_input(self) -> Input:
         """The input watched for Esc/Ctrl-C during runs: the prompts' own, so one parser sees
@@ -628,3 +554,114 @@ async def run_interactive(agent: AgentApi, *, agent_dir: Path | None = None, **k
     """Start interactive mode on ``agent``."""
     shell = InteractiveShell(agent, history=history_for(agent_dir), **kwargs)
     return await shell.run()
+
+
+class _AbortWatch(Generic[T]):
+    """One awaited piece of work and the keys typed while it runs (see
+    :meth:`InteractiveShell._abortable`): the Esc/Ctrl-C presses counted towards the abort, the
+    other keys kept as typeahead for the next input line, and the timer that flushes a lone Esc
+    from the key parser."""
+
+    def __init__(
+        self,
+        shell: InteractiveShell,
+        task: asyncio.Future[T],
+        abort: Callable[[], None],
+        *,
+        cancel_on_first: bool,
+        progress: RunProgress | None,
+        queue_input: bool,
+    ) -> None:
+        self.shell = shell
+        self.task = task
+        self.abort = abort
+        self.cancel_on_first = cancel_on_first
+        self.progress = progress
+        self.queue_input = queue_input
+        self.presses = 0
+        """Esc/Ctrl-C presses so far: the first aborts, the second (or the first, with
+        ``cancel_on_first``) cancels the task."""
+        self.kept: list[KeyPress] = []
+        """Every other key, handed back to prompt_toolkit as typeahead at the end."""
+        self.keys = shell._key_input()
+        self.loop = asyncio.get_running_loop()
+        self.flush_timer: asyncio.TimerHandle | None = None
+
+    async def run(self) -> T | None:
+        shell, keys = self.shell, self.keys
+        # what the prompt left unprocessed: keys that came in the same read as its Enter, and
+        # an Esc its parser still holds (an abort before the work's first step still applies)
+        self.handle([*get_typeahead(keys), *keys.flush_keys()])
+        watching = keys.raw_mode() if shell._is_tty(keys) else contextlib.nullcontext()
+        try:
+            with watching, keys.attach(self.on_keys):
+                return await self.task
+        except asyncio.CancelledError:
+            if not self.task.cancelled():
+                raise
+            shell.console.print(Text("Cancelled.", style="yellow"))
+            return None
+        except PiContextError as exc:
+            if shell._renderer is None or not shell._renderer.errors_shown:
+                shell.console.print(Text(f"pictx: error: {exc}", style="red"))
+            return None
+        finally:
+            if self.flush_timer is not None:
+                self.flush_timer.cancel()
+            self.handle(keys.flush_keys())
+            store_typeahead(keys, self.kept)
+
+    def queued(self, press: KeyPress, after: KeyPress | None) -> int:
+        """How many presses (from ``press``) were a queueing key; 0 when none was."""
+        if not self.queue_input or self.task.done():
+            return 0
+        following = after.key if after is not None else None
+        if press.key == Keys.Escape and following in _ENTER_KEYS:
+            if self.shell._queue_line(self.kept, "follow_up"):
+                return 2
+            self.kept.append(press)  # Alt+Enter on a blank line: a newline for the next prompt
+            return 1
+        if press.key == Keys.Escape and following == Keys.Up:
+            self.shell._restore_queue(self.kept)
+            return 2
+        if press.key in _ENTER_KEYS and self.shell._queue_line(self.kept, "steer"):
+            return 1
+        return 0
+
+    def handle(self, presses_read: Iterable[KeyPress]) -> None:
+        items = list(presses_read)
+        index = 0
+        while index < len(items):
+            press = items[index]
+            used = self.queued(press, items[index + 1] if index + 1 < len(items) else None)
+            if used:
+                index += used
+                continue
+            index += 1
+            if press.key not in _ABORT_KEYS:
+                self.kept.append(press)
+            elif not self.task.done():
+                self.abort_press(press)
+
+    def abort_press(self, press: KeyPress) -> None:
+        self.presses += 1
+        if self.presses == 1:
+            if self.progress is not None:
+                self.progress.stop()
+            if self.queue_input and press.key == Keys.Escape:
+                self.shell._restore_queue(self.kept)
+            self.shell.console.print(Text("Aborting…", style="yellow"))
+            self.abort()
+        if self.cancel_on_first or self.presses > 1:
+            self.task.cancel()
+
+    def flush(self) -> None:
+        self.flush_timer = None
+        self.handle(self.keys.flush_keys())
+
+    def on_keys(self) -> None:
+        self.handle(self.keys.read_keys())
+        # a lone Esc may start an escape sequence: the parser holds it until flushed
+        if self.flush_timer is not None:
+            self.flush_timer.cancel()
+        self.flush_timer = self.loop.call_later(_ESC_FLUSH_SECONDS, self.flush)

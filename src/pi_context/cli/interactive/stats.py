@@ -1,7 +1,7 @@
 """Numbers the terminal shows: the status line and the counts of ``/session``.
 
 Token, cost and cache totals and the context size come from the agent
-(:func:`pi_context.agent.session_stats.session_stats`: every entry of the file, as pi's ``/session``),
+(:func:`pi_context.agent.stats.session_stats`: every entry of the file, as pi's ``/session``),
 so the terminal and the library report one set of numbers. This module adds what only the
 terminal shows: how many messages, tool calls and compactions the file holds.
 """

@@ -148,17 +148,6 @@ def fuzzy_score(query: str, text: str) -> float | None:
     return total
 
 
-@dataclass
-class _State(Generic[T]):
-    query: str
-    rows: Sequence[PickerRow[T]] = ()
-    index: int = 0
-    status: str = ""
-    ask: AskText[T] | None = None
-    answer: str = ""
-    confirm: Confirm[T] | None = None
-
-
 _STYLE = Style.from_dict(
     {
         "title": "bold",
@@ -169,6 +158,204 @@ _STYLE = Style.from_dict(
         "search": "",
     }
 )
+
+
+class _Picker(Generic[T]):
+    """One open picker: the search, the rows it matches, the selection and the modal question
+    (a line of text or a yes/no) if one is open; each key is a method."""
+
+    def __init__(self, source: PickerSource[T], *, query: str, height: int) -> None:
+        self.source = source
+        self.height = height
+        self.query = query
+        self.rows: Sequence[PickerRow[T]] = ()
+        self.index = 0
+        self.status = ""
+        self.ask: AskText[T] | None = None
+        self.answer = ""
+        self.confirm: Confirm[T] | None = None
+        self.result: T | None = None
+        self.refresh(reset=True)
+
+    async def run(self, pt_input: Input | None, pt_output: Output | None) -> T | None:
+        app: Application[None] = Application(
+            layout=Layout(
+                Window(FormattedTextControl(self.render, show_cursor=False), wrap_lines=False)
+            ),
+            key_bindings=self.key_bindings(),
+            style=_STYLE,
+            full_screen=False,
+            erase_when_done=True,
+            input=pt_input,
+            output=pt_output,
+        )
+        await app.run_async()
+        return self.result
+
+    # -- state --------------------------------------------------------------------------------
+
+    def refresh(self, *, keep: T | None = None, reset: bool = False) -> None:
+        self.rows = self.source.rows(self.query)
+        if reset or keep is None:
+            self.index = self.source.initial(self.rows) if self.rows else 0
+        else:
+            self.index = next(
+                (i for i, row in enumerate(self.rows) if row.value == keep),
+                min(self.index, max(len(self.rows) - 1, 0)),
+            )
+
+    def selected(self) -> T | None:
+        return self.rows[self.index].value if self.rows else None
+
+    def modal(self) -> bool:
+        return self.ask is not None or self.confirm is not None
+
+    def apply(self, outcome: Outcome[T], app: Application[None]) -> None:
+        self.status = ""
+        if isinstance(outcome, Close):
+            self.result = outcome.value
+            app.exit()
+        elif isinstance(outcome, Stay):
+            self.refresh(keep=self.selected())
+            self.status = outcome.status
+        elif isinstance(outcome, AskText):
+            self.ask = outcome
+            self.answer = outcome.default
+        else:
+            self.confirm = outcome
+
+    def move(self, step: int) -> None:
+        if self.rows:
+            self.index = (self.index + step) % len(self.rows)
+
+    def page(self, step: int) -> None:
+        if self.rows:
+            self.index = max(0, min(len(self.rows) - 1, self.index + step))
+
+    # -- drawing ------------------------------------------------------------------------------
+
+    def render(self) -> StyleAndTextTuples:
+        height = self.height
+        lines: StyleAndTextTuples = [("class:title", one_line(self.source.title())), ("", "\n")]
+        lines += [("class:search", "Search: " + one_line(self.query)), ("", "\n")]
+        if not self.rows:
+            lines += [("class:note", "  (nothing matches)"), ("", "\n")]
+        top = max(0, min(self.index - height // 2, len(self.rows) - height))
+        for number, row in enumerate(self.rows[top : top + height], start=top):
+            mark = "✓ " if row.marked else "  "
+            style = "class:selected" if number == self.index else ""
+            pointer = "› " if number == self.index else "  "
+            lines.append((style, pointer + mark + one_line(row.text)))
+            if row.note:
+                lines.append(("class:note", "  " + one_line(row.note)))
+            lines.append(("", "\n"))
+        if len(self.rows) > height:
+            lines += [("class:note", f"  ({self.index + 1}/{len(self.rows)})"), ("", "\n")]
+        if self.ask is not None:
+            lines.append(("class:status", f"{one_line(self.ask.label)} {one_line(self.answer)}"))
+            lines += [("", "\n"), ("class:hint", "Enter saves · Esc cancels")]
+            return lines
+        if self.confirm is not None:
+            lines.append(("class:status", one_line(self.confirm.question) + " [y/N]"))
+            return lines
+        if self.status:
+            lines += [("class:status", one_line(self.status)), ("", "\n")]
+        lines.append(("class:hint", "↑↓ move · type to search · Enter select · Esc cancel"))
+        extra = [f"{key.label} {key.help}" for key in self.source.bindings()]
+        if extra:
+            lines += [("", "\n"), ("class:hint", " · ".join(extra))]
+        return lines
+
+    # -- keys ---------------------------------------------------------------------------------
+
+    def key_bindings(self) -> KeyBindings:
+        bindings = KeyBindings()
+        bindings.add(Keys.Up)(self.up)
+        bindings.add(Keys.Down)(self.down)
+        bindings.add(Keys.PageUp)(self.page_up)
+        bindings.add(Keys.PageDown)(self.page_down)
+        bindings.add(Keys.Enter)(self.enter)
+        bindings.add(Keys.Escape, eager=True)(self.escape)
+        bindings.add(Keys.ControlC)(self.cancel)
+        bindings.add(Keys.Backspace)(self.erase)
+        bindings.add(Keys.Any)(self.type_text)
+        for key in self.source.bindings():
+
+            def run(event: KeyPressEvent, key: PickerKey[T] = key) -> None:
+                self.extra_key(key, event)
+
+            bindings.add(*key.keys)(run)
+        return bindings
+
+    def up(self, _event: KeyPressEvent) -> None:
+        if not self.modal():
+            self.move(-1)
+
+    def down(self, _event: KeyPressEvent) -> None:
+        if not self.modal():
+            self.move(1)
+
+    def page_up(self, _event: KeyPressEvent) -> None:
+        if not self.modal():
+            self.page(-self.height)
+
+    def page_down(self, _event: KeyPressEvent) -> None:
+        if not self.modal():
+            self.page(self.height)
+
+    def enter(self, event: KeyPressEvent) -> None:
+        if self.confirm is not None:
+            self.confirm = None
+            self.status = "Cancelled"
+            return
+        if self.ask is not None:
+            ask, self.ask = self.ask, None
+            self.apply(ask.then(self.answer), event.app)
+            return
+        value = self.selected()
+        if value is not None:
+            self.apply(self.source.choose(value, self.query), event.app)
+
+    def escape(self, event: KeyPressEvent) -> None:
+        if self.modal():
+            self.ask = self.confirm = None
+            self.status = "Cancelled"
+        elif self.query:
+            self.query = ""
+            self.refresh(reset=True)
+        else:
+            event.app.exit()
+
+    def cancel(self, event: KeyPressEvent) -> None:
+        event.app.exit()
+
+    def erase(self, _event: KeyPressEvent) -> None:
+        if self.ask is not None:
+            self.answer = self.answer[:-1]
+        elif self.confirm is None and self.query:
+            self.query = self.query[:-1]
+            self.refresh(reset=True)
+
+    def type_text(self, event: KeyPressEvent) -> None:
+        text = event.data
+        if not text.isprintable():
+            return
+        if self.confirm is not None:
+            confirm, self.confirm = self.confirm, None
+            if text.lower() == "y":
+                self.apply(confirm.then(), event.app)
+            else:
+                self.status = "Cancelled"
+            return
+        if self.ask is not None:
+            self.answer += text
+            return
+        self.query += text
+        self.refresh(reset=True)
+
+    def extra_key(self, key: PickerKey[T], event: KeyPressEvent) -> None:
+        if not self.modal():
+            self.apply(key.action(self.selected(), self.query), event.app)
 
 
 async def run_picker(
@@ -184,177 +371,7 @@ async def run_picker(
     ``height`` is the number of rows visible at once; the list scrolls to keep the selection
     in view.
     """
-    state: _State[T] = _State(query=query)
-    result: list[T | None] = [None]
-
-    def refresh(*, keep: T | None = None, reset: bool = False) -> None:
-        state.rows = source.rows(state.query)
-        if reset or keep is None:
-            state.index = source.initial(state.rows) if state.rows else 0
-        else:
-            state.index = next(
-                (i for i, row in enumerate(state.rows) if row.value == keep),
-                min(state.index, max(len(state.rows) - 1, 0)),
-            )
-
-    def selected() -> T | None:
-        return state.rows[state.index].value if state.rows else None
-
-    refresh(reset=True)
-
-    def apply(outcome: Outcome[T], app: Application[None]) -> None:
-        state.status = ""
-        if isinstance(outcome, Close):
-            result[0] = outcome.value
-            app.exit()
-        elif isinstance(outcome, Stay):
-            keep = selected()
-            refresh(keep=keep)
-            state.status = outcome.status
-        elif isinstance(outcome, AskText):
-            state.ask = outcome
-            state.answer = outcome.default
-        else:
-            state.confirm = outcome
-
-    def render() -> StyleAndTextTuples:
-        lines: StyleAndTextTuples = [("class:title", one_line(source.title())), ("", "\n")]
-        lines += [("class:search", "Search: " + one_line(state.query)), ("", "\n")]
-        if not state.rows:
-            lines += [("class:note", "  (nothing matches)"), ("", "\n")]
-        top = max(0, min(state.index - height // 2, len(state.rows) - height))
-        for number, row in enumerate(state.rows[top : top + height], start=top):
-            mark = "✓ " if row.marked else "  "
-            style = "class:selected" if number == state.index else ""
-            pointer = "› " if number == state.index else "  "
-            lines.append((style, pointer + mark + one_line(row.text)))
-            if row.note:
-                lines.append(("class:note", "  " + one_line(row.note)))
-            lines.append(("", "\n"))
-        if len(state.rows) > height:
-            lines += [("class:note", f"  ({state.index + 1}/{len(state.rows)})"), ("", "\n")]
-        if state.ask is not None:
-            lines.append(("class:status", f"{one_line(state.ask.label)} {one_line(state.answer)}"))
-            lines += [("", "\n"), ("class:hint", "Enter saves · Esc cancels")]
-            return lines
-        if state.confirm is not None:
-            lines.append(("class:status", one_line(state.confirm.question) + " [y/N]"))
-            return lines
-        if state.status:
-            lines += [("class:status", one_line(state.status)), ("", "\n")]
-        lines.append(("class:hint", "↑↓ move · type to search · Enter select · Esc cancel"))
-        extra = [f"{key.label} {key.help}" for key in source.bindings()]
-        if extra:
-            lines += [("", "\n"), ("class:hint", " · ".join(extra))]
-        return lines
-
-    bindings = KeyBindings()
-
-    def move(step: int) -> None:
-        if state.rows:
-            state.index = (state.index + step) % len(state.rows)
-
-    def page(step: int) -> None:
-        if state.rows:
-            state.index = max(0, min(len(state.rows) - 1, state.index + step))
-
-    def modal() -> bool:
-        return state.ask is not None or state.confirm is not None
-
-    @bindings.add(Keys.Up)
-    def _up(_event: KeyPressEvent) -> None:
-        if not modal():
-            move(-1)
-
-    @bindings.add(Keys.Down)
-    def _down(_event: KeyPressEvent) -> None:
-        if not modal():
-            move(1)
-
-    @bindings.add(Keys.PageUp)
-    def _page_up(_event: KeyPressEvent) -> None:
-        if not modal():
-            page(-height)
-
-    @bindings.add(Keys.PageDown)
-    def _page_down(_event: KeyPressEvent) -> None:
-        if not modal():
-            page(height)
-
-    @bindings.add(Keys.Enter)
-    def _enter(event: KeyPressEvent) -> None:
-        if state.confirm is not None:
-            state.confirm = None
-            state.status = "Cancelled"
-            return
-        if state.ask is not None:
-            ask, state.ask = state.ask, None
-            apply(ask.then(state.answer), event.app)
-            return
-        value = selected()
-        if value is not None:
-            apply(source.choose(value, state.query), event.app)
-
-    @bindings.add(Keys.Escape, eager=True)
-    def _escape(event: KeyPressEvent) -> None:
-        if modal():
-            state.ask = state.confirm = None
-            state.status = "Cancelled"
-        elif state.query:
-            state.query = ""
-            refresh(reset=True)
-        else:
-            event.app.exit()
-
-    @bindings.add(Keys.ControlC)
-    def _cancel(event: KeyPressEvent) -> None:
-        event.app.exit()
-
-    @bindings.add(Keys.Backspace)
-    def _erase(_event: KeyPressEvent) -> None:
-        if state.ask is not None:
-            state.answer = state.answer[:-1]
-        elif state.confirm is None and state.query:
-            state.query = state.query[:-1]
-            refresh(reset=True)
-
-    @bindings.add(Keys.Any)
-    def _type(event: KeyPressEvent) -> None:
-        text = event.data
-        if not text.isprintable():
-            return
-        if state.confirm is not None:
-            confirm, state.confirm = state.confirm, None
-            if text.lower() == "y":
-                apply(confirm.then(), event.app)
-            else:
-                state.status = "Cancelled"
-            return
-        if state.ask is not None:
-            state.answer += text
-            return
-        state.query += text
-        refresh(reset=True)
-
-    for key in source.bindings():
-
-        def run(event: KeyPressEvent, key: PickerKey[T] = key) -> None:
-            if not modal():
-                apply(key.action(selected(), state.query), event.app)
-
-        bindings.add(*key.keys)(run)
-
-    app: Application[None] = Application(
-        layout=Layout(Window(FormattedTextControl(render, show_cursor=False), wrap_lines=False)),
-        key_bindings=bindings,
-        style=_STYLE,
-        full_screen=False,
-        erase_when_done=True,
-        input=pt_input,
-        output=pt_output,
-    )
-    await app.run_async()
-    return result[0]
+    return await _Picker(source, query=query, height=height).run(pt_input, pt_output)
 
 
 class OptionPicker:

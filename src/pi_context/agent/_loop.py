@@ -2,7 +2,7 @@
 
 One run starts with the messages of a prompt (system patch, user message, extension messages),
 then repeats a *turn*: build the request (a :class:`RequestSource`, in the agent session its
-request pipeline: a fresh session projection through the transform chain, :mod:`.request`),
+request pipeline: a fresh session projection through the transform chain, :mod:`._request`),
 stream the assistant message, execute its tool calls, and continue while there were tool calls
 or queued messages (steering after the tool results, follow-ups when the run would stop, from
 a :class:`DeliveryQueue`). Between turns the session may compact and patch the system prompt
@@ -10,7 +10,7 @@ a :class:`DeliveryQueue`). Between turns the session may compact and patch the s
 
 The loop owns no state beyond the run: what it needs is handed to it at construction, the
 requests, the queue and the :class:`LoopCallbacks` (the agent session's private
-:class:`~pi_context.agent.loop_callbacks.SessionLoopCallbacks` in production, small fakes in
+:class:`~pi_context.agent._run.SessionLoopCallbacks` in production, small fakes in
 tests). Every message is persisted through the callbacks as soon as it is final, so an abort
 at any point leaves a valid session:
 

@@ -1,4 +1,4 @@
-"""The delivery rules of the steering and follow-up queues: pure state, no events.
+"""The steering and follow-up queues: their delivery rules, and the events that announce them.
 
 Two FIFO queues, as pi's agent keeps them:
 
@@ -15,17 +15,26 @@ stays listed until a user message with the same text starts (:meth:`MessageQueue
 which is how pi matches them. Extension messages are queued without a text (not shown, not
 counted).
 
-The class is pure state: it emits nothing. The session turns :meth:`MessageQueues.texts` into
-``queue_update`` events at the points pi does.
+:class:`MessageQueues` is the rules as pure state: it emits nothing. :class:`PromptQueue`
+wraps it with the events pi emits: ``queue_update`` (the complete text lists) when a user
+message is queued, when the queues are cleared, and right before a user message whose text is
+listed starts (:meth:`PromptQueue.delivered`). Extension messages are queued quietly as
+steering.
 """
 
 from __future__ import annotations
 
-from typing import Literal, TypeGuard
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
-from pi_context.messages import AgentMessage
+from pi_context.events import MessageStart, QueueUpdate
+from pi_context.messages import AgentMessage, text_of
 
-__all__ = ["QUEUE_MODES", "MessageQueues", "QueueMode", "is_queue_mode"]
+if TYPE_CHECKING:
+    from pi_context.events import AgentEvent
+
+__all__ = ["QUEUE_MODES", "MessageQueues", "PromptQueue", "QueueMode", "is_queue_mode"]
+
 
 QueueMode = Literal["all", "one-at-a-time"]
 QUEUE_MODES: tuple[QueueMode, ...] = ("all", "one-at-a-time")
@@ -33,6 +42,9 @@ QUEUE_MODES: tuple[QueueMode, ...] = ("all", "one-at-a-time")
 
 def is_queue_mode(value: object) -> TypeGuard[QueueMode]:
     return value in QUEUE_MODES
+
+
+# -- the delivery rules ----------------------------------------------------------------------------
 
 
 class _Queue:
@@ -144,3 +156,102 @@ class MessageQueues:
     def pending_count(self) -> int:
         """Listed texts in both queues (pi's ``pendingMessageCount``)."""
         return len(self._steering.texts) + len(self._follow_up.texts)
+
+
+# -- the announced queues --------------------------------------------------------------------------
+
+
+class PromptQueue:
+    """Steering and follow-up messages waiting for a run, and their announcements."""
+
+    __slots__ = ("_emit", "_queues")
+
+    def __init__(self, emit: Callable[[AgentEvent], None]) -> None:
+        self._emit = emit
+        self._queues = MessageQueues()
+
+    def __bool__(self) -> bool:
+        return bool(self._queues)
+
+    # -- modes ----------------------------------------------------------------------------------
+
+    @property
+    def steering_mode(self) -> QueueMode:
+        return self._queues.steering_mode
+
+    @steering_mode.setter
+    def steering_mode(self, mode: QueueMode) -> None:
+        self._queues.steering_mode = mode
+
+    @property
+    def follow_up_mode(self) -> QueueMode:
+        return self._queues.follow_up_mode
+
+    @follow_up_mode.setter
+    def follow_up_mode(self, mode: QueueMode) -> None:
+        self._queues.follow_up_mode = mode
+
+    # -- queueing -------------------------------------------------------------------------------
+
+    def add(self, message: AgentMessage) -> None:
+        """An extension message: steering, not listed, not announced."""
+        self._queues.steer(message)
+
+    def steer(self, message: AgentMessage) -> QueueUpdate:
+        """Queue a user message as steering and announce the lists; returns the announcement."""
+        self._queues.steer(message, _text(message))
+        return self.announce()
+
+    def follow_up(self, message: AgentMessage) -> QueueUpdate:
+        """Queue a user message as a follow-up and announce the lists."""
+        self._queues.follow_up(message, _text(message))
+        return self.announce()
+
+    def clear(self) -> tuple[list[str], list[str]]:
+        """Forget everything queued (announced); returns the removed texts."""
+        removed = self._queues.clear()
+        self.announce()
+        return removed
+
+    # -- delivery -------------------------------------------------------------------------------
+
+    def take_steering(self) -> list[AgentMessage]:
+        return self._queues.drain_steering()
+
+    def take_follow_up(self) -> list[AgentMessage]:
+        return self._queues.drain_follow_up()
+
+    def take(self) -> list[AgentMessage]:
+        """What a continuation starts with (after a retry, a compaction, a settled run):
+        steering first, else follow-ups."""
+        return self._queues.drain_steering() or self._queues.drain_follow_up()
+
+    def delivered(self, event: AgentEvent) -> None:
+        """Before ``event`` is emitted: a starting user message whose text is listed is
+        unlisted and the shorter lists are announced first, as pi does."""
+        if (
+            isinstance(event, MessageStart)
+            and event.message.get("role") == "user"
+            and self._queues.delivered(_text(event.message))
+        ):
+            self.announce()
+
+    # -- display --------------------------------------------------------------------------------
+
+    def texts(self) -> tuple[list[str], list[str]]:
+        return self._queues.texts()
+
+    @property
+    def pending_count(self) -> int:
+        return self._queues.pending_count
+
+    def announce(self) -> QueueUpdate:
+        steering, follow_up = self._queues.texts()
+        update = QueueUpdate(steering=steering, follow_up=follow_up)
+        self._emit(update)
+        return update
+
+
+def _text(message: AgentMessage) -> str:
+    content: Any = message.get("content")
+    return text_of(content) if isinstance(content, str | list) else ""

@@ -21,8 +21,8 @@ from pi_context.prompt import get_current_system_message
 from pi_context.session import Session
 from pi_context.tools import ToolOutcome
 
-from .loop import handed_out
-from .state import AgentState
+from ._loop import handed_out
+from ._state import AgentState
 
 if TYPE_CHECKING:
     from pi_context.events import AgentEvent

@@ -1,4 +1,4 @@
-"""The running half of :class:`~.compaction_control.CompactionControl`: one compaction (or
+"""The running half of :class:`~._compaction.CompactionControl`: one compaction (or
 masking) through the engine, its events passed on, the extension hooks around it.
 
 Kept apart from the decisions so that a session that never compacts never loads the engine,
@@ -35,7 +35,7 @@ from pi_context.compaction.retry_events import (
 if TYPE_CHECKING:
     from pi_context.model import ModelRequest
 
-    from .state import AgentState
+    from ._state import AgentState
 
 __all__ = ["CompactionRunner"]
 
