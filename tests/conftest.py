@@ -1,5 +1,8 @@
 """Rules for the whole suite: no connection leaves the machine, and no credential, endpoint or
-agent directory of the person running the tests reaches a test (tests that need one set it)."""
+agent directory of the person running the tests reaches a test (tests that need one set it).
+Under pytest-xdist (``scripts/check`` runs ``-n auto --dist loadgroup``), the tests that drive a
+real terminal run one after another on one worker, and so do those that fork or kill processes.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ import os
 import re
 import socket
 from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +24,33 @@ SCRUBBED = re.compile(
     r"|PI_CODING_AGENT_(?:DIR|SESSION_DIR)|PICTX_[A-Z0-9_]+)"
 )
 """Provider keys, tokens and endpoints, pi's agent and session directories, pictx's switches."""
+
+
+_FORKING = frozenset({"test_column_build.py", "test_column_index.py", "test_crash.py"})
+"""Modules (of tests/session) whose tests fork helpers or kill writer processes."""
+
+
+@cache
+def _group_of(path: Path) -> str | None:
+    """The xdist group of a test module: ``terminal``, ``fork`` or none (any worker)."""
+    if path.name in _FORKING and path.parent.name == "session":
+        return "fork"
+    source = path.read_text(encoding="utf-8")
+    if "pexpect" in source or '"tmux"' in source:
+        return "terminal"
+    return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put the tests of a terminal or forking module in one xdist group (one worker, in turn).
+
+    A terminal test waits for a screen under a deadline, and a forking test counts processes:
+    two of them side by side on a two-core machine only make each other slow or wrong.
+    """
+    for item in items:
+        group = _group_of(item.path)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def _is_local(address: Any) -> bool:
