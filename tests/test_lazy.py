@@ -99,6 +99,7 @@ def test_every_public_name_is_in_exactly_one_stub_line() -> None:
             assert isinstance(node, ast.ImportFrom), f"{stub}:{node.lineno}"
             assert node.lineno == node.end_lineno, f"{stub}:{node.lineno}: one line"
             assert [(a.name, a.asname) for a in node.names] == [(node.names[0].name,) * 2]
+            assert not node.names[0].name.startswith("_"), f"{stub}:{node.lineno}: public"
             seen += 1
     assert seen == sum(len(_public(name)) for name in PACKAGES)
 

@@ -26,8 +26,9 @@ lookup. The rules of a stub:
   submodule. Only this re-export form counts, as it does for type checkers.
 * ``Name: TypeAlias = A | B | ...``: the union of those names, built on first use (the union
   of every event the agent emits, whose compaction members are imported only then).
-* A name listed twice is an error of the stub; anything else in it is not a name of the
-  namespace.
+* A name listed twice is an error of the stub, and every name is public (a name with a
+  leading underscore is taken for a private submodule, without reading the stub); anything
+  else in a stub is not a name of the namespace.
 
 ``__all__`` is the stub's names in the order ruff keeps such lists (constants, classes, then
 the rest, each sorted); ``dir()`` adds them to what the package already holds; ``from package
@@ -81,6 +82,8 @@ def attach_stub(name: str, file: str) -> tuple[Callable[[str], object], Callable
             value: object = sorted({*homes, *unions}, key=_ruff_order)
         elif attribute.startswith("__"):  # probes of dunders (copy, pickle, pydoc) read nothing
             raise AttributeError(f"module {name!r} has no attribute {attribute!r}")
+        elif attribute.startswith("_") and is_package:  # a private module: never a stub's name
+            value = _submodule(name, attribute)
         elif attribute in table()[0]:
             module, inner = table()[0][attribute]
             value = _import(module)
