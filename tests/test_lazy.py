@@ -202,3 +202,14 @@ def test_importing_a_package_reads_no_stub_and_loads_none_of_its_modules() -> No
         "engine": True,
         "unlisted": False,
     }
+
+
+@pytest.mark.parametrize("name", ["pi_context", "pi_context.session", "pi_context.events"])
+def test_help_shows_the_names(name: str) -> None:
+    """``help()`` renders a namespace with the names its stub gives it."""
+    import pydoc
+    import re
+
+    text = pydoc.render_doc(importlib.import_module(name), renderer=pydoc.plaintext)
+    shown = set(re.findall(r"^    (?:class |async )?(\w+)\b", text, flags=re.MULTILINE))
+    assert sorted(_public(name) - shown) == []
