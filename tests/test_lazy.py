@@ -210,6 +210,6 @@ def test_help_shows_the_names(name: str) -> None:
     import pydoc
     import re
 
-    text = pydoc.render_doc(importlib.import_module(name), renderer=pydoc.plaintext)
+    text = pydoc.plain(pydoc.render_doc(importlib.import_module(name)))
     shown = set(re.findall(r"^    (?:class |async )?(\w+)\b", text, flags=re.MULTILINE))
     assert sorted(_public(name) - shown) == []
