@@ -1,7 +1,9 @@
 """The layering docs/architecture.md draws, checked on the source.
 
-Every ``import`` counts: module level, inside functions and under ``TYPE_CHECKING``. A lower
-layer never imports a higher one, and no two modules import each other, however indirectly.
+Every ``import`` counts: module level, inside functions and under ``TYPE_CHECKING``, and a
+package's ``__init__.pyi``, whose imports are the package's names (``_lazy.attach_stub``
+imports them on first use). A lower layer never imports a higher one, and no two modules
+import each other, however indirectly.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def _imports(path: Path, modules: set[str]) -> Iterator[str]:
     """Every pi_context module ``path`` imports, resolved to absolute names."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = _module_name(path)
-    if path.name != "__init__.py":
+    if path.stem != "__init__":
         package = package.rpartition(".")[0]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -82,13 +84,39 @@ def _imports(path: Path, modules: set[str]) -> Iterator[str]:
                     yield target
 
 
+def _sources(path: Path) -> list[Path]:
+    """A module's source, and for a package its stub too: the stub's imports are what the
+    package imports when its names are first read."""
+    stub = path.with_suffix(".pyi")
+    return [path, stub] if path.name == "__init__.py" and stub.exists() else [path]
+
+
 def _graph() -> dict[str, set[str]]:
     files = {_module_name(p): p for p in PACKAGE_DIR.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in files.items():
-        targets = {t for t in _imports(path, set(files)) if t in files and t != name}
+        targets = {
+            t
+            for source in _sources(path)
+            for t in _imports(source, set(files))
+            if t in files and t != name
+        }
         graph[name] = targets
     return graph
+
+
+def test_a_package_stub_is_read_as_the_package_s_imports() -> None:
+    """The stub is where a package's edges are written (its ``__init__.py`` imports only
+    ``_lazy``): each module a stub names is an edge of the package."""
+    graph = _graph()
+    stubs = sorted(PACKAGE_DIR.rglob("__init__.pyi"))
+    assert stubs
+    for stub in stubs:
+        package = _module_name(stub)
+        named = {t for t in _imports(stub, set(graph)) if t in graph}
+        assert named, stub
+        assert named <= graph[package] | {package}, package
+    assert "pi_context.session.store" in graph["pi_context.session"]
 
 
 def _unit(module: str) -> str:

@@ -21,8 +21,6 @@ or receive them through ``AgentSession.subscribe()``.
 
 from __future__ import annotations
 
-import functools
-import operator
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
@@ -39,18 +37,22 @@ from pi_context.messages import (
 )
 
 if TYPE_CHECKING:
-    from pi_context.compaction.events import (
-        CompactionEnd,
-        CompactionFallback,
-        CompactionPaused,
-        CompactionStart,
-        ObservationsMasked,
+    # The compaction engine's events, re-exported here and imported on first use
+    # (``_lazy.attach_stub`` reads this block): a session that never compacts never defines them.
+    from pi_context.compaction.events import CompactionEnd as CompactionEnd
+    from pi_context.compaction.events import CompactionFallback as CompactionFallback
+    from pi_context.compaction.events import CompactionPaused as CompactionPaused
+    from pi_context.compaction.events import CompactionStart as CompactionStart
+    from pi_context.compaction.events import ObservationsMasked as ObservationsMasked
+    from pi_context.compaction.retry_events import CompactionReason as CompactionReason
+    from pi_context.compaction.retry_events import (
+        SummarizationRetryAttemptStart as SummarizationRetryAttemptStart,
     )
     from pi_context.compaction.retry_events import (
-        CompactionReason,
-        SummarizationRetryAttemptStart,
-        SummarizationRetryFinished,
-        SummarizationRetryScheduled,
+        SummarizationRetryFinished as SummarizationRetryFinished,
+    )
+    from pi_context.compaction.retry_events import (
+        SummarizationRetryScheduled as SummarizationRetryScheduled,
     )
 
 __all__ = [
@@ -360,61 +362,6 @@ if TYPE_CHECKING:
     )
     """Everything the agent emits: what ``AgentSession.prompt()`` yields and subscribers receive."""
 
-_AGENT_EVENT_MEMBERS = (
-    "AgentStart",
-    "TurnStart",
-    "MessageStart",
-    "MessageUpdate",
-    "MessageEnd",
-    "ToolExecutionStart",
-    "ToolExecutionUpdate",
-    "ToolExecutionEnd",
-    "TurnEnd",
-    "AgentEnd",
-    "AgentSettled",
-    "QueueUpdate",
-    "EntryAppended",
-    "CompactionStart",
-    "CompactionEnd",
-    "CompactionFallback",
-    "CompactionPaused",
-    "ObservationsMasked",
-    "AutoRetryStart",
-    "AutoRetryEnd",
-    "SummarizationRetryScheduled",
-    "SummarizationRetryAttemptStart",
-    "SummarizationRetryFinished",
-    "TreeNavigated",
-    "ExtensionFailure",
-    "CacheUpdate",
-)
-"""The members of :data:`AgentEvent`, which the runtime union is built from on first use."""
-
-_COMPACTION_EVENTS = _lazy.homes(
-    {
-        "pi_context.compaction.events": (
-            "CompactionEnd",
-            "CompactionFallback",
-            "CompactionPaused",
-            "CompactionStart",
-            "ObservationsMasked",
-        ),
-        "pi_context.compaction.retry_events": (
-            "CompactionReason",
-            "SummarizationRetryAttemptStart",
-            "SummarizationRetryFinished",
-            "SummarizationRetryScheduled",
-        ),
-    }
-)
-"""The compaction engine's events, re-exported here and imported on first use: a session that
-never compacts never defines them."""
-
-
-def __getattr__(name: str) -> object:
-    """The compaction events and :data:`AgentEvent`, made on first use and then kept."""
-    if name != "AgentEvent":
-        return _lazy.attribute(globals(), _COMPACTION_EVENTS, name)
-    members = (globals().get(m) or __getattr__(m) for m in _AGENT_EVENT_MEMBERS)
-    union = globals()[name] = functools.reduce(operator.or_, members)
-    return union
+__getattr__, __dir__ = _lazy.attach_stub(__name__, __file__)
+"""The compaction events and :data:`AgentEvent` (the union of the alias above, built from its
+members on first use), imported or made on first use and then kept."""

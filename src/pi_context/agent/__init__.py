@@ -18,49 +18,6 @@ recovery, what extensions may do), :mod:`._compaction` (when and how to compact)
 :mod:`.stats` (totals and prompt-cache accounting). Events are :mod:`pi_context.events`.
 """
 
-from typing import TYPE_CHECKING
-
 from pi_context import _lazy
 
-if TYPE_CHECKING:
-    from pi_context.agent._compaction import (
-        CompactionDecision,
-    )
-    from pi_context.agent.navigation import NavigationResult
-    from pi_context.agent.session import AgentOptions, AgentSession, SessionStats
-    from pi_context.agent.stats import (
-        CacheRecord,
-        CacheTracker,
-    )
-    from pi_context.events import AgentEvent
-
-__all__ = [
-    "AgentEvent",
-    "AgentOptions",
-    "AgentSession",
-    "CacheRecord",
-    "CacheTracker",
-    "CompactionDecision",
-    "NavigationResult",
-    "SessionStats",
-]
-
-_HOMES = _lazy.homes(
-    {
-        "pi_context.agent._compaction": ("CompactionDecision",),
-        "pi_context.agent.navigation": ("NavigationResult",),
-        "pi_context.agent.stats": (
-            "CacheRecord",
-            "CacheTracker",
-        ),
-        "pi_context.agent.session": (
-            "AgentOptions",
-            "AgentSession",
-            "SessionStats",
-        ),
-        "pi_context.events": ("AgentEvent",),
-    }
-)
-"""Where each public name lives; imported from there when first used."""
-
-__getattr__, __dir__ = _lazy.hooks(globals(), _HOMES, __all__)
+__getattr__, __dir__ = _lazy.attach_stub(__name__, __file__)

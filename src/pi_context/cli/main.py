@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import sys
 
+from pi_context import _lazy
 from pi_context._version import __version__
-from pi_context.cli import collector
 
 TYPE_CHECKING = False  # not typing's: ``pictx --version`` imports no typing (see pi_context)
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from pi_context.cli.group import SUBCOMMANDS, cli, wants_agent
+    # The click group's names, imported on first use (``_lazy.attach_stub`` reads this block):
+    # the entry point itself needs no click.
+    from pi_context.cli.group import SUBCOMMANDS as SUBCOMMANDS
+    from pi_context.cli.group import cli as cli
+    from pi_context.cli.group import wants_agent as wants_agent
 
 __all__ = ["SUBCOMMANDS", "cli", "main", "wants_agent"]
 
@@ -29,18 +33,7 @@ VERSION_LINE = f"pictx, version {__version__}\n"
 """What ``pictx --version`` prints: the line of the group's click version option, which answers
 ``--version`` combined with other arguments."""
 
-_FROM_GROUP = frozenset({"SUBCOMMANDS", "cli", "wants_agent"})
-
-
-def __getattr__(name: str) -> object:
-    """The click group's names, imported on first use (the entry point itself needs no click)."""
-    if name in _FROM_GROUP:
-        from pi_context.cli import group
-
-        value = getattr(group, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = _lazy.attach_stub(__name__, __file__)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,6 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: list[str], *, from_shell: bool) -> int:
     import click
 
+    from pi_context.cli import collector  # here, not at the top: ``--version`` needs none
     from pi_context.cli.entry_help import mistyped_command
     from pi_context.cli.group import cli, entry_command
     from pi_context.errors import PiContextError

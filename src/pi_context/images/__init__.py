@@ -13,68 +13,6 @@
   cannot be used is dropped and said so in the prompt text.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
 from pi_context import _lazy
 
-if TYPE_CHECKING:
-    from pi_context.images.fitting import (
-        MAX_SOURCE_BYTES,
-        MAX_SOURCE_PIXELS,
-        FittedImage,
-        ImageFacts,
-        fit_image,
-        inspect_image,
-    )
-    from pi_context.images.limits import DEFAULT_IMAGE_LIMITS, ImageLimits, image_limits_from
-    from pi_context.images.prompt_images import PreparedPrompt, prepare_prompt_images
-    from pi_context.images.sniff import SNIFF_BYTES, WIRE_MIME_TYPES, sniff_image_mime
-
-__all__ = [
-    "DEFAULT_IMAGE_LIMITS",
-    "MAX_SOURCE_BYTES",
-    "MAX_SOURCE_PIXELS",
-    "SNIFF_BYTES",
-    "WIRE_MIME_TYPES",
-    "FittedImage",
-    "ImageFacts",
-    "ImageLimits",
-    "PreparedPrompt",
-    "fit_image",
-    "image_limits_from",
-    "inspect_image",
-    "prepare_prompt_images",
-    "sniff_image_mime",
-]
-
-_HOMES = _lazy.homes(
-    {
-        "pi_context.images.fitting": (
-            "MAX_SOURCE_BYTES",
-            "MAX_SOURCE_PIXELS",
-            "FittedImage",
-            "ImageFacts",
-            "fit_image",
-            "inspect_image",
-        ),
-        "pi_context.images.limits": (
-            "DEFAULT_IMAGE_LIMITS",
-            "ImageLimits",
-            "image_limits_from",
-        ),
-        "pi_context.images.prompt_images": (
-            "PreparedPrompt",
-            "prepare_prompt_images",
-        ),
-        "pi_context.images.sniff": (
-            "SNIFF_BYTES",
-            "WIRE_MIME_TYPES",
-            "sniff_image_mime",
-        ),
-    }
-)
-"""Where each public name lives; imported from there when first used."""
-
-__getattr__, __dir__ = _lazy.hooks(globals(), _HOMES, __all__)
+__getattr__, __dir__ = _lazy.attach_stub(__name__, __file__)

@@ -12,22 +12,6 @@ itself open it) and compacts it with pi's engine: :class:`ContextEngine`, which 
 exports with the pieces the adapters share and that need no framework.
 """
 
-from pi_context.integrations.engine import (
-    CompactionOutcome,
-    ContextEngine,
-    FileTools,
-    Summarizer,
-    pi_file_operation,
-)
-from pi_context.integrations.pairs import PairRepair, pair_violations, repair_pairs
+from pi_context import _lazy
 
-__all__ = [
-    "CompactionOutcome",
-    "ContextEngine",
-    "FileTools",
-    "PairRepair",
-    "Summarizer",
-    "pair_violations",
-    "pi_file_operation",
-    "repair_pairs",
-]
+__getattr__, __dir__ = _lazy.attach_stub(__name__, __file__)

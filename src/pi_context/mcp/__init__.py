@@ -7,40 +7,6 @@ turns server tools into agent tools, :mod:`.search` ranks them for ``tool_search
 content blocks and :mod:`.files` edits ``mcp.json`` for ``pictx mcp add/remove``.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
 from pi_context import _lazy
 
-if TYPE_CHECKING:
-    from pi_context.mcp.config import McpConfig, ServerConfig, load_mcp_config
-    from pi_context.mcp.manager import McpManager
-    from pi_context.mcp.naming import RESOURCE_TOOL_NAMES, is_mcp_tool_name
-
-__all__ = [
-    "RESOURCE_TOOL_NAMES",
-    "McpConfig",
-    "McpManager",
-    "ServerConfig",
-    "is_mcp_tool_name",
-    "load_mcp_config",
-]
-
-_HOMES = _lazy.homes(
-    {
-        "pi_context.mcp.config": (
-            "McpConfig",
-            "ServerConfig",
-            "load_mcp_config",
-        ),
-        "pi_context.mcp.manager": ("McpManager",),
-        "pi_context.mcp.naming": (
-            "RESOURCE_TOOL_NAMES",
-            "is_mcp_tool_name",
-        ),
-    }
-)
-"""Where each public name lives; imported from there when first used."""
-
-__getattr__, __dir__ = _lazy.hooks(globals(), _HOMES, __all__)
+__getattr__, __dir__ = _lazy.attach_stub(__name__, __file__)

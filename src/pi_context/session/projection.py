@@ -23,7 +23,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final, TypedDict, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Final, TypedDict, TypeVar, cast, overload
 
 from msgspec import Struct, field
 from msgspec.structs import force_setattr
@@ -31,6 +31,9 @@ from msgspec.structs import force_setattr
 from pi_context import _json
 from pi_context.messages import AgentMessage, Message
 from pi_context.session.entries import Entry
+
+if TYPE_CHECKING:
+    from pi_context.session.tree import TreeIndex
 
 __all__ = [
     "BRANCH_SUMMARY_SUFFIX",
@@ -45,6 +48,7 @@ __all__ = [
     "SummaryWrappers",
     "bash_execution_text",
     "build_context_entries",
+    "build_projection",
     "context_edits_by_target",
     "context_item",
     "convert_to_llm",
@@ -638,3 +642,17 @@ def convert_to_llm(messages: Iterable[AgentMessage | Mapping[str, Any]]) -> list
             text = prefix + str(message.get("summary")) + COMPACTION_SUMMARY_SUFFIX
             out.append(_user([{"type": "text", "text": text}], timestamp))
     return out
+
+
+def build_projection(entries: list[Entry] | TreeIndex, leaf_id: str | None) -> Projection:
+    """pi's ``buildSessionProjection(entries, leafId)``: ``None`` gives an empty projection.
+
+    Unlike pi (which falls back to the last entry), an unknown ``leaf_id`` raises
+    :class:`~pi_context.errors.TreeError`.
+    """
+    from pi_context.session.tree import TreeIndex
+
+    tree = entries if isinstance(entries, TreeIndex) else TreeIndex(entries)
+    if leaf_id is None:
+        return projection_of_path([])
+    return projection_of_path(tree.path(tree.require(leaf_id)))

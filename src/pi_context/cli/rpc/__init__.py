@@ -1,5 +1,5 @@
 """``pictx --mode rpc``: pi's RPC protocol (framing, records, commands, extension UI)."""
 
-from .mode import run_rpc, take_over_stdout
+from pi_context import _lazy
 
-__all__ = ["run_rpc", "take_over_stdout"]
+__getattr__, __dir__ = _lazy.attach_stub(__name__, __file__)

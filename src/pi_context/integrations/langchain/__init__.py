@@ -16,12 +16,9 @@ It takes the place of LangChain's ``SummarizationMiddleware`` and is on by defau
 threshold (LangChain's own never summarizes unless ``trigger=`` is set).
 """
 
-from pi_context.integrations._extra import require
+from pi_context import _lazy
+from pi_context.integrations import _extra
 
-require("langchain.agents.middleware", "langchain", "LangChain (langchain, langgraph)")
+_extra.require("langchain.agents.middleware", "langchain", "LangChain (langchain, langgraph)")
 
-from pi_context.integrations.langchain.mapping import LangChainCodec  # noqa: E402
-from pi_context.integrations.langchain.middleware import PiSummarizationMiddleware  # noqa: E402
-from pi_context.integrations.langchain.testing import FakeToolChatModel  # noqa: E402
-
-__all__ = ["FakeToolChatModel", "LangChainCodec", "PiSummarizationMiddleware"]
+__getattr__, __dir__ = _lazy.attach_stub(__name__, __file__)

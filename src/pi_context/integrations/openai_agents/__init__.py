@@ -10,11 +10,9 @@
                               run_config=RunConfig(call_model_input_filter=session.input_filter))
 """
 
-from pi_context.integrations._extra import require
+from pi_context import _lazy
+from pi_context.integrations import _extra
 
-require("agents.memory", "openai-agents", "openai-agents")
+_extra.require("agents.memory", "openai-agents", "openai-agents")
 
-from pi_context.integrations.openai_agents.mapping import OpenAIAgentsCodec  # noqa: E402
-from pi_context.integrations.openai_agents.session import PiSession  # noqa: E402
-
-__all__ = ["OpenAIAgentsCodec", "PiSession"]
+__getattr__, __dir__ = _lazy.attach_stub(__name__, __file__)

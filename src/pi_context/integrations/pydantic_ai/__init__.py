@@ -12,11 +12,9 @@
 plain-function form for ``ProcessHistory``.
 """
 
-from pi_context.integrations._extra import require
+from pi_context import _lazy
+from pi_context.integrations import _extra
 
-require("pydantic_ai.capabilities", "pydantic-ai", "pydantic-ai")
+_extra.require("pydantic_ai.capabilities", "pydantic-ai", "pydantic-ai")
 
-from pi_context.integrations.pydantic_ai.capability import PiContext  # noqa: E402
-from pi_context.integrations.pydantic_ai.mapping import PydanticAICodec  # noqa: E402
-
-__all__ = ["PiContext", "PydanticAICodec"]
+__getattr__, __dir__ = _lazy.attach_stub(__name__, __file__)

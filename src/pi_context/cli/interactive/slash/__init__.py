@@ -7,7 +7,7 @@ registered into it through the same ``register`` for the running session
 (:func:`~.registry.commands_for`). Importing this package registers every built-in.
 """
 
+from pi_context import _lazy
 from pi_context.cli.interactive.slash import app, auth, model, session  # noqa: F401  (registers)
-from pi_context.cli.interactive.slash.registry import commands_for, parse_slash, run_slash
 
-__all__ = ["commands_for", "parse_slash", "run_slash"]
+__getattr__, __dir__ = _lazy.attach_stub(__name__, __file__)

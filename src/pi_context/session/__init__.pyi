@@ -1,0 +1,19 @@
+from ._live import PathView as PathView
+from .codec import LoadProblem as LoadProblem
+from .entries import ENTRY_TYPES as ENTRY_TYPES
+from .entries import Entry as Entry
+from .entries import make_entry as make_entry
+from .projection import ModelRef as ModelRef
+from .projection import ProjectedEntry as ProjectedEntry
+from .projection import Projection as Projection
+from .projection import build_projection as build_projection
+from .projection import convert_to_llm as convert_to_llm
+from .projection import projection_of_path as projection_of_path
+from .search import SearchHit as SearchHit
+from .search_index import SearchIndex as SearchIndex
+from .store import Session as Session
+from .store import new_entry_id as new_entry_id
+from .store import new_session_id as new_session_id
+from .tree import TreeIndex as TreeIndex
+
+__all__: list[str]  # the names above, in ruff's order (_lazy.attach_stub)
