@@ -28,11 +28,11 @@ from typing import Any, Final
 import msgspec
 
 from pi_context import _json
+from pi_context.session.checks import Head, head_of_line
 from pi_context.session.codec import is_blank_line
 from pi_context.session.entries import UNREADABLE, Entry
 from pi_context.session.problems import ProblemLog
 from pi_context.session.reading import split_lines
-from pi_context.session.shapes import Head, head_of_line
 
 __all__ = [
     "CHUNK_SIZE",
