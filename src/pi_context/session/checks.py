@@ -383,29 +383,36 @@ class _Content(_Rule):
         return {**obj, key: content} if changed else obj
 
 
-class _Sections(_Rule):
-    """An object of named strings, each of which may be ``null``."""
+class _Map(_Rule):
+    """An object of named values of one type: a member of another type is ignored (``action``
+    says what that means)."""
 
-    __slots__ = ()
+    __slots__ = ("action", "value")
+
+    def __init__(self, value: _Type, *, action: str) -> None:
+        self.value = value
+        self.action = action
 
     def annotation(self, required: bool) -> Any:
-        return dict[str, str | None] | UnsetType
+        return dict[str, self.value.annotation(True)] | UnsetType  # type: ignore[misc]
 
     def typed(self, value: Any) -> bool:
-        return type(value) is dict and all(v is None or type(v) is str for v in value.values())
+        types = self.value.types
+        return type(value) is dict and all(type(v) in types for v in value.values())
 
     def check(self, checker: _Checker, obj: dict[str, Any], key: str, prefix: str) -> Any:
-        sections = obj[key]
-        if not isinstance(sections, dict):
-            checker.fault(f"{prefix}{key}", sections, "an object", "ignored")
+        members = obj[key]
+        if not isinstance(members, dict):
+            checker.fault(f"{prefix}{key}", members, "an object", "ignored")
             return {k: v for k, v in obj.items() if k != key}
+        types, words = self.value.types, self.value.words
         good = {}
-        for name, text in sections.items():
-            if text is None or isinstance(text, str):
-                good[name] = text
+        for name, member in members.items():
+            if type(member) in types:
+                good[name] = member
             else:
-                checker.fault(f"{prefix}{key}.{name}", text, "a string or null", "section ignored")
-        return obj if len(good) == len(sections) else {**obj, key: good}
+                checker.fault(f"{prefix}{key}.{name}", member, words, self.action)
+        return obj if len(good) == len(members) else {**obj, key: good}
 
 
 class _Tools(_Rule):
@@ -432,7 +439,7 @@ class _Tools(_Rule):
         if not isinstance(tools, list):
             checker.fault(prefix + key, tools, "a list", "ignored")
             return {k: v for k, v in obj.items() if k != key}
-        fields = self.shape.fields
+        spec = self.shape.spec
         kept = []
         for index, tool in enumerate(tools):
             where = f"{prefix}{key}[{index}]"
@@ -441,10 +448,9 @@ class _Tools(_Rule):
                 continue
             for name in self.shape.required_in_order:
                 value = tool.get(name)
-                rule = fields[name]
-                assert isinstance(rule, _Type)
-                if type(value) not in rule.types:
-                    checker.fault(f"{where}.{name}", value, rule.words, "tool ignored")
+                types, words = spec[name]
+                if type(value) not in types:
+                    checker.fault(f"{where}.{name}", value, words, "tool ignored")
                     break
             else:
                 if self.shape.typed(tool):
@@ -561,7 +567,7 @@ _ROLES: Final[dict[str, _Shape]] = {
     "system": _Shape(
         {
             "content": _Content(text_ok=True, allowed=frozenset({"text"}), empty=""),
-            "sections": _Sections(),
+            "sections": _Map(_STR_OR_NULL, action="section ignored"),
             "toolsAdded": _Tools(
                 _Shape(
                     {"name": _STR, "description": _STR, "parameters": _OBJECT},
