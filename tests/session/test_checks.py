@@ -1,7 +1,7 @@
 """The field rules are stated once (``session/checks.py``); the checks made from them agree.
 
 :func:`checked_entry` first asks :func:`_well_typed` (one pass over the tables that allocates
-nothing) and walks the entry in full only when that says no. :func:`head_of_line`, the compiled
+nothing) and walks the entry in full only when that says no. :func:`head_if_well_typed_and_shallow`, the compiled
 check, decides for nearly every line read whether its fields have pi's types, without building
 the line. A fast path that says yes where the full check would find a fault lets a malformed
 entry through unreported, so these properties draw entries from well-typed templates with
@@ -31,7 +31,7 @@ from pi_context.session.checks import (
     _Type,
     _well_typed,
     checked_entry,
-    head_of_line,
+    head_if_well_typed_and_shallow,
     nests_deeper_than,
 )
 from tests.hostile.test_wrong_types import _WRONG, _paths, _replace, _templates
@@ -152,7 +152,7 @@ def _expected_head(entry: dict[str, Any]) -> tuple[Any, ...]:
 @settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_a_line_the_shapes_accept_has_no_fault(entry: dict[str, Any]) -> None:
     line = _json.dumps(entry)
-    head = head_of_line(line)
+    head = head_if_well_typed_and_shallow(line)
     if head is not None:
         read = _json.loads(line)  # what the line says (an infinity is written as null)
         checked, faults = _checked_fully(read)
@@ -166,7 +166,7 @@ def test_every_shape_pi_writes_is_accepted() -> None:
         if template["type"] == "a_type_pi_may_add":
             continue
         line = _json.dumps(template)
-        assert head_of_line(line) == _expected_head(template), template
+        assert head_if_well_typed_and_shallow(line) == _expected_head(template), template
 
 
 def _text_line(text: bytes) -> bytes:
@@ -177,28 +177,37 @@ def _text_line(text: bytes) -> bytes:
 
 
 def test_raw_text_spans_must_be_strings() -> None:
-    assert head_of_line(_text_line(b'"hello"')) == ("message", "a", None, "user")
-    assert head_of_line(_text_line(b'  "spaced"  ')) == ("message", "a", None, "user")
+    assert head_if_well_typed_and_shallow(_text_line(b'"hello"')) == ("message", "a", None, "user")
+    assert head_if_well_typed_and_shallow(_text_line(b'  "spaced"  ')) == (
+        "message",
+        "a",
+        None,
+        "user",
+    )
     for wrong in (b"5", b"null", b"[]", b"{}", b"true"):
-        assert head_of_line(_text_line(wrong)) is None, wrong
+        assert head_if_well_typed_and_shallow(_text_line(wrong)) is None, wrong
 
 
 def test_a_duplicated_key_is_read_as_the_full_decoder_reads_it() -> None:
     # the last value wins in both decoders: a string after a number is well-typed...
     line = _text_line(b'5,"text":"late"')
-    assert head_of_line(line) is not None
+    assert head_if_well_typed_and_shallow(line) is not None
     assert _checked_fully(_json.loads(line))[1] == []
     # ...and a number after a string is not
-    assert head_of_line(_text_line(b'"early","text":5')) is None
+    assert head_if_well_typed_and_shallow(_text_line(b'"early","text":5')) is None
 
 
 def test_lines_the_full_decoder_must_read_are_refused() -> None:
     deep = b'{"type":"custom","id":"a","parentId":null,"data":' + b"[" * 3000 + b"]" * 3000 + b"}"
-    assert head_of_line(deep) is None
-    assert head_of_line(b'{"type":"message","id":"a"') is None  # torn
-    assert head_of_line(b'{"type":"message","id":"a","parentId":null}') is None  # no message
-    assert head_of_line(b'{"type":"a_new_type","id":"a"}') is None  # not interpreted
-    assert head_of_line(b"[1, 2]") is None
+    assert head_if_well_typed_and_shallow(deep) is None
+    assert head_if_well_typed_and_shallow(b'{"type":"message","id":"a"') is None  # torn
+    assert (
+        head_if_well_typed_and_shallow(b'{"type":"message","id":"a","parentId":null}') is None
+    )  # no message
+    assert (
+        head_if_well_typed_and_shallow(b'{"type":"a_new_type","id":"a"}') is None
+    )  # not interpreted
+    assert head_if_well_typed_and_shallow(b"[1, 2]") is None
 
 
 def test_the_usage_pictx_writes_reads_back_without_a_fault() -> None:
@@ -215,7 +224,7 @@ def test_the_usage_pictx_writes_reads_back_without_a_fault() -> None:
         },
     }
     assert _checked_fully(entry) == (entry, [])
-    assert head_of_line(_json.dumps(entry)) == ("message", "a", None, "assistant")
+    assert head_if_well_typed_and_shallow(_json.dumps(entry)) == ("message", "a", None, "assistant")
 
 
 def _nested(depth: int) -> Any:
@@ -264,20 +273,25 @@ def _deep_lines(depth: int) -> dict[str, bytes]:
 
 def test_a_line_within_the_depth_limit_is_accepted() -> None:
     for where, line in _deep_lines(CONTEXT_MAX_DEPTH).items():
-        assert head_of_line(line) is not None, where
+        assert head_if_well_typed_and_shallow(line) is not None, where
 
 
 def test_a_line_past_the_depth_limit_is_refused() -> None:
     for where, line in _deep_lines(CONTEXT_MAX_DEPTH + 1).items():
-        assert head_of_line(line) is None, where
+        assert head_if_well_typed_and_shallow(line) is None, where
 
 
 def test_brackets_in_long_text_do_not_count_toward_the_depth() -> None:
     # the bytes outside the text are few: no need to count the text's brackets
     text = _json.dumps("{[" * 20_000)
-    assert head_of_line(_text_line(text)) == ("message", "a", None, "user")
+    assert head_if_well_typed_and_shallow(_text_line(text)) == ("message", "a", None, "user")
     thinking = b',{"type":"thinking","thinking":' + text + b"}]}}"
-    assert head_of_line(_text_line(text)[:-3] + thinking) == ("message", "a", None, "user")
+    assert head_if_well_typed_and_shallow(_text_line(text)[:-3] + thinking) == (
+        "message",
+        "a",
+        None,
+        "user",
+    )
 
 
 _NESTING = st.recursive(
@@ -307,7 +321,7 @@ def test_a_line_the_shapes_accept_is_within_the_depth_limit(
         "message": {"role": "assistant", "content": content, "timestamp": 1},
     }
     line = _json.dumps(entry)
-    if head_of_line(line) is not None:
+    if head_if_well_typed_and_shallow(line) is not None:
         assert not nests_deeper_than(_json.loads(line), CONTEXT_MAX_DEPTH)
 
 
@@ -376,10 +390,10 @@ def _put(entry: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
 def test_each_field_rule_reaches_both_checks(where: str, entry: dict[str, Any], key: str) -> None:
     """A field the tables type is refused by the compiled check and named by the full check
     when it holds a value of another type; the same entry without it passes both."""
-    assert head_of_line(_json.dumps(entry)) is not None, where
+    assert head_if_well_typed_and_shallow(_json.dumps(entry)) is not None, where
     assert checked_entry(entry) == (entry, []), where
     wrong = _put(entry, key, [1])  # a list: no field in the tables takes one
-    assert head_of_line(_json.dumps(wrong)) is None, (where, key)
+    assert head_if_well_typed_and_shallow(_json.dumps(wrong)) is None, (where, key)
     faults = checked_entry(wrong)[1]
     assert any(
         f" {key} is a list" in f" {fault}" or f".{key} is a list" in fault for fault in faults

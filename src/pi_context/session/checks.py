@@ -7,7 +7,7 @@ providers or the CLI, each of which would have to guard every field. The tables 
 every entry type, message role and content block, which fields it has, of which JSON type,
 and which are required. Two checks are made from them:
 
-* :func:`head_of_line`, the compiled check, run on nearly every line read. The tables become
+* :func:`head_if_well_typed_and_shallow`, the compiled check, run on nearly every line read. The tables become
   ``msgspec`` Structs (tagged unions on the entry ``type``, the message ``role`` and the block
   ``type``), so a line is decoded into a few small objects while every field in the tables is
   checked, the rest of the line skipped without being built. The long strings (a block's text,
@@ -63,7 +63,7 @@ __all__ = [
     "SHALLOW_LENGTH",
     "Head",
     "checked_entry",
-    "head_of_line",
+    "head_if_well_typed_and_shallow",
     "json_kind",
     "nests_deeper_than",
     "shallow_line",
@@ -473,7 +473,7 @@ class _Message(_Rule):
 
     def annotation(self, required: bool) -> Any:
         # decoded through the union of every role even when one is expected (a tagged Struct
-        # decoded on its own does not require its tag); :func:`head_of_line` tests the role
+        # decoded on its own does not require its tag); :func:`head_if_well_typed_and_shallow` tests the role
         return _MESSAGE_UNION if required else _MESSAGE_UNION | UnsetType
 
     def typed(self, value: Any) -> bool:
@@ -960,7 +960,7 @@ Head = tuple[str, str, str | None, str | None]
 message, else ``None``."""
 
 
-def head_of_line(line: bytes) -> Head | None:
+def head_if_well_typed_and_shallow(line: bytes) -> Head | None:
     """The :data:`Head` of a session line whose every checked field has pi's type and that
     nests no deeper than :data:`CONTEXT_MAX_DEPTH`, or ``None`` when the line must go the full
     way (decoded in full, measured, and walked by :func:`checked_entry`, which names what is

@@ -20,7 +20,7 @@ from pi_context.messages import AgentMessage
 from pi_context.session.checks import (
     CONTEXT_MAX_DEPTH,
     checked_entry,
-    head_of_line,
+    head_if_well_typed_and_shallow,
     nests_deeper_than,
     shallow_line,
 )
@@ -354,7 +354,7 @@ def _vetted(
     ``None`` when it nests deeper than :data:`CONTEXT_MAX_DEPTH`; checked, its faults logged,
     when there is a ``log`` (an entry read from a file). A line the compiled check accepts
     (nearly all) is shallow and well-typed as it stands; the rest are measured and walked."""
-    if log is not None and raw is not None and head_of_line(raw) is not None:
+    if log is not None and raw is not None and head_if_well_typed_and_shallow(raw) is not None:
         return data
     if _too_deep(raw, data):
         return None
