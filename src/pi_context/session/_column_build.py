@@ -28,18 +28,18 @@ from typing import Any, Final
 import msgspec
 
 from pi_context import _json
+from pi_context.session.checks import Head, head_if_well_typed_and_shallow
 from pi_context.session.codec import is_blank_line
 from pi_context.session.entries import UNREADABLE, Entry
 from pi_context.session.problems import ProblemLog
 from pi_context.session.reading import split_lines
-from pi_context.session.shapes import Head, head_of_line
 
 __all__ = [
     "CHUNK_SIZE",
     "PARALLEL_SIZE",
     "Columns",
     "Helper",
-    "Unusual",
+    "NeedsFullLoader",
     "batches",
     "can_fork",
     "decode_object",
@@ -59,7 +59,7 @@ READ_IN_FULL: Final = frozenset({"label", "session_info"})
 _NEWLINE_WINDOW: Final = 64 << 10
 
 
-class Unusual(Exception):
+class NeedsFullLoader(Exception):
     """The file needs the full loader (see :mod:`~pi_context.session.column_index`)."""
 
 
@@ -67,9 +67,9 @@ def decode_object(line: bytes) -> dict[str, Any]:
     try:
         value = _json.loads(line)
     except (ValueError, RecursionError) as exc:  # JSONDepthError is a ValueError
-        raise Unusual from exc
+        raise NeedsFullLoader from exc
     if not isinstance(value, dict):
-        raise Unusual
+        raise NeedsFullLoader
     return value
 
 
@@ -193,19 +193,19 @@ class Columns:
                 # The compiled check answers for nearly every line; a line it refuses and the
                 # few entries whose fields are kept (labels, the session name) are decoded and
                 # checked in full, as the loader does.
-                head = head_of_line(line)
+                head = head_if_well_typed_and_shallow(line)
                 if head is None or head[0] in READ_IN_FULL:
                     head = self._read_in_full(line, number, log)
                 kind, entry_id, parent_id, role = head
                 if claim(entry_id, count) != count:
-                    raise Unusual  # a duplicate id
+                    raise NeedsFullLoader  # a duplicate id
                 if parent_id is None:
                     parent = -1
                 else:
                     parent = find(parent_id, -2)
                     if parent == -2:
                         if not self._open_start:
-                            raise Unusual  # a missing parent, or one that comes later
+                            raise NeedsFullLoader  # a missing parent, or one that comes later
                         self.foreign.append((count, parent_id))
                         parent = -1
                     elif parent == count:
@@ -213,7 +213,7 @@ class Columns:
                 code = codes.get(kind)
                 if code is None:
                     if len(codes) > 255:
-                        raise Unusual
+                        raise NeedsFullLoader
                     code = codes[kind] = len(self.type_names)
                     self.type_names.append(kind)
                 add_parent(parent)
@@ -241,7 +241,7 @@ class Columns:
         """The head of a line decoded and checked in full (kept when its fields are)."""
         entry = Entry.from_data(decode_object(line), line=number, raw=line, log=log)
         if log.problems or entry.type == UNREADABLE:
-            raise Unusual
+            raise NeedsFullLoader
         if entry.type in READ_IN_FULL:
             self.kept.append(entry)
         return entry.type, entry.id, entry.parent_id, entry.role
@@ -268,10 +268,10 @@ class Columns:
         positions = self.positions
         foreign = [(at, positions.get(parent_id, -1)) for at, parent_id in part.foreign]
         if any(found < 0 for _, found in foreign):
-            raise Unusual  # a missing parent, or one that comes later
+            raise NeedsFullLoader  # a missing parent, or one that comes later
         positions.update(zip(part.ids, range(base, base + count), strict=True))
         if len(positions) != base + count:
-            raise Unusual  # an id in both runs
+            raise NeedsFullLoader  # an id in both runs
         parents = array("i")
         parents.frombytes(part.parents)
         self.parents.extend([p + base if p >= 0 else p for p in parents])
@@ -281,7 +281,7 @@ class Columns:
         for code, name in enumerate(part.type_names):
             if name not in self.type_names:
                 if len(self.type_names) > 255:
-                    raise Unusual
+                    raise NeedsFullLoader
                 self.type_names.append(name)
             table[code] = self.type_names.index(name)
         self.type_codes += part.type_codes.translate(table)
@@ -346,18 +346,18 @@ class Helper:
         return cls(pid, read_end)
 
     def result(self) -> Part:
-        """The helper's columns; :class:`Unusual` when it found a line the lean path does not
+        """The helper's columns; :class:`NeedsFullLoader` when it found a line the lean path does not
         take or ended without an answer."""
         chunks = []
         while chunk := os.read(self._pipe, 1 << 20):
             chunks.append(chunk)
         message = b"".join(chunks)
         if message[:1] != b"K":
-            raise Unusual
+            raise NeedsFullLoader
         try:
             return msgspec.msgpack.decode(memoryview(message)[1:], type=Part)
         except msgspec.DecodeError as exc:
-            raise Unusual from exc
+            raise NeedsFullLoader from exc
 
     def close(self) -> None:
         if self._pipe >= 0:
@@ -411,7 +411,7 @@ def _run_helper(
         try:
             columns.index_lines(_while_wanted(batches(fd, start, end), parent), 0)
             message = b"K" + msgspec.msgpack.encode(columns.part())
-        except Unusual:
+        except NeedsFullLoader:
             message = b"U"
         with open(pipe[1], "wb") as out:
             out.write(message)

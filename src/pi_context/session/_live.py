@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, TypeVar, overload
 
 from pi_context.messages import AgentMessage
+from pi_context.session.checks import head_if_well_typed_and_shallow
 from pi_context.session.columns import EntryColumns
 from pi_context.session.entries import Entry
 from pi_context.session.projection import (
@@ -34,7 +35,6 @@ from pi_context.session.projection import (
     context_item,
     is_system_message,
 )
-from pi_context.session.shapes import head_of_line
 from pi_context.session.tree import TreeIndex
 
 __all__ = ["KEEP_ITEMS", "LiveProjection", "PathView"]
@@ -330,7 +330,7 @@ def _known_count(columns: EntryColumns, position: int, edits: Mapping[str, Entry
         return None
     if columns.ids[position] in edits:
         return None
-    return 1 if head_of_line(columns.line(position)) is not None else None
+    return 1 if head_if_well_typed_and_shallow(columns.line(position)) is not None else None
 
 
 def _path_settings(columns: EntryColumns, path: Sequence[int]) -> tuple[str, ModelRef | None]:

@@ -33,7 +33,7 @@ from pi_context.messages import AgentMessage
 from pi_context.session._column_build import (
     Columns,
     Helper,
-    Unusual,
+    NeedsFullLoader,
     batches,
     decode_object,
     first_line,
@@ -81,7 +81,7 @@ class ColumnIndex(Columns):
             return None
         try:
             index = cls._build(path, fd, size, parallel=parallel)
-        except (Unusual, OSError):  # OSError: a read failed; the full loader says how
+        except (NeedsFullLoader, OSError):  # OSError: a read failed; the full loader says how
             os.close(fd)
             return None
         except BaseException:
@@ -106,14 +106,14 @@ class ColumnIndex(Columns):
                 or header.get("type") != "session"
                 or not isinstance(header.get("id"), str)
             ):
-                raise Unusual
+                raise NeedsFullLoader
             version = header.get("version")
             if (
                 not isinstance(version, int)
                 or isinstance(version, bool)
                 or version < CURRENT_VERSION
             ):
-                raise Unusual
+                raise NeedsFullLoader
             index = cls(path, fd, header, version)
             number = index.index_lines(chain([(start, rest)], lines), number)
             if helper is not None:
@@ -155,9 +155,9 @@ class ColumnIndex(Columns):
         try:
             line = os.pread(self._fd, length, self.offsets[position])
             if len(line) != length:
-                raise Unusual
+                raise NeedsFullLoader
             data = decode_object(line)
-        except (OSError, Unusual) as exc:
+        except (OSError, NeedsFullLoader) as exc:
             raise SessionError(
                 "the file changed while it was read", path=self.file, line=number
             ) from exc

@@ -17,10 +17,14 @@ from typing import Any, Final, Protocol, cast
 
 from pi_context import _json
 from pi_context.messages import AgentMessage
-from pi_context.session.depth import CONTEXT_MAX_DEPTH, nests_deeper_than, shallow_line
+from pi_context.session.checks import (
+    CONTEXT_MAX_DEPTH,
+    checked_entry,
+    head_if_well_typed_and_shallow,
+    nests_deeper_than,
+    shallow_line,
+)
 from pi_context.session.problems import ProblemLog
-from pi_context.session.shapes import head_of_line
-from pi_context.session.validation import checked_entry
 
 __all__ = [
     "CONTEXT_MAX_DEPTH",
@@ -100,7 +104,7 @@ class Entry:
     """One session entry (any line after the header).
 
     An entry read from a file is decoded on first use; its :attr:`data` is then the checked
-    view of the line (see :mod:`~pi_context.session.validation`): fields of the wrong type are
+    view of the line (see :mod:`~pi_context.session.checks`): fields of the wrong type are
     left out, and what was wrong goes to the file's :class:`ProblemLog` with the line number.
     A line that is not readable JSON after all makes the entry :data:`UNREADABLE`.
     """
@@ -159,7 +163,7 @@ class Entry:
 
         ``raw``, when given, is the line the mapping was decoded from (kept for a byte-exact
         round trip). With a ``log`` the mapping came from a file: it is checked (see
-        :mod:`~pi_context.session.validation`) and its faults are logged.
+        :mod:`~pi_context.session.checks`) and its faults are logged.
         """
         if log is not None:
             vetted = _vetted(data, raw, line, log)
@@ -350,7 +354,7 @@ def _vetted(
     ``None`` when it nests deeper than :data:`CONTEXT_MAX_DEPTH`; checked, its faults logged,
     when there is a ``log`` (an entry read from a file). A line the compiled check accepts
     (nearly all) is shallow and well-typed as it stands; the rest are measured and walked."""
-    if log is not None and raw is not None and head_of_line(raw) is not None:
+    if log is not None and raw is not None and head_if_well_typed_and_shallow(raw) is not None:
         return data
     if _too_deep(raw, data):
         return None
