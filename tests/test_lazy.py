@@ -29,6 +29,7 @@ LAZY_PACKAGES = [
     "pi_context.prompt",
     "pi_context.resources",
     "pi_context.session",
+    "pi_context.store",
     "pi_context.tools",
 ]
 
