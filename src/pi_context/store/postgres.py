@@ -223,7 +223,7 @@ class PostgresStore:
             params = conninfo_to_dict(url)
         except psycopg.ProgrammingError as exc:
             raise StoreError(
-                f"not a PostgreSQL URL: {_scrub(str(exc), secrets)} ({_masked(url)})"
+                f"not a PostgreSQL URL ({_masked(url)}): {_reason(exc, secrets)}"
             ) from None
         host = str(params.get("host") or os.environ.get("PGHOST") or "localhost")
         port = params.get("port") or os.environ.get("PGPORT")
