@@ -145,7 +145,8 @@ async def test_an_immediate_server_stop_under_load_loses_nothing(
                     result = await store.append(ref, batch)
                     break
                 except StoreUnavailableError as exc:
-                    assert exc.retryable
+                    retryable = exc.retryable
+                    assert retryable
                     failures += 1
                     await asyncio.sleep(0.2)
             acknowledged.extend(e["id"] for e in batch)

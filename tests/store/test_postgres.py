@@ -129,9 +129,11 @@ async def test_statement_timeout_is_a_typed_error(pg_url: str) -> None:
     slow = await _opened(pg_url + "&options=-c%20statement_timeout%3D100")
     try:
         async with slow._conn() as conn:  # the store's own connection and error mapping
-            with pytest.raises(StoreTimeoutError, match="statement timeout"):
-                with slow._errors():
-                    await conn.execute("SELECT pg_sleep(2)")
+            with (
+                pytest.raises(StoreTimeoutError, match="statement timeout"),
+                slow._errors(),
+            ):
+                await conn.execute("SELECT pg_sleep(2)")
     finally:
         await slow.aclose()
 
@@ -185,7 +187,8 @@ async def test_a_terminated_connection_mid_append_is_retried_once(pg_url: str) -
     try:
         result = await store.append(ref, batch)  # the broken pooled connection: retried
     except StoreUnavailableError as exc:
-        assert exc.retryable
+        retryable = exc.retryable
+        assert retryable
         result = await store.append(ref, batch)
     assert result.seqs == (2, 3)
     assert await store.append(ref, batch) == result

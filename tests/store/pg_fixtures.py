@@ -1,4 +1,5 @@
-"""The store tests' PostgreSQL: one server for the session, started here and stopped at the end.
+"""The PostgreSQL of the tests (the store's and the CLI's): one server for the whole run, started on
+first use and stopped at the end (registered in tests/conftest.py).
 
 Without server binaries the PostgreSQL tests are skipped with the reason, except under
 ``CI=true``, where a missing server fails them.
