@@ -189,6 +189,31 @@ async def test_if_leaf_refuses_a_moved_leaf(store: SessionStore) -> None:
     assert await store.export_bytes(ref) == before
 
 
+async def test_writers_with_compare_and_swap_lose_nothing(store: SessionStore) -> None:
+    ref = await store.create(cwd="/w", session_id="cas")
+    await store.append(ref, [message("root", None, "user", "start")])
+    stored: list[str] = []
+
+    async def writer(name: str) -> None:
+        for turn in range(6):
+            while True:
+                leaf = (await store.load(ref)).leaf_id
+                entry = message(f"{name}-{turn}", leaf, "user", f"{name} {turn}")
+                try:
+                    await store.append(ref, [entry], if_leaf=leaf)
+                except LeafMovedError:
+                    continue
+                stored.append(entry["id"])
+                break
+
+    await asyncio.gather(*(writer(f"w{i}") for i in range(4)))
+    session = (await store.load(ref)).session()
+    chain = [e.id for e in session.branch_entries()]
+    assert sorted(chain[1:]) == sorted(stored)
+    assert len(chain) == 25  # one chain: every append extended the leaf it saw
+    assert session.problems == []
+
+
 async def test_two_writers_on_one_parent_make_siblings(store: SessionStore) -> None:
     ref = await _fresh(store)
     await store.append(ref, [message("u1", None, "user", "one")])

@@ -11,7 +11,6 @@ import pytest
 
 from pi_context.errors import StoreError
 from pi_context.store import (
-    LeafMovedError,
     SessionRef,
     StoreSchemaError,
     StoreTimeoutError,
@@ -136,36 +135,6 @@ async def test_statement_timeout_is_a_typed_error(pg_url: str) -> None:
                 await conn.execute("SELECT pg_sleep(2)")
     finally:
         await slow.aclose()
-
-
-async def test_writers_with_compare_and_swap_lose_nothing(pg_url: str) -> None:
-    store = await _opened(pg_url)
-    await store.migrate()
-    ref = await store.create(cwd="/w", session_id="cas")
-    try:
-        await store.append(ref, [message("root", None, "user", "start")])
-        stored: list[str] = []
-
-        async def writer(name: str) -> None:
-            for turn in range(6):
-                while True:
-                    leaf = (await store.load(ref)).leaf_id
-                    entry = message(f"{name}-{turn}", leaf, "user", f"{name} {turn}")
-                    try:
-                        await store.append(ref, [entry], if_leaf=leaf)
-                    except LeafMovedError:
-                        continue
-                    stored.append(entry["id"])
-                    break
-
-        await asyncio.gather(*(writer(f"w{i}") for i in range(4)))
-        session = (await store.load(ref)).session()
-        chain = [e.id for e in session.branch_entries()]
-        assert sorted(chain[1:]) == sorted(stored)
-        assert len(chain) == 25  # one chain: every append extended the leaf it saw
-        assert session.problems == []
-    finally:
-        await store.aclose()
 
 
 async def test_a_terminated_connection_mid_append_is_retried_once(pg_url: str) -> None:

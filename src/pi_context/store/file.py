@@ -153,20 +153,24 @@ class FileStore:
         self, ref: SessionRef, batch: Sequence[PreparedEntry], if_leaf: str | _AnyLeaf | None
     ) -> AppendResult:
         path = self._existing(ref)
-        data = path.read_bytes()
-        done = plan_append(ref, data, batch, if_leaf)
-        if done is not None:
-            return done
-        before = len(FileLines.of(data, str(path)).lines)
-        try:
-            with Session.open(path) as session:
-                for prepared in batch:
-                    session.append_entry(
-                        Entry.from_data(_json.loads(prepared.line), raw=prepared.line)
-                    )
-                session.sync()
-        except SessionError as exc:
-            raise StoreError(str(exc)) from exc
+        # The store's writers take a lock of their own around the check and the write, so an
+        # if_leaf check and the duplicate-id check hold until the entries are in the file (the
+        # session file's own lock, taken per line by Session, stays as pi's writers know it).
+        with self._locked(path.with_name(f".{path.stem}.append-lock")):
+            data = path.read_bytes()
+            done = plan_append(ref, data, batch, if_leaf)
+            if done is not None:
+                return done
+            before = len(FileLines.of(data, str(path)).lines)
+            try:
+                with Session.open(path) as session:
+                    for prepared in batch:
+                        session.append_entry(
+                            Entry.from_data(_json.loads(prepared.line), raw=prepared.line)
+                        )
+                    session.sync()
+            except SessionError as exc:
+                raise StoreError(str(exc)) from exc
         return AppendResult(batch[-1].id, tuple(range(before + 1, before + len(batch) + 1)))
 
     async def load(self, ref: SessionRef) -> StoredSession:
@@ -206,6 +210,7 @@ class FileStore:
     @staticmethod
     @contextlib.contextmanager
     def _locked(path: Path) -> Iterator[int]:
+        """An exclusive ``flock`` on the sidecar file ``path`` (created if missing)."""
         import fcntl
 
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -273,8 +278,9 @@ class FileStore:
         def run() -> None:
             path = self._existing(ref)
             path.unlink()
-            with contextlib.suppress(FileNotFoundError):
-                path.with_name(f".{path.stem}.lease").unlink()
+            for sidecar in (f".{path.stem}.lease", f".{path.stem}.append-lock"):
+                with contextlib.suppress(FileNotFoundError):
+                    path.with_name(sidecar).unlink()
 
         await asyncio.to_thread(run)
 
