@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,8 +27,6 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def _id(path: Path) -> str:
-    import json
-
     return str(json.loads(path.read_bytes().split(b"\n", 1)[0])["id"])
 
 
@@ -70,3 +69,28 @@ def test_a_wrong_password_never_reaches_the_terminal(pictx: Pictx, pg_server: Pg
     assert done.code == 1
     assert wrong not in done.err + done.out
     assert "password authentication failed" in done.err
+
+
+def test_session_commands_read_a_stored_session_by_url_and_id(
+    pictx: Pictx, url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    pictx("store", "migrate", url)
+    pictx("store", "import", url, str(BRANCHED), "--tenant", "acme")
+    stored = f"{url}#{_id(BRANCHED)}"
+    for command in (["info", "--json"], ["tree"], ["context", "--json"]):
+        from_store = pictx("session", *command, stored, "--tenant", "acme")
+        from_file = pictx("session", *command, str(BRANCHED))
+        assert from_store.code == 0, from_store.err
+        if command[0] == "info":  # the same facts; "file" names the copy that was read
+            facts, expected = json.loads(from_store.out), json.loads(from_file.out)
+            assert facts.pop("file") != expected.pop("file")
+            assert facts == expected
+        else:
+            assert from_store.out == from_file.out
+    found = pictx("session", "search", stored, "summary", "--tenant", "acme", "--json")
+    assert found.code == 0, found.err
+    assert found.out == pictx("session", "search", str(BRANCHED), "summary", "--json").out
+    missing = pictx("session", "info", stored)  # the default tenant holds no such session
+    assert missing.code == 1
+    assert "no session" in missing.err

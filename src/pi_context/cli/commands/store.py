@@ -1,4 +1,5 @@
-"""``pictx store migrate|import|export|ls URL``: a session store from the command line.
+"""``pictx store migrate|import|export|ls URL``: a session store from the command line; and
+``URL#ID``, a stored session where ``pictx session info|tree|context|search`` take a FILE.
 
 ``URL`` is what :func:`pi_context.store.open_store` takes: ``postgresql://...`` (credentials
 from the URL or libpq's ``PG*`` variables), ``file:DIR`` or a directory. Errors are one line
@@ -8,16 +9,20 @@ without a password (the store's own errors say so).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+import functools
+import re
+import tempfile
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from pi_context.cli.terminal_text import echo, terminal_safe
 from pi_context.store import SessionRef, SessionStore, open_store
 
-__all__ = ["store_group"]
+__all__ = ["session_argument", "store_group"]
 
 _T = TypeVar("_T")
 
@@ -96,3 +101,44 @@ def ls_command(url: str, tenant: str, limit: int) -> None:
 
     for session_id, entries, leaf in _run(url, work):
         echo(f"{terminal_safe(session_id)}\t{entries}\t{terminal_safe(leaf or '-')}")
+
+
+_STORE_URL = re.compile(r"(?:postgres(?:ql)?://|file:)", re.IGNORECASE)
+
+
+@contextlib.contextmanager
+def stored_session_file(argument: str, tenant: str) -> Iterator[Path]:
+    """``argument`` as a path; or, for ``URL#ID`` naming a store (a store URL or a directory)
+    and no such file, the stored session's file bytes in a temporary file, removed after."""
+    url, sep, session_id = argument.rpartition("#")
+    if (
+        not sep
+        or not session_id
+        or Path(argument).exists()
+        or not (_STORE_URL.match(url) or Path(url).is_dir())
+    ):
+        yield Path(argument)
+        return
+    data = _run(url, lambda store: store.export_bytes(SessionRef(tenant, session_id)))
+    with tempfile.TemporaryDirectory(prefix="pictx-stored-") as folder:
+        path = Path(folder) / "session.jsonl"
+        path.write_bytes(data)
+        yield path
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def session_argument(command: _F) -> _F:
+    """The ``FILE`` argument of a session command, also accepting ``URL#ID`` (with
+    ``--tenant``): the command receives ``file`` as a path either way."""
+
+    @functools.wraps(command)
+    def run(*args: Any, file: str, tenant: str, **kwargs: Any) -> Any:
+        with stored_session_file(file, tenant) as path:
+            return command(*args, file=path, **kwargs)
+
+    run = click.option(
+        "--tenant", default="", help="The tenant of a URL#ID session (default: none)."
+    )(run)
+    return click.argument("file", type=click.Path(exists=False))(run)  # type: ignore[return-value]
