@@ -548,8 +548,9 @@ class PostgresStore:
             return []
         tsquery = " || ".join([f"phraseto_tsquery('{_TS_CONFIG}', %s)"] * len(phrases))
         wanted = max(100, limit * 20)
-        async with self._conn() as conn, conn.transaction():
-            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        # Two statements, no transaction: an entry appended between them is not in the
+        # structure read first, and its hit is skipped (as if the search ran before it).
+        async with self._conn() as conn:
             cursor = await conn.execute(
                 "SELECT entry_id, parent_id, type, role, ts, ref FROM pi_entries "
                 "WHERE tenant_id = %s AND session_id = %s AND entry_id IS NOT NULL ORDER BY seq",
@@ -572,7 +573,7 @@ class PostgresStore:
         rows: list[tuple[int, float]] = []
         data: dict[int, Mapping[str, Any] | None] = {}
         for _seq, entry_id, score, line in ranked:
-            row = structure.by_id.get(entry_id)
+            row = structure.by_id.get(entry_id)  # None: appended after the structure was read
             if row is None or row in data:
                 continue
             try:
