@@ -153,14 +153,19 @@ async def test_an_immediate_server_stop_under_load_loses_nothing(
             leaf = result.leaf_id
             n += 1
 
+    async def acknowledged_more_than(count: int) -> None:
+        while len(acknowledged) <= count:
+            await asyncio.sleep(0.05)
+
     try:
         for _ in range(2):  # two immediate stops, each followed by a restart
             task = asyncio.create_task(writer())
-            await asyncio.sleep(1.0)
+            await asyncio.wait_for(acknowledged_more_than(len(acknowledged)), 60)
             await asyncio.to_thread(pg_server.stop, "immediate")
             await asyncio.sleep(0.5)
             await asyncio.to_thread(pg_server.start)
-            await asyncio.sleep(1.0)
+            # the pool reconnects: appends are acknowledged again after the restart
+            await asyncio.wait_for(acknowledged_more_than(len(acknowledged) + 2), 120)
             stop.set()
             await asyncio.wait_for(task, 120)
             stop.clear()
@@ -168,6 +173,6 @@ async def test_an_immediate_server_stop_under_load_loses_nothing(
         if not pg_server.running:
             pg_server.start()
         await store.aclose()
-    assert failures > 0  # the stops were felt
-    assert len(acknowledged) > 4
+    # (a stop may be absorbed by the store's own retries or the pool's wait: ``failures``
+    # counts only the ones the caller saw, and may be 0)
     await _check_session(pg_url, ref, acknowledged)
