@@ -98,7 +98,7 @@ class PgServer:
             str(self.root / "server.log"),
             "-w",
             "-t",
-            "60",
+            "600",  # after an immediate stop, crash recovery replays the WAL first
             "start",
         )
         self.running = True
@@ -149,12 +149,20 @@ class PgServer:
         self.psql(f"CREATE DATABASE {name}")
         return name
 
+    def checkpoint(self) -> None:
+        """Write everything to the data files: a crash recovery after this replays little."""
+        self.psql("CHECKPOINT")
+
     def cleanup(self) -> None:
-        with contextlib.suppress(Exception):
-            self.stop("fast")
-        if self.running:
+        """Stop the server whatever state it is in (never leave one running), then remove
+        the cluster."""
+        pg_ctl = str(self.bin_dir / "pg_ctl")
+        for mode in ("fast", "immediate"):
+            if not (self.data / "postmaster.pid").exists():
+                break
             with contextlib.suppress(Exception):
-                self.stop("immediate")
+                self._run(pg_ctl, "-D", str(self.data), "-m", mode, "-w", "stop", check=False)
+        self.running = False
         shutil.rmtree(self.root, ignore_errors=True)
 
 

@@ -160,6 +160,7 @@ async def test_an_immediate_server_stop_under_load_loses_nothing(
     try:
         for _ in range(2):  # two immediate stops, each followed by a restart
             task = asyncio.create_task(writer())
+            await asyncio.to_thread(pg_server.checkpoint)  # a short recovery after the stop
             await asyncio.wait_for(acknowledged_more_than(len(acknowledged)), 60)
             await asyncio.to_thread(pg_server.stop, "immediate")
             await asyncio.sleep(0.5)
