@@ -19,6 +19,9 @@ import pytest
 
 from tests.providers.replay_server import ReplayServer
 
+# the PostgreSQL server of the store's tests (pg_server, pg_url), started on first use
+pytest_plugins = ["tests.store.pg_fixtures"]
+
 SCRUBBED = re.compile(
     r"(?:[A-Z0-9_]+_(?:API_KEY|TOKEN|BASE_URL)|(?:ANTHROPIC|OPENAI|GEMINI|GOOGLE)_[A-Z0-9_]+"
     r"|PI_CODING_AGENT_(?:DIR|SESSION_DIR)|PICTX_[A-Z0-9_]+)"

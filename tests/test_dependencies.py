@@ -24,7 +24,8 @@ def _normal(name: str) -> str:
 
 def _declared() -> tuple[set[str], set[str]]:
     """(core dependencies, core plus the optional extras the package's modules import: the
-    ``local`` model and the three framework integrations), as normalized distribution names."""
+    ``local`` model, the three framework integrations and the PostgreSQL store), as normalized
+    distribution names."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
     def names(specs: list[str]) -> set[str]:
@@ -32,7 +33,7 @@ def _declared() -> tuple[set[str], set[str]]:
 
     core = names(project["dependencies"])
     extras = project["optional-dependencies"]
-    optional = ("local", "openai-agents", "pydantic-ai", "langchain")
+    optional = ("local", "openai-agents", "pydantic-ai", "langchain", "postgres")
     return core, core.union(*(names(extras[name]) for name in optional))
 
 

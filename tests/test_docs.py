@@ -160,8 +160,12 @@ def test_the_pages_have_code_and_few_blocks_are_not_run() -> None:
 
 
 @pytest.mark.parametrize("block", RUNNABLE, ids=lambda b: b.id)
-def test_block_runs(block: Block, workdir: tuple[Path, dict[str, str]]) -> None:
+def test_block_runs(
+    block: Block, workdir: tuple[Path, dict[str, str]], request: pytest.FixtureRequest
+) -> None:
     where, env = workdir
+    if block.page == "docs/store.md":  # its examples run against a real PostgreSQL
+        env = {**env, "DATABASE_URL": request.getfixturevalue("pg_url")}
     if block.language == "json":
         data = json.loads(block.code)
         if isinstance(data, dict) and "providers" in data:

@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "images": 2,
     "session": 2,
     "session_dirs": 3,
+    "store": 3,
     "prompt": 3,
     "resources": 3,
     "model": 4,

@@ -9,6 +9,14 @@
     │   ├── TreeError                a parent cycle, a duplicate or unknown id
     │   ├── NotRegularFileError      a FIFO, device, socket or directory (session.reading)
     │   └── StaleIndexError          a search index no longer matches its file (session.search_index)
+    ├── StoreError                   a session store cannot do what was asked
+    │   ├── SessionNotFoundError     no session of that id in that tenant
+    │   ├── SessionBusyError         another holder has the session's lease
+    │   ├── LeafMovedError           the session's leaf is not the one the append expected
+    │   ├── InvalidEntryError        an appended entry breaks a rule (names the entry and the rule)
+    │   ├── StoreSchemaError         the database has no schema, or a newer one than the code
+    │   ├── StoreUnavailableError    the server cannot be reached, or the connection was lost
+    │   └── StoreTimeoutError        a statement or lock timeout ended the operation
     ├── PromptError                  invalid system-prompt options (e.g. a bad section name)
     ├── ImageError                   an image cannot be decoded or fitted to a model's limits
     ├── ResourceError                a context file, skill or extension cannot be loaded
@@ -48,16 +56,24 @@ __all__ = [
     "ExtensionError",
     "FrontmatterError",
     "ImageError",
+    "InvalidEntryError",
+    "LeafMovedError",
     "ModelNotFoundError",
     "PiContextError",
     "PromptError",
     "ProviderError",
     "ProviderErrorKind",
     "ResourceError",
+    "SessionBusyError",
     "SessionError",
     "SessionFormatError",
     "SessionLockedError",
+    "SessionNotFoundError",
     "SettingsError",
+    "StoreError",
+    "StoreSchemaError",
+    "StoreTimeoutError",
+    "StoreUnavailableError",
     "ToolError",
     "TreeError",
 ]
@@ -95,6 +111,46 @@ class SessionLockedError(SessionError):
 
 class TreeError(SessionError):
     """The entry tree is inconsistent: a parent cycle, a duplicate id, an unknown id."""
+
+
+class StoreError(PiContextError):
+    """A session store (``pi_context.store``) cannot do what was asked. The message is one
+    line and never holds a password."""
+
+
+class SessionNotFoundError(StoreError):
+    """No session of that id in that tenant (a ref of another tenant included)."""
+
+
+class SessionBusyError(StoreError):
+    """Another holder has the session's lease (one agent turn per session at a time)."""
+
+
+class LeafMovedError(StoreError):
+    """``append(..., if_leaf=X)``: the session's leaf is no longer ``X``; nothing was stored."""
+
+
+class InvalidEntryError(StoreError):
+    """An entry of an append breaks a rule (named with the entry); nothing of the batch was
+    stored."""
+
+
+class StoreSchemaError(StoreError):
+    """The database has no store schema (run ``migrate()`` / ``pictx store migrate``), or
+    one newer than this code."""
+
+
+class StoreUnavailableError(StoreError):
+    """The server cannot be reached or the connection broke. ``retryable`` says whether the
+    operation may be repeated as it was (an append with the same entry ids stores each once)."""
+
+    def __init__(self, message: str, *, retryable: bool = True) -> None:
+        self.retryable = retryable
+        super().__init__(message)
+
+
+class StoreTimeoutError(StoreError):
+    """A statement or lock timeout ended the operation; nothing of it was stored."""
 
 
 class PromptError(PiContextError):

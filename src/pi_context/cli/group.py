@@ -53,6 +53,10 @@ SUBCOMMANDS = {
         "pi_context.cli.commands.prompt:skills_command",
         "List the skills available in a directory, with loading problems.",
     ),
+    "store": LazyCommand(
+        "pi_context.cli.commands.store:store_group",
+        "Session stores: create the schema, import, export and list sessions.",
+    ),
     "trust": LazyCommand(
         "pi_context.cli.commands.prompt:trust_command",
         "Trust a project (its .pi settings, SYSTEM.md, skills) from now on.",

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import click
 
 from pi_context import _json
+from pi_context.cli.commands.store import session_argument
 from pi_context.cli.lazy_group import LazyCommand, LazyGroup
 from pi_context.cli.terminal_text import echo, json_for_terminal, terminal_safe
 from pi_context.errors import SessionError, SessionFormatError, TreeError
@@ -40,7 +41,6 @@ from pi_context.tokens import estimate_tokens
 
 __all__ = ["context_command", "info_command", "session_group", "tree_command"]
 
-_FILE = click.Path(exists=False, path_type=Path)  # the session layer refuses non-files
 
 _Node = TypeVar("_Node")
 
@@ -239,7 +239,7 @@ def session_group() -> None:
 
 
 @session_group.command("info")
-@click.argument("file", type=_FILE)
+@session_argument
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
     "--strict", is_flag=True, help="Decode every line; fail on any malformed or torn one."
@@ -384,7 +384,7 @@ def _indexed_tree_lines(index: ColumnIndex) -> Iterator[str]:
 
 
 @session_group.command("tree")
-@click.argument("file", type=_FILE)
+@session_argument
 @click.option(
     "--strict", is_flag=True, help="Decode every line; fail on any malformed or torn one."
 )
@@ -406,7 +406,7 @@ def tree_command(file: Path, strict: bool) -> None:
 
 
 @session_group.command("context")
-@click.argument("file", type=_FILE)
+@session_argument
 @click.option(
     "--leaf", "leaf_id", default=None, help="Entry id to project (default: current leaf)."
 )

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from pi_context import _json
+from pi_context.cli.commands.store import session_argument
 from pi_context.cli.terminal_text import echo, json_for_terminal
 from pi_context.errors import SessionError, SessionFormatError
 from pi_context.session import SearchHit, SearchIndex, Session
@@ -51,7 +52,7 @@ def _line(rank: int, hit: SearchHit) -> str:
 
 
 @click.command("search")
-@click.argument("file", type=click.Path(exists=False, path_type=Path))
+@session_argument
 @click.argument("query")
 @click.option(
     "--limit",

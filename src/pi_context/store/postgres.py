@@ -1,0 +1,781 @@
+"""The PostgreSQL store: one row per entry holding its exact pi line, on psycopg 3 (async).
+
+Tables (created by :meth:`PostgresStore.migrate`):
+
+* ``pi_sessions``: one head row per session, keyed ``(tenant_id, session_id)``: the header line
+  (with any lines an imported file had before it), the last ``seq``, the leaf, whether the
+  last line ends with a newline, the header's version, when it was created and last written.
+* ``pi_entries``: one row per line after the header, keyed ``(tenant_id, session_id, seq)``
+  (``seq`` counts from 1 without gaps): the exact line as ``text``, the entry's id, parent,
+  type, role, timestamp and the entry it points at, and a ``tsvector`` of its searchable text
+  (at most :data:`~pi_context.store.base.INDEXED_CHARS` characters of it), under a GIN index
+  over ``(tenant_id, session_id, tsv)`` (``btree_gin``). No foreign key joins an entry to its
+  parent: an imported damaged file keeps lines whose parent is missing, byte for byte.
+* ``pi_leases``: one row per leased session, with its holder's token and an expiry.
+* ``pi_store_schema``: the schema version.
+
+An append is one statement: it moves the head row (the compare-and-swap of ``if_leaf``, the
+``seq`` range) and inserts the entries, or changes nothing; no prepared statement and no
+session state is kept between statements, so the store works behind pgbouncer in
+transaction mode. Errors are one line naming the host and never the password.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from pi_context import _json
+from pi_context.errors import (
+    InvalidEntryError,
+    LeafMovedError,
+    SessionBusyError,
+    SessionNotFoundError,
+    StoreError,
+    StoreSchemaError,
+    StoreTimeoutError,
+    StoreUnavailableError,
+)
+from pi_context.session.entries import Entry
+from pi_context.session.problems import bounded
+from pi_context.session.search_text import SNIPPET_CHARS
+from pi_context.session.store import Session
+from pi_context.store.base import (
+    ANY_LEAF,
+    AppendResult,
+    FileLines,
+    Lease,
+    PreparedEntry,
+    SessionPage,
+    SessionRef,
+    SessionSummary,
+    StoredSession,
+    _AnyLeaf,
+    check_batch,
+    check_tenant,
+    entry_meta,
+    legacy_refusal,
+    prepare_entries,
+    read_import,
+    stored_view,
+)
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg_pool import AsyncConnectionPool
+
+    from pi_context.session.search import SearchHit
+
+__all__ = ["SCHEMA_VERSION", "PostgresStore"]
+
+SCHEMA_VERSION: Final = 1
+_LOCK_KEY: Final = 0x70695F7374  # the advisory lock migrate() takes ("pi_st")
+_TS_CONFIG: Final = "english"
+_ATTEMPTS: Final = 3
+"""Tries of an operation whose connection broke (an append is safe to repeat: by entry id)."""
+
+_SCHEMA: Final = [
+    "CREATE EXTENSION IF NOT EXISTS btree_gin",
+    """CREATE TABLE IF NOT EXISTS pi_store_schema (
+        singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+        version integer NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS pi_sessions (
+        tenant_id text NOT NULL,
+        session_id text NOT NULL,
+        prefix text NOT NULL,
+        head_seq bigint NOT NULL DEFAULT 0,
+        leaf_id text,
+        tail_newline boolean NOT NULL,
+        fixed_tail boolean NOT NULL DEFAULT false,
+        version integer NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tenant_id, session_id))""",
+    "CREATE INDEX IF NOT EXISTS pi_sessions_updated ON pi_sessions (updated_at)",
+    """CREATE TABLE IF NOT EXISTS pi_entries (
+        tenant_id text NOT NULL,
+        session_id text NOT NULL,
+        seq bigint NOT NULL,
+        entry_id text,
+        dup integer NOT NULL DEFAULT 0,
+        parent_id text,
+        type text,
+        role text,
+        ts text,
+        ref text,
+        line text NOT NULL,
+        raw bytea,
+        tsv tsvector,
+        PRIMARY KEY (tenant_id, session_id, seq),
+        FOREIGN KEY (tenant_id, session_id) REFERENCES pi_sessions ON DELETE CASCADE)""",
+    """CREATE UNIQUE INDEX IF NOT EXISTS pi_entries_id
+        ON pi_entries (tenant_id, session_id, entry_id, dup) WHERE entry_id IS NOT NULL""",
+    """CREATE INDEX IF NOT EXISTS pi_entries_tsv
+        ON pi_entries USING gin (tenant_id, session_id, tsv)""",
+    """CREATE TABLE IF NOT EXISTS pi_leases (
+        tenant_id text NOT NULL,
+        session_id text NOT NULL,
+        token text NOT NULL,
+        owner text NOT NULL,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (tenant_id, session_id),
+        FOREIGN KEY (tenant_id, session_id) REFERENCES pi_sessions ON DELETE CASCADE)""",
+]
+
+_APPEND: Final = f"""
+WITH input AS (
+    SELECT * FROM unnest(
+        %(ids)s::text[], %(parents)s::text[], %(types)s::text[], %(roles)s::text[],
+        %(stamps)s::text[], %(refs)s::text[], %(lines)s::text[], %(texts)s::text[]
+    ) WITH ORDINALITY AS i(entry_id, parent_id, type, role, ts, ref, line, body, ord)
+),
+head AS (
+    UPDATE pi_sessions h
+       SET head_seq = h.head_seq + %(n)s,
+           leaf_id = %(leaf)s,
+           tail_newline = true,
+           fixed_tail = NOT h.tail_newline,
+           prefix = CASE WHEN NOT h.tail_newline AND h.head_seq = 0
+                         THEN h.prefix || ' ' ELSE h.prefix END,
+           updated_at = now()
+     WHERE h.tenant_id = %(t)s AND h.session_id = %(s)s AND h.version >= 3
+       AND (NOT %(check)s OR h.leaf_id IS NOT DISTINCT FROM %(if_leaf)s::text)
+       AND NOT EXISTS (
+           SELECT 1 FROM pi_entries e
+            WHERE e.tenant_id = %(t)s AND e.session_id = %(s)s
+              AND e.entry_id = ANY(%(ids)s::text[]))
+       AND NOT EXISTS (
+           SELECT 1 FROM unnest(%(outer)s::text[]) AS p(id)
+            WHERE NOT EXISTS (
+                SELECT 1 FROM pi_entries e
+                 WHERE e.tenant_id = %(t)s AND e.session_id = %(s)s AND e.entry_id = p.id))
+    RETURNING h.head_seq, h.fixed_tail
+),
+fix AS (
+    UPDATE pi_entries e SET line = e.line || ' ', raw = e.raw || ' '::bytea
+      FROM head
+     WHERE head.fixed_tail AND e.tenant_id = %(t)s AND e.session_id = %(s)s
+       AND e.seq = head.head_seq - %(n)s
+),
+ins AS (
+    INSERT INTO pi_entries
+        (tenant_id, session_id, seq, entry_id, parent_id, type, role, ts, ref, line, tsv)
+    SELECT %(t)s, %(s)s, head.head_seq - %(n)s + i.ord, i.entry_id, i.parent_id, i.type,
+           i.role, i.ts, i.ref, i.line, to_tsvector('{_TS_CONFIG}', coalesce(i.body, ''))
+      FROM head, input i
+)
+SELECT head_seq FROM head
+"""
+
+_LOAD: Final = """
+SELECT h.prefix, h.tail_newline,
+       (SELECT coalesce(array_agg(coalesce(e.raw, convert_to(e.line, 'UTF8')) ORDER BY e.seq),
+                        '{}')
+          FROM pi_entries e WHERE e.tenant_id = h.tenant_id AND e.session_id = h.session_id)
+  FROM pi_sessions h WHERE h.tenant_id = %s AND h.session_id = %s
+"""
+
+_PASSWORD_IN_URL: Final = re.compile(r"(://[^:/@?#]*:)([^@/?#]*)(@)")
+_PASSWORD_KEY: Final = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+
+
+def _masked(url: str) -> str:
+    """``url`` with any password replaced by ``***``."""
+    url = _PASSWORD_IN_URL.sub(r"\1***\3", url)
+    return _PASSWORD_KEY.sub(r"\1***", url)
+
+
+class PostgresStore:
+    """Sessions in PostgreSQL (``open_store("postgresql://...")``): see the module docstring."""
+
+    def __init__(self, url: str, pool: AsyncConnectionPool[Any], host: str) -> None:
+        self.url = _masked(url)
+        self._pool = pool
+        self._host = host
+        self._secrets = _secrets_of(url)
+        self._schema_checked = False
+
+    @classmethod
+    async def connect(
+        cls,
+        url: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        connect_timeout: float = 10.0,
+    ) -> PostgresStore:
+        """Check that the server answers (one line naming the host and the reason if not),
+        then open the pool."""
+        try:
+            import psycopg
+            from psycopg.conninfo import conninfo_to_dict
+            from psycopg_pool import AsyncConnectionPool, PoolTimeout
+        except ImportError as exc:  # pragma: no cover - the extra is missing
+            raise StoreError(
+                "the PostgreSQL store needs psycopg: pip install 'pi-context[postgres]'"
+            ) from exc
+        secrets = _secrets_of(url)
+        try:
+            params = conninfo_to_dict(url)
+        except psycopg.ProgrammingError as exc:
+            raise StoreError(
+                f"not a PostgreSQL URL ({_masked(url)}): {_reason(exc, secrets)}"
+            ) from None
+        host = str(params.get("host") or os.environ.get("PGHOST") or "localhost")
+        port = params.get("port") or os.environ.get("PGPORT")
+        where = f"{host}:{port}" if port else host
+        kwargs: dict[str, Any] = {"autocommit": True, "prepare_threshold": None}
+        try:
+            probe = await psycopg.AsyncConnection.connect(
+                url, connect_timeout=max(1, int(connect_timeout)), **kwargs
+            )
+        except psycopg.Error as exc:
+            raise StoreUnavailableError(
+                f"cannot connect to PostgreSQL at {where}: {_reason(exc, secrets)}"
+            ) from None
+        await probe.close()
+        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            kwargs=kwargs,
+            open=False,
+            timeout=connect_timeout,
+            reconnect_timeout=connect_timeout * 6,
+            name="pi_context.store",
+        )
+        try:
+            await pool.open(wait=True, timeout=connect_timeout)
+        except (psycopg.Error, PoolTimeout) as exc:
+            await pool.close()
+            raise StoreUnavailableError(
+                f"cannot connect to PostgreSQL at {where}: {_reason(exc, secrets)}"
+            ) from None
+        return cls(url, pool, where)
+
+    # -- plumbing ----------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        import psycopg
+        from psycopg import errors as pg
+        from psycopg_pool import PoolTimeout
+
+        try:
+            yield
+        except (pg.QueryCanceled, pg.LockNotAvailable) as exc:
+            raise StoreTimeoutError(
+                f"PostgreSQL at {self._host}: {_reason(exc, self._secrets)}"
+            ) from None
+        except pg.UndefinedTable:
+            raise StoreSchemaError(
+                f"PostgreSQL at {self._host} has no pi-context store schema: run "
+                "`await store.migrate()` or `pictx store migrate URL` first"
+            ) from None
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            raise StoreUnavailableError(
+                f"PostgreSQL at {self._host}: {_reason(exc, self._secrets)}"
+            ) from None
+
+    @contextlib.asynccontextmanager
+    async def _conn(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        with self._errors():
+            async with self._pool.connection() as conn:
+                yield conn
+
+    async def _ready(self) -> None:
+        if self._schema_checked:
+            return
+        async with self._conn() as conn:
+            cursor = await conn.execute("SELECT version FROM pi_store_schema")
+            row = await cursor.fetchone()
+        _check_version(row[0] if row else None, self._host)
+        self._schema_checked = True
+
+    # -- schema --------------------------------------------------------------------------------------
+
+    async def migrate(self) -> None:
+        """Create or upgrade the schema; idempotent, and safe from many processes at once (an
+        advisory transaction lock serializes them). A schema newer than this code is refused."""
+        from psycopg import errors as pg
+
+        async with self._conn() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+            try:
+                async with conn.transaction():
+                    cursor = await conn.execute("SELECT version FROM pi_store_schema")
+                    row = await cursor.fetchone()
+            except pg.UndefinedTable:
+                row = None
+            if row is not None and row[0] > SCHEMA_VERSION:
+                _check_version(row[0], self._host)
+            for statement in _SCHEMA:
+                await conn.execute(statement)
+            await conn.execute(
+                "INSERT INTO pi_store_schema (version) VALUES (%s) "
+                "ON CONFLICT (singleton) DO UPDATE SET version = excluded.version",
+                (SCHEMA_VERSION,),
+            )
+        self._schema_checked = True
+
+    # -- sessions ------------------------------------------------------------------------------------
+
+    async def create(
+        self, *, tenant: str = "", cwd: str, session_id: str | None = None
+    ) -> SessionRef:
+        header = Session.in_memory(cwd, session_id=session_id).header
+        return await self.import_bytes(_json.dumps(header) + b"\n", tenant=tenant)
+
+    async def import_jsonl(self, path: str | os.PathLike[str], *, tenant: str = "") -> SessionRef:
+        import asyncio
+
+        data = await asyncio.to_thread(read_import, path)
+        return await self.import_bytes(data, tenant=tenant, where=str(path))
+
+    async def import_bytes(self, data: bytes, *, tenant: str = "", where: str = "") -> SessionRef:
+        """Store a session file's bytes as they are (damaged lines included); importing the
+        same bytes again returns the same ref, other bytes under a stored id are an error."""
+        check_tenant(tenant)
+        where = where or "<bytes>"
+        cut = FileLines.of(data, where)
+        assert cut.scan.header is not None
+        ref = SessionRef(tenant, cut.scan.header["id"])
+        prefix = _text(cut.prefix, where, 1)
+        header_line = cut.scan.header_line or 1
+        rows: list[tuple[Any, ...]] = []
+        seen: dict[str, int] = {}
+        for seq, line in enumerate(cut.lines, 1):
+            try:
+                text, raw = _text(line, where, header_line + seq), None
+            except InvalidEntryError:
+                # a damaged line PostgreSQL text cannot hold: kept as bytes, never an entry
+                text, raw = "", line
+            meta = entry_meta(line) if raw is None else None
+            if meta is None:
+                rows.append((seq, None, 0, None, None, None, None, None, text, raw, ""))
+                continue
+            dup = seen.get(meta.id, -1) + 1
+            seen[meta.id] = dup
+            rows.append(
+                (
+                    seq,
+                    meta.id,
+                    dup,
+                    meta.parent_id,
+                    meta.type,
+                    meta.role,
+                    meta.timestamp,
+                    meta.ref,
+                    text,
+                    None,
+                    _indexable(meta.text),
+                )
+            )
+        leaf = cut.scan.entries[-1].id if len(cut.scan.entries) else None
+        await self._ready()
+        async with self._conn() as conn, conn.transaction():
+            cursor = await conn.execute(
+                "INSERT INTO pi_sessions (tenant_id, session_id, prefix, head_seq, leaf_id, "
+                "tail_newline, version) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT DO NOTHING RETURNING 1",
+                (tenant, ref.id, prefix, len(rows), leaf, cut.tail_newline, cut.scan.version),
+            )
+            created = await cursor.fetchone() is not None
+            if created and rows:
+                async with conn.cursor() as cur:
+                    await cur.executemany(
+                        "INSERT INTO pi_entries (tenant_id, session_id, seq, entry_id, dup, "
+                        "parent_id, type, role, ts, ref, line, raw, tsv) VALUES "
+                        f"(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                        f"to_tsvector('{_TS_CONFIG}', %s))",
+                        [(tenant, ref.id, *row) for row in rows],
+                    )
+        if not created and await self.export_bytes(ref) != data:
+            raise StoreError(f"session {ref} is already stored with other content")
+        return ref
+
+    async def export_bytes(self, ref: SessionRef) -> bytes:
+        await self._ready()
+        async with self._conn() as conn:
+            cursor = await conn.execute(_LOAD, (ref.tenant, ref.id))
+            row = await cursor.fetchone()
+        if row is None:
+            raise _not_found(ref)
+        prefix, tail_newline, lines = row
+        data = b"\n".join([prefix.encode("utf-8"), *(bytes(line) for line in lines)])
+        return data + b"\n" if tail_newline else data
+
+    async def export_jsonl(self, ref: SessionRef, out_path: str | os.PathLike[str]) -> None:
+        import asyncio
+
+        data = await self.export_bytes(ref)
+        await asyncio.to_thread(Path(out_path).write_bytes, data)
+
+    async def load(self, ref: SessionRef) -> StoredSession:
+        return stored_view(ref, await self.export_bytes(ref))
+
+    # -- appending ---------------------------------------------------------------------------------
+
+    async def append(
+        self,
+        ref: SessionRef,
+        entries: Sequence[Mapping[str, Any] | Entry],
+        *,
+        if_leaf: str | _AnyLeaf | None = ANY_LEAF,
+    ) -> AppendResult:
+        """Append ``entries`` in one statement; see :mod:`pi_context.store` for the rules."""
+        batch = prepare_entries(entries)
+        for entry in batch:
+            _text(entry.line, f"entry {entry.id!r}", None)
+        await self._ready()
+        in_batch = {e.id for e in batch}
+        outer = sorted({e.parent_id for e in batch if e.parent_id and e.parent_id not in in_batch})
+        params = {
+            "t": ref.tenant,
+            "s": ref.id,
+            "n": len(batch),
+            "leaf": batch[-1].id,
+            "check": not isinstance(if_leaf, _AnyLeaf),
+            "if_leaf": None if isinstance(if_leaf, _AnyLeaf) else if_leaf,
+            "ids": [e.id for e in batch],
+            "parents": [e.parent_id for e in batch],
+            "types": [e.type for e in batch],
+            "roles": [e.role for e in batch],
+            "stamps": [e.timestamp for e in batch],
+            "refs": [e.ref for e in batch],
+            "lines": [e.line.decode("utf-8") for e in batch],
+            "texts": [_indexable(e.text) for e in batch],
+            "outer": outer,
+        }
+        last: StoreUnavailableError | None = None
+        for _ in range(_ATTEMPTS):
+            try:
+                done = await self._append_once(ref, batch, params, if_leaf)
+            except StoreUnavailableError as exc:
+                last = exc  # the statement may or may not have committed: ask again by id
+                continue
+            if done is not None:
+                return done
+        if last is not None:
+            raise last
+        raise StoreError(f"{ref}: the append kept conflicting with other writers; try again")
+
+    async def _append_once(
+        self,
+        ref: SessionRef,
+        batch: Sequence[PreparedEntry],
+        params: dict[str, Any],
+        if_leaf: str | _AnyLeaf | None,
+    ) -> AppendResult | None:
+        from psycopg import errors as pg
+
+        async with self._conn() as conn:
+            try:
+                cursor = await conn.execute(_APPEND, params)
+                row = await cursor.fetchone()
+            except pg.UniqueViolation:
+                row = None  # a writer stored one of these ids meanwhile: see below
+            if row is not None:
+                end = int(row[0])
+                n = len(batch)
+                return AppendResult(batch[-1].id, tuple(range(end - n + 1, end + 1)))
+            return await self._diagnose(conn, ref, batch, params, if_leaf)
+
+    async def _diagnose(
+        self,
+        conn: psycopg.AsyncConnection[Any],
+        ref: SessionRef,
+        batch: Sequence[PreparedEntry],
+        params: dict[str, Any],
+        if_leaf: str | _AnyLeaf | None,
+    ) -> AppendResult | None:
+        """Why the append statement changed nothing: the stored result of a retry, or the
+        error; ``None`` when nothing is wrong any more (a race: try again)."""
+        cursor = await conn.execute(
+            "SELECT version, leaf_id FROM pi_sessions WHERE tenant_id = %s AND session_id = %s",
+            (ref.tenant, ref.id),
+        )
+        head = await cursor.fetchone()
+        if head is None:
+            raise _not_found(ref)
+        if head[0] < 3:
+            raise legacy_refusal(ref, head[0])
+        cursor = await conn.execute(
+            "SELECT entry_id, line, seq FROM pi_entries WHERE tenant_id = %s AND session_id = %s"
+            " AND entry_id = ANY(%s::text[]) ORDER BY seq",
+            (ref.tenant, ref.id, [*params["ids"], *params["outer"]]),
+        )
+        stored: dict[str, tuple[bytes, int]] = {
+            r[0]: (r[1].encode("utf-8"), int(r[2])) for r in await cursor.fetchall()
+        }
+        ids = set(params["ids"])
+        lines = {k: v[0] for k, v in stored.items() if k in ids}
+        retry = check_batch(batch, lines, _Known(stored, ids))
+        if retry is not None:
+            return AppendResult(batch[-1].id, tuple(stored[e.id][1] for e in batch))
+        if not isinstance(if_leaf, _AnyLeaf) and head[1] != if_leaf:
+            raise LeafMovedError(
+                f"{ref}: the leaf is {bounded(repr(head[1]), 80)}, not "
+                f"{bounded(repr(if_leaf), 80)}; nothing was appended"
+            )
+        return None
+
+    # -- search ------------------------------------------------------------------------------------
+
+    async def search(
+        self,
+        ref: SessionRef,
+        query: str,
+        *,
+        limit: int = 10,
+        all_branches: bool = False,
+        snippet_chars: int = SNIPPET_CHARS,
+    ) -> list[SearchHit]:
+        """Hits as :meth:`Session.search` gives them: the full-text index finds and ranks the
+        entries (``ts_rank_cd``), the session package decides the branch and what replaced
+        each hit, from the entries' ids, parents and types (no bodies are read for that)."""
+        from pi_context.session.search import query_phrases, search
+        from pi_context.session.search_index import IndexedEntries, SearchIndex
+
+        await self._ready()
+        phrases = query_phrases(query)
+        if limit <= 0 or not phrases:
+            await self._require(ref)
+            return []
+        tsquery = " || ".join([f"phraseto_tsquery('{_TS_CONFIG}', %s)"] * len(phrases))
+        wanted = max(100, limit * 20)
+        # Two statements, no transaction: an entry appended between them is not in the
+        # structure read first, and its hit is skipped (as if the search ran before it).
+        async with self._conn() as conn:
+            cursor = await conn.execute(
+                "SELECT entry_id, parent_id, type, role, ts, ref FROM pi_entries "
+                "WHERE tenant_id = %s AND session_id = %s AND entry_id IS NOT NULL ORDER BY seq",
+                (ref.tenant, ref.id),
+            )
+            structure = IndexedEntries()
+            for columns in await cursor.fetchall():
+                structure.add(columns)
+            if not len(structure):
+                await self._require(ref, conn)
+                return []
+            cursor = await conn.execute(
+                f"SELECT e.seq, e.entry_id, ts_rank_cd(e.tsv, q.q, 1) AS score, e.line "
+                f"FROM pi_entries e, (SELECT ({tsquery}) AS q) q "
+                f"WHERE e.tenant_id = %s AND e.session_id = %s AND e.tsv @@ q.q "
+                f"AND e.entry_id IS NOT NULL ORDER BY score DESC, e.seq LIMIT %s",
+                (*[" ".join(p) for p in phrases], ref.tenant, ref.id, wanted),
+            )
+            ranked = await cursor.fetchall()
+        rows: list[tuple[int, float]] = []
+        data: dict[int, Mapping[str, Any] | None] = {}
+        for _seq, entry_id, score, line in ranked:
+            row = structure.by_id.get(entry_id)  # None: appended after the structure was read
+            if row is None or row in data:
+                continue
+            try:
+                decoded = _json.loads(line)
+            except ValueError:
+                decoded = None
+            data[row] = decoded if isinstance(decoded, dict) else None
+            rows.append((row, float(score)))
+        index = _FetchedIndex(structure, rows, data)
+        return search(
+            cast(SearchIndex, index),
+            query,
+            limit=limit,
+            all_branches=all_branches,
+            snippet_chars=snippet_chars,
+        )
+
+    async def _require(
+        self, ref: SessionRef, conn: psycopg.AsyncConnection[Any] | None = None
+    ) -> None:
+        sql = "SELECT 1 FROM pi_sessions WHERE tenant_id = %s AND session_id = %s"
+        if conn is None:
+            async with self._conn() as own:
+                cursor = await own.execute(sql, (ref.tenant, ref.id))
+                found = await cursor.fetchone()
+        else:
+            cursor = await conn.execute(sql, (ref.tenant, ref.id))
+            found = await cursor.fetchone()
+        if found is None:
+            raise _not_found(ref)
+
+    # -- leases --------------------------------------------------------------------------------------
+
+    def lease(self, ref: SessionRef, *, owner: str, ttl: float = 30.0) -> Lease:
+        return Lease(self, ref, owner, ttl)
+
+    async def _acquire(self, lease: Lease) -> None:
+        await self._ready()
+        ref = lease.ref
+        async with self._conn() as conn:
+            cursor = await conn.execute(
+                "INSERT INTO pi_leases (tenant_id, session_id, token, owner, expires_at) "
+                "SELECT s.tenant_id, s.session_id, %s, %s, now() + make_interval(secs => %s) "
+                "FROM pi_sessions s WHERE s.tenant_id = %s AND s.session_id = %s "
+                "ON CONFLICT (tenant_id, session_id) DO UPDATE SET token = excluded.token, "
+                "owner = excluded.owner, expires_at = excluded.expires_at "
+                "WHERE pi_leases.expires_at < now() OR pi_leases.token = excluded.token "
+                "RETURNING 1",
+                (lease.token, lease.owner, float(lease.ttl), ref.tenant, ref.id),
+            )
+            if await cursor.fetchone() is None:
+                await self._require(ref, conn)
+                raise SessionBusyError(f"session {ref} is leased by another holder")
+
+    async def _release(self, lease: Lease) -> None:
+        async with self._conn() as conn:
+            await conn.execute(
+                "DELETE FROM pi_leases WHERE tenant_id = %s AND session_id = %s AND token = %s",
+                (lease.ref.tenant, lease.ref.id, lease.token),
+            )
+
+    # -- listing and removal -------------------------------------------------------------------
+
+    async def list_sessions(
+        self, *, tenant: str = "", limit: int = 50, cursor: str | None = None
+    ) -> SessionPage:
+        """A page of the tenant's sessions by id (keyset: ``cursor`` is the last id seen);
+        only head rows are read."""
+        check_tenant(tenant)
+        await self._ready()
+        limit = max(0, limit)
+        async with self._conn() as conn:
+            rows = await (
+                await conn.execute(
+                    "SELECT session_id, head_seq, leaf_id, extract(epoch FROM updated_at) "
+                    "FROM pi_sessions WHERE tenant_id = %s AND session_id > %s "
+                    "ORDER BY session_id LIMIT %s",
+                    (tenant, cursor or "", limit + 1),
+                )
+            ).fetchall()
+        page = rows[:limit]
+        sessions = [
+            SessionSummary(SessionRef(tenant, r[0]), int(r[1]), r[2], float(r[3])) for r in page
+        ]
+        more = len(rows) > limit
+        return SessionPage(sessions, page[-1][0] if more and page else None)
+
+    async def delete(self, ref: SessionRef) -> None:
+        await self._ready()
+        async with self._conn() as conn:
+            cursor = await conn.execute(
+                "DELETE FROM pi_sessions WHERE tenant_id = %s AND session_id = %s RETURNING 1",
+                (ref.tenant, ref.id),
+            )
+            if await cursor.fetchone() is None:
+                raise _not_found(ref)
+
+    async def prune(self, *, idle_seconds: float, tenant: str | None = None) -> int:
+        """Delete every session (whole: head, entries, lease) not written for
+        ``idle_seconds``; returns how many."""
+        await self._ready()
+        async with self._conn() as conn:
+            cursor = await conn.execute(
+                "DELETE FROM pi_sessions WHERE updated_at < now() - make_interval(secs => %s) "
+                "AND (%s::text IS NULL OR tenant_id = %s::text)",
+                (float(idle_seconds), tenant, tenant),
+            )
+            return cursor.rowcount
+
+    async def aclose(self) -> None:
+        await self._pool.close()
+
+
+class _Known:
+    """Stored ids for :func:`check_batch`: ids of the batch found stored, and parents."""
+
+    def __init__(self, stored: Mapping[str, Any], ids: set[str]) -> None:
+        self._stored = stored
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._stored
+
+
+class _FetchedIndex:
+    """What the session package's search reads of an index, from rows already fetched."""
+
+    def __init__(
+        self,
+        structure: Any,
+        ranked: list[tuple[int, float]],
+        data: dict[int, Mapping[str, Any] | None],
+    ) -> None:
+        self.structure = structure
+        self.memo: dict[str, object] = {}
+        self._ranked = ranked
+        self._data = data
+
+    def rank(self, match: str) -> Iterator[tuple[int, float]]:
+        return iter(self._ranked)
+
+    def entry_data(self, row: int) -> Mapping[str, Any] | None:
+        return self._data.get(row)
+
+    def rebuild(self) -> None:
+        return None
+
+
+def _check_version(version: int | None, host: str) -> None:
+    if version is None:
+        raise StoreSchemaError(
+            f"PostgreSQL at {host} has no pi-context store schema: run "
+            "`await store.migrate()` or `pictx store migrate URL` first"
+        )
+    if version > SCHEMA_VERSION:
+        raise StoreSchemaError(
+            f"PostgreSQL at {host} has store schema version {version}, newer than this "
+            f"pi-context's {SCHEMA_VERSION}: upgrade pi-context"
+        )
+
+
+def _not_found(ref: SessionRef) -> SessionNotFoundError:
+    return SessionNotFoundError(f"no session {ref.id!r} in tenant {ref.tenant!r}")
+
+
+def _text(line: bytes, where: str, number: int | None) -> str:
+    """A line as PostgreSQL ``text`` holds it: UTF-8 without NUL, else an error naming it."""
+    place = f"{where}:{number}" if number is not None else where
+    if b"\x00" in line:
+        raise InvalidEntryError(f"{place}: the line holds a NUL byte, which PostgreSQL text cannot")
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidEntryError(f"{place}: the line is not UTF-8 ({exc.reason})") from None
+
+
+def _indexable(text: str | None) -> str:
+    """The text a tsvector is made of: no NUL, no lone surrogate."""
+    if not text:
+        return ""
+    return text.replace("\x00", " ").encode("utf-8", "replace").decode("utf-8")
+
+
+def _secrets_of(url: str) -> list[str]:
+    found = [m.group(2) for m in _PASSWORD_IN_URL.finditer(url) if m.group(2)]
+    found += [m.group(2).strip("'") for m in _PASSWORD_KEY.finditer(url)]
+    from urllib.parse import unquote
+
+    found += [unquote(s) for s in found]
+    env = os.environ.get("PGPASSWORD")
+    if env:
+        found.append(env)
+    return [s for s in found if s]
+
+
+def _scrub(text: str, secrets: Sequence[str]) -> str:
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
+def _reason(exc: BaseException, secrets: Sequence[str]) -> str:
+    """The last line of a driver error that says what went wrong, without any password."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    text = " ".join(lines) if lines else type(exc).__name__
+    return bounded(_scrub(text, secrets), 300)

@@ -1,0 +1,179 @@
+"""What only the PostgreSQL store has: its schema, connections, credentials and timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import psycopg
+import pytest
+
+from pi_context.errors import StoreError
+from pi_context.store import (
+    SessionRef,
+    StoreSchemaError,
+    StoreTimeoutError,
+    StoreUnavailableError,
+    open_store,
+)
+from pi_context.store.postgres import SCHEMA_VERSION, PostgresStore
+from tests.store.pg_server import PASSWORD, PgServer
+from tests.store.test_conformance import message
+
+
+async def _opened(url: str) -> PostgresStore:
+    store = await open_store(url)
+    assert isinstance(store, PostgresStore)
+    return store
+
+
+async def test_a_database_without_the_schema_names_migrate(pg_url: str) -> None:
+    store = await _opened(pg_url)
+    try:
+        with pytest.raises(StoreSchemaError, match=r"migrate\(\)`? or `pictx store migrate"):
+            await store.load(SessionRef("", "x"))
+    finally:
+        await store.aclose()
+
+
+async def test_a_newer_schema_is_refused_naming_both_versions(pg_url: str) -> None:
+    store = await _opened(pg_url)
+    try:
+        await store.migrate()
+        async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
+            await conn.execute("UPDATE pi_store_schema SET version = %s", (SCHEMA_VERSION + 5,))
+        newer = await _opened(pg_url)
+        try:
+            for attempt in (newer.migrate(), newer.load(SessionRef("", "x"))):
+                with pytest.raises(StoreSchemaError) as caught:
+                    await attempt
+                text = str(caught.value)
+                assert str(SCHEMA_VERSION + 5) in text
+                assert str(SCHEMA_VERSION) in text
+        finally:
+            await newer.aclose()
+    finally:
+        await store.aclose()
+
+
+async def test_many_replicas_migrate_at_once(pg_url: str) -> None:
+    stores = [await _opened(pg_url) for _ in range(6)]
+    try:
+        await asyncio.gather(*(s.migrate() for s in stores))
+        await stores[0].migrate()  # and again: idempotent
+        async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
+            rows = await (await conn.execute("SELECT version FROM pi_store_schema")).fetchall()
+        assert rows == [(SCHEMA_VERSION,)]
+    finally:
+        for store in stores:
+            await store.aclose()
+
+
+async def test_a_wrong_password_is_one_line_without_the_password(
+    pg_server: PgServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    wrong = "Wr0ng-" + PASSWORD[::-1]
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(StoreUnavailableError) as caught:
+        await open_store(pg_server.password_url(wrong), connect_timeout=5)
+    text = str(caught.value)
+    assert "\n" not in text
+    assert wrong not in text
+    assert str(pg_server.socket_dir) in text
+    assert "password authentication failed" in text
+    assert wrong not in caplog.text
+    # the right one connects
+    store = await open_store(pg_server.password_url(PASSWORD))
+    assert PASSWORD not in store.url
+    assert PASSWORD not in repr(store.url)
+    await store.aclose()
+
+
+async def test_a_server_that_does_not_answer_is_named(pg_server: PgServer) -> None:
+    url = f"postgresql://u:hunter2@/db?host={pg_server.root / 'nowhere'}"
+    with pytest.raises(StoreUnavailableError) as caught:
+        await open_store(url, connect_timeout=2)
+    assert "nowhere" in str(caught.value)
+    assert "hunter2" not in str(caught.value)
+
+
+async def test_a_url_that_does_not_parse_is_a_clear_error() -> None:
+    for url in ("postgresql://u:pa55@[::1/db", "postgresql://u:pa55@/db?bogus=1"):
+        with pytest.raises(StoreError, match="not a PostgreSQL URL") as caught:
+            await open_store(url)
+        assert "pa55" not in str(caught.value)
+        assert "\n" not in str(caught.value)
+    with pytest.raises(StoreError, match="not a store URL"):
+        await open_store("mysql://somewhere/db")
+
+
+async def test_statement_timeout_is_a_typed_error(pg_url: str) -> None:
+    store = await _opened(pg_url)
+    await store.migrate()
+    ref = await store.create(cwd="/w", session_id="slow")
+    await store.append(ref, [message("u1", None, "user", "one")])
+    await store.aclose()
+    # hold the head row's lock in another connection: the append waits, then times out
+    timed = await _opened(pg_url + "&options=-c%20lock_timeout%3D200")
+    async with await psycopg.AsyncConnection.connect(pg_url) as blocker:
+        await blocker.execute("SELECT 1 FROM pi_sessions WHERE session_id = 'slow' FOR UPDATE")
+        try:
+            with pytest.raises(StoreTimeoutError, match="lock timeout"):
+                await timed.append(ref, [message("a1", "u1", "assistant", "two")])
+        finally:
+            await blocker.rollback()
+    assert [e["id"] for e in (await timed.load(ref)).entries] == ["u1"]
+    await timed.aclose()
+    slow = await _opened(pg_url + "&options=-c%20statement_timeout%3D100")
+    try:
+        async with slow._conn() as conn:  # the store's own connection and error mapping
+            with (
+                pytest.raises(StoreTimeoutError, match="statement timeout"),
+                slow._errors(),
+            ):
+                await conn.execute("SELECT pg_sleep(2)")
+    finally:
+        await slow.aclose()
+
+
+async def test_a_terminated_connection_mid_append_is_retried_once(pg_url: str) -> None:
+    store = await _opened(pg_url)
+    await store.migrate()
+    ref = await store.create(cwd="/w", session_id="term")
+    await store.append(ref, [message("u1", None, "user", "one")])
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as admin:
+        pids = await (
+            await admin.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid()"
+            )
+        ).fetchall()
+        assert pids
+        for (pid,) in pids:
+            await admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    batch = [message("a1", "u1", "assistant", "two"), message("u2", "a1", "user", "three")]
+    try:
+        result = await store.append(ref, batch)  # the broken pooled connection: retried
+    except StoreUnavailableError as exc:
+        retryable = exc.retryable
+        assert retryable
+        result = await store.append(ref, batch)
+    assert result.seqs == (2, 3)
+    assert await store.append(ref, batch) == result
+    ids = [e["id"] for e in (await store.load(ref)).entries]
+    assert ids == ["u1", "a1", "u2"]
+    await store.aclose()
+
+
+async def test_an_oversized_text_is_indexed_by_its_head(pg_url: str) -> None:
+    store = await _opened(pg_url)
+    await store.migrate()
+    ref = await store.create(cwd="/w", session_id="big")
+    words = " ".join(f"w{i}x" for i in range(400_000))  # ~2.8 MB of distinct words
+    entry: dict[str, Any] = message("u1", None, "user", "needle " + words)
+    await store.append(ref, [entry])
+    hits = await store.search(ref, "needle")
+    assert [h.id for h in hits] == ["u1"]
+    assert (await store.load(ref)).entries[0] == entry
+    await store.aclose()
