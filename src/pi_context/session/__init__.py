@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         LoadProblem,
     )
     from pi_context.session.entries import ENTRY_TYPES, Entry, make_entry
+    from pi_context.session.entry_store import EntryStore, EntryTree
     from pi_context.session.projection import (
         ModelRef,
         ProjectedEntry,
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ENTRY_TYPES",
     "Entry",
+    "EntryStore",
+    "EntryTree",
     "LoadProblem",
     "ModelRef",
     "PathView",
@@ -60,6 +63,7 @@ _HOMES = _lazy.homes(
             "Entry",
             "make_entry",
         ),
+        "pi_context.session.entry_store": ("EntryStore", "EntryTree"),
         "pi_context.session.projection": (
             "ModelRef",
             "ProjectedEntry",

@@ -135,7 +135,8 @@ class Part(msgspec.Struct, array_like=True):
     offsets: bytes
     lengths: bytes
     line_numbers: bytes
-    roles: list[tuple[str | None, int]]
+    role_codes: bytes
+    role_names: list[str | None]
     kept: list[tuple[bytes, int]]
 
 
@@ -157,8 +158,10 @@ class Columns:
         self.type_names: list[str] = []
         self.positions: dict[str, int] = {}
         """Entry id → position in file order."""
-        self.roles: Counter[str | None] = Counter()
-        """Message role → how many message entries."""
+        self.role_codes = bytearray()
+        """Each message entry's role, as a position in :attr:`role_names` (0: none, and every
+        entry that is not a message)."""
+        self.role_names: list[str | None] = [None]
         self.kept: list[Entry] = []
         """The entries read in full for their fields (labels, session names), in file order."""
         self.foreign: list[tuple[int, str]] = []
@@ -174,7 +177,8 @@ class Columns:
         positions = self.positions
         claim, find = positions.setdefault, positions.get
         codes = {name: code for code, name in enumerate(self.type_names)}
-        roles = self.roles
+        role_codes = {name: code for code, name in enumerate(self.role_names)}
+        add_role = self.role_codes.append
         add_offset, add_length, add_number = (
             self.offsets.append,
             self.lengths.append,
@@ -221,8 +225,16 @@ class Columns:
                 add_offset(at)
                 add_length(size)
                 add_number(number)
-                if kind == "message":
-                    roles[role] += 1
+                if kind == "message" and role is not None:
+                    role_code = role_codes.get(role)
+                    if role_code is None:
+                        if len(role_codes) > 255:
+                            raise Unusual
+                        role_code = role_codes[role] = len(self.role_names)
+                        self.role_names.append(role)
+                    add_role(role_code)
+                else:
+                    add_role(0)
                 count += 1
         return number
 
@@ -230,11 +242,11 @@ class Columns:
     def kinds(self) -> Counter[tuple[str, str | None]]:
         """``(type, role)`` → how many entries (the role of message entries only)."""
         kinds: Counter[tuple[str, str | None]] = Counter()
-        for code, many in Counter(self.type_codes).items():
-            if self.type_names[code] != "message":
-                kinds[self.type_names[code], None] = many
-        for role, many in self.roles.items():
-            kinds["message", role] = many
+        names, roles = self.type_names, self.role_names
+        for (code, role), many in Counter(
+            zip(self.type_codes, self.role_codes, strict=True)
+        ).items():
+            kinds[names[code], roles[role]] = many
         return kinds
 
     def _read_in_full(self, line: bytes, number: int, log: ProblemLog) -> Head:
@@ -256,7 +268,8 @@ class Columns:
             self.offsets.tobytes(),
             self.lengths.tobytes(),
             self.line_numbers.tobytes(),
-            list(self.roles.items()),
+            bytes(self.role_codes),
+            self.role_names,
             [(entry.raw, entry.line or 0) for entry in self.kept],
         )
 
@@ -290,8 +303,14 @@ class Columns:
         numbers = array("q")
         numbers.frombytes(part.line_numbers)
         self.line_numbers.extend([n + lines_before for n in numbers])
-        for role, many in part.roles:
-            self.roles[role] += many
+        table = bytearray(range(256))
+        for code, role in enumerate(part.role_names):
+            if role not in self.role_names:
+                if len(self.role_names) > 255:
+                    raise Unusual
+                self.role_names.append(role)
+            table[code] = self.role_names.index(role)
+        self.role_codes += part.role_codes.translate(table)
         for raw, number in part.kept:
             self._read_in_full(raw, number + lines_before, self._log)
 
