@@ -23,7 +23,7 @@ import threading
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import msgspec
 
@@ -57,6 +57,8 @@ READ_IN_FULL: Final = frozenset({"label", "session_info"})
 """Entry types whose fields the index keeps (labels, the session name): decoded in full."""
 
 _NEWLINE_WINDOW: Final = 64 << 10
+
+_N = TypeVar("_N", str, str | None)
 
 
 class Unusual(Exception):
@@ -216,25 +218,16 @@ class Columns:
                         parent = -1  # its own parent: a root, as the loader reads it
                 code = codes.get(kind)
                 if code is None:
-                    if len(codes) > 255:
-                        raise Unusual
-                    code = codes[kind] = len(self.type_names)
-                    self.type_names.append(kind)
+                    code = _new_code(codes, self.type_names, kind)
+                role_code = role_codes.get(role) if kind == "message" else 0
+                if role_code is None:
+                    role_code = _new_code(role_codes, self.role_names, role)
                 add_parent(parent)
                 add_code(code)
                 add_offset(at)
                 add_length(size)
                 add_number(number)
-                if kind == "message" and role is not None:
-                    role_code = role_codes.get(role)
-                    if role_code is None:
-                        if len(role_codes) > 255:
-                            raise Unusual
-                        role_code = role_codes[role] = len(self.role_names)
-                        self.role_names.append(role)
-                    add_role(role_code)
-                else:
-                    add_role(0)
+                add_role(role_code)
                 count += 1
         return number
 
@@ -290,29 +283,37 @@ class Columns:
         self.parents.extend([p + base if p >= 0 else p for p in parents])
         for at, found in foreign:
             self.parents[base + at] = found
-        table = bytearray(range(256))
-        for code, name in enumerate(part.type_names):
-            if name not in self.type_names:
-                if len(self.type_names) > 255:
-                    raise Unusual
-                self.type_names.append(name)
-            table[code] = self.type_names.index(name)
-        self.type_codes += part.type_codes.translate(table)
+        self.type_codes += part.type_codes.translate(_translation(part.type_names, self.type_names))
+        self.role_codes += part.role_codes.translate(_translation(part.role_names, self.role_names))
         self.offsets.frombytes(part.offsets)
         self.lengths.frombytes(part.lengths)
         numbers = array("q")
         numbers.frombytes(part.line_numbers)
         self.line_numbers.extend([n + lines_before for n in numbers])
-        table = bytearray(range(256))
-        for code, role in enumerate(part.role_names):
-            if role not in self.role_names:
-                if len(self.role_names) > 255:
-                    raise Unusual
-                self.role_names.append(role)
-            table[code] = self.role_names.index(role)
-        self.role_codes += part.role_codes.translate(table)
         for raw, number in part.kept:
             self._read_in_full(raw, number + lines_before, self._log)
+
+
+def _new_code(codes: dict[_N, int], names: list[_N], name: _N) -> int:
+    """Give ``name`` the next code of a one-byte code column (:class:`Unusual` past 256)."""
+    if len(codes) > 255:
+        raise Unusual
+    code = codes[name] = len(names)
+    names.append(name)
+    return code
+
+
+def _translation(codes: list[_N], names: list[_N]) -> bytes:
+    """The table that maps another run's codes (of ``codes``) to this run's (of ``names``,
+    extended with the new ones)."""
+    table = bytearray(range(256))
+    for code, name in enumerate(codes):
+        if name not in names:
+            if len(names) > 255:
+                raise Unusual
+            names.append(name)
+        table[code] = names.index(name)
+    return bytes(table)
 
 
 def can_fork() -> bool:
