@@ -9,7 +9,9 @@ and line. Text from the file (names, labels, messages) is shown terminal-safe
 An ordinary file is read through a :class:`~pi_context.session.column_index.ColumnIndex`
 (a few numbers per entry, lines re-read when printed: well under twice the file's size in
 memory however many entries it has); a file with anything to report or recover from is loaded
-as a full :class:`Session`, so both print the same.
+as a full :class:`Session`. The commands read either through the same
+:class:`~pi_context.session.entry_store.EntryTree` and the same projection rules, so both print
+the same.
 """
 
 from __future__ import annotations
