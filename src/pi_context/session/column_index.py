@@ -6,9 +6,9 @@ info|tree|context``).
 file again. The inspection commands only read, so this index streams the file once, checks
 every line exactly as the loader does (the same decoding, validation and depth limit) and keeps
 per entry only a few numbers in arrays: where its line is in the file, its line number, its
-parent's position and its type code, plus an id → position map. Lines are read back with
-``os.pread`` when an entry is printed or projected (not ``mmap``: touched pages of a mapping
-count as the process's memory). The commands ask for a large file's second half to be indexed
+parent's position, its type code and message role code, plus an id → position map. Lines are
+read back with ``os.pread`` when an entry is printed or projected (not ``mmap``: touched pages
+of a mapping count as the process's memory). The commands ask for a large file's second half to be indexed
 by a forked helper process meanwhile (see :mod:`~pi_context.session._column_build`).
 
 The index covers the ordinary file: a current (v3) session in which every line reads cleanly

@@ -105,15 +105,22 @@ def _snippet(text: str, width: int = 60) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _kind(tree: EntryTree, position: int) -> str:
-    kind = tree.type_at(position)
-    if kind != "message":
-        return kind
-    role = tree.role_at(position)
-    if role is None:
-        message = tree.entry(position).peek().get("message")
-        role = message.get("role") if isinstance(message, dict) else None
-    return f"message:{role}"
+def _kinds(tree: EntryTree) -> dict[str, int]:
+    """How many entries of each type, messages by role (``message:user``), sorted by name."""
+    everything = range(len(tree))
+    pairs = Counter(zip(map(tree.type_at, everything), map(tree.role_at, everything), strict=True))
+    kinds: Counter[str] = Counter()
+    for (kind, role), count in pairs.items():
+        if kind != "message":
+            kinds[kind] += count
+        elif role is not None:
+            kinds[f"message:{role}"] += count
+    if pairs["message", None]:  # the role is not known without reading the entry
+        for position in everything:
+            if tree.type_at(position) == "message" and tree.role_at(position) is None:
+                message = tree.entry(position).peek().get("message")
+                kinds[f"message:{message.get('role') if isinstance(message, dict) else None}"] += 1
+    return dict(sorted(kinds.items()))
 
 
 _TREE_KINDS = {"compaction": "[compaction]", "branch_summary": "[branch summary]"}
@@ -228,12 +235,15 @@ def _leaf_count(tree: EntryTree) -> int:
     """How many entries have no child (children hang off ids, as in the tree view)."""
     count = len(tree)
     has_child = bytearray(count)
-    for position in range(count):
-        parent = tree.parent_position(position)
+    for parent in map(tree.parent_position, range(count)):
         if parent >= 0:
             has_child[parent] = 1
+    # A parent position is always the one its id names, so only an entry without children of
+    # its own can be one whose id a later entry repeats (and has children through).
     named = _named(tree)
-    return sum(1 for position in range(count) if not has_child[named(position)])
+    return sum(
+        1 for position in range(count) if not has_child[position] and not has_child[named(position)]
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +268,6 @@ class _Facts:
 def _facts(source: _Source) -> _Facts:
     tree = source.tree
     path = path_positions(tree, source.leaf)
-    kinds = Counter(_kind(tree, position) for position in range(len(tree)))
     return _Facts(
         header=source.header,
         version=source.version,
@@ -266,7 +275,7 @@ def _facts(source: _Source) -> _Facts:
         cwd=source.cwd,
         name=source.name,
         entries=len(tree),
-        kinds=dict(sorted(kinds.items())),
+        kinds=_kinds(tree),
         leaves=_leaf_count(tree),
         leaf_id=tree.entry(source.leaf).id if source.leaf >= 0 else None,
         path_length=len(path),
