@@ -19,10 +19,10 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
@@ -41,8 +41,6 @@ from pi_context.tokens import estimate_tokens
 __all__ = ["context_command", "info_command", "session_group", "tree_command"]
 
 _FILE = click.Path(exists=False, path_type=Path)  # the session layer refuses non-files
-
-_Node = TypeVar("_Node")
 
 
 def _open(path: Path, strict: bool) -> Session:
@@ -220,15 +218,15 @@ def _opened(file: Path, strict: bool) -> Iterator[_Source]:
         yield _indexed(index)
 
 
-def _named(tree: EntryTree) -> Callable[[int], int]:
-    """Position → the position its id names (itself, unless a later entry repeats the id)."""
+def _renamed(tree: EntryTree) -> dict[int, int]:
+    """Position → the position its id names, for the entries whose id a later entry repeats
+    (any other entry's id names the entry itself)."""
     position_of_id, id_at = tree.position_of_id, tree.id_at
-
-    def named(position: int) -> int:
-        found = position_of_id(id_at(position))
-        return position if found is None else found
-
-    return named
+    return {
+        position: found
+        for position in range(len(tree))
+        if (found := position_of_id(id_at(position))) is not None and found != position
+    }
 
 
 def _leaf_count(tree: EntryTree) -> int:
@@ -240,9 +238,11 @@ def _leaf_count(tree: EntryTree) -> int:
             has_child[parent] = 1
     # A parent position is always the one its id names, so only an entry without children of
     # its own can be one whose id a later entry repeats (and has children through).
-    named = _named(tree)
+    named = _renamed(tree).get
     return sum(
-        1 for position in range(count) if not has_child[position] and not has_child[named(position)]
+        1
+        for position in range(count)
+        if not has_child[position] and not has_child[named(position, position)]
     )
 
 
@@ -365,26 +365,18 @@ def info_command(file: Path, as_json: bool, strict: bool) -> None:
     echo("\n".join(lines))
 
 
-@dataclass(frozen=True, slots=True)
-class _Closing:
-    """On the walk's stack: the node with this key is done (its key no longer open)."""
-
-    key: Hashable
-
-
 def _forest_walk(
-    roots: Sequence[_Node],
-    children: Callable[[_Node], Sequence[_Node]],
-    key: Callable[[_Node], Hashable],
-) -> Iterator[tuple[_Node, int, str]]:
-    """Each node of the forest with its depth and drawing prefix, in preorder; indentation
-    grows only where the tree branches.
+    roots: Sequence[int], children: Callable[[int], Sequence[int]], key: Callable[[int], int]
+) -> Iterator[tuple[int, int, str]]:
+    """Each node (a position) of the forest with its depth and drawing prefix, in preorder;
+    indentation grows only where the tree branches.
 
-    Linear in the nodes yielded, whatever the depth (an explicit stack): a node whose ``key`` is
-    already open on the way down is yielded but not expanded again, so a cycle ends there.
+    Linear in the nodes yielded, whatever the depth (an explicit stack): a node whose ``key`` (a
+    position, not negative) is already open on the way down is yielded but not expanded again,
+    so a cycle ends there.
     """
-    open_keys: set[Hashable] = set()
-    stack: list[tuple[_Node, int, str, str] | _Closing] = []
+    open_keys: set[int] = set()
+    stack: list[tuple[int, int, str, str] | int] = []  # an int ~key: that key is closed
     for number, root in enumerate(reversed(roots)):
         last = number == 0
         prefix = "" if len(roots) == 1 else ("└─ " if last else "├─ ")
@@ -392,8 +384,8 @@ def _forest_walk(
         stack.append((root, 0, prefix, rest))
     while stack:
         item = stack.pop()
-        if isinstance(item, _Closing):
-            open_keys.discard(item.key)
+        if isinstance(item, int):
+            open_keys.discard(~item)
             continue
         node, depth, prefix, rest = item
         yield node, depth, prefix
@@ -401,7 +393,7 @@ def _forest_walk(
         if name in open_keys:
             continue
         open_keys.add(name)
-        stack.append(_Closing(name))
+        stack.append(~name)
         kids = children(node)
         if len(kids) == 1:
             stack.append((kids[0], depth + 1, rest, rest))
@@ -429,10 +421,13 @@ def _tree_lines(source: _Source) -> Iterator[str]:
     starts, kids = child_positions(tree)
     path = path_positions(tree, source.leaf)
     labels = source.labels
-    named = _named(tree)
+    renamed = _renamed(tree).get
+
+    def named(position: int) -> int:
+        return renamed(position, position)
 
     def children(position: int) -> Sequence[int]:
-        at = named(position)
+        at = renamed(position, position)
         return kids[starts[at] : starts[at + 1]]
 
     roots = [p for p in range(len(tree)) if tree.parent_position(p) < 0]
