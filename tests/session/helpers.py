@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from pi_context.messages import (
+    AgentMessage,
     AssistantMessage,
     UserMessage,
     assistant_message,
@@ -13,8 +15,10 @@ from pi_context.messages import (
     tool_result_message,
     user_message,
 )
+from pi_context.session import Entry, ModelRef
+from pi_context.session.projection import project_entry
 
-__all__ = ["assistant", "message_line", "tool_result", "user"]
+__all__ = ["assistant", "message_line", "reference_projection", "tool_result", "user"]
 
 
 def user(text: str) -> UserMessage:
@@ -54,3 +58,61 @@ def message_line(entry_id: str, parent: str | None, text: str = "x") -> dict[str
         "timestamp": "2026-01-05T10:00:00.000Z",
         "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1},
     }
+
+
+def reference_projection(
+    path: Sequence[Entry],
+) -> tuple[list[str], list[AgentMessage], str, ModelRef | None]:
+    """pi's projection of a root→leaf path, stated plainly over decoded entries, apart from
+    the package's own rules (which read positions): the context entries' ids, their messages,
+    the thinking level and the model. The tests hold the package to it.
+
+    Context entries: without a compaction on the path, the path. Otherwise the newest
+    compaction, then the path entries from the first one whose id is its ``firstKeptEntryId``
+    up to it, leaving out ``system`` messages, then everything after it. The latest
+    ``context_edit`` per target among those entries wins; only the first (newest) compaction
+    speaks. Thinking level and model: the last ones set on the whole path."""
+    data = [entry.data for entry in path]  # an unreadable line decodes to type "unreadable"
+
+    def role(item: Mapping[str, Any]) -> Any:
+        message = item.get("message")
+        return message.get("role") if isinstance(message, dict) else None
+
+    compactions = [i for i, item in enumerate(data) if item.get("type") == "compaction"]
+    if not compactions:
+        context = list(range(len(path)))
+    else:
+        last = compactions[-1]
+        first_kept = data[last].get("firstKeptEntryId")
+        starts = [i for i in range(last) if path[i].id == first_kept]
+        kept = [
+            i
+            for i in range(starts[0] if starts else last, last)
+            if not (data[i].get("type") == "message" and role(data[i]) == "system")
+        ]
+        context = [last, *kept, *range(last + 1, len(path))]
+    edits: dict[str, Entry] = {}
+    for i in context:
+        target = data[i].get("targetId")
+        if data[i].get("type") == "context_edit" and isinstance(target, str):
+            edits[target] = path[i]
+    messages: list[AgentMessage] = []
+    for spot, i in enumerate(context):
+        if spot == 0 or data[i].get("type") != "compaction":
+            messages += project_entry(path[i], edits.get(path[i].id))
+    level, model = "off", None
+    for item in data:
+        kind = item.get("type")
+        if kind == "thinking_level_change":
+            value = item.get("thinkingLevel")
+            level = value if isinstance(value, str) and value else level
+        elif kind == "model_change":
+            model = cast(
+                ModelRef, {"provider": item.get("provider"), "modelId": item.get("modelId")}
+            )
+        elif kind == "message" and role(item) == "assistant":
+            message = item["message"]
+            model = cast(
+                ModelRef, {"provider": message.get("provider"), "modelId": message.get("model")}
+            )
+    return [path[i].id for i in context], messages, level, model

@@ -50,6 +50,7 @@ def _columns(index: ColumnIndex | None) -> object:
             list(index.line_numbers),
             list(index.parents),
             [index.type_of(p) for p in range(len(index))],
+            [index.role_at(p) for p in range(len(index))],
             index.positions,
             dict(index.kinds),
             index.labels,

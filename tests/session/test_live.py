@@ -15,7 +15,7 @@ from pi_context.session._live import PathView
 from pi_context.session.entries import Entry
 from pi_context.testing import FixedClock, SequentialIds
 from tests.jsonview import as_json
-from tests.session.helpers import user
+from tests.session.helpers import reference_projection, user
 from tests.session.test_projection import OPS, apply
 
 
@@ -73,6 +73,10 @@ def test_a_reopened_session_projects_as_a_full_walk_with_few_entries_kept(
                     list(p.messages) for p in scratch.entries
                 ]
                 assert (live.thinking_level, live.model) == (scratch.thinking_level, scratch.model)
+                ids, messages, level, model = reference_projection(reopened.branch_entries())
+                assert [p.entry.id for p in live.entries] == ids
+                assert list(live.messages) == messages
+                assert (live.thinking_level, live.model) == (level, model)
                 apply(reopened, op, n)
             for view, seen in views:  # a projection taken earlier shows what it showed
                 assert as_json(list(view.messages)) == seen

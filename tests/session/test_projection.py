@@ -16,7 +16,7 @@ from pi_context.session.projection import (
 )
 from pi_context.testing import FixedClock, SequentialIds
 from tests.jsonview import as_json
-from tests.session.helpers import assistant, tool_result, user
+from tests.session.helpers import assistant, reference_projection, tool_result, user
 
 
 def new() -> Session:
@@ -227,6 +227,11 @@ def test_live_projection_matches_projection_of_path(ops: list[tuple[str, int]]) 
         assert live.messages == scratch.messages
         assert [p.entry for p in live.entries] == [p.entry for p in scratch.entries]
         assert (live.thinking_level, live.model) == (scratch.thinking_level, scratch.model)
+        # both read the package's one statement of the rules: hold it to the plain one
+        ids, messages, level, model = reference_projection(s.branch_entries())
+        assert [p.entry.id for p in live.entries] == ids
+        assert list(live.messages) == messages
+        assert (live.thinking_level, live.model) == (level, model)
 
 
 def test_projection_is_a_copy() -> None:

@@ -3,6 +3,8 @@ from .codec import LoadProblem as LoadProblem
 from .entries import ENTRY_TYPES as ENTRY_TYPES
 from .entries import Entry as Entry
 from .entries import make_entry as make_entry
+from .entry_store import EntryStore as EntryStore
+from .entry_store import EntryTree as EntryTree
 from .projection import ModelRef as ModelRef
 from .projection import ProjectedEntry as ProjectedEntry
 from .projection import Projection as Projection

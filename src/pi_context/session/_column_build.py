@@ -23,7 +23,7 @@ import threading
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import msgspec
 
@@ -57,6 +57,8 @@ READ_IN_FULL: Final = frozenset({"label", "session_info"})
 """Entry types whose fields the index keeps (labels, the session name): decoded in full."""
 
 _NEWLINE_WINDOW: Final = 64 << 10
+
+_N = TypeVar("_N", str, str | None)
 
 
 class NeedsFullLoader(Exception):
@@ -135,7 +137,8 @@ class Part(msgspec.Struct, array_like=True):
     offsets: bytes
     lengths: bytes
     line_numbers: bytes
-    roles: list[tuple[str | None, int]]
+    role_codes: bytes
+    role_names: list[str | None]
     kept: list[tuple[bytes, int]]
 
 
@@ -157,8 +160,10 @@ class Columns:
         self.type_names: list[str] = []
         self.positions: dict[str, int] = {}
         """Entry id → position in file order."""
-        self.roles: Counter[str | None] = Counter()
-        """Message role → how many message entries."""
+        self.role_codes = bytearray()
+        """Each message entry's role, as a position in :attr:`role_names` (0: none, and every
+        entry that is not a message)."""
+        self.role_names: list[str | None] = [None]
         self.kept: list[Entry] = []
         """The entries read in full for their fields (labels, session names), in file order."""
         self.foreign: list[tuple[int, str]] = []
@@ -174,7 +179,8 @@ class Columns:
         positions = self.positions
         claim, find = positions.setdefault, positions.get
         codes = {name: code for code, name in enumerate(self.type_names)}
-        roles = self.roles
+        role_codes = {name: code for code, name in enumerate(self.role_names)}
+        add_role = self.role_codes.append
         add_offset, add_length, add_number = (
             self.offsets.append,
             self.lengths.append,
@@ -212,17 +218,16 @@ class Columns:
                         parent = -1  # its own parent: a root, as the loader reads it
                 code = codes.get(kind)
                 if code is None:
-                    if len(codes) > 255:
-                        raise NeedsFullLoader
-                    code = codes[kind] = len(self.type_names)
-                    self.type_names.append(kind)
+                    code = _new_code(codes, self.type_names, kind)
+                role_code = role_codes.get(role) if kind == "message" else 0
+                if role_code is None:
+                    role_code = _new_code(role_codes, self.role_names, role)
                 add_parent(parent)
                 add_code(code)
                 add_offset(at)
                 add_length(size)
                 add_number(number)
-                if kind == "message":
-                    roles[role] += 1
+                add_role(role_code)
                 count += 1
         return number
 
@@ -230,11 +235,11 @@ class Columns:
     def kinds(self) -> Counter[tuple[str, str | None]]:
         """``(type, role)`` → how many entries (the role of message entries only)."""
         kinds: Counter[tuple[str, str | None]] = Counter()
-        for code, many in Counter(self.type_codes).items():
-            if self.type_names[code] != "message":
-                kinds[self.type_names[code], None] = many
-        for role, many in self.roles.items():
-            kinds["message", role] = many
+        names, roles = self.type_names, self.role_names
+        for (code, role), many in Counter(
+            zip(self.type_codes, self.role_codes, strict=True)
+        ).items():
+            kinds[names[code], roles[role]] = many
         return kinds
 
     def _read_in_full(self, line: bytes, number: int, log: ProblemLog) -> Head:
@@ -256,7 +261,8 @@ class Columns:
             self.offsets.tobytes(),
             self.lengths.tobytes(),
             self.line_numbers.tobytes(),
-            list(self.roles.items()),
+            bytes(self.role_codes),
+            self.role_names,
             [(entry.raw, entry.line or 0) for entry in self.kept],
         )
 
@@ -277,23 +283,37 @@ class Columns:
         self.parents.extend([p + base if p >= 0 else p for p in parents])
         for at, found in foreign:
             self.parents[base + at] = found
-        table = bytearray(range(256))
-        for code, name in enumerate(part.type_names):
-            if name not in self.type_names:
-                if len(self.type_names) > 255:
-                    raise NeedsFullLoader
-                self.type_names.append(name)
-            table[code] = self.type_names.index(name)
-        self.type_codes += part.type_codes.translate(table)
+        self.type_codes += part.type_codes.translate(_translation(part.type_names, self.type_names))
+        self.role_codes += part.role_codes.translate(_translation(part.role_names, self.role_names))
         self.offsets.frombytes(part.offsets)
         self.lengths.frombytes(part.lengths)
         numbers = array("q")
         numbers.frombytes(part.line_numbers)
         self.line_numbers.extend([n + lines_before for n in numbers])
-        for role, many in part.roles:
-            self.roles[role] += many
         for raw, number in part.kept:
             self._read_in_full(raw, number + lines_before, self._log)
+
+
+def _new_code(codes: dict[_N, int], names: list[_N], name: _N) -> int:
+    """Give ``name`` the next code of a one-byte code column (:class:`NeedsFullLoader` past 256)."""
+    if len(codes) > 255:
+        raise NeedsFullLoader
+    code = codes[name] = len(names)
+    names.append(name)
+    return code
+
+
+def _translation(codes: list[_N], names: list[_N]) -> bytes:
+    """The table that maps another run's codes (of ``codes``) to this run's (of ``names``,
+    extended with the new ones)."""
+    table = bytearray(range(256))
+    for code, name in enumerate(codes):
+        if name not in names:
+            if len(names) > 255:
+                raise NeedsFullLoader
+            names.append(name)
+        table[code] = names.index(name)
+    return bytes(table)
 
 
 def can_fork() -> bool:

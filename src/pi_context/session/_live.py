@@ -7,6 +7,10 @@ compacted, hence short) context from the path. The result equals
 :func:`~pi_context.session.projection.projection_of_path` of the same path, which the tests
 check.
 
+The rules themselves (which entries feed the context, which edit of an entry wins, the
+thinking level and model of a path) are :mod:`~pi_context.session.projection`'s, read over the
+session's columns; this module keeps only what changed since they last ran.
+
 The path and the context are kept as positions into the session's
 :class:`~pi_context.session.columns.EntryColumns`, with each context entry's message count;
 the projected entries themselves (an entry's decoded messages) are kept for the newest
@@ -21,19 +25,22 @@ import bisect
 import itertools
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Final, TypeVar, overload
+from typing import Any, Final, TypeVar
 
 from pi_context.messages import AgentMessage
 from pi_context.session.checks import head_if_well_typed_and_shallow
 from pi_context.session.columns import EntryColumns
 from pi_context.session.entries import Entry
+from pi_context.session.entry_store import IndexedView
 from pi_context.session.projection import (
     ModelRef,
     ProjectedEntry,
     Projection,
     apply_settings,
+    context_edits_at,
     context_item,
-    is_system_message,
+    context_positions,
+    path_settings,
 )
 from pi_context.session.tree import TreeIndex
 
@@ -46,7 +53,7 @@ KEEP_ITEMS: Final = 10_000
 _T = TypeVar("_T")
 
 
-class PathView(Sequence[Entry]):
+class PathView(IndexedView[Entry]):
     """A read-only root→leaf path that shares the live path instead of copying it.
 
     ``items`` are the entries, or (with ``entries``) their positions in those columns. The
@@ -56,6 +63,7 @@ class PathView(Sequence[Entry]):
     """
 
     __slots__ = ("_entries", "_items", "_len")
+    _what = "path"
 
     def __init__(self, items: Sequence[Any], entries: EntryColumns | None = None) -> None:
         self._items = items
@@ -69,30 +77,12 @@ class PathView(Sequence[Entry]):
         item = self._items[position]
         return self._entries.entry(item) if self._entries is not None else item
 
-    @overload
-    def __getitem__(self, index: int) -> Entry: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Entry]: ...
-
-    def __getitem__(self, index: int | slice) -> Entry | list[Entry]:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(self._len)
-            return [self._at(i) for i in range(start, stop, step)]
-        position = index + self._len if index < 0 else index
-        if not 0 <= position < self._len:
-            raise IndexError("path index out of range")
-        return self._at(position)
-
     def __iter__(self) -> Iterator[Entry]:
         items = itertools.islice(self._items, self._len)
         entries = self._entries
         if entries is None:
             return items
         return (entries.entry(p) for p in items)
-
-    def __reversed__(self) -> Iterator[Entry]:
-        return (self._at(i) for i in range(self._len - 1, -1, -1))
 
     def __repr__(self) -> str:
         return f"<PathView {self._len} entries>"
@@ -187,7 +177,7 @@ class _Context:
         return starts
 
 
-class _ListLike(Sequence[_T]):
+class _ListLike(IndexedView[_T]):
     """A read-only view that compares equal to any sequence with the same items, as the list
     it stands in for would (and, like a list, is not hashable)."""
 
@@ -206,6 +196,7 @@ class ContextEntries(_ListLike[ProjectedEntry]):
     newest are kept projected by the context itself)."""
 
     __slots__ = ("_columns", "_context", "_len")
+    _what = "context entry"
 
     def __init__(self, context: _Context, columns: EntryColumns, length: int) -> None:
         self._context = context
@@ -215,18 +206,7 @@ class ContextEntries(_ListLike[ProjectedEntry]):
     def __len__(self) -> int:
         return self._len
 
-    @overload
-    def __getitem__(self, index: int) -> ProjectedEntry: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[ProjectedEntry]: ...
-
-    def __getitem__(self, index: int | slice) -> ProjectedEntry | list[ProjectedEntry]:
-        if isinstance(index, slice):
-            return [self._context.item(self._columns, i) for i in range(*index.indices(self._len))]
-        position = index + self._len if index < 0 else index
-        if not 0 <= position < self._len:
-            raise IndexError("context entry index out of range")
+    def _at(self, position: int) -> ProjectedEntry:
         return self._context.item(self._columns, position)
 
     def __iter__(self) -> Iterator[ProjectedEntry]:
@@ -246,6 +226,7 @@ class ContextMessages(_ListLike[AgentMessage]):
     million-message context is never held decoded at once. Read-only (the stored messages)."""
 
     __slots__ = ("_columns", "_context", "_items", "_len")
+    _what = "message"
 
     def __init__(self, context: _Context, columns: EntryColumns, items: int, length: int) -> None:
         self._context = context
@@ -265,29 +246,15 @@ class ContextMessages(_ListLike[AgentMessage]):
         item = bisect.bisect_right(starts, index, 0, self._items + 1) - 1
         return context.item(self._columns, item).messages[index - starts[item]]
 
-    @overload
-    def __getitem__(self, index: int) -> AgentMessage: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[AgentMessage]: ...
-
-    def __getitem__(self, index: int | slice) -> AgentMessage | list[AgentMessage]:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(self._len)
-            flat = self._context.flat_messages()
-            if flat is not None:
-                return (
-                    flat[start:stop:step]
-                    if step > 0
-                    else [flat[i] for i in range(start, stop, step)]
-                )
-            if step == 1:
-                return list(itertools.islice(self._from(start), max(0, stop - start)))
-            return [self._at(i) for i in range(start, stop, step)]
-        position = index + self._len if index < 0 else index
-        if not 0 <= position < self._len:
-            raise IndexError("message index out of range")
-        return self._at(position)
+    def _slice(self, start: int, stop: int, step: int) -> list[AgentMessage]:
+        flat = self._context.flat_messages()
+        if flat is not None:
+            return (
+                flat[start:stop:step] if step > 0 else [flat[i] for i in range(start, stop, step)]
+            )
+        if step == 1:
+            return list(itertools.islice(self._from(start), max(0, stop - start)))
+        return [self._at(i) for i in range(start, stop, step)]
 
     def _from(self, start: int) -> Iterator[AgentMessage]:
         """The messages from index ``start`` on, entry by entry."""
@@ -331,32 +298,6 @@ def _known_count(columns: EntryColumns, position: int, edits: Mapping[str, Entry
     if columns.ids[position] in edits:
         return None
     return 1 if head_if_well_typed_and_shallow(columns.line(position)) is not None else None
-
-
-def _path_settings(columns: EntryColumns, path: Sequence[int]) -> tuple[str, ModelRef | None]:
-    """:func:`~pi_context.session.projection.path_settings` over positions: only the entries
-    that may set the level or the model are made, from the end of the path back."""
-    level: str | None = None
-    model: ModelRef | None = None
-    model_found = False
-    type_at = columns.type_at
-    for index in range(len(path) - 1, -1, -1):
-        position = path[index]
-        kind = type_at(position)
-        if level is None and kind == "thinking_level_change":
-            value = columns.entry(position).get("thinkingLevel")
-            if isinstance(value, str) and value:
-                level = value
-        elif not model_found and (
-            kind == "model_change"
-            or (kind == "message" and columns.role_at(position) in ("assistant", None))
-        ):
-            _, found = apply_settings(columns.entry(position), "off", None)
-            if found is not None:
-                model, model_found = found, True
-        if level is not None and model_found:
-            break
-    return level or "off", model
 
 
 class LiveProjection:
@@ -432,51 +373,15 @@ class LiveProjection:
     def _ensure(self) -> None:
         if self._valid:
             return
-        self._level, self._model = _path_settings(self._tree.entries, self._positions())
+        self._level, self._model = path_settings(self._tree.entries, self._positions())
         self._rebuild_context()
         self._valid = True
 
-    def _context_positions(self) -> array[int]:
-        """The positions of the context entries (pi's ``buildContextEntries``)."""
-        path = self._positions()
-        columns = self._tree.entries
-        type_at = columns.type_at
-        last = -1
-        for index in range(len(path) - 1, -1, -1):
-            if type_at(path[index]) == "compaction" and columns.entry(path[index]).readable:
-                last = index
-                break
-        if last < 0:
-            return array("i", path)
-        compaction = path[last]
-        first_kept = columns.entry(compaction).get("firstKeptEntryId")
-        start = self._first_position(first_kept, last) if isinstance(first_kept, str) else None
-        out = array("i", [compaction])
-        if start is not None:
-            role_at = columns.role_at
-            for position in itertools.islice(path, start, last):
-                if type_at(position) == "message":
-                    role = role_at(position)
-                    if role == "system" or (
-                        role is None and is_system_message(columns.entry(position))
-                    ):
-                        continue
-                out.append(position)
-        out.extend(itertools.islice(path, last + 1, None))
-        return out
-
     def _rebuild_context(self) -> None:
-        positions = self._context_positions()
         columns = self._tree.entries
-        type_at = columns.type_at
+        positions = context_positions(columns, self._positions(), self._first_position)
         context = _Context()
-        edits = context.edits
-        for position in positions:
-            if type_at(position) == "context_edit":
-                entry = columns.entry(position)
-                target = entry.get("targetId")
-                if isinstance(target, str):
-                    edits[target] = entry
+        edits = context.edits = context_edits_at(columns, positions)
         entry_at = columns.entry
         keep_from = len(positions) - KEEP_ITEMS
         for index, position in enumerate(positions):

@@ -6,9 +6,9 @@ info|tree|context``).
 file again. The inspection commands only read, so this index streams the file once, checks
 every line exactly as the loader does (the same decoding, validation and depth limit) and keeps
 per entry only a few numbers in arrays: where its line is in the file, its line number, its
-parent's position and its type code, plus an id → position map. Lines are read back with
-``os.pread`` when an entry is printed or projected (not ``mmap``: touched pages of a mapping
-count as the process's memory). The commands ask for a large file's second half to be indexed
+parent's position, its type code and message role code, plus an id → position map. Lines are
+read back with ``os.pread`` when an entry is printed or projected (not ``mmap``: touched pages
+of a mapping count as the process's memory). The commands ask for a large file's second half to be indexed
 by a forked helper process meanwhile (see :mod:`~pi_context.session._column_build`).
 
 The index covers the ordinary file: a current (v3) session in which every line reads cleanly
@@ -26,7 +26,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from itertools import chain
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 from pi_context.errors import SessionError
 from pi_context.messages import AgentMessage
@@ -41,7 +41,8 @@ from pi_context.session._column_build import (
 )
 from pi_context.session.codec import CURRENT_VERSION
 from pi_context.session.entries import Entry
-from pi_context.session.projection import context_edits_by_target, context_item, is_system_message
+from pi_context.session.entry_store import IndexedView, child_positions, path_positions
+from pi_context.session.projection import stream_positions
 from pi_context.session.reading import open_regular
 from pi_context.session.tree import apply_label, session_name_of
 
@@ -51,7 +52,9 @@ __all__ = ["ColumnIndex", "IndexedPath", "stream_indexed_context"]
 class ColumnIndex(Columns):
     """Per-entry columns of one session file; see the module docstring.
 
-    Holds no line text and no :class:`Entry`: :meth:`entry` reads one back on demand.
+    Holds no line text and no :class:`Entry`: :meth:`entry` reads one back on demand. It is
+    an :class:`~pi_context.session.entry_store.EntryTree`: the projection rules and the
+    inspection commands read it as they read a loaded session.
     """
 
     def __init__(self, path: Path, fd: int, header: dict[str, Any], version: int) -> None:
@@ -63,6 +66,7 @@ class ColumnIndex(Columns):
         """The header's version (3 or later: older files are left to the full loader)."""
         self.labels: dict[str, str] = {}
         self.name: str | None = None
+        self._ids: list[str] | None = None
 
     # -- building -------------------------------------------------------------------------
 
@@ -163,8 +167,25 @@ class ColumnIndex(Columns):
             ) from exc
         return Entry.from_data(data, line=number, raw=line, log=self._log)
 
-    def type_of(self, position: int) -> str:
+    def type_at(self, position: int) -> str:
         return self.type_names[self.type_codes[position]]
+
+    type_of = type_at
+
+    def role_at(self, position: int) -> str | None:
+        return self.role_names[self.role_codes[position]]
+
+    def id_at(self, position: int) -> str:
+        ids = self._ids
+        if ids is None:
+            ids = self._ids = list(self.positions)  # the map holds the ids in file order
+        return ids[position]
+
+    def parent_position(self, position: int) -> int:
+        return self.parents[position]
+
+    def position_of_id(self, entry_id: str) -> int | None:
+        return self.positions.get(entry_id)
 
     @property
     def leaf(self) -> int:
@@ -173,13 +194,7 @@ class ColumnIndex(Columns):
 
     def path(self, leaf: int) -> array[int]:
         """Positions of the root→``leaf`` path (empty for -1)."""
-        out = array("i")
-        parents = self.parents
-        while leaf >= 0:
-            out.append(leaf)
-            leaf = parents[leaf]
-        out.reverse()
-        return out
+        return path_positions(self, leaf)
 
     def leaf_count(self) -> int:
         """How many entries have no child."""
@@ -190,66 +205,20 @@ class ColumnIndex(Columns):
         return len(has_child) - sum(has_child)
 
     def children(self) -> tuple[array[int], array[int]]:
-        """Children of every entry in file order, as ``(starts, kids)``: the children of
-        position ``p`` are ``kids[starts[p]:starts[p + 1]]`` (no list per entry)."""
-        count = len(self.parents)
-        starts = array("i", bytes(4 * (count + 1)))
-        for parent in self.parents:
-            if parent >= 0:
-                starts[parent + 1] += 1
-        for position in range(count):
-            starts[position + 1] += starts[position]
-        fill = array("i", starts[:count])
-        kids = array("i", bytes(4 * starts[count]))
-        for position, parent in enumerate(self.parents):
-            if parent >= 0:
-                kids[fill[parent]] = position
-                fill[parent] += 1
-        return starts, kids
+        """Children of every entry in file order (see
+        :func:`~pi_context.session.entry_store.child_positions`)."""
+        return child_positions(self)
 
     def roots(self) -> list[int]:
         return [p for p, parent in enumerate(self.parents) if parent < 0]
 
-    def context_positions(self, path: Sequence[int]) -> Sequence[int]:
-        """The path positions that feed the context (pi's ``buildContextEntries``, as
-        :func:`~pi_context.session.projection.build_context_entries`, on positions; an array,
-        not a list of a million ints)."""
-        codes = self.type_codes
-        compaction = self.type_names.index("compaction") if "compaction" in self.type_names else -1
-        last = -1
-        if compaction >= 0:
-            for spot in range(len(path) - 1, -1, -1):
-                if codes[path[spot]] == compaction:
-                    last = spot
-                    break
-        if last < 0:
-            return path
-        first_kept = self.entry(path[last]).get("firstKeptEntryId")
-        start: int | None = None
-        if isinstance(first_kept, str):
-            target = self.positions.get(first_kept)
-            start = next((i for i in range(last) if path[i] == target), None)
-        out = array("i", [path[last]])
-        if start is not None:
-            out.extend(p for p in path[start:last] if not is_system_message(self.entry(p)))
-        out.extend(path[last + 1 :])
-        return out
 
-    def context_edits(self, positions: Sequence[int]) -> dict[str, Entry]:
-        """Target id → the winning ``context_edit`` among ``positions``."""
-        if "context_edit" not in self.type_names:
-            return {}
-        code = self.type_names.index("context_edit")
-        return context_edits_by_target(
-            self.entry(p) for p in positions if self.type_codes[p] == code
-        )
-
-
-class IndexedPath(Sequence[Entry]):
+class IndexedPath(IndexedView[Entry]):
     """A root→leaf path of a :class:`ColumnIndex` as a read-only sequence of entries, each
     read from the file when it is looked at (and not kept)."""
 
     __slots__ = ("_index", "positions")
+    _what = "path"
 
     def __init__(self, index: ColumnIndex, positions: array[int]) -> None:
         self._index = index
@@ -258,26 +227,13 @@ class IndexedPath(Sequence[Entry]):
     def __len__(self) -> int:
         return len(self.positions)
 
-    @overload
-    def __getitem__(self, item: int) -> Entry: ...
-
-    @overload
-    def __getitem__(self, item: slice) -> list[Entry]: ...
-
-    def __getitem__(self, item: int | slice) -> Entry | list[Entry]:
-        if isinstance(item, slice):
-            return [self._index.entry(p) for p in self.positions[item]]
-        return self._index.entry(self.positions[item])
+    def _at(self, position: int) -> Entry:
+        return self._index.entry(self.positions[position])
 
 
 def stream_indexed_context(
     index: ColumnIndex, path: Sequence[int]
 ) -> Iterator[tuple[Entry, AgentMessage]]:
-    """:func:`~pi_context.session.projection.stream_context` of the path ``path`` (positions)
+    """:func:`~pi_context.session.projection.stream_positions` of the path ``path`` (positions)
     of ``index``: each context entry is read from the file, projected and let go."""
-    context = index.context_positions(path)
-    edits = index.context_edits(context)
-    for spot, position in enumerate(context):
-        entry = index.entry(position)
-        for message in context_item(entry, spot, edits).messages:
-            yield entry, message
+    return stream_positions(index, path)

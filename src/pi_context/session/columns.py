@@ -26,9 +26,10 @@ import weakref
 from array import array
 from collections import deque
 from collections.abc import Iterator, Sequence
-from typing import Final, overload
+from typing import Final
 
 from pi_context.session.entries import Entry
+from pi_context.session.entry_store import IndexedView
 from pi_context.session.problems import ProblemLog
 
 __all__ = ["RECENT_ENTRIES", "EntryColumns"]
@@ -54,12 +55,15 @@ class _ColumnEntry(Entry):
         return home.line(self._pos)
 
 
-class EntryColumns(Sequence[Entry]):
+class EntryColumns(IndexedView[Entry]):
     """The entries of one session in file order; see the module docstring.
 
     Indexing makes (or finds) the entry object of a position; the columns themselves answer
-    what a walk over many entries needs without making any.
+    what a walk over many entries needs without making any (they are the loaded session's
+    :class:`~pi_context.session.entry_store.EntryStore`).
     """
+
+    _what = "entry"
 
     __slots__ = (
         "_alive",
@@ -74,8 +78,8 @@ class EntryColumns(Sequence[Entry]):
         "_starts",
         "_tails",
         "_types",
-        "claimed",
         "ids",
+        "owned_by_tree",
         "parent_ids",
     )
 
@@ -96,8 +100,9 @@ class EntryColumns(Sequence[Entry]):
         self._log = log
         self._recent: deque[Entry] = deque(maxlen=RECENT_ENTRIES)
         self._alive: weakref.WeakValueDictionary[int, Entry] = weakref.WeakValueDictionary()
-        self.claimed = False
-        """Whether a tree took these columns as its own (another tree copies them instead)."""
+        self.owned_by_tree = False
+        """Whether a tree holds these columns as its own entries (another tree given them
+        copies them instead)."""
 
     # -- building -------------------------------------------------------------------------
 
@@ -182,27 +187,9 @@ class EntryColumns(Sequence[Entry]):
     def __len__(self) -> int:
         return len(self.ids)
 
-    @overload
-    def __getitem__(self, index: int) -> Entry: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Entry]: ...
-
-    def __getitem__(self, index: int | slice) -> Entry | list[Entry]:
-        if isinstance(index, slice):
-            return [self.entry(i) for i in range(*index.indices(len(self.ids)))]
-        position = index + len(self.ids) if index < 0 else index
-        if not 0 <= position < len(self.ids):
-            raise IndexError("entry index out of range")
-        return self.entry(position)
-
     def __iter__(self) -> Iterator[Entry]:
         entry = self.entry
         return (entry(position) for position in range(len(self.ids)))
-
-    def __reversed__(self) -> Iterator[Entry]:
-        entry = self.entry
-        return (entry(position) for position in range(len(self.ids) - 1, -1, -1))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence) and not isinstance(other, str | bytes):
@@ -234,6 +221,12 @@ class EntryColumns(Sequence[Entry]):
             self._alive[position] = made
             self._recent.append(made)
         return made
+
+    _at = entry
+
+    def id_at(self, position: int) -> str:
+        """The id of the entry at ``position``."""
+        return self.ids[position]
 
     def line(self, position: int) -> bytes:
         """The JSON line of the entry at ``position`` as read (without making the entry)."""

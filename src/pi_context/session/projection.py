@@ -13,17 +13,25 @@ pi 1.6.0's:
   normalized), ``custom_message``/``branch_summary``/``compaction`` as synthesized messages.
 * Thinking level and model come from the whole path, not the compacted range.
 
+Each rule is written once, here, over positions in an
+:class:`~pi_context.session.entry_store.EntryStore` (:func:`context_positions`,
+:func:`context_edits_at`, :func:`path_settings`): a loaded session's live projection, the lean
+file index of the inspection commands and a plain list of entries (:func:`projection_of_path`)
+all call these.
+
 :func:`convert_to_llm` then maps the agent roles to the four a provider understands.
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 import re
+from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final, TypedDict, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Final, TypedDict, TypeVar, cast
 
 from msgspec import Struct, field
 from msgspec.structs import force_setattr
@@ -31,6 +39,7 @@ from msgspec.structs import force_setattr
 from pi_context import _json
 from pi_context.messages import AgentMessage, Message
 from pi_context.session.entries import Entry
+from pi_context.session.entry_store import EntryStore, IndexedView, PathEntries
 
 if TYPE_CHECKING:
     from pi_context.session.tree import TreeIndex
@@ -49,16 +58,20 @@ __all__ = [
     "bash_execution_text",
     "build_context_entries",
     "build_projection",
+    "context_edits_at",
     "context_edits_by_target",
     "context_item",
+    "context_positions",
     "convert_to_llm",
     "entry_messages",
     "handed_out",
     "is_system_message",
     "js_date_ms",
+    "path_settings",
     "project_entry",
     "projection_of_path",
     "stream_context",
+    "stream_positions",
 ]
 
 _M = TypeVar("_M", bound=Mapping[str, Any])
@@ -268,31 +281,65 @@ def is_system_message(entry: Entry) -> bool:
     return isinstance(message, dict) and message.get("role") == "system"
 
 
-def build_context_entries(
-    path: Sequence[Entry], find: Callable[[str, int], int | None] | None = None
-) -> list[Entry]:
-    """The entries that feed the context of ``path``'s leaf (pi's ``buildContextEntries``).
+def build_context_entries(path: Sequence[Entry]) -> list[Entry]:
+    """The entries that feed the context of ``path``'s leaf (pi's ``buildContextEntries``;
+    :func:`context_positions` over the list)."""
+    return [path[i] for i in context_positions(PathEntries(path), range(len(path)))]
 
-    ``find(entry_id, before)`` may give the first position of ``entry_id`` on ``path`` before
-    ``before`` from an index (the live projection has one); by default the path is scanned.
+
+def context_positions(
+    store: EntryStore,
+    path: Sequence[int],
+    find: Callable[[str, int], int | None] | None = None,
+) -> Sequence[int]:
+    """The positions of the context entries of ``path`` (positions in ``store``, root first):
+    pi's ``buildContextEntries``, the one statement of the rule.
+
+    Without a (readable) compaction on the path, the path itself. Otherwise the newest
+    compaction, then the path entries from the first one with its ``firstKeptEntryId`` up to
+    the compaction (without ``system`` messages), then everything after it; when no entry
+    before the compaction has that id, nothing before it is kept.
+
+    ``find(entry_id, before)``, when given, is the first index on ``path`` before ``before``
+    of an entry with ``entry_id`` (``None``: none), from whatever index its caller keeps; by
+    default the path is scanned.
     """
+    type_at = store.type_at
     last = -1
     for index in range(len(path) - 1, -1, -1):
-        if path[index].type == "compaction" and path[index].readable:
+        if type_at(path[index]) == "compaction" and store.entry(path[index]).readable:
             last = index
             break
     if last < 0:
-        return list(path)
+        return path
     compaction = path[last]
-    first_kept = compaction.get("firstKeptEntryId")
+    first_kept = store.entry(compaction).get("firstKeptEntryId")
     start: int | None = None
     if isinstance(first_kept, str):
         if find is not None:
             start = find(first_kept, last)
         else:
-            start = next((i for i in range(last) if path[i].id == first_kept), None)
-    kept = [] if start is None else [e for e in path[start:last] if not is_system_message(e)]
-    return [compaction, *kept, *path[last + 1 :]]
+            id_at = store.id_at
+            start = next((i for i in range(last) if id_at(path[i]) == first_kept), None)
+    out = array("i", [compaction])
+    if start is not None:
+        role_at = store.role_at
+        for position in itertools.islice(path, start, last):
+            if type_at(position) == "message":
+                role = role_at(position)
+                if role == "system" or (role is None and is_system_message(store.entry(position))):
+                    continue
+            out.append(position)
+    out.extend(itertools.islice(path, last + 1, None))
+    return out
+
+
+def context_edits_at(store: EntryStore, positions: Iterable[int]) -> dict[str, Entry]:
+    """:func:`context_edits_by_target` of the entries at ``positions`` (only the
+    ``context_edit`` entries among them are made)."""
+    type_at = store.type_at
+    entry = store.entry
+    return context_edits_by_target(entry(p) for p in positions if type_at(p) == "context_edit")
 
 
 EntryKey = tuple[str, str | None, bool]
@@ -373,7 +420,7 @@ def _keep_recent(copies: dict[int, Any], order: deque[int], position: int) -> No
         copies.pop(order.popleft(), None)
 
 
-class HandedOutMessages(Sequence[AgentMessage]):
+class HandedOutMessages(IndexedView[AgentMessage]):
     """A projection's messages as the public API hands them out: each message is copied the
     first time it is read (and the same copy returned after, among the last
     :data:`HANDED_OUT_KEPT` read: a pass over a million messages does not keep a million
@@ -381,6 +428,7 @@ class HandedOutMessages(Sequence[AgentMessage]):
     costs nothing; reading costs what is read."""
 
     __slots__ = ("_copies", "_order", "_stored")
+    _what = "message"
 
     def __init__(self, stored: Sequence[AgentMessage]) -> None:
         self._stored = stored
@@ -390,26 +438,12 @@ class HandedOutMessages(Sequence[AgentMessage]):
     def __len__(self) -> int:
         return len(self._stored)
 
-    @overload
-    def __getitem__(self, index: int) -> AgentMessage: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[AgentMessage]: ...
-
-    def __getitem__(self, index: int | slice) -> AgentMessage | list[AgentMessage]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self._stored)))]
-        position = index + len(self._stored) if index < 0 else index
-        if not 0 <= position < len(self._stored):
-            raise IndexError("message index out of range")
+    def _at(self, position: int) -> AgentMessage:
         copied = self._copies.get(position)
         if copied is None:
             copied = self._copies[position] = handed_out(self._stored[position])
             _keep_recent(self._copies, self._order, position)
         return copied
-
-    def __iter__(self) -> Iterator[AgentMessage]:
-        return (self[i] for i in range(len(self._stored)))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, HandedOutMessages):
@@ -424,13 +458,14 @@ class HandedOutMessages(Sequence[AgentMessage]):
         return repr(list(self))
 
 
-class HandedOutEntries(Sequence[ProjectedEntry]):
+class HandedOutEntries(IndexedView[ProjectedEntry]):
     """A projection's entries as the public API hands them out: each item, read for the first
     time, gets its messages as a :class:`HandedOutMessages` (kept as those are). The
     :class:`Entry` is the session's own, as every accessor of entries hands it out
     (:meth:`Entry.copy` gives one to change)."""
 
     __slots__ = ("_copies", "_order", "_stored")
+    _what = "entry"
 
     def __init__(self, stored: Sequence[ProjectedEntry]) -> None:
         self._stored = stored
@@ -440,18 +475,7 @@ class HandedOutEntries(Sequence[ProjectedEntry]):
     def __len__(self) -> int:
         return len(self._stored)
 
-    @overload
-    def __getitem__(self, index: int) -> ProjectedEntry: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[ProjectedEntry]: ...
-
-    def __getitem__(self, index: int | slice) -> ProjectedEntry | list[ProjectedEntry]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self._stored)))]
-        position = index + len(self._stored) if index < 0 else index
-        if not 0 <= position < len(self._stored):
-            raise IndexError("entry index out of range")
+    def _at(self, position: int) -> ProjectedEntry:
         copied = self._copies.get(position)
         if copied is None:
             item = self._stored[position]
@@ -459,9 +483,6 @@ class HandedOutEntries(Sequence[ProjectedEntry]):
             self._copies[position] = copied
             _keep_recent(self._copies, self._order, position)
         return copied
-
-    def __iter__(self) -> Iterator[ProjectedEntry]:
-        return (self[i] for i in range(len(self._stored)))
 
     def __repr__(self) -> str:
         return f"<{len(self)} projected entries>"
@@ -502,22 +523,28 @@ def context_item(entry: Entry, position: int, edits: Mapping[str, Entry]) -> Pro
     return ProjectedEntry(entry, project_entry(entry, edit), edit.id if edit is not None else None)
 
 
-def path_settings(path: Sequence[Entry]) -> tuple[str, ModelRef | None]:
-    """Thinking level and model in effect at the end of ``path``.
+def path_settings(store: EntryStore, path: Sequence[int]) -> tuple[str, ModelRef | None]:
+    """Thinking level and model in effect at the end of ``path`` (positions in ``store``).
 
-    Scans backwards and stops once both are found, so only the last few entries are decoded.
+    Scans backwards and stops once both are found; only the entries that may set the level or
+    the model are made.
     """
     level: str | None = None
     model: ModelRef | None = None
     model_found = False
-    for entry in reversed(path):
-        kind = entry.type
+    type_at = store.type_at
+    for index in range(len(path) - 1, -1, -1):
+        position = path[index]
+        kind = type_at(position)
         if level is None and kind == "thinking_level_change":
-            value = entry.get("thinkingLevel")
+            value = store.entry(position).get("thinkingLevel")
             if isinstance(value, str) and value:
                 level = value
-        elif not model_found and kind in ("model_change", "message"):
-            _, found = apply_settings(entry, "off", None)
+        elif not model_found and (
+            kind == "model_change"
+            or (kind == "message" and store.role_at(position) in ("assistant", None))
+        ):
+            _, found = apply_settings(store.entry(position), "off", None)
             if found is not None:
                 model, model_found = found, True
         if level is not None and model_found:
@@ -564,27 +591,38 @@ def context_edits_by_target(entries: Iterable[Entry]) -> dict[str, Entry]:
 
 def projection_of_path(path: Sequence[Entry]) -> Projection:
     """The projection of a root→leaf path (pi's ``buildSessionProjection``)."""
-    ctx = build_context_entries(path)
-    edits = context_edits_by_target(ctx)
-    projected = [context_item(entry, index, edits) for index, entry in enumerate(ctx)]
+    store = PathEntries(path)
+    positions = range(len(path))
+    ctx = context_positions(store, positions)
+    edits = context_edits_at(store, ctx)
+    projected = [context_item(path[p], index, edits) for index, p in enumerate(ctx)]
     messages = [m for item in projected for m in item.messages]
-    level, model = path_settings(path)
+    level, model = path_settings(store, positions)
     leaf_id = path[-1].id if path else None
     return Projection(projected, messages, level, model, leaf_id)
 
 
 def stream_context(path: Sequence[Entry]) -> Iterator[tuple[Entry, AgentMessage]]:
-    """``(source entry, message)`` for every message of the projection of ``path``, in order,
-    projected entry by entry for a pass over a very long context (``pictx session context``).
+    """:func:`stream_positions` of a list of entries that is one path."""
+    return stream_positions(PathEntries(path), range(len(path)))
+
+
+def stream_positions(
+    store: EntryStore, path: Sequence[int]
+) -> Iterator[tuple[Entry, AgentMessage]]:
+    """``(source entry, message)`` for every message of the projection of ``path`` (positions
+    in ``store``), in order, projected entry by entry for a pass over a very long context
+    (``pictx session context``).
 
     An entry that was not decoded before is forgotten again (:meth:`Entry.forget`) once its
     messages were handed on, so the pass keeps only the entries' lines, not their decoded
     mappings; the messages yielded are the entries' own (read them, do not change them). The
     thinking level and model are :func:`path_settings` of the same path.
     """
-    context = build_context_entries(path)
-    edits = context_edits_by_target(context)
-    for index, entry in enumerate(context):
+    context = context_positions(store, path)
+    edits = context_edits_at(store, context)
+    for index, position in enumerate(context):
+        entry = store.entry(position)
         decoded = entry.is_decoded
         for message in context_item(entry, index, edits).messages:
             yield entry, message

@@ -117,10 +117,10 @@ class TreeIndex:
         """The tree of a loader's columns, taken as they are (not copied) unless another tree
         already took them."""
         tree = cls()
-        if columns.claimed:
+        if columns.owned_by_tree:
             tree.extend(columns)
             return tree
-        columns.claimed = True
+        columns.owned_by_tree = True
         tree.entries = columns
         tree._indexed(0)
         return tree
@@ -260,6 +260,26 @@ class TreeIndex:
             if columns.pinned(position) is entry:
                 return position
         return None
+
+    # -- as an EntryTree (see pi_context.session.entry_store) -----------------------------
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def id_at(self, position: int) -> str:
+        return self.entries.ids[position]
+
+    def type_at(self, position: int) -> str:
+        return self.entries.type_at(position)
+
+    def role_at(self, position: int) -> str | None:
+        return self.entries.role_at(position)
+
+    def entry(self, position: int) -> Entry:
+        return self.entries.entry(position)
+
+    def position_of_id(self, entry_id: str) -> int | None:
+        return self.positions.get(entry_id)
 
     def parent_position(self, position: int) -> int:
         """The position of the parent of the entry at ``position`` (-1: a root, for no,

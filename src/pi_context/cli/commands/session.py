@@ -9,7 +9,9 @@ and line. Text from the file (names, labels, messages) is shown terminal-safe
 An ordinary file is read through a :class:`~pi_context.session.column_index.ColumnIndex`
 (a few numbers per entry, lines re-read when printed: well under twice the file's size in
 memory however many entries it has); a file with anything to report or recover from is loaded
-as a full :class:`Session`, so both print the same.
+as a full :class:`Session`. The commands read either through the same
+:class:`~pi_context.session.entry_store.EntryTree` and the same projection rules, so both print
+the same.
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
@@ -30,19 +32,14 @@ from pi_context.cli.lazy_group import LazyCommand, LazyGroup
 from pi_context.cli.terminal_text import echo, json_for_terminal, terminal_safe
 from pi_context.errors import SessionError, SessionFormatError, TreeError
 from pi_context.export.document import entry_kind, entry_preview
-from pi_context.messages import AgentMessage, text_of
+from pi_context.messages import text_of
 from pi_context.session import Entry, ModelRef, Session, convert_to_llm
-from pi_context.session.column_index import ColumnIndex, IndexedPath, stream_indexed_context
-from pi_context.session.projection import (
-    path_settings,
-    stream_context,
-)
+from pi_context.session.column_index import ColumnIndex
+from pi_context.session.entry_store import EntryTree, child_positions, path_positions
+from pi_context.session.projection import path_settings, stream_positions
 from pi_context.tokens import estimate_tokens
 
 __all__ = ["context_command", "info_command", "session_group", "tree_command"]
-
-
-_Node = TypeVar("_Node")
 
 
 def _open(path: Path, strict: bool) -> Session:
@@ -105,14 +102,22 @@ def _snippet(text: str, width: int = 60) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _kind(entry: Entry) -> str:
-    if entry.type == "message":
-        role = entry.role
-        if role is None:
-            message = entry.peek().get("message")
-            role = message.get("role") if isinstance(message, dict) else None
-        return f"message:{role}"
-    return entry.type
+def _kinds(tree: EntryTree) -> dict[str, int]:
+    """How many entries of each type, messages by role (``message:user``), sorted by name."""
+    everything = range(len(tree))
+    pairs = Counter(zip(map(tree.type_at, everything), map(tree.role_at, everything), strict=True))
+    kinds: Counter[str] = Counter()
+    for (kind, role), count in pairs.items():
+        if kind != "message":
+            kinds[kind] += count
+        elif role is not None:
+            kinds[f"message:{role}"] += count
+    if pairs["message", None]:  # the role is not known without reading the entry
+        for position in everything:
+            if tree.type_at(position) == "message" and tree.role_at(position) is None:
+                message = tree.entry(position).peek().get("message")
+                kinds[f"message:{message.get('role') if isinstance(message, dict) else None}"] += 1
+    return dict(sorted(kinds.items()))
 
 
 _TREE_KINDS = {"compaction": "[compaction]", "branch_summary": "[branch summary]"}
@@ -138,27 +143,111 @@ class _ContextSummary:
     thinking_level: str
 
 
-def _context_summary(session: Session) -> _ContextSummary:
-    """Message count and token estimate of the current context, computed entry by entry
-    without keeping the decoded entries (see :func:`stream_context`)."""
-    path = session.branch_view()
-    return _summary_of(path, stream_context(path))
-
-
-def _summary_of(
-    path: Sequence[Entry], messages: Iterable[tuple[Entry, AgentMessage]]
-) -> _ContextSummary:
-    level, model = path_settings(path)
+def _context_summary(tree: EntryTree, path: Sequence[int]) -> _ContextSummary:
+    """Message count and token estimate of the context of ``path``, computed entry by entry
+    without keeping the decoded entries (see :func:`stream_positions`)."""
+    level, model = path_settings(tree, path)
     count = tokens = 0
-    for _, message in messages:
+    for _, message in stream_positions(tree, path):
         count += 1
         tokens += estimate_tokens(message)
     return _ContextSummary(count, tokens, model, level)
 
 
 @dataclass(frozen=True, slots=True)
+class _Source:
+    """A session file as the commands read it: its entries as an
+    :class:`~pi_context.session.entry_store.EntryTree` (a loaded session's tree, or a lean
+    index of an ordinary file), its current leaf, and what its header and entries say."""
+
+    tree: EntryTree
+    leaf: int
+    """Position of the current leaf (-1: none)."""
+    header: dict[str, Any]
+    version: int
+    legacy: bool
+    cwd: str | None
+    name: str | None
+    labels: dict[str, str]
+    problems: list[str]
+
+
+def _loaded(session: Session) -> _Source:
+    tree = session.tree
+    leaf = session.leaf
+    position = -1 if leaf is None else tree.position_of(leaf)
+    assert position is not None  # the leaf is one of the session's entries
+    return _Source(
+        tree,
+        position,
+        session.header,
+        session.file_version,
+        session.is_legacy,
+        session.cwd,
+        session.name,
+        session.labels,
+        [str(p) for p in session.problems],
+    )
+
+
+def _indexed(index: ColumnIndex) -> _Source:
+    cwd = index.header.get("cwd")
+    return _Source(
+        index,
+        index.leaf,
+        index.header,
+        index.version,
+        False,
+        cwd if isinstance(cwd, str) else None,
+        index.name,
+        dict(index.labels),
+        [],
+    )
+
+
+@contextlib.contextmanager
+def _opened(file: Path, strict: bool) -> Iterator[_Source]:
+    """The file through a lean index when it is an ordinary file, else loaded in full (see the
+    module docstring); both read the same."""
+    index = ColumnIndex.open(file, parallel=True)
+    if index is None:
+        yield _loaded(_open(file, strict))
+        return
+    with index:
+        yield _indexed(index)
+
+
+def _renamed(tree: EntryTree) -> dict[int, int]:
+    """Position → the position its id names, for the entries whose id a later entry repeats
+    (any other entry's id names the entry itself)."""
+    position_of_id, id_at = tree.position_of_id, tree.id_at
+    return {
+        position: found
+        for position in range(len(tree))
+        if (found := position_of_id(id_at(position))) is not None and found != position
+    }
+
+
+def _leaf_count(tree: EntryTree) -> int:
+    """How many entries have no child (children hang off ids, as in the tree view)."""
+    count = len(tree)
+    has_child = bytearray(count)
+    for parent in map(tree.parent_position, range(count)):
+        if parent >= 0:
+            has_child[parent] = 1
+    # A parent position is always the one its id names, so only an entry without children of
+    # its own can be one whose id a later entry repeats (and has children through).
+    named = _renamed(tree).get
+    return sum(
+        1
+        for position in range(count)
+        if not has_child[position] and not has_child[named(position, position)]
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class _Facts:
-    """What ``session info`` shows, from a loaded session or from a column index."""
+    """What ``session info`` shows."""
 
     header: dict[str, Any]
     version: int
@@ -175,46 +264,23 @@ class _Facts:
     problems: list[str]
 
 
-def _session_facts(session: Session) -> _Facts:
+def _facts(source: _Source) -> _Facts:
+    tree = source.tree
+    path = path_positions(tree, source.leaf)
     return _Facts(
-        header=session.header,
-        version=session.file_version,
-        legacy=session.is_legacy,
-        cwd=session.cwd,
-        name=session.name,
-        entries=len(session.entries),
-        kinds=dict(sorted(Counter(_kind(e) for e in session.entries).items())),
-        leaves=len(session.leaves()),
-        leaf_id=session.leaf_id,
-        path_length=len(session.branch_view()),
-        context=_context_summary(session),
-        labels=session.labels,
-        problems=[str(p) for p in session.problems],
-    )
-
-
-def _indexed_facts(index: ColumnIndex) -> _Facts:
-    positions = index.path(index.leaf)
-    cwd = index.header.get("cwd")
-    kinds: Counter[str] = Counter()
-    for (kind, role), count in index.kinds.items():
-        kinds[f"message:{role}" if kind == "message" else kind] += count
-    return _Facts(
-        header=index.header,
-        version=index.version,
-        legacy=False,
-        cwd=cwd if isinstance(cwd, str) else None,
-        name=index.name,
-        entries=len(index),
-        kinds=dict(sorted(kinds.items())),
-        leaves=index.leaf_count(),
-        leaf_id=index.entry(index.leaf).id if len(index) else None,
-        path_length=len(positions),
-        context=_summary_of(
-            IndexedPath(index, positions), stream_indexed_context(index, positions)
-        ),
-        labels=dict(index.labels),
-        problems=[],
+        header=source.header,
+        version=source.version,
+        legacy=source.legacy,
+        cwd=source.cwd,
+        name=source.name,
+        entries=len(tree),
+        kinds=_kinds(tree),
+        leaves=_leaf_count(tree),
+        leaf_id=tree.entry(source.leaf).id if source.leaf >= 0 else None,
+        path_length=len(path),
+        context=_context_summary(tree, path),
+        labels=source.labels,
+        problems=source.problems,
     )
 
 
@@ -246,12 +312,8 @@ def session_group() -> None:
 )
 def info_command(file: Path, as_json: bool, strict: bool) -> None:
     """Summary of a session: header, name, entry counts, branches, current leaf, context size."""
-    index = ColumnIndex.open(file, parallel=True)
-    if index is not None:
-        with index:
-            facts = _indexed_facts(index)
-    else:
-        facts = _session_facts(_open(file, strict))
+    with _opened(file, strict) as source:
+        facts = _facts(source)
     context = facts.context
     tokens = context.tokens
     kinds = facts.kinds
@@ -303,18 +365,17 @@ def info_command(file: Path, as_json: bool, strict: bool) -> None:
 
 
 def _forest_walk(
-    roots: Sequence[_Node],
-    children: Callable[[_Node], Sequence[_Node]],
-    key: Callable[[_Node], str],
-) -> Iterator[tuple[_Node, int, str]]:
-    """Each node of the forest with its depth and drawing prefix, in preorder; indentation
-    grows only where the tree branches.
+    roots: Sequence[int], children: Callable[[int], Sequence[int]], key: Callable[[int], int]
+) -> Iterator[tuple[int, int, str]]:
+    """Each node (a position) of the forest with its depth and drawing prefix, in preorder;
+    indentation grows only where the tree branches.
 
-    Linear in the nodes yielded, whatever the depth (an explicit stack): a node whose ``key`` is
-    already open on the way down is yielded but not expanded again, so a cycle ends there.
+    Linear in the nodes yielded, whatever the depth (an explicit stack): a node whose ``key`` (a
+    position, not negative) is already open on the way down is yielded but not expanded again,
+    so a cycle ends there.
     """
-    open_keys: set[str] = set()
-    stack: list[tuple[_Node, int, str, str] | str] = []
+    open_keys: set[int] = set()
+    stack: list[tuple[int, int, str, str] | int] = []  # an int ~key: that key is closed
     for number, root in enumerate(reversed(roots)):
         last = number == 0
         prefix = "" if len(roots) == 1 else ("└─ " if last else "├─ ")
@@ -322,8 +383,8 @@ def _forest_walk(
         stack.append((root, 0, prefix, rest))
     while stack:
         item = stack.pop()
-        if isinstance(item, str):
-            open_keys.discard(item)
+        if isinstance(item, int):
+            open_keys.discard(~item)
             continue
         node, depth, prefix, rest = item
         yield node, depth, prefix
@@ -331,7 +392,7 @@ def _forest_walk(
         if name in open_keys:
             continue
         open_keys.add(name)
-        stack.append(name)
+        stack.append(~name)
         kids = children(node)
         if len(kids) == 1:
             stack.append((kids[0], depth + 1, rest, rest))
@@ -351,36 +412,28 @@ def _tree_line(entry: Entry, on_path: bool, prefix: str, label: str | None, leaf
     return text
 
 
-def _tree_lines(session: Session) -> Iterator[str]:
-    """Render the forest (:func:`_forest_walk`). An entry is on the current path when it
-    stands at its depth on that path, so no set of path entries is built."""
-    tree = session.tree
-    path = session.branch_view()
-    leaf = session.leaf
-    labels = tree.labels
+def _tree_lines(source: _Source) -> Iterator[str]:
+    """Render the forest (:func:`_forest_walk`); children hang off ids, as in pi (an entry
+    whose id a later entry repeats shows that id's children). An entry is on the current path
+    when it stands at its depth on that path, so no set of path entries is built."""
+    tree = source.tree
+    starts, kids = child_positions(tree)
+    path = path_positions(tree, source.leaf)
+    labels = source.labels
+    renamed = _renamed(tree).get
 
-    def children(entry: Entry) -> Sequence[Entry]:
-        return tree.child_entries(entry.id)
-
-    for entry, depth, prefix in _forest_walk(tree.roots(), children, lambda entry: entry.id):
-        on_path = depth < len(path) and path[depth] is entry
-        yield _tree_line(entry, on_path, prefix, labels.get(entry.id), entry is leaf)
-
-
-def _indexed_tree_lines(index: ColumnIndex) -> Iterator[str]:
-    """:func:`_tree_lines` over a column index: the same lines, each entry read from the file
-    as it is printed."""
-    starts, kids = index.children()
-    path = index.path(index.leaf)
-    labels = index.labels
+    def named(position: int) -> int:
+        return renamed(position, position)
 
     def children(position: int) -> Sequence[int]:
-        return kids[starts[position] : starts[position + 1]]
+        at = renamed(position, position)
+        return kids[starts[at] : starts[at + 1]]
 
-    for position, depth, prefix in _forest_walk(index.roots(), children, str):
-        entry = index.entry(position)
+    roots = [p for p in range(len(tree)) if tree.parent_position(p) < 0]
+    for position, depth, prefix in _forest_walk(roots, children, named):
+        entry = tree.entry(position)
         on_path = depth < len(path) and path[depth] == position
-        yield _tree_line(entry, on_path, prefix, labels.get(entry.id), position == index.leaf)
+        yield _tree_line(entry, on_path, prefix, labels.get(entry.id), position == source.leaf)
 
 
 @session_group.command("tree")
@@ -394,13 +447,8 @@ def tree_command(file: Path, strict: bool) -> None:
     ``*`` marks the current path; ``← leaf`` the current leaf.
     """
     out = sys.stdout
-    index = ColumnIndex.open(file, parallel=True)
-    if index is not None:
-        with index:
-            for line in _indexed_tree_lines(index):
-                out.write(terminal_safe(line) + "\n")
-    else:
-        for line in _tree_lines(_open(file, strict)):
+    with _opened(file, strict) as source:
+        for line in _tree_lines(source):
             out.write(terminal_safe(line) + "\n")
     out.flush()
 
@@ -422,33 +470,22 @@ def context_command(file: Path, leaf_id: str | None, as_json: bool, strict: bool
     user messages), ``tokens`` pi's estimate for it. Images show as ``[image/png 12.3 KB]``;
     with --json on a terminal their base64 is replaced by its length (piped output keeps it).
     """
-    index = ColumnIndex.open(file, parallel=True)
-    if index is not None:
-        with index:
-            found = index.leaf if leaf_id is None else index.positions.get(leaf_id)
-            if found is None:
-                raise TreeError(f"no entry with id {leaf_id!r}", path=file)
-            positions = index.path(found)
-            _print_context(
-                IndexedPath(index, positions), stream_indexed_context(index, positions), as_json
-            )
-        return
-    session = _open(file, strict)
-    if leaf_id is not None and session.get(leaf_id) is None:
-        raise TreeError(f"no entry with id {leaf_id!r}", path=file)
-    path = session.branch_view(leaf_id)
-    _print_context(path, stream_context(path), as_json)
+    with _opened(file, strict) as source:
+        tree = source.tree
+        leaf = source.leaf if leaf_id is None else tree.position_of_id(leaf_id)
+        if leaf is None:
+            raise TreeError(f"no entry with id {leaf_id!r}", path=file)
+        _print_context(tree, path_positions(tree, leaf), as_json)
 
 
-def _print_context(
-    path: Sequence[Entry], messages: Iterable[tuple[Entry, AgentMessage]], as_json: bool
-) -> None:
-    level, model = path_settings(path)
-    head = {"leafId": path[-1].id if path else None, "model": model, "thinkingLevel": level}
+def _print_context(tree: EntryTree, path: Sequence[int], as_json: bool) -> None:
+    level, model = path_settings(tree, path)
+    leaf_id = tree.entry(path[-1]).id if path else None
+    head = {"leafId": leaf_id, "model": model, "thinkingLevel": level}
     # Rows are written as they are projected (entry by entry), never all held at once.
     rows = (
         (entry.id, estimate_tokens(message), converted[0])
-        for entry, message in messages
+        for entry, message in stream_positions(tree, path)
         if (converted := convert_to_llm([message]))
     )
     if as_json:
