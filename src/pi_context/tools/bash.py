@@ -154,7 +154,9 @@ class BashTool(ContextTool):
         env = {k: v for k, v in os.environ.items() if k not in SESSION_ENV_VARS}
         if self.agent_dir is not None:
             bin_dir = str(Path(self.agent_dir) / "bin")
-            env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "") if env.get("PATH") else bin_dir
+            path = env.get("PATH", "")
+            if bin_dir not in path.split(os.pathsep):  # once, however deep pictx is nested
+                env["PATH"] = bin_dir + os.pathsep + path if path else bin_dir
         if self.session_env is not None:
             env.update(self.session_env())
         return env
