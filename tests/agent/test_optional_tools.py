@@ -47,3 +47,14 @@ async def test_the_model_calls_them(make_session: MakeSession, project_dir: Path
     await sess.aclose()
     assert declared == ["grep", "ls"]
     assert texts == ["notes.txt:2: beta", "notes.txt"]
+
+
+async def test_tools_entries_that_no_tool_answers_to(make_session: MakeSession) -> None:
+    selection = parse_tool_selection("read,grep,nosuch,mcp__x__y,gr*,zz*", exclude="gone")
+    sess = await make_session(None, tool_selection=selection)
+    registered = sess.get_all_tools()
+    await sess.aclose()
+    assert registered == ["read", "grep"]
+    assert selection.unknown_names(registered) == ["nosuch", "zz*"]
+    assert parse_tool_selection("+ls,+nope,-write").unknown_names(registered) == ["ls", "nope"]
+    assert parse_tool_selection("x", exclude="x").unknown_names(registered) == []

@@ -192,6 +192,10 @@ class Loadout:
     def active_tools(self) -> list[str]:
         return list(self._active)
 
+    def registered_tools(self) -> list[str]:
+        """Every tool the session has, active or not."""
+        return list(self._tools)
+
     def set_active_tools(self, names: Sequence[str]) -> None:
         """Change the loadout; the prompt and declarations are patched at the next turn."""
         kept = [n for n in self._active if n in names]
