@@ -216,3 +216,19 @@ def test_an_aborted_call_stops(tmp_path: Path, tool: Tool) -> None:
     out = asyncio.run(tool.execute("c", {"pattern": "x"}, cwd=tmp_path, signal=signal))
     assert out.is_error
     assert out.text == "Operation aborted"
+
+
+def test_ls_reports_an_unreadable_directory_as_node_does(tmp_path: Path) -> None:
+    import os
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0)
+    try:
+        if os.access(locked, os.R_OK):
+            pytest.skip("running as a user who reads any directory")
+        assert _call(LsTool(), tmp_path, path="locked").text == (
+            f"Cannot read directory: EACCES: permission denied, scandir '{locked}'"
+        )
+    finally:
+        locked.chmod(0o755)

@@ -15,6 +15,7 @@ Python regular expression, searched line by line (``^`` and ``$`` are a line's e
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -139,7 +140,9 @@ class GrepTool(ContextTool):
             raise ToolError(f"regex parse error: {exc}") from exc
         raw_context = arguments.get("context")
         context = (
-            min(int(raw_context), MAX_SAFE_INTEGER)
+            MAX_SAFE_INTEGER
+            if isinstance(raw_context, int | float) and math.isinf(raw_context) and raw_context > 0
+            else min(math.floor(raw_context), MAX_SAFE_INTEGER)
             if isinstance(raw_context, int | float) and raw_context > 0
             else 0
         )

@@ -19,6 +19,7 @@ from pi_context.tools.base import (
     ToolContext,
     ToolOutcome,
     error_outcome,
+    os_error_message,
     resolve_path,
     text_outcome,
 )
@@ -68,7 +69,9 @@ class LsTool(ContextTool):
             try:
                 names = os.listdir(directory)
             except OSError as exc:
-                raise ToolError(f"Cannot read directory: {exc.strerror or exc}") from exc
+                raise ToolError(
+                    f"Cannot read directory: {os_error_message(exc, 'scandir')}"
+                ) from exc
             names.sort(key=str.lower)
             shown: list[str] = []
             for name in names:
