@@ -25,7 +25,6 @@ from pi_context.tools.base import (
     resolve_path,
     text_outcome,
 )
-from pi_context.tools.file_walk import walk
 from pi_context.tools.listing import Listing, effective_limit, in_thread, path_argument, was_aborted
 from pi_context.tools.truncate import DEFAULT_MAX_BYTES
 
@@ -141,6 +140,8 @@ class FindTool(ContextTool):
         matcher = glob_regex(pattern, ignore_case=pattern == pattern.lower())
 
         def work(stop: Callable[[], bool]) -> tuple[list[str], bool]:
+            from pi_context.tools.file_walk import walk  # loads only when a call runs
+
             found: list[str] = []
             for entry in walk(root, stop=stop):
                 if whole_path:

@@ -18,11 +18,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
-
-from pathspec import GitIgnoreSpec
+from typing import Any, Final, NamedTuple
 
 from pi_context.errors import ToolError
 from pi_context.tools.base import (
@@ -34,7 +31,6 @@ from pi_context.tools.base import (
     resolve_path,
     text_outcome,
 )
-from pi_context.tools.file_walk import walk
 from pi_context.tools.listing import (
     MAX_SAFE_INTEGER,
     Listing,
@@ -67,8 +63,7 @@ def cut_line(line: str, limit: int = GREP_MAX_LINE_LENGTH) -> tuple[str, bool]:
     return line, False
 
 
-@dataclass(frozen=True, slots=True)
-class _Line:
+class _Line(NamedTuple):
     shown_path: str
     number: int
     text: str
@@ -161,6 +156,8 @@ class GrepTool(ContextTool):
 def _glob_filter(glob: Any) -> Callable[[str], bool] | None:
     if not isinstance(glob, str) or not glob:
         return None
+    from pathspec import GitIgnoreSpec  # only when a call filters by glob
+
     text = _LEADING_DOT_SLASH.sub(r"\1", glob)
     negated = text.startswith("!")
     spec = GitIgnoreSpec.from_lines([text[1:] if negated else text])
@@ -176,6 +173,8 @@ def _files(
     if not target.is_dir():
         yield target, target.name
         return
+    from pi_context.tools.file_walk import walk  # the tree walk loads only when a call runs
+
     for entry in walk(target, stop=stop):
         if entry.is_dir or entry.is_link or not entry.path.is_file():
             continue
