@@ -178,6 +178,15 @@ async def test_environment_and_settings(tmp_path: Path) -> None:
     assert out.text == f"hi unset sess-1 {tmp_path / 'agent' / 'bin'}\n"
 
 
+def test_agent_bin_goes_on_path_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = str(tmp_path / "agent" / "bin")
+    monkeypatch.setenv("PATH", f"/usr/bin{os.pathsep}{bin_dir}")
+    tool = BashTool(agent_dir=tmp_path / "agent")
+    assert tool.environment()["PATH"] == f"/usr/bin{os.pathsep}{bin_dir}"
+    monkeypatch.setenv("PATH", "/usr/bin")
+    assert tool.environment()["PATH"] == f"{bin_dir}{os.pathsep}/usr/bin"
+
+
 async def test_missing_cwd_and_shell(tmp_path: Path) -> None:
     out = await run_tool(BashTool(), "c", {"command": "true"}, cwd=tmp_path / "gone")
     assert (
