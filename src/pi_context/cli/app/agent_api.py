@@ -60,7 +60,7 @@ def no_model_help(agent_dir: Path) -> str:
     """:data:`NO_MODEL_HELP` and where a provider of one's own is described (the
     ``models.json`` of ``agent_dir``, which ``PI_CODING_AGENT_DIR`` moves)."""
     return (
-        f"{NO_MODEL_HELP}\nA provider of your own (a local server, a gateway) goes in "
+        f"{NO_MODEL_HELP}. A provider of your own (a local server, a gateway) goes in "
         f"{agent_dir / 'models.json'} (docs/models.md)."
     )
 
