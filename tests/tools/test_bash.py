@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from pi_context.errors import ToolError
 from pi_context.tools import BashTool, ToolOutcome, run_tool
 from pi_context.tools.bash import DEFAULT_TIMEOUT_SECONDS, format_seconds
 
@@ -176,6 +177,28 @@ async def test_environment_and_settings(tmp_path: Path) -> None:
     finally:
         del os.environ["PI_MODEL"]
     assert out.text == f"hi unset sess-1 {tmp_path / 'agent' / 'bin'}\n"
+
+
+def test_a_shell_path_may_start_with_a_tilde(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_context.tools.bash import default_shell
+
+    (tmp_path / "sh").symlink_to("/bin/sh")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert default_shell("~/sh") == str(tmp_path / "sh")
+    assert default_shell(f"file://{tmp_path}/sh") == str(tmp_path / "sh")
+    with pytest.raises(ToolError, match=f"Custom shell path not found: {tmp_path}/nope"):
+        default_shell("~/nope")
+
+
+def test_agent_bin_goes_on_path_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = str(tmp_path / "agent" / "bin")
+    monkeypatch.setenv("PATH", f"/usr/bin{os.pathsep}{bin_dir}")
+    tool = BashTool(agent_dir=tmp_path / "agent")
+    assert tool.environment()["PATH"] == f"/usr/bin{os.pathsep}{bin_dir}"
+    monkeypatch.setenv("PATH", "/usr/bin")
+    assert tool.environment()["PATH"] == f"{bin_dir}{os.pathsep}/usr/bin"
 
 
 async def test_missing_cwd_and_shell(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from pi_context.prompt import (
 from pi_context.prompt.replay import tool_state_changes
 from pi_context.session import ProjectedEntry
 from pi_context.tools import BUILTIN_TOOL_NAMES, RecallTool, Tool, tool_declarations
+from pi_context.tools.registry import is_optional_builtin
 
 from ._state import AgentState
 from ._transform import PrefixFlatMap
@@ -157,11 +158,13 @@ class Loadout:
 
     def _starts_active(self, name: str) -> bool:
         """Whether a tool beside the built-ins is active from the start: all are, except the
-        ``recall`` tool the agent adds itself, unless it is offered ``always``, and tools that
-        are not ``direct``."""
+        ``recall`` tool the agent adds itself, unless it is offered ``always``, the optional
+        built-ins (``grep``, ``find``, ``ls``) and tools that are not ``direct``."""
         tool = self._tools.get(name)
         if tool is None or tool.exposure != "direct":
             return False  # deferred tools wait for tool_search, discovery tools for MCP
+        if is_optional_builtin(tool):
+            return False  # grep, find, ls: only when --tools or defaultTools names them
         return not isinstance(tool, RecallTool) or tool.offer == "always"
 
     def _offer_recall(self, entries: Sequence[ProjectedEntry]) -> bool:
@@ -188,6 +191,10 @@ class Loadout:
 
     def active_tools(self) -> list[str]:
         return list(self._active)
+
+    def registered_tools(self) -> list[str]:
+        """Every tool the session has, active or not."""
+        return list(self._tools)
 
     def set_active_tools(self, names: Sequence[str]) -> None:
         """Change the loadout; the prompt and declarations are patched at the next turn."""

@@ -21,6 +21,7 @@ from pi_context.resources.loader import ResourceLoader
 from pi_context.resources.settings import bash_settings_for
 from pi_context.session import Session
 from pi_context.tools import BUILTIN_TOOL_NAMES, RecallTool, Tool, default_tools
+from pi_context.tools.registry import optional_tools
 
 from ._state import AgentState, Sleep
 from .tool_selection import ToolSelection
@@ -36,6 +37,7 @@ __all__ = [
     "assemble",
     "checked_options",
     "recall_mode",
+    "session_environment",
 ]
 
 
@@ -47,7 +49,8 @@ class AgentOptions(TypedDict, total=False):
     for it raises :class:`~pi_context.errors.ProviderError` then (``None``: prompting raises
     until one is set). ``agent_dir``: pi's
     ``~/.pi/agent`` (settings, skills, extensions). ``settings``: merged over the loaded settings
-    files. ``tools``: replaces the four built-ins. ``extensions``: a ready runner, or
+    files. ``tools``: replaces the built-in tools (the ``recall`` tool is still added as ``recall``
+    says, unless ``tools`` holds a tool of that name). ``extensions``: a ready runner, or
     ``load_extensions=True`` discovers them (agent dir, trusted project, entry points);
     ``extension_paths`` are loaded as well, with or without discovery (pi's ``-e``).
     ``trusted``: the project's trust decision (``None``: decided as pi does without asking). ``no_context_files``,
@@ -62,8 +65,8 @@ class AgentOptions(TypedDict, total=False):
     another). ``mcp``: connect the servers of ``mcp.json`` (global, and the project's when
     trusted) in the background and offer their tools (off by default; the CLI turns it on
     unless ``--no-mcp``). ``recall``: when the ``recall`` tool is offered (:data:`RecallMode`;
-    default the ``recall`` setting, else ``auto``); it is added to the built-ins, not to
-    ``tools``.
+    default the ``recall`` setting, else ``auto``); it is added to the built-ins or to
+    ``tools`` alike.
 
     Every option is checked at the call (:func:`checked_options`): an unknown keyword or a
     value of the wrong type raises :class:`TypeError` there, never later.
@@ -266,18 +269,46 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
         tool_selection=options.get("tool_selection"),
         mcp=mcp,
     )
-    tools = options.get("tools")
-    if tools is not None:
-        return state, list(tools)
-    # the settings files themselves unless the caller's override sets the section, so that a
-    # bad value is reported with the file it came from
-    bash_source = state.settings_data if "bash" in state.settings_override else resources.settings
-    timeout = bash_settings_for(bash_source).default_timeout_seconds
-    tools = default_tools(cwd, default_timeout=timeout)
+    given = options.get("tools")
+    if given is not None:
+        tools = list(given)
+    else:
+        settings = state.settings_data
+        # the settings files themselves unless the caller's override sets the section, so that
+        # a bad value is reported with the file it came from
+        bash_source = settings if "bash" in state.settings_override else resources.settings
+        shell = settings.get("shellPath")
+        prefix = settings.get("shellCommandPrefix")
+        tools = default_tools(
+            cwd,
+            shell_path=shell if isinstance(shell, str) else None,
+            command_prefix=prefix if isinstance(prefix, str) else None,
+            agent_dir=Path(loader.agent_dir),
+            session_env=lambda: session_environment(state),
+            default_timeout=bash_settings_for(bash_source).default_timeout_seconds,
+        )
+        tools += optional_tools()
     mode = recall_mode(options.get("recall"), state.settings_data)
-    if mode != "off":
+    # a caller's own list keeps the recall tool too (under the same rules), unless it brings
+    # a tool of that name itself
+    if mode != "off" and all(t.name != RecallTool.name for t in tools):
         tools.append(RecallTool(lambda: state.session, offer=mode))
     return state, tools
+
+
+def session_environment(state: AgentState) -> dict[str, str]:
+    """The ``PI_*`` variables a ``bash`` command gets, read from the live session when the
+    command starts: the session id, its file (only for a session kept on disk), the model's
+    provider and id (when a model is set) and the thinking level in effect."""
+    session = state.session
+    env = {"PI_SESSION_ID": session.id}
+    if session.file_path is not None:
+        env["PI_SESSION_FILE"] = str(session.file_path)
+    if state.model is not None:
+        env["PI_PROVIDER"] = state.model.info.provider
+        env["PI_MODEL"] = state.model.info.id
+    env["PI_REASONING_LEVEL"] = session.stored_projection().thinking_level
+    return env
 
 
 RecallMode = Literal["auto", "always", "off"]

@@ -446,6 +446,10 @@ class AgentSession:
     def get_active_tools(self) -> list[str]:
         return self._loadout.active_tools()
 
+    def get_all_tools(self) -> list[str]:
+        """The names of every tool the session has (active or not), in registration order."""
+        return self._loadout.registered_tools()
+
     def set_active_tools(self, names: Sequence[str]) -> None:
         """Change the loadout; the prompt and declarations are patched at the next turn."""
         self._loadout.set_active_tools(names)

@@ -92,6 +92,19 @@ class ToolSelection(Struct, frozen=True):
     def _names_mcp(self) -> bool:
         return any(entry.startswith("mcp__") for entry in self.plain or ())
 
+    def unknown_names(self, registered: Sequence[str]) -> list[str]:
+        """The ``--tools`` entries (names, patterns, ``+name``) that no ``registered`` tool
+        answers to: pi drops them without a word; the CLI warns. MCP entries (their servers
+        connect later) and excluded ones are left out."""
+        entries = [*(self.plain or ()), *(e[1:] for e in self.modifiers if e.startswith("+"))]
+        return [
+            entry
+            for entry in dict.fromkeys(entries)
+            if not _is_mcp_name(entry)
+            and not _matches(self.exclude, entry)
+            and not any(_matches([entry], n) for n in registered)
+        ]
+
     def activates(self, name: str) -> bool:
         """Whether a ``direct`` tool registered later (an MCP server connecting) becomes
         active: always without ``--tools``, else only when the list names or matches it."""

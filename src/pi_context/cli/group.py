@@ -39,7 +39,7 @@ SUBCOMMANDS = {
     ),
     "models": LazyCommand(
         "pi_context.cli.commands.models:models_command",
-        "List the models pictx knows: built-ins, ~/.pi/agent/models.json and the local model.",
+        "List the models pictx knows: built-ins, the agent dir's models.json and the local model.",
     ),
     "prompt": LazyCommand(
         "pi_context.cli.commands.prompt:prompt_command",

@@ -80,9 +80,24 @@ _BACKGROUND_NOTE: Final = (
 )
 
 
+def _expand_shell_path(text: str) -> str:
+    """``~`` / ``~/…`` from the home directory (``$HOME`` first) and a ``file://`` URL as its
+    path, as pi reads the ``shellPath`` setting."""
+    if text == "~" or text.startswith("~/"):
+        home = os.environ.get("HOME") or str(Path.home())
+        return home if text == "~" else os.path.join(home, text[2:])
+    if text.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return unquote(urlparse(text).path)
+    return text
+
+
 def default_shell(shell_path: str | None = None) -> str:
-    """The configured shell, else ``/bin/bash``, else ``bash`` on PATH, else ``sh``."""
+    """The configured shell (``~`` and ``file://`` understood), else ``/bin/bash``, else
+    ``bash`` on PATH, else ``sh``."""
     if shell_path:
+        shell_path = _expand_shell_path(shell_path)
         if not Path(shell_path).exists():
             raise ToolError(f"Custom shell path not found: {shell_path}")
         return shell_path
@@ -154,7 +169,9 @@ class BashTool(ContextTool):
         env = {k: v for k, v in os.environ.items() if k not in SESSION_ENV_VARS}
         if self.agent_dir is not None:
             bin_dir = str(Path(self.agent_dir) / "bin")
-            env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "") if env.get("PATH") else bin_dir
+            path = env.get("PATH", "")
+            if bin_dir not in path.split(os.pathsep):  # once, however deep pictx is nested
+                env["PATH"] = bin_dir + os.pathsep + path if path else bin_dir
         if self.session_env is not None:
             env.update(self.session_env())
         return env

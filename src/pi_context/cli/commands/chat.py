@@ -28,9 +28,13 @@ from typing import Any, BinaryIO
 import click
 
 from pi_context import session_dirs
-from pi_context.agent.tool_selection import ToolSelectionError, parse_tool_selection
+from pi_context.agent.tool_selection import (
+    ToolSelection,
+    ToolSelectionError,
+    parse_tool_selection,
+)
 from pi_context.cli import collector
-from pi_context.cli.app.agent_api import NO_MODEL_HELP, AgentApi
+from pi_context.cli.app.agent_api import AgentApi, no_model_help
 from pi_context.cli.app.app import AppConfig, RunningAgent, resolve_cli_model
 from pi_context.cli.app.file_args import PromptPlan, plan_prompts
 from pi_context.cli.app.model_scope import ScopeEntry, resolve_scope
@@ -392,6 +396,7 @@ async def _run(
         return 0
     host: AgentApi = app
     _warn_if_untrusted(app.agent.resources.trust, app.agent.cwd)
+    _warn_unknown_tools(config.tool_selection, app.agent.get_all_tools())
     model = app.agent.model_or_none
     if model is not None and (prompts or interactive):
         from pi_context.cli.app.model_check import unlisted_model_warning
@@ -421,7 +426,7 @@ async def _run(
         from pi_context.cli.print_mode import run_print
 
         if app.model_info() is None:
-            raise PiContextError(NO_MODEL_HELP)
+            raise PiContextError(no_model_help(app.agent_dir))
         if notes and mode != "json":
             click.echo(f"pictx: {notes[-1]}", err=True)
         if not prompts:
@@ -757,11 +762,17 @@ def chat_command(
     return asyncio.run(_run(config, options, plan, run_mode, notes))
 
 
+def _warn_unknown_tools(selection: ToolSelection | None, registered: list[str]) -> None:
+    """A ``--tools`` entry no tool answers to is named on stderr (pi drops it silently)."""
+    for entry in selection.unknown_names(registered) if selection is not None else []:
+        echo(f"pictx: warning: --tools: no tool is called {entry!r}; it is ignored", err=True)
+
+
 async def _serve_rpc(app: RunningAgent, out: BinaryIO) -> int:
     from pi_context.cli.rpc import run_rpc
 
     if app.agent.model_or_none is None:
-        raise PiContextError(NO_MODEL_HELP)
+        raise PiContextError(no_model_help(app.agent_dir))
     try:
         return await run_rpc(app, stdin_fd=sys.stdin.fileno(), out=out)
     finally:

