@@ -45,7 +45,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 PICTX_SRC = ROOT / "src"
 
-SERVER = r'''
+SERVER = r"""
 import os, sys, time
 def mark(what):
     path = os.environ.get("BENCH_MARKS")
@@ -76,7 +76,7 @@ if sys.argv[1:2] == ["http"]:
     uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
 else:
     server.run("stdio")
-'''
+"""
 
 MIXED_STEPS: list[tuple[str, dict[str, Any]] | str] = [
     ("mcp__local__echo", {"text": "one"}),
@@ -278,7 +278,8 @@ def server_alone(world: World) -> float:
         stderr=subprocess.DEVNULL,
         env=env,
     )
-    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdin is not None
+    assert proc.stdout is not None
     init = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -345,6 +346,8 @@ async def main():
     out["config"] = time.perf_counter() - t0
     conns = [McpConnection(s, cwd=sys.argv[2], agent_dir=Path(sys.argv[1])) for s in config.servers]
     t1 = time.perf_counter()
+    for c in conns:  # what McpManager.start does first (absent before issue 36)
+        getattr(c, "spawn_early", lambda: None)()
     await asyncio.gather(*(c.connect() for c in conns))
     out["connect all"] = time.perf_counter() - t1
     out.update({f"{c.name}: " + k: v for c in conns for k, v in getattr(c, "timings", {}).items()})
@@ -400,7 +403,9 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, float]:
     out["first request"] = _median([r["requests"][0] for r in runs if r["requests"]])
     names = sorted({n for r in runs for n in r["marks"]})
     for name in names:
-        spawned = [r["marks"][name]["spawned"] for r in runs if "spawned" in r["marks"].get(name, {})]
+        spawned = [
+            r["marks"][name]["spawned"] for r in runs if "spawned" in r["marks"].get(name, {})
+        ]
         ready = [
             r["marks"][name]["imported"] - r["marks"][name]["spawned"]
             for r in runs
@@ -432,10 +437,17 @@ def main(argv: list[str] | None = None) -> int:
                     if src is not None:
                         print(label, json.dumps(phases(world, src, args.rounds), indent=1))
                 return 0
-            contenders = [Contender("pictx", [sys.executable, "-m", "pi_context.cli.main"], PICTX_SRC, None)]
+            contenders = [
+                Contender("pictx", [sys.executable, "-m", "pi_context.cli.main"], PICTX_SRC, None)
+            ]
             if args.before is not None:
                 contenders.append(
-                    Contender("pictx before", [sys.executable, "-m", "pi_context.cli.main"], args.before, None)
+                    Contender(
+                        "pictx before",
+                        [sys.executable, "-m", "pi_context.cli.main"],
+                        args.before,
+                        None,
+                    )
                 )
             if not args.no_pi:
                 sys.path.insert(0, str(ROOT))

@@ -438,6 +438,8 @@ async def _run(
     finally:
         # the run settles (its abort is stored) before the file closes, and the embedded
         # model stops and is freed here, not during interpreter shutdown
+        if app.agent.mcp is not None:  # pictx exits: MCP servers finish stopping without it
+            app.agent.mcp.leave_servers_at_close()
         await app.agent.aclose()
         close = getattr(app.agent.model_or_none, "aclose", None)
         if close is not None:
