@@ -29,7 +29,7 @@ from pi_context._version import __version__
 from pi_context.errors import PiContextError
 
 from .config import ServerConfig
-from .sdk import load_client_parts
+from .sdk import import_client, load_client_parts
 from .values import ValueResolutionError, resolve_values
 
 if TYPE_CHECKING:
@@ -157,18 +157,22 @@ class McpConnection:
     def _spawn(self, env: Mapping[str, Any]) -> subprocess.Popen[bytes] | OSError:
         """The server process (or why it could not start); raises when a value of ``env``
         cannot be resolved."""
+        from . import early
         from .stdio import spawn
 
         raw = self.config.raw
         resolved = resolve_values(env, f'MCP server "{self.config.name}" env')
+        command = str(raw["command"])
+        args = [str(a) for a in raw.get("args") or []]
+        cwd = str(Path(self._cwd) / str(raw.get("cwd") or "."))
+        started = early.claim(early.key(command, args, cwd, resolved))
+        if started is not None:  # the command line started it before pictx loaded
+            process, self._stderr = started
+            return process
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in _with_stderr/close
         try:
             return spawn(
-                str(raw["command"]),
-                [str(a) for a in raw.get("args") or []],
-                env={**os.environ, **resolved},
-                cwd=str(Path(self._cwd) / str(raw.get("cwd") or ".")),
-                stderr=self._stderr,
+                command, args, env={**os.environ, **resolved}, cwd=cwd, stderr=self._stderr
             )
         except OSError as exc:
             return exc
@@ -234,7 +238,7 @@ class McpConnection:
     async def _run(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
         clock = time.perf_counter
         started = clock()
-        load_client_parts()
+        import_client(self.config.transport)
         from mcp.client.session import ClientSession
         from mcp.shared.exceptions import MCPError
         from mcp_types import Implementation

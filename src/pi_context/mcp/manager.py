@@ -138,6 +138,10 @@ class McpManager:
             connection.leave_at_close = self._leave_at_close
             self.connections[server.name] = connection
             connection.spawn_early()  # every stdio server starts before the SDK loads
+        if servers:
+            from .early import release_unclaimed
+
+            release_unclaimed()  # started by the command line for another configuration
         for server in servers:
             connection = self.connections[server.name]
             self._startup[server.name] = loop.create_task(self._connect(connection))

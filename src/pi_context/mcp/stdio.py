@@ -14,7 +14,6 @@ exits (a session never closed) is sent SIGTERM then.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import os
@@ -66,6 +65,8 @@ async def stdio_streams(
     """``(read_stream, write_stream)`` for ``ClientSession`` over the process's pipes; the
     process is stopped when the block ends (left to stop without us when ``leave()`` says so
     then: :func:`leave_process`)."""
+    import asyncio
+
     import anyio
     from mcp.shared.message import SessionMessage
     from mcp_types import jsonrpc_message_adapter
@@ -193,6 +194,8 @@ def leave_process(proc: subprocess.Popen[bytes]) -> None:
 
 
 async def _exited(proc: subprocess.Popen[bytes], seconds: float) -> bool:
+    import asyncio
+
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     while proc.poll() is None:
