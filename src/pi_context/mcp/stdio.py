@@ -162,9 +162,12 @@ async def stop_process(proc: subprocess.Popen[bytes], *, stdin_closed: bool = Fa
 
 
 _REAPER: Final = (
-    'sleep "$2"; kill -0 -- "-$1" 2>/dev/null || exit 0; kill -TERM -- "-$1"; '
-    'sleep "$3"; kill -KILL -- "-$1" 2>/dev/null; exit 0'
+    '( sleep "$2"; kill -0 -"$1" 2>/dev/null || exit 0; kill -TERM -"$1"; '
+    'sleep "$3"; kill -KILL -"$1" 2>/dev/null ) &'
 )
+"""``sh -c`` script: ``$1`` the process group, ``$2`` and ``$3`` the two grace periods. The
+work runs in a background subshell, so ``sh`` itself returns at once and the subshell, adopted
+by init, outlives pictx (no ``--`` before a negative pid: dash's ``kill`` takes none)."""
 
 
 def leave_process(proc: subprocess.Popen[bytes]) -> None:
@@ -181,14 +184,16 @@ def leave_process(proc: subprocess.Popen[bytes]) -> None:
         return
     args = [str(proc.pid), str(EXIT_GRACE_SECONDS), str(TERM_GRACE_SECONDS)]
     try:
-        subprocess.Popen(
+        subprocess.run(
             ["/bin/sh", "-c", _REAPER, "pictx-mcp-stop", *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
+            check=False,
+            timeout=5,
         )
-    except OSError:
+    except (OSError, subprocess.TimeoutExpired):
         _signal_group(proc, signal.SIGTERM)  # no shell: the group gets SIGTERM at once
     proc.returncode = 0  # not ours to wait for any more (no "still running" warning)
 
