@@ -130,13 +130,18 @@ async def stdio_streams(
         # every message the session sent is in the pipe's buffer already (the streams hold
         # none); closing the pipe writes the buffer out, then the server's stdin ends
         write_transport.close()
-        if leave():
+        try:
+            if leave():
+                leave_process(proc)
+            else:
+                await stop_process(proc, stdin_closed=True)
+        except BaseException:  # cancelled while waiting: the stop goes on without us
             leave_process(proc)
-        else:
-            await asyncio.shield(stop_process(proc, stdin_closed=True))
-        read_transport.close()
-        for task in tasks:
-            task.cancel()
+            raise
+        finally:
+            read_transport.close()
+            for task in tasks:
+                task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
