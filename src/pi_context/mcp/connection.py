@@ -131,11 +131,11 @@ class McpConnection:
         self._stderr: IO[bytes] | None = None
         self._spawned: subprocess.Popen[bytes] | OSError | None = None
         self.leave_at_close = False
+        """Set when the program ends with the session: closing a stdio server then does not
+        wait for it to exit (:func:`.stdio.leave_process`)."""
         self.timings: dict[str, float] = {}
         """Seconds of the last connection's phases (client imports, transport, initialize,
         tools/list), for the benchmark."""
-        """Set when the program ends with the session: closing a stdio server then does not
-        wait for it to exit (:func:`.stdio.leave_process`)."""
         self._lock = asyncio.Lock()
 
     # -- lifecycle -------------------------------------------------------------------------------

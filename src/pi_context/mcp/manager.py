@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -138,10 +139,9 @@ class McpManager:
             connection.leave_at_close = self._leave_at_close
             self.connections[server.name] = connection
             connection.spawn_early()  # every stdio server starts before the SDK loads
-        if servers:
-            from .early import release_unclaimed
-
-            release_unclaimed()  # started by the command line for another configuration
+        early = sys.modules.get("pi_context.mcp.early")  # loaded when the command line began
+        if early is not None:
+            early.release_unclaimed()  # servers started for another configuration
         for server in servers:
             connection = self.connections[server.name]
             self._startup[server.name] = loop.create_task(self._connect(connection))
