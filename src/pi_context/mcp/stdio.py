@@ -132,11 +132,11 @@ async def stdio_streams(
         write_transport.close()
         try:
             if leave():
-                leave_process(proc)
+                leave_process(proc, pipes_owned=True)
             else:
-                await stop_process(proc, stdin_closed=True)
+                await stop_process(proc, pipes_owned=True)
         except BaseException:  # cancelled while waiting: the stop goes on without us
-            leave_process(proc)
+            leave_process(proc, pipes_owned=True)
             raise
         finally:
             read_transport.close()
@@ -145,10 +145,11 @@ async def stdio_streams(
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def stop_process(proc: subprocess.Popen[bytes], *, stdin_closed: bool = False) -> None:
+async def stop_process(proc: subprocess.Popen[bytes], *, pipes_owned: bool = False) -> None:
     """Close stdin, wait :data:`EXIT_GRACE_SECONDS`, SIGTERM the group, wait
-    :data:`TERM_GRACE_SECONDS`, SIGKILL it."""
-    if not stdin_closed and proc.stdin is not None:
+    :data:`TERM_GRACE_SECONDS`, SIGKILL it. ``pipes_owned``: the pipes belong to transports,
+    which close them (stdin is closed already)."""
+    if not pipes_owned and proc.stdin is not None:
         with contextlib.suppress(OSError):
             proc.stdin.close()
     try:
@@ -161,7 +162,7 @@ async def stop_process(proc: subprocess.Popen[bytes], *, stdin_closed: bool = Fa
         await _exited(proc, TERM_GRACE_SECONDS)
     finally:
         _LIVE.discard(proc)
-        if proc.stdout is not None:
+        if not pipes_owned and proc.stdout is not None:
             with contextlib.suppress(OSError):
                 proc.stdout.close()
 
@@ -175,13 +176,14 @@ work runs in a background subshell, so ``sh`` itself returns at once and the sub
 by init, outlives pictx (no ``--`` before a negative pid: dash's ``kill`` takes none)."""
 
 
-def leave_process(proc: subprocess.Popen[bytes]) -> None:
+def leave_process(proc: subprocess.Popen[bytes], *, pipes_owned: bool = False) -> None:
     """Stop a server without waiting for it, when the process that runs the session is about
-    to exit: its stdin is closed now, and a detached ``sh`` carries out the rest of
-    :func:`stop_process` (SIGTERM to the group after :data:`EXIT_GRACE_SECONDS` if it is still
-    there, SIGKILL :data:`TERM_GRACE_SECONDS` later)."""
+    to exit: its stdin is closed now (by its transport when ``pipes_owned``), and a detached
+    ``sh`` carries out the rest of :func:`stop_process` (SIGTERM to the group after
+    :data:`EXIT_GRACE_SECONDS` if it is still there, SIGKILL :data:`TERM_GRACE_SECONDS`
+    later)."""
     _LIVE.discard(proc)
-    for pipe in (proc.stdin, proc.stdout):
+    for pipe in () if pipes_owned else (proc.stdin, proc.stdout):
         if pipe is not None:
             with contextlib.suppress(OSError):
                 pipe.close()
