@@ -16,15 +16,13 @@ anything but a ``-p`` / ``--mode`` run.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # not typing's: ``pictx --help`` imports this module, and no typing
 if TYPE_CHECKING:
     import subprocess
+    from collections.abc import Mapping, Sequence
+    from typing import IO, Any
 
 __all__ = ["claim", "release_unclaimed", "spawn_for_command_line"]
 
@@ -48,11 +46,16 @@ def spawn_for_command_line(argv: Sequence[str], cwd: str | None = None) -> None:
         return  # a subcommand, or an interactive prompt
     if _NOT_NOW & set(argv) or not _AGENT_RUN_FLAGS & set(argv):
         return
+    import contextlib
+
     with contextlib.suppress(Exception):  # the session starts (and reports) them anyway
         _spawn_global_servers(cwd or os.getcwd())
 
 
 def _spawn_global_servers(cwd: str) -> None:
+    import tempfile
+    from pathlib import Path
+
     from pi_context.resources.paths import agent_dir
 
     from .config import global_config_path, load_mcp_config, project_config_path
@@ -91,6 +94,8 @@ def claim(k: Key) -> tuple[subprocess.Popen[bytes], IO[bytes]] | None:
 
 def release_unclaimed() -> None:
     """Stop the early servers no session asked for (without waiting for them)."""
+    if not _EARLY:
+        return
     from .stdio import leave_process
 
     for proc, stderr in _EARLY.values():
