@@ -67,9 +67,10 @@ def test_rpc_mode_loads_no_terminal_ui(
 # What ``pictx -p`` must not load before (or for) a plain one-shot answer: the compaction
 # engine, its events, the branch summary and the summarizer (loaded on the first navigation or
 # compaction), the MCP tools and prompt section (only with a configured server), the image
-# decoder (only with an image), the search index and SQLite (only with a recall), the
-# extension machinery (only with an extension to load), the exports, the YAML parser and
-# pathspec (only with skills that need them), the testing fakes and the terminal UI.
+# decoder (only with an image), the MCP SDK, its client and codemode's V8 engine (only with a
+# configured server; ``mcp`` also covers ``mcp_types``), the search index and SQLite (only with
+# a recall), the extension machinery (only with an extension to load), the exports, the YAML
+# parser and pathspec (only with skills that need them), the testing fakes and the terminal UI.
 NOT_ON_THE_PRINT_PATH = (
     "pi_context.compaction.branch",
     "pi_context.compaction.summarize",
@@ -84,6 +85,11 @@ NOT_ON_THE_PRINT_PATH = (
     "pi_context.mcp.section",
     "pi_context.mcp.tools",
     "pi_context.mcp.command",
+    "pi_context.mcp.connection",
+    "pi_context.mcp.stdio",
+    "pi_context.mcp.sdk",
+    "mcp",
+    "py_mini_racer",
     "pi_context.images.fitting",
     "pi_context.export.document",
     "pi_context.session.search_index",

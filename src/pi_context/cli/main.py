@@ -49,6 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: list[str], *, from_shell: bool) -> int:
+    if from_shell:  # MCP servers start while pictx loads (only for a -p / --mode run)
+        from pi_context.mcp.early import spawn_for_command_line
+
+        spawn_for_command_line(args)
     import click
 
     from pi_context.cli import collector  # here, not at the top: ``--version`` needs none

@@ -19,16 +19,21 @@ import asyncio
 import contextlib
 import os
 import tempfile
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Final, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Final, TypeVar
 
 from pi_context._version import __version__
 from pi_context.errors import PiContextError
 
 from .config import ServerConfig
+from .sdk import import_client, load_client_parts
 from .values import ValueResolutionError, resolve_values
+
+if TYPE_CHECKING:
+    import subprocess
 
 __all__ = ["McpConnection", "McpRequestError", "ProgressCallback"]
 
@@ -55,6 +60,7 @@ def _leaf(exc: BaseException) -> BaseException:
 
 def _message(exc: BaseException, command: str | None) -> str:
     exc = _leaf(exc)
+    load_client_parts()
     from mcp.shared.exceptions import MCPError  # the SDK is imported when a server connects
 
     if isinstance(exc, MCPError):
@@ -123,9 +129,53 @@ class McpConnection:
         self._ready: asyncio.Future[None] | None = None
         self._stop: asyncio.Event | None = None
         self._stderr: IO[bytes] | None = None
+        self._spawned: subprocess.Popen[bytes] | OSError | None = None
+        self.leave_at_close = False
+        """Set when the program ends with the session: closing a stdio server then does not
+        wait for it to exit (:func:`.stdio.leave_process`)."""
+        self.timings: dict[str, float] = {}
+        """Seconds of the last connection's phases (client imports, transport, initialize,
+        tools/list), for the benchmark."""
         self._lock = asyncio.Lock()
 
     # -- lifecycle -------------------------------------------------------------------------------
+
+    def spawn_early(self) -> None:
+        """Start a stdio server now, before the SDK is imported, so that the server's own
+        start-up runs while the client side loads; :meth:`connect` then talks to it. Values
+        read from a shell command (``!…``) are left to :meth:`connect`, which never blocks the
+        caller on them; so are failures, which :meth:`connect` reports."""
+        raw = self.config.raw
+        if self.config.transport != "stdio" or self._spawned is not None:
+            return
+        env = raw.get("env") or {}
+        if any(str(v).startswith("!") for v in env.values()):
+            return
+        with contextlib.suppress(ValueResolutionError):
+            self._spawned = self._spawn(env)
+
+    def _spawn(self, env: Mapping[str, Any]) -> subprocess.Popen[bytes] | OSError:
+        """The server process (or why it could not start); raises when a value of ``env``
+        cannot be resolved."""
+        from . import early
+        from .stdio import spawn
+
+        raw = self.config.raw
+        resolved = resolve_values(env, f'MCP server "{self.config.name}" env')
+        command = str(raw["command"])
+        args = [str(a) for a in raw.get("args") or []]
+        cwd = str(Path(self._cwd) / str(raw.get("cwd") or "."))
+        started = early.claim(early.key(command, args, cwd, resolved))
+        if started is not None:  # the command line started it before pictx loaded
+            process, self._stderr = started
+            return process
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in _with_stderr/close
+        try:
+            return spawn(
+                command, args, env={**os.environ, **resolved}, cwd=cwd, stderr=self._stderr
+            )
+        except OSError as exc:
+            return exc
 
     async def connect(self) -> None:
         """Connect (again); never raises: a failure is in ``state`` and ``error``."""
@@ -159,6 +209,14 @@ class McpConnection:
     async def close(self) -> None:
         async with self._lock:
             await self._shutdown()
+            spawned, self._spawned = self._spawned, None
+            if spawned is not None and not isinstance(spawned, OSError):
+                from .stdio import leave_process, stop_process  # spawned, never connected
+
+                if self.leave_at_close:
+                    leave_process(spawned)
+                else:
+                    await stop_process(spawned)
             self.state = "closed"
 
     async def _shutdown(self) -> None:
@@ -178,15 +236,21 @@ class McpConnection:
         self._session = None
 
     async def _run(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+        clock = time.perf_counter
+        started = clock()
+        import_client(self.config.transport)
         from mcp.client.session import ClientSession
         from mcp.shared.exceptions import MCPError
         from mcp_types import Implementation
 
         config = self.config
         timeout = config.timeout
+        timings = self.timings = {"client imports": clock() - started}
         try:
             async with contextlib.AsyncExitStack() as stack:
+                mark = clock()
                 read, write = await self._open_transport(stack)
+                timings["transport"] = clock() - mark
                 session = ClientSession(
                     read,
                     write,
@@ -196,19 +260,23 @@ class McpConnection:
                     client_info=Implementation(name="pictx", version=__version__),
                 )
                 await stack.enter_async_context(session)
+                mark = clock()
                 try:
                     init = await asyncio.wait_for(session.initialize(), timeout)
                 except TimeoutError:
                     raise McpRequestError(
                         f"MCP request timed out after {round(timeout * 1000)}ms"
                     ) from None
+                timings["initialize"] = clock() - mark
                 self.instructions = (init.instructions or "").strip() or None
                 self.has_resources = init.capabilities.resources is not None
                 self._session = session
+                mark = clock()
                 if init.capabilities.tools is not None:
                     self.tools = await self._list_tools(session)
                 else:
                     self.tools = []
+                timings["tools/list"] = clock() - mark
                 if not ready.done():
                     ready.set_result(None)
                 await stop.wait()
@@ -241,24 +309,17 @@ class McpConnection:
                 streamable_http_client(str(raw["url"]), http_client=client)
             )
             return streams[0], streams[1]
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from .stdio import stdio_streams
 
-        env = {**os.environ, **resolve_values(raw.get("env") or {}, f"{what} env")}
-        cwd = Path(self._cwd) / str(raw.get("cwd") or ".")
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in _with_stderr/close
+        process, self._spawned = self._spawned, None
+        if process is None:
+            process = self._spawn(raw.get("env") or {})
         stack.callback(self._stderr_done)
-        params = StdioServerParameters(
-            command=str(raw["command"]),
-            args=list(raw.get("args") or []),
-            env=env,
-            cwd=str(cwd),
+        if isinstance(process, OSError):
+            raise McpRequestError(_message(process, str(raw["command"])))
+        streams = await stack.enter_async_context(
+            stdio_streams(process, lambda: self.leave_at_close)
         )
-        try:
-            streams = await stack.enter_async_context(
-                stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]
-            )
-        except OSError as exc:
-            raise McpRequestError(_message(exc, str(raw["command"]))) from None
         return streams[0], streams[1]
 
     def _stderr_done(self) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -135,7 +136,14 @@ class McpManager:
             connection = McpConnection(
                 server, cwd=self.cwd, agent_dir=self.agent_dir, on_tools_changed=self._changed
             )
+            connection.leave_at_close = self._leave_at_close
             self.connections[server.name] = connection
+            connection.spawn_early()  # every stdio server starts before the SDK loads
+        early = sys.modules.get("pi_context.mcp.early")  # loaded when the command line began
+        if early is not None:
+            early.release_unclaimed()  # servers started for another configuration
+        for server in servers:
+            connection = self.connections[server.name]
             self._startup[server.name] = loop.create_task(self._connect(connection))
         if self._startup:
             self._report_task = loop.create_task(self._report_when_settled())
@@ -203,6 +211,16 @@ class McpManager:
         self._waited_first_prompt = False
         self.load_config()
         self.start()
+
+    def leave_servers_at_close(self) -> None:
+        """The program ends with this session: :meth:`aclose` closes each stdio server's stdin
+        and leaves the rest of its stop (SIGTERM after 0.5 s, SIGKILL 2 s later) to a detached
+        helper instead of waiting for it."""
+        self._leave_at_close = True
+        for connection in self.connections.values():
+            connection.leave_at_close = True
+
+    _leave_at_close = False
 
     async def aclose(self) -> None:
         """Close every connection; no server process is left running."""

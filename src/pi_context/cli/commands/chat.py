@@ -431,7 +431,7 @@ async def _run(
             click.echo(f"pictx: {notes[-1]}", err=True)
         if not prompts:
             raise click.ClickException("no prompt given (pass a message, @file or pipe stdin)")
-        return await run_print(
+        code = await run_print(
             app,
             prompts,
             mode="json" if mode == "json" else "text",
@@ -440,6 +440,9 @@ async def _run(
             header=app.session.header,
             images=plan.images,
         )
+        if code < 128 and app.agent.mcp is not None:  # not a signal: exit without waiting
+            app.agent.mcp.leave_servers_at_close()  # for the MCP servers to stop
+        return code
     finally:
         # the run settles (its abort is stored) before the file closes, and the embedded
         # model stops and is freed here, not during interpreter shutdown
