@@ -19,27 +19,27 @@ removed, and the file never shrinks.
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Unpack
 
 from agents import FunctionTool, function_tool
 from agents.run_config import CallModelData, ModelInputData
 
-from pi_context.compaction import CompactionEvent
-from pi_context.integrations.engine import CompactionOutcome, ContextEngine, FileTools, Summarizer
+from pi_context.integrations.engine import (
+    CompactionOutcome,
+    ContextEngine,
+    EngineOptions,
+    log,
+    overhead_tokens,
+)
 from pi_context.integrations.openai_agents.mapping import (
     OPAQUE_TYPE,
     OpenAIAgentsCodec,
 )
-from pi_context.integrations.recall import RECALL_DESCRIPTION, RECALL_NAME, recall
-from pi_context.session import Session
+from pi_context.integrations.recall import RECALL_DESCRIPTION, RECALL_NAME, recall_function
 
 __all__ = ["PiSession"]
-
-_log = logging.getLogger("pi_context.integrations")
 
 
 def _plain(value: Any) -> Any:
@@ -74,38 +74,16 @@ def _usage_of(wrapper: Any) -> dict[str, Any] | None:
 class PiSession:
     """A structural ``agents.memory.Session`` (``isinstance`` holds) over a pi session file.
 
-    ``session_file``: the pi JSONL record; ``context_window``: the model's window in tokens
-    (required: scripted and local models report none); ``keep_recent_tokens`` /
-    ``reserve_tokens``: pi's defaults fitted to the window unless given; ``summarizer``: a
-    pi-context model or ``"offline"``; ``file_tools``: tool name → (pi operation, path
-    argument), e.g. ``{"read_file": ("read", "path")}``.
+    ``session_id`` defaults to the pi session's id; the keywords are
+    :class:`~pi_context.integrations.EngineOptions` (``session_file``, ``context_window``,
+    ``file_tools``, ...). The hooks do their session work on the engine's worker thread, so
+    the runner's event loop is never held by a write.
     """
 
     session_settings: Any = None
 
-    def __init__(
-        self,
-        session_id: str | None = None,
-        *,
-        session_file: str | os.PathLike[str] | None = None,
-        context_window: int,
-        keep_recent_tokens: int | None = None,
-        reserve_tokens: int | None = None,
-        summarizer: Summarizer = "offline",
-        file_tools: FileTools | None = None,
-        session: Session | None = None,
-        on_event: Callable[[CompactionEvent], None] | None = None,
-    ) -> None:
-        self.engine = ContextEngine(
-            session_file,
-            context_window=context_window,
-            keep_recent_tokens=keep_recent_tokens,
-            reserve_tokens=reserve_tokens,
-            summarizer=summarizer,
-            file_tools=file_tools,
-            session=session,
-            on_event=on_event,
-        )
+    def __init__(self, session_id: str | None = None, **options: Unpack[EngineOptions]) -> None:
+        self.engine = ContextEngine(**options)
         self.session_id = session_id or self.engine.session.id
         self.codec = OpenAIAgentsCodec(self.engine.session.now_ms)
         self.overhead = 0
@@ -129,7 +107,7 @@ class PiSession:
         With ``limit``, the latest items, never starting with a tool output whose call was
         cut off (nor with a reasoning item's dependent): the suffix starts after them.
         """
-        items = self._projected()
+        items = await self.engine.call(self._projected)
         if limit is None:
             return items
         if limit <= 0:
@@ -141,25 +119,50 @@ class PiSession:
 
     async def add_items(self, items: list[Any], *, wrapper: Any = None) -> None:
         """Append the items (one pi message per response, per input item)."""
-        items = [_plain(item) for item in items]
-        if not items:
-            return
-        names = {
-            str(block.get("id")): str(block.get("name"))
-            for _, message in self.engine.projected()
-            if message.get("role") == "assistant"
-            for block in message.get("content") or []
-            if isinstance(block, Mapping) and block.get("type") == "toolCall"
+        if items:
+            await self.engine.call(self._add, list(items), _usage_of(wrapper))
+
+    def _names(self, items: list[Any]) -> dict[str, str]:
+        """Tool names of the calls that outputs among ``items`` answer and that are not among
+        them, looked up from the newest message back (usually the last turn)."""
+        wanted = {
+            str(item.get("call_id"))
+            for item in items
+            if isinstance(item, Mapping) and item.get("type") == "function_call_output"
         }
+        wanted -= {
+            str(item.get("call_id"))
+            for item in items
+            if isinstance(item, Mapping) and item.get("type") == "function_call"
+        }
+        names: dict[str, str] = {}
+        messages = self.engine.session.stored_projection().messages
+        for index in range(len(messages) - 1, -1, -1):
+            if not wanted:
+                break
+            message: Mapping[str, Any] = messages[index]
+            content = message.get("content")
+            if message.get("role") != "assistant" or not isinstance(content, list):
+                continue
+            for block in content:
+                if isinstance(block, Mapping) and block.get("type") == "toolCall":
+                    call_id = str(block.get("id"))
+                    if call_id in wanted:
+                        names[call_id] = str(block.get("name"))
+                        wanted.discard(call_id)
+        return names
+
+    def _add(self, items: list[Any], usage: dict[str, Any] | None) -> None:
+        items = [_plain(item) for item in items]
+        names = self._names(items)
         if any(isinstance(item, Mapping) and item.get("type") == "compaction" for item in items):
             if not self.provider_compaction:
-                _log.warning(
+                log.warning(
                     "pi-context: a provider's compaction item arrived; it is kept as it is and "
                     "compaction is left to the provider from now on"
                 )
             self.provider_compaction = True
         messages = self.codec.to_pi(items, names)
-        usage = _usage_of(wrapper)
         if usage is not None:
             for message in reversed(messages):
                 if message.get("role") == "assistant":
@@ -175,20 +178,29 @@ class PiSession:
         compaction; it is left out by a ``context_edit`` instead. The rest of a response whose
         last item is popped is recorded again at once.
         """
-        projected = self.engine.projected()
-        if not projected:
+        return await self.engine.call(self._pop)
+
+    def _pop(self) -> Any:
+        projected = self.engine.session.stored_projection()
+        found = next(
+            (
+                (item.entry, message)
+                for item in reversed(projected.entries)
+                for message in reversed(item.messages)
+                if message.get("role") != "system"
+            ),
+            None,
+        )
+        if found is None:
             return None
-        entry, message = projected[-1]
+        entry, message = found
         items = [item for item, _ in self.codec.from_pi([message])]
         if not items:
             return None
         popped = items[-1]
-        path = self.engine.session.branch_view()
-        compactions = [i for i, e in enumerate(path) if e.type == "compaction"]
-        position = next((i for i, e in enumerate(path) if e.id == entry.id), -1)
         if entry.type == "compaction":
             self.engine.move_to(None)
-        elif compactions and position < compactions[-1]:
+        elif self.engine.inside_compacted(entry.id):
             self.engine.session.append_context_edit(entry.id, None)
         else:
             self.engine.move_to(entry.parent_id)
@@ -198,7 +210,7 @@ class PiSession:
 
     async def clear_session(self, *, wrapper: Any = None) -> None:
         """Start over: the next item begins a new root of the same file."""
-        self.engine.move_to(None)
+        await self.engine.call(self.engine.move_to, None)
 
     # -- compaction --------------------------------------------------------------------------
 
@@ -214,17 +226,22 @@ class PiSession:
     async def _compact(self, force: bool = False) -> CompactionOutcome:
         if self.provider_compaction:
             return CompactionOutcome(None, "the provider's compaction owns this history")
-        return await self.engine.compact(force=force, overhead=self.overhead)
+        return await self.engine.exclusive_compact(force=force, overhead=self.overhead)
 
     def _measure(self, data: CallModelData[Any]) -> None:
-        chars = len(data.model_data.instructions or "")
+        tools: list[dict[str, Any]] = []
         for tool in getattr(data.agent, "tools", []) or []:
             if isinstance(tool, FunctionTool):
-                chars += len(tool.name) + len(tool.description or "")
-                chars += len(json.dumps(tool.params_json_schema))
+                tools.append(
+                    {
+                        "name": tool.name,
+                        "description": tool.description or "",
+                        "parameters": tool.params_json_schema,
+                    }
+                )
             else:
-                chars += len(getattr(tool, "name", "") or "")
-        self.overhead = (chars + 3) // 4
+                tools.append({"name": getattr(tool, "name", "") or ""})
+        self.overhead = overhead_tokens(data.model_data.instructions or "", tools)
 
     async def filter_input(self, data: CallModelData[Any]) -> ModelInputData:
         """``RunConfig(call_model_input_filter=session.filter_input)``: compact inside a tool
@@ -240,25 +257,22 @@ class PiSession:
         outcome = await self._compact()
         if outcome.compacted:
             self.last_outcome = outcome
-        history = self._projected()
+        history = await self.engine.call(self._projected)
         if given[: len(history)] == history:
             return data.model_data
         tail = _unwritten(given, history)
         if tail is None:
-            _log.warning("pi-context: the model input does not match the session; sent as is")
+            log.warning("pi-context: the model input does not match the session; sent as is")
             return data.model_data
         return ModelInputData(input=history + tail, instructions=data.model_data.instructions)
 
     def recall_tool(self, *, cache_dir: str | os.PathLike[str] | None = None) -> FunctionTool:
         """A ``function_tool`` the agent can call to get back what compaction replaced,
         verbatim (``Agent(tools=[..., session.recall_tool()])``)."""
-        engine = self.engine
-
-        async def run(query: str, limit: int = 5) -> str:
-            return await recall(engine, query, limit, cache_dir=cache_dir)
-
         return function_tool(
-            run, name_override=RECALL_NAME, description_override=RECALL_DESCRIPTION
+            recall_function(self.engine, cache_dir=cache_dir),
+            name_override=RECALL_NAME,
+            description_override=RECALL_DESCRIPTION,
         )
 
     @property
