@@ -15,6 +15,7 @@ exports with the pieces the adapters share and that need no framework.
 from pi_context.integrations.engine import (
     CompactionOutcome,
     ContextEngine,
+    EngineOptions,
     FileTools,
     Summarizer,
     pi_file_operation,
@@ -24,6 +25,7 @@ from pi_context.integrations.pairs import PairRepair, pair_violations, repair_pa
 __all__ = [
     "CompactionOutcome",
     "ContextEngine",
+    "EngineOptions",
     "FileTools",
     "PairRepair",
     "Summarizer",

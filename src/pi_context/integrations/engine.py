@@ -40,7 +40,7 @@ from pi_context.compaction import (
     should_compact,
 )
 from pi_context.errors import CompactionError
-from pi_context.integrations.pairs import repair_pairs
+from pi_context.integrations.pairs import PairRepair, repair_pairs
 from pi_context.model import Model
 from pi_context.session import Entry, Session
 from pi_context.tokens import estimate_tokens
@@ -246,6 +246,8 @@ class ContextEngine:
         self.compactor.cache = _FileToolCache(self.file_tools)
         self._lock = threading.Lock()
         self._worker: ThreadPoolExecutor | None = None
+        self.last_repair: PairRepair | None = None
+        """What :meth:`deliverable` last changed to keep the pairs."""
 
     # -- one thread at a time --------------------------------------------------------------
 
@@ -286,6 +288,7 @@ class ContextEngine:
         arrived; every adapter hands its framework this list."""
         messages = [message for _, message in self.projected()]
         repair = repair_pairs(messages, timestamp=self.session.now_ms())
+        self.last_repair = repair
         if repair.changed:
             log.warning(
                 "pi-context: left out tool results without their call (%s) and answered calls "

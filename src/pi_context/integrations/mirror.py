@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_context.integrations.engine import ContextEngine, log
-from pi_context.integrations.pairs import repair_pairs
+from pi_context.integrations.pairs import PairRepair, repair_pairs
 
 __all__ = ["Codec", "Mirror", "SyncReport", "projected_items", "sync"]
 
@@ -95,6 +95,9 @@ class Mirror:
     """The framework items the branch holds, as the framework last passed or was handed them."""
     _leaf: str | None = None
     """The session's leaf when ``_held`` was taken (``None``: nothing remembered)."""
+    _repaired: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+    """Call ids of the results left out and of the calls answered in the list held, when it
+    is a repaired projection: the branch still has them as they arrived."""
     extended: bool = False
     """The last :meth:`sync` found the list extending the one held: the branch's projection
     now converts to exactly that list, without converting it to find out."""
@@ -117,21 +120,27 @@ class Mirror:
             report = SyncReport(len(self._held), len(messages), False)
         else:
             report = sync(self.engine, items, self.codec)
+            self._repaired = (frozenset(), frozenset())
         self.hold(items)
         return report
 
     def pairs_hold(self) -> bool:
-        """Whether the branch's projection keeps every tool result with its call (one walk
-        over the pi messages, no conversion)."""
-        return not repair_pairs([message for _, message in self.engine.projected()]).changed
+        """Whether the list last synced keeps every tool result with its call: the branch's
+        projection does, apart from what the list held was repaired of (one walk over the pi
+        messages, no conversion)."""
+        repair = repair_pairs([message for _, message in self.engine.projected()])
+        dropped, answered = self._repaired if self.extended else (frozenset(), frozenset())
+        return set(repair.dropped_results) <= dropped and set(repair.answered_calls) <= answered
 
     def holds_valid(self) -> bool:
         """Whether the list last synced is what the session would hand out: it extended the
         list held, and the pairs hold."""
         return self.extended and self.pairs_hold()
 
-    def hold(self, items: Sequence[Any]) -> None:
-        """Remember that the branch now holds ``items`` (after a sync, or the list handed to the
-        framework in place of its own)."""
+    def hold(self, items: Sequence[Any], repair: PairRepair | None = None) -> None:
+        """Remember that the branch now holds ``items`` (after a sync), or the list handed to
+        the framework in place of its own, made with ``repair``."""
         self._held = list(items)
         self._leaf = self.engine.session.leaf_id
+        if repair is not None:
+            self._repaired = (frozenset(repair.dropped_results), frozenset(repair.answered_calls))

@@ -503,3 +503,28 @@ async def test_popping_a_kept_item_after_a_compaction_keeps_the_compaction(tmp_p
     after = await session.get_items()
     assert after == before[:-1]
     assert "condensed" in after[0]["content"]
+
+
+async def test_the_model_named_in_the_items_is_recorded(tmp_path: Path) -> None:
+    """Models other than the Responses API's name themselves in each output item's
+    ``provider_data``; the pi message records that model, not ``unknown``."""
+    session = _session(tmp_path)
+    items: list[Any] = [
+        {"role": "user", "content": "hi"},
+        {
+            "id": "m1",
+            "content": [{"annotations": [], "text": "hello", "type": "output_text"}],
+            "role": "assistant",
+            "status": "completed",
+            "type": "message",
+            "provider_data": {"model": "claude-sonnet-4", "response_id": "r1"},
+        },
+    ]
+    await session.add_items(items)
+    (assistant,) = [
+        dict(e.message or {})
+        for e in session.engine.session.entries
+        if e.type == "message" and e.role == "assistant"
+    ]
+    assert assistant["model"] == "claude-sonnet-4"
+    assert await session.get_items() == items  # the round trip still gives the items back

@@ -102,7 +102,7 @@ class PiSummarizationMiddleware(AgentMiddleware):
         if not compacted and valid:
             return None
         emitted = self._emitted()
-        self._mirror.hold(emitted)
+        self._mirror.hold(emitted, self.engine.last_repair)
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *emitted]}
 
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:

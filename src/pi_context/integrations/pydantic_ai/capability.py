@@ -90,7 +90,7 @@ class PiContext(AbstractCapability[Any]):
         if not compacted and [dump(m) for m in projected] == [dump(m) for m in messages]:
             self._mirror.hold(messages)
             return messages
-        self._mirror.hold(projected)
+        self._mirror.hold(projected, self.engine.last_repair)
         return projected
 
     async def process(self, messages: list[ModelMessage]) -> list[ModelMessage]:
