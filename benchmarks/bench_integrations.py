@@ -4,8 +4,8 @@ openai-agents calls ``PiSession.add_items`` after each turn, pydantic-ai calls
 ``PiContext.before_model_request`` and LangChain ``PiSummarizationMiddleware.abefore_model``
 before each model request. This benchmark builds a session of ``--items`` openai-agents items
 (about a quarter each user messages, calls, their outputs and answers; the other two adapters
-get the same conversation in their own message types), with compaction off (a window far
-above the history), and times:
+get the same conversation in their own message types, each answer with a reported usage),
+with compaction off (a window far above the history), and times:
 
 * ``add_items``: one turn (a call and its output) per call, ``--calls`` times, while a probe
   task measures how late ``asyncio.sleep(0.001)`` wakes up (the longest time the hook kept the
@@ -141,6 +141,7 @@ async def _pydantic_ai(directory: Path, count: int, calls: int) -> dict[str, Any
         ToolReturnPart,
         UserPromptPart,
     )
+    from pydantic_ai.usage import RequestUsage
 
     from pi_context.integrations.pydantic_ai import PiContext
 
@@ -151,7 +152,10 @@ async def _pydantic_ai(directory: Path, count: int, calls: int) -> dict[str, Any
             ModelRequest(parts=[UserPromptPart(f"please read file_{turn}.py")]),
             ModelResponse(parts=[ToolCallPart("read_file", {"path": f"f{turn}"}, call)]),
             ModelRequest(parts=[ToolReturnPart("read_file", "x = 1\n" * 40, call)]),
-            ModelResponse(parts=[TextPart(f"done {turn}")]),
+            ModelResponse(
+                parts=[TextPart(f"done {turn}")],
+                usage=RequestUsage(input_tokens=100, output_tokens=10),
+            ),
         ]
     pi = PiContext(session_file=directory / "pyd.jsonl", context_window=10**9)
     await pi.process(list(messages))
@@ -164,7 +168,12 @@ async def _pydantic_ai(directory: Path, count: int, calls: int) -> dict[str, Any
         start = time.perf_counter()
         await pi.process(list(messages))
         times.append(time.perf_counter() - start)
-        messages.append(ModelResponse(parts=[TextPart(f"ok {turn}")]))
+        messages.append(
+            ModelResponse(
+                parts=[TextPart(f"ok {turn}")],
+                usage=RequestUsage(input_tokens=100, output_tokens=10),
+            )
+        )
         await asyncio.sleep(0)
     probe.stop()
     await task
@@ -187,7 +196,7 @@ async def _langchain(directory: Path, count: int, calls: int) -> dict[str, Any]:
                 id=f"a{turn}",
             ),
             ToolMessage("x = 1\n" * 40, tool_call_id=call, id=f"t{turn}"),
-            AIMessage(f"done {turn}", id=f"d{turn}"),
+            AIMessage(f"done {turn}", id=f"d{turn}", usage_metadata=_USAGE),
         ]
     mw = PiSummarizationMiddleware(session_file=directory / "lc.jsonl", context_window=10**9)
     await mw.abefore_model({"messages": list(messages)}, None)
@@ -200,11 +209,14 @@ async def _langchain(directory: Path, count: int, calls: int) -> dict[str, Any]:
         start = time.perf_counter()
         await mw.abefore_model({"messages": list(messages)}, None)
         times.append(time.perf_counter() - start)
-        messages.append(AIMessage(f"ok {turn}", id=f"o{turn}"))
+        messages.append(AIMessage(f"ok {turn}", id=f"o{turn}", usage_metadata=_USAGE))
         await asyncio.sleep(0)
     probe.stop()
     await task
     return {"abefore_model": _stats(times), "loop_held_ms": probe.worst * 1000}
+
+
+_USAGE: Any = {"input_tokens": 100, "output_tokens": 10, "total_tokens": 110}
 
 
 def _measure(count: int, calls: int, requests: int) -> dict[str, Any]:

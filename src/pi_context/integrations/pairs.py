@@ -46,14 +46,21 @@ def _calls(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [b for b in content if isinstance(b, Mapping) and b.get("type") == "toolCall"]
 
 
-def _later_results(messages: Sequence[Mapping[str, Any]]) -> list[set[str]]:
-    """For each index, the call ids answered by a result at or after it."""
-    out: list[set[str]] = [set() for _ in range(len(messages) + 1)]
-    for index in range(len(messages) - 1, -1, -1):
-        out[index] = set(out[index + 1])
-        if messages[index].get("role") == "toolResult":
-            out[index].add(str(messages[index].get("toolCallId")))
-    return out
+class _LaterResults:
+    """Whether a result for a call id comes at or after an index (``later.has(id, index)``),
+    from each call id's last result: one pass, however many calls the list holds."""
+
+    __slots__ = ("_last",)
+
+    def __init__(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        self._last = {
+            str(message.get("toolCallId")): index
+            for index, message in enumerate(messages)
+            if message.get("role") == "toolResult"
+        }
+
+    def has(self, call_id: str, index: int) -> bool:
+        return self._last.get(call_id, -1) >= index
 
 
 _TURN_ROLES = ("user", "assistant", "compactionSummary", "branchSummary", "custom")
@@ -84,14 +91,14 @@ def repair_pairs(messages: Sequence[Mapping[str, Any]], *, timestamp: int = 0) -
     answered_late: list[str] = []
     called: set[str] = set()
     answered: set[str] = set()
-    later = _later_results(messages)
+    later = _LaterResults(messages)
     last = _last_assistant(messages)
     pending: list[Mapping[str, Any]] = []
 
     def close(index: int) -> None:
         for call in pending:
             call_id = str(call.get("id"))
-            if call_id in answered or call_id in later[index]:
+            if call_id in answered or later.has(call_id, index):
                 continue
             answered.add(call_id)
             answered_late.append(call_id)
@@ -133,7 +140,7 @@ def pair_violations(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     problems: list[str] = []
     called: set[str] = set()
     answered: set[str] = set()
-    later = _later_results(messages)
+    later = _LaterResults(messages)
     last = _last_assistant(messages)
     for index, message in enumerate(messages):
         if message.get("role") == "toolResult":
@@ -147,6 +154,6 @@ def pair_violations(messages: Sequence[Mapping[str, Any]]) -> list[str]:
         for call in _calls(message):
             call_id = str(call.get("id"))
             called.add(call_id)
-            if index != last and call_id not in later[index]:
+            if index != last and not later.has(call_id, index):
                 problems.append(f"message {index}: call {call_id} has no result")
     return problems

@@ -80,6 +80,11 @@ class PiContext(AbstractCapability[Any]):
     def _projected(self) -> list[ModelMessage]:
         return [message for message, _ in self.codec.from_pi(self.engine.deliverable())]
 
+    def _record(self, messages: list[ModelMessage]) -> bool:
+        """Record ``messages``; whether a provider's compaction owns them."""
+        self._mirror.sync(messages)
+        return _provider_compaction(messages)
+
     def _sent(self, messages: list[ModelMessage], compacted: bool) -> list[ModelMessage]:
         """What to send after recording ``messages``: ``messages`` themselves when nothing was
         compacted and they already are what the session gives (they extended the list last
@@ -96,13 +101,11 @@ class PiContext(AbstractCapability[Any]):
     async def process(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         """Record ``messages``, compact at pi's threshold, and return what to send: ``messages``
         themselves when nothing changed (a ``ProcessHistory`` processor)."""
-        if _provider_compaction(messages):
-            await self.engine.call(self._mirror.sync, messages)
+        if await self.engine.call(self._record, messages):
             self.last_outcome = CompactionOutcome(
                 None, "the provider's compaction owns this history"
             )
             return messages
-        await self.engine.call(self._mirror.sync, messages)
         outcome = await self.engine.exclusive_compact(overhead=self.overhead)
         self.last_outcome = outcome
         return await self.engine.call(self._sent, messages, outcome.compacted)
@@ -111,8 +114,7 @@ class PiContext(AbstractCapability[Any]):
         self, messages: list[ModelMessage], ctx: RunContext[Any]
     ) -> list[ModelMessage]:
         """The harness's ``CompactionStrategy``: compact now, whatever the threshold says."""
-        await self.engine.call(self._mirror.sync, messages)
-        if _provider_compaction(messages):
+        if await self.engine.call(self._record, messages):
             return messages
         self.last_outcome = await self.engine.exclusive_compact(force=True, overhead=self.overhead)
         if not self.last_outcome.compacted:
