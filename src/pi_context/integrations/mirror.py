@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pi_context.integrations.engine import ContextEngine, log
-from pi_context.integrations.pairs import PairRepair, repair_pairs
+from pi_context.integrations.pairs import PairLedger, PairRepair
 
 __all__ = ["Codec", "Mirror", "SyncReport", "projected_items", "sync"]
 
@@ -98,6 +98,8 @@ class Mirror:
     _repaired: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
     """Call ids of the results left out and of the calls answered in the list held, when it
     is a repaired projection: the branch still has them as they arrived."""
+    _ledger: PairLedger = field(default_factory=PairLedger)
+    """What a repair would change in the branch's projection, kept as messages are appended."""
     extended: bool = False
     """The last :meth:`sync` found the list extending the one held: the branch's projection
     now converts to exactly that list, without converting it to find out."""
@@ -115,22 +117,25 @@ class Mirror:
         """:func:`sync`, appending only the new items when ``items`` extends the list last seen."""
         self.extended = self._extends(items)
         if self.extended:
-            messages = self.codec.to_pi(items[len(self._held) :])
+            shared = len(self._held)
+            messages = self.codec.to_pi(items[shared:])
             self.engine.append(messages)
-            report = SyncReport(len(self._held), len(messages), False)
-        else:
-            report = sync(self.engine, items, self.codec)
-            self._repaired = (frozenset(), frozenset())
+            self._ledger.add(messages)
+            self._held = list(items)
+            self._leaf = self.engine.session.leaf_id
+            return SyncReport(shared, len(messages), False)
+        report = sync(self.engine, items, self.codec)
+        self._repaired = (frozenset(), frozenset())
         self.hold(items)
         return report
 
     def pairs_hold(self) -> bool:
         """Whether the list last synced keeps every tool result with its call: the branch's
-        projection does, apart from what the list held was repaired of (one walk over the pi
-        messages, no conversion)."""
-        repair = repair_pairs([message for _, message in self.engine.projected()])
-        dropped, answered = self._repaired if self.extended else (frozenset(), frozenset())
-        return set(repair.dropped_results) <= dropped and set(repair.answered_calls) <= answered
+        projection does, apart from what the list held was repaired of (kept up to date as
+        messages are appended, no walk of the history)."""
+        dropped, answered = self._repaired
+        ledger = self._ledger
+        return ledger.dropped_results <= dropped and ledger.answered_calls <= answered
 
     def holds_valid(self) -> bool:
         """Whether the list last synced is what the session would hand out: it extended the
@@ -142,5 +147,6 @@ class Mirror:
         the framework in place of its own, made with ``repair``."""
         self._held = list(items)
         self._leaf = self.engine.session.leaf_id
+        self._ledger = PairLedger([message for _, message in self.engine.projected()])
         if repair is not None:
             self._repaired = (frozenset(repair.dropped_results), frozenset(repair.answered_calls))
