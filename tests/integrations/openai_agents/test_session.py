@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -528,3 +530,25 @@ async def test_the_model_named_in_the_items_is_recorded(tmp_path: Path) -> None:
     ]
     assert assistant["model"] == "claude-sonnet-4"
     assert await session.get_items() == items  # the round trip still gives the items back
+
+
+async def test_appends_run_off_the_event_loop_in_the_order_they_were_made(
+    tmp_path: Path,
+) -> None:
+    """``add_items`` writes on the engine's worker thread, never on the runner's loop, and
+    concurrent calls land in the file in the order they were made."""
+    session = _session(tmp_path)
+    threads: list[int] = []
+    append = session.engine.append
+
+    def spy(messages: Sequence[Any]) -> Any:
+        threads.append(threading.get_ident())
+        return append(messages)
+
+    session.engine.append = spy  # type: ignore[method-assign]
+    await asyncio.gather(
+        *(session.add_items([{"role": "user", "content": f"m{i}"}]) for i in range(20))
+    )
+    assert threads
+    assert threading.get_ident() not in threads
+    assert [item["content"] for item in await session.get_items()] == [f"m{i}" for i in range(20)]
