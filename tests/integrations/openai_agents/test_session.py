@@ -552,3 +552,29 @@ async def test_appends_run_off_the_event_loop_in_the_order_they_were_made(
     assert threads
     assert threading.get_ident() not in threads
     assert [item["content"] for item in await session.get_items()] == [f"m{i}" for i in range(20)]
+
+
+async def test_the_history_kept_between_calls_is_what_a_fresh_read_gives(tmp_path: Path) -> None:
+    """``get_items`` converts only what was appended since its last call; after appends, a
+    pop, an orphaned output, a compaction and a cleared session it says what the file, read
+    afresh, says."""
+    session = _session(tmp_path, keep_recent_tokens=300)
+
+    async def fresh() -> list[Any]:
+        return await PiSession(session_file=tmp_path / "s.jsonl", context_window=4_000).get_items()
+
+    steps: list[Any] = [
+        lambda: session.add_items(_history(2)),
+        lambda: session.add_items([_call("c9", "src/z.py"), _output("c9", "z")]),
+        session.pop_item,
+        lambda: session.add_items([_output("gone", "stray"), {"role": "user", "content": "go"}]),
+        lambda: session.add_items([_call("c10", "src/y.py")]),
+        lambda: session.add_items([{"role": "user", "content": "and?"}]),
+        lambda: session.run_compaction({"force": True}),
+        lambda: session.add_items(_history(1)),
+        session.clear_session,
+        lambda: session.add_items([{"role": "user", "content": "anew"}]),
+    ]
+    for step in steps:
+        await step()
+        assert await session.get_items() == await fresh()

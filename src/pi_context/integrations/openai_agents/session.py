@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import Any, Unpack
+from dataclasses import dataclass
+from typing import Any, Unpack, cast
 
+import orjson
 from agents import FunctionTool, function_tool
 from agents.run_config import CallModelData, ModelInputData
 
@@ -37,9 +39,34 @@ from pi_context.integrations.openai_agents.mapping import (
     OPAQUE_TYPE,
     OpenAIAgentsCodec,
 )
+from pi_context.integrations.pairs import PairLedger
 from pi_context.integrations.recall import RECALL_DESCRIPTION, RECALL_NAME, recall_function
 
 __all__ = ["PiSession"]
+
+_APPENDING = frozenset(
+    {
+        "message",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+        "thinking_level_change",
+        "model_change",
+        "usage",
+    }
+)
+"""Entry types that add messages at the end of the projection or none at all."""
+
+
+@dataclass(slots=True)
+class _History:
+    """The history as items, as of a leaf and a projection length."""
+
+    leaf: str | None
+    length: int
+    items: list[dict[str, Any]]
+    ledger: PairLedger
 
 
 def _plain(value: Any) -> Any:
@@ -89,6 +116,7 @@ class PiSession:
         self.overhead = 0
         """The last request's instructions and tool schemas, in estimated tokens."""
         self.last_outcome: CompactionOutcome | None = None
+        self._history: _History | None = None
         self.provider_compaction = any(
             message.get("customType") == OPAQUE_TYPE
             and (message.get("details") or {}).get("itemType") == "compaction"
@@ -99,7 +127,44 @@ class PiSession:
     # -- the Session protocol --------------------------------------------------------------
 
     def _projected(self) -> list[dict[str, Any]]:
-        return [item for item, _ in self.codec.from_pi(self.engine.deliverable())]
+        """The history as items (the session's own: copy before handing them out).
+
+        Converted once: while the branch only grows by appends and keeps every pair, the items
+        of the new messages are added to those of the last call; anything else (a compaction,
+        a leaf move, a history that needs repair) converts the whole projection again.
+        """
+        session = self.engine.session
+        view = session.stored_projection().messages
+        held = self._history
+        if held is not None and len(view) >= held.length and self._appended_since(held.leaf):
+            new = [m for m in view[held.length :] if m.get("role") != "system"]
+            held.ledger.add(new)
+            if not (held.ledger.dropped_results or held.ledger.answered_calls):
+                held.items.extend(item for item, _ in self.codec.from_pi(new))
+                held.leaf, held.length = session.leaf_id, len(view)
+                return held.items
+        items = [item for item, _ in self.codec.from_pi(self.engine.deliverable())]
+        ledger = PairLedger([m for m in view if m.get("role") != "system"])
+        self._history = _History(session.leaf_id, len(view), items, ledger)
+        return items
+
+    def _appended_since(self, leaf: str | None) -> bool:
+        """Whether the branch is ``leaf``'s path plus entries that only add messages at the end
+        of the projection (looked at back from the leaf as far as ``leaf``)."""
+        session = self.engine.session
+        if leaf is None or not session.on_branch(leaf):
+            return False
+        path = session.branch_view()
+        for index in range(len(path) - 1, -1, -1):
+            entry = path[index]
+            if entry.id == leaf:
+                return True
+            if entry.type not in _APPENDING:
+                return False
+        return False
+
+    def _items_copy(self) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], orjson.loads(orjson.dumps(self._projected())))
 
     async def get_items(self, limit: int | None = None, *, wrapper: Any = None) -> list[Any]:
         """The history the model sees: the latest summary and everything after it.
@@ -107,7 +172,7 @@ class PiSession:
         With ``limit``, the latest items, never starting with a tool output whose call was
         cut off (nor with a reasoning item's dependent): the suffix starts after them.
         """
-        items = await self.engine.call(self._projected)
+        items = await self.engine.call(self._items_copy)
         if limit is None:
             return items
         if limit <= 0:
@@ -257,14 +322,22 @@ class PiSession:
         outcome = await self._compact()
         if outcome.compacted:
             self.last_outcome = outcome
-        history = await self.engine.call(self._projected)
-        if given[: len(history)] == history:
+        sent = await self.engine.call(self._input_for, given)
+        if sent is None:
             return data.model_data
+        return ModelInputData(input=sent, instructions=data.model_data.instructions)
+
+    def _input_for(self, given: list[Any]) -> list[Any] | None:
+        """The session's history plus what ``given`` has after it, or ``None`` to send
+        ``given`` as it came."""
+        history = self._projected()
+        if given[: len(history)] == history:
+            return None
         tail = _unwritten(given, history)
         if tail is None:
             log.warning("pi-context: the model input does not match the session; sent as is")
-            return data.model_data
-        return ModelInputData(input=history + tail, instructions=data.model_data.instructions)
+            return None
+        return self._items_copy() + tail
 
     def recall_tool(self, *, cache_dir: str | os.PathLike[str] | None = None) -> FunctionTool:
         """A ``function_tool`` the agent can call to get back what compaction replaced,
