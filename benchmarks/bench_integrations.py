@@ -10,8 +10,10 @@ with compaction off (a window far above the history), and times:
 * ``add_items``: one turn (a call and its output) per call, ``--calls`` times, while a probe
   task measures how late ``asyncio.sleep(0.001)`` wakes up (the longest time the hook kept the
   event loop from running anything else);
-* each adapter's request hook once the session holds the history (``--calls`` requests, one
-  new message each).
+* ``get_items`` after an ``add_items`` (what a run reads first; the input filter reads the same
+  history before each model request), 5 times;
+* each adapter's request hook once the session holds the history (``--requests`` requests,
+  one new message each).
 
 The same script runs in the checkout given by ``--baseline`` (its own virtual environment and
 source) in the same run, so the ratio holds on a loaded machine::
@@ -126,9 +128,19 @@ async def _openai_agents(directory: Path, count: int, calls: int) -> dict[str, A
         await pi.add_items(items)
         times.append(time.perf_counter() - start)
         await asyncio.sleep(0)
+    reads: list[float] = []
+    for turn in range(5):  # a model request reads the history after the turn's items
+        await pi.add_items([{"role": "user", "content": f"and now {turn}"}])
+        start = time.perf_counter()
+        await pi.get_items()
+        reads.append(time.perf_counter() - start)
     probe.stop()
     await task
-    return {"add_items": _stats(times), "loop_held_ms": probe.worst * 1000}
+    return {
+        "add_items": _stats(times),
+        "get_items": _stats(reads),
+        "loop_held_ms": probe.worst * 1000,
+    }
 
 
 async def _pydantic_ai(directory: Path, count: int, calls: int) -> dict[str, Any]:

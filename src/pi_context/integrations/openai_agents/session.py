@@ -22,9 +22,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Unpack, cast
+from typing import Any, Unpack
 
-import orjson
 from agents import FunctionTool, function_tool
 from agents.run_config import CallModelData, ModelInputData
 
@@ -164,7 +163,9 @@ class PiSession:
         return False
 
     def _items_copy(self) -> list[dict[str, Any]]:
-        return cast(list[dict[str, Any]], orjson.loads(orjson.dumps(self._projected())))
+        """The history for the runner: each item a dict of its own (what the items hold inside
+        is shared with the history kept here, as the runner only reads it)."""
+        return [dict(item) for item in self._projected()]
 
     async def get_items(self, limit: int | None = None, *, wrapper: Any = None) -> list[Any]:
         """The history the model sees: the latest summary and everything after it.
