@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_context.integrations.pairs import pair_violations, repair_pairs
+from pi_context.integrations.pairs import PairLedger, pair_violations, repair_pairs
 
 IDS = st.sampled_from(["a", "b", "c"])
 MESSAGE = st.one_of(
@@ -69,3 +69,19 @@ def test_the_newest_turn_may_still_be_waiting_for_its_results() -> None:
     repair = repair_pairs(closed)
     assert repair.answered_calls == ["a"]
     assert repair.messages[2]["isError"] is True
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(MESSAGE, max_size=14), st.integers(min_value=0, max_value=14))
+def test_the_ledger_finds_what_a_repair_of_the_whole_list_changes(
+    messages: list[dict[str, Any]], split: int
+) -> None:
+    """Taken in at once or in two parts (call ids repeated too), the ledger reports the
+    results a repair leaves out and the calls it answers."""
+    repair = repair_pairs(messages)
+    at_once = PairLedger(messages)
+    in_two = PairLedger(messages[:split])
+    in_two.add(messages[split:])
+    for ledger in (at_once, in_two):
+        assert ledger.dropped_results == set(repair.dropped_results)
+        assert ledger.answered_calls == set(repair.answered_calls)

@@ -1,5 +1,6 @@
 from .engine import CompactionOutcome as CompactionOutcome
 from .engine import ContextEngine as ContextEngine
+from .engine import EngineOptions as EngineOptions
 from .engine import FileTools as FileTools
 from .engine import Summarizer as Summarizer
 from .engine import pi_file_operation as pi_file_operation

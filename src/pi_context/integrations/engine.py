@@ -19,12 +19,15 @@ decides, as pi does, when and how to compact it:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, ParamSpec, Required, TypedDict, TypeVar, Unpack, cast
 
 from pi_context.compaction import (
     CompactionEvent,
@@ -37,19 +40,27 @@ from pi_context.compaction import (
     should_compact,
 )
 from pi_context.errors import CompactionError
-from pi_context.integrations.pairs import repair_pairs
+from pi_context.integrations.pairs import PairRepair, repair_pairs
 from pi_context.model import Model
 from pi_context.session import Entry, Session
+from pi_context.tokens import estimate_tokens
 
 __all__ = [
     "CompactionOutcome",
     "ContextEngine",
+    "EngineOptions",
     "FileTools",
     "Summarizer",
+    "log",
+    "overhead_tokens",
     "pi_file_operation",
 ]
 
-_log = logging.getLogger("pi_context.integrations")
+log = logging.getLogger("pi_context.integrations")
+"""The one logger of the adapters (warnings about repaired histories and failed summaries)."""
+
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
 
 FileTools = Mapping[str, tuple[str, str]]
 """A framework tool's name → (pi's operation ``read``/``write``/``edit``, its path argument)."""
@@ -114,6 +125,36 @@ class CompactionOutcome:
         return self.result is not None
 
 
+class EngineOptions(TypedDict, total=False):
+    """The keywords every adapter takes and hands to :class:`ContextEngine` as they are."""
+
+    session_file: str | os.PathLike[str] | None
+    """The pi JSONL record: opened when it exists, created (with its first message) when not."""
+    context_window: Required[int]
+    """The model's window in tokens (required: scripted, fake and local models report none)."""
+    keep_recent_tokens: int | None
+    """Tokens kept after a compaction; pi's default fitted to the window unless given."""
+    reserve_tokens: int | None
+    """Tokens kept free for the reply; pi's default fitted to the window unless given."""
+    summarizer: Summarizer
+    """A pi-context model that writes summaries, or ``"offline"`` (the default)."""
+    file_tools: FileTools | None
+    """Tool name → (pi operation, path argument), e.g. ``{"read_file": ("read", "path")}``."""
+    session: Session | None
+    """An open session instead of ``session_file`` (tests inject ids and a clock that way)."""
+    cwd: str | None
+    """The working directory a new session file records (default: the process's)."""
+    on_event: Callable[[CompactionEvent], None] | None
+    """Receives pi's compaction events."""
+
+
+def overhead_tokens(instructions: str, tools: Iterable[Any]) -> int:
+    """The system prompt and tool schemas a request declares, in pi's estimate: counted as pi
+    counts a system message (its text plus ``JSON.stringify`` of the tools, UTF-16 lengths,
+    ``ceil(chars / 4)``)."""
+    return estimate_tokens({"role": "system", "content": instructions, "toolsAdded": list(tools)})
+
+
 def _settings(
     context_window: int,
     keep_recent_tokens: int | None,
@@ -143,25 +184,32 @@ def _positive(name: str, value: int | None) -> None:
 class ContextEngine:
     """pi's context engine over one session file, for a framework adapter.
 
-    ``session_file`` is opened when it exists and created (with its first message) when not;
-    ``session`` passes an open :class:`~pi_context.session.Session` instead (tests inject ids
-    and a clock that way). ``context_window`` is required: test models and local models report
-    none. ``on_event`` receives pi's compaction events.
+    The keywords are :class:`EngineOptions` (``session_file`` may also come first, by
+    position); exactly one of ``session_file`` and ``session`` is given.
+
+    The adapters' async hooks touch the session through :meth:`call` (a worker thread of its
+    own, so a locked, fsynced append never holds the caller's event loop) or inside
+    :meth:`exclusive`; either way one thread at a time uses it, in the order the calls came.
     """
 
     def __init__(
         self,
         session_file: str | os.PathLike[str] | None = None,
-        *,
-        context_window: int,
-        keep_recent_tokens: int | None = None,
-        reserve_tokens: int | None = None,
-        summarizer: Summarizer = "offline",
-        file_tools: FileTools | None = None,
-        session: Session | None = None,
-        cwd: str | None = None,
-        on_event: Callable[[CompactionEvent], None] | None = None,
+        /,
+        **options: Unpack[EngineOptions],
     ) -> None:
+        if session_file is not None and "session_file" in options:
+            raise TypeError("session_file given twice")
+        if session_file is None:
+            session_file = options.get("session_file")
+        context_window = options["context_window"]
+        keep_recent_tokens = options.get("keep_recent_tokens")
+        reserve_tokens = options.get("reserve_tokens")
+        summarizer = options.get("summarizer", "offline")
+        file_tools = options.get("file_tools")
+        session = options.get("session")
+        cwd = options.get("cwd")
+        on_event = options.get("on_event")
         if (session_file is None) == (session is None):
             raise ValueError("pass exactly one of session_file= and session=")
         _positive("context_window", context_window)
@@ -196,6 +244,40 @@ class ContextEngine:
         model = summarizer if isinstance(summarizer, Model) else None
         self.compactor = Compactor(session, model, self.settings, on_event=self._event)
         self.compactor.cache = _FileToolCache(self.file_tools)
+        self._lock = threading.Lock()
+        self._worker: ThreadPoolExecutor | None = None
+        self.last_repair: PairRepair | None = None
+        """What :meth:`deliverable` last changed to keep the pairs."""
+
+    # -- one thread at a time --------------------------------------------------------------
+
+    def locked(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        """``fn(*args, **kwargs)`` holding the session (from a synchronous hook)."""
+        with self._lock:
+            return fn(*args, **kwargs)
+
+    async def call(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        """``fn(*args, **kwargs)`` on the engine's own worker thread, holding the session.
+
+        One worker runs the calls in the order they were made, so appends keep their order;
+        the caller's event loop runs on meanwhile.
+        """
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix="pi-context-session")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._worker, lambda: self.locked(fn, *args, **kwargs))
+
+    async def exclusive_compact(
+        self, *, force: bool = False, overhead: int = 0
+    ) -> CompactionOutcome:
+        """:meth:`compact` holding the session: it runs on the caller's loop (the summarizer's
+        client belongs to it) once the worker's earlier calls are done."""
+        if not self._lock.acquire(blocking=False):
+            await asyncio.get_running_loop().run_in_executor(None, self._lock.acquire)
+        try:
+            return await self.compact(force=force, overhead=overhead)
+        finally:
+            self._lock.release()
 
     # -- the record ------------------------------------------------------------------------
 
@@ -206,8 +288,9 @@ class ContextEngine:
         arrived; every adapter hands its framework this list."""
         messages = [message for _, message in self.projected()]
         repair = repair_pairs(messages, timestamp=self.session.now_ms())
+        self.last_repair = repair
         if repair.changed:
-            _log.warning(
+            log.warning(
                 "pi-context: left out tool results without their call (%s) and answered calls "
                 "without a result with an error result (%s); the originals stay in the session",
                 ", ".join(repair.dropped_results) or "none",
@@ -227,6 +310,22 @@ class ContextEngine:
                 if message.get("role") != "system":
                     out.append((item.entry, cast(dict[str, Any], message)))
         return out
+
+    def inside_compacted(self, entry_id: str) -> bool:
+        """Whether ``entry_id`` is among the entries the latest compaction on the branch kept:
+        on the path, before that compaction. Such an entry cannot become the leaf without
+        undoing the compaction. Walks back from the leaf only as far as that compaction."""
+        session = self.session
+        if not session.on_branch(entry_id):
+            return False
+        path = session.branch_view()
+        for index in range(len(path) - 1, -1, -1):
+            entry = path[index]
+            if entry.id == entry_id:
+                return False
+            if entry.type == "compaction":
+                return True
+        return False
 
     def append(self, messages: Sequence[Mapping[str, Any]]) -> list[Entry]:
         """Append pi messages under the current leaf."""
@@ -289,5 +388,5 @@ class ContextEngine:
             failed = failure is not None
             reason = failure or "nothing to compact"
         if failed:
-            _log.warning("pi-context compaction wrote nothing: %s", reason)
+            log.warning("pi-context compaction wrote nothing: %s", reason)
         return CompactionOutcome(None, reason)

@@ -8,20 +8,22 @@ A list that diverges from the projection (the user edited or replayed history) b
 branch at the last shared message, as pi's ``/tree`` would make it: nothing in the file is
 rewritten. A divergence inside what a compaction kept cannot be expressed as a branch of the
 compacted path, so the list is then recorded as a new root.
+
+:class:`Mirror` remembers the list it last recorded (or handed out) and the leaf it left: when
+the next list extends that one with the very same objects, only the new ones are converted
+and appended, without walking the history again.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pi_context.integrations.engine import ContextEngine
+from pi_context.integrations.engine import ContextEngine, log
+from pi_context.integrations.pairs import PairLedger, PairRepair
 
-__all__ = ["Codec", "SyncReport", "projected_items", "sync"]
-
-_log = logging.getLogger("pi_context.integrations")
+__all__ = ["Codec", "Mirror", "SyncReport", "projected_items", "sync"]
 
 
 class Codec(Protocol):
@@ -69,13 +71,8 @@ def sync(engine: ContextEngine, items: Sequence[Any], codec: Codec) -> SyncRepor
         leaf: str | None = None
         if shared:
             entry = projected[known[shared - 1][1]][0]
-            path = [e.id for e in engine.session.branch_view()]
-            compactions = [
-                i for i, e in enumerate(engine.session.branch_view()) if e.type == "compaction"
-            ]
-            position = path.index(entry.id) if entry.id in path else -1
-            if compactions and position < compactions[-1]:
-                _log.warning(
+            if engine.inside_compacted(entry.id):
+                log.warning(
                     "pi-context: the history diverges inside what a compaction kept; "
                     "recording it as a new root of the session"
                 )
@@ -86,3 +83,70 @@ def sync(engine: ContextEngine, items: Sequence[Any], codec: Codec) -> SyncRepor
     messages = codec.to_pi(items[shared:])
     engine.append(messages)
     return SyncReport(shared, len(messages), branched)
+
+
+@dataclass
+class Mirror:
+    """:func:`sync` for one adapter, remembering what the session's branch holds."""
+
+    engine: ContextEngine
+    codec: Codec
+    _held: list[Any] = field(default_factory=list)
+    """The framework items the branch holds, as the framework last passed or was handed them."""
+    _leaf: str | None = None
+    """The session's leaf when ``_held`` was taken (``None``: nothing remembered)."""
+    _repaired: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+    """Call ids of the results left out and of the calls answered in the list held, when it
+    is a repaired projection: the branch still has them as they arrived."""
+    _ledger: PairLedger = field(default_factory=PairLedger)
+    """What a repair would change in the branch's projection, kept as messages are appended."""
+    extended: bool = False
+    """The last :meth:`sync` found the list extending the one held: the branch's projection
+    now converts to exactly that list, without converting it to find out."""
+
+    def _extends(self, items: Sequence[Any]) -> bool:
+        held = self._held
+        return (
+            self._leaf is not None
+            and self._leaf == self.engine.session.leaf_id
+            and len(items) >= len(held)
+            and all(a is b for a, b in zip(held, items, strict=False))
+        )
+
+    def sync(self, items: Sequence[Any]) -> SyncReport:
+        """:func:`sync`, appending only the new items when ``items`` extends the list last seen."""
+        self.extended = self._extends(items)
+        if self.extended:
+            shared = len(self._held)
+            messages = self.codec.to_pi(items[shared:])
+            self.engine.append(messages)
+            self._ledger.add(messages)
+            self._held = list(items)
+            self._leaf = self.engine.session.leaf_id
+            return SyncReport(shared, len(messages), False)
+        report = sync(self.engine, items, self.codec)
+        self._repaired = (frozenset(), frozenset())
+        self.hold(items)
+        return report
+
+    def pairs_hold(self) -> bool:
+        """Whether the list last synced keeps every tool result with its call: the branch's
+        projection does, apart from what the list held was repaired of (kept up to date as
+        messages are appended, no walk of the history)."""
+        dropped, answered = self._repaired
+        ledger = self._ledger
+        return ledger.dropped_results <= dropped and ledger.answered_calls <= answered
+
+    def holds_valid(self) -> bool:
+        """Whether the list last synced is what the session would hand out: it extended the
+        list held, and the pairs hold."""
+        return self.extended and self.pairs_hold()
+
+    def hold(self, items: Sequence[Any], repair: PairRepair | None = None) -> None:
+        """Remember that the branch now holds ``items`` (after a sync), or the list handed to
+        the framework in place of its own, made with ``repair``."""
+        self._held = list(items)
+        self._leaf = self.engine.session.leaf_id
+        self._ledger = PairLedger([message for _, message in self.engine.projected()])
+        if repair is not None:
+            self._repaired = (frozenset(repair.dropped_results), frozenset(repair.answered_calls))

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MISSING_RESULT_TEXT", "PairRepair", "pair_violations", "repair_pairs"]
+__all__ = ["MISSING_RESULT_TEXT", "PairLedger", "PairRepair", "pair_violations", "repair_pairs"]
 
 MISSING_RESULT_TEXT = "No result provided"
 """The text of the error result that answers a call whose result never came (pi's wording)."""
@@ -46,14 +46,21 @@ def _calls(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [b for b in content if isinstance(b, Mapping) and b.get("type") == "toolCall"]
 
 
-def _later_results(messages: Sequence[Mapping[str, Any]]) -> list[set[str]]:
-    """For each index, the call ids answered by a result at or after it."""
-    out: list[set[str]] = [set() for _ in range(len(messages) + 1)]
-    for index in range(len(messages) - 1, -1, -1):
-        out[index] = set(out[index + 1])
-        if messages[index].get("role") == "toolResult":
-            out[index].add(str(messages[index].get("toolCallId")))
-    return out
+class _LaterResults:
+    """Whether a result for a call id comes at or after an index (``later.has(id, index)``),
+    from each call id's last result: one pass, however many calls the list holds."""
+
+    __slots__ = ("_last",)
+
+    def __init__(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        self._last = {
+            str(message.get("toolCallId")): index
+            for index, message in enumerate(messages)
+            if message.get("role") == "toolResult"
+        }
+
+    def has(self, call_id: str, index: int) -> bool:
+        return self._last.get(call_id, -1) >= index
 
 
 _TURN_ROLES = ("user", "assistant", "compactionSummary", "branchSummary", "custom")
@@ -84,14 +91,14 @@ def repair_pairs(messages: Sequence[Mapping[str, Any]], *, timestamp: int = 0) -
     answered_late: list[str] = []
     called: set[str] = set()
     answered: set[str] = set()
-    later = _later_results(messages)
+    later = _LaterResults(messages)
     last = _last_assistant(messages)
     pending: list[Mapping[str, Any]] = []
 
     def close(index: int) -> None:
         for call in pending:
             call_id = str(call.get("id"))
-            if call_id in answered or call_id in later[index]:
+            if call_id in answered or later.has(call_id, index):
                 continue
             answered.add(call_id)
             answered_late.append(call_id)
@@ -133,7 +140,7 @@ def pair_violations(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     problems: list[str] = []
     called: set[str] = set()
     answered: set[str] = set()
-    later = _later_results(messages)
+    later = _LaterResults(messages)
     last = _last_assistant(messages)
     for index, message in enumerate(messages):
         if message.get("role") == "toolResult":
@@ -147,6 +154,60 @@ def pair_violations(messages: Sequence[Mapping[str, Any]]) -> list[str]:
         for call in _calls(message):
             call_id = str(call.get("id"))
             called.add(call_id)
-            if index != last and call_id not in later[index]:
+            if index != last and not later.has(call_id, index):
                 problems.append(f"message {index}: call {call_id} has no result")
     return problems
+
+
+class PairLedger:
+    """What :func:`repair_pairs` would change in a list, kept up to date as messages are added
+    to its end: the same findings as a repair of the whole list, at the cost of the new
+    messages only."""
+
+    __slots__ = ("_answered", "_called", "_closed", "_dropped", "_last", "_last_open")
+
+    def __init__(self, messages: Sequence[Mapping[str, Any]] = ()) -> None:
+        self._called: set[str] = set()
+        self._answered: set[str] = set()
+        self._dropped: set[str] = set()
+        self._closed: set[str] = set()
+        """Unanswered calls of assistant messages an assistant message followed."""
+        self._last: set[str] = set()
+        """Unanswered calls of the newest assistant message."""
+        self._last_open = False
+        """Only results (or messages outside the turn) follow the newest assistant message."""
+        self.add(messages)
+
+    def add(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Take ``messages`` in as the list's new end."""
+        for message in messages:
+            role = message.get("role")
+            if role == "toolResult":
+                call_id = str(message.get("toolCallId"))
+                if call_id not in self._called or call_id in self._answered:
+                    self._dropped.add(call_id)
+                else:
+                    self._answered.add(call_id)
+                    self._closed.discard(call_id)
+                    self._last.discard(call_id)
+                continue
+            if role in _TURN_ROLES:
+                self._last_open = False
+            if role != "assistant":
+                continue
+            self._closed |= self._last
+            ids = {str(call.get("id")) for call in _calls(message)}
+            self._called |= ids
+            self._last = ids - self._answered
+            self._last_open = True
+
+    @property
+    def dropped_results(self) -> set[str]:
+        """Call ids whose results a repair leaves out (no earlier call, or a second result)."""
+        return set(self._dropped)
+
+    @property
+    def answered_calls(self) -> set[str]:
+        """Call ids a repair answers with an error result (no result follows; the newest
+        assistant's calls, while only results follow it, are still running)."""
+        return self._closed | (set() if self._last_open else self._last)

@@ -1,6 +1,7 @@
 """The ``recall`` tool over an adapter's session: what compaction replaced, back verbatim.
 
-Each adapter offers it as its framework's own tool type; all of them run this one function,
+Each adapter offers it as its framework's own tool type around :func:`recall_function` (the
+function the frameworks read the tool's parameters from); all of them run :func:`recall`,
 which is pi-context's :class:`~pi_context.tools.RecallTool`: a ranked search of the entries a
 compaction (or a context edit, or a branch left behind) took out of the context, returned word
 for word with their entry ids and bounded like ``read``'s output.
@@ -9,13 +10,15 @@ for word with their entry ids and bounded like ``read``'s output.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 from pi_context.errors import ToolError
 from pi_context.integrations.engine import ContextEngine
 from pi_context.tools import RecallTool, ToolContext
 
-__all__ = ["RECALL_DESCRIPTION", "RECALL_NAME", "recall"]
+__all__ = ["RECALL_DESCRIPTION", "RECALL_NAME", "recall", "recall_function"]
 
 RECALL_NAME = RecallTool.name
 RECALL_DESCRIPTION = RecallTool.description
@@ -43,3 +46,18 @@ async def recall(
     except ToolError as exc:
         return f"recall failed: {exc}"
     return outcome.text
+
+
+RecallFunction = Callable[[str, int], Coroutine[Any, Any, str]]
+
+
+def recall_function(
+    engine: ContextEngine, *, cache_dir: str | os.PathLike[str] | None = None
+) -> RecallFunction:
+    """The tool's function, ``run(query, limit=5)``, as every framework wraps it (its
+    signature is the tool's parameters)."""
+
+    async def run(query: str, limit: int = 5) -> str:
+        return await recall(engine, query, limit, cache_dir=cache_dir)
+
+    return run

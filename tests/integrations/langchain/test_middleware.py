@@ -451,3 +451,49 @@ def test_the_recall_tool_returns_what_compaction_replaced_verbatim(tmp_path: Pat
     answer = next(m for m in out["messages"] if isinstance(m, ToolMessage) and m.name == "recall")
     assert "contents of src/f0.py\nx = 1" in str(answer.content)
     assert "summarized by compaction" in str(answer.content)
+
+
+def test_a_history_with_an_orphan_result_compacts_repeatedly_on_one_root(tmp_path: Path) -> None:
+    """The repaired list the middleware hands back (the stray result left out) is what the
+    session's branch holds: the next hooks append to it, never record it again from a new
+    root where the summary would be a plain user message, re-summarized by the next
+    compaction. pydantic-ai's capability handles the same history (see its tests)."""
+    model = ScriptedModel([reply(f"SUMMARY {i}") for i in range(20)])
+    mw = _mw(tmp_path, summarizer=model, keep_recent_tokens=300)
+    replies: list[AIMessage] = [
+        AIMessage("", tool_calls=[_call(f"c{i}", f"src/f{i}.py")]) for i in range(16)
+    ]
+    replies.append(AIMessage("all read"))
+    agent = create_agent(
+        FakeToolChatModel(messages=iter(replies)),
+        [read_file],
+        middleware=[mw],
+        checkpointer=InMemorySaver(),
+    )
+    config: Any = {"configurable": {"thread_id": "t"}}
+    history: list[BaseMessage] = [HumanMessage("read the old modules", id="h0")]
+    for i in range(8):
+        history.append(AIMessage("", tool_calls=[_call(f"o{i}", f"old/m{i}.py")], id=f"ai{i}"))
+        history.append(
+            ToolMessage("line\n" * 600, tool_call_id=f"o{i}", name="read_file", id=f"t{i}")
+        )
+    history += [
+        AIMessage("read them", id="ai-done"),
+        ToolMessage("stray", tool_call_id="gone", name="read_file", id="stray"),
+        HumanMessage("read every module", id="h1"),
+    ]
+    state: Any = {"messages": history}
+    agent.invoke(state, config)
+    session = mw.engine.session
+    compactions = [e for e in session.entries if e.type == "compaction"]
+    assert len(compactions) >= 2
+    assert len(session.roots()) == 1  # never recorded again from a new root
+    user_texts = [
+        str(dict(e.message or {}).get("content"))
+        for e in session.entries
+        if e.type == "message" and e.role == "user"
+    ]
+    assert not any("<summary>" in t or "SUMMARY" in t for t in user_texts)
+    for request in model.requests:
+        conversation = text_of(request.messages[0]["content"]).partition("</conversation>")[0]
+        assert "SUMMARY" not in conversation  # a summary is never summarized as a message

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -503,3 +505,76 @@ async def test_popping_a_kept_item_after_a_compaction_keeps_the_compaction(tmp_p
     after = await session.get_items()
     assert after == before[:-1]
     assert "condensed" in after[0]["content"]
+
+
+async def test_the_model_named_in_the_items_is_recorded(tmp_path: Path) -> None:
+    """Models other than the Responses API's name themselves in each output item's
+    ``provider_data``; the pi message records that model, not ``unknown``."""
+    session = _session(tmp_path)
+    items: list[Any] = [
+        {"role": "user", "content": "hi"},
+        {
+            "id": "m1",
+            "content": [{"annotations": [], "text": "hello", "type": "output_text"}],
+            "role": "assistant",
+            "status": "completed",
+            "type": "message",
+            "provider_data": {"model": "claude-sonnet-4", "response_id": "r1"},
+        },
+    ]
+    await session.add_items(items)
+    (assistant,) = [
+        dict(e.message or {})
+        for e in session.engine.session.entries
+        if e.type == "message" and e.role == "assistant"
+    ]
+    assert assistant["model"] == "claude-sonnet-4"
+    assert await session.get_items() == items  # the round trip still gives the items back
+
+
+async def test_appends_run_off_the_event_loop_in_the_order_they_were_made(
+    tmp_path: Path,
+) -> None:
+    """``add_items`` writes on the engine's worker thread, never on the runner's loop, and
+    concurrent calls land in the file in the order they were made."""
+    session = _session(tmp_path)
+    threads: list[int] = []
+    append = session.engine.append
+
+    def spy(messages: Sequence[Any]) -> Any:
+        threads.append(threading.get_ident())
+        return append(messages)
+
+    session.engine.append = spy  # type: ignore[method-assign]
+    await asyncio.gather(
+        *(session.add_items([{"role": "user", "content": f"m{i}"}]) for i in range(20))
+    )
+    assert threads
+    assert threading.get_ident() not in threads
+    assert [item["content"] for item in await session.get_items()] == [f"m{i}" for i in range(20)]
+
+
+async def test_the_history_kept_between_calls_is_what_a_fresh_read_gives(tmp_path: Path) -> None:
+    """``get_items`` converts only what was appended since its last call; after appends, a
+    pop, an orphaned output, a compaction and a cleared session it says what the file, read
+    afresh, says."""
+    session = _session(tmp_path, keep_recent_tokens=300)
+
+    async def fresh() -> list[Any]:
+        return await PiSession(session_file=tmp_path / "s.jsonl", context_window=4_000).get_items()
+
+    steps: list[Any] = [
+        lambda: session.add_items(_history(2)),
+        lambda: session.add_items([_call("c9", "src/z.py"), _output("c9", "z")]),
+        session.pop_item,
+        lambda: session.add_items([_output("gone", "stray"), {"role": "user", "content": "go"}]),
+        lambda: session.add_items([_call("c10", "src/y.py")]),
+        lambda: session.add_items([{"role": "user", "content": "and?"}]),
+        lambda: session.run_compaction({"force": True}),
+        lambda: session.add_items(_history(1)),
+        session.clear_session,
+        lambda: session.add_items([{"role": "user", "content": "anew"}]),
+    ]
+    for step in steps:
+        await step()
+        assert await session.get_items() == await fresh()

@@ -25,7 +25,7 @@ from langchain_core.messages import (
 )
 
 from pi_context.integrations.residual import diff, patch
-from pi_context.messages import empty_usage
+from pi_context.messages import empty_usage, text_of
 from pi_context.session import convert_to_llm
 
 __all__ = ["RESIDUAL_KEY", "LangChainCodec"]
@@ -52,12 +52,6 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
         elif isinstance(block, Mapping):
             out.append({"type": "text", "text": f"[{block.get('type', 'content')} block]"})
     return out
-
-
-def _text(blocks: Any) -> str:
-    if isinstance(blocks, str):
-        return blocks
-    return "".join(b.get("text", "") for b in blocks or [] if b.get("type") == "text")
 
 
 def _usage(message: AIMessage) -> dict[str, Any]:
@@ -119,7 +113,7 @@ class LangChainCodec:
             return {
                 "role": "custom",
                 "customType": SYSTEM_TYPE,
-                "content": _text(_blocks(message.content)),
+                "content": text_of(_blocks(message.content)),
                 "display": False,
                 "timestamp": now,
             }
@@ -163,20 +157,20 @@ class LangChainCodec:
                 for b in blocks
                 if b.get("type") == "toolCall"
             ]
-            return AIMessage(content=_text(blocks), tool_calls=calls)
+            return AIMessage(content=text_of(blocks), tool_calls=calls)
         if role == "toolResult":
             return ToolMessage(
-                content=_text(content),
+                content=text_of(content),
                 tool_call_id=str(message.get("toolCallId")),
                 name=message.get("toolName"),
                 status="error" if message.get("isError") else "success",
             )
         if role == "custom" and message.get("customType") == SYSTEM_TYPE:
-            return SystemMessage(content=_text(content))
+            return SystemMessage(content=text_of(content))
         if role in ("compactionSummary", "branchSummary", "custom", "bashExecution"):
             (converted,) = convert_to_llm([message])
             return HumanMessage(
-                content=_text(converted["content"]),
+                content=text_of(converted["content"]),
                 additional_kwargs={"lc_source": "summarization"} if role != "custom" else {},
             )
         if isinstance(content, list) and len(content) == 1 and content[0].get("type") == "text":

@@ -20,11 +20,9 @@ summary and the kept messages), and the originals stay in the file (``pictx sess
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Unpack
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import BaseMessage, RemoveMessage
@@ -32,68 +30,46 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from pi_context.compaction import CompactionEvent
-from pi_context.integrations.engine import CompactionOutcome, ContextEngine, FileTools, Summarizer
+from pi_context.integrations.engine import (
+    CompactionOutcome,
+    ContextEngine,
+    EngineOptions,
+    overhead_tokens,
+)
 from pi_context.integrations.langchain.mapping import LangChainCodec
-from pi_context.integrations.mirror import sync
-from pi_context.integrations.pairs import repair_pairs
-from pi_context.integrations.recall import RECALL_DESCRIPTION, RECALL_NAME, recall
-from pi_context.session import Session
+from pi_context.integrations.mirror import Mirror
+from pi_context.integrations.recall import RECALL_DESCRIPTION, RECALL_NAME, recall_function
 
 __all__ = ["PiSummarizationMiddleware"]
 
-_log = logging.getLogger("pi_context.integrations")
-
 
 def _overhead(request: ModelRequest) -> int:
-    """chars/4 of the system prompt and the tool schemas the request declares."""
-    chars = 0
-    if request.system_message is not None:
-        chars += len(str(request.system_message.content))
+    """The system prompt and the tool schemas the request declares, in pi's estimate."""
+    tools: list[Any] = []
     for tool in request.tools:
         try:
-            chars += len(json.dumps(convert_to_openai_tool(tool)))
+            tools.append(convert_to_openai_tool(tool))
         except (TypeError, ValueError, NotImplementedError):
             # a tool LangChain itself cannot describe: count its name
-            chars += len(str(getattr(tool, "name", tool)))
-    return (chars + 3) // 4
+            tools.append(str(getattr(tool, "name", tool)))
+    system = request.system_message
+    return overhead_tokens(str(system.content) if system is not None else "", tools)
 
 
 class PiSummarizationMiddleware(AgentMiddleware):
     """pi's context engine for ``create_agent(..., middleware=[...])``.
 
-    ``session_file`` is the pi session that records the conversation; ``context_window`` the
-    model's window in tokens (required: fakes and local models report none);
-    ``keep_recent_tokens``/``reserve_tokens`` default to pi's values fitted to the window;
-    ``summarizer`` is a pi-context model or ``"offline"``; ``file_tools`` maps tool names to
-    pi's file operations, e.g. ``{"read_file": ("read", "path")}``. ``last_outcome`` tells what
-    the last compaction attempt did and why.
+    The keywords are :class:`~pi_context.integrations.EngineOptions` (``session_file``,
+    ``context_window``, ``file_tools``, ...). ``last_outcome`` tells what the last compaction
+    attempt did and why. The async hooks do their session work on the engine's worker thread,
+    so the graph's event loop is never held by it.
     """
 
-    def __init__(
-        self,
-        *,
-        session_file: str | os.PathLike[str] | None = None,
-        context_window: int,
-        keep_recent_tokens: int | None = None,
-        reserve_tokens: int | None = None,
-        summarizer: Summarizer = "offline",
-        file_tools: FileTools | None = None,
-        session: Session | None = None,
-        on_event: Callable[[CompactionEvent], None] | None = None,
-    ) -> None:
+    def __init__(self, **options: Unpack[EngineOptions]) -> None:
         super().__init__()
-        self.engine = ContextEngine(
-            session_file,
-            context_window=context_window,
-            keep_recent_tokens=keep_recent_tokens,
-            reserve_tokens=reserve_tokens,
-            summarizer=summarizer,
-            file_tools=file_tools,
-            session=session,
-            on_event=on_event,
-        )
+        self.engine = ContextEngine(**options)
         self.codec = LangChainCodec(self.engine.session.now_ms)
+        self._mirror = Mirror(self.engine, self.codec)
         self.overhead = 0
         """The last request's system prompt and tool schemas, in estimated tokens."""
         self.last_outcome: CompactionOutcome | None = None
@@ -103,10 +79,7 @@ class PiSummarizationMiddleware(AgentMiddleware):
         verbatim (``create_agent(model, [..., mw.recall_tool()], middleware=[mw])``)."""
         from pi_context.integrations._sync import run_sync
 
-        engine = self.engine
-
-        async def arun(query: str, limit: int = 5) -> str:
-            return await recall(engine, query, limit, cache_dir=cache_dir)
+        arun = recall_function(self.engine, cache_dir=cache_dir)
 
         def srun(query: str, limit: int = 5) -> str:
             return run_sync(arun(query, limit))
@@ -122,37 +95,40 @@ class PiSummarizationMiddleware(AgentMiddleware):
 
     def _prepare(self, state: Any) -> bool:
         """Record the state's messages; whether the state already satisfies the pair rule."""
-        messages = list(state["messages"])
-        sync(self.engine, messages, self.codec)
-        projected = [message for _, message in self.engine.projected()]
-        return not repair_pairs(projected).changed
+        self._mirror.sync(list(state["messages"]))
+        return self._mirror.pairs_hold()
 
     def _update(self, compacted: bool, valid: bool) -> dict[str, Any] | None:
         if not compacted and valid:
             return None
-        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *self._emitted()]}
+        emitted = self._emitted()
+        self._mirror.hold(emitted, self.engine.last_repair)
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *emitted]}
 
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         from pi_context.integrations._sync import run_sync
 
-        valid = self._prepare(state)
-        outcome = run_sync(self.engine.compact(overhead=self.overhead))
+        valid = self.engine.locked(self._prepare, state)
+        outcome = run_sync(self.engine.exclusive_compact(overhead=self.overhead))
         self.last_outcome = outcome
-        return self._update(outcome.compacted, valid)
+        return self.engine.locked(self._update, outcome.compacted, valid)
 
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        valid = self._prepare(state)
-        outcome = await self.engine.compact(overhead=self.overhead)
+        valid = await self.engine.call(self._prepare, state)
+        outcome = await self.engine.exclusive_compact(overhead=self.overhead)
         self.last_outcome = outcome
-        return self._update(outcome.compacted, valid)
+        return await self.engine.call(self._update, outcome.compacted, valid)
+
+    def _record(self, state: Any) -> None:
+        self._mirror.sync(list(state["messages"]))
 
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         """Record the model's reply at once, so the file is current between calls."""
-        sync(self.engine, list(state["messages"]), self.codec)
+        self.engine.locked(self._record, state)
         return None
 
     async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        sync(self.engine, list(state["messages"]), self.codec)
+        await self.engine.call(self._record, state)
         return None
 
     def wrap_model_call(

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pi_context.integrations.residual import diff, patch
-from pi_context.messages import empty_usage
+from pi_context.messages import empty_usage, text_of
 from pi_context.session import convert_to_llm
 
 __all__ = ["OPAQUE_TYPE", "RESIDUAL_KEY", "OpenAIAgentsCodec"]
@@ -62,10 +62,14 @@ def _texts(content: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _joined(blocks: Any) -> str:
-    if isinstance(blocks, str):
-        return blocks
-    return "".join(b.get("text", "") for b in blocks or [] if b.get("type") == "text")
+def _model_of(group: Sequence[Mapping[str, Any]]) -> str:
+    """The model that wrote a response: models other than the Responses API's (LiteLLM,
+    any-llm, chat completions) name it in each output item's ``provider_data``."""
+    for item in group:
+        data = item.get("provider_data")
+        if isinstance(data, Mapping) and isinstance(data.get("model"), str) and data["model"]:
+            return str(data["model"])
+    return "unknown"
 
 
 def _arguments(text: Any) -> dict[str, Any]:
@@ -111,7 +115,7 @@ class OpenAIAgentsCodec:
             "content": content,
             "api": "openai-agents",
             "provider": "openai-agents",
-            "model": "unknown",
+            "model": _model_of(group),
             "usage": dict(empty_usage()),
             "stopReason": "toolUse" if calls else "stop",
             "timestamp": self.clock(),
@@ -224,18 +228,18 @@ class OpenAIAgentsCodec:
                 {
                     "type": "function_call_output",
                     "call_id": message.get("toolCallId"),
-                    "output": _joined(content),
+                    "output": text_of(content),
                 }
             ]
         if role == "user":
             return [
                 {
                     "role": "user",
-                    "content": content if isinstance(content, str) else _joined(content),
+                    "content": content if isinstance(content, str) else text_of(content),
                 }
             ]
         (converted,) = convert_to_llm([message])
-        return [{"role": "user", "content": _joined(converted["content"])}]
+        return [{"role": "user", "content": text_of(converted["content"])}]
 
     def from_pi(self, messages: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, Any], int]]:
         out: list[tuple[dict[str, Any], int]] = []

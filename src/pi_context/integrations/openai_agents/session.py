@@ -19,27 +19,53 @@ removed, and the file never shrinks.
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Unpack
 
 from agents import FunctionTool, function_tool
 from agents.run_config import CallModelData, ModelInputData
 
-from pi_context.compaction import CompactionEvent
-from pi_context.integrations.engine import CompactionOutcome, ContextEngine, FileTools, Summarizer
+from pi_context.integrations.engine import (
+    CompactionOutcome,
+    ContextEngine,
+    EngineOptions,
+    log,
+    overhead_tokens,
+)
 from pi_context.integrations.openai_agents.mapping import (
     OPAQUE_TYPE,
     OpenAIAgentsCodec,
 )
-from pi_context.integrations.recall import RECALL_DESCRIPTION, RECALL_NAME, recall
-from pi_context.session import Session
+from pi_context.integrations.pairs import PairLedger
+from pi_context.integrations.recall import RECALL_DESCRIPTION, RECALL_NAME, recall_function
 
 __all__ = ["PiSession"]
 
-_log = logging.getLogger("pi_context.integrations")
+_APPENDING = frozenset(
+    {
+        "message",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+        "thinking_level_change",
+        "model_change",
+        "usage",
+    }
+)
+"""Entry types that add messages at the end of the projection or none at all."""
+
+
+@dataclass(slots=True)
+class _History:
+    """The history as items, as of a leaf and a projection length."""
+
+    leaf: str | None
+    length: int
+    items: list[dict[str, Any]]
+    ledger: PairLedger
 
 
 def _plain(value: Any) -> Any:
@@ -74,43 +100,22 @@ def _usage_of(wrapper: Any) -> dict[str, Any] | None:
 class PiSession:
     """A structural ``agents.memory.Session`` (``isinstance`` holds) over a pi session file.
 
-    ``session_file``: the pi JSONL record; ``context_window``: the model's window in tokens
-    (required: scripted and local models report none); ``keep_recent_tokens`` /
-    ``reserve_tokens``: pi's defaults fitted to the window unless given; ``summarizer``: a
-    pi-context model or ``"offline"``; ``file_tools``: tool name → (pi operation, path
-    argument), e.g. ``{"read_file": ("read", "path")}``.
+    ``session_id`` defaults to the pi session's id; the keywords are
+    :class:`~pi_context.integrations.EngineOptions` (``session_file``, ``context_window``,
+    ``file_tools``, ...). The hooks do their session work on the engine's worker thread, so
+    the runner's event loop is never held by a write.
     """
 
     session_settings: Any = None
 
-    def __init__(
-        self,
-        session_id: str | None = None,
-        *,
-        session_file: str | os.PathLike[str] | None = None,
-        context_window: int,
-        keep_recent_tokens: int | None = None,
-        reserve_tokens: int | None = None,
-        summarizer: Summarizer = "offline",
-        file_tools: FileTools | None = None,
-        session: Session | None = None,
-        on_event: Callable[[CompactionEvent], None] | None = None,
-    ) -> None:
-        self.engine = ContextEngine(
-            session_file,
-            context_window=context_window,
-            keep_recent_tokens=keep_recent_tokens,
-            reserve_tokens=reserve_tokens,
-            summarizer=summarizer,
-            file_tools=file_tools,
-            session=session,
-            on_event=on_event,
-        )
+    def __init__(self, session_id: str | None = None, **options: Unpack[EngineOptions]) -> None:
+        self.engine = ContextEngine(**options)
         self.session_id = session_id or self.engine.session.id
         self.codec = OpenAIAgentsCodec(self.engine.session.now_ms)
         self.overhead = 0
         """The last request's instructions and tool schemas, in estimated tokens."""
         self.last_outcome: CompactionOutcome | None = None
+        self._history: _History | None = None
         self.provider_compaction = any(
             message.get("customType") == OPAQUE_TYPE
             and (message.get("details") or {}).get("itemType") == "compaction"
@@ -121,7 +126,46 @@ class PiSession:
     # -- the Session protocol --------------------------------------------------------------
 
     def _projected(self) -> list[dict[str, Any]]:
-        return [item for item, _ in self.codec.from_pi(self.engine.deliverable())]
+        """The history as items (the session's own: copy before handing them out).
+
+        Converted once: while the branch only grows by appends and keeps every pair, the items
+        of the new messages are added to those of the last call; anything else (a compaction,
+        a leaf move, a history that needs repair) converts the whole projection again.
+        """
+        session = self.engine.session
+        view = session.stored_projection().messages
+        held = self._history
+        if held is not None and len(view) >= held.length and self._appended_since(held.leaf):
+            new = [m for m in view[held.length :] if m.get("role") != "system"]
+            held.ledger.add(new)
+            if not (held.ledger.dropped_results or held.ledger.answered_calls):
+                held.items.extend(item for item, _ in self.codec.from_pi(new))
+                held.leaf, held.length = session.leaf_id, len(view)
+                return held.items
+        items = [item for item, _ in self.codec.from_pi(self.engine.deliverable())]
+        ledger = PairLedger([m for m in view if m.get("role") != "system"])
+        self._history = _History(session.leaf_id, len(view), items, ledger)
+        return items
+
+    def _appended_since(self, leaf: str | None) -> bool:
+        """Whether the branch is ``leaf``'s path plus entries that only add messages at the end
+        of the projection (looked at back from the leaf as far as ``leaf``)."""
+        session = self.engine.session
+        if leaf is None or not session.on_branch(leaf):
+            return False
+        path = session.branch_view()
+        for index in range(len(path) - 1, -1, -1):
+            entry = path[index]
+            if entry.id == leaf:
+                return True
+            if entry.type not in _APPENDING:
+                return False
+        return False
+
+    def _items_copy(self) -> list[dict[str, Any]]:
+        """The history for the runner: each item a dict of its own (what the items hold inside
+        is shared with the history kept here, as the runner only reads it)."""
+        return [dict(item) for item in self._projected()]
 
     async def get_items(self, limit: int | None = None, *, wrapper: Any = None) -> list[Any]:
         """The history the model sees: the latest summary and everything after it.
@@ -129,7 +173,7 @@ class PiSession:
         With ``limit``, the latest items, never starting with a tool output whose call was
         cut off (nor with a reasoning item's dependent): the suffix starts after them.
         """
-        items = self._projected()
+        items = await self.engine.call(self._items_copy)
         if limit is None:
             return items
         if limit <= 0:
@@ -141,25 +185,50 @@ class PiSession:
 
     async def add_items(self, items: list[Any], *, wrapper: Any = None) -> None:
         """Append the items (one pi message per response, per input item)."""
-        items = [_plain(item) for item in items]
-        if not items:
-            return
-        names = {
-            str(block.get("id")): str(block.get("name"))
-            for _, message in self.engine.projected()
-            if message.get("role") == "assistant"
-            for block in message.get("content") or []
-            if isinstance(block, Mapping) and block.get("type") == "toolCall"
+        if items:
+            await self.engine.call(self._add, list(items), _usage_of(wrapper))
+
+    def _names(self, items: list[Any]) -> dict[str, str]:
+        """Tool names of the calls that outputs among ``items`` answer and that are not among
+        them, looked up from the newest message back (usually the last turn)."""
+        wanted = {
+            str(item.get("call_id"))
+            for item in items
+            if isinstance(item, Mapping) and item.get("type") == "function_call_output"
         }
+        wanted -= {
+            str(item.get("call_id"))
+            for item in items
+            if isinstance(item, Mapping) and item.get("type") == "function_call"
+        }
+        names: dict[str, str] = {}
+        messages = self.engine.session.stored_projection().messages
+        for index in range(len(messages) - 1, -1, -1):
+            if not wanted:
+                break
+            message: Mapping[str, Any] = messages[index]
+            content = message.get("content")
+            if message.get("role") != "assistant" or not isinstance(content, list):
+                continue
+            for block in content:
+                if isinstance(block, Mapping) and block.get("type") == "toolCall":
+                    call_id = str(block.get("id"))
+                    if call_id in wanted:
+                        names[call_id] = str(block.get("name"))
+                        wanted.discard(call_id)
+        return names
+
+    def _add(self, items: list[Any], usage: dict[str, Any] | None) -> None:
+        items = [_plain(item) for item in items]
+        names = self._names(items)
         if any(isinstance(item, Mapping) and item.get("type") == "compaction" for item in items):
             if not self.provider_compaction:
-                _log.warning(
+                log.warning(
                     "pi-context: a provider's compaction item arrived; it is kept as it is and "
                     "compaction is left to the provider from now on"
                 )
             self.provider_compaction = True
         messages = self.codec.to_pi(items, names)
-        usage = _usage_of(wrapper)
         if usage is not None:
             for message in reversed(messages):
                 if message.get("role") == "assistant":
@@ -175,20 +244,29 @@ class PiSession:
         compaction; it is left out by a ``context_edit`` instead. The rest of a response whose
         last item is popped is recorded again at once.
         """
-        projected = self.engine.projected()
-        if not projected:
+        return await self.engine.call(self._pop)
+
+    def _pop(self) -> Any:
+        projected = self.engine.session.stored_projection()
+        found = next(
+            (
+                (item.entry, message)
+                for item in reversed(projected.entries)
+                for message in reversed(item.messages)
+                if message.get("role") != "system"
+            ),
+            None,
+        )
+        if found is None:
             return None
-        entry, message = projected[-1]
+        entry, message = found
         items = [item for item, _ in self.codec.from_pi([message])]
         if not items:
             return None
         popped = items[-1]
-        path = self.engine.session.branch_view()
-        compactions = [i for i, e in enumerate(path) if e.type == "compaction"]
-        position = next((i for i, e in enumerate(path) if e.id == entry.id), -1)
         if entry.type == "compaction":
             self.engine.move_to(None)
-        elif compactions and position < compactions[-1]:
+        elif self.engine.inside_compacted(entry.id):
             self.engine.session.append_context_edit(entry.id, None)
         else:
             self.engine.move_to(entry.parent_id)
@@ -198,7 +276,7 @@ class PiSession:
 
     async def clear_session(self, *, wrapper: Any = None) -> None:
         """Start over: the next item begins a new root of the same file."""
-        self.engine.move_to(None)
+        await self.engine.call(self.engine.move_to, None)
 
     # -- compaction --------------------------------------------------------------------------
 
@@ -214,17 +292,22 @@ class PiSession:
     async def _compact(self, force: bool = False) -> CompactionOutcome:
         if self.provider_compaction:
             return CompactionOutcome(None, "the provider's compaction owns this history")
-        return await self.engine.compact(force=force, overhead=self.overhead)
+        return await self.engine.exclusive_compact(force=force, overhead=self.overhead)
 
     def _measure(self, data: CallModelData[Any]) -> None:
-        chars = len(data.model_data.instructions or "")
+        tools: list[dict[str, Any]] = []
         for tool in getattr(data.agent, "tools", []) or []:
             if isinstance(tool, FunctionTool):
-                chars += len(tool.name) + len(tool.description or "")
-                chars += len(json.dumps(tool.params_json_schema))
+                tools.append(
+                    {
+                        "name": tool.name,
+                        "description": tool.description or "",
+                        "parameters": tool.params_json_schema,
+                    }
+                )
             else:
-                chars += len(getattr(tool, "name", "") or "")
-        self.overhead = (chars + 3) // 4
+                tools.append({"name": getattr(tool, "name", "") or ""})
+        self.overhead = overhead_tokens(data.model_data.instructions or "", tools)
 
     async def filter_input(self, data: CallModelData[Any]) -> ModelInputData:
         """``RunConfig(call_model_input_filter=session.filter_input)``: compact inside a tool
@@ -240,25 +323,30 @@ class PiSession:
         outcome = await self._compact()
         if outcome.compacted:
             self.last_outcome = outcome
+        sent = await self.engine.call(self._input_for, given)
+        if sent is None:
+            return data.model_data
+        return ModelInputData(input=sent, instructions=data.model_data.instructions)
+
+    def _input_for(self, given: list[Any]) -> list[Any] | None:
+        """The session's history plus what ``given`` has after it, or ``None`` to send
+        ``given`` as it came."""
         history = self._projected()
         if given[: len(history)] == history:
-            return data.model_data
+            return None
         tail = _unwritten(given, history)
         if tail is None:
-            _log.warning("pi-context: the model input does not match the session; sent as is")
-            return data.model_data
-        return ModelInputData(input=history + tail, instructions=data.model_data.instructions)
+            log.warning("pi-context: the model input does not match the session; sent as is")
+            return None
+        return self._items_copy() + tail
 
     def recall_tool(self, *, cache_dir: str | os.PathLike[str] | None = None) -> FunctionTool:
         """A ``function_tool`` the agent can call to get back what compaction replaced,
         verbatim (``Agent(tools=[..., session.recall_tool()])``)."""
-        engine = self.engine
-
-        async def run(query: str, limit: int = 5) -> str:
-            return await recall(engine, query, limit, cache_dir=cache_dir)
-
         return function_tool(
-            run, name_override=RECALL_NAME, description_override=RECALL_DESCRIPTION
+            recall_function(self.engine, cache_dir=cache_dir),
+            name_override=RECALL_NAME,
+            description_override=RECALL_DESCRIPTION,
         )
 
     @property

@@ -17,75 +17,59 @@ one silently.
 
 from __future__ import annotations
 
-import json
-import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext, Tool
 
-from pi_context.compaction import CompactionEvent
-from pi_context.integrations.engine import CompactionOutcome, ContextEngine, FileTools, Summarizer
-from pi_context.integrations.mirror import sync
+from pi_context.integrations.engine import (
+    CompactionOutcome,
+    ContextEngine,
+    EngineOptions,
+    overhead_tokens,
+)
+from pi_context.integrations.mirror import Mirror
 from pi_context.integrations.pydantic_ai.mapping import PydanticAICodec, dump
-from pi_context.integrations.recall import RECALL_DESCRIPTION, RECALL_NAME, recall
-from pi_context.session import Session
+from pi_context.integrations.recall import RECALL_DESCRIPTION, RECALL_NAME, recall_function
 
 __all__ = ["PiContext"]
-
-_log = logging.getLogger("pi_context.integrations")
 
 
 def _provider_compaction(messages: Sequence[ModelMessage]) -> bool:
     """A provider's compaction part (``OpenAICompaction``, ``AnthropicCompaction``) is present."""
     return any(
-        part.get("part_kind") == "compaction"
+        getattr(part, "part_kind", None) == "compaction"
         for message in messages
-        for part in dump(message).get("parts") or []
+        for part in getattr(message, "parts", ()) or ()
     )
 
 
-@dataclass
+@dataclass(init=False)
 class PiContext(AbstractCapability[Any]):
     """pi's context engine for ``Agent(..., capabilities=[PiContext(...)])``.
 
-    ``session_file``: the pi JSONL record; ``context_window``: the model's window in tokens
-    (required: ``TestModel`` and local models resolve none); ``keep_recent_tokens`` /
-    ``reserve_tokens``: pi's defaults fitted to the window unless given; ``summarizer``: a
-    pi-context model or ``"offline"``; ``file_tools``: tool name → (pi operation, path
-    argument). ``last_outcome`` tells what the last compaction attempt did and why.
+    The keywords are :class:`~pi_context.integrations.EngineOptions` (``session_file``,
+    ``context_window``, ``file_tools``, ...). ``last_outcome`` tells what the last compaction
+    attempt did and why. The hooks do their session work on the engine's worker thread, so
+    the run's event loop is never held by it.
     """
 
-    session_file: str | os.PathLike[str] | None = None
-    context_window: int = 0
-    keep_recent_tokens: int | None = None
-    reserve_tokens: int | None = None
-    summarizer: Summarizer = "offline"
-    file_tools: FileTools | None = None
-    session: Session | None = None
-    on_compaction_event: Callable[[CompactionEvent], None] | None = None
-    engine: ContextEngine = field(init=False, repr=False)
-    codec: PydanticAICodec = field(init=False, repr=False)
-    overhead: int = field(init=False, default=0)
-    last_outcome: CompactionOutcome | None = field(init=False, default=None)
+    engine: ContextEngine = field(repr=False)
+    codec: PydanticAICodec = field(repr=False)
+    overhead: int = 0
+    last_outcome: CompactionOutcome | None = None
 
-    def __post_init__(self) -> None:
-        self.engine = ContextEngine(
-            self.session_file,
-            context_window=self.context_window,
-            keep_recent_tokens=self.keep_recent_tokens,
-            reserve_tokens=self.reserve_tokens,
-            summarizer=self.summarizer,
-            file_tools=self.file_tools,
-            session=self.session,
-            on_event=self.on_compaction_event,
-        )
+    def __init__(self, **options: Unpack[EngineOptions]) -> None:
+        self.engine = ContextEngine(**options)
         self.codec = PydanticAICodec(self.engine.session.now_ms)
+        self.overhead = 0
+        self.last_outcome = None
+        self._mirror = Mirror(self.engine, self.codec)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
@@ -96,53 +80,74 @@ class PiContext(AbstractCapability[Any]):
     def _projected(self) -> list[ModelMessage]:
         return [message for message, _ in self.codec.from_pi(self.engine.deliverable())]
 
+    def _record(self, messages: list[ModelMessage]) -> bool:
+        """Record ``messages``; whether a provider's compaction owns them."""
+        self._mirror.sync(messages)
+        return _provider_compaction(messages)
+
+    def _sent(self, messages: list[ModelMessage], compacted: bool) -> list[ModelMessage]:
+        """What to send after recording ``messages``: ``messages`` themselves when nothing was
+        compacted and they already are what the session gives (they extended the list last
+        seen and keep every pair), else the session's projection, now the list held."""
+        if not compacted and self._mirror.holds_valid():
+            return messages
+        projected = self._projected()
+        if not compacted and [dump(m) for m in projected] == [dump(m) for m in messages]:
+            self._mirror.hold(messages)
+            return messages
+        self._mirror.hold(projected, self.engine.last_repair)
+        return projected
+
     async def process(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         """Record ``messages``, compact at pi's threshold, and return what to send: ``messages``
         themselves when nothing changed (a ``ProcessHistory`` processor)."""
-        sync(self.engine, messages, self.codec)
-        if _provider_compaction(messages):
+        if await self.engine.call(self._record, messages):
             self.last_outcome = CompactionOutcome(
                 None, "the provider's compaction owns this history"
             )
             return messages
-        outcome = await self.engine.compact(overhead=self.overhead)
+        outcome = await self.engine.exclusive_compact(overhead=self.overhead)
         self.last_outcome = outcome
-        projected = self._projected()
-        if not outcome.compacted and [dump(m) for m in projected] == [dump(m) for m in messages]:
-            return messages
-        return projected
+        return await self.engine.call(self._sent, messages, outcome.compacted)
 
     async def compact(
         self, messages: list[ModelMessage], ctx: RunContext[Any]
     ) -> list[ModelMessage]:
         """The harness's ``CompactionStrategy``: compact now, whatever the threshold says."""
-        sync(self.engine, messages, self.codec)
-        if _provider_compaction(messages):
+        if await self.engine.call(self._record, messages):
             return messages
-        self.last_outcome = await self.engine.compact(force=True, overhead=self.overhead)
-        return self._projected() if self.last_outcome.compacted else messages
+        self.last_outcome = await self.engine.exclusive_compact(force=True, overhead=self.overhead)
+        if not self.last_outcome.compacted:
+            return messages
+        return await self.engine.call(self._sent, messages, True)
 
     def recall_tool(self, *, cache_dir: str | os.PathLike[str] | None = None) -> Tool[Any]:
         """A tool the agent can call to get back what compaction replaced, verbatim
         (``Agent(tools=[pi.recall_tool()])``)."""
-        engine = self.engine
-
-        async def run(query: str, limit: int = 5) -> str:
-            return await recall(engine, query, limit, cache_dir=cache_dir)
-
-        return Tool(run, name=RECALL_NAME, description=RECALL_DESCRIPTION, takes_ctx=False)
+        return Tool(
+            recall_function(self.engine, cache_dir=cache_dir),
+            name=RECALL_NAME,
+            description=RECALL_DESCRIPTION,
+            takes_ctx=False,
+        )
 
     # -- the capability hooks ----------------------------------------------------------------
 
     def _measure(self, request_context: ModelRequestContext) -> None:
         parameters = request_context.model_request_parameters
-        chars = 0
-        for part in getattr(parameters, "instruction_parts", None) or []:
-            chars += len(str(getattr(part, "content", "")))
-        for tool in [*parameters.function_tools, *parameters.output_tools]:
-            chars += len(tool.name) + len(tool.description or "")
-            chars += len(json.dumps(tool.parameters_json_schema))
-        self.overhead = (chars + 3) // 4
+        instructions = "".join(
+            str(getattr(part, "content", ""))
+            for part in getattr(parameters, "instruction_parts", None) or []
+        )
+        tools = [
+            {
+                "name": tool.name,
+                "description": tool.description or "",
+                "parameters": tool.parameters_json_schema,
+            }
+            for tool in [*parameters.function_tools, *parameters.output_tools]
+        ]
+        self.overhead = overhead_tokens(instructions, tools)
 
     async def before_model_request(
         self, ctx: RunContext[Any], request_context: ModelRequestContext
@@ -157,5 +162,5 @@ class PiContext(AbstractCapability[Any]):
 
     async def after_run(self, ctx: RunContext[Any], *, result: Any) -> Any:
         """Record the run's last response, so the file is current between runs."""
-        sync(self.engine, list(result.all_messages()), self.codec)
+        await self.engine.call(self._mirror.sync, list(result.all_messages()))
         return result

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
 from pi_context.integrations.residual import diff, patch
-from pi_context.messages import empty_usage
+from pi_context.messages import empty_usage, text_of
 from pi_context.session import convert_to_llm
 
 __all__ = ["OPAQUE_TYPE", "RESIDUAL_KEY", "PydanticAICodec", "dump", "load"]
@@ -53,12 +53,6 @@ def _iso(ms: Any) -> str:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _joined(blocks: Any) -> str:
-    if isinstance(blocks, str):
-        return blocks
-    return "".join(b.get("text", "") for b in blocks or [] if b.get("type") == "text")
 
 
 def _user_blocks(content: Any) -> Any:
@@ -227,7 +221,7 @@ class PydanticAICodec:
                     "part_kind": "tool-return",
                     "tool_name": message.get("toolName"),
                     "tool_call_id": message.get("toolCallId"),
-                    "content": _joined(content),
+                    "content": text_of(content),
                     "timestamp": stamp,
                     "outcome": "failed" if message.get("isError") else "success",
                 }
@@ -237,14 +231,14 @@ class PydanticAICodec:
                 content = [b.get("text", "") for b in content or [] if b.get("type") == "text"]
             return [{"part_kind": "user-prompt", "content": content, "timestamp": stamp}]
         if role == "custom" and message.get("customType") == SYSTEM_TYPE:
-            return [{"part_kind": "system-prompt", "content": _joined(content), "timestamp": stamp}]
+            return [{"part_kind": "system-prompt", "content": text_of(content), "timestamp": stamp}]
         if role == "custom" and message.get("customType") == OPAQUE_TYPE:
             return []  # restored from the stored difference
         (converted,) = convert_to_llm([message])
         return [
             {
                 "part_kind": "user-prompt",
-                "content": _joined(converted["content"]),
+                "content": text_of(converted["content"]),
                 "timestamp": stamp,
             }
         ]
