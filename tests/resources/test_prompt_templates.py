@@ -87,7 +87,8 @@ def test_a_skill_expands_first_and_its_text_is_not_read_as_a_template(tmp_path: 
     skill_file.write_text("---\nname: s\ndescription: d\n---\n/review this\n")
     skill = Skill("s", "d", str(skill_file), str(skill_file.parent))
     out = expand_commands("/skill:s", [skill], [REVIEW])
-    assert "/review this" in out and "Review" not in out
+    assert "/review this" in out
+    assert "Review" not in out
     assert expand_commands("/review a", [skill], [REVIEW]) == "Review a then "
 
 
@@ -131,7 +132,8 @@ def test_project_templates_only_when_trusted_and_they_win(tmp_path: Path) -> Non
         cwd=str(project), agent_dir=str(agent), trusted=True
     )
     assert [(t.name, t.content) for t in trusted] == [("fix", "project fix")]
-    assert trusted[0].source_info is not None and trusted[0].source_info.scope == "project"
+    assert trusted[0].source_info is not None
+    assert trusted[0].source_info.scope == "project"
     (collision,) = diagnostics
     assert collision.type == "collision"
     assert collision.message == 'name "/fix" collision'
@@ -197,7 +199,8 @@ def test_a_bad_frontmatter_is_a_warning_naming_the_file(tmp_path: Path) -> None:
     )
     assert [t.name for t in templates] == ["good"]
     (warning,) = diagnostics
-    assert warning.type == "warning" and warning.path == str(bad)
+    assert warning.type == "warning"
+    assert warning.path == str(bad)
     assert "line" in warning.message
 
 

@@ -61,8 +61,8 @@ from pi_context.messages import (
 from pi_context.model import ModelRequest, system_delivery_of
 from pi_context.model.retry import RetryPolicy
 from pi_context.prompt import SystemPromptOptions, build_system_prompt
-from pi_context.resources.settings import session_fsync_for
 from pi_context.resources.prompt_templates import expand_commands
+from pi_context.resources.settings import session_fsync_for
 from pi_context.tools import ToolOutcome, UpdateCallback, run_tool
 
 from . import _extension_hooks
