@@ -38,6 +38,7 @@ from pi_context.model import Model, ModelInfo
 from pi_context.model.thinking import cycle_thinking_level, supported_thinking_levels
 from pi_context.providers.auth_store import AuthStore
 from pi_context.resources.settings import load_settings
+from pi_context.resources.prompt_templates import PromptTemplate
 from pi_context.resources.trust import TRUST_FILE_NAME, TrustStore
 from pi_context.resources.types import Skill
 from pi_context.session.store import Session
@@ -432,6 +433,9 @@ class RunningAgent:
     def skills(self) -> list[Skill]:
         return list(self.agent.resources.skills)
 
+    def prompt_templates(self) -> list[PromptTemplate]:
+        return list(self.agent.resources.prompt_templates)
+
     def startup_details(self) -> list[str]:
         resources = self.agent.resources
         trusted = "trusted" if resources.trust.trusted else "not trusted"
@@ -443,6 +447,8 @@ class RunningAgent:
         if resources.append_system_prompt_sources:
             lines.append("appended: " + ", ".join(resources.append_system_prompt_sources))
         lines.append("skills: " + (", ".join(s.name for s in resources.skills) or "none"))
+        templates = ", ".join("/" + t.name for t in resources.prompt_templates)
+        lines.append("prompt templates: " + (templates or "none"))
         runner = self.agent.extensions
         loaded = [e.path or e.name for e in runner.extensions] if runner is not None else []
         lines.append("extensions: " + (", ".join(loaded) or "none"))

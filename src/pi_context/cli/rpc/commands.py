@@ -619,6 +619,17 @@ class CommandHandlers:
             else:
                 entry["sourceInfo"] = {"path": path or registered.extension, "source": source}
             commands.append(entry)
+        for template in agent.prompt_templates():
+            item: dict[str, Any] = {"name": template.name}
+            if template.description:
+                item["description"] = template.description
+            item["source"] = "prompt"
+            item["sourceInfo"] = (
+                template.source_info.to_json()
+                if template.source_info is not None
+                else {"path": template.file_path}
+            )
+            commands.append(item)
         for skill in agent.skills():
             record: dict[str, Any] = {"name": f"skill:{skill.name}"}
             if skill.description:
