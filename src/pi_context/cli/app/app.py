@@ -37,8 +37,8 @@ from pi_context.messages import ImageContent
 from pi_context.model import Model, ModelInfo
 from pi_context.model.thinking import cycle_thinking_level, supported_thinking_levels
 from pi_context.providers.auth_store import AuthStore
-from pi_context.resources.settings import load_settings
 from pi_context.resources.prompt_templates import PromptTemplate
+from pi_context.resources.settings import load_settings
 from pi_context.resources.trust import TRUST_FILE_NAME, TrustStore
 from pi_context.resources.types import Skill
 from pi_context.session.store import Session

@@ -38,9 +38,9 @@ __all__ = [
     "SlashRegistry",
     "commands_for",
     "parse_slash",
+    "run_slash",
     "source_tag",
     "template_command",
-    "run_slash",
 ]
 
 Handler = Callable[[Shell, str], Awaitable[None]]
