@@ -50,6 +50,8 @@ class LoadedResources:
     context_files: list[ContextFile] = field(default_factory=list)
     skills: list[Skill] = field(default_factory=list)
     prompt_templates: list[PromptTemplate] = field(default_factory=list)
+    prompt_template_diagnostics: list[Diagnostic] = field(default_factory=list)
+    """The prompt templates' problems (also in :attr:`diagnostics`)."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
     system_prompt: str | None = None
     system_prompt_source: str | None = None
@@ -168,6 +170,7 @@ class ResourceLoader:
             paths=self.prompt_template_paths,
             no_defaults=self.no_prompt_templates,
         )
+        res.prompt_template_diagnostics = found
         res.diagnostics += found
         return res
 

@@ -449,6 +449,7 @@ class RunningAgent:
         lines.append("skills: " + (", ".join(s.name for s in resources.skills) or "none"))
         templates = ", ".join("/" + t.name for t in resources.prompt_templates)
         lines.append("prompt templates: " + (templates or "none"))
+        lines += [f"prompt template {d}" for d in resources.prompt_template_diagnostics]
         runner = self.agent.extensions
         loaded = [e.path or e.name for e in runner.extensions] if runner is not None else []
         lines.append("extensions: " + (", ".join(loaded) or "none"))

@@ -96,3 +96,31 @@ async def test_reload_picks_up_a_new_template(tmp_path: Path, pipe: PipeInput) -
     await run_slash(shell, "/reload")
     await run_slash(shell, "/fresh now")
     assert _user_texts(shell) == ["Fresh: now"]
+
+
+async def test_verbose_names_templates_and_their_problems(tmp_path: Path, pipe: PipeInput) -> None:
+    project_prompts = tmp_path / "project" / ".pi" / "prompts"
+    project_prompts.mkdir(parents=True)
+    (project_prompts / "review.md").write_text("project review\n", encoding="utf-8")
+    prompts = tmp_path / "agent" / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "review.md").write_text(REVIEW, encoding="utf-8")
+    (prompts / "broken.md").write_text("---\ndescription: [x\n---\nbody\n", encoding="utf-8")
+    config = AppConfig(
+        cwd=str(tmp_path / "project"),
+        agent_dir=tmp_path / "agent",
+        session_dir=tmp_path / "sessions",
+        trusted=True,
+    )
+    agent = RunningAgent(await config.create(ScriptedModel([])), config)
+    screen = io.StringIO()
+    console = Console(file=screen, width=400, force_terminal=False, color_system=None)
+    shell = InteractiveShell(
+        agent, console=console, pt_input=pipe, pt_output=DummyOutput(), verbose=True
+    )
+    shell._banner()
+    agent.close()
+    text = screen.getvalue()
+    assert "prompt templates: /review" in text
+    assert f'prompt template collision: {prompts / "review.md"}: name "/review" collision' in text
+    assert f"prompt template warning: {prompts / 'broken.md'}: invalid YAML frontmatter" in text
