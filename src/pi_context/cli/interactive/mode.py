@@ -285,7 +285,14 @@ class InteractiveShell:
 
             self._user_bash = UserBash()
         command, excluded = parsed
-        await run_user_command(self, command, excluded=excluded, bash=self._user_bash)
+        await run_user_command(
+            self.agent,
+            self.console,
+            command,
+            excluded=excluded,
+            bash=self._user_bash,
+            abortable=self.run_abortable,
+        )
         self.print_status()
         return True
 

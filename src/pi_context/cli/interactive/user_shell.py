@@ -10,18 +10,21 @@ out of the model's context. Esc or Ctrl-C stops the command (recorded as ``cance
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
 
+from rich.console import Console
 from rich.text import Text
 
+from pi_context.cli.app.agent_api import AgentApi
 from pi_context.cli.rpc.user_bash import BashResult, UserBash
 from pi_context.cli.terminal_text import terminal_safe
 from pi_context.messages import AgentMessage, bash_execution_message
 
-if TYPE_CHECKING:
-    from pi_context.cli.interactive.mode import InteractiveShell
+Abortable = Callable[[Awaitable[BashResult], Callable[[], None]], Awaitable[BashResult | None]]
+"""``(work, abort)``: awaits ``work``, calling ``abort`` on Esc/Ctrl-C (``None``: cancelled)."""
 
-__all__ = ["LiveLines", "parse_user_command", "run_user_command"]
+__all__ = ["Abortable", "LiveLines", "parse_user_command", "run_user_command"]
 
 
 def parse_user_command(line: str) -> tuple[str, bool] | None:
@@ -62,12 +65,17 @@ def _settings_text(settings: Any, key: str) -> str | None:
 
 
 async def run_user_command(
-    shell: InteractiveShell, command: str, *, excluded: bool, bash: UserBash
+    agent: AgentApi,
+    console: Console,
+    command: str,
+    *,
+    excluded: bool,
+    bash: UserBash,
+    abortable: Abortable,
 ) -> BashResult | None:
-    """Run ``command``, show its output live, record it; ``None`` when it could not start."""
-    agent = shell.agent
+    """Run ``command``, show its output live, record it; ``None`` when it could not start or
+    was cancelled outright."""
     settings = agent.settings_data()
-    console = shell.console
     header = f"$ {command}" + ("  (not sent to the model)" if excluded else "")
     console.print(Text(terminal_safe(header), style="bold"))
     lines = LiveLines()
@@ -77,7 +85,7 @@ async def run_user_command(
             console.print(Text(line), soft_wrap=True)
 
     try:
-        result = await shell.run_abortable(
+        result = await abortable(
             bash.run(
                 command,
                 cwd=agent.cwd,
