@@ -11,17 +11,18 @@ out of the model's context. Esc or Ctrl-C stops the command (recorded as ``cance
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import cast
 
 from rich.console import Console
 from rich.text import Text
 
 from pi_context.cli.app.agent_api import AgentApi
-from pi_context.cli.rpc.user_bash import BashResult, UserBash
+from pi_context.cli.rpc.user_bash import BashResult, UserBash, run_user_bash
 from pi_context.cli.terminal_text import terminal_safe
-from pi_context.messages import AgentMessage, bash_execution_message
+from pi_context.messages import AgentMessage, BashExecutionMessage
 
-Abortable = Callable[[Awaitable[BashResult], Callable[[], None]], Awaitable[BashResult | None]]
+Outcome = tuple[BashResult, BashExecutionMessage]
+Abortable = Callable[[Awaitable[Outcome], Callable[[], None]], Awaitable[Outcome | None]]
 """``(work, abort)``: awaits ``work``, calling ``abort`` on Esc/Ctrl-C (``None``: cancelled)."""
 
 __all__ = ["Abortable", "LiveLines", "parse_user_command", "run_user_command"]
@@ -59,11 +60,6 @@ def _shown(line: str) -> str:
     return terminal_safe(line.rstrip("\r").rsplit("\r", 1)[-1])
 
 
-def _settings_text(settings: Any, key: str) -> str | None:
-    value = settings.get(key)
-    return value if isinstance(value, str) else None
-
-
 async def run_user_command(
     agent: AgentApi,
     console: Console,
@@ -75,7 +71,6 @@ async def run_user_command(
 ) -> BashResult | None:
     """Run ``command``, show its output live, record it; ``None`` when it could not start or
     was cancelled outright."""
-    settings = agent.settings_data()
     header = f"$ {command}" + ("  (not sent to the model)" if excluded else "")
     console.print(Text(terminal_safe(header), style="bold"))
     lines = LiveLines()
@@ -85,13 +80,15 @@ async def run_user_command(
             console.print(Text(line), soft_wrap=True)
 
     try:
-        result = await abortable(
-            bash.run(
+        outcome = await abortable(
+            run_user_bash(
+                bash,
                 command,
                 cwd=agent.cwd,
-                shell_path=_settings_text(settings, "shellPath"),
-                command_prefix=_settings_text(settings, "shellCommandPrefix"),
+                settings=agent.settings_data(),
+                timestamp=agent.session.now_ms,
                 on_output=show,
+                exclude_from_context=excluded,
             ),
             bash.abort_all,
         )
@@ -100,23 +97,14 @@ async def run_user_command(
         return None
     for line in lines.flush():
         console.print(Text(line), soft_wrap=True)
-    if result is None:
+    if outcome is None:
         return None
+    result, message = outcome
     if result.cancelled:
         console.print(Text("(cancelled)", style="yellow"))
     elif result.exit_code not in (0, None):
         console.print(Text(f"(exit {result.exit_code})", style="red"))
     if result.full_output_path is not None:
         console.print(Text(f"Full output: {result.full_output_path}", style="dim"))
-    message = bash_execution_message(
-        command,
-        result.output,
-        exit_code=result.exit_code,
-        cancelled=result.cancelled,
-        truncated=result.truncated,
-        full_output_path=result.full_output_path,
-        exclude_from_context=excluded,
-        timestamp=agent.session.now_ms(),
-    )
     agent.session.append_message(cast(AgentMessage, message))
     return result
