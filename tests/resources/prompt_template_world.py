@@ -21,6 +21,8 @@ PROMPTS = [
     "/fix one two",
     "/nested a  b",
     "/review\tTAB",
+    "/helper x",
+    "/SKILL y",
 ]
 """What the user types; each is sent as one ``-p`` prompt."""
 
@@ -38,9 +40,10 @@ def build_world(root: Path, base_url: str = "http://127.0.0.1:9/v1") -> tuple[Pa
     """``(agent dir, project)`` under ``root``: ``rev``/``review``/``fix`` in the agent's
     ``prompts/``, ``fix`` in the project's ``.pi/prompts/``, ``review`` and a nested ``nested``
     under the settings entry ``extra`` (so settings beat both folders, the project beats the
-    agent dir)."""
+    agent dir), and a ``SKILL.md`` with a neighbour deeper there (both templates)."""
     agent, project = root / "agent", root / "project"
-    for folder in (agent / "prompts", agent / "extra" / "deep", project / ".pi" / "prompts"):
+    folders = (agent / "prompts", agent / "extra" / "deep" / "kit", project / ".pi" / "prompts")
+    for folder in folders:
         folder.mkdir(parents=True, exist_ok=True)
     model = {
         "id": "m",
@@ -66,4 +69,6 @@ def build_world(root: Path, base_url: str = "http://127.0.0.1:9/v1") -> tuple[Pa
     (project / ".pi" / "prompts" / "fix.md").write_text("project fix $1\n")
     (agent / "extra" / "deep" / "nested.md").write_text("nested [$@]\n")
     (agent / "extra" / "review.md").write_text("settings review wins? $1\n")
+    (agent / "extra" / "deep" / "kit" / "SKILL.md").write_text("skill file as template $1\n")
+    (agent / "extra" / "deep" / "kit" / "helper.md").write_text("helper beside a skill $1\n")
     return agent, project

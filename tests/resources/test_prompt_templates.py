@@ -215,3 +215,17 @@ def test_resource_loader_loads_and_reloads_templates(tmp_path: Path) -> None:
     assert [t.name for t in loader.reload().prompt_templates] == ["hello"]
     off = ResourceLoader(project, agent_dir=agent, home=tmp_path, no_prompt_templates=True)
     assert off.load().prompt_templates == []
+
+
+def test_a_settings_folder_gives_every_markdown_file_even_beside_a_skill(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    _write(agent / "shared" / "kit" / "SKILL.md", "a skill file is a template here too")
+    _write(agent / "shared" / "kit" / "helper.md", "helper")
+    _write(agent / "shared" / "node_modules" / "dep.md", "never")
+    templates, _ = load_prompt_templates(
+        cwd=str(tmp_path),
+        agent_dir=str(agent),
+        trusted=False,
+        settings={"user": {"prompts": ["shared"]}},
+    )
+    assert sorted(t.name for t in templates) == ["SKILL", "helper"]

@@ -234,12 +234,9 @@ def _direct_children(directory: str, *, skip_dot: bool) -> list[str]:
 
 
 def _recursive(directory: str, diagnostics: list[Diagnostic]) -> list[str]:
-    """Every ``.md`` file under ``directory`` (ignore files honoured, dot entries skipped)."""
-    # the skills scan in "agents" mode takes every .md below the root; the root's own files
-    # are added here
-    return _direct_children(directory, skip_dot=True) + collect_skill_entries(
-        directory, "agents", diagnostics
-    )
+    """Every ``.md`` file under ``directory`` (ignore files honoured, dot entries and
+    ``node_modules`` skipped, symlinks followed)."""
+    return collect_skill_entries(directory, "all", diagnostics)
 
 
 def _info(path: str, source: str, scope: str, base_dir: str) -> SkillSourceInfo:
