@@ -3,6 +3,7 @@ recorded as a ``bashExecution`` message (``!!`` kept out of the model's context)
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from pathlib import Path
@@ -47,7 +48,10 @@ def test_live_lines_show_whole_lines_as_a_terminal_leaves_them() -> None:
 
 
 async def _shell(
-    tmp_path: Path, pipe: PipeInput, settings: dict[str, Any] | None = None
+    tmp_path: Path,
+    pipe: PipeInput,
+    settings: dict[str, Any] | None = None,
+    model: ScriptedModel | None = None,
 ) -> tuple[InteractiveShell, io.StringIO, ScriptedModel]:
     agent_dir = tmp_path / "agent"
     agent_dir.mkdir()
@@ -56,7 +60,7 @@ async def _shell(
     project = tmp_path / "project"
     project.mkdir()
     config = AppConfig(cwd=str(project), agent_dir=agent_dir, session_dir=tmp_path / "sessions")
-    model = ScriptedModel([reply("ok")])
+    model = model or ScriptedModel([reply("ok")])
     agent = RunningAgent(await config.create(model), config)
     screen = io.StringIO()
     console = Console(file=screen, width=200, force_terminal=False, color_system=None)
@@ -116,3 +120,24 @@ async def test_the_configured_shell_prefix_applies(tmp_path: Path, pipe: PipeInp
     (message,) = _bash_messages(shell)
     assert message["output"] == "hey\n"
     assert message["command"] == "echo $GREETING"  # recorded without the prefix, as in pi
+
+
+async def test_a_shell_command_typed_during_a_run_waits_for_the_next_prompt(
+    tmp_path: Path, pipe: PipeInput
+) -> None:
+    def typing(_request: object) -> Any:
+        pipe.send_text("!echo LATER\r/quit\r")
+        return reply("First answer.", delay=0.05)
+
+    shell, screen, _ = await _shell(tmp_path, pipe, model=ScriptedModel([typing]))
+    pipe.send_text("first\r")
+    assert await asyncio.wait_for(shell.run(), 60) == 0
+    assert "Steering" not in screen.getvalue()  # not sent to the model as text
+    (message,) = _bash_messages(shell)
+    assert message["output"] == "LATER\n"
+    users = [
+        e.data["message"]
+        for e in shell.agent.session.entries
+        if e.type == "message" and e.data["message"]["role"] == "user"
+    ]
+    assert len(users) == 1
