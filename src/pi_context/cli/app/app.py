@@ -179,6 +179,10 @@ class AppConfig(Struct):
     session_dir: Path | None
     """Where new sessions go; ``None`` = in memory (``--no-session``)."""
     no_context_files: bool = False
+    prompt_template_paths: Sequence[str] = ()
+    """``--prompt-template PATH`` (repeatable): loaded even with ``--no-prompt-templates``."""
+    no_prompt_templates: bool = False
+    """``-np/--no-prompt-templates``: no discovered or configured prompt templates."""
     system_prompt: str | None = None
     append_system_prompt: Sequence[str] = ()
     model_resolver: Callable[[str | None, Path | None], Model | None] = field(
@@ -212,6 +216,8 @@ class AppConfig(Struct):
         return {
             "agent_dir": self.agent_dir,
             "no_context_files": self.no_context_files,
+            "prompt_template_paths": list(self.prompt_template_paths) or None,
+            "no_prompt_templates": self.no_prompt_templates,
             "system_prompt": self.system_prompt,
             "append_system_prompt": list(self.append_system_prompt) or None,
             "load_extensions": self.discover_extensions,
