@@ -61,8 +61,8 @@ from pi_context.messages import (
 from pi_context.model import ModelRequest, system_delivery_of
 from pi_context.model.retry import RetryPolicy
 from pi_context.prompt import SystemPromptOptions, build_system_prompt
+from pi_context.resources.prompt_templates import expand_commands
 from pi_context.resources.settings import session_fsync_for
-from pi_context.resources.skills import expand_skill_command
 from pi_context.tools import ToolOutcome, UpdateCallback, run_tool
 
 from . import _extension_hooks
@@ -128,7 +128,7 @@ class UserPrompt(Struct, frozen=True):
 
 def user_prompt(state: AgentState, text: str, images: Sequence[ImageContent]) -> UserPrompt:
     """``text`` and ``images`` as the session sends them (see the module docstring)."""
-    expanded = expand_skill_command(text, state.resources.skills)
+    expanded = expand_commands(text, state.resources.skills, state.resources.prompt_templates)
     expanded, fitted = prepare_images(state, expanded, images)
     message = user_message(expanded, images=fitted, timestamp=state.now_ms())
     return UserPrompt(message, expanded, fitted)

@@ -52,6 +52,9 @@ Agent (bare `pictx [OPTIONS] [MESSAGES]...`, same as `pictx chat`):
   -nc, --no-context-files     Do not load AGENTS.md / CLAUDE.md.
   -e, --extension PATH        Load an extension (repeatable; also with -ne).
   -ne, --no-extensions        No discovered or installed extensions.
+  --prompt-template PATH      Load a prompt template file or folder
+                              (repeatable; also with -np).
+  -np, --no-prompt-templates  No discovered or configured prompt templates.
   -a, --approve / -na, --no-approve
                               Trust / do not trust this project for this run.
   --system-prompt TEXT|FILE   Replace the default prompt.

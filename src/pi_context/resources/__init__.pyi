@@ -2,6 +2,7 @@ from .context_files import load_context_files as load_context_files
 from .loader import LoadedResources as LoadedResources
 from .loader import ResourceLoader as ResourceLoader
 from .paths import agent_dir as agent_dir
+from .prompt_templates import PromptTemplate as PromptTemplate
 from .settings import BranchSummarySettings as BranchSummarySettings
 from .settings import CompactionSettings as CompactionSettings
 from .settings import RetrySettings as RetrySettings

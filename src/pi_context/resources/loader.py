@@ -1,7 +1,7 @@
 """``ResourceLoader``: everything that feeds the system prompt, gathered in one pass.
 
 Trust first (it decides what else may be read), then settings, context files, the custom
-prompt (``SYSTEM.md``), the addendum (``APPEND_SYSTEM.md``) and skills, every problem collected
+prompt (``SYSTEM.md``), the addendum (``APPEND_SYSTEM.md``), skills and prompt templates, every problem collected
 as a :class:`~pi_context.resources.types.Diagnostic` rather than raised. Only a broken settings
 or trust file raises (:class:`~pi_context.errors.SettingsError`), because silently ignoring it
 would change behaviour the user configured.
@@ -18,6 +18,7 @@ from pi_context._keywords import keyword_checked
 from pi_context.resources.context_files import load_context_files, read_text_file
 from pi_context.resources.paths import agent_dir as default_agent_dir
 from pi_context.resources.paths import ancestors, expand_home, find_git_root, home_dir
+from pi_context.resources.prompt_templates import PromptTemplate, load_prompt_templates
 from pi_context.resources.settings import Settings, load_settings
 from pi_context.resources.skills import (
     ScanMode,
@@ -48,6 +49,9 @@ class LoadedResources:
     settings: Settings
     context_files: list[ContextFile] = field(default_factory=list)
     skills: list[Skill] = field(default_factory=list)
+    prompt_templates: list[PromptTemplate] = field(default_factory=list)
+    prompt_template_diagnostics: list[Diagnostic] = field(default_factory=list)
+    """The prompt templates' problems (also in :attr:`diagnostics`)."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
     system_prompt: str | None = None
     system_prompt_source: str | None = None
@@ -80,7 +84,8 @@ def resolve_prompt_input(
 
 @keyword_checked
 class ResourceLoader:
-    """Loads context files, SYSTEM/APPEND_SYSTEM, skills and settings for one directory.
+    """Loads context files, SYSTEM/APPEND_SYSTEM, skills, prompt templates and settings for one
+    directory.
 
     ``trusted=None`` decides trust as pi does non-interactively (saved decision in
     ``<agentDir>/trust.json``, else trusted when the project has nothing that needs trust, else
@@ -98,6 +103,8 @@ class ResourceLoader:
         no_context_files: bool = False,
         no_skills: bool = False,
         skill_paths: Sequence[str] = (),
+        prompt_template_paths: Sequence[str] = (),
+        no_prompt_templates: bool = False,
         system_prompt: str | None = None,
         append_system_prompt: Sequence[str] | None = None,
     ):
@@ -110,6 +117,8 @@ class ResourceLoader:
         self.no_context_files = no_context_files
         self.no_skills = no_skills
         self.skill_paths = tuple(skill_paths)
+        self.prompt_template_paths = tuple(prompt_template_paths)
+        self.no_prompt_templates = no_prompt_templates
         self.system_prompt = system_prompt
         self.append_system_prompt = (
             None if append_system_prompt is None else tuple(append_system_prompt)
@@ -153,6 +162,16 @@ class ResourceLoader:
             )
         self._load_prompts(res)
         self._load_skills(res)
+        res.prompt_templates, found = load_prompt_templates(
+            cwd=self.cwd,
+            agent_dir=self.agent_dir,
+            trusted=res.trusted,
+            settings={"project": res.settings.project_data, "user": res.settings.global_data},
+            paths=self.prompt_template_paths,
+            no_defaults=self.no_prompt_templates,
+        )
+        res.prompt_template_diagnostics = found
+        res.diagnostics += found
         return res
 
     # ------------------------------------------------------------------ prompts

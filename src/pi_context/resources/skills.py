@@ -50,7 +50,9 @@ MAX_SKILL_FILE_BYTES = 1024 * 1024
 _NAME_CHARS = re.compile(r"^[a-z0-9-]+$")
 _IGNORE_FILES = (".gitignore", ".ignore", ".fdignore")
 
-ScanMode = Literal["pi", "agents"]
+ScanMode = Literal["pi", "agents", "all"]
+"""``pi``: ``SKILL.md`` folders and root ``.md`` files; ``agents``: ``SKILL.md`` folders and
+``.md`` files below the root; ``all``: every ``.md`` file (prompt-template folders)."""
 SourceInfoFactory = Callable[[str], SkillSourceInfo]
 
 
@@ -144,7 +146,7 @@ def collect_skill_entries(
             return spec is not None and spec.match_file(rel)
 
         skill_md = os.path.join(directory, "SKILL.md")
-        if _is_file(skill_md) and not ignored(prefix + "SKILL.md"):
+        if mode != "all" and _is_file(skill_md) and not ignored(prefix + "SKILL.md"):
             out.append(skill_md)
             return
         try:
@@ -179,7 +181,11 @@ def collect_skill_entries(
                 if ignored(rel):
                     continue
                 at_root = directory == root
-                if (mode == "pi" and at_root) or (mode == "agents" and not at_root):
+                if (
+                    mode == "all"
+                    or (mode == "pi" and at_root)
+                    or (mode == "agents" and not at_root)
+                ):
                     out.append(path)
 
     if os.path.isdir(root):

@@ -37,10 +37,10 @@ BEYOND_PI_EVENTS = frozenset({"cache_update"})
 
 
 def _offered(command: Record) -> bool:
-    """Commands pictx offers too: not pi's built-in ``llama`` extension command (``/mcp`` is
-    offered) and not prompt templates (pictx has none)."""
+    """Commands pictx offers too: all but pi's built-in ``llama`` extension command (``/mcp``
+    is offered; prompt templates are listed as pi lists them)."""
     builtin = command["sourceInfo"].get("source") == "builtin" and command["name"] != "mcp"
-    return bool(not builtin and command["source"] != "prompt")
+    return not builtin
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,7 @@ from pi_context.cli.app.session_replacement import ForkMessage
 from pi_context.events import QueueUpdate
 from pi_context.messages import ImageContent
 from pi_context.model import Model, ModelInfo
+from pi_context.resources.prompt_templates import PromptTemplate
 from pi_context.resources.trust import TrustDecision, TrustStore
 from pi_context.resources.types import Skill
 from pi_context.session.store import Session
@@ -231,6 +232,10 @@ class AgentApi(Protocol):
 
     def skills(self) -> list[Skill]:
         """The skills loaded for this session (``/skill:<name>``)."""
+        ...
+
+    def prompt_templates(self) -> list[PromptTemplate]:
+        """The prompt templates loaded for this session (``/<name>``), in precedence order."""
         ...
 
     def model_info(self) -> ModelInfo | None:

@@ -37,6 +37,7 @@ from pi_context.messages import ImageContent
 from pi_context.model import Model, ModelInfo
 from pi_context.model.thinking import cycle_thinking_level, supported_thinking_levels
 from pi_context.providers.auth_store import AuthStore
+from pi_context.resources.prompt_templates import PromptTemplate
 from pi_context.resources.settings import load_settings
 from pi_context.resources.trust import TRUST_FILE_NAME, TrustStore
 from pi_context.resources.types import Skill
@@ -178,6 +179,10 @@ class AppConfig(Struct):
     session_dir: Path | None
     """Where new sessions go; ``None`` = in memory (``--no-session``)."""
     no_context_files: bool = False
+    prompt_template_paths: Sequence[str] = ()
+    """``--prompt-template PATH`` (repeatable): loaded even with ``--no-prompt-templates``."""
+    no_prompt_templates: bool = False
+    """``-np/--no-prompt-templates``: no discovered or configured prompt templates."""
     system_prompt: str | None = None
     append_system_prompt: Sequence[str] = ()
     model_resolver: Callable[[str | None, Path | None], Model | None] = field(
@@ -211,6 +216,8 @@ class AppConfig(Struct):
         return {
             "agent_dir": self.agent_dir,
             "no_context_files": self.no_context_files,
+            "prompt_template_paths": list(self.prompt_template_paths) or None,
+            "no_prompt_templates": self.no_prompt_templates,
             "system_prompt": self.system_prompt,
             "append_system_prompt": list(self.append_system_prompt) or None,
             "load_extensions": self.discover_extensions,
@@ -432,6 +439,9 @@ class RunningAgent:
     def skills(self) -> list[Skill]:
         return list(self.agent.resources.skills)
 
+    def prompt_templates(self) -> list[PromptTemplate]:
+        return list(self.agent.resources.prompt_templates)
+
     def startup_details(self) -> list[str]:
         resources = self.agent.resources
         trusted = "trusted" if resources.trust.trusted else "not trusted"
@@ -443,6 +453,9 @@ class RunningAgent:
         if resources.append_system_prompt_sources:
             lines.append("appended: " + ", ".join(resources.append_system_prompt_sources))
         lines.append("skills: " + (", ".join(s.name for s in resources.skills) or "none"))
+        templates = ", ".join("/" + t.name for t in resources.prompt_templates)
+        lines.append("prompt templates: " + (templates or "none"))
+        lines += [f"prompt template {d}" for d in resources.prompt_template_diagnostics]
         runner = self.agent.extensions
         loaded = [e.path or e.name for e in runner.extensions] if runner is not None else []
         lines.append("extensions: " + (", ".join(loaded) or "none"))

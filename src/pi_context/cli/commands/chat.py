@@ -571,6 +571,19 @@ async def _release_local_models() -> None:
     "-ne", "--no-extensions", is_flag=True, help="Do not load discovered or installed extensions."
 )
 @click.option(
+    "--prompt-template",
+    "prompt_template_paths",
+    multiple=True,
+    metavar="PATH",
+    help="Load a prompt-template file or directory (repeatable), also with -np.",
+)
+@click.option(
+    "-np",
+    "--no-prompt-templates",
+    is_flag=True,
+    help="Do not load discovered or configured prompt templates.",
+)
+@click.option(
     "-a/-na",
     "--approve/--no-approve",
     "approve",
@@ -622,6 +635,8 @@ def chat_command(
     no_context_files: bool,
     extension_paths: tuple[str, ...],
     no_extensions: bool,
+    prompt_template_paths: tuple[str, ...],
+    no_prompt_templates: bool,
     approve: bool | None,
     system_prompt: str | None,
     append_system_prompt: tuple[str, ...],
@@ -733,6 +748,8 @@ def chat_command(
         agent_dir=agent_dir,
         session_dir=directory,
         no_context_files=no_context_files,
+        prompt_template_paths=prompt_template_paths,
+        no_prompt_templates=no_prompt_templates,
         system_prompt=system_prompt,
         append_system_prompt=append_system_prompt,
         model_resolver=lambda spec, resumed: resolve_cli_model(

@@ -10,8 +10,11 @@
 * Typing while an answer runs: Enter queues the line as steering (delivered after the running
   tool calls), Alt+Enter as a follow-up (delivered when the agent would stop), Alt+Up takes
   every queued message back into the next input line; an extension command finished with Enter
-  runs at once, a built-in slash command when the answer ends, and text without Enter waits in
-  the next input line.
+  runs at once, a built-in slash command or a ``!command`` when the answer ends, and text
+  without Enter waits in the next input line.
+* ``!command`` runs a shell command, its output shown as it arrives and recorded in the
+  session for the model; ``!!command`` records it kept out of the model's context (see
+  :mod:`pi_context.cli.interactive.user_shell`).
 * Ctrl+P / Alt+P (Shift+Ctrl+P where the terminal reports it) cycle the model scope forward /
   backward, Shift+Tab the thinking level; Ctrl+L opens the model picker. Slash commands that
   choose something (``/model``, ``/resume``, ...) show a list picker
@@ -29,7 +32,7 @@ import contextlib
 import os
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import run_in_terminal
@@ -58,6 +61,9 @@ from pi_context.cli.terminal_text import terminal_safe
 from pi_context.errors import PiContextError
 from pi_context.events import AgentEvent
 from pi_context.messages import ImageContent
+
+if TYPE_CHECKING:
+    from pi_context.cli.rpc.user_bash import UserBash
 
 __all__ = ["InteractiveShell", "SlashCompleter", "run_interactive"]
 
@@ -198,6 +204,8 @@ class InteractiveShell:
         self._status = ""
         """The last computed status line (the toolbar is redrawn on every key press)."""
         self._model_picker_requested = False
+        self._user_bash: UserBash | None = None
+        """Runs ``!command`` lines (created with the first one)."""
         self.pickers = self._is_tty(self._key_input()) if pickers is None else pickers
         """Slash commands show list pickers (else their text forms: a terminal is needed)."""
         self._listen()
@@ -260,6 +268,33 @@ class InteractiveShell:
             renderer.close()
             self._renderer = None
         self.print_status()
+
+    async def run_abortable(self, work: Awaitable[T], abort: Callable[[], None]) -> T | None:
+        """Await ``work``; Esc or Ctrl-C calls ``abort``, a second press cancels it (``None``)."""
+        return await self._abortable(work, abort, cancel_on_first=False)
+
+    async def _user_command(self, line: str) -> bool:
+        """Run ``line`` if it is ``!command`` or ``!!command``; ``False`` when it is not one."""
+        from pi_context.cli.interactive.user_shell import parse_user_command, run_user_command
+
+        parsed = parse_user_command(line)
+        if parsed is None:
+            return False
+        if self._user_bash is None:
+            from pi_context.cli.rpc.user_bash import UserBash
+
+            self._user_bash = UserBash()
+        command, excluded = parsed
+        await run_user_command(
+            self.agent,
+            self.console,
+            command,
+            excluded=excluded,
+            bash=self._user_bash,
+            abortable=self.run_abortable,
+        )
+        self.print_status()
+        return True
 
     async def busy(self, label: str, work: Callable[[], Awaitable[T]]) -> T | None:
         renderer = self._new_renderer()
@@ -374,6 +409,8 @@ class InteractiveShell:
             return False
         if text.lstrip().startswith("/"):
             return kind == "steer" and self._run_extension_command_now(text, kept)
+        if text.lstrip().startswith("!") and text.strip().strip("!"):
+            return False  # a shell command waits for the next prompt
         kept.clear()
         if kind == "steer":
             self.agent.steer(text)
@@ -519,6 +556,8 @@ class InteractiveShell:
                 line = submitted
                 if await run_slash(self, line):
                     self.status()
+                    continue
+                if await self._user_command(line):
                     continue
                 await self.send(line)
             except PiContextError as exc:

@@ -24,7 +24,7 @@ from pi_context.cli.app.session_replacement import (
     fork_messages,
     user_text,
 )
-from pi_context.messages import AgentMessage, ImageContent, bash_execution_message
+from pi_context.messages import AgentMessage, ImageContent
 from pi_context.model import ModelInfo
 from pi_context.model.thinking import cycle_thinking_level, supported_thinking_levels
 
@@ -32,6 +32,7 @@ from . import model_records
 from .records import NO_DATA, Command, RpcCommandError
 from .runtime import RpcRuntime
 from .settings_file import set_global_setting
+from .user_bash import run_user_bash
 
 __all__ = ["COMMAND_TYPES", "CommandHandlers", "Started"]
 
@@ -379,9 +380,6 @@ class CommandHandlers:
         flag = command.fields.get("excludeFromContext")
         exclude = flag if isinstance(flag, bool) else None  # pi writes only what was given
         agent = self.rt.agent
-        settings = agent.settings_data()
-        shell = settings.get("shellPath")
-        prefix = settings.get("shellCommandPrefix")
 
         def on_output(delta: str) -> None:
             record: dict[str, Any] = {"type": "bash_execution_update"}
@@ -390,22 +388,14 @@ class CommandHandlers:
             record["delta"] = delta
             self.rt.emit_record(record)
 
-        result = await self.rt.bash.run(
+        result, message = await run_user_bash(
+            self.rt.bash,
             text,
             cwd=agent.cwd,
-            shell_path=shell if isinstance(shell, str) else None,
-            command_prefix=prefix if isinstance(prefix, str) else None,
+            settings=agent.settings_data(),
+            timestamp=agent.session.now_ms,
             on_output=on_output,
-        )
-        message = bash_execution_message(
-            text,
-            result.output,
-            exit_code=result.exit_code,
-            cancelled=result.cancelled,
-            truncated=result.truncated,
-            full_output_path=result.full_output_path,
             exclude_from_context=exclude,
-            timestamp=agent.session.now_ms(),
         )
         self.rt.record_bash(cast(AgentMessage, message))
         return result.to_json()
@@ -619,6 +609,17 @@ class CommandHandlers:
             else:
                 entry["sourceInfo"] = {"path": path or registered.extension, "source": source}
             commands.append(entry)
+        for template in agent.prompt_templates():
+            item: dict[str, Any] = {"name": template.name}
+            if template.description:
+                item["description"] = template.description
+            item["source"] = "prompt"
+            item["sourceInfo"] = (
+                template.source_info.to_json()
+                if template.source_info is not None
+                else {"path": template.file_path}
+            )
+            commands.append(item)
         for skill in agent.skills():
             record: dict[str, Any] = {"name": f"skill:{skill.name}"}
             if skill.description:

@@ -1,4 +1,5 @@
-"""The RPC ``bash`` command: a user's shell command, outside the model's tool calls.
+"""A user's shell command, outside the model's tool calls: RPC's ``bash`` and the editor's
+``!command`` (:func:`run_user_bash`, both).
 
 The command runs with the configured shell (settings ``shellPath``; ``shellCommandPrefix`` is
 put before it on its own line) in the session's working directory, stdout and stderr merged.
@@ -16,15 +17,16 @@ import os
 import secrets
 import signal
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from pi_context.messages import BashExecutionMessage, bash_execution_message
 from pi_context.tools.bash import default_shell
 from pi_context.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncate_tail
 
-__all__ = ["BashResult", "UserBash"]
+__all__ = ["BashResult", "UserBash", "run_user_bash"]
 
 _READ = 65536
 _KEEP = 4 * DEFAULT_MAX_BYTES  # in-memory tail; the whole output is spilled past the limits
@@ -147,6 +149,41 @@ class UserBash:
         for proc in list(self._running):
             self._cancelled.add(proc.pid)
             _kill(proc)
+
+
+async def run_user_bash(
+    bash: UserBash,
+    command: str,
+    *,
+    cwd: str,
+    settings: Mapping[str, object],
+    timestamp: Callable[[], int],
+    on_output: Callable[[str], None] | None = None,
+    exclude_from_context: bool | None = None,
+) -> tuple[BashResult, BashExecutionMessage]:
+    """Run a user's command as RPC ``bash`` and the editor's ``!command`` both do (the
+    settings' ``shellPath`` and ``shellCommandPrefix``), and the ``bashExecution`` message
+    recording it (``exclude_from_context`` ``None`` leaves the field out, as pi does)."""
+    shell = settings.get("shellPath")
+    prefix = settings.get("shellCommandPrefix")
+    result = await bash.run(
+        command,
+        cwd=cwd,
+        shell_path=shell if isinstance(shell, str) else None,
+        command_prefix=prefix if isinstance(prefix, str) else None,
+        on_output=on_output,
+    )
+    message = bash_execution_message(
+        command,
+        result.output,
+        exit_code=result.exit_code,
+        cancelled=result.cancelled,
+        truncated=result.truncated,
+        full_output_path=result.full_output_path,
+        exclude_from_context=exclude_from_context,
+        timestamp=timestamp(),
+    )
+    return result, message
 
 
 def _kill(proc: asyncio.subprocess.Process) -> None:

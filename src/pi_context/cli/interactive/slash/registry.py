@@ -10,7 +10,9 @@ session, :func:`commands_for` copies the built-ins and registers each extension 
 A name is one command. A built-in shadows an extension command of the same name, as in pi's
 terminal (the extension command is kept in :attr:`SlashRegistry.shadowed`, and ``/help`` says
 so; RPC clients still reach it with ``prompt``). Two extensions registering one name never
-meet here: the extension runner gives each an invocation name ``<name>:<k>``.
+meet here: the extension runner gives each an invocation name ``<name>:<k>``. Prompt templates
+come last (pi's order: an extension command, then a template): a template named as a built-in
+or an extension command is hidden the same way, and ``/help`` says so.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from pi_context.cli.app.session_replacement import SwitchCancelledError
 from pi_context.cli.interactive.shell import Shell
 from pi_context.errors import PiContextError
 from pi_context.extensions import RegisteredCommand
+from pi_context.resources.prompt_templates import PromptTemplate
+from pi_context.resources.types import SkillSourceInfo
 
 __all__ = [
     "BUILT_INS",
@@ -35,12 +39,15 @@ __all__ = [
     "commands_for",
     "parse_slash",
     "run_slash",
+    "source_tag",
+    "template_command",
 ]
 
 Handler = Callable[[Shell, str], Awaitable[None]]
 """``(shell, argument text)``: one form of a command, text and picker alike."""
 
 BUILT_IN = "built-in"
+PROMPT_TEMPLATE = "prompt template"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +59,9 @@ class SlashCommand:
     handler: Handler
     aliases: tuple[str, ...] = ()
     source: str = BUILT_IN
-    """``built-in``, or the extension that registered it."""
+    """``built-in``, the extension that registered it, or ``prompt template``."""
+    file: str | None = None
+    """The prompt template's file."""
     completes: bool = True
     """Offered by Tab completion as ``/name``."""
 
@@ -152,15 +161,60 @@ def extension_command(registered: RegisteredCommand) -> SlashCommand:
     )
 
 
+def source_tag(info: SkillSourceInfo | None) -> str | None:
+    """pi's short tag for where a resource came from: ``u`` (user), ``p`` (project), ``t``
+    (temporary, e.g. ``--prompt-template``), with the package source for npm ones."""
+    if info is None or info.source == "builtin":
+        return None
+    scope = {"user": "u", "project": "p"}.get(info.scope, "t")
+    source = info.source.strip()
+    return f"{scope}:{source}" if source.startswith("npm:") else scope
+
+
+def _template_handler(name: str) -> Handler:
+    async def run(shell: Shell, args: str) -> None:
+        # the session expands it (as it does for -p and RPC): the text sent is what was typed
+        await shell.send(f"/{name} {args}" if args else f"/{name}")
+
+    return run
+
+
+def template_command(template: PromptTemplate) -> SlashCommand:
+    """A prompt template as a slash command: ``/name [argument-hint]``, its description
+    tagged with where it came from as pi's completion list tags it (``[u] Review ...``)."""
+    usage = f"/{template.name}"
+    if template.argument_hint:
+        usage += f" {template.argument_hint}"
+    tag = source_tag(template.source_info)
+    description = template.description
+    if tag is not None:
+        description = f"[{tag}] {description}" if description else f"[{tag}]"
+    return SlashCommand(
+        template.name,
+        usage,
+        description,
+        _template_handler(template.name),
+        source=PROMPT_TEMPLATE,
+        file=template.file_path,
+    )
+
+
 def commands_for(agent: AgentApi, built_ins: SlashRegistry = BUILT_INS) -> SlashRegistry:
-    """The commands of the running session: the built-ins, then its extensions' commands."""
+    """The commands of the running session: the built-ins, then its extensions' commands,
+    then its prompt templates."""
     registry = built_ins.copy()
     for registered in agent.extension_commands():
         registry.register(extension_command(registered))
+    for template in agent.prompt_templates():
+        registry.register(template_command(template))
     return registry
 
 
 def shadowing_note(command: SlashCommand) -> str:
+    if command.source == PROMPT_TEMPLATE:
+        return (
+            f"prompt template {command.file}: /{command.name} is hidden by another /{command.name}"
+        )
     return f"extension {command.source}: /{command.name} is hidden by the built-in /{command.name}"
 
 
