@@ -30,6 +30,7 @@ from benchmarks.economy.contenders import (
 )
 from benchmarks.economy.drive import DRIVERS
 from benchmarks.economy.pi_install import PiUnavailable, install_pi
+from benchmarks.economy.responder import DEFAULT_SUMMARY_KEEP, SUMMARY_KEEP
 from benchmarks.economy.units import Unit
 from benchmarks.economy.workload import DEFAULT_PROMPTS
 
@@ -45,7 +46,13 @@ def _job(unit: Unit, out: Path) -> dict[str, Any]:
     from benchmarks.economy.workload import generate_workload
 
     workload = generate_workload(unit.seed, unit.prompts, retention=unit.retention)
-    simulator = Simulator(unit.api, workload, load_tokenizer(), unit.window)  # type: ignore[arg-type]
+    simulator = Simulator(
+        unit.api,  # type: ignore[arg-type]
+        workload,
+        load_tokenizer(),
+        unit.window,
+        unit.summary_keep if unit.retention else "none",
+    )
     log_path = out / "logs" / f"{unit.name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w") as log_file, SimulatorServer(simulator) as server:
@@ -105,7 +112,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--retention",
         action="store_true",
-        help="plant four facts early and probe them late; report probes answered and their cost",
+        help="plant twelve facts early and probe them late; report probes answered and their cost",
+    )
+    parser.add_argument(
+        "--summary-keep",
+        choices=list(SUMMARY_KEEP),
+        default=DEFAULT_SUMMARY_KEEP,
+        help="with --retention: how likely the simulated summaries keep each planted fact, by "
+        "kind (none: never, as before; see benchmarks/README.md for the rates)",
     )
     parser.add_argument(
         "--saved-only",
@@ -158,7 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         contenders = [c for c in contenders if c.name in args.only]
     units = [
-        Unit(c, api, seed, args.prompts, args.window, args.driver, args.retention)
+        Unit(
+            c, api, seed, args.prompts, args.window, args.driver, args.retention, args.summary_keep
+        )
         for seed in args.seeds
         for api in args.apis
         for c in contenders
@@ -236,6 +252,28 @@ def collect_progress(
     return results
 
 
+def saved_units(
+    out: Path, *, api: str, seed: int, prompts: int, window: int
+) -> list[dict[str, Any]]:
+    """The saved retention units of ``api`` and ``seed`` at ``prompts`` and ``window`` (any
+    setting of ``--summary-keep``, any contender), as saved: ``{"inputs", "run"}``."""
+    found: list[dict[str, Any]] = []
+    for path in sorted((out / "units").glob(f"{api}-seed{seed}-*.json")):
+        try:
+            saved = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        inputs = saved.get("inputs") if isinstance(saved, dict) else None
+        if (
+            isinstance(inputs, dict)
+            and inputs.get("retention")
+            and (inputs.get("api"), inputs.get("seed")) == (api, seed)
+            and (inputs.get("prompts"), inputs.get("window")) == (prompts, window)
+        ):
+            found.append(saved)
+    return found
+
+
 def write_report(
     results: dict[tuple[str, int], list[dict[str, Any]]],
     out: Path,
@@ -253,6 +291,7 @@ def write_report(
         plot_cumulative,
         retention_table,
         run_cost_table,
+        sensitivity_table,
     )
     from benchmarks.economy.workload import generate_workload
 
@@ -279,9 +318,15 @@ def write_report(
             seed, args.prompts, retention=getattr(args, "retention", False)
         )
         if getattr(args, "retention", False):
+            keep = getattr(args, "summary_keep", DEFAULT_SUMMARY_KEEP)
             parts.append(
-                f"\nRetention (probes answered, how, and what answering cost):\n\n"
-                f"{retention_table(runs, workload)}"
+                f"\nRetention (summaries keep: {keep}; probes answered, how, and what "
+                f"answering cost):\n\n{retention_table(runs, workload)}"
+            )
+            saved = saved_units(out, api=api, seed=seed, prompts=args.prompts, window=args.window)
+            parts.append(
+                "\nProbes answered under each setting of what summaries keep (the saved units "
+                f"of this simulator and seed; - : not run):\n\n{sensitivity_table(saved, workload)}"
             )
         causes = {run["contender"]: attribute(run, workload, prices) for run in runs}
         parts.append(f"\nCost above the all-cached floor, by cause:\n\n{attribution_table(causes)}")

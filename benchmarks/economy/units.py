@@ -59,10 +59,14 @@ class Unit:
     driver: str
     retention: bool = False
     """The workload with planted facts and probes (``--retention``)."""
+    summary_keep: str = "plausible"
+    """What the simulated summaries keep of the planted facts (``--summary-keep``; it
+    matters, and names the unit, only with ``retention``)."""
 
     @property
     def name(self) -> str:
-        return f"{self.api}-seed{self.seed}-{slug(self.contender.name)}"
+        keep = f"-keep-{self.summary_keep}" if self.retention else ""
+        return f"{self.api}-seed{self.seed}-{slug(self.contender.name)}{keep}"
 
     def inputs(self) -> dict[str, Any]:
         from benchmarks.economy.drive import DRIVER_VERSION
@@ -72,6 +76,7 @@ class Unit:
             extra["settings"] = self.contender.settings
         if self.retention:
             extra["retention"] = True
+            extra["summary_keep"] = self.summary_keep
         return {
             **extra,
             "contender": self.contender.name,
