@@ -46,13 +46,28 @@ def _job(unit: Unit, out: Path) -> dict[str, Any]:
     from benchmarks.economy.workload import generate_workload
 
     workload = generate_workload(unit.seed, unit.prompts, retention=unit.retention)
-    simulator = Simulator(
-        unit.api,  # type: ignore[arg-type]
-        workload,
-        load_tokenizer(),
-        unit.window,
-        unit.summary_keep if unit.retention else "none",
-    )
+    keep = unit.summary_keep if unit.retention else "none"
+    simulator: Simulator
+    if unit.summary_model:
+        from benchmarks.economy.real_summary import ObservedSimulator, RealSummarizer
+
+        real = RealSummarizer(unit.summary_url, unit.summary_model)
+        simulator = ObservedSimulator(
+            unit.api,  # type: ignore[arg-type]
+            workload,
+            load_tokenizer(),
+            unit.window,
+            keep,
+            real=real,
+        )
+    else:
+        simulator = Simulator(
+            unit.api,  # type: ignore[arg-type]
+            workload,
+            load_tokenizer(),
+            unit.window,
+            keep,
+        )
     log_path = out / "logs" / f"{unit.name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w") as log_file, SimulatorServer(simulator) as server:
@@ -70,6 +85,8 @@ def _job(unit: Unit, out: Path) -> dict[str, Any]:
             log=log,
         )
     run = result.to_json()
+    if unit.summary_model:
+        run["real_summaries"] = real.records
     unit.save(out, run)
     return run
 
@@ -122,6 +139,13 @@ def main(argv: list[str] | None = None) -> int:
         "kind (none: never, as before; see benchmarks/README.md for the rates)",
     )
     parser.add_argument(
+        "--summary-url",
+        default="",
+        help="also send each summary request holding a planted fact to this OpenAI-compatible "
+        "server (base URL, e.g. http://127.0.0.1:8080/v1) and count the facts its summaries keep",
+    )
+    parser.add_argument("--summary-model", default="", help="the model id for --summary-url")
+    parser.add_argument(
         "--saved-only",
         action="store_true",
         help="run nothing: the report from the saved units whose inputs are current",
@@ -173,7 +197,16 @@ def main(argv: list[str] | None = None) -> int:
         contenders = [c for c in contenders if c.name in args.only]
     units = [
         Unit(
-            c, api, seed, args.prompts, args.window, args.driver, args.retention, args.summary_keep
+            c,
+            api,
+            seed,
+            args.prompts,
+            args.window,
+            args.driver,
+            args.retention,
+            args.summary_keep,
+            args.summary_model if args.summary_url else "",
+            args.summary_url,
         )
         for seed in args.seeds
         for api in args.apis
@@ -327,6 +360,15 @@ def write_report(
             parts.append(
                 "\nProbes answered under each setting of what summaries keep (the saved units "
                 f"of this simulator and seed; - : not run):\n\n{sensitivity_table(saved, workload)}"
+            )
+        real = [run for run in runs if run.get("real_summaries") is not None]
+        if real:
+            from benchmarks.economy.real_summary import real_summary_line
+
+            parts.append(
+                "\nReal summaries (`--summary-url`, the facts the real model kept of those in "
+                "the text it was sent):\n\n"
+                + "".join(f"- {real_summary_line(run)}\n" for run in real)
             )
         causes = {run["contender"]: attribute(run, workload, prices) for run in runs}
         parts.append(f"\nCost above the all-cached floor, by cause:\n\n{attribution_table(causes)}")

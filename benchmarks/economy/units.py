@@ -63,10 +63,15 @@ class Unit:
     """What the simulated summaries keep of the planted facts (``--summary-keep``; it
     matters, and names the unit, only with ``retention``)."""
 
+    summary_model: str = ""
+    """With ``--summary-url``: the real model the summary requests are also sent to."""
+    summary_url: str = ""
+
     @property
     def name(self) -> str:
         keep = f"-keep-{self.summary_keep}" if self.retention else ""
-        return f"{self.api}-seed{self.seed}-{slug(self.contender.name)}{keep}"
+        real = f"-real-{slug(self.summary_model)}" if self.summary_model else ""
+        return f"{self.api}-seed{self.seed}-{slug(self.contender.name)}{keep}{real}"
 
     def inputs(self) -> dict[str, Any]:
         from benchmarks.economy.drive import DRIVER_VERSION
@@ -77,6 +82,8 @@ class Unit:
         if self.retention:
             extra["retention"] = True
             extra["summary_keep"] = self.summary_keep
+        if self.summary_model:
+            extra["summary_model"] = self.summary_model
         return {
             **extra,
             "contender": self.contender.name,
