@@ -51,7 +51,12 @@ def _job(unit: Unit, out: Path) -> dict[str, Any]:
     if unit.summary_model:
         from benchmarks.economy.real_summary import ObservedSimulator, RealSummarizer
 
-        real = RealSummarizer(unit.summary_url, unit.summary_model)
+        real_log = out / "logs" / f"{unit.name}.real.jsonl"
+        real_log.parent.mkdir(parents=True, exist_ok=True)
+        real_log.unlink(missing_ok=True)
+        real = RealSummarizer(
+            unit.summary_url, unit.summary_model, window=unit.summary_window, log=real_log
+        )
         simulator = ObservedSimulator(
             unit.api,  # type: ignore[arg-type]
             workload,
@@ -146,6 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--summary-model", default="", help="the model id for --summary-url")
     parser.add_argument(
+        "--summary-window",
+        type=int,
+        default=8192,
+        help="the --summary-url model's window: longer prompts are cut in the middle to fit",
+    )
+    parser.add_argument(
         "--saved-only",
         action="store_true",
         help="run nothing: the report from the saved units whose inputs are current",
@@ -207,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
             args.summary_keep,
             args.summary_model if args.summary_url else "",
             args.summary_url,
+            args.summary_window,
         )
         for seed in args.seeds
         for api in args.apis

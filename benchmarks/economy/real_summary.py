@@ -20,6 +20,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from benchmarks.economy.responder import KeepRates, kept_facts
@@ -80,7 +81,16 @@ class RealSummarizer:
     window: int = 8192
     max_tokens: int = 512
     timeout: float = 900.0
+    log: Path | None = None
+    """A JSON-lines file each record is also appended to as it is made (a long run can be
+    stopped and still read)."""
     records: list[dict[str, Any]] = field(default_factory=list)
+
+    def _record(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
+        if self.log is not None:
+            with self.log.open("a") as out:
+                out.write(json.dumps(record) + "\n")
 
     def observe(self, system: str, prompt: str, probes: Sequence[Probe], request: int) -> None:
         """Send one summary request if its prompt holds a planted fact; record what was kept."""
@@ -109,10 +119,10 @@ class RealSummarizer:
                 answer = json.loads(response.read())
             reply = str(answer["choices"][0]["message"].get("content") or "")
         except (OSError, urllib.error.URLError, ValueError, KeyError, IndexError) as exc:
-            self.records.append({"request": request, "error": f"{type(exc).__name__}: {exc}"})
+            self._record({"request": request, "error": f"{type(exc).__name__}: {exc}"})
             return
         for probe, where in places:
-            self.records.append(
+            self._record(
                 {
                     "request": request,
                     "kind": probe.kind,

@@ -66,6 +66,7 @@ class Unit:
     summary_model: str = ""
     """With ``--summary-url``: the real model the summary requests are also sent to."""
     summary_url: str = ""
+    summary_window: int = 8192
 
     @property
     def name(self) -> str:
@@ -84,6 +85,7 @@ class Unit:
             extra["summary_keep"] = self.summary_keep
         if self.summary_model:
             extra["summary_model"] = self.summary_model
+            extra["summary_window"] = self.summary_window
         return {
             **extra,
             "contender": self.contender.name,

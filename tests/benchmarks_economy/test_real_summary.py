@@ -6,6 +6,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -55,10 +56,10 @@ def server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
 
 
 def test_only_requests_holding_a_fact_are_sent_and_each_fact_is_counted(
-    server: tuple[str, list[dict[str, Any]]],
+    server: tuple[str, list[dict[str, Any]]], tmp_path: Path
 ) -> None:
     url, seen = server
-    real = RealSummarizer(url, "tiny")
+    real = RealSummarizer(url, "tiny", log=tmp_path / "real.jsonl")
     real.observe("system", "<conversation>nothing planted</conversation>", PROBES, 1)
     assert seen == []
     a, b, c = PROBES[0], PROBES[1], PROBES[2]
@@ -78,6 +79,8 @@ def test_only_requests_holding_a_fact_are_sent_and_each_fact_is_counted(
     line = real_summary_line({"contender": "pi", "real_summaries": real.records})
     assert line.startswith("pi: 1 summary requests sent, 0 failed; kept / present:")
     assert "carry 0/1" in line
+    logged = [json.loads(line) for line in (tmp_path / "real.jsonl").read_text().splitlines()]
+    assert logged == real.records
 
 
 def test_a_server_that_fails_is_recorded_not_raised() -> None:
