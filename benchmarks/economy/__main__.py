@@ -30,6 +30,7 @@ from benchmarks.economy.contenders import (
 )
 from benchmarks.economy.drive import DRIVERS
 from benchmarks.economy.pi_install import PiUnavailable, install_pi
+from benchmarks.economy.responder import DEFAULT_SUMMARY_KEEP, SUMMARY_KEEP
 from benchmarks.economy.units import Unit
 from benchmarks.economy.workload import DEFAULT_PROMPTS
 
@@ -45,7 +46,33 @@ def _job(unit: Unit, out: Path) -> dict[str, Any]:
     from benchmarks.economy.workload import generate_workload
 
     workload = generate_workload(unit.seed, unit.prompts, retention=unit.retention)
-    simulator = Simulator(unit.api, workload, load_tokenizer(), unit.window)  # type: ignore[arg-type]
+    keep = unit.summary_keep if unit.retention else "none"
+    simulator: Simulator
+    if unit.summary_model:
+        from benchmarks.economy.real_summary import ObservedSimulator, RealSummarizer
+
+        real_log = out / "logs" / f"{unit.name}.real.jsonl"
+        real_log.parent.mkdir(parents=True, exist_ok=True)
+        real_log.unlink(missing_ok=True)
+        real = RealSummarizer(
+            unit.summary_url, unit.summary_model, window=unit.summary_window, log=real_log
+        )
+        simulator = ObservedSimulator(
+            unit.api,  # type: ignore[arg-type]
+            workload,
+            load_tokenizer(),
+            unit.window,
+            keep,
+            real=real,
+        )
+    else:
+        simulator = Simulator(
+            unit.api,  # type: ignore[arg-type]
+            workload,
+            load_tokenizer(),
+            unit.window,
+            keep,
+        )
     log_path = out / "logs" / f"{unit.name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w") as log_file, SimulatorServer(simulator) as server:
@@ -63,6 +90,8 @@ def _job(unit: Unit, out: Path) -> dict[str, Any]:
             log=log,
         )
     run = result.to_json()
+    if unit.summary_model:
+        run["real_summaries"] = real.records
     unit.save(out, run)
     return run
 
@@ -105,7 +134,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--retention",
         action="store_true",
-        help="plant four facts early and probe them late; report probes answered and their cost",
+        help="plant twelve facts early and probe them late; report probes answered and their cost",
+    )
+    parser.add_argument(
+        "--summary-keep",
+        choices=list(SUMMARY_KEEP),
+        default=DEFAULT_SUMMARY_KEEP,
+        help="with --retention: how likely the simulated summaries keep each planted fact, by "
+        "kind (none: never, as before; see benchmarks/README.md for the rates)",
+    )
+    parser.add_argument(
+        "--summary-url",
+        default="",
+        help="also send each summary request holding a planted fact to this OpenAI-compatible "
+        "server (base URL, e.g. http://127.0.0.1:8080/v1) and count the facts its summaries keep",
+    )
+    parser.add_argument("--summary-model", default="", help="the model id for --summary-url")
+    parser.add_argument(
+        "--summary-window",
+        type=int,
+        default=8192,
+        help="the --summary-url model's window: longer prompts are cut in the middle to fit",
     )
     parser.add_argument(
         "--saved-only",
@@ -158,7 +207,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         contenders = [c for c in contenders if c.name in args.only]
     units = [
-        Unit(c, api, seed, args.prompts, args.window, args.driver, args.retention)
+        Unit(
+            c,
+            api,
+            seed,
+            args.prompts,
+            args.window,
+            args.driver,
+            args.retention,
+            args.summary_keep,
+            args.summary_model if args.summary_url else "",
+            args.summary_url,
+            args.summary_window,
+        )
         for seed in args.seeds
         for api in args.apis
         for c in contenders
@@ -236,6 +297,28 @@ def collect_progress(
     return results
 
 
+def saved_units(
+    out: Path, *, api: str, seed: int, prompts: int, window: int
+) -> list[dict[str, Any]]:
+    """The saved retention units of ``api`` and ``seed`` at ``prompts`` and ``window`` (any
+    setting of ``--summary-keep``, any contender), as saved: ``{"inputs", "run"}``."""
+    found: list[dict[str, Any]] = []
+    for path in sorted((out / "units").glob(f"{api}-seed{seed}-*.json")):
+        try:
+            saved = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        inputs = saved.get("inputs") if isinstance(saved, dict) else None
+        if (
+            isinstance(inputs, dict)
+            and inputs.get("retention")
+            and (inputs.get("api"), inputs.get("seed")) == (api, seed)
+            and (inputs.get("prompts"), inputs.get("window")) == (prompts, window)
+        ):
+            found.append(saved)
+    return found
+
+
 def write_report(
     results: dict[tuple[str, int], list[dict[str, Any]]],
     out: Path,
@@ -253,6 +336,7 @@ def write_report(
         plot_cumulative,
         retention_table,
         run_cost_table,
+        sensitivity_table,
     )
     from benchmarks.economy.workload import generate_workload
 
@@ -279,9 +363,24 @@ def write_report(
             seed, args.prompts, retention=getattr(args, "retention", False)
         )
         if getattr(args, "retention", False):
+            keep = getattr(args, "summary_keep", DEFAULT_SUMMARY_KEEP)
             parts.append(
-                f"\nRetention (probes answered, how, and what answering cost):\n\n"
-                f"{retention_table(runs, workload)}"
+                f"\nRetention (summaries keep: {keep}; probes answered, how, and what "
+                f"answering cost):\n\n{retention_table(runs, workload)}"
+            )
+            saved = saved_units(out, api=api, seed=seed, prompts=args.prompts, window=args.window)
+            parts.append(
+                "\nProbes answered under each setting of what summaries keep (the saved units "
+                f"of this simulator and seed; - : not run):\n\n{sensitivity_table(saved, workload)}"
+            )
+        real = [run for run in runs if run.get("real_summaries") is not None]
+        if real:
+            from benchmarks.economy.real_summary import real_summary_line
+
+            parts.append(
+                "\nReal summaries (`--summary-url`, the facts the real model kept of those in "
+                "the text it was sent):\n\n"
+                + "".join(f"- {real_summary_line(run)}\n" for run in real)
             )
         causes = {run["contender"]: attribute(run, workload, prices) for run in runs}
         parts.append(f"\nCost above the all-cached floor, by cause:\n\n{attribution_table(causes)}")

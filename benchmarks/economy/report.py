@@ -16,8 +16,10 @@ __all__ = [
     "markdown_table",
     "mean_table",
     "plot_cumulative",
+    "probe_outcomes",
     "retention_table",
     "run_cost_table",
+    "sensitivity_table",
     "totals",
 ]
 
@@ -274,6 +276,20 @@ def run_cost_table(results: Results) -> str:
     return head + "\n".join(lines) + "\n"
 
 
+def probe_outcomes(records: Sequence[Mapping[str, Any]], workload: Any) -> dict[int, str]:
+    """How each probe prompt of ``workload`` was answered in ``records`` (the last answer)."""
+    indices = {p.index for p in workload.prompts if p.probe is not None}
+    outcome: dict[int, str] = {}
+    for r in records:
+        if r["prompt"] in indices and r.get("probe"):
+            outcome[r["prompt"]] = r["probe"]
+    return outcome
+
+
+def _answered(outcome: Mapping[int, str]) -> int:
+    return sum(1 for how in outcome.values() if how in ("context", "recall", "reread"))
+
+
 def retention_table(runs: Sequence[Mapping[str, Any]], workload: Any) -> str:
     """Per contender: probes answered / probes, how (in context, by recall, by re-reading the
     file, unknown), what the probe prompts cost, and the run's total cost.
@@ -290,24 +306,50 @@ def retention_table(runs: Sequence[Mapping[str, Any]], workload: Any) -> str:
     ]
     for run in runs:
         records = run["records"]
-        outcome: dict[int, str] = {}
-        for r in records:
-            if r["prompt"] in indices and r.get("probe"):
-                outcome[r["prompt"]] = r["probe"]
+        outcome = probe_outcomes(records, workload)
         counts = {
             k: sum(1 for v in outcome.values() if v == k)
             for k in ("context", "recall", "reread", "unknown")
         }
-        answered = counts["context"] + counts["recall"] + counts["reread"]
         probe_cost = sum(r["cost"] for r in records if r["prompt"] in indices)
         total = sum(r["cost"] for r in records)
         lines.append(
-            f"| {run['contender']} | {answered} / {len(probes)} | {counts['context']} | "
-            f"{counts['recall']} | {counts['reread']} | {counts['unknown']} | "
-            f"${probe_cost:.3f} | ${total:.2f} |"
+            f"| {run['contender']} | {_answered(outcome)} / {len(probes)} | "
+            f"{counts['context']} | {counts['recall']} | {counts['reread']} | "
+            f"{counts['unknown']} | ${probe_cost:.3f} | ${total:.2f} |"
         )
     kinds = ", ".join(
         f"{p.probe.kind} (planted at prompt {p.probe.planted_at}, asked at {p.index})"
         for p in probes
     )
     return "\n".join(lines) + f"\n\nProbes: {kinds}.\n"
+
+
+SENSITIVITY_CONTENDERS = ("pi 1.6.0", "pictx default", "pictx lean")
+KEEP_SETTINGS = ("none", "pessimistic", "plausible", "optimistic")
+
+
+def sensitivity_table(units: Sequence[Mapping[str, Any]], workload: Any) -> str:
+    """Probes answered by the default contenders under each ``--summary-keep`` setting.
+
+    ``units`` are saved units (``{"inputs", "run"}``) of one simulator and seed; a cell with
+    no unit is ``-``. Each cell is ``answered / probes`` and, in brackets, how many of them
+    were in context (the summary or the kept messages held the fact)."""
+    probes = sum(1 for p in workload.prompts if p.probe is not None)
+    cells: dict[tuple[str, str], str] = {}
+    for unit in units:
+        inputs, run = unit["inputs"], unit["run"]
+        keep = inputs.get("summary_keep", "none")
+        outcome = probe_outcomes(run["records"], workload)
+        in_context = sum(1 for how in outcome.values() if how == "context")
+        cells[(inputs["contender"], keep)] = (
+            f"{_answered(outcome)} / {probes} ({in_context} in context)"
+        )
+    lines = [
+        "| contender | " + " | ".join(KEEP_SETTINGS) + " |",
+        "|---|" + "---:|" * len(KEEP_SETTINGS),
+    ]
+    for contender in SENSITIVITY_CONTENDERS:
+        row = [cells.get((contender, keep), "-") for keep in KEEP_SETTINGS]
+        lines.append(f"| {contender} | " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"

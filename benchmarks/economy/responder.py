@@ -5,7 +5,10 @@
   opens with pictx's shared-request heading ``## Checkpoint summary request``) gets a deterministic structured
   summary whose length follows the input: one token of summary per :data:`SUMMARY_RATIO`
   tokens of input, within [:data:`SUMMARY_MIN`, :data:`SUMMARY_MAX`]. It names the files the
-  conversation mentions. Content is not judged, cost is.
+  conversation mentions, and keeps each planted retention fact found in its input with the
+  probability the run's setting gives its kind (:data:`SUMMARY_KEEP`, ``--summary-keep``): one
+  rate for a fact in the new transcript, by kind, and one for a fact carried over from the
+  previous summary. The draw is deterministic per (seed, fact, summary request).
 * Otherwise the current prompt is the highest ticket (``INV-1042``) in any user text or the
   highest prompt number in the tool-call ids (``tc0042s01``); the next step is one past the
   highest step id of that prompt present in the request. Past the last step comes the answer.
@@ -15,12 +18,22 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchmarks.economy.wire import Conversation, Reply, ReplyCall
 from benchmarks.economy.workload import TICKET_BASE, Probe, Workload
 
-__all__ = ["Decision", "Responder", "answer_probe", "tool_call_id"]
+__all__ = [
+    "SUMMARY_KEEP",
+    "Decision",
+    "KeepRates",
+    "Responder",
+    "answer_probe",
+    "kept_facts",
+    "summary_text",
+    "tool_call_id",
+]
 
 SUMMARY_RATIO = 12
 SUMMARY_MIN = 250
@@ -45,6 +58,80 @@ _SUMMARY_WORDS = (
     "Open question:",
     "strict mode coverage.",
 )
+
+
+@dataclass(frozen=True, slots=True)
+class KeepRates:
+    """How likely a simulated summary keeps a planted fact present in its input."""
+
+    decision: float
+    """A decision in the user's words."""
+    error: float
+    """An error message (a failing command's output)."""
+    number: float
+    """A number in a tool's output."""
+    file: float
+    """A value inside a file's content (a ``write``'s argument or a ``read``'s result)."""
+    carry: float
+    """A fact already in the previous summary, kept by the updated one."""
+
+    def of(self, kind: str) -> float:
+        rate: float = getattr(self, kind)
+        return rate
+
+
+SUMMARY_KEEP: dict[str, KeepRates] = {
+    "none": KeepRates(decision=0.0, error=0.0, number=0.0, file=0.0, carry=0.0),
+    "pessimistic": KeepRates(decision=0.6, error=0.35, number=0.15, file=0.1, carry=0.7),
+    "plausible": KeepRates(decision=0.9, error=0.6, number=0.35, file=0.25, carry=0.85),
+    "optimistic": KeepRates(decision=1.0, error=0.9, number=0.7, file=0.6, carry=0.95),
+}
+"""The named settings of ``--summary-keep`` (benchmarks/README.md says why these numbers)."""
+DEFAULT_SUMMARY_KEEP = "plausible"
+
+_PREVIOUS = re.compile(r"<previous-summary>(.*?)</previous-summary>|<summary>(.*?)</summary>", re.S)
+
+
+def _draw(seed: int, fact: str, request: int, what: str) -> float:
+    """A number in [0, 1) fixed by (seed, fact, summary request, what is drawn for)."""
+    key = f"{seed}\0{fact}\0{request}\0{what}".encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") / 2**64
+
+
+def kept_facts(
+    text: str, probes: Sequence[Probe], rates: KeepRates, *, seed: int, request: int
+) -> list[Probe]:
+    """The planted facts a summary of ``text`` (a summary request's whole input) keeps.
+
+    A fact inside the previous summary (pi's ``<previous-summary>`` tags, or the
+    ``<summary>`` message an agent puts at the head of a compacted conversation) is kept with
+    ``rates.carry``; a fact elsewhere in the input with its kind's rate; a fact in both is
+    kept if either draw keeps it. ``request`` numbers the summary requests of the run, so
+    each compaction draws afresh."""
+    previous = " ".join(a or b for a, b in _PREVIOUS.findall(text))
+    rest = _PREVIOUS.sub(" ", text)
+    kept: list[Probe] = []
+    for probe in probes:
+        carried = probe.fact in previous and (
+            _draw(seed, probe.fact, request, "carry") < rates.carry
+        )
+        fresh = probe.fact in rest and _draw(seed, probe.fact, request, "new") < rates.of(
+            probe.kind
+        )
+        if carried or fresh:
+            kept.append(probe)
+    return kept
+
+
+def _fact_line(probe: Probe) -> tuple[str, str]:
+    """(section, line) a summary states ``probe``'s fact in."""
+    if probe.kind == "decision":
+        return "## Key Decisions", f"- **{probe.keywords}**: {probe.fact}"
+    if probe.kind == "error":
+        return "## Critical Context", f"- Error: {probe.keywords}: {probe.fact}"
+    if probe.kind == "number":
+        return "## Critical Context", f"- {probe.keywords}: {probe.fact}"
+    return "## Critical Context", f"- {probe.path}: {probe.keywords.split()[0]} = {probe.fact}"
 
 
 def tool_call_id(prompt: int, step: int) -> str:
@@ -98,8 +185,9 @@ def is_summary_request(conv: Conversation) -> bool:
     return not conv.has_tools and (head.startswith(("<conversation>", "# Conversation")))
 
 
-def summary_text(input_text: str, input_tokens: int) -> str:
-    """A structured summary of about ``input_tokens / SUMMARY_RATIO`` tokens (deterministic)."""
+def summary_text(input_text: str, input_tokens: int, kept: Sequence[Probe] = ()) -> str:
+    """A structured summary of about ``input_tokens / SUMMARY_RATIO`` tokens (deterministic)
+    that states the ``kept`` facts (under Key Decisions or Critical Context)."""
     target = min(SUMMARY_MAX, max(SUMMARY_MIN, input_tokens // SUMMARY_RATIO))
     files = sorted(set(_PATH.findall(input_text)))[:40]
     seed = int.from_bytes(hashlib.blake2b(input_text.encode(), digest_size=4).digest(), "big")
@@ -113,6 +201,8 @@ def summary_text(input_text: str, input_tokens: int) -> str:
     ]
     lines += [f"- [x] Worked on {path}" for path in files]
     lines += ["### In Progress", "- [ ] Continue with the next ticket", "## Key Decisions"]
+    facts = [_fact_line(probe) for probe in kept]
+    lines += [line for section, line in facts if section == "## Key Decisions"]
     words = len(" ".join(lines).split())
     k = seed
     while words * 4 < target * 3:  # ~0.75 words per token
@@ -126,14 +216,19 @@ def summary_text(input_text: str, input_tokens: int) -> str:
         "## Next Steps",
         "1. Pick up the next failing module.",
         "## Critical Context",
-        "(none)",
     ]
+    critical = [line for section, line in facts if section == "## Critical Context"]
+    lines += critical or ["(none)"]
     return "\n".join(lines)
 
 
 class Responder:
-    def __init__(self, workload: Workload) -> None:
+    def __init__(self, workload: Workload, summary_keep: str = DEFAULT_SUMMARY_KEEP) -> None:
         self.workload = workload
+        self.keep = SUMMARY_KEEP[summary_keep]
+        self.probes = [p.probe for p in workload.prompts if p.probe is not None]
+        self.summaries = 0
+        """Summary requests answered so far (numbers the draws of :func:`kept_facts`)."""
 
     def current_prompt(self, conv: Conversation) -> int:
         best = -1
@@ -148,7 +243,11 @@ class Responder:
 
     def decide(self, conv: Conversation, *, input_text: str, input_tokens: int) -> Decision:
         if is_summary_request(conv):
-            return Decision(Reply(summary_text(input_text, input_tokens)), -1, "summary")
+            self.summaries += 1
+            kept = kept_facts(
+                conv.text, self.probes, self.keep, seed=self.workload.seed, request=self.summaries
+            )
+            return Decision(Reply(summary_text(input_text, input_tokens, kept)), -1, "summary")
         index = self.current_prompt(conv)
         prompt = self.workload.prompt(index)
         if prompt is None:

@@ -60,6 +60,8 @@ class Simulator:
     workload: Workload
     tokenizer: Tokenizer
     window: int
+    summary_keep: str = "plausible"
+    """What the simulated summaries keep of the planted facts (``--summary-keep``)."""
     prices: Prices = field(init=False)
     responder: Responder = field(init=False)
     clock: Clock = field(default_factory=Clock)
@@ -71,7 +73,7 @@ class Simulator:
 
     def __post_init__(self) -> None:
         self.prices = ANTHROPIC_PRICES if self.api == "anthropic" else OPENAI_PRICES
-        self.responder = Responder(self.workload)
+        self.responder = Responder(self.workload, self.summary_keep)
 
     def reset(self) -> None:
         """A fresh account: empty cache, clock at zero, no records."""

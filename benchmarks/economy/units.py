@@ -59,10 +59,20 @@ class Unit:
     driver: str
     retention: bool = False
     """The workload with planted facts and probes (``--retention``)."""
+    summary_keep: str = "plausible"
+    """What the simulated summaries keep of the planted facts (``--summary-keep``; it
+    matters, and names the unit, only with ``retention``)."""
+
+    summary_model: str = ""
+    """With ``--summary-url``: the real model the summary requests are also sent to."""
+    summary_url: str = ""
+    summary_window: int = 8192
 
     @property
     def name(self) -> str:
-        return f"{self.api}-seed{self.seed}-{slug(self.contender.name)}"
+        keep = f"-keep-{self.summary_keep}" if self.retention else ""
+        real = f"-real-{slug(self.summary_model)}" if self.summary_model else ""
+        return f"{self.api}-seed{self.seed}-{slug(self.contender.name)}{keep}{real}"
 
     def inputs(self) -> dict[str, Any]:
         from benchmarks.economy.drive import DRIVER_VERSION
@@ -72,6 +82,10 @@ class Unit:
             extra["settings"] = self.contender.settings
         if self.retention:
             extra["retention"] = True
+            extra["summary_keep"] = self.summary_keep
+        if self.summary_model:
+            extra["summary_model"] = self.summary_model
+            extra["summary_window"] = self.summary_window
         return {
             **extra,
             "contender": self.contender.name,

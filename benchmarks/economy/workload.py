@@ -127,6 +127,25 @@ _ANSWER_WORDS = (
 )
 
 
+_DECISIONS = (("exports", "layout"), ("archives", "naming scheme"), ("invoices", "template"))
+_NUMBERS = (
+    ("nightly import", "rows loaded into staging"),
+    ("weekly reconciliation", "mismatches written to the audit table"),
+    ("price backfill", "records updated in the catalogue"),
+)
+_ERRORS = (
+    ("license", "token", "expired"),
+    ("signing", "key", "revoked"),
+    ("quota", "account", "suspended"),
+)
+_FILES = (
+    ("config/limits.toml", "batches", "max_batch_size"),
+    ("config/retention.toml", "history", "keep_rows"),
+    ("config/workers.toml", "pool", "queue_depth"),
+)
+"""The three subjects of each kind of planted fact (decision, number, error, file)."""
+
+
 class _Builder:
     def __init__(self, rng: random.Random, project: Project) -> None:
         self.rng = rng
@@ -161,55 +180,65 @@ class _Builder:
         self.pending = []
 
     # --- retention: facts planted early, asked about late -----------------------------------
-    def plant(self, kind: str) -> Probe:
-        """A prompt that puts one fact in the session; returns the probe that asks for it."""
+    def plant(self, kind: str, variant: int) -> Probe:
+        """A prompt that puts one fact in the session; returns the probe that asks for it.
+
+        ``variant`` (0-2) picks one of three subjects per kind, so that three facts of a kind
+        never answer each other's question."""
         rng = self.rng
         at = len(self.prompts)
         code = f"{rng.choice(('HERON', 'MAPLE', 'QUARTZ', 'TUNDRA', 'SORREL'))}-{rng.randint(1000, 9999)}"
         number = str(rng.randint(100_000, 999_999))
         if kind == "decision":
+            subject, thing = _DECISIONS[variant]
             self.add(
-                f"For the record, we settled the export question: exports use the {code} "
-                "layout from now on, whatever the old docs say.",
+                f"For the record, we settled the {subject} question: {subject} use the {code} "
+                f"{thing} from now on, whatever the old docs say.",
                 [],
-                "Noted; I will follow that layout for every export.",
+                f"Noted; I will follow that {thing} for {subject}.",
             )
-            return Probe(kind, code, "exports layout settled", at)
+            return Probe(kind, code, f"{subject} {thing} settled", at)
         if kind == "number":
+            job, what = _NUMBERS[variant]
             self.add(
-                "Check how last night's import went.",
-                [self.bash(f"echo 'nightly import finished: {number} rows loaded into staging'")],
-                "The nightly import finished without errors.",
+                f"Check how the last {job} went.",
+                [self.bash(f"echo '{job} finished: {number} {what}'")],
+                f"The {job} finished without errors.",
             )
-            return Probe(kind, number, "nightly import rows loaded staging", at)
+            return Probe(kind, number, f"{job} finished {what}", at)
         if kind == "error":
-            command = (
-                f"python3 -c \"import sys; sys.exit('license check failed: token {code} expired')\""
-            )
+            check, thing, state = _ERRORS[variant]
+            command = f"python3 -c \"import sys; sys.exit('{check} check failed: {thing} {code} {state}')\""
             self.add(
-                "Is our license still valid? Run the license check.",
+                f"Is our {check} setup still valid? Run the {check} check.",
                 [self.bash(command)],
-                "The license check failed; the token has expired and needs renewing.",
+                f"The {check} check failed; the {thing} is {state} and needs attention.",
             )
-            return Probe(kind, code, "license check failed token expired", at)
-        path = "config/limits.toml"
-        content = f"[batches]\nmax_batch_size = {number}\nretry_limit = 3\n"
+            return Probe(kind, code, f"{check} check failed {thing} {state}", at)
+        path, section, key = _FILES[variant]
+        content = f"[{section}]\n{key} = {number}\nretry_limit = 3\n"
         self.files[path] = content
         self.add(
-            "Create config/limits.toml with our batch limits (the ones from the ops meeting).",
+            f"Create {path} with our {section} settings (the ones from the ops meeting).",
             [ToolStep("write", {"path": path, "content": content})],
-            "Created config/limits.toml with the batch limits.",
+            f"Created {path} with the {section} settings.",
         )
-        return Probe(kind, number, "max_batch_size limits.toml batches", at, path)
+        return Probe(kind, number, f"{key} {path} {section}", at, path)
 
-    def ask(self, probe: Probe) -> None:
-        questions = {
-            "decision": "Remind me: which layout did we settle on for exports?",
-            "number": "How many rows did the nightly import load, exactly?",
-            "error": "What was the token named in the license check error?",
-            "file": "What max_batch_size did we put in config/limits.toml?",
-        }
-        self.add(questions[probe.kind], [], "", probe)
+    def ask(self, probe: Probe, variant: int) -> None:
+        if probe.kind == "decision":
+            subject, thing = _DECISIONS[variant]
+            question = f"Remind me: which {thing} did we settle on for {subject}?"
+        elif probe.kind == "number":
+            job, what = _NUMBERS[variant]
+            question = f"How many {what.split()[0]} did the last {job} report, exactly?"
+        elif probe.kind == "error":
+            check, thing, _state = _ERRORS[variant]
+            question = f"What was the {thing} named in the {check} check error?"
+        else:
+            path, _section, key = _FILES[variant]
+            question = f"What {key} did we put in {path}?"
+        self.add(question, [], "", probe)
 
     # --- tool steps ---------------------------------------------------------------------------
     def edit(self, path: str, old: str, new: str) -> ToolStep:
@@ -429,10 +458,14 @@ description: Write release notes for the inventory service from the fix markers 
 """
 
 
-PLANT_AT = (0.04, 0.08, 0.12, 0.2)
-PROBE_AT = (0.66, 0.74, 0.84, 0.94)
-"""Where retention facts are planted (on the main session, before the side session) and
-probed (after it, late enough that compaction has replaced the plants), as fractions."""
+PROBES_PER_KIND = 3
+PLANT_AT = tuple(round(0.03 + 0.04 * i, 2) for i in range(4 * PROBES_PER_KIND))
+PROBE_AT = tuple(round(0.62 + 0.0325 * i, 4) for i in range(4 * PROBES_PER_KIND))
+"""Where retention facts are planted (0.03-0.47: on the main session, before the side session
+at 0.52) and probed (0.62-0.98, after it), as fractions of the session; the kinds take turns
+(decision, number, error, file, decision, ...), and each fact is asked about about 0.59 of the
+session after it was planted, so that compaction has replaced it (pi compacts every ~8 prompts
+at a 48k window, every ~80 at 200k)."""
 
 
 def generate_workload(
@@ -440,9 +473,10 @@ def generate_workload(
 ) -> Workload:
     """The project and ``prompts`` prompts (at least 150 recommended) for ``seed``.
 
-    With ``retention``, four facts are planted early (a decision in the user's words, a
-    number in a tool's output, an error message, a file's content) and asked about late
-    (:class:`Probe`); the prompts around them are the same tasks as without."""
+    With ``retention``, twelve facts are planted in the first half, three of each kind (a
+    decision in the user's words, a number in a tool's output, an error message, a file's
+    content), and asked about in the second (:class:`Probe`); the prompts around them are the
+    same tasks as without."""
     rng = random.Random(seed)
     project = generate_project(rng)
     b = _Builder(rng, project)
@@ -462,18 +496,20 @@ def generate_workload(
     at(0.7, Event("tools", None))
     at(0.78, Event("thinking", "low"))
     at(0.88, Event("agents_md", _agents_md(3)))
-    plants = [(int(n * f), kind) for f, kind in zip(PLANT_AT, PROBE_KINDS, strict=True)]
-    asks = [(int(n * f), kind) for f, kind in zip(PROBE_AT, PROBE_KINDS, strict=True)]
-    probes: dict[str, Probe] = {}
+    kinds = [PROBE_KINDS[i % len(PROBE_KINDS)] for i in range(len(PLANT_AT))]
+    plants = [(int(n * f), i) for i, f in enumerate(PLANT_AT)]
+    asks = [(int(n * f), i) for i, f in enumerate(PROBE_AT)]
+    probes: dict[int, Probe] = {}
     while len(b.prompts) < n:
         index = len(b.prompts)
         # a task may add several prompts: a plant or probe due inside it comes right after
         if retention and plants and index >= plants[0][0]:
-            kind = plants.pop(0)[1]
-            probes[kind] = b.plant(kind)
+            i = plants.pop(0)[1]
+            probes[i] = b.plant(kinds[i], i // len(PROBE_KINDS))
             continue
         if retention and asks and index >= asks[0][0]:
-            b.ask(probes.pop(asks.pop(0)[1]))
+            i = asks.pop(0)[1]
+            b.ask(probes.pop(i), i // len(PROBE_KINDS))
             continue
         # one batch of due events per task (a task may add several prompts; a batch that fell
         # inside it comes before the next task, never dropped, never merged with the next)

@@ -11,14 +11,25 @@ WORKLOAD = generate_workload(3, prompts=160, retention=True)
 PROBES = [p for p in WORKLOAD.prompts if p.probe is not None]
 
 
-def test_four_facts_are_planted_before_the_side_session_and_probed_after_it() -> None:
-    assert [p.probe.kind for p in PROBES if p.probe] == list(PROBE_KINDS)
+def test_twelve_facts_three_of_each_kind_are_planted_before_the_side_session_and_probed_after_it() -> (
+    None
+):
+    assert [p.probe.kind for p in PROBES if p.probe] == list(PROBE_KINDS) * 3
+    assert len({p.probe.fact for p in PROBES if p.probe}) == 12
     for prompt in PROBES:
         assert prompt.probe is not None
         assert prompt.probe.planted_at < 0.52 * 160 < 0.6 * 160 < prompt.index
+        # asked well after it was planted: more than half the session later
+        assert prompt.index - prompt.probe.planted_at > 0.5 * 160
         planted = WORKLOAD.prompts[prompt.probe.planted_at]
         assert prompt.probe.fact in str([planted.text, [s.arguments for s in planted.steps]])
         assert prompt.probe.fact not in prompt.text
+        # no other planted fact answers this probe's question
+        others = [q.probe.fact for q in PROBES if q.probe and q is not prompt]
+        assert not any(fact in str([planted.text, planted.steps]) for fact in others)
+    # the three questions of a kind ask about three different subjects
+    for kind in PROBE_KINDS:
+        assert len({p.text for p in PROBES if p.probe and p.probe.kind == kind}) == 3
 
 
 def test_without_retention_the_workload_is_unchanged() -> None:
@@ -69,4 +80,4 @@ def test_retention_table_counts_each_probe_once() -> None:
         {"prompt": 0, "probe": "", "cost": 1.0},
     ]
     table = retention_table([{"contender": "x", "records": records}], WORKLOAD)
-    assert "| x | 1 / 4 | 0 | 1 | 0 | 1 | $0.040 | $1.04 |" in table
+    assert "| x | 1 / 12 | 0 | 1 | 0 | 1 | $0.040 | $1.04 |" in table

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pi_context.compaction import CompactionSettings, compact
 from pi_context.compaction.offline import offline_history_summary, offline_turn_prefix_summary
-from pi_context.compaction.summarize import combine_usage, summary_max_tokens
+from pi_context.compaction.prompts import SUMMARY_SYSTEM_PROMPT, history_prompt
+from pi_context.compaction.summarize import (
+    SMALL_WINDOW,
+    combine_usage,
+    fit_summary_prompt,
+    summary_max_tokens,
+)
 from pi_context.errors import ProviderError
-from pi_context.messages import empty_usage
-from pi_context.model import ModelInfo
+from pi_context.messages import empty_usage, text_of
+from pi_context.model import ModelInfo, ModelRequest
 from pi_context.model.retry import is_retryable
-from pi_context.testing import ScriptedModel
+from pi_context.testing import ScriptedModel, ScriptedReply, reply
+from tests.compaction.helpers import build_session
 
 
 def error(text: str) -> dict[str, Any]:
@@ -63,6 +73,73 @@ def test_output_limit_is_clamped_to_the_window() -> None:
     assert small < 8000 - 1000
     assert summary_max_tokens(model(0, 8192), 10) is None
     assert summary_max_tokens(model(1000, 8192), 100_000) == 1
+
+
+# a summary of at least this many tokens is worth asking for (the embedded model's limit is 512)
+USEFUL_SUMMARY_TOKENS = 256
+
+
+def window_checking_summarizer(window: int) -> ScriptedModel:
+    """A model with ``window`` tokens that answers as a server would: a request whose output
+    limit is too small for a useful summary, or whose input and output overflow the window,
+    stops at ``length`` (a failed summary)."""
+
+    def answer(request: ModelRequest) -> ScriptedReply:
+        limit = request.options.max_tokens
+        prompt = text_of(request.messages[0]["content"], "\n")
+        estimated_input = math.ceil((len(prompt) + len(SUMMARY_SYSTEM_PROMPT)) / 3.5)
+        if limit is None or limit < USEFUL_SUMMARY_TOKENS or estimated_input + limit > window:
+            return reply("## Goal\ncut", stop_reason="length")
+        return reply("## Goal\nKeep going.")
+
+    return ScriptedModel(
+        [answer, answer],
+        model_info=ModelInfo("local", "small", "llama-cpp", window, 512),
+    )
+
+
+@pytest.mark.parametrize("window", [4096, 8192])
+async def test_a_model_summary_fits_a_small_window(window: int) -> None:
+    # 30 turns with 2000-character tool results: the transcript alone is larger than the window
+    session = build_session(30)
+    model = window_checking_summarizer(window)
+    settings = CompactionSettings(keep_recent_tokens=527, summarizer="model")
+    result = await compact(session, model, settings)
+    assert result is not None
+    assert result.summary.startswith("## Goal\nKeep going.")
+    request = model.requests[0]
+    assert request.options.max_tokens == 512
+    prompt = text_of(request.messages[0]["content"], "\n")
+    assert "characters of the conversation left out to fit the window]" in prompt
+    # the newest summarized turn and the first request are both still there
+    assert "Request 0:" in prompt
+    assert "Request 28:" in prompt
+
+
+def test_fitting_leaves_a_large_window_alone() -> None:
+    big = "x" * 2_000_000
+    model = ScriptedModel([], model_info=ModelInfo("p", "m", "api", SMALL_WINDOW, 8192))
+    prompt = fit_summary_prompt(model, big, lambda text: history_prompt(text, None))
+    assert prompt == history_prompt(big, None)
+
+
+@given(st.integers(1000, SMALL_WINDOW - 1), st.integers(0, 300_000), st.integers(0, 4096))
+@settings(max_examples=60, deadline=None)
+def test_a_fitted_prompt_leaves_room_for_the_summary(
+    window: int, transcript_chars: int, model_max: int
+) -> None:
+    model = ScriptedModel([], model_info=ModelInfo("p", "m", "api", window, model_max))
+    prompt = fit_summary_prompt(model, "y" * transcript_chars, lambda t: history_prompt(t, None))
+    limit = summary_max_tokens(model, len(prompt))
+    assert limit is not None
+    wanted = min(window // 4, model_max) if model_max > 0 else window // 4
+    instructions_alone = math.ceil(
+        (len(history_prompt("", None)) + 80 + len(SUMMARY_SYSTEM_PROMPT)) / 3.5
+    )
+    if instructions_alone + wanted + window // 8 <= window:
+        assert limit >= wanted
+    if len(prompt) < len(history_prompt("y" * transcript_chars, None)):
+        assert "left out to fit the window" in prompt
 
 
 text = st.text(max_size=200)

@@ -20,7 +20,7 @@ from pi_context.compaction.file_ops import FileOperations, format_file_operation
 from pi_context.compaction.prompts import BRANCH_PREAMBLE, branch_prompt
 from pi_context.compaction.retry_events import SummarizationRetryEvent
 from pi_context.compaction.serialize import serialize_conversation
-from pi_context.compaction.summarize import request_summary
+from pi_context.compaction.summarize import fit_summary_prompt, request_summary
 from pi_context.errors import CompactionError, TreeError
 from pi_context.messages import AgentMessage, ThinkingLevel, Usage, text_of
 from pi_context.model import Model
@@ -216,7 +216,11 @@ async def generate_branch_summary(
         is_offline = True
     else:
         serialized = serialize_conversation(convert_to_llm(prepared.messages))
-        prompt = branch_prompt(serialized, custom_instructions, replace_instructions)
+        prompt = fit_summary_prompt(
+            model,
+            serialized,
+            lambda text: branch_prompt(text, custom_instructions, replace_instructions),
+        )
         result = await request_summary(
             model,
             prompt,

@@ -397,6 +397,7 @@ class Compactor:
         )
         from pi_context.compaction.summarize import (
             combine_usage,
+            fit_summary_prompt,
             request_summary,
             shared_summary_request,
         )
@@ -412,6 +413,14 @@ class Compactor:
                 thinking_level=self.thinking_level,
                 on_event=cast(Callable[[Any], None], self._emit),
                 sleep=self.sleep,
+            )
+
+        def history_request() -> str:
+            # on a small window the transcript's middle is left out so that the summary fits
+            return fit_summary_prompt(
+                model,
+                prep.serialized_history(),
+                lambda serialized: history_prompt(serialized, prep.previous_summary, custom),
             )
 
         read, modified = prep.file_ops.lists()
@@ -432,22 +441,20 @@ class Compactor:
                 prep.previous_summary if prep.previous_summary is not None else NO_PRIOR_HISTORY
             )
             if prep.messages_to_summarize:
-                r = await ask(
-                    history_prompt(prep.serialized_history(), prep.previous_summary, custom),
-                    "Summarization",
-                )
+                r = await ask(history_request(), "Summarization")
                 history, usage = r.text, r.usage
             p = await ask(
-                turn_prefix_prompt(prep.serialized_turn_prefix(), custom),
+                fit_summary_prompt(
+                    model,
+                    prep.serialized_turn_prefix(),
+                    lambda serialized: turn_prefix_prompt(serialized, custom),
+                ),
                 "Turn prefix summarization",
             )
             text = history + SPLIT_TURN_SEPARATOR + p.text
             usage = combine_usage(usage, p.usage) if usage is not None else p.usage
         else:
-            r = await ask(
-                history_prompt(prep.serialized_history(), prep.previous_summary, custom),
-                "Summarization",
-            )
+            r = await ask(history_request(), "Summarization")
             text, usage = r.text, r.usage
         return _Summary(text + format_file_operations(read, modified), usage, False)
 

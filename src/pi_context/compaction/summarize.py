@@ -7,6 +7,13 @@ conversation's own request plus one user message, so that its input is read from
 backoff); anything else, an ``error`` or ``length`` stop, a tool call in the reply or a reply
 with no text is a failure (:class:`~pi_context.errors.CompactionError`). Cancellation is asyncio
 cancellation and stops at once, including during a backoff sleep.
+
+On a small window (below :data:`SMALL_WINDOW` tokens) the output limit is not pi's: pi keeps a
+fixed 4096-token margin and clamps the output to what is left, which at a 4k or 8k window leaves
+a handful of tokens (often 1) and every request fails with a ``length`` stop. There the output
+gets a fixed share of the window (a quarter, at most the model's own limit) and the margin is an
+eighth of the window; :func:`fit_summary_prompt` shortens the transcript (its middle) instead, so
+that the prompt and that output fit.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import asyncio
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Final
 
 from pi_context._json import utf16_len
 from pi_context.compaction.prompts import SUMMARY_SYSTEM_PROMPT, shared_summary_prompt
@@ -35,8 +42,10 @@ from pi_context.resources.settings import RetrySettings
 from pi_context.session.store import new_session_id
 
 __all__ = [
+    "SMALL_WINDOW",
     "SummaryResult",
     "combine_usage",
+    "fit_summary_prompt",
     "request_summary",
     "shared_summary_request",
     "summary_max_tokens",
@@ -73,21 +82,82 @@ def combine_usage(a: Mapping[str, Any], b: Mapping[str, Any]) -> Usage:
     return out  # type: ignore[return-value]
 
 
+SMALL_WINDOW: Final = 32_768
+"""Windows below this many tokens size a summary request by :func:`fit_summary_prompt`'s rule."""
+
+_CHARS_PER_TOKEN: Final = 3.5
+_ELISION_NOTE: Final = (
+    "\n\n[... {count} characters of the conversation left out to fit the window]\n\n"
+)
+
+
+def _estimate_input(prompt_chars: int) -> int:
+    """pi-ai's request-side estimate: the prompt and the system prompt at 3.5 chars a token."""
+    return math.ceil((prompt_chars + len(SUMMARY_SYSTEM_PROMPT)) / _CHARS_PER_TOKEN)
+
+
+def _small_window_budget(window: int, model_max: int) -> tuple[int, int]:
+    """(output, margin) of a summary request on a small window."""
+    output = window // 4
+    if model_max > 0:
+        output = min(output, model_max)
+    return output, window // 8
+
+
 def summary_max_tokens(model: Model, prompt_chars: int) -> int | None:
     """The output limit pi-ai would use: the model's max, clamped to what fits the window.
 
     ``prompt_chars`` is the prompt's JavaScript length; input is estimated at 3.5 chars a token.
+    On a window below :data:`SMALL_WINDOW` the margin is an eighth of the window instead of pi's
+    4096 tokens (see the module's docstring).
     """
     info = model.info
     window = info.context_window
     if window <= 0:
         return None
-    estimated_input = math.ceil((prompt_chars + len(SUMMARY_SYSTEM_PROMPT)) / 3.5)
-    margin = max(4096, math.ceil(estimated_input * 0.15))
-    room = window - estimated_input - margin
-    if room < 32768:
-        room = min(32768, window - estimated_input - 4096)
+    estimated_input = _estimate_input(prompt_chars)
+    if window < SMALL_WINDOW:
+        _output, margin = _small_window_budget(window, info.max_tokens)
+        room = window - estimated_input - margin
+    else:
+        margin = max(4096, math.ceil(estimated_input * 0.15))
+        room = window - estimated_input - margin
+        if room < 32768:
+            room = min(32768, window - estimated_input - 4096)
     return min(info.max_tokens, max(1, room)) if info.max_tokens > 0 else max(1, room)
+
+
+def fit_summary_prompt(model: Model, serialized: str, build: Callable[[str], str]) -> str:
+    """``build(serialized)``, with the middle of ``serialized`` left out if the window is small.
+
+    On a window of :data:`SMALL_WINDOW` tokens or more this is ``build(serialized)`` unchanged
+    (pi's request). Below it, the prompt must leave room for a quarter of the window (at most the
+    model's output limit) plus a margin of an eighth; if it does not, the transcript keeps its
+    first third and its last two thirds of what fits, with a note of how many characters were
+    left out between them. The instructions (and a previous summary) are never shortened; if
+    they alone do not fit, the transcript is left out whole and the request is sent as it is.
+    """
+    prompt = build(serialized)
+    info = model.info
+    window = info.context_window
+    if not 0 < window < SMALL_WINDOW:
+        return prompt
+    output, margin = _small_window_budget(window, info.max_tokens)
+    allowed = math.floor((window - output - margin) * _CHARS_PER_TOKEN) - len(SUMMARY_SYSTEM_PROMPT)
+    excess = utf16_len(prompt) - allowed
+    if excess <= 0:
+        return prompt
+    # lengths in code points: each is at least one UTF-16 unit, so cutting ``excess`` code
+    # points (plus the note) takes out at least ``excess`` units
+    note = _ELISION_NOTE.format(count=len(serialized))
+    keep = len(serialized) - excess - len(note)
+    if keep <= 0:
+        return build(note.strip())
+    head = keep // 3
+    tail = keep - head
+    left_out = len(serialized) - head - tail
+    note = _ELISION_NOTE.format(count=left_out)
+    return build(serialized[:head] + note + serialized[len(serialized) - tail :])
 
 
 def shared_summary_request(
