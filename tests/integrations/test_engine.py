@@ -154,3 +154,40 @@ def test_bad_arguments_are_refused_with_the_rule(tmp_path: Path) -> None:
         ContextEngine(tmp_path / "a.jsonl", context_window=10, file_tools={"r": ("open", "p")})
     with pytest.raises(TypeError, match="summarizer"):
         ContextEngine(tmp_path / "a.jsonl", context_window=10, summarizer="gpt")  # type: ignore[arg-type]
+
+
+async def test_engines_share_their_worker_threads(tmp_path: Path) -> None:
+    """Every engine's session calls run on one shared pool: a service holding many
+    conversations has a bounded number of threads, not one per conversation."""
+    import asyncio
+    import threading
+
+    from pi_context.integrations import engine as engine_module
+
+    engines = []
+    for n in range(40):
+        folder = tmp_path / f"c{n}"
+        folder.mkdir()
+        engines.append(_engine(folder))
+    before = threading.active_count()
+    counts = await asyncio.gather(*(e.call(lambda: len(e.session.entries)) for e in engines))
+    assert counts == [0] * 40
+    started = threading.active_count() - before
+    assert 0 < started <= engine_module._POOL._max_workers  # type: ignore[attr-defined]
+    assert started < len(engines)
+
+
+async def test_one_engine_runs_its_calls_in_the_order_they_were_made(tmp_path: Path) -> None:
+    import asyncio
+    import time
+
+    engine = _engine(tmp_path)
+    done: list[int] = []
+
+    def step(n: int) -> int:
+        time.sleep(0.01 * (5 - n))  # the earlier calls take longer
+        done.append(n)
+        return n
+
+    assert await asyncio.gather(*(engine.call(step, n) for n in range(5))) == [0, 1, 2, 3, 4]
+    assert done == [0, 1, 2, 3, 4]

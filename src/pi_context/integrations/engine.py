@@ -24,7 +24,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, ParamSpec, Required, TypedDict, TypeVar, Unpack, cast
@@ -61,6 +61,9 @@ log = logging.getLogger("pi_context.integrations")
 
 _T = TypeVar("_T")
 _P = ParamSpec("_P")
+
+_POOL = ThreadPoolExecutor(thread_name_prefix="pi-context-session")
+"""The worker threads of every engine's :meth:`ContextEngine.call` (started on first use)."""
 
 FileTools = Mapping[str, tuple[str, str]]
 """A framework tool's name → (pi's operation ``read``/``write``/``edit``, its path argument)."""
@@ -245,7 +248,7 @@ class ContextEngine:
         self.compactor = Compactor(session, model, self.settings, on_event=self._event)
         self.compactor.cache = _FileToolCache(self.file_tools)
         self._lock = threading.Lock()
-        self._worker: ThreadPoolExecutor | None = None
+        self._last_call: Future[Any] | None = None
         self.last_repair: PairRepair | None = None
         """What :meth:`deliverable` last changed to keep the pairs."""
 
@@ -257,15 +260,24 @@ class ContextEngine:
             return fn(*args, **kwargs)
 
     async def call(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
-        """``fn(*args, **kwargs)`` on the engine's own worker thread, holding the session.
+        """``fn(*args, **kwargs)`` on a worker thread, holding the session; the caller's event
+        loop runs on meanwhile.
 
-        One worker runs the calls in the order they were made, so appends keep their order;
-        the caller's event loop runs on meanwhile.
+        The calls of one engine run in the order they were made (each waits for the one
+        before it), so appends keep their order. The threads are those of one pool that
+        every engine shares: a service with thousands of conversations has a few threads,
+        not one per conversation.
         """
-        if self._worker is None:
-            self._worker = ThreadPoolExecutor(1, thread_name_prefix="pi-context-session")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker, lambda: self.locked(fn, *args, **kwargs))
+        previous = self._last_call
+
+        def in_turn() -> _T:
+            if previous is not None:
+                wait([previous])  # submitted before this one, so already running or done
+            return self.locked(fn, *args, **kwargs)
+
+        future = _POOL.submit(in_turn)
+        self._last_call = future
+        return await asyncio.wrap_future(future)
 
     async def exclusive_compact(
         self, *, force: bool = False, overhead: int = 0
