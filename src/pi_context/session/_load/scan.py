@@ -22,10 +22,10 @@ from msgspec import Struct, field
 
 from pi_context import _json
 from pi_context.errors import SessionFormatError
-from pi_context.session.columns import EntryColumns
+from pi_context.session._load.columns import EntryColumns
+from pi_context.session._load.lines import split_lines
 from pi_context.session.entries import Entry
 from pi_context.session.problems import LoadProblem, ProblemLog
-from pi_context.session.reading import split_lines
 
 __all__ = [
     "CURRENT_VERSION",
