@@ -111,7 +111,7 @@ def test_session_info_imports_no_search_no_sqlite_no_openssl(tmp_path: Path) -> 
         _named(
             modules,
             [
-                "pi_context.session.search",
+                "pi_context.session.search.query",
                 "pi_context.session.search.index",
                 "sqlite3",
                 "_sqlite3",

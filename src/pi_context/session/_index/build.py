@@ -29,8 +29,7 @@ import msgspec
 
 from pi_context import _json
 from pi_context.session._load.checks import Head, head_if_well_typed_and_shallow
-from pi_context.session._load.lines import split_lines
-from pi_context.session._load.scan import is_blank_line
+from pi_context.session._load.scan import is_blank_line, split_lines
 from pi_context.session.entries import UNREADABLE, Entry
 from pi_context.session.problems import ProblemLog
 
