@@ -2,8 +2,9 @@
 
 An :class:`Entry` knows its ``type``, ``id``, ``parent_id`` and, for message entries, the
 message ``role`` without decoding the rest of its line; the full mapping is decoded on first
-use of :attr:`Entry.data` and cached. The raw line bytes are kept, so an entry read from a
-file is written back byte for byte, whatever fields it holds.
+use of :attr:`Entry.data` and cached. Its line bytes are kept (by the entry, or by the
+loaded session's columns an entry made from them reads its line from), so an entry read from
+a file is written back byte for byte, whatever fields it holds.
 
 Entries built in this process (see :func:`make_entry`) start from a mapping whose keys are in
 the order pi writes them.
