@@ -40,8 +40,8 @@ QUERIES = ["6829", "retry loop timeout", "parser config error"]
 _CHILD = r"""
 import json, sys, time
 from pathlib import Path
-from pi_context.session.search_index import SearchIndex
-from pi_context.session.search import search
+from pi_context.session.search.index import SearchIndex
+from pi_context.session.search.query import search
 file, cache, mode = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 out = {}
 t = time.perf_counter()
@@ -87,7 +87,7 @@ def _baseline(file: Path) -> dict[str, object]:
     """In-memory BM25 over the same text, built from the file in this process."""
     sys.path.insert(0, str(SRC))
     from pi_context import _json
-    from pi_context.session.search_text import entry_text
+    from pi_context.session.search.text import entry_text
 
     t = time.perf_counter()
     postings: dict[str, dict[int, int]] = defaultdict(dict)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pi_context._regular_files import file_kind, open_regular_fd
-from pi_context.session.reading import NotRegularFileError, open_regular
+from pi_context.session._file.opening import NotRegularFileError, open_regular
 from pi_context.tools.file_access import not_regular_message
 
 

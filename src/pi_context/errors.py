@@ -7,8 +7,8 @@
     │   ├── SessionFormatError       a line is not a valid entry (names file and line)
     │   ├── SessionLockedError       another process holds the session's append lock
     │   ├── TreeError                a parent cycle, a duplicate or unknown id
-    │   ├── NotRegularFileError      a FIFO, device, socket or directory (session.reading)
-    │   └── StaleIndexError          a search index no longer matches its file (session.search_index)
+    │   ├── NotRegularFileError      a FIFO, device, socket or directory (session._file.opening)
+    │   └── StaleIndexError          a search index no longer matches its file (session.search.index)
     ├── StoreError                   a session store cannot do what was asked
     │   ├── SessionNotFoundError     no session of that id in that tenant
     │   ├── SessionBusyError         another holder has the session's lease

@@ -30,9 +30,9 @@ from msgspec import Struct
 from pi_context import _json
 from pi_context.errors import SessionError
 from pi_context.resources import paths
+from pi_context.session._file.opening import open_regular, read_regular
 from pi_context.session.entries import iso_now
 from pi_context.session.projection import js_date_ms
-from pi_context.session.reading import open_regular, read_regular
 from pi_context.session.store import new_session_id
 
 __all__ = [

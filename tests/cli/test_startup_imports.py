@@ -92,7 +92,7 @@ NOT_ON_THE_PRINT_PATH = (
     "py_mini_racer",
     "pi_context.images.fitting",
     "pi_context.export.document",
-    "pi_context.session.search_index",
+    "pi_context.session.search.index",
     "sqlite3",
     "secrets",
     "pi_context.extensions.api",

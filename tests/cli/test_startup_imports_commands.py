@@ -32,7 +32,7 @@ def dump():
 atexit.register(dump)
 if sys.argv[1:3] == ["session", "info"]:
     # note whether the collector is on when the command reads the file
-    from pi_context.session.column_index import ColumnIndex
+    from pi_context.session._index.file_index import ColumnIndex
     opened = ColumnIndex.open
     def spy(path, **options):
         SEEN.append(gc.isenabled())
@@ -111,8 +111,8 @@ def test_session_info_imports_no_search_no_sqlite_no_openssl(tmp_path: Path) -> 
         _named(
             modules,
             [
-                "pi_context.session.search",
-                "pi_context.session.search_index",
+                "pi_context.session.search.query",
+                "pi_context.session.search.index",
                 "sqlite3",
                 "_sqlite3",
                 "secrets",
@@ -137,5 +137,5 @@ def test_session_info_reads_the_file_with_the_collector_back_on(tmp_path: Path) 
 def test_a_search_still_loads_the_index(tmp_path: Path) -> None:
     out, report = _console(tmp_path, "session", "search", str(EXAMPLE), "sort")
     assert "src/list.ts" in out
-    assert "pi_context.session.search_index" in report["modules"]
+    assert "pi_context.session.search.index" in report["modules"]
     assert "sqlite3" in report["modules"]

@@ -31,7 +31,7 @@ from pi_context.compaction.file_ops import (
 from pi_context.compaction.prepare import prepare_compaction
 from pi_context.compaction.serialize import serialize_conversation
 from pi_context.resources.settings import CompactionSettings
-from pi_context.session.codec import migrate_entries, scan_lines
+from pi_context.session._load.scan import migrate_entries, scan_lines
 from pi_context.session.entries import Entry
 from pi_context.session.projection import (
     ProjectedEntry,

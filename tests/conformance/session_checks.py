@@ -22,7 +22,7 @@ from typing import Any
 from pi_context._json import js_stringify
 from pi_context.errors import SessionFormatError, TreeError
 from pi_context.session import Session, convert_to_llm, projection_of_path
-from pi_context.session.codec import scan_lines
+from pi_context.session._load.scan import scan_lines
 from pi_context.session.entries import Entry
 from pi_context.testing import SequentialIds
 from pi_context.tokens import estimate_tokens

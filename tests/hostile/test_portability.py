@@ -26,7 +26,7 @@ import asyncio, subprocess  # before any fake msvcrt: they take its presence for
 
 _STORE_ROUND_TRIP = """
 from pi_context.session import Session
-from pi_context.session._locking import lock_backend
+from pi_context.session._file.locking import lock_backend
 path = sys.argv[1]
 with Session.create(path, cwd="/w") as s:
     s.append_message({"role": "user", "content": "one", "timestamp": 1})

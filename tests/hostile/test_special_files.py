@@ -16,7 +16,7 @@ import pytest
 from pi_context import session_dirs
 from pi_context.errors import SessionError
 from pi_context.session import Session
-from pi_context.session.reading import NotRegularFileError, open_regular, read_regular
+from pi_context.session._file.opening import NotRegularFileError, open_regular, read_regular
 from tests.hostile.helpers import assert_clean, entry, pictx, user, write_session
 
 pytestmark = pytest.mark.timeout(120)

@@ -21,7 +21,7 @@ import pytest
 from pi_context.errors import SessionError
 from pi_context.resources.settings import Settings, session_fsync_for
 from pi_context.session import Session
-from pi_context.session._writer import atomic_write, temp_name_pattern
+from pi_context.session._file.writer import atomic_write, temp_name_pattern
 from pi_context.testing import FixedClock, SequentialIds
 from tests.hostile.helpers import SRC, assert_clean, entry, pictx, sha256, user, write_session
 
@@ -97,11 +97,11 @@ def test_sigkill_during_the_rewrite_leaves_the_old_file_and_a_temp_we_clean(tmp_
         f"""
         import os, sys
         sys.path.insert(0, {str(SRC)!r})
-        from pi_context.session import _writer
+        from pi_context.session._file import writer
         real_replace = os.replace
         def die(src, dst):
             os.kill(os.getpid(), 9)
-        _writer.os.replace = die
+        writer.os.replace = die
         from pi_context.session import Session
         s = Session.open({str(path)!r})
         s.append_message({{"role": "user", "content": "x", "timestamp": 1}})

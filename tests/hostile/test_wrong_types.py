@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from pi_context.agent.session import AgentSession
 from pi_context.cli.main import main as pictx_main
 from pi_context.session import Session, convert_to_llm
-from pi_context.session.checks import checked_entry
+from pi_context.session._load.checks import checked_entry
 from pi_context.testing import ScriptedModel, reply
 from pi_context.tokens import estimate_tokens
 from tests.hostile.helpers import (

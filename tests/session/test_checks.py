@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from pi_context import _json
 from pi_context.model.usage import make_usage
-from pi_context.session.checks import (
+from pi_context.session._load.checks import (
     _BLOCKS,
     _ENTRIES,
     _ROLES,

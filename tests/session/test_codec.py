@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pi_context import _json
 from pi_context.errors import PiContextError, SessionFormatError
 from pi_context.session import Session
-from pi_context.session.codec import ScanResult, migrate_entries, scan_file, scan_lines
+from pi_context.session._load.scan import ScanResult, migrate_entries, scan_file, scan_lines
 from pi_context.testing import FixedClock, SequentialIds
 from tests.session.conftest import DATA
 from tests.session.helpers import assistant, user

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from pi_context.session import _column_build
-from pi_context.session.column_index import ColumnIndex
+from pi_context.session._index import build
+from pi_context.session._index.file_index import ColumnIndex
 from tests.session.conftest import DATA
 from tests.session.helpers import message_line
 
@@ -25,17 +25,17 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "session.jsonl"
 def helpers(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Split every file (however small) and count the helpers started."""
     started: list[int] = []
-    start = _column_build.Helper.start.__func__  # type: ignore[attr-defined]
+    start = build.Helper.start.__func__  # type: ignore[attr-defined]
 
-    def counting(cls: type, *args: Any) -> _column_build.Helper | None:
+    def counting(cls: type, *args: Any) -> build.Helper | None:
         helper = start(cls, *args)
         if helper is not None:
             started.append(helper._pid)
         return helper  # type: ignore[no-any-return]
 
-    monkeypatch.setattr(_column_build, "PARALLEL_SIZE", 0)
-    monkeypatch.setattr(_column_build, "can_fork", lambda: True)
-    monkeypatch.setattr(_column_build.Helper, "start", classmethod(counting))
+    monkeypatch.setattr(build, "PARALLEL_SIZE", 0)
+    monkeypatch.setattr(build, "can_fork", lambda: True)
+    monkeypatch.setattr(build.Helper, "start", classmethod(counting))
     return started
 
 
@@ -111,7 +111,7 @@ def _write(path: Path, first: list[dict[str, Any]], second: list[dict[str, Any]]
     path.write_text(head + json.dumps(pad) + "\n" + tail)
     size = path.stat().st_size
     with path.open("rb") as file:
-        assert _column_build.split_point(file.fileno(), size) == size - len(tail.encode())
+        assert build.split_point(file.fileno(), size) == size - len(tail.encode())
     return path
 
 
@@ -188,7 +188,7 @@ def test_a_helper_that_dies_sends_the_file_to_the_full_loader(
     def crash(*_: object) -> None:
         os._exit(3)
 
-    monkeypatch.setattr(_column_build, "_run_helper", crash)
+    monkeypatch.setattr(build, "_run_helper", crash)
     path = _write(tmp_path / "s.jsonl", [message_line("a", None)], [message_line("c", "pad")])
     assert ColumnIndex.open(path, parallel=True) is None
     assert ColumnIndex.open(path) is not None  # the single process indexes it
@@ -209,19 +209,19 @@ def test_small_files_and_threaded_callers_are_not_split(
     path = EXAMPLE
     size = path.stat().st_size
     with path.open("rb") as file:
-        assert _column_build.split_point(file.fileno(), size) == size  # under PARALLEL_SIZE
-    monkeypatch.setattr(_column_build, "PARALLEL_SIZE", 0)
-    assert _column_build.can_fork() == (len(os.sched_getaffinity(0)) > 1)
+        assert build.split_point(file.fileno(), size) == size  # under PARALLEL_SIZE
+    monkeypatch.setattr(build, "PARALLEL_SIZE", 0)
+    assert build.can_fork() == (len(os.sched_getaffinity(0)) > 1)
     with path.open("rb") as file:
-        split = _column_build.split_point(file.fileno(), size)
-    assert (split < size) == _column_build.can_fork()
+        split = build.split_point(file.fileno(), size)
+    assert (split < size) == build.can_fork()
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
-        assert not _column_build.can_fork()  # a fork would copy this thread's locks half-held
+        assert not build.can_fork()  # a fork would copy this thread's locks half-held
         with path.open("rb") as file:
-            assert _column_build.split_point(file.fileno(), size) == size
+            assert build.split_point(file.fileno(), size) == size
     finally:
         stop.set()
         thread.join()

@@ -14,7 +14,7 @@ import pytest
 
 from pi_context.errors import SessionError
 from pi_context.session import Entry, Session
-from pi_context.session.column_index import ColumnIndex, IndexedPath, stream_indexed_context
+from pi_context.session._index.file_index import ColumnIndex, IndexedPath, stream_indexed_context
 from pi_context.session.projection import stream_context
 from tests.session.conftest import DATA
 from tests.session.helpers import message_line
@@ -189,7 +189,7 @@ def test_a_later_version_is_kept(tmp_path: Path) -> None:
 
 
 def test_lines_across_chunk_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pi_context.session._column_build.CHUNK_SIZE", 7)
+    monkeypatch.setattr("pi_context.session._index.build.CHUNK_SIZE", 7)
     entries = [
         message_line(f"e{i}", None if i == 0 else f"e{i - 1}", "t" * (i * 5)) for i in range(9)
     ]

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_context.session import Entry, Session, columns
-from pi_context.session.codec import scan_lines
-from pi_context.session.columns import EntryColumns
+from pi_context.session import Entry, Session
+from pi_context.session._load import columns
+from pi_context.session._load.columns import EntryColumns
+from pi_context.session._load.scan import scan_lines
 from pi_context.session.entries import UNREADABLE
 from pi_context.testing import FixedClock, SequentialIds
 from tests.jsonview import as_json

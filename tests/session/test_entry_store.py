@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pi_context.session import Entry, EntryStore, EntryTree, Session
-from pi_context.session.column_index import ColumnIndex
+from pi_context.session._index.file_index import ColumnIndex
 from pi_context.session.entry_store import (
     IndexedView,
     PathEntries,

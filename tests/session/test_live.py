@@ -10,8 +10,9 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_context.session import Session, columns, projection_of_path
+from pi_context.session import Session, projection_of_path
 from pi_context.session._live import PathView
+from pi_context.session._load import columns
 from pi_context.session.entries import Entry
 from pi_context.testing import FixedClock, SequentialIds
 from tests.jsonview import as_json

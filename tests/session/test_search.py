@@ -16,7 +16,12 @@ from pi_context.messages import (
     user_message,
 )
 from pi_context.session import SearchHit, Session
-from pi_context.session.search import make_snippet, match_expression, query_phrases, query_terms
+from pi_context.session.search.query import (
+    make_snippet,
+    match_expression,
+    query_phrases,
+    query_terms,
+)
 from pi_context.testing import FixedClock, SequentialIds
 
 

@@ -9,8 +9,8 @@ from typing import Any
 from pi_context import _json
 from pi_context.messages import user_message
 from pi_context.session import SearchIndex, Session
-from pi_context.session.search import search
-from pi_context.session.search_index import index_path_for
+from pi_context.session.search.index import index_path_for
+from pi_context.session.search.query import search
 from pi_context.testing import FixedClock, SequentialIds
 
 

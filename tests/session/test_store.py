@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from pi_context.errors import SessionError, SessionFormatError, SessionLockedError, TreeError
-from pi_context.session import Session, codec
-from pi_context.session._writer import SessionFile
+from pi_context.session import Session
+from pi_context.session._file.writer import SessionFile
+from pi_context.session._load import scan
 from pi_context.testing import FixedClock, SequentialIds
 from tests.session.conftest import DATA
 from tests.session.helpers import assistant, tool_result, user
@@ -139,7 +140,7 @@ def test_torn_tail_is_reported_skipped_and_next_append_starts_fresh(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_size: int | None
 ) -> None:
     if chunk_size is not None:
-        monkeypatch.setattr(codec, "_CHUNK_SIZE", chunk_size)
+        monkeypatch.setattr(scan, "_CHUNK_SIZE", chunk_size)
     path = tmp_path / "s.jsonl"
     s = Session.create(path, cwd="/", ids=SequentialIds(), clock=FixedClock())
     s.append_message(user("one"))
@@ -415,7 +416,7 @@ def test_torn_line_finished_by_another_writer_is_reread(
 ) -> None:
     """Also with the file read in chunks smaller than a line (size and torn-line offsets)."""
     if chunk_size is not None:
-        monkeypatch.setattr(codec, "_CHUNK_SIZE", chunk_size)
+        monkeypatch.setattr(scan, "_CHUNK_SIZE", chunk_size)
     path = tmp_path / "s.jsonl"
     s = Session.create(path, cwd="/", ids=SequentialIds(), clock=FixedClock())
     s.append_message(user("one"))

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from pi_context.errors import SessionError, SessionLockedError
-from pi_context.session._writer import SessionFile, atomic_write
+from pi_context.session._file.writer import SessionFile, atomic_write
 
 
 def test_lock_timeout_zero_fails_at_once(tmp_path: Path) -> None:

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from pi_context import _json
 from pi_context.errors import SessionError, SessionFormatError
-from pi_context.session.checks import checked_entry
+from pi_context.session._file.opening import read_regular
+from pi_context.session._load.checks import checked_entry
 from pi_context.session.problems import bounded
-from pi_context.session.reading import read_regular
 
 if TYPE_CHECKING:
     from pi_context.session.store import Session

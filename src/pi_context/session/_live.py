@@ -12,7 +12,7 @@ thinking level and model of a path) are :mod:`~pi_context.session.projection`'s,
 session's columns; this module keeps only what changed since they last ran.
 
 The path and the context are kept as positions into the session's
-:class:`~pi_context.session.columns.EntryColumns`, with each context entry's message count;
+:class:`~pi_context.session._load.columns.EntryColumns`, with each context entry's message count;
 the projected entries themselves (an entry's decoded messages) are kept for the newest
 :data:`KEEP_ITEMS` context entries only, which is every entry of any context a model can take.
 An older one is projected again from its line when it is read. So a context of a million
@@ -28,8 +28,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from pi_context.messages import AgentMessage
-from pi_context.session.checks import head_if_well_typed_and_shallow
-from pi_context.session.columns import EntryColumns
+from pi_context.session._load.checks import head_if_well_typed_and_shallow
+from pi_context.session._load.columns import EntryColumns
 from pi_context.session.entries import Entry
 from pi_context.session.entry_store import IndexedView
 from pi_context.session.projection import (

@@ -2,8 +2,9 @@
 
 An :class:`Entry` knows its ``type``, ``id``, ``parent_id`` and, for message entries, the
 message ``role`` without decoding the rest of its line; the full mapping is decoded on first
-use of :attr:`Entry.data` and cached. The raw line bytes are kept, so an entry read from a
-file is written back byte for byte, whatever fields it holds.
+use of :attr:`Entry.data` and cached. Its line bytes are kept (by the entry, or by the
+loaded session's columns an entry made from them reads its line from), so an entry read from
+a file is written back byte for byte, whatever fields it holds.
 
 Entries built in this process (see :func:`make_entry`) start from a mapping whose keys are in
 the order pi writes them.
@@ -17,7 +18,7 @@ from typing import Any, Final, Protocol, cast
 
 from pi_context import _json
 from pi_context.messages import AgentMessage
-from pi_context.session.checks import (
+from pi_context.session._load.checks import (
     CONTEXT_MAX_DEPTH,
     checked_entry,
     head_if_well_typed_and_shallow,
@@ -104,7 +105,7 @@ class Entry:
     """One session entry (any line after the header).
 
     An entry read from a file is decoded on first use; its :attr:`data` is then the checked
-    view of the line (see :mod:`~pi_context.session.checks`): fields of the wrong type are
+    view of the line (see :mod:`~pi_context.session._load.checks`): fields of the wrong type are
     left out, and what was wrong goes to the file's :class:`ProblemLog` with the line number.
     A line that is not readable JSON after all makes the entry :data:`UNREADABLE`.
     """
@@ -147,7 +148,7 @@ class Entry:
         self._data = data
         self._home: EntryHome | None = None
         """The column store this entry was read from or first added to (see
-        :class:`~pi_context.session.columns.EntryColumns`), and its position there."""
+        :class:`~pi_context.session._load.columns.EntryColumns`), and its position there."""
         self._pos = -1
 
     @classmethod
@@ -163,7 +164,7 @@ class Entry:
 
         ``raw``, when given, is the line the mapping was decoded from (kept for a byte-exact
         round trip). With a ``log`` the mapping came from a file: it is checked (see
-        :mod:`~pi_context.session.checks`) and its faults are logged.
+        :mod:`~pi_context.session._load.checks`) and its faults are logged.
         """
         if log is not None:
             vetted = _vetted(data, raw, line, log)

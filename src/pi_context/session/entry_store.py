@@ -4,8 +4,8 @@
 *position* (0-based, file order; an entry keeps its position while entries are appended). The
 rules ask the cheap questions (type, role, id, parent) of many positions and make an
 :class:`~pi_context.session.entries.Entry` only where they need its fields. Three stores
-implement it: a loaded session's :class:`~pi_context.session.columns.EntryColumns`, the lean
-file index (:class:`~pi_context.session.column_index.ColumnIndex`) and, for a plain list of
+implement it: a loaded session's :class:`~pi_context.session._load.columns.EntryColumns`, the lean
+file index (:class:`~pi_context.session._index.file_index.ColumnIndex`) and, for a plain list of
 entries that is one path, :class:`PathEntries`. :class:`EntryTree` adds the parent of each
 position, which walking the tree needs (the rules take a path of positions and need none):
 a loaded session's :class:`~pi_context.session.tree.TreeIndex` and the lean file index give it.

@@ -27,26 +27,26 @@ from typing import TYPE_CHECKING, Any, Final
 from pi_context import _json
 from pi_context.errors import SessionError, SessionFormatError, TreeError
 from pi_context.messages import AgentMessage
+from pi_context.session._file.opening import open_regular
+from pi_context.session._file.storage import SessionStorage
 from pi_context.session._live import LiveProjection, PathView
-from pi_context.session._storage import SessionStorage
-from pi_context.session.codec import (
+from pi_context.session._load.columns import EntryColumns
+from pi_context.session._load.scan import (
     CURRENT_VERSION,
     ScanResult,
     migrate_entries,
     scan_file,
 )
-from pi_context.session.columns import EntryColumns
 from pi_context.session.entries import MODEL_VISIBLE_ROLES, Entry, make_entry
 from pi_context.session.problems import LoadProblem, ProblemLog
 from pi_context.session.projection import Projection, js_date_ms
-from pi_context.session.reading import open_regular
-from pi_context.session.search_text import SNIPPET_CHARS
+from pi_context.session.search.text import SNIPPET_CHARS
 from pi_context.session.tree import TreeIndex, normalize_name
 
 if TYPE_CHECKING:
     # Imported where a search runs: the index is SQLite, which opening a session never needs.
-    from pi_context.session.search import SearchHit
-    from pi_context.session.search_index import SearchIndex
+    from pi_context.session.search.index import SearchIndex
+    from pi_context.session.search.query import SearchHit
 
 __all__ = ["Session", "new_entry_id", "new_session_id"]
 
@@ -456,14 +456,14 @@ class Session:
     ) -> list[SearchHit]:
         """Ranked hits for ``query`` (plain words) over the text of every message entry, on
         the branch of ``leaf_id`` (default: the current leaf) or, with ``all_branches``, the
-        whole tree; see :mod:`pi_context.session.search` for what a hit reports.
+        whole tree; see :mod:`pi_context.session.search.query` for what a hit reports.
 
         The file stays the only record: its index is a cache in ``cache_dir`` (default
         ``$XDG_CACHE_HOME/pi-context/search``), caught up with what was appended since the
         last search and rebuilt when the file no longer matches it. A session without a
         current v3 file is indexed in memory.
         """
-        from pi_context.session.search import search as search_index
+        from pi_context.session.search.query import search as search_index
 
         index = self._search_index_ready(cache_dir)
         if leaf_id is not None:
@@ -501,7 +501,7 @@ class Session:
             index.close()
             index = None
         if index is None:
-            from pi_context.session.search_index import SearchIndex
+            from pi_context.session.search.index import SearchIndex
 
             if use_file and self.file_path is not None:
                 index = SearchIndex.for_file(self.file_path, wanted)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from pi_context._json import js_trim
 from pi_context.errors import TreeError
-from pi_context.session.columns import EntryColumns
+from pi_context.session._load.columns import EntryColumns
 from pi_context.session.entries import Entry
 
 __all__ = ["TreeIndex", "apply_label", "normalize_name", "session_name_of"]
@@ -86,7 +86,7 @@ class _EntriesById(Mapping[str, Entry]):
 class TreeIndex:
     """Id index and parent/child structure over entries in file order.
 
-    The entries are held as :class:`~pi_context.session.columns.EntryColumns`, and the
+    The entries are held as :class:`~pi_context.session._load.columns.EntryColumns`, and the
     structure is kept by position (an entry's place in file order): walking a path or finding
     the context reads ids and types from the columns without making an object per entry.
     ``children``, ``labels`` and the session name are built on first use and then kept up to

@@ -23,16 +23,16 @@ from pi_context.errors import (
     SessionFormatError,
     StoreError,
 )
-from pi_context.session.codec import CURRENT_VERSION, ScanResult, migrate_entries, scan_lines
+from pi_context.session._load.scan import CURRENT_VERSION, ScanResult, migrate_entries, scan_lines
 from pi_context.session.entries import Entry
 from pi_context.session.problems import LoadProblem, bounded
-from pi_context.session.search_text import SNIPPET_CHARS, entry_text
+from pi_context.session.search.text import SNIPPET_CHARS, entry_text
 from pi_context.session.store import Session, new_entry_id
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from pi_context.session.search import SearchHit
+    from pi_context.session.search.query import SearchHit
 
 __all__ = [
     "ANY_LEAF",

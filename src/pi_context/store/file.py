@@ -26,7 +26,7 @@ from pi_context.errors import (
     StoreError,
 )
 from pi_context.session.entries import Entry
-from pi_context.session.search_text import SNIPPET_CHARS
+from pi_context.session.search.text import SNIPPET_CHARS
 from pi_context.session.store import Session
 from pi_context.store.base import (
     ANY_LEAF,
@@ -48,7 +48,7 @@ from pi_context.store.base import (
 )
 
 if TYPE_CHECKING:
-    from pi_context.session.search import SearchHit
+    from pi_context.session.search.query import SearchHit
 
 __all__ = ["FileStore"]
 

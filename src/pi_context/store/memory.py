@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pi_context import _json
 from pi_context.errors import SessionBusyError, SessionNotFoundError, StoreError
 from pi_context.session.entries import Entry
-from pi_context.session.search_text import SNIPPET_CHARS
+from pi_context.session.search.text import SNIPPET_CHARS
 from pi_context.session.store import Session
 from pi_context.store.base import (
     ANY_LEAF,
@@ -33,7 +33,7 @@ from pi_context.store.base import (
 )
 
 if TYPE_CHECKING:
-    from pi_context.session.search import SearchHit
+    from pi_context.session.search.query import SearchHit
 
 __all__ = ["MemoryStore"]
 

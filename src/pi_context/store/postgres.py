@@ -42,7 +42,7 @@ from pi_context.errors import (
 )
 from pi_context.session.entries import Entry
 from pi_context.session.problems import bounded
-from pi_context.session.search_text import SNIPPET_CHARS
+from pi_context.session.search.text import SNIPPET_CHARS
 from pi_context.session.store import Session
 from pi_context.store.base import (
     ANY_LEAF,
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import AsyncConnectionPool
 
-    from pi_context.session.search import SearchHit
+    from pi_context.session.search.query import SearchHit
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
@@ -538,8 +538,8 @@ class PostgresStore:
         """Hits as :meth:`Session.search` gives them: the full-text index finds and ranks the
         entries (``ts_rank_cd``), the session package decides the branch and what replaced
         each hit, from the entries' ids, parents and types (no bodies are read for that)."""
-        from pi_context.session.search import query_phrases, search
-        from pi_context.session.search_index import IndexedEntries, SearchIndex
+        from pi_context.session.search.index import IndexedEntries, SearchIndex
+        from pi_context.session.search.query import query_phrases, search
 
         await self._ready()
         phrases = query_phrases(query)

@@ -35,7 +35,7 @@ from pi_context.tools.truncate import (
 )
 
 if TYPE_CHECKING:
-    from pi_context.session.search import SearchHit
+    from pi_context.session.search.query import SearchHit
 
 __all__ = ["DEFAULT_RECALL_LIMIT", "ENTRY_MAX_BYTES", "MAX_RECALL_LIMIT", "RecallTool"]
 
@@ -106,7 +106,9 @@ class RecallTool(ContextTool):
             raise ToolError("query must name what to look for")
         limit = _limit(arguments.get("limit"))
         session = self._session()
-        from pi_context.session.search import entry_texts  # the index loads with the first search
+        from pi_context.session.search.query import (
+            entry_texts,  # the index loads with the first search
+        )
 
         try:
             hits = session.search(

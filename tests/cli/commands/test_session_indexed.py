@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from pi_context.cli.main import cli
-from pi_context.session.column_index import ColumnIndex
+from pi_context.session._index.file_index import ColumnIndex
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = sorted(

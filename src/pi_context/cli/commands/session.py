@@ -6,7 +6,7 @@ turns them into an error. A file that is not a session fails with one line namin
 and line. Text from the file (names, labels, messages) is shown terminal-safe
 (:mod:`pi_context.cli.terminal_text`); ``--json`` output escapes control characters.
 
-An ordinary file is read through a :class:`~pi_context.session.column_index.ColumnIndex`
+An ordinary file is read through a :class:`~pi_context.session._index.file_index.ColumnIndex`
 (a few numbers per entry, lines re-read when printed: well under twice the file's size in
 memory however many entries it has); a file with anything to report or recover from is loaded
 as a full :class:`Session`. The commands read either through the same
@@ -34,7 +34,7 @@ from pi_context.errors import SessionError, SessionFormatError, TreeError
 from pi_context.export.document import entry_kind, entry_preview
 from pi_context.messages import text_of
 from pi_context.session import Entry, ModelRef, Session, convert_to_llm
-from pi_context.session.column_index import ColumnIndex
+from pi_context.session._index.file_index import ColumnIndex
 from pi_context.session.entry_store import EntryTree, child_positions, path_positions
 from pi_context.session.projection import path_settings, stream_positions
 from pi_context.tokens import estimate_tokens

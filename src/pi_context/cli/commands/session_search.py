@@ -19,8 +19,8 @@ from pi_context.cli.commands.store import session_argument
 from pi_context.cli.terminal_text import echo, json_for_terminal
 from pi_context.errors import SessionError, SessionFormatError
 from pi_context.session import SearchHit, SearchIndex, Session
-from pi_context.session.codec import CURRENT_VERSION
-from pi_context.session.search import search
+from pi_context.session._load.scan import CURRENT_VERSION
+from pi_context.session.search.query import search
 from pi_context.session_dirs import read_header
 
 __all__ = ["search_command"]

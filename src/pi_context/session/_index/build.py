@@ -28,11 +28,10 @@ from typing import Any, Final, TypeVar
 import msgspec
 
 from pi_context import _json
-from pi_context.session.checks import Head, head_if_well_typed_and_shallow
-from pi_context.session.codec import is_blank_line
+from pi_context.session._load.checks import Head, head_if_well_typed_and_shallow
+from pi_context.session._load.scan import is_blank_line, split_lines
 from pi_context.session.entries import UNREADABLE, Entry
 from pi_context.session.problems import ProblemLog
-from pi_context.session.reading import split_lines
 
 __all__ = [
     "CHUNK_SIZE",
@@ -62,7 +61,7 @@ _N = TypeVar("_N", str, str | None)
 
 
 class NeedsFullLoader(Exception):
-    """The file needs the full loader (see :mod:`~pi_context.session.column_index`)."""
+    """The file needs the full loader (see :mod:`~pi_context.session._index.file_index`)."""
 
 
 def decode_object(line: bytes) -> dict[str, Any]:
@@ -144,7 +143,7 @@ class Part(msgspec.Struct, array_like=True):
 
 class Columns:
     """Per-entry columns of a run of entry lines (see
-    :class:`~pi_context.session.column_index.ColumnIndex`, which is one)."""
+    :class:`~pi_context.session._index.file_index.ColumnIndex`, which is one)."""
 
     def __init__(self, label: str, *, open_start: bool = False) -> None:
         self.offsets = array("q")

@@ -3,7 +3,7 @@
 A session file is append-only: a compaction adds a summary and the id of the first entry it
 kept, a branch summary records the branch it stands for, a context edit hides or rewrites one
 entry, and every original stays in the file. :func:`search` ranks the entries' text (BM25 over
-the index of :mod:`~pi_context.session.search_index`) and tells, for each hit, whether the
+the index of :mod:`~pi_context.session.search.index`) and tells, for each hit, whether the
 model still sees it and, if not, which entry took its place:
 
 * on the branch, an entry before a compaction's first kept entry is replaced by the first such
@@ -27,8 +27,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pi_context.session.search_index import IndexedEntries, SearchIndex, StaleIndexError
-from pi_context.session.search_text import SNIPPET_CHARS, entry_text
+from pi_context.session.search.index import IndexedEntries, SearchIndex, StaleIndexError
+from pi_context.session.search.text import SNIPPET_CHARS, entry_text
 
 __all__ = [
     "LAST_ENTRY",

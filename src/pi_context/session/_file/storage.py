@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pi_context.errors import SessionError
-from pi_context.session._writer import SessionFile, atomic_write, remove_stale_temp_files
-from pi_context.session.codec import CURRENT_VERSION, ScanResult, scan_lines
+from pi_context.session._file.writer import SessionFile, atomic_write, remove_stale_temp_files
+from pi_context.session._load.scan import CURRENT_VERSION, ScanResult, scan_lines
 
 __all__ = ["ForeignLines", "SessionStorage"]
 

@@ -38,9 +38,9 @@ from typing import Any, Final
 
 from pi_context import _json
 from pi_context.errors import SessionError
+from pi_context.session._file.opening import open_regular
 from pi_context.session.entries import Entry
-from pi_context.session.reading import open_regular
-from pi_context.session.search_text import entry_text
+from pi_context.session.search.text import entry_text
 
 __all__ = [
     "IndexedEntries",

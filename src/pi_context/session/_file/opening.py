@@ -7,14 +7,14 @@ goes through :func:`open_regular`, which opens by the rule of :mod:`pi_context._
 naming the file and what it is) and hands back the size the file had when it was opened:
 readers read that many bytes and no more, so a file that grows while it is read cannot keep a
 reader busy. Lines appended later by another process are taken in by the next write (see
-``_storage``).
+``_file.storage``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from pi_context._regular_files import file_kind, open_regular_fd
@@ -25,7 +25,6 @@ __all__ = [
     "open_regular",
     "read_regular",
     "refusal",
-    "split_lines",
 ]
 
 
@@ -69,25 +68,3 @@ def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> byte
             chunks.append(chunk)
             wanted -= len(chunk)
         return b"".join(chunks)
-
-
-def split_lines(chunks: Iterable[bytes]) -> Iterator[tuple[list[bytes], bool]]:
-    """The ``\\n``-separated lines of a stream of byte chunks (newlines dropped), a batch per
-    chunk that completes a line: ``(lines, True)``; then, when the stream does not end with a
-    newline, its last line alone: ``([line], False)``. A line cut by chunk boundaries is
-    joined once, when its end arrives; chunks are let go as soon as they are split."""
-    partial: list[bytes] = []
-    for chunk in chunks:
-        lines = chunk.split(b"\n")
-        del chunk
-        tail = lines.pop()
-        if lines:
-            if partial:
-                partial.append(lines[0])
-                lines[0] = b"".join(partial)
-                partial = []
-            yield lines, True
-        if tail:
-            partial.append(tail)
-    if partial:
-        yield [b"".join(partial)], False

@@ -21,7 +21,7 @@ __all__ = ["ENTRY_ROLES", "SNIPPET_CHARS", "entry_text"]
 
 SNIPPET_CHARS: Final = 200
 """Characters of text a search hit's snippet shows around the first match (whitespace
-collapsed). Here rather than in :mod:`~pi_context.session.search`, so that ``Session`` can name
+collapsed). Here rather than in :mod:`~pi_context.session.search.query`, so that ``Session`` can name
 the default without importing the search (and SQLite) before a search runs."""
 
 ENTRY_ROLES: Final = {

@@ -22,10 +22,9 @@ from msgspec import Struct, field
 
 from pi_context import _json
 from pi_context.errors import SessionFormatError
-from pi_context.session.columns import EntryColumns
+from pi_context.session._load.columns import EntryColumns
 from pi_context.session.entries import Entry
 from pi_context.session.problems import LoadProblem, ProblemLog
-from pi_context.session.reading import split_lines
 
 __all__ = [
     "CURRENT_VERSION",
@@ -37,6 +36,7 @@ __all__ = [
     "parse_session_bytes",
     "scan_file",
     "scan_lines",
+    "split_lines",
 ]
 
 CURRENT_VERSION: Final = 3
@@ -114,6 +114,28 @@ def is_blank_line(line: bytes) -> bool:
     if line.isascii():
         return False
     return is_js_blank(line.decode("utf-8", errors="replace"))
+
+
+def split_lines(chunks: Iterable[bytes]) -> Iterator[tuple[list[bytes], bool]]:
+    """The ``\\n``-separated lines of a stream of byte chunks (newlines dropped), a batch per
+    chunk that completes a line: ``(lines, True)``; then, when the stream does not end with a
+    newline, its last line alone: ``([line], False)``. A line cut by chunk boundaries is
+    joined once, when its end arrives; chunks are let go as soon as they are split."""
+    partial: list[bytes] = []
+    for chunk in chunks:
+        lines = chunk.split(b"\n")
+        del chunk
+        tail = lines.pop()
+        if lines:
+            if partial:
+                partial.append(lines[0])
+                lines[0] = b"".join(partial)
+                partial = []
+            yield lines, True
+        if tail:
+            partial.append(tail)
+    if partial:
+        yield [b"".join(partial)], False
 
 
 def _line_batches(

@@ -2,14 +2,14 @@
 info|tree|context``).
 
 :class:`~pi_context.session.Session` keeps every entry's line in memory (see
-:mod:`~pi_context.session.columns`), which for a file of many small entries is most of the
+:mod:`~pi_context.session._load.columns`), which for a file of many small entries is most of the
 file again. The inspection commands only read, so this index streams the file once, checks
 every line exactly as the loader does (the same decoding, validation and depth limit) and keeps
 per entry only a few numbers in arrays: where its line is in the file, its line number, its
 parent's position, its type code and message role code, plus an id → position map. Lines are
 read back with ``os.pread`` when an entry is printed or projected (not ``mmap``: touched pages
 of a mapping count as the process's memory). The commands ask for a large file's second half to be indexed
-by a forked helper process meanwhile (see :mod:`~pi_context.session._column_build`).
+by a forked helper process meanwhile (see :mod:`~pi_context.session._index.build`).
 
 The index covers the ordinary file: a current (v3) session in which every line reads cleanly
 and every parent comes before its child. Anything else (a skipped or torn line, a field of the
@@ -30,7 +30,8 @@ from typing import Any
 
 from pi_context.errors import SessionError
 from pi_context.messages import AgentMessage
-from pi_context.session._column_build import (
+from pi_context.session._file.opening import open_regular
+from pi_context.session._index.build import (
     Columns,
     Helper,
     NeedsFullLoader,
@@ -39,11 +40,10 @@ from pi_context.session._column_build import (
     first_line,
     split_point,
 )
-from pi_context.session.codec import CURRENT_VERSION
+from pi_context.session._load.scan import CURRENT_VERSION
 from pi_context.session.entries import Entry
 from pi_context.session.entry_store import IndexedView, child_positions, path_positions
 from pi_context.session.projection import stream_positions
-from pi_context.session.reading import open_regular
 from pi_context.session.tree import apply_label, session_name_of
 
 __all__ = ["ColumnIndex", "IndexedPath", "stream_indexed_context"]

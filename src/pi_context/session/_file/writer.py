@@ -1,7 +1,7 @@
 """Low-level file writing for sessions: an advisory lock, appends, atomic rewrites.
 
 Appends take an exclusive lock on the session file (``fcntl.flock``, or ``msvcrt.locking`` on
-Windows: see ``_locking``) for the duration of one write, so two processes appending to the
+Windows: see ``locking``) for the duration of one write, so two processes appending to the
 same file never interleave bytes: the second waits (up to its lock timeout) and then sees the
 first one's lines. pi 1.6.0 takes no lock; it does not need to honour ours, so the lock
 protects pi-context writers from each other only.
@@ -28,8 +28,8 @@ from typing import Final
 
 from pi_context._regular_files import open_regular_fd
 from pi_context.errors import SessionError, SessionLockedError
-from pi_context.session._locking import try_lock, unlock
-from pi_context.session.reading import NotRegularFileError, refusal
+from pi_context.session._file.locking import try_lock, unlock
+from pi_context.session._file.opening import NotRegularFileError, refusal
 
 __all__ = ["SessionFile", "atomic_write", "remove_stale_temp_files", "temp_name_pattern"]
 
