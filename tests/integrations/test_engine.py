@@ -156,6 +156,10 @@ def test_bad_arguments_are_refused_with_the_rule(tmp_path: Path) -> None:
         ContextEngine(tmp_path / "a.jsonl", context_window=10, summarizer="gpt")  # type: ignore[arg-type]
 
 
+def _entry_count(engine: ContextEngine) -> int:
+    return len(engine.session.entries)
+
+
 async def test_engines_share_their_worker_threads(tmp_path: Path) -> None:
     """Every engine's session calls run on one shared pool: a service holding many
     conversations has a bounded number of threads, not one per conversation."""
@@ -170,7 +174,7 @@ async def test_engines_share_their_worker_threads(tmp_path: Path) -> None:
         folder.mkdir()
         engines.append(_engine(folder))
     before = threading.active_count()
-    counts = await asyncio.gather(*(e.call(lambda: len(e.session.entries)) for e in engines))
+    counts = await asyncio.gather(*(e.call(_entry_count, e) for e in engines))
     assert counts == [0] * 40
     started = threading.active_count() - before
     assert 0 < started <= engine_module._POOL._max_workers  # type: ignore[attr-defined]
