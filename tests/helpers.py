@@ -1,14 +1,18 @@
-"""Helpers every test folder may use: running ``pictx`` in a fresh process, and a sleep that
-returns at once (for retry and backoff paths, whose delays the tests check by value)."""
+"""Helpers every test folder may use: running ``pictx`` in a fresh process, a sleep that
+returns at once (for retry and backoff paths, whose delays the tests check by value), and a
+session file written where pi lists sessions."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from pi_context.session_dirs import session_file_name
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 RUN_TIMEOUT = 120.0
@@ -53,3 +57,52 @@ def pictx_process(
         done.stdout.decode("utf-8", "replace"),
         done.stderr.decode("utf-8", "replace"),
     )
+
+
+def write_session_in(
+    directory: Path,
+    sid: str,
+    *,
+    cwd: str = "/home/u/proj",
+    stamp: str = "2026-01-05T10:00:00.000Z",
+    messages: tuple[tuple[str, str, int], ...] = (),
+    mtime: float | None = None,
+    name: str | None = None,
+) -> Path:
+    """A session file in ``directory``, named as pi names it (``stamp``, ``sid``): its header,
+    then ``messages`` (role, text, timestamp) in a chain, then a ``session_info`` naming it
+    ``name``; its modification time set to ``mtime``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / session_file_name(stamp, sid)
+    lines = [{"type": "session", "version": 3, "id": sid, "timestamp": stamp, "cwd": cwd}]
+    parent = None
+    for n, (role, text, ms) in enumerate(messages):
+        eid = f"{n + 1:08x}"
+        lines.append(
+            {
+                "type": "message",
+                "id": eid,
+                "parentId": parent,
+                "timestamp": stamp,
+                "message": {
+                    "role": role,
+                    "content": [{"type": "text", "text": text}],
+                    "timestamp": ms,
+                },
+            }
+        )
+        parent = eid
+    if name is not None:
+        lines.append(
+            {
+                "type": "session_info",
+                "id": "ffffffff",
+                "parentId": parent,
+                "timestamp": stamp,
+                "name": name,
+            }
+        )
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path

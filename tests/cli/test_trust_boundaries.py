@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pi_context.session_dirs import default_session_dir, session_file_name
-from tests.cli.interactive.test_mode import PROMPT, Terminal, pexpect
+from tests.cli.interactive.pty_terminal import PROMPT, Terminal, pexpect
 from tests.helpers import ProcessRun, pictx_process
 
 TIMEOUT = 120

@@ -25,6 +25,7 @@ __all__ = [
     "content_of",
     "entry",
     "line",
+    "nested",
     "pictx_process",
     "sha256",
     "user",
@@ -112,3 +113,11 @@ def assert_clean(run: ProcessRun, *, code: int | None = None) -> None:
         assert len(text) < 1_000, text
     if code is not None:
         assert run.code == code, run.stderr
+
+
+def nested(depth: int, leaf: Any = 1) -> Any:
+    """``{"a": {"a": ... [leaf] ...}}``: objects and lists alternating, ``depth`` levels."""
+    value: Any = [leaf]
+    for level in range(depth - 1):
+        value = {"a": value} if level % 2 == 0 else [value, level]
+    return value

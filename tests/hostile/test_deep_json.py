@@ -26,21 +26,14 @@ from tests.hostile.helpers import (
     assert_clean,
     assistant,
     entry,
-    pictx,
+    nested,
+    pictx_process,
     sha256,
     user,
     write_session,
 )
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def nested(depth: int, leaf: Any = 1) -> Any:
-    """``{"a": {"a": ... [leaf] ...}}``: objects and lists alternating, ``depth`` levels."""
-    value: Any = [leaf]
-    for level in range(depth - 1):
-        value = {"a": value} if level % 2 == 0 else [value, level]
-    return value
 
 
 def depth_of(value: Any) -> int:
@@ -147,7 +140,7 @@ def test_commands_and_export_handle_deep_lines(tmp_path: Path, depth: int) -> No
         ("session", "context", "--json", str(path)),
         ("--export", str(path), str(tmp_path / "out.html")),
     ):
-        run = pictx(*args, cwd=tmp_path)
+        run = pictx_process(*args, cwd=tmp_path)
         assert_clean(run, code=0)
         if depth > CONTEXT_MAX_DEPTH and args[0] == "session":
             assert run.stderr_lines == [f"pictx: warning: {path}:3: message entry a1: {_LEFT_OUT}"]

@@ -24,7 +24,7 @@ from tests.hostile.helpers import (
     content_of,
     entry,
     line,
-    pictx,
+    pictx_process,
     user,
 )
 
@@ -92,7 +92,7 @@ def test_resuming_from_the_command_line_warns_once(tmp_path: Path, how: str) -> 
     replies = tmp_path / "replies.json"
     replies.write_text('["fine"]')
     target = ("--session", str(path)) if how == "--session" else ("-c",)
-    run = pictx(
+    run = pictx_process(
         *target,
         "--session-dir",
         str(sessions),

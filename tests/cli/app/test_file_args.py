@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -14,6 +15,9 @@ from pi_context.cli.app.file_args import plan_prompts
 from pi_context.errors import ResourceError
 from tests.cli.conftest import InProcessRun, sessions_of
 from tests.images.helpers import image_bytes, png_bomb
+
+PictxInProcess = Callable[..., InProcessRun]
+Replies = Callable[..., str]
 
 
 def test_an_image_is_attached_to_the_first_prompt_with_an_empty_tag(project_as_cwd: Path) -> None:
@@ -97,13 +101,13 @@ def test_an_unreadable_file_stops_the_run(
 
 
 def test_print_mode_stores_the_image_in_the_first_user_message(
-    project_as_cwd: Path, pictx_in_process: object, replies: object
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
     png = image_bytes("PNG")
     (project_as_cwd / "shot.png").write_bytes(png)
     run: InProcessRun = pictx_in_process(
         "-p", "--model", replies(["one", "two"]), "@shot.png", "first", "second"
-    )  # type: ignore[operator]
+    )
     assert run.code == 0, run.err
     lines = [
         json.loads(x)
@@ -122,26 +126,26 @@ def test_print_mode_stores_the_image_in_the_first_user_message(
 
 
 def test_a_missing_file_is_an_error_exit(
-    project_as_cwd: Path, pictx_in_process: object, replies: object
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
-    run: InProcessRun = pictx_in_process("-p", "--model", replies(["x"]), "@nope.png", "hi")  # type: ignore[operator]
+    run: InProcessRun = pictx_in_process("-p", "--model", replies(["x"]), "@nope.png", "hi")
     assert run.code == 1
     assert f"File not found: {project_as_cwd / 'nope.png'}" in run.err
 
 
 def test_session_context_shows_images_as_marks_not_base64(
-    project_as_cwd: Path, pictx_in_process: object, replies: object
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
     png = image_bytes("PNG", size=(64, 64))
     (project_as_cwd / "shot.png").write_bytes(png)
-    run: InProcessRun = pictx_in_process("-p", "--model", replies(["seen"]), "@shot.png", "look")  # type: ignore[operator]
+    run: InProcessRun = pictx_in_process("-p", "--model", replies(["seen"]), "@shot.png", "look")
     assert run.code == 0, run.err
     (session,) = sessions_of(project_as_cwd.parent / "agent", project_as_cwd)
     data = base64.b64encode(png).decode()
-    shown: InProcessRun = pictx_in_process("session", "context", str(session))  # type: ignore[operator]
+    shown: InProcessRun = pictx_in_process("session", "context", str(session))
     assert f"[image/png {len(data) * 3 / 4 / 1024:.1f} KB] <file name=" in shown.out
     assert data not in shown.out
-    piped: InProcessRun = pictx_in_process("session", "context", str(session), "--json")  # type: ignore[operator]
+    piped: InProcessRun = pictx_in_process("session", "context", str(session), "--json")
     users = [
         r["message"] for r in json.loads(piped.out)["messages"] if r["message"]["role"] == "user"
     ]
