@@ -21,14 +21,14 @@ __all__ = [
     "USAGE",
     "ProcessRun",
     "assert_clean",
-    "assistant",
     "content_of",
     "entry",
     "line",
     "nested",
     "pictx_process",
+    "raw_assistant",
+    "raw_user",
     "sha256",
-    "user",
     "write_session",
 ]
 
@@ -62,11 +62,14 @@ def entry(
     }
 
 
-def user(text: str) -> dict[str, Any]:
+def raw_user(text: str) -> dict[str, Any]:
+    """A user message as stored in a line (a plain dict, not a typed message)."""
     return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}
 
 
-def assistant(**override: Any) -> dict[str, Any]:
+def raw_assistant(**override: Any) -> dict[str, Any]:
+    """An assistant message as stored in a line (a plain dict), ``override`` over its fields
+    (any value, of any type)."""
     message: dict[str, Any] = {
         "role": "assistant",
         "content": [{"type": "text", "text": "answer"}],

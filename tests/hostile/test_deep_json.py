@@ -24,12 +24,12 @@ from pi_context.session.projection import handed_out
 from pi_context.tokens import estimate_tokens
 from tests.hostile.helpers import (
     assert_clean,
-    assistant,
     entry,
     nested,
     pictx_process,
+    raw_assistant,
+    raw_user,
     sha256,
-    user,
     write_session,
 )
 
@@ -82,8 +82,8 @@ def _deep_session(path: Path, depth: int) -> Path:
     return write_session(
         path,
         [
-            entry("u1", None, message=user("q")),
-            entry("a1", "u1", message=assistant(content=[call], stopReason="toolUse")),
+            entry("u1", None, message=raw_user("q")),
+            entry("a1", "u1", message=raw_assistant(content=[call], stopReason="toolUse")),
             entry(
                 "t1",
                 "a1",
@@ -124,7 +124,7 @@ def test_a_line_past_the_context_limit_is_reported_and_left_out(tmp_path: Path, 
     with Session.open(path) as session:
         assert [m["role"] for m in session.messages()] == ["user", "toolResult"]
         assert [str(p) for p in session.problems] == [f"{path}:3: message entry a1: {_LEFT_OUT}"]
-        session.append_message(user("go on"))
+        session.append_message(raw_user("go on"))
         assert [m["role"] for m in session.messages()] == ["user", "toolResult", "user"]
     assert path.read_bytes().startswith(original)  # appended to, the deep line kept as it was
     assert Session.open(path).entries[1].raw == original.split(b"\n")[2]
@@ -156,13 +156,13 @@ def test_a_deep_model_reply_is_stored_and_resumed(tmp_path: Path, depth: int) ->
     call = {"type": "toolCall", "id": "c1", "name": "x", "arguments": {"v": nested(depth)}}
     within = depth + 5 <= CONTEXT_MAX_DEPTH  # the entry, message, content, block, arguments
     with Session.create(path, cwd=str(tmp_path)) as session:
-        session.append_message(user("q"))
-        session.append_message(assistant(content=[call], stopReason="toolUse"))
+        session.append_message(raw_user("q"))
+        session.append_message(raw_assistant(content=[call], stopReason="toolUse"))
         expected = [] if within else [f"{path}:3: message entry {session.leaf_id}: {_LEFT_OUT}"]
         # the reply is in the context only when it is within the limit, as after a reload
         assert len(session.messages()) == (2 if within else 1)
         assert [str(p) for p in session.problems] == expected
-        session.append_message(user("next"))
+        session.append_message(raw_user("next"))
     # the reply's line holds the call as sent (compared as text: ``==`` on values this deep
     # recurses past Python's limit, and past MAX_DEPTH the line does not decode)
     stored = path.read_bytes().split(b"\n")[2]
@@ -170,12 +170,12 @@ def test_a_deep_model_reply_is_stored_and_resumed(tmp_path: Path, depth: int) ->
     with Session.open(path) as again:
         assert len(again.messages()) == (3 if within else 2)
         assert [str(p) for p in again.problems] == expected
-        again.append_message(user("more"))
+        again.append_message(raw_user("more"))
     assert [str(p) for p in Session.open(path).check()] == expected
 
 
 def test_handing_out_copies_messages_of_any_depth() -> None:
-    deep = assistant(content=[{"type": "toolCall", "id": "c", "name": "x", "arguments": {}}])
+    deep = raw_assistant(content=[{"type": "toolCall", "id": "c", "name": "x", "arguments": {}}])
     deep["content"][0]["arguments"] = {"v": nested(_json.MAX_DEPTH + 5_000)}
     deep["tuple"] = ("a", ["b"])
     copied = handed_out(deep)

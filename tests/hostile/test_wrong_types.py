@@ -28,12 +28,12 @@ from pi_context.testing import ScriptedModel, reply
 from pi_context.tokens import estimate_tokens
 from tests.hostile.helpers import (
     assert_clean,
-    assistant,
     content_of,
     entry,
     pictx_process,
+    raw_assistant,
+    raw_user,
     sha256,
-    user,
     write_session,
 )
 from tests.hostile.wrong_types import (
@@ -49,11 +49,11 @@ pytestmark = pytest.mark.timeout(300)
 
 # name -> (the bad entry's fields, a phrase its warning holds)
 CASES: dict[str, tuple[dict[str, Any], str]] = {
-    "assistant content 5": ({"message": assistant(content=5)}, "message.content is a number"),
-    "provider 5": ({"message": assistant(provider=5)}, "message.provider is a number"),
+    "assistant content 5": ({"message": raw_assistant(content=5)}, "message.content is a number"),
+    "provider 5": ({"message": raw_assistant(provider=5)}, "message.provider is a number"),
     "tool call name 7": (
         {
-            "message": assistant(
+            "message": raw_assistant(
                 content=[{"type": "toolCall", "id": "c", "name": 7, "arguments": {}}]
             )
         },
@@ -65,7 +65,7 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
         {"message": {**SYSTEM, "toolsRemoved": [{"name": {}}]}},
         "toolsRemoved[0].name is an object",
     ),
-    "user content object": ({"message": user("q") | {"content": {"a": 1}}}, "is an object"),
+    "user content object": ({"message": raw_user("q") | {"content": {"a": 1}}}, "is an object"),
     "tool result call id": ({"message": TOOL_RESULT | {"toolCallId": 5}}, "toolCallId is a number"),
     "bash fields": (
         {"message": {"role": "bashExecution", "command": 5, "output": [1], "timestamp": 1}},
@@ -73,7 +73,7 @@ CASES: dict[str, tuple[dict[str, Any], str]] = {
     ),
     "message is a string": ({"message": "hello"}, "message is a string"),
     "role 5": ({"message": {"role": 5, "content": "x"}}, "message.role is a number"),
-    "usage string": ({"message": assistant(usage="x")}, "message.usage is a string"),
+    "usage string": ({"message": raw_assistant(usage="x")}, "message.usage is a string"),
 }
 OTHER: dict[str, tuple[dict[str, Any], str]] = {
     "model_change": ({"provider": 5, "modelId": [1]}, "provider is a number"),
@@ -92,9 +92,9 @@ def _case_file(directory: Path, fields: dict[str, Any], entry_type: str = "messa
     return write_session(
         directory / "s.jsonl",
         [
-            entry("u1", None, message=user("first")),
+            entry("u1", None, message=raw_user("first")),
             entry("x1", "u1", entry_type, **fields),
-            entry("u2", "x1", message=user("after")),
+            entry("u2", "x1", message=raw_user("after")),
         ],
     )
 

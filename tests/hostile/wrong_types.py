@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from tests.hostile.helpers import assistant, entry
+from tests.hostile.helpers import entry, raw_assistant
 
 SYSTEM: dict[str, Any] = {"role": "system", "content": "", "timestamp": 1}
 """A system message (fields to add to it)."""
@@ -38,7 +38,9 @@ def entry_templates() -> list[dict[str, Any]]:
     """A well-typed entry of each kind whose fields pi interprets (id ``x1``, parent ``u1``)."""
     call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"p": "a"}}
     return [
-        entry("x1", "u1", message=assistant(content=[{"type": "thinking", "thinking": "t"}, call])),
+        entry(
+            "x1", "u1", message=raw_assistant(content=[{"type": "thinking", "thinking": "t"}, call])
+        ),
         entry("x1", "u1", message=TOOL_RESULT),
         entry(
             "x1",
@@ -71,7 +73,7 @@ def entry_templates() -> list[dict[str, Any]]:
             summary="s",
             firstKeptEntryId="u1",
             tokensBefore=5,
-            usage=dict(assistant()["usage"]),
+            usage=dict(raw_assistant()["usage"]),
             systemMessage={**SYSTEM, "sections": {"a": "b"}},
         ),
         entry("x1", "u1", "branch_summary", fromId="u1", summary="s"),
@@ -89,7 +91,13 @@ def entry_templates() -> list[dict[str, Any]]:
         entry("x1", "u1", "label", targetId="u1", label="L"),
         entry("x1", "u1", "session_info", name="n"),
         entry(
-            "x1", "u1", "usage", kind="k", provider="p", model="m", usage=dict(assistant()["usage"])
+            "x1",
+            "u1",
+            "usage",
+            kind="k",
+            provider="p",
+            model="m",
+            usage=dict(raw_assistant()["usage"]),
         ),
     ]
 

@@ -42,6 +42,8 @@ def assistant(
     provider: str = "anthropic",
     model: str = "claude-x",
 ) -> AssistantMessage:
+    """A typed assistant message: ``text``, then tool calls numbered ``call_1``, ``call_2``...
+    (given as ``(name, arguments)``)."""
     content: list[Any] = [text_block(text)]
     for n, (name, args) in enumerate(calls or [], start=1):
         content.append(tool_call(f"call_{n}", name, args))

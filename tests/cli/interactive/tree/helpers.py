@@ -1,5 +1,6 @@
-"""Sessions for the ``/tree`` tests: message entries as stored (``raw_*`` dicts), a session
-file with counted ids and a ticking clock, and :class:`Built`, a session with two branches."""
+"""Sessions for the ``/tree`` tests: messages as stored (``raw_*`` dicts, with the hostile
+suite's ``raw_user``), a session file with counted ids and a ticking clock, and :class:`Built`,
+a session with two branches."""
 
 from __future__ import annotations
 
@@ -10,15 +11,14 @@ from typing import Any
 from pi_context.cli.interactive.tree.view import TreeView
 from pi_context.export import SessionDocument
 from pi_context.session.store import Session
+from tests.hostile.helpers import raw_user
 
 
-def raw_user(text: str) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}
-
-
-def raw_assistant(
+def raw_reply(
     text: str = "", calls: list[dict[str, Any]] | None = None, **extra: Any
 ) -> dict[str, Any]:
+    """An assistant message as stored: ``text`` (if any), then the tool-call blocks ``calls``;
+    ``extra`` over its fields."""
     content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     content += calls or []
     return {
@@ -34,6 +34,7 @@ def raw_assistant(
 
 
 def raw_tool_result(call_id: str, name: str, text: str) -> dict[str, Any]:
+    """A successful tool result as stored."""
     return {
         "role": "toolResult",
         "toolCallId": call_id,
@@ -45,6 +46,7 @@ def raw_tool_result(call_id: str, name: str, text: str) -> dict[str, Any]:
 
 
 def session_at(path: Path) -> Session:
+    """A new session file at ``path``: counted ids, a clock ticking a minute per entry."""
     counter = itertools.count(1)
     ticks = itertools.count(1_767_225_600_000, 60_000)
     return Session.create(
@@ -69,17 +71,17 @@ class Built:
         session.append_thinking_level_change("high")
         self.u1 = session.append_message(raw_user("list the files")).id
         call = {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls -a"}}
-        self.a1 = session.append_message(raw_assistant(calls=[call])).id
+        self.a1 = session.append_message(raw_reply(calls=[call])).id
         self.r1 = session.append_message(raw_tool_result("c1", "bash", "README\nsetup.py")).id
-        self.a2 = session.append_message(raw_assistant("two files")).id
+        self.a2 = session.append_message(raw_reply("two files")).id
         self.u4 = session.append_message(raw_user("delete them")).id
-        self.a5 = session.append_message(raw_assistant("done deleting")).id
+        self.a5 = session.append_message(raw_reply("done deleting")).id
         session.move_leaf(self.a2)
         self.u2 = session.append_message(raw_user("explain README")).id
-        self.a3 = session.append_message(raw_assistant("It describes the project")).id
+        self.a3 = session.append_message(raw_reply("It describes the project")).id
         session.append_session_info("readme work")
         self.u3 = session.append_message(raw_user("thanks")).id
-        self.a4 = session.append_message(raw_assistant("you are welcome")).id
+        self.a4 = session.append_message(raw_reply("you are welcome")).id
         self.label = session.append_label(self.u2, "readme").id
 
     def doc(self) -> SessionDocument:

@@ -20,7 +20,8 @@ from pi_context.cli.interactive.tree.selector import (
 )
 from pi_context.cli.interactive.tree.view import TreeView
 from pi_context.export import SessionDocument
-from tests.cli.interactive.tree.helpers import Built, raw_user
+from tests.cli.interactive.tree.helpers import Built
+from tests.hostile.helpers import raw_user
 
 DOWN, UP, ESC, ENTER = "\x1b[B", "\x1b[A", "\x1b", "\r"
 CTRL_LEFT, ALT_RIGHT = "\x1b[1;5D", "\x1b[1;3C"

@@ -16,12 +16,8 @@ from pi_context.cli.interactive.tree.view import (
     visible_height,
 )
 from pi_context.export import SessionDocument
-from tests.cli.interactive.tree.helpers import (
-    Built,
-    raw_assistant,
-    raw_user,
-    session_at,
-)
+from tests.cli.interactive.tree.helpers import Built, raw_reply, session_at
+from tests.hostile.helpers import raw_user
 
 
 @pytest.fixture
@@ -71,9 +67,9 @@ def test_the_leaf_shows_even_without_text_and_errors_always_show(tmp_path: Path)
     session = session_at(tmp_path / "s.jsonl")
     session.append_message(raw_user("go"))
     call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a.py"}}
-    failed = session.append_message(raw_assistant(stopReason="error", errorMessage="overloaded")).id
+    failed = session.append_message(raw_reply(stopReason="error", errorMessage="overloaded")).id
     session.move_leaf(session.entries[0].id)
-    leaf = session.append_message(raw_assistant(calls=[call])).id
+    leaf = session.append_message(raw_reply(calls=[call])).id
     doc = SessionDocument.from_entries(
         session.header, [e.data for e in session.entries], session.leaf_id
     )
@@ -178,7 +174,7 @@ def test_searchable_text_covers_labels_kinds_and_commands(built: Built) -> None:
 def test_search_finds_compactions_and_branch_summaries(tmp_path: Path) -> None:
     session = session_at(tmp_path / "s.jsonl")
     first = session.append_message(raw_user("start")).id
-    session.append_message(raw_assistant("ok"))
+    session.append_message(raw_reply("ok"))
     compaction = session.append_compaction("SUMMARY of the start", first, 1000).id
     summary = session.append_branch_summary(first, "tried the other way", parent_id=first).id
     doc = SessionDocument.from_entries(
