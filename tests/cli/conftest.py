@@ -12,16 +12,9 @@ from click.testing import CliRunner
 from prompt_toolkit.input import PipeInput, create_pipe_input
 
 from pi_context.cli.main import main
+from tests.cli.helpers import InProcessRun
 from tests.cli.replay_world import ReplayWorld
 from tests.providers.replay_server import ReplayServer
-
-
-class InProcessRun:
-    """One ``pictx`` run in this process (:func:`pictx_in_process`); ``out``/``err`` are what
-    it wrote (``tests.helpers.ProcessRun`` is the subprocess counterpart)."""
-
-    def __init__(self, code: int, out: str, err: str) -> None:
-        self.code, self.out, self.err = code, out, err
 
 
 @pytest.fixture
@@ -78,9 +71,3 @@ def pictx_in_process() -> Callable[..., InProcessRun]:
             return InProcessRun(code, out.getvalue().decode(), err.getvalue().decode())
 
     return run
-
-
-def sessions_of(agent: Path, cwd: Path) -> list[Path]:
-    from pi_context.session_dirs import default_session_dir
-
-    return sorted(default_session_dir(cwd, agent).glob("*.jsonl"))

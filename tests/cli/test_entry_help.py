@@ -10,9 +10,8 @@ import click
 
 from pi_context.cli.commands.chat import chat_command
 from pi_context.cli.entry_help import AGENT_HELP, mistyped_command
-from tests.cli.conftest import InProcessRun, sessions_of
+from tests.cli.helpers import PictxInProcess, sessions_of
 
-PictxInProcess = Callable[..., InProcessRun]
 NAMES = ["chat", "compact", "distrust", "models", "prompt", "session", "skills", "trust"]
 
 

@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 
 from pi_context.cli.app import app
-from tests.cli.conftest import InProcessRun, sessions_of
+from tests.cli.helpers import PictxInProcess, sessions_of
 
-PictxInProcess = Callable[..., InProcessRun]
 Replies = Callable[[list[Any]], str]
 
 

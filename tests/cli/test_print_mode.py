@@ -19,9 +19,8 @@ from pi_context.cli.print_mode import final_text_outcome
 from pi_context.errors import ResourceError
 from pi_context.messages import assistant_message, text_block
 from pi_context.session_dirs import read_header
-from tests.cli.conftest import InProcessRun, sessions_of
+from tests.cli.helpers import PictxInProcess, sessions_of
 
-PictxInProcess = Callable[..., InProcessRun]
 Replies = Callable[[list[Any]], str]
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from pi_context.providers.local_discovery import local_available
-from tests.cli.conftest import sessions_of
+from tests.cli.helpers import sessions_of
 
 Replies = Callable[[list[Any]], str]
 

@@ -18,11 +18,10 @@ import pytest
 from click.testing import CliRunner
 
 from pi_context.cli.main import cli
-from tests.cli.conftest import InProcessRun, sessions_of
+from tests.cli.helpers import PictxInProcess, sessions_of
 
 pexpect = pytest.importorskip("pexpect")
 
-PictxInProcess = Callable[..., InProcessRun]
 Replies = Callable[[list[Any]], str]
 
 OSC52 = "\x1b]52;c;SGVsbG8=\x07"

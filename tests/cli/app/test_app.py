@@ -16,7 +16,7 @@ from pi_context.cli.app.agent_api import NO_MODEL_HELP
 from pi_context.cli.app.app import AppConfig, resolve_cli_model
 from pi_context.providers import registry as model_registry
 from pi_context.testing import ScriptedModel
-from tests.cli.conftest import sessions_of
+from tests.cli.helpers import sessions_of
 
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN")
 

@@ -13,10 +13,9 @@ import pytest
 
 from pi_context.cli.app.file_args import plan_prompts
 from pi_context.errors import ResourceError
-from tests.cli.conftest import InProcessRun, sessions_of
+from tests.cli.helpers import InProcessRun, PictxInProcess, sessions_of
 from tests.images.helpers import image_bytes, png_bomb
 
-PictxInProcess = Callable[..., InProcessRun]
 Replies = Callable[..., str]
 
 

@@ -4,16 +4,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from pi_context.cli.app import app
-from tests.cli.conftest import InProcessRun
+from tests.cli.helpers import PictxInProcess
 from tests.providers.replay_server import ReplayServer, openai_sse, stream
-
-PictxInProcess = Callable[..., InProcessRun]
 
 
 @pytest.fixture(autouse=True)

@@ -12,10 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.cli.conftest import InProcessRun, sessions_of
+from tests.cli.helpers import PictxInProcess, sessions_of
 
 DEMO = Path(__file__).parents[2] / "mcp" / "servers" / "demo_server.py"
-PictxInProcess = Callable[..., InProcessRun]
 Replies = Callable[[list[Any]], str]
 
 

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import InProcessRun
+from tests.cli.helpers import PictxInProcess
 from tests.store.pg_server import PASSWORD, PgServer
 
 SESSIONS = Path(__file__).resolve().parents[2] / "data" / "conformance" / "sessions"
 BRANCHED = SESSIONS / "small" / "branched.jsonl"
 CHAT = SESSIONS / "small" / "linear_chat.jsonl"
-
-PictxInProcess = Callable[..., InProcessRun]
 
 
 @pytest.fixture(params=["file", "postgres"])
