@@ -39,7 +39,8 @@ def _group_of(path: Path) -> str | None:
     if path.name in _FORKING and path.parent.name == "session":
         return "fork"
     source = path.read_text(encoding="utf-8")
-    if "pexpect" in source or '"tmux"' in source:
+    # pexpect directly or through the pseudo-terminal helper module, or tmux
+    if "pexpect" in source or "pty_terminal" in source or '"tmux"' in source:
         return "terminal"
     return None
 

@@ -27,52 +27,7 @@ from pi_context.session_dirs import (
     session_dir,
     session_file_name,
 )
-
-
-def write_session(
-    directory: Path,
-    sid: str,
-    *,
-    cwd: str = "/home/u/proj",
-    stamp: str = "2026-01-05T10:00:00.000Z",
-    messages: tuple[tuple[str, str, int], ...] = (),
-    mtime: float | None = None,
-    name: str | None = None,
-) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / session_file_name(stamp, sid)
-    lines = [{"type": "session", "version": 3, "id": sid, "timestamp": stamp, "cwd": cwd}]
-    parent = None
-    for n, (role, text, ms) in enumerate(messages):
-        eid = f"{n + 1:08x}"
-        lines.append(
-            {
-                "type": "message",
-                "id": eid,
-                "parentId": parent,
-                "timestamp": stamp,
-                "message": {
-                    "role": role,
-                    "content": [{"type": "text", "text": text}],
-                    "timestamp": ms,
-                },
-            }
-        )
-        parent = eid
-    if name is not None:
-        lines.append(
-            {
-                "type": "session_info",
-                "id": "ffffffff",
-                "parentId": parent,
-                "timestamp": stamp,
-                "name": name,
-            }
-        )
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    if mtime is not None:
-        os.utime(path, (mtime, mtime))
-    return path
+from tests.helpers import write_session_in
 
 
 def test_encode_cwd_matches_pi_example() -> None:
@@ -158,7 +113,7 @@ def test_conformance_degenerate_headers() -> None:
 
 
 def test_session_info_counts_and_name(tmp_path: Path) -> None:
-    path = write_session(
+    path = write_session_in(
         tmp_path,
         "s1",
         messages=(
@@ -179,7 +134,7 @@ def test_session_info_counts_and_name(tmp_path: Path) -> None:
 
 
 def test_last_activity_is_the_header_time_without_messages(tmp_path: Path) -> None:
-    path = write_session(tmp_path, "s1", stamp="2026-01-05T10:00:00.000Z")
+    path = write_session_in(tmp_path, "s1", stamp="2026-01-05T10:00:00.000Z")
     assert last_activity_ms(path) == 1_767_607_200_000
     assert last_activity_ms(tmp_path / "missing.jsonl") == 0
 
@@ -262,8 +217,8 @@ def test_not_a_session_and_empty_sessions(tmp_path: Path) -> None:
 
 
 def test_continue_picks_newest_mtime_with_header(tmp_path: Path) -> None:
-    old = write_session(tmp_path, "old", mtime=1000)
-    write_session(tmp_path, "new", mtime=2000, cwd="/other")
+    old = write_session_in(tmp_path, "old", mtime=1000)
+    write_session_in(tmp_path, "new", mtime=2000, cwd="/other")
     broken = tmp_path / "zzz.jsonl"
     broken.write_text("not json\n")
     os.utime(broken, (3000, 3000))
@@ -286,10 +241,12 @@ def test_resolve_id_exact_then_prefix_local_first(tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     here = default_session_dir("/home/u/proj", agent)
     there = default_session_dir("/home/u/other", agent)
-    recent = write_session(here, "abc-2", messages=(("user", "b", 1_800_000_000_200),), mtime=1_000)
-    write_session(here, "abc-1", messages=(("user", "a", 1_800_000_000_100),), mtime=2_000)
-    exact = write_session(here, "abc", messages=(("user", "c", 50),))
-    foreign = write_session(there, "zed-9", cwd="/home/u/other")
+    recent = write_session_in(
+        here, "abc-2", messages=(("user", "b", 1_800_000_000_200),), mtime=1_000
+    )
+    write_session_in(here, "abc-1", messages=(("user", "a", 1_800_000_000_100),), mtime=2_000)
+    exact = write_session_in(here, "abc", messages=(("user", "c", 50),))
+    foreign = write_session_in(there, "zed-9", cwd="/home/u/other")
 
     assert resolve_session_arg("abc", cwd="/home/u/proj", directory=here, agent=agent).path == exact
     assert (
@@ -306,7 +263,7 @@ def test_resolve_path_new_existing_and_invalid(tmp_path: Path) -> None:
         "new.jsonl", cwd=str(tmp_path), directory=tmp_path, agent=tmp_path
     )
     assert (missing.path, missing.exists) == (tmp_path / "new.jsonl", False)
-    existing = write_session(tmp_path / "d", "s")
+    existing = write_session_in(tmp_path / "d", "s")
     found = resolve_session_arg(str(existing), cwd="/", directory=tmp_path, agent=tmp_path)
     assert found.exists
     assert found.cwd == "/home/u/proj"
@@ -319,7 +276,7 @@ def test_resolve_path_new_existing_and_invalid(tmp_path: Path) -> None:
 def test_fork_from_copies_entries_verbatim_under_a_new_header(tmp_path: Path) -> None:
     from pi_context.session_dirs import fork_from
 
-    source = write_session(
+    source = write_session_in(
         tmp_path / "a", "src", messages=(("user", "hi", 1), ("assistant", "yo", 2))
     )
     target_dir = tmp_path / "b"

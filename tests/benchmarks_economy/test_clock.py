@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from benchmarks.economy.clock import install_clock, write_offset
 
-from tests.benchmarks_economy.test_drive import WORKLOAD, _run
+from tests.benchmarks_economy.helpers import WORKLOAD, drive_fake_agent
 
 
 def test_the_clock_is_shifted_by_the_recorded_pauses_and_restored(tmp_path: Path) -> None:
@@ -42,7 +42,7 @@ def test_without_a_clock_file_nothing_changes(
 
 
 def test_the_driver_records_the_pauses_before_each_prompt(tmp_path: Path) -> None:
-    result, journal = _run(tmp_path)
+    result, journal = drive_fake_agent(tmp_path)
     assert result.failures == []
     paused = [r["paused_ns"] for r in journal if "paused_ns" in r]
     expected, total = [], 0.0

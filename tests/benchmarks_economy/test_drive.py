@@ -3,35 +3,16 @@ the session commands elsewhere, and failures reported without stopping the run."
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from benchmarks.economy import drive as drive_module
-from benchmarks.economy.contenders import Contender
-from benchmarks.economy.drive import drive
-from benchmarks.economy.server import Simulator, SimulatorServer
-from benchmarks.economy.tokens import whitespace_tokenizer
-from benchmarks.economy.workload import Workload, generate_workload, ticket
+from benchmarks.economy.workload import ticket
 
-FAKE = Path(__file__).with_name("fake_rpc_agent.py")
-WORKLOAD = generate_workload(2, prompts=24)
+from tests.benchmarks_economy.helpers import WORKLOAD, drive_fake_agent
+
 RESTARTING = {"agents_md", "skill", "tools"}
-
-
-def _run(tmp_path: Path, workload: Workload = WORKLOAD, **env: str) -> tuple[Any, list[Any]]:
-    journal = tmp_path / "journal.jsonl"
-    contender = Contender(
-        "fake",
-        [sys.executable, str(FAKE)],
-        env={"FAKE_JOURNAL": str(journal), "FAKE_CHILD": str(tmp_path / "child.pid"), **env},
-    )
-    sim = Simulator("openai", workload, whitespace_tokenizer(), 48_000)
-    with SimulatorServer(sim) as server:
-        result = drive(contender, workload, server, tmp_path / "run", window=48_000)
-    return result, [json.loads(line) for line in journal.read_text().splitlines()]
 
 
 def _prompt_index(record: dict[str, Any]) -> int:
@@ -39,7 +20,7 @@ def _prompt_index(record: dict[str, Any]) -> int:
 
 
 def test_rpc_restarts_only_for_changes_a_running_agent_cannot_see(tmp_path: Path) -> None:
-    result, journal = _run(tmp_path)
+    result, journal = drive_fake_agent(tmp_path)
     assert result.failures == []
     kinds = {e.kind for p in WORKLOAD.prompts for e in p.events}
     assert {"agents_md", "skill", "tools", "thinking", "side_session", "resume_main"} <= kinds
@@ -69,7 +50,7 @@ def test_rpc_restarts_only_for_changes_a_running_agent_cannot_see(tmp_path: Path
 
 def test_rpc_reports_a_dead_agent_restarts_it_and_goes_on(tmp_path: Path) -> None:
     crash = ticket(7)
-    result, journal = _run(tmp_path, FAKE_CRASH=crash)
+    result, journal = drive_fake_agent(tmp_path, FAKE_CRASH=crash)
     assert len(result.failures) == 1
     failure = result.failures[0]
     assert failure.startswith("prompt 7: agent exited with 3")
@@ -85,7 +66,7 @@ def test_rpc_reports_a_hung_agent_and_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(drive_module, "PROCESS_TIMEOUT", 3)
-    result, journal = _run(tmp_path, FAKE_HANG=ticket(5))
+    result, journal = drive_fake_agent(tmp_path, FAKE_HANG=ticket(5))
     assert [f.split(":")[0] for f in result.failures] == ["prompt 5"]
     assert "hung" in result.failures[0]
     assert len([r for r in journal if r.get("type") == "prompt"]) == len(WORKLOAD.prompts)

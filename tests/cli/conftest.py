@@ -12,13 +12,9 @@ from click.testing import CliRunner
 from prompt_toolkit.input import PipeInput, create_pipe_input
 
 from pi_context.cli.main import main
+from tests.cli.helpers import InProcessRun
 from tests.cli.replay_world import ReplayWorld
 from tests.providers.replay_server import ReplayServer
-
-
-class Run:
-    def __init__(self, code: int, out: str, err: str) -> None:
-        self.code, self.out, self.err = code, out, err
 
 
 @pytest.fixture
@@ -29,7 +25,7 @@ def pipe() -> Iterator[PipeInput]:
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> Iterator[ReplayWorld]:
+def replay_world(tmp_path: Path) -> Iterator[ReplayWorld]:
     """A project and agent dir whose models (``replay/tiny``, ``replay/thinker``) answer from a
     replay server on 127.0.0.1, for running ``pictx`` as a subprocess or in a terminal."""
     with ReplayServer() as server:
@@ -37,8 +33,9 @@ def world(tmp_path: Path) -> Iterator[ReplayWorld]:
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A project directory as cwd, with a private agent dir and home."""
+def project_as_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project directory made the cwd, with ``HOME`` and the agent dir (``PI_CODING_AGENT_DIR``)
+    set to private folders beside it."""
     work = tmp_path / "proj"
     work.mkdir()
     (tmp_path / "home").mkdir()
@@ -64,19 +61,13 @@ def replies(tmp_path: Path) -> Callable[[Sequence[Any]], str]:
 
 
 @pytest.fixture
-def pictx() -> Callable[..., Run]:
+def pictx_in_process() -> Callable[..., InProcessRun]:
     """Run ``pictx ARGS`` in-process with ``stdin`` (not a terminal)."""
 
-    def run(*args: str, stdin: str = "") -> Run:
+    def run(*args: str, stdin: str = "") -> InProcessRun:
         runner = CliRunner()
         with runner.isolation(input=stdin) as (out, err, _):
             code = main(list(args))
-            return Run(code, out.getvalue().decode(), err.getvalue().decode())
+            return InProcessRun(code, out.getvalue().decode(), err.getvalue().decode())
 
     return run
-
-
-def sessions_of(agent: Path, cwd: Path) -> list[Path]:
-    from pi_context.session_dirs import default_session_dir
-
-    return sorted(default_session_dir(cwd, agent).glob("*.jsonl"))

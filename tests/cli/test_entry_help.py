@@ -10,14 +10,13 @@ import click
 
 from pi_context.cli.commands.chat import chat_command
 from pi_context.cli.entry_help import AGENT_HELP, mistyped_command
-from tests.cli.conftest import Run, sessions_of
+from tests.cli.helpers import PictxInProcess, sessions_of
 
-Pictx = Callable[..., Run]
 NAMES = ["chat", "compact", "distrust", "models", "prompt", "session", "skills", "trust"]
 
 
-def test_top_level_help_lists_every_option_of_the_agent(pictx: Pictx) -> None:
-    run = pictx("--help")
+def test_top_level_help_lists_every_option_of_the_agent(pictx_in_process: PictxInProcess) -> None:
+    run = pictx_in_process("--help")
     assert run.code == 0
     for param in chat_command.params:
         if isinstance(param, click.Option) and "--help" not in param.opts:
@@ -39,25 +38,27 @@ def test_mistyped_command_rules() -> None:
 
 
 def test_a_mistyped_command_suggests_the_command_and_sends_nothing(
-    project: Path, pictx: Pictx
+    project_as_cwd: Path, pictx_in_process: PictxInProcess
 ) -> None:
-    run = pictx("sesion", "info", "x")
+    run = pictx_in_process("sesion", "info", "x")
     assert run.code == 2
     assert run.err.startswith("pictx: error: no command 'sesion'; did you mean `pictx session`?")
     assert 'pictx -- "sesion info x"' in run.err
-    assert sessions_of(project.parent / "agent", project) == []
+    assert sessions_of(project_as_cwd.parent / "agent", project_as_cwd) == []
 
 
 def test_double_dash_sends_command_like_text_as_a_prompt(
-    project: Path, pictx: Pictx, replies: Callable[[list[str]], str]
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Callable[[list[str]], str]
 ) -> None:
-    run = pictx("-p", "--model", replies(["ok"]), "--", "sesion info x")
+    run = pictx_in_process("-p", "--model", replies(["ok"]), "--", "sesion info x")
     assert (run.code, run.out) == (0, "ok\n")
 
 
-def test_usage_and_click_errors_use_the_one_error_form(project: Path, pictx: Pictx) -> None:
+def test_usage_and_click_errors_use_the_one_error_form(
+    project_as_cwd: Path, pictx_in_process: PictxInProcess
+) -> None:
     for args in (["--bogus"], ["session", "inf", "x"], ["session", "info", "/no/such/file"]):
-        run = pictx(*args)
+        run = pictx_in_process(*args)
         assert run.code != 0
         assert run.err.startswith("pictx: error: "), run.err
         assert "\nError:" not in run.err

@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 
 from pi_context.cli.app import app
-from tests.cli.conftest import Run, sessions_of
+from tests.cli.helpers import PictxInProcess, sessions_of
 
-Pictx = Callable[..., Run]
 Replies = Callable[[list[Any]], str]
 
 
@@ -22,18 +21,18 @@ def _fresh_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(app, "_WARNED", set())
 
 
-def _agent(project: Path) -> Path:
-    agent = project.parent / "agent"
+def _agent(project_as_cwd: Path) -> Path:
+    agent = project_as_cwd.parent / "agent"
     agent.mkdir(exist_ok=True)
     return agent
 
 
 def test_a_broken_models_json_is_named_with_line_and_column_where_a_model_is_not_found(
-    project: Path, pictx: Pictx
+    project_as_cwd: Path, pictx_in_process: PictxInProcess
 ) -> None:
     broken = '{"providers": {"llamacpp": {"baseUrl": "http://127.0.0.1:9/v1",\n "models": [{"id": "s",}]}}}'
-    (_agent(project) / "models.json").write_text(broken)
-    run = pictx("--no-session", "-p", "--model", "llamacpp/s", "hi")
+    (_agent(project_as_cwd) / "models.json").write_text(broken)
+    run = pictx_in_process("--no-session", "-p", "--model", "llamacpp/s", "hi")
     assert run.code == 1
     lines = run.err.splitlines()
     assert lines[0].startswith("pictx: warning: ")
@@ -44,11 +43,13 @@ def test_a_broken_models_json_is_named_with_line_and_column_where_a_model_is_not
     assert "line 2 column" in lines[1]
 
 
-def test_a_broken_models_json_is_a_warning_at_every_start(project: Path, pictx: Pictx) -> None:
-    (_agent(project) / "models.json").write_text("{nope")
+def test_a_broken_models_json_is_a_warning_at_every_start(
+    project_as_cwd: Path, pictx_in_process: PictxInProcess
+) -> None:
+    (_agent(project_as_cwd) / "models.json").write_text("{nope")
     for _ in range(2):
         app._WARNED.clear()  # a new process each time
-        run = pictx("--no-session", "-p")  # the startup model is chosen, then: no prompt
+        run = pictx_in_process("--no-session", "-p")  # the startup model is chosen, then: no prompt
         assert run.code == 1
         assert run.err.startswith("pictx: warning: ")
         assert "models.json" in run.err
@@ -56,7 +57,7 @@ def test_a_broken_models_json_is_a_warning_at_every_start(project: Path, pictx: 
 
 
 def test_a_custom_model_without_a_window_is_warned_and_the_choice_is_explained(
-    project: Path, pictx: Pictx, monkeypatch: pytest.MonkeyPatch
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "GEMINI_API_KEY"):
         monkeypatch.delenv(key, raising=False)
@@ -70,18 +71,18 @@ def test_a_custom_model_without_a_window_is_warned_and_the_choice_is_explained(
             }
         }
     }
-    (_agent(project) / "models.json").write_text(json.dumps(models))
-    (_agent(project) / "settings.json").write_text(json.dumps({"retry": {"enabled": False}}))
-    run = pictx("--no-session", "-p", "hi")
+    (_agent(project_as_cwd) / "models.json").write_text(json.dumps(models))
+    (_agent(project_as_cwd) / "settings.json").write_text(json.dumps({"retry": {"enabled": False}}))
+    run = pictx_in_process("--no-session", "-p", "hi")
     assert 'myserver/tiny has no "contextWindow"; assuming 128000' in run.err
     assert "pictx: model myserver/tiny (the first model of models.json with a key" in run.err
     assert run.err.count("contextWindow") == 1  # once, not per read
 
 
 def test_each_retry_is_announced_in_print_mode(
-    project: Path, pictx: Pictx, replies: Replies
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
-    (_agent(project) / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 1}}))
+    (_agent(project_as_cwd) / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 1}}))
     spec = replies(
         [
             {"error": "server down", "errorKind": "transient"},
@@ -89,7 +90,7 @@ def test_each_retry_is_announced_in_print_mode(
             "fine now",
         ]
     )
-    run = pictx("--no-session", "-p", "--model", spec, "hi")
+    run = pictx_in_process("--no-session", "-p", "--model", spec, "hi")
     assert (run.code, run.out) == (0, "fine now\n")
     notes = [line for line in run.err.splitlines() if line.startswith("pictx: retrying")]
     assert len(notes) == 2
@@ -99,15 +100,15 @@ def test_each_retry_is_announced_in_print_mode(
 
 
 def test_continue_says_so_when_it_passes_over_an_unreadable_newest_session(
-    project: Path, pictx: Pictx, replies: Replies
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
-    assert pictx("-p", "--model", replies(["first"]), "one").code == 0
-    (older,) = sessions_of(project.parent / "agent", project)
+    assert pictx_in_process("-p", "--model", replies(["first"]), "one").code == 0
+    (older,) = sessions_of(project_as_cwd.parent / "agent", project_as_cwd)
     broken = older.with_name("2099-01-01T00-00-00-000Z_broken.jsonl")
     broken.write_text("this is not a session\n")
     later = older.stat().st_mtime + 10
     os.utime(broken, (later, later))
-    run = pictx("-c", "-p", "--model", replies(["second"]), "two")
+    run = pictx_in_process("-c", "-p", "--model", replies(["second"]), "two")
     assert (run.code, run.out) == (0, "second\n")
     assert f"pictx: warning: {broken}: not a readable session file" in run.err
     assert f"continuing {older.name}" in run.err

@@ -19,21 +19,20 @@ from pi_context.cli.print_mode import final_text_outcome
 from pi_context.errors import ResourceError
 from pi_context.messages import assistant_message, text_block
 from pi_context.session_dirs import read_header
-from tests.cli.conftest import Run, sessions_of
+from tests.cli.helpers import PictxInProcess, sessions_of
 
-Pictx = Callable[..., Run]
 Replies = Callable[[list[Any]], str]
 
 
 def test_print_prints_final_answer_and_saves_session_where_pi_does(
-    project: Path, pictx: Pictx, replies: Replies
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
-    run = pictx("-p", "--model", replies(["Hello **there**"]), "hi")
+    run = pictx_in_process("-p", "--model", replies(["Hello **there**"]), "hi")
     assert (run.code, run.out, run.err) == (0, "Hello **there**\n", "")
-    [file] = sessions_of(project.parent / "agent", project)
+    [file] = sessions_of(project_as_cwd.parent / "agent", project_as_cwd)
     header = read_header(file)
     assert header is not None
-    assert header["cwd"] == str(project)
+    assert header["cwd"] == str(project_as_cwd)
     assert file.name == re.sub(r"[:.]", "-", header["timestamp"]) + f"_{header['id']}.jsonl"
     kinds = [
         json.loads(line).get("message", {}).get("role") for line in file.read_text().splitlines()
@@ -43,9 +42,11 @@ def test_print_prints_final_answer_and_saves_session_where_pi_does(
 
 
 def test_json_mode_streams_header_then_events(
-    project: Path, pictx: Pictx, replies: Replies
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
-    run = pictx("--mode", "json", "--model", replies([{"text": "ok", "thinking": "hmm"}]), "go")
+    run = pictx_in_process(
+        "--mode", "json", "--model", replies([{"text": "ok", "thinking": "hmm"}]), "go"
+    )
     assert run.code == 0
     records = [json.loads(line) for line in run.out.splitlines()]
     assert records[0]["type"] == "session"
@@ -60,9 +61,9 @@ def test_json_mode_streams_header_then_events(
 
 
 def test_print_error_goes_to_stderr_with_exit_1(
-    project: Path, pictx: Pictx, replies: Replies
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
-    run = pictx(
+    run = pictx_in_process(
         "-p", "--model", replies([{"error": "quota exceeded", "errorKind": "authentication"}]), "hi"
     )
     assert run.code == 1
@@ -71,9 +72,9 @@ def test_print_error_goes_to_stderr_with_exit_1(
 
 
 def test_json_mode_exits_0_even_when_the_answer_failed(
-    project: Path, pictx: Pictx, replies: Replies
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
-    run = pictx(
+    run = pictx_in_process(
         "--mode",
         "json",
         "--model",
@@ -85,58 +86,66 @@ def test_json_mode_exits_0_even_when_the_answer_failed(
     assert last_end["message"]["stopReason"] == "error"
 
 
-def test_continue_resumes_the_newest_session(project: Path, pictx: Pictx, replies: Replies) -> None:
-    assert pictx("-p", "--model", replies(["first answer"]), "one").code == 0
-    run = pictx("-c", "-p", "--model", replies(["second answer"]), "two")
+def test_continue_resumes_the_newest_session(
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
+) -> None:
+    assert pictx_in_process("-p", "--model", replies(["first answer"]), "one").code == 0
+    run = pictx_in_process("-c", "-p", "--model", replies(["second answer"]), "two")
     assert run.out == "second answer\n"
-    [file] = sessions_of(project.parent / "agent", project)
+    [file] = sessions_of(project_as_cwd.parent / "agent", project_as_cwd)
     texts = re.findall(r'"text":"([a-z ]+)"', file.read_text())
     assert texts == ["one", "first answer", "two", "second answer"]
 
 
-def test_session_by_id_prefix_and_no_session(project: Path, pictx: Pictx, replies: Replies) -> None:
-    pictx("-p", "--model", replies(["a"]), "one")
-    [file] = sessions_of(project.parent / "agent", project)
+def test_session_by_id_prefix_and_no_session(
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
+) -> None:
+    pictx_in_process("-p", "--model", replies(["a"]), "one")
+    [file] = sessions_of(project_as_cwd.parent / "agent", project_as_cwd)
     header = read_header(file)
     assert header is not None
-    run = pictx("--session", header["id"][:13], "-p", "--model", replies(["b"]), "two")
+    run = pictx_in_process("--session", header["id"][:13], "-p", "--model", replies(["b"]), "two")
     assert run.code == 0
     assert file.read_text().count('"role":"user"') == 2
-    pictx("--no-session", "-p", "--model", replies(["c"]), "three")
-    assert len(sessions_of(project.parent / "agent", project)) == 1
-    missing = pictx("--session", "zzzz", "-p", "--model", replies(["d"]), "x")
+    pictx_in_process("--no-session", "-p", "--model", replies(["c"]), "three")
+    assert len(sessions_of(project_as_cwd.parent / "agent", project_as_cwd)) == 1
+    missing = pictx_in_process("--session", "zzzz", "-p", "--model", replies(["d"]), "x")
     assert missing.code == 1
     assert "No session found matching 'zzzz'" in missing.err
 
 
-def test_stdin_and_file_args_form_the_first_prompt(project: Path) -> None:
-    (project / "notes.txt").write_text("\ufeffline one\n")
-    prompts = build_prompts(["@notes.txt", "Review", "Then this"], "diff", str(project))
+def test_stdin_and_file_args_form_the_first_prompt(project_as_cwd: Path) -> None:
+    (project_as_cwd / "notes.txt").write_text("\ufeffline one\n")
+    prompts = build_prompts(["@notes.txt", "Review", "Then this"], "diff", str(project_as_cwd))
     assert prompts == [
-        f'diff<file name="{project / "notes.txt"}">\nline one\n\n</file>\nReview',
+        f'diff<file name="{project_as_cwd / "notes.txt"}">\nline one\n\n</file>\nReview',
         "Then this",
     ]
     with pytest.raises(ResourceError, match="File not found"):
-        build_prompts(["@missing.txt"], None, str(project))
+        build_prompts(["@missing.txt"], None, str(project_as_cwd))
 
 
-def test_piped_stdin_forces_print_mode(project: Path, pictx: Pictx, replies: Replies) -> None:
-    run = pictx("--model", replies(["piped answer"]), stdin="  question from a pipe \n")
+def test_piped_stdin_forces_print_mode(
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
+) -> None:
+    run = pictx_in_process("--model", replies(["piped answer"]), stdin="  question from a pipe \n")
     assert run.out == "piped answer\n"
-    [file] = sessions_of(project.parent / "agent", project)
+    [file] = sessions_of(project_as_cwd.parent / "agent", project_as_cwd)
     assert '"text":"question from a pipe"' in file.read_text()
 
 
-def test_name_and_export_flags(project: Path, pictx: Pictx, replies: Replies) -> None:
-    pictx("-p", "-n", " My  run ", "--model", replies(["x"]), "hi")
-    [file] = sessions_of(project.parent / "agent", project)
+def test_name_and_export_flags(
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
+) -> None:
+    pictx_in_process("-p", "-n", " My  run ", "--model", replies(["x"]), "hi")
+    [file] = sessions_of(project_as_cwd.parent / "agent", project_as_cwd)
     assert '"name":"My  run"' in file.read_text() or '"name":"My run"' in file.read_text()
-    run = pictx("--export", str(file))
+    run = pictx_in_process("--export", str(file))
     assert run.code == 0
-    out = project / f"pi-session-{file.stem}.html"
+    out = project_as_cwd / f"pi-session-{file.stem}.html"
     assert run.out == f"Exported to: {out}\n"
     assert "My" in out.read_text()
-    assert pictx("-n", "  ", "-p", "x").code == 1
+    assert pictx_in_process("-n", "  ", "-p", "x").code == 1
 
 
 def test_final_text_outcome_rules() -> None:
@@ -161,11 +170,11 @@ def test_final_text_outcome_rules() -> None:
 
 
 def test_prompt_flags_reach_the_system_prompt(
-    project: Path, pictx: Pictx, replies: Replies
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
-    (project / "AGENTS.md").write_text("PROJECT-RULE-XYZ\n")
-    pictx("-p", "--model", replies(["a"]), "one")
-    pictx(
+    (project_as_cwd / "AGENTS.md").write_text("PROJECT-RULE-XYZ\n")
+    pictx_in_process("-p", "--model", replies(["a"]), "one")
+    pictx_in_process(
         "--no-session",
         "-p",
         "--model",
@@ -179,10 +188,10 @@ def test_prompt_flags_reach_the_system_prompt(
         "--no-context-files",
         "two",
     )
-    [file] = sessions_of(project.parent / "agent", project)
+    [file] = sessions_of(project_as_cwd.parent / "agent", project_as_cwd)
     assert "PROJECT-RULE-XYZ" in file.read_text()
     # the second run was in memory; check what it would send through json mode instead
-    run = pictx(
+    run = pictx_in_process(
         "--no-session",
         "--mode",
         "json",
@@ -207,34 +216,36 @@ def test_prompt_flags_reach_the_system_prompt(
 
 
 def test_session_of_another_project_is_not_opened_silently(
-    project: Path, pictx: Pictx, replies: Replies, monkeypatch: Any
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies, monkeypatch: Any
 ) -> None:
-    other = project.parent / "other"
+    other = project_as_cwd.parent / "other"
     other.mkdir()
     monkeypatch.chdir(other)
-    pictx("-p", "--model", replies(["from other"]), "elsewhere")
-    [file] = sessions_of(project.parent / "agent", other)
+    pictx_in_process("-p", "--model", replies(["from other"]), "elsewhere")
+    [file] = sessions_of(project_as_cwd.parent / "agent", other)
     header = read_header(file)
     assert header is not None
-    monkeypatch.chdir(project)
-    run = pictx("--session", header["id"][:8], "-p", "--model", replies(["x"]), "hi")
+    monkeypatch.chdir(project_as_cwd)
+    run = pictx_in_process("--session", header["id"][:8], "-p", "--model", replies(["x"]), "hi")
     assert run.code == 0
     assert f"Session found in different project: {other}" in run.err
     assert file.read_text().count('"role":"user"') == 1
-    assert sessions_of(project.parent / "agent", project) == []
+    assert sessions_of(project_as_cwd.parent / "agent", project_as_cwd) == []
 
 
 def test_continue_in_a_shared_session_dir_filters_by_cwd(
-    project: Path, pictx: Pictx, replies: Replies, monkeypatch: Any
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies, monkeypatch: Any
 ) -> None:
-    shared = project.parent / "shared"
-    pictx("--session-dir", str(shared), "-p", "--model", replies(["mine"]), "here")
-    other = project.parent / "other"
+    shared = project_as_cwd.parent / "shared"
+    pictx_in_process("--session-dir", str(shared), "-p", "--model", replies(["mine"]), "here")
+    other = project_as_cwd.parent / "other"
     other.mkdir()
     monkeypatch.chdir(other)
-    pictx("--session-dir", str(shared), "-p", "--model", replies(["theirs"]), "there")
-    monkeypatch.chdir(project)
-    pictx("--session-dir", str(shared), "-c", "-p", "--model", replies(["again"]), "here again")
+    pictx_in_process("--session-dir", str(shared), "-p", "--model", replies(["theirs"]), "there")
+    monkeypatch.chdir(project_as_cwd)
+    pictx_in_process(
+        "--session-dir", str(shared), "-c", "-p", "--model", replies(["again"]), "here again"
+    )
     texts = sorted(f.read_text() for f in shared.glob("*.jsonl"))
     mine = next(t for t in texts if '"text":"here"' in t)
     assert '"text":"here again"' in mine
@@ -242,12 +253,12 @@ def test_continue_in_a_shared_session_dir_filters_by_cwd(
     assert "here again" not in theirs
 
 
-def test_sigterm_aborts_a_json_run_with_exit_143(project: Path, replies: Replies) -> None:
+def test_sigterm_aborts_a_json_run_with_exit_143(project_as_cwd: Path, replies: Replies) -> None:
     spec = replies([{"text": "too late", "delay": 600}])
     env = dict(os.environ)
     with subprocess.Popen(
         [sys.executable, "-m", "pi_context.cli.main", "--mode", "json", "--model", spec, "wait"],
-        cwd=project,
+        cwd=project_as_cwd,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -265,56 +276,60 @@ def test_sigterm_aborts_a_json_run_with_exit_143(project: Path, replies: Replies
 
 
 def test_session_path_that_does_not_exist_becomes_a_new_session(
-    project: Path, pictx: Pictx, replies: Replies
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
-    run = pictx("--session", "sub/new.jsonl", "-p", "--model", replies(["made"]), "hello")
+    run = pictx_in_process(
+        "--session", "sub/new.jsonl", "-p", "--model", replies(["made"]), "hello"
+    )
     assert run.code == 0
-    header = read_header(project / "sub" / "new.jsonl")
+    header = read_header(project_as_cwd / "sub" / "new.jsonl")
     assert header is not None
-    assert header["cwd"] == str(project)
-    again = pictx("--session", "sub/new.jsonl", "-p", "--model", replies(["again"]), "more")
+    assert header["cwd"] == str(project_as_cwd)
+    again = pictx_in_process(
+        "--session", "sub/new.jsonl", "-p", "--model", replies(["again"]), "more"
+    )
     assert again.out == "again\n"
-    assert (project / "sub" / "new.jsonl").read_text().count('"role":"user"') == 2
+    assert (project_as_cwd / "sub" / "new.jsonl").read_text().count('"role":"user"') == 2
 
 
 def test_session_dir_setting_of_a_trusted_project_is_honoured(
-    project: Path, pictx: Pictx, replies: Replies
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
-    (project / ".pi").mkdir()
-    (project / ".pi" / "settings.json").write_text(json.dumps({"sessionDir": "kept"}))
-    assert pictx("trust").code == 0
-    run = pictx("-p", "--model", replies(["ok"]), "hi")
+    (project_as_cwd / ".pi").mkdir()
+    (project_as_cwd / ".pi" / "settings.json").write_text(json.dumps({"sessionDir": "kept"}))
+    assert pictx_in_process("trust").code == 0
+    run = pictx_in_process("-p", "--model", replies(["ok"]), "hi")
     assert run.code == 0
-    assert len(list((project / "kept").glob("*.jsonl"))) == 1
-    assert sessions_of(project.parent / "agent", project) == []
+    assert len(list((project_as_cwd / "kept").glob("*.jsonl"))) == 1
+    assert sessions_of(project_as_cwd.parent / "agent", project_as_cwd) == []
 
 
 def test_a_broken_settings_file_is_named_in_the_error(
-    project: Path, pictx: Pictx, replies: Replies
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
-    agent = project.parent / "agent"
+    agent = project_as_cwd.parent / "agent"
     agent.mkdir()
     (agent / "settings.json").write_text("{not json")
-    run = pictx("-p", "--model", replies(["ok"]), "hi")
+    run = pictx_in_process("-p", "--model", replies(["ok"]), "hi")
     assert run.code == 1
     assert str(agent / "settings.json") in run.err
-    assert sessions_of(agent, project) == []
+    assert sessions_of(agent, project_as_cwd) == []
 
 
 def test_untrusted_project_resources_are_named_on_stderr(
-    project: Path, pictx: Pictx, replies: Replies
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
-    (project / ".pi").mkdir(exist_ok=True)
-    (project / ".pi" / "SYSTEM.md").write_text("Project prompt.\n", encoding="utf-8")
-    run = pictx("-p", "--model", replies(["fine"]), "hi")
+    (project_as_cwd / ".pi").mkdir(exist_ok=True)
+    (project_as_cwd / ".pi" / "SYSTEM.md").write_text("Project prompt.\n", encoding="utf-8")
+    run = pictx_in_process("-p", "--model", replies(["fine"]), "hi")
     assert run.code == 0
     assert run.out == "fine\n"
     assert "is not trusted" in run.err
     assert "pictx trust" in run.err
 
-    trusted = pictx("trust", str(project))
+    trusted = pictx_in_process("trust", str(project_as_cwd))
     assert trusted.code == 0, trusted.err
-    again = pictx("-p", "--model", replies(["fine"]), "hi")
+    again = pictx_in_process("-p", "--model", replies(["fine"]), "hi")
     assert "not trusted" not in again.err
 
 
@@ -337,57 +352,57 @@ def _system_sections(file: Path) -> dict[str, Any]:
 
 
 def test_extension_flags_load_explicit_paths_and_skip_discovery(
-    project: Path, pictx: Pictx, replies: Replies
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
-    agent = project.parent / "agent"
+    agent = project_as_cwd.parent / "agent"
     (agent / "extensions").mkdir(parents=True)
     (agent / "extensions" / "found.py").write_text(_RULES_EXTENSION.format(name="FOUND"))
-    (project / "mine.py").write_text(
+    (project_as_cwd / "mine.py").write_text(
         _RULES_EXTENSION.replace("team_rules", "mine").format(name="MINE")
     )
-    assert pictx("-p", "--model", replies(["a"]), "-e", "mine.py", "one").code == 0
-    [first] = sessions_of(agent, project)
+    assert pictx_in_process("-p", "--model", replies(["a"]), "-e", "mine.py", "one").code == 0
+    [first] = sessions_of(agent, project_as_cwd)
     sections = _system_sections(first)
     assert "FROM-FOUND" in sections["team_rules"]
     assert "FROM-MINE" in sections["mine"]
     first.unlink()
-    run = pictx("-p", "--model", replies(["b"]), "-ne", "--extension", "mine.py", "two")
+    run = pictx_in_process("-p", "--model", replies(["b"]), "-ne", "--extension", "mine.py", "two")
     assert run.code == 0, run.err
-    [second] = sessions_of(agent, project)
+    [second] = sessions_of(agent, project_as_cwd)
     sections = _system_sections(second)
     assert "team_rules" not in sections
     assert "FROM-MINE" in sections["mine"]
 
 
 def test_approve_trusts_the_project_for_one_run(
-    project: Path, pictx: Pictx, replies: Replies
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
-    (project / ".pi").mkdir()
-    (project / ".pi" / "APPEND_SYSTEM.md").write_text("PROJECT-APPEND\n")
-    agent = project.parent / "agent"
-    assert pictx("-p", "--model", replies(["a"]), "-na", "one").code == 0
-    [file] = sessions_of(agent, project)
+    (project_as_cwd / ".pi").mkdir()
+    (project_as_cwd / ".pi" / "APPEND_SYSTEM.md").write_text("PROJECT-APPEND\n")
+    agent = project_as_cwd.parent / "agent"
+    assert pictx_in_process("-p", "--model", replies(["a"]), "-na", "one").code == 0
+    [file] = sessions_of(agent, project_as_cwd)
     assert "PROJECT-APPEND" not in file.read_text()
     file.unlink()
-    assert pictx("-p", "--model", replies(["b"]), "-a", "two").code == 0
-    [file] = sessions_of(agent, project)
+    assert pictx_in_process("-p", "--model", replies(["b"]), "-a", "two").code == 0
+    [file] = sessions_of(agent, project_as_cwd)
     assert "PROJECT-APPEND" in file.read_text()
     assert not (agent / "trust.json").exists()  # for this run only
 
 
 def test_a_first_prompt_without_a_key_leaves_no_session_file(
-    project: Path, pictx: Pictx, monkeypatch: pytest.MonkeyPatch
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # as pi 1.6.0: the prompt is refused before anything is stored
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    run = pictx("-p", "--model", "openai/gpt-4o", "hi")
+    run = pictx_in_process("-p", "--model", "openai/gpt-4o", "hi")
     assert run.code == 1
     assert run.err.startswith('pictx: error: No API key found for provider "openai"')
-    assert sessions_of(project.parent / "agent", project) == []
+    assert sessions_of(project_as_cwd.parent / "agent", project_as_cwd) == []
 
 
 def test_json_mode_streams_a_running_commands_output_before_it_ends(
-    project: Path, replies: Replies
+    project_as_cwd: Path, replies: Replies
 ) -> None:
     """``--mode json`` writes each ``tool_execution_update`` as it happens: the command waits
     for a file this test creates only after reading the update with its first line."""
@@ -397,7 +412,7 @@ def test_json_mode_streams_a_running_commands_output_before_it_ends(
     )
     with subprocess.Popen(
         [sys.executable, "-m", "pi_context.cli.main", "--mode", "json", "--model", spec, "go"],
-        cwd=project,
+        cwd=project_as_cwd,
         env=dict(os.environ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -412,7 +427,7 @@ def test_json_mode_streams_a_running_commands_output_before_it_ends(
                 {"type": "text", "text": "building\n"}
             ]:
                 break
-        (project / "gate").touch()
+        (project_as_cwd / "gate").touch()
         after = [json.loads(line) for line in proc.stdout]
         assert proc.wait(timeout=60) == 0
     kinds = [r["type"] for r in before]

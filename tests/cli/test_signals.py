@@ -20,15 +20,15 @@ from typing import Any
 import pytest
 
 from pi_context.providers.local_discovery import local_available
-from tests.cli.conftest import sessions_of
+from tests.cli.helpers import sessions_of
 
 Replies = Callable[[list[Any]], str]
 
 
-def _start(project: Path, *args: str) -> subprocess.Popen[str]:
+def _start(project_as_cwd: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "pi_context.cli.main", *args],
-        cwd=project,
+        cwd=project_as_cwd,
         env=dict(os.environ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -44,52 +44,52 @@ def _wait_for_user_message(proc: subprocess.Popen[str]) -> None:
     raise AssertionError("the run ended before the user message was stored")
 
 
-def _last_stop_reason(project: Path) -> str:
-    (path,) = sessions_of(project.parent / "agent", project)
+def _last_stop_reason(project_as_cwd: Path) -> str:
+    (path,) = sessions_of(project_as_cwd.parent / "agent", project_as_cwd)
     entries = [json.loads(line) for line in path.read_text().splitlines()]
     messages = [e["message"] for e in entries if e.get("type") == "message"]
     return str(messages[-1].get("stopReason", messages[-1]["role"]))
 
 
-def _prompt_stored(project: Path) -> bool:
-    files = sessions_of(project.parent / "agent", project)
+def _prompt_stored(project_as_cwd: Path) -> bool:
+    files = sessions_of(project_as_cwd.parent / "agent", project_as_cwd)
     return bool(files) and '"role":"user"' in files[0].read_text()
 
 
 @pytest.mark.parametrize(("signo", "code"), [(signal.SIGINT, 130), (signal.SIGHUP, 129)])
 def test_a_signal_during_a_json_run_exits_with_its_code_and_keeps_the_session(
-    project: Path, replies: Replies, signo: int, code: int
+    project_as_cwd: Path, replies: Replies, signo: int, code: int
 ) -> None:
     spec = replies([{"text": "too late", "delay": 600}])
-    with _start(project, "--mode", "json", "--model", spec, "wait") as proc:
+    with _start(project_as_cwd, "--mode", "json", "--model", spec, "wait") as proc:
         _wait_for_user_message(proc)
         proc.send_signal(signo)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == code
     assert '"type":"agent_settled","aborted":true' in out
     assert "Traceback" not in err
-    assert _last_stop_reason(project) == "aborted"
+    assert _last_stop_reason(project_as_cwd) == "aborted"
 
 
-def test_a_signal_during_print_mode_exits_quietly(project: Path, replies: Replies) -> None:
+def test_a_signal_during_print_mode_exits_quietly(project_as_cwd: Path, replies: Replies) -> None:
     spec = replies([{"text": "too late", "delay": 600}])
-    with _start(project, "-p", "--model", spec, "wait") as proc:
+    with _start(project_as_cwd, "-p", "--model", spec, "wait") as proc:
         # print mode shows nothing before the answer: wait for the file to hold the prompt
-        while proc.poll() is None and not _prompt_stored(project):
+        while proc.poll() is None and not _prompt_stored(project_as_cwd):
             time.sleep(0.05)
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 143
     assert out == ""
     assert "Traceback" not in err
-    assert _last_stop_reason(project) == "aborted"
+    assert _last_stop_reason(project_as_cwd) == "aborted"
 
 
-def test_a_closed_stdout_ends_a_json_run_quietly(project: Path, replies: Replies) -> None:
+def test_a_closed_stdout_ends_a_json_run_quietly(project_as_cwd: Path, replies: Replies) -> None:
     # an answer larger than a pipe's buffer: pictx is still writing it when the reader goes
     # away, whatever the timing, so the write meets the closed pipe
     spec = replies(["x" * 300_000])
-    with _start(project, "--mode", "json", "--model", spec, "wait") as proc:
+    with _start(project_as_cwd, "--mode", "json", "--model", spec, "wait") as proc:
         _wait_for_user_message(proc)
         assert proc.stdout is not None
         proc.stdout.close()  # as `| head -3` does once it has its lines
@@ -98,7 +98,7 @@ def test_a_closed_stdout_ends_a_json_run_quietly(project: Path, replies: Replies
         code = proc.wait(timeout=60)
     assert code == 141
     assert err == ""
-    (path,) = sessions_of(project.parent / "agent", project)
+    (path,) = sessions_of(project_as_cwd.parent / "agent", project_as_cwd)
     entries = [json.loads(line) for line in path.read_text().splitlines()]  # intact
     assert entries[-1]["message"]["role"] == "assistant"
 
@@ -108,10 +108,10 @@ def test_a_closed_stdout_ends_a_json_run_quietly(project: Path, replies: Replies
 @pytest.mark.skipif(not local_available()[0], reason="local extra not installed")
 @pytest.mark.parametrize("signo", [signal.SIGTERM])
 def test_a_signal_while_the_embedded_model_generates_does_not_crash(
-    project: Path, signo: int
+    project_as_cwd: Path, signo: int
 ) -> None:
     args = ("--mode", "json", "--model", "local/smollm2-135m-instruct")
-    with _start(project, *args, "Write a long story about the sea and old ships.") as proc:
+    with _start(project_as_cwd, *args, "Write a long story about the sea and old ships.") as proc:
         assert proc.stdout is not None
         for line in proc.stdout:
             if '"text_delta"' in line:
@@ -120,7 +120,7 @@ def test_a_signal_while_the_embedded_model_generates_does_not_crash(
         _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signo, err
     assert "Traceback" not in err
-    assert _last_stop_reason(project) == "aborted"
+    assert _last_stop_reason(project_as_cwd) == "aborted"
 
 
 def test_ctrl_c_before_the_command_runs_is_one_line(

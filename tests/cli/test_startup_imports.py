@@ -27,11 +27,11 @@ sys.exit(main(sys.argv[2:]))
 UI = ("prompt_toolkit.application", "pi_context.cli.interactive")
 
 
-def _loaded(project: Path, args: Sequence[str], stdin: str) -> list[str]:
-    dump = project / "modules.json"
+def _loaded(project_as_cwd: Path, args: Sequence[str], stdin: str) -> list[str]:
+    dump = project_as_cwd / "modules.json"
     done = subprocess.run(
         [sys.executable, "-c", DUMP, str(dump), *args],
-        cwd=project,
+        cwd=project_as_cwd,
         input=stdin,
         capture_output=True,
         text=True,
@@ -48,18 +48,18 @@ def _ui(modules: Sequence[str]) -> list[str]:
 
 
 def test_print_mode_loads_no_terminal_ui(
-    project: Path, replies: Callable[[Sequence[Any]], str]
+    project_as_cwd: Path, replies: Callable[[Sequence[Any]], str]
 ) -> None:
-    modules = _loaded(project, ["-p", "--model", replies(["done"]), "hello"], "")
+    modules = _loaded(project_as_cwd, ["-p", "--model", replies(["done"]), "hello"], "")
     assert "pi_context.cli.print_mode" in modules  # the run happened
     assert _ui(modules) == []
 
 
 def test_rpc_mode_loads_no_terminal_ui(
-    project: Path, replies: Callable[[Sequence[Any]], str]
+    project_as_cwd: Path, replies: Callable[[Sequence[Any]], str]
 ) -> None:
     request = json.dumps({"id": "1", "type": "get_state"}) + "\n"
-    modules = _loaded(project, ["--mode", "rpc", "--model", replies([])], request)
+    modules = _loaded(project_as_cwd, ["--mode", "rpc", "--model", replies([])], request)
     assert "pi_context.cli.rpc.commands" in modules
     assert _ui(modules) == []
 

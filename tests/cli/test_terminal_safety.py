@@ -18,11 +18,10 @@ import pytest
 from click.testing import CliRunner
 
 from pi_context.cli.main import cli
-from tests.cli.conftest import Run, sessions_of
+from tests.cli.helpers import PictxInProcess, sessions_of
 
 pexpect = pytest.importorskip("pexpect")
 
-Pictx = Callable[..., Run]
 Replies = Callable[[list[Any]], str]
 
 OSC52 = "\x1b]52;c;SGVsbG8=\x07"
@@ -124,13 +123,13 @@ def test_session_json_escapes_controls_and_keeps_values(tmp_path: Path, command:
 
 
 def test_print_mode_with_a_lone_surrogate_answer(
-    project: Path, pictx: Pictx, replies: Replies
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
-    run = pictx("-p", "--model", replies([f"done \ud800 {OSC52}"]), "hi")
+    run = pictx_in_process("-p", "--model", replies([f"done \ud800 {OSC52}"]), "hi")
     assert run.code == 0, run.err
     # stdout is a pipe here: the answer is data, kept except the unencodable surrogate
     assert run.out == f"done \ufffd {OSC52}\n"
-    [file] = sessions_of(project.parent / "agent", project)
+    [file] = sessions_of(project_as_cwd.parent / "agent", project_as_cwd)
     raw = file.read_bytes()
     assert b"done \\ud800 \\u001b]52;c;SGVsbG8=\\u0007" in raw  # stored unchanged
     code, out, err = _run("session", "context", str(file))
@@ -138,8 +137,10 @@ def test_print_mode_with_a_lone_surrogate_answer(
     _assert_inert(out)
 
 
-def test_json_mode_escapes_controls(project: Path, pictx: Pictx, replies: Replies) -> None:
-    run = pictx("--mode", "json", "--model", replies([f"x\x9d0;t\x9c {OSC52}"]), "hi")
+def test_json_mode_escapes_controls(
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
+) -> None:
+    run = pictx_in_process("--mode", "json", "--model", replies([f"x\x9d0;t\x9c {OSC52}"]), "hi")
     assert run.code == 0
     assert not any(c in run.out for c in "\x1b\x07\x9d\x9c")
     ends = [json.loads(line) for line in run.out.splitlines() if '"message_end"' in line]
@@ -150,10 +151,10 @@ def test_json_mode_escapes_controls(project: Path, pictx: Pictx, replies: Replie
 
 
 def _spawn(tmp_path: Path, replies: list[Any], *args: str) -> Any:
-    project = tmp_path / "proj"
-    project.mkdir(exist_ok=True)
+    project_as_cwd = tmp_path / "proj"
+    project_as_cwd.mkdir(exist_ok=True)
     (tmp_path / "home").mkdir(exist_ok=True)
-    (project / "notes.txt").write_text(f"line one\n{OSC52}copied{TITLE}{CLEAR}\n", "utf-8")
+    (project_as_cwd / "notes.txt").write_text(f"line one\n{OSC52}copied{TITLE}{CLEAR}\n", "utf-8")
     script = tmp_path / "replies.json"
     script.write_text(json.dumps(replies), encoding="utf-8")
     env = {
@@ -169,7 +170,7 @@ def _spawn(tmp_path: Path, replies: list[Any], *args: str) -> Any:
     child = pexpect.spawn(
         sys.executable,
         ["-m", "pi_context.cli.main", "--model", f"scripted:{script}", *args],
-        cwd=str(project),
+        cwd=str(project_as_cwd),
         env=env,
         encoding="utf-8",
         codec_errors="replace",

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from pi_context.session_dirs import default_session_dir, session_file_name
-from tests.cli.interactive.test_mode import PROMPT, Terminal, pexpect
-from tests.helpers import Run, pictx
+from tests.cli.interactive.pty_terminal import PROMPT, Terminal, pexpect
+from tests.helpers import ProcessRun, pictx_process
 
 TIMEOUT = 120
 """Seconds a ``pictx`` run may take before the test fails as hung (never reached normally)."""
@@ -41,8 +41,8 @@ class Place:
         path.write_text(json.dumps(list(items)), encoding="utf-8")
         return f"scripted:{path}"
 
-    def pictx(self, *args: str) -> Run:
-        return pictx(
+    def pictx_process(self, *args: str) -> ProcessRun:
+        return pictx_process(
             *args,
             cwd=self.project,
             env={"HOME": str(self.home), "PI_CODING_AGENT_DIR": str(self.agent), "LANG": "C.UTF-8"},
@@ -114,7 +114,7 @@ def test_an_untrusted_session_dir_is_not_used_and_a_planted_session_is_not_conti
     planted = _session_file(planted_dir, place.project, "planted", "PLANTED INSTRUCTION")
     before = planted.read_bytes()
     settings = place.settings({"sessionDir": str(planted_dir)})
-    run = place.pictx("-p", "-c", "--model", place.replies(["answer"]), "hi")
+    run = place.pictx_process("-p", "-c", "--model", place.replies(["answer"]), "hi")
     assert run.code == 0, run.stderr
     assert run.stdout == "answer\n"
     # the user is told, in one line naming the file
@@ -134,8 +134,8 @@ def test_a_trusted_project_chooses_its_session_dir(place: Place) -> None:
     planted_dir = place.tmp / "kept"
     kept = _session_file(planted_dir, place.project, "kept", "earlier question")
     place.settings({"sessionDir": str(planted_dir)})
-    assert place.pictx("trust").code == 0
-    run = place.pictx("-p", "-c", "--model", place.replies(["answer"]), "hi")
+    assert place.pictx_process("trust").code == 0
+    run = place.pictx_process("-p", "-c", "--model", place.replies(["answer"]), "hi")
     assert run.code == 0, run.stderr
     assert "not trusted" not in run.stderr
     assert _users(kept) == ["earlier question", "hi"]
@@ -151,7 +151,7 @@ def test_a_broken_untrusted_settings_file_is_a_warning_and_pictx_starts(
 ) -> None:
     settings = place.settings(text)
     before = settings.read_bytes()
-    run = place.pictx("-p", "--model", place.replies(["started"]), "hi")
+    run = place.pictx_process("-p", "--model", place.replies(["started"]), "hi")
     assert run.code == 0, run.stderr
     assert run.stdout == "started\n"
     assert len([line for line in _lines(run.stderr) if str(settings) in line]) == 1
@@ -163,8 +163,8 @@ def test_a_broken_untrusted_settings_file_is_a_warning_and_pictx_starts(
 
 def test_a_broken_trusted_settings_file_is_still_an_error_naming_it(place: Place) -> None:
     settings = place.settings("{not json")
-    assert place.pictx("trust").code == 0
-    run = place.pictx("-p", "--model", place.replies(["never"]), "hi")
+    assert place.pictx_process("trust").code == 0
+    run = place.pictx_process("-p", "--model", place.replies(["never"]), "hi")
     assert run.code == 1
     [line] = _lines(run.stderr)
     assert str(settings) in line
@@ -197,7 +197,7 @@ def test_no_key_of_an_untrusted_project_settings_file_is_used(place: Place) -> N
     )
     command = {"name": "bash", "arguments": {"command": "sleep 1; echo FINISHED"}}
     replies = place.replies([{"toolCalls": [command]}, "done"])
-    run = place.pictx("-p", "--model", replies, "run it")
+    run = place.pictx_process("-p", "--model", replies, "run it")
     assert run.code == 0, run.stderr
     assert run.stdout == "done\n"
     [written] = place.default_sessions()
@@ -218,7 +218,7 @@ def test_the_bash_timeout_setting_reaches_the_tool(place: Place) -> None:
     (place.agent / "settings.json").write_text('{"bash": {"defaultTimeoutSeconds": 1}}')
     command = {"name": "bash", "arguments": {"command": "sleep 60; echo NEVER"}}
     replies = place.replies([{"toolCalls": [command]}, "done"])
-    run = place.pictx("-p", "--model", replies, "run it")
+    run = place.pictx_process("-p", "--model", replies, "run it")
     assert run.code == 0, run.stderr
     [written] = place.default_sessions()
     [result] = _tool_results(written)
@@ -232,7 +232,7 @@ def test_a_bad_bash_timeout_setting_names_the_file_and_key(place: Place) -> None
     place.agent.mkdir()
     settings = place.agent / "settings.json"
     settings.write_text('{"bash": {"defaultTimeoutSeconds": "soon"}}')
-    run = place.pictx("-p", "--model", place.replies(["never"]), "hi")
+    run = place.pictx_process("-p", "--model", place.replies(["never"]), "hi")
     assert run.code == 1
     [line] = _lines(run.stderr)
     assert str(settings) in line
@@ -256,7 +256,9 @@ def test_print_mode_refuses_a_session_of_another_directory_naming_the_flag(
     elsewhere, session = _elsewhere(place)
     before = session.read_bytes()
     for mode in (["-p"], ["--mode", "json"]):
-        run = place.pictx(*mode, "--session", str(session), "--model", place.replies(["x"]), "hi")
+        run = place.pictx_process(
+            *mode, "--session", str(session), "--model", place.replies(["x"]), "hi"
+        )
         assert run.code == 1
         [line] = _lines(run.stderr)
         assert "--use-session-cwd" in line
@@ -270,7 +272,7 @@ def test_use_session_cwd_runs_the_session_where_it_was_recorded(place: Place) ->
     elsewhere, session = _elsewhere(place)
     command = {"name": "bash", "arguments": {"command": "pwd"}}
     replies = place.replies([{"toolCalls": [command]}, "done"])
-    run = place.pictx(
+    run = place.pictx_process(
         "-p", "--session", str(session), "--use-session-cwd", "--model", replies, "where?"
     )
     assert run.code == 0, run.stderr
@@ -282,7 +284,9 @@ def test_use_session_cwd_runs_the_session_where_it_was_recorded(place: Place) ->
 
 def test_a_session_of_this_directory_opens_without_asking(place: Place) -> None:
     session = _session_file(place.tmp / "sessions", place.project, "mine", "old question")
-    run = place.pictx("-p", "--session", str(session), "--model", place.replies(["ok"]), "more")
+    run = place.pictx_process(
+        "-p", "--session", str(session), "--model", place.replies(["ok"]), "more"
+    )
     assert run.code == 0, run.stderr
     assert _users(session) == ["old question", "more"]
 

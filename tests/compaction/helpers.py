@@ -25,12 +25,14 @@ def new_session(path: Path | None = None) -> Session:
     return Session.create(path, cwd="/work/project", ids=SequentialIds(), clock=FixedClock())
 
 
-def assistant(
+def assistant_with_usage(
     text: str | None = None,
     calls: list[tuple[str, str, dict[str, Any]]] | None = None,
     *,
     total_tokens: int = 0,
 ) -> AssistantMessage:
+    """A typed assistant message whose usage reports ``total_tokens`` (as input), with tool
+    calls given with their ids (``(id, name, arguments)``); no text block unless ``text``."""
     content: list[Any] = []
     if text is not None:
         content.append(text_block(text))
@@ -63,13 +65,15 @@ def add_turn(
     session.append_message(user_message(f"Request {n}: please look at file{n}.py", timestamp=1))
     call_id = f"call{n}"
     target = path or f"src/file{n}.py"
-    session.append_message(assistant(f"Looking at {target}", [(call_id, tool, {"path": target})]))
+    session.append_message(
+        assistant_with_usage(f"Looking at {target}", [(call_id, tool, {"path": target})])
+    )
     session.append_message(
         tool_result_message(
             call_id, tool, [text_block("x" * result_chars)], is_error=is_error, timestamp=1
         )
     )
-    session.append_message(assistant(f"Done with request {n}."))
+    session.append_message(assistant_with_usage(f"Done with request {n}."))
 
 
 def build_session(turns: int, path: Path | None = None, **kwargs: Any) -> Session:

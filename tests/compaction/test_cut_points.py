@@ -96,11 +96,11 @@ def test_preparation_summarizes_everything_before_the_kept_range(
 
 def test_recovery_omission_moves_the_cut_onto_the_omitted_attempt() -> None:
     from pi_context.messages import user_message
-    from tests.compaction.helpers import assistant, new_session
+    from tests.compaction.helpers import assistant_with_usage, new_session
 
     session = new_session()
     big = session.append_message(user_message("x" * 40000, timestamp=1))
-    attempt = session.append_message(assistant("partial"))
+    attempt = session.append_message(assistant_with_usage("partial"))
     session.append_context_edit(attempt.id, None)
     prep = prepare_compaction(
         session.branch_entries(),

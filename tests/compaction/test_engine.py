@@ -106,10 +106,12 @@ async def test_second_compaction_updates_previous_summary() -> None:
 async def test_split_turn_makes_two_sequential_requests_and_sums_usage() -> None:
     session = build_session(2)
     session.append_message({"role": "user", "content": "Big task", "timestamp": 1})
-    from tests.compaction.helpers import assistant
+    from tests.compaction.helpers import assistant_with_usage
 
     for n in range(4):
-        session.append_message(assistant(None, [(f"c{n}", "read", {"path": f"b{n}.py"})]))
+        session.append_message(
+            assistant_with_usage(None, [(f"c{n}", "read", {"path": f"b{n}.py"})])
+        )
         session.append_message(
             {
                 "role": "toolResult",

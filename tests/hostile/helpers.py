@@ -13,21 +13,22 @@ from pathlib import Path
 from typing import Any
 
 from pi_context import _json
-from tests.helpers import SRC, Run, pictx
+from tests.helpers import SRC, ProcessRun, pictx_process
 
 __all__ = [
     "HEADER",
     "SRC",
     "USAGE",
-    "Run",
+    "ProcessRun",
     "assert_clean",
-    "assistant",
     "content_of",
     "entry",
     "line",
-    "pictx",
+    "nested",
+    "pictx_process",
+    "raw_assistant",
+    "raw_user",
     "sha256",
-    "user",
     "write_session",
 ]
 
@@ -61,11 +62,14 @@ def entry(
     }
 
 
-def user(text: str) -> dict[str, Any]:
+def raw_user(text: str) -> dict[str, Any]:
+    """A user message as stored in a line (a plain dict, not a typed message)."""
     return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}
 
 
-def assistant(**override: Any) -> dict[str, Any]:
+def raw_assistant(**override: Any) -> dict[str, Any]:
+    """An assistant message as stored in a line (a plain dict), ``override`` over its fields
+    (any value, of any type)."""
     message: dict[str, Any] = {
         "role": "assistant",
         "content": [{"type": "text", "text": "answer"}],
@@ -102,7 +106,7 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def assert_clean(run: Run, *, code: int | None = None) -> None:
+def assert_clean(run: ProcessRun, *, code: int | None = None) -> None:
     """No internal error, no traceback; every stderr line is one ``pictx:`` message."""
     assert run.code != 2, run.stderr
     assert "internal error" not in run.stderr
@@ -112,3 +116,11 @@ def assert_clean(run: Run, *, code: int | None = None) -> None:
         assert len(text) < 1_000, text
     if code is not None:
         assert run.code == code, run.stderr
+
+
+def nested(depth: int, leaf: Any = 1) -> Any:
+    """``{"a": {"a": ... [leaf] ...}}``: objects and lists alternating, ``depth`` levels."""
+    value: Any = [leaf]
+    for level in range(depth - 1):
+        value = {"a": value} if level % 2 == 0 else [value, level]
+    return value

@@ -24,23 +24,16 @@ from pi_context.session.projection import handed_out
 from pi_context.tokens import estimate_tokens
 from tests.hostile.helpers import (
     assert_clean,
-    assistant,
     entry,
-    pictx,
+    nested,
+    pictx_process,
+    raw_assistant,
+    raw_user,
     sha256,
-    user,
     write_session,
 )
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def nested(depth: int, leaf: Any = 1) -> Any:
-    """``{"a": {"a": ... [leaf] ...}}``: objects and lists alternating, ``depth`` levels."""
-    value: Any = [leaf]
-    for level in range(depth - 1):
-        value = {"a": value} if level % 2 == 0 else [value, level]
-    return value
 
 
 def depth_of(value: Any) -> int:
@@ -89,8 +82,8 @@ def _deep_session(path: Path, depth: int) -> Path:
     return write_session(
         path,
         [
-            entry("u1", None, message=user("q")),
-            entry("a1", "u1", message=assistant(content=[call], stopReason="toolUse")),
+            entry("u1", None, message=raw_user("q")),
+            entry("a1", "u1", message=raw_assistant(content=[call], stopReason="toolUse")),
             entry(
                 "t1",
                 "a1",
@@ -131,7 +124,7 @@ def test_a_line_past_the_context_limit_is_reported_and_left_out(tmp_path: Path, 
     with Session.open(path) as session:
         assert [m["role"] for m in session.messages()] == ["user", "toolResult"]
         assert [str(p) for p in session.problems] == [f"{path}:3: message entry a1: {_LEFT_OUT}"]
-        session.append_message(user("go on"))
+        session.append_message(raw_user("go on"))
         assert [m["role"] for m in session.messages()] == ["user", "toolResult", "user"]
     assert path.read_bytes().startswith(original)  # appended to, the deep line kept as it was
     assert Session.open(path).entries[1].raw == original.split(b"\n")[2]
@@ -147,7 +140,7 @@ def test_commands_and_export_handle_deep_lines(tmp_path: Path, depth: int) -> No
         ("session", "context", "--json", str(path)),
         ("--export", str(path), str(tmp_path / "out.html")),
     ):
-        run = pictx(*args, cwd=tmp_path)
+        run = pictx_process(*args, cwd=tmp_path)
         assert_clean(run, code=0)
         if depth > CONTEXT_MAX_DEPTH and args[0] == "session":
             assert run.stderr_lines == [f"pictx: warning: {path}:3: message entry a1: {_LEFT_OUT}"]
@@ -163,13 +156,13 @@ def test_a_deep_model_reply_is_stored_and_resumed(tmp_path: Path, depth: int) ->
     call = {"type": "toolCall", "id": "c1", "name": "x", "arguments": {"v": nested(depth)}}
     within = depth + 5 <= CONTEXT_MAX_DEPTH  # the entry, message, content, block, arguments
     with Session.create(path, cwd=str(tmp_path)) as session:
-        session.append_message(user("q"))
-        session.append_message(assistant(content=[call], stopReason="toolUse"))
+        session.append_message(raw_user("q"))
+        session.append_message(raw_assistant(content=[call], stopReason="toolUse"))
         expected = [] if within else [f"{path}:3: message entry {session.leaf_id}: {_LEFT_OUT}"]
         # the reply is in the context only when it is within the limit, as after a reload
         assert len(session.messages()) == (2 if within else 1)
         assert [str(p) for p in session.problems] == expected
-        session.append_message(user("next"))
+        session.append_message(raw_user("next"))
     # the reply's line holds the call as sent (compared as text: ``==`` on values this deep
     # recurses past Python's limit, and past MAX_DEPTH the line does not decode)
     stored = path.read_bytes().split(b"\n")[2]
@@ -177,12 +170,12 @@ def test_a_deep_model_reply_is_stored_and_resumed(tmp_path: Path, depth: int) ->
     with Session.open(path) as again:
         assert len(again.messages()) == (3 if within else 2)
         assert [str(p) for p in again.problems] == expected
-        again.append_message(user("more"))
+        again.append_message(raw_user("more"))
     assert [str(p) for p in Session.open(path).check()] == expected
 
 
 def test_handing_out_copies_messages_of_any_depth() -> None:
-    deep = assistant(content=[{"type": "toolCall", "id": "c", "name": "x", "arguments": {}}])
+    deep = raw_assistant(content=[{"type": "toolCall", "id": "c", "name": "x", "arguments": {}}])
     deep["content"][0]["arguments"] = {"v": nested(_json.MAX_DEPTH + 5_000)}
     deep["tuple"] = ("a", ["b"])
     copied = handed_out(deep)

@@ -21,9 +21,9 @@ from pi_context.providers.anthropic import AnthropicModel
 from pi_context.session import Session
 from pi_context.session.entries import CONTEXT_MAX_DEPTH
 from pi_context.testing import SequentialIds
-from tests.hostile.test_deep_json import nested
+from tests.hostile.helpers import nested
+from tests.providers.anthropic_stream import content_block, finish, info, message_start, reply_text
 from tests.providers.replay_server import ReplayServer, anthropic_sse, stream
-from tests.providers.test_anthropic import content_block, finish, info, message_start, reply_text
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -18,7 +18,7 @@ import pytest
 from pi_context.cli.main import main as pictx_main
 from pi_context.session import LoadProblem, Session
 from pi_context.session.problems import MAX_PROBLEM_CHARS
-from tests.hostile.helpers import HEADER, entry, line, user
+from tests.hostile.helpers import HEADER, entry, line, raw_user
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -28,7 +28,7 @@ def _chain(path: Path, count: int, *, cycle: bool = False) -> Path:
         out.write(line(dict(HEADER, cwd=str(path.parent))))
         for index in range(count):
             parent = f"{index - 1:08x}" if index else (f"{count - 1:08x}" if cycle else None)
-            out.write(line(entry(f"{index:08x}", parent, message=user(f"n{index}"))))
+            out.write(line(entry(f"{index:08x}", parent, message=raw_user(f"n{index}"))))
     return path
 
 

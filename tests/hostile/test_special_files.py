@@ -17,7 +17,7 @@ from pi_context import session_dirs
 from pi_context.errors import SessionError
 from pi_context.session import Session
 from pi_context.session._file.opening import NotRegularFileError, open_regular, read_regular
-from tests.hostile.helpers import assert_clean, entry, pictx, user, write_session
+from tests.hostile.helpers import assert_clean, entry, pictx_process, raw_user, write_session
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -67,7 +67,7 @@ def test_inspection_commands_refuse_in_one_line(
     command: tuple[str, ...], target: str, fifo: Path, tmp_path: Path
 ) -> None:
     path = {"fifo": fifo, "zero": Path("/dev/zero"), "directory": tmp_path}[target]
-    run = pictx(*command, str(path))
+    run = pictx_process(*command, str(path))
     assert_clean(run, code=1)
     assert len(run.stderr_lines) == 1
     assert run.stderr_lines[0].startswith(f"pictx: error: {path}: ")
@@ -79,7 +79,7 @@ def test_export_and_resume_refuse_a_fifo_or_device(target: str, fifo: Path, tmp_
     path = fifo if target == "fifo" else Path("/dev/zero")
     out = tmp_path / "out.html"
     for args in (("--export", str(path), str(out)), ("--session", str(path), "-p", "hi")):
-        run = pictx(*args, cwd=tmp_path)
+        run = pictx_process(*args, cwd=tmp_path)
         assert_clean(run, code=1)
         assert "not a regular file" in run.stderr
     assert not out.exists()
@@ -89,7 +89,7 @@ def test_continue_skips_a_fifo_among_sessions(tmp_path: Path) -> None:
     directory = tmp_path / "sessions"
     directory.mkdir()
     real = write_session(
-        directory / "2026-01-05_real.jsonl", [entry("u1", None, message=user("q"))]
+        directory / "2026-01-05_real.jsonl", [entry("u1", None, message=raw_user("q"))]
     )
     os.utime(real, (1, 1))
     os.mkfifo(directory / "2026-01-06_pipe.jsonl")
@@ -98,7 +98,7 @@ def test_continue_skips_a_fifo_among_sessions(tmp_path: Path) -> None:
 
 
 def test_reading_stops_at_the_size_the_file_had_when_opened(tmp_path: Path) -> None:
-    path = write_session(tmp_path / "s.jsonl", [entry("u1", None, message=user("q"))])
+    path = write_session(tmp_path / "s.jsonl", [entry("u1", None, message=raw_user("q"))])
     size = path.stat().st_size
     with open_regular(path) as (_, opened_size):
         with path.open("ab") as grower:

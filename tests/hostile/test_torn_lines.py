@@ -20,12 +20,12 @@ from pi_context.testing import ScriptedModel, reply
 from tests.hostile.helpers import (
     HEADER,
     assert_clean,
-    assistant,
     content_of,
     entry,
     line,
-    pictx,
-    user,
+    pictx_process,
+    raw_assistant,
+    raw_user,
 )
 
 pytestmark = pytest.mark.timeout(300)
@@ -35,11 +35,11 @@ def _torn_file(path: Path, *, cwd: str) -> Path:
     """e1..e5 in a chain; line 4 (entry e3) cut right after a ``}`` inside its text."""
     lines = [
         line(dict(HEADER, cwd=cwd)),
-        line(entry("e1", None, message=user("first"))),
-        line(entry("e2", "e1", message=assistant())),
-        line(entry("e3", "e2", message=user("code { y(); } more"))),
-        line(entry("e4", "e3", message=assistant())),
-        line(entry("e5", "e4", message=user("last"))),
+        line(entry("e1", None, message=raw_user("first"))),
+        line(entry("e2", "e1", message=raw_assistant())),
+        line(entry("e3", "e2", message=raw_user("code { y(); } more"))),
+        line(entry("e4", "e3", message=raw_assistant())),
+        line(entry("e5", "e4", message=raw_user("last"))),
     ]
     torn = lines[3]
     lines[3] = torn[: torn.index(b"y(); }") + 6] + b"\n"
@@ -69,7 +69,7 @@ def test_the_torn_entry_is_skipped_once_and_the_session_continues(tmp_path: Path
         ]
         session.messages()
         assert len(session.problems) == 1  # once per session, however often it is read
-        appended = session.append_message(user("after the tear"))
+        appended = session.append_message(raw_user("after the tear"))
     pi_entries = _pi_view(path)
     assert pi_entries[0]["type"] == "session"
     assert [e["id"] for e in pi_entries[1:]] == ["e1", "e2", "e4", "e5", appended.id]
@@ -92,7 +92,7 @@ def test_resuming_from_the_command_line_warns_once(tmp_path: Path, how: str) -> 
     replies = tmp_path / "replies.json"
     replies.write_text('["fine"]')
     target = ("--session", str(path)) if how == "--session" else ("-c",)
-    run = pictx(
+    run = pictx_process(
         *target,
         "--session-dir",
         str(sessions),
@@ -116,10 +116,10 @@ def test_a_torn_compaction_does_not_cut_the_context(tmp_path: Path) -> None:
     raw = line(compaction)
     lines = [
         line(dict(HEADER, cwd=str(tmp_path))),
-        line(entry("e1", None, message=user("first"))),
-        line(entry("e2", "e1", message=assistant(content=[{"type": "text", "text": "a}b"}]))),
+        line(entry("e1", None, message=raw_user("first"))),
+        line(entry("e2", "e1", message=raw_assistant(content=[{"type": "text", "text": "a}b"}]))),
         raw[: raw.index(b'"s"')] + b'"s}\n',
-        line(entry("e3", "c1", message=user("last"))),
+        line(entry("e3", "c1", message=raw_user("last"))),
     ]
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"".join(lines))

@@ -23,7 +23,15 @@ from pi_context.resources.settings import Settings, session_fsync_for
 from pi_context.session import Session
 from pi_context.session._file.writer import atomic_write, temp_name_pattern
 from pi_context.testing import FixedClock, SequentialIds
-from tests.hostile.helpers import SRC, assert_clean, entry, pictx, sha256, user, write_session
+from tests.hostile.helpers import (
+    SRC,
+    assert_clean,
+    entry,
+    pictx_process,
+    raw_user,
+    sha256,
+    write_session,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -80,7 +88,7 @@ def test_stale_temporary_files_of_a_killed_rewrite_are_removed(tmp_path: Path) -
     unrelated.write_bytes(b"keep")
     with Session.open(path, ids=SequentialIds(), clock=FixedClock()) as session:
         assert session.is_legacy
-        session.append_message(user("after"))
+        session.append_message(raw_user("after"))
         assert session.file_version == 3
     assert not stale.exists()
     assert unrelated.exists()
@@ -114,24 +122,24 @@ def test_sigkill_during_the_rewrite_leaves_the_old_file_and_a_temp_we_clean(tmp_
     assert len(leftovers) == 1
     assert temp_name_pattern(path).fullmatch(leftovers[0].name)
     with Session.open(path) as session:
-        session.append_message(user("again"))
+        session.append_message(raw_user("again"))
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
 
 
 @pytest.mark.parametrize("target", ["itself", "other session", "link to session"])
 def test_export_never_overwrites_a_session(tmp_path: Path, target: str) -> None:
-    source = write_session(tmp_path / "s.jsonl", [entry("u1", None, message=user("q"))])
-    other = write_session(tmp_path / "t.jsonl", [entry("u1", None, message=user("q"))])
+    source = write_session(tmp_path / "s.jsonl", [entry("u1", None, message=raw_user("q"))])
+    other = write_session(tmp_path / "t.jsonl", [entry("u1", None, message=raw_user("q"))])
     (tmp_path / "link.html").symlink_to(other)
     out = {"itself": source, "other session": other, "link to session": tmp_path / "link.html"}[
         target
     ]
     hashes = (sha256(source), sha256(other))
-    run = pictx("--export", str(source), str(out), cwd=tmp_path)
+    run = pictx_process("--export", str(source), str(out), cwd=tmp_path)
     assert_clean(run, code=1)
     assert "refusing to write the export over" in run.stderr
     assert (sha256(source), sha256(other)) == hashes
-    run = pictx("--export", str(source), str(tmp_path / "fine.html"), cwd=tmp_path)
+    run = pictx_process("--export", str(source), str(tmp_path / "fine.html"), cwd=tmp_path)
     assert_clean(run, code=0)
 
 
@@ -149,13 +157,13 @@ def test_sync_flushes_appends_and_compaction_syncs_itself(
     with Session.create(tmp_path / "s.jsonl", cwd=str(tmp_path)) as session:
         session.sync()  # nothing written yet: nothing to flush
         assert synced == []
-        first = session.append_message(user("q"))
+        first = session.append_message(raw_user("q"))
         session.sync()
         assert len(synced) == 1
         session.append_compaction("summary", first.id, 10)
         assert len(synced) == 2
     with Session.open(tmp_path / "s.jsonl", fsync=False) as session:
-        session.append_message(user("more"))
+        session.append_message(raw_user("more"))
         session.sync()
         session.append_compaction("summary", None, 10)
     assert len(synced) == 2

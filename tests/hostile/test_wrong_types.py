@@ -28,54 +28,52 @@ from pi_context.testing import ScriptedModel, reply
 from pi_context.tokens import estimate_tokens
 from tests.hostile.helpers import (
     assert_clean,
-    assistant,
     content_of,
     entry,
-    pictx,
+    pictx_process,
+    raw_assistant,
+    raw_user,
     sha256,
-    user,
     write_session,
+)
+from tests.hostile.wrong_types import (
+    SYSTEM,
+    TOOL_RESULT,
+    WRONG_VALUES,
+    entry_templates,
+    key_paths,
+    replaced_at,
 )
 
 pytestmark = pytest.mark.timeout(300)
 
-_SYSTEM: dict[str, Any] = {"role": "system", "content": "", "timestamp": 1}
-_RESULT: dict[str, Any] = {
-    "role": "toolResult",
-    "toolCallId": "c1",
-    "toolName": "read",
-    "content": [{"type": "text", "text": "r"}],
-    "isError": False,
-    "timestamp": 3,
-}
-
 # name -> (the bad entry's fields, a phrase its warning holds)
 CASES: dict[str, tuple[dict[str, Any], str]] = {
-    "assistant content 5": ({"message": assistant(content=5)}, "message.content is a number"),
-    "provider 5": ({"message": assistant(provider=5)}, "message.provider is a number"),
+    "assistant content 5": ({"message": raw_assistant(content=5)}, "message.content is a number"),
+    "provider 5": ({"message": raw_assistant(provider=5)}, "message.provider is a number"),
     "tool call name 7": (
         {
-            "message": assistant(
+            "message": raw_assistant(
                 content=[{"type": "toolCall", "id": "c", "name": 7, "arguments": {}}]
             )
         },
         "(toolCall) name is a number",
     ),
-    "sections a 5": ({"message": {**_SYSTEM, "sections": {"a": 5}}}, "message.sections.a is a"),
-    "toolsAdded x": ({"message": {**_SYSTEM, "toolsAdded": "x"}}, "message.toolsAdded is a string"),
+    "sections a 5": ({"message": {**SYSTEM, "sections": {"a": 5}}}, "message.sections.a is a"),
+    "toolsAdded x": ({"message": {**SYSTEM, "toolsAdded": "x"}}, "message.toolsAdded is a string"),
     "toolsRemoved name": (
-        {"message": {**_SYSTEM, "toolsRemoved": [{"name": {}}]}},
+        {"message": {**SYSTEM, "toolsRemoved": [{"name": {}}]}},
         "toolsRemoved[0].name is an object",
     ),
-    "user content object": ({"message": user("q") | {"content": {"a": 1}}}, "is an object"),
-    "tool result call id": ({"message": _RESULT | {"toolCallId": 5}}, "toolCallId is a number"),
+    "user content object": ({"message": raw_user("q") | {"content": {"a": 1}}}, "is an object"),
+    "tool result call id": ({"message": TOOL_RESULT | {"toolCallId": 5}}, "toolCallId is a number"),
     "bash fields": (
         {"message": {"role": "bashExecution", "command": 5, "output": [1], "timestamp": 1}},
         "message.command is a number",
     ),
     "message is a string": ({"message": "hello"}, "message is a string"),
     "role 5": ({"message": {"role": 5, "content": "x"}}, "message.role is a number"),
-    "usage string": ({"message": assistant(usage="x")}, "message.usage is a string"),
+    "usage string": ({"message": raw_assistant(usage="x")}, "message.usage is a string"),
 }
 OTHER: dict[str, tuple[dict[str, Any], str]] = {
     "model_change": ({"provider": 5, "modelId": [1]}, "provider is a number"),
@@ -94,9 +92,9 @@ def _case_file(directory: Path, fields: dict[str, Any], entry_type: str = "messa
     return write_session(
         directory / "s.jsonl",
         [
-            entry("u1", None, message=user("first")),
+            entry("u1", None, message=raw_user("first")),
             entry("x1", "u1", entry_type, **fields),
-            entry("u2", "x1", message=user("after")),
+            entry("u2", "x1", message=raw_user("after")),
         ],
     )
 
@@ -139,12 +137,12 @@ def test_commands_warn_with_file_and_line(name: str, tmp_path: Path) -> None:
         ("session", "context", str(path)),
         ("session", "context", "--json", str(path)),
     ):
-        run = pictx(*args)
+        run = pictx_process(*args)
         assert_clean(run, code=0)
         assert len(run.stderr_lines) == 1
         assert run.stderr_lines[0].startswith(f"pictx: warning: {path}:3: ")
         assert phrase in run.stderr
-    run = pictx("--export", str(path), str(tmp_path / "out.html"))
+    run = pictx_process("--export", str(path), str(tmp_path / "out.html"))
     assert_clean(run, code=0)
     assert run.stderr_lines[0].startswith(f"pictx: warning: {path}:3: ")
     assert sha256(path) == before
@@ -172,106 +170,14 @@ async def test_agent_session_opens_and_runs(name: str, tmp_path: Path) -> None:
 
 # -- property: any wrong type in any interpreted field never crashes -----------------------
 
-_WRONG = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(),
-    st.floats(allow_nan=False),
-    st.text(max_size=4),
-    st.lists(st.integers(), max_size=2),
-    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
-)
-
-
-def _templates() -> list[dict[str, Any]]:
-    call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"p": "a"}}
-    return [
-        entry("x1", "u1", message=assistant(content=[{"type": "thinking", "thinking": "t"}, call])),
-        entry("x1", "u1", message=_RESULT),
-        entry(
-            "x1",
-            "u1",
-            message={
-                **_SYSTEM,
-                "sections": {"a": "b"},
-                "toolsAdded": [{"name": "r", "description": "d", "parameters": {}}],
-                "toolsRemoved": [{"name": "w"}],
-            },
-        ),
-        entry(
-            "x1",
-            "u1",
-            message={
-                "role": "bashExecution",
-                "command": "ls",
-                "output": "o",
-                "exitCode": 1,
-                "cancelled": False,
-                "truncated": True,
-                "fullOutputPath": "/p",
-                "timestamp": 1,
-            },
-        ),
-        entry(
-            "x1",
-            "u1",
-            "compaction",
-            summary="s",
-            firstKeptEntryId="u1",
-            tokensBefore=5,
-            usage=dict(assistant()["usage"]),
-            systemMessage={**_SYSTEM, "sections": {"a": "b"}},
-        ),
-        entry("x1", "u1", "branch_summary", fromId="u1", summary="s"),
-        entry(
-            "x1",
-            "u1",
-            "custom_message",
-            customType="k",
-            content=[{"type": "text", "text": "c"}],
-            display=True,
-        ),
-        entry("x1", "u1", "context_edit", targetId="u1", replacement={"content": "new"}),
-        entry("x1", "u1", "model_change", provider="p", modelId="m"),
-        entry("x1", "u1", "thinking_level_change", thinkingLevel="high"),
-        entry("x1", "u1", "label", targetId="u1", label="L"),
-        entry("x1", "u1", "session_info", name="n"),
-        entry(
-            "x1", "u1", "usage", kind="k", provider="p", model="m", usage=dict(assistant()["usage"])
-        ),
-    ]
-
-
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every key path inside ``value`` (objects and lists), the value's own first."""
-    found = [prefix]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found += _paths(item, (*prefix, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found += _paths(item, (*prefix, index))
-    return found
-
-
-def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    head, rest = path[0], path[1:]
-    if isinstance(value, dict):
-        return {**value, head: _replace(value[head], rest, new)}
-    copy = list(value)
-    copy[head] = _replace(copy[head], rest, new)
-    return copy
-
 
 @given(st.data())
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_random_wrong_types_never_crash(data: st.DataObject) -> None:
-    template = data.draw(st.sampled_from(_templates()))
-    paths = [p for p in _paths(template) if p and p[0] not in ("id", "type")]
+    template = data.draw(st.sampled_from(entry_templates()))
+    paths = [p for p in key_paths(template) if p and p[0] not in ("id", "type")]
     where = data.draw(st.sampled_from(paths))
-    bad = _replace(template, where, data.draw(_WRONG))
+    bad = replaced_at(template, where, data.draw(WRONG_VALUES))
     checked_entry(bad)  # the checker itself never raises
     with tempfile.TemporaryDirectory() as folder:
         path = _case_file(
@@ -296,7 +202,7 @@ def test_random_wrong_types_never_crash(data: st.DataObject) -> None:
 
 
 def test_well_typed_entries_are_returned_unchanged() -> None:
-    for template in _templates():
+    for template in entry_templates():
         checked, faults = checked_entry(template)
         assert faults == []
         assert checked is template

@@ -30,7 +30,8 @@ def agent_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def project_dir(tmp_path: Path) -> Path:
+    """An empty project directory (not the cwd)."""
     path = tmp_path / "proj"
     path.mkdir()
     return path

@@ -16,11 +16,13 @@ from tests.jsonview import as_json
 from tests.mcp.conftest import WriteConfig, stdio_entry
 
 
-async def session(project: Path, agent_dir: Path, model: ScriptedModel, **kw: Any) -> AgentSession:
+async def session(
+    project_dir: Path, agent_dir: Path, model: ScriptedModel, **kw: Any
+) -> AgentSession:
     """A session with MCP on. Its first prompt waits for direct servers without pi's 10 s
     bound, so a slow machine does not change what the first request declares."""
     sess = await AgentSession.create(
-        cwd=project,
+        cwd=project_dir,
         model=model,
         agent_dir=agent_dir,
         trusted=True,
@@ -46,7 +48,7 @@ def system_text(request: Any) -> str:
 
 
 async def test_first_request_declares_direct_tools_and_lists_the_others(
-    project: Path, agent_dir: Path, write_config: WriteConfig
+    project_dir: Path, agent_dir: Path, write_config: WriteConfig
 ) -> None:
     write_config(
         {
@@ -70,7 +72,7 @@ async def test_first_request_declares_direct_tools_and_lists_the_others(
     )
     model = ScriptedModel([])
     model.add(reply("hi"))
-    sess = await session(project, agent_dir, model)
+    sess = await session(project_dir, agent_dir, model)
     try:
         await sess.run("hello")
         first = model.requests[0]
@@ -101,7 +103,7 @@ async def test_first_request_declares_direct_tools_and_lists_the_others(
 
 
 async def test_direct_call_tool_search_and_loaded_declarations(
-    project: Path, agent_dir: Path, write_config: WriteConfig
+    project_dir: Path, agent_dir: Path, write_config: WriteConfig
 ) -> None:
     write_config(
         {
@@ -118,7 +120,7 @@ async def test_direct_call_tool_search_and_loaded_declarations(
         reply(tool_calls=[("mcp__lazy__weather", {"city": "Oslo"})]),
         reply("done"),
     )
-    sess = await session(project, agent_dir, model)
+    sess = await session(project_dir, agent_dir, model)
     try:
         events = await sess.run("go")
         # the two direct calls run side by side: their ends come in the order they finish
@@ -151,7 +153,7 @@ async def test_direct_call_tool_search_and_loaded_declarations(
 
 
 async def test_no_server_process_is_left_after_close(
-    project: Path, agent_dir: Path, write_config: WriteConfig
+    project_dir: Path, agent_dir: Path, write_config: WriteConfig
 ) -> None:
     mark = {"DEMO_MARK": str(agent_dir)}
     write_config(
@@ -162,7 +164,7 @@ async def test_no_server_process_is_left_after_close(
     )
     model = ScriptedModel([])
     model.add(reply("ok"))
-    sess = await session(project, agent_dir, model)
+    sess = await session(project_dir, agent_dir, model)
     await sess.run("x")
     assert sess.mcp is not None
     await sess.mcp.ready(None)
@@ -188,13 +190,13 @@ def server_pids(agent_dir: Path) -> list[int]:
 
 
 async def test_a_broken_config_is_reported_and_the_agent_starts(
-    project: Path, agent_dir: Path, write_config: WriteConfig
+    project_dir: Path, agent_dir: Path, write_config: WriteConfig
 ) -> None:
     (agent_dir / "mcp.json").write_text("{not json")
     notices: list[tuple[str, str]] = []
     model = ScriptedModel([])
     model.add(reply("fine"))
-    sess = await session(project, agent_dir, model)
+    sess = await session(project_dir, agent_dir, model)
 
     class UI:
         def notify(self, message: str, kind: Any = None) -> None:
@@ -212,7 +214,7 @@ async def test_a_broken_config_is_reported_and_the_agent_starts(
 
 
 async def test_tools_allowlist_keeps_deferred_tools_searchable_but_not_direct_ones(
-    project: Path, agent_dir: Path, write_config: WriteConfig
+    project_dir: Path, agent_dir: Path, write_config: WriteConfig
 ) -> None:
     write_config(
         {"d": stdio_entry("d", exposure="direct"), "l": stdio_entry("l", exposure="deferred")}
@@ -220,7 +222,7 @@ async def test_tools_allowlist_keeps_deferred_tools_searchable_but_not_direct_on
     model = ScriptedModel([])
     model.add(reply("ok"))
     sess = await session(
-        project, agent_dir, model, tool_selection=parse_tool_selection("read,mcp__d__echo")
+        project_dir, agent_dir, model, tool_selection=parse_tool_selection("read,mcp__d__echo")
     )
     try:
         await sess.run("x")
@@ -230,7 +232,7 @@ async def test_tools_allowlist_keeps_deferred_tools_searchable_but_not_direct_on
 
 
 async def test_a_session_that_used_pis_codemode_opens_and_continues(
-    project: Path, agent_dir: Path, write_config: WriteConfig, tmp_path: Path
+    project_dir: Path, agent_dir: Path, write_config: WriteConfig, tmp_path: Path
 ) -> None:
     """pi records ``codemode`` in the loadout and its calls in the transcript; pictx restores
     it and the next script runs against the same server."""
@@ -242,7 +244,7 @@ async def test_a_session_that_used_pis_codemode_opens_and_continues(
     model = ScriptedModel([])
     model.add(reply(tool_calls=[("codemode", {"code": script})]), reply("continued"))
     sess = await AgentSession.open(
-        path, cwd=project, model=model, agent_dir=agent_dir, trusted=True, mcp=True
+        path, cwd=project_dir, model=model, agent_dir=agent_dir, trusted=True, mcp=True
     )
     try:
         events = await sess.run("and now?")
@@ -262,7 +264,7 @@ async def test_a_session_that_used_pis_codemode_opens_and_continues(
 
 
 async def test_unreachable_tools_are_reported_once_a_front_end_listens(
-    project: Path, agent_dir: Path, write_config: WriteConfig
+    project_dir: Path, agent_dir: Path, write_config: WriteConfig
 ) -> None:
     write_config({"cm": {"command": "/nonexistent/binary"}}, autoEnableCodemode=False)
     notices: list[tuple[str, Any]] = []
@@ -271,7 +273,7 @@ async def test_unreachable_tools_are_reported_once_a_front_end_listens(
         def notify(self, message: str, kind: Any = None) -> None:
             notices.append((message, kind))
 
-    sess = await session(project, agent_dir, ScriptedModel([]))
+    sess = await session(project_dir, agent_dir, ScriptedModel([]))
     try:
         assert sess.mcp is not None
         await sess.mcp.ready(None)
@@ -295,7 +297,7 @@ async def test_unreachable_tools_are_reported_once_a_front_end_listens(
 
 
 async def test_a_direct_server_late_for_the_first_prompt_is_declared_from_the_next(
-    project: Path, agent_dir: Path, write_config: WriteConfig, tmp_path: Path
+    project_dir: Path, agent_dir: Path, write_config: WriteConfig, tmp_path: Path
 ) -> None:
     gate = tmp_path / "go"
     hidden = dict.fromkeys(("big", "fail", "slow", "log", "crash", "grow", "weather"), "hidden")
@@ -314,7 +316,7 @@ async def test_a_direct_server_late_for_the_first_prompt_is_declared_from_the_ne
 
     model = ScriptedModel([])
     model.add(reply("one"), reply("two"))
-    sess = await session(project, agent_dir, model)
+    sess = await session(project_dir, agent_dir, model)
     sess.set_extension_ui(UI(), "rpc")  # type: ignore[arg-type]
     assert sess.mcp is not None
     sess.mcp.first_prompt_wait = 0.1  # the server waits for the gate, so this always expires
@@ -344,7 +346,7 @@ async def test_a_direct_server_late_for_the_first_prompt_is_declared_from_the_ne
 
 
 async def test_loaded_tools_of_a_server_not_back_at_resume_are_dropped(
-    project: Path, agent_dir: Path, write_config: WriteConfig, tmp_path: Path
+    project_dir: Path, agent_dir: Path, write_config: WriteConfig, tmp_path: Path
 ) -> None:
     """A tool tool_search loaded is recorded; on resume it comes back only if its server has
     registered it by the time the next run starts (pi does not wait for deferred servers)."""
@@ -353,7 +355,7 @@ async def test_loaded_tools_of_a_server_not_back_at_resume_are_dropped(
     model = ScriptedModel([])
     model.add(reply(tool_calls=[("tool_search", {"query": "echo", "limit": 1})]), reply("ok"))
     first = await AgentSession.create(
-        cwd=project, session_file=path, model=model, agent_dir=agent_dir, trusted=True, mcp=True
+        cwd=project_dir, session_file=path, model=model, agent_dir=agent_dir, trusted=True, mcp=True
     )
     try:
         await first.run("load it")
@@ -376,12 +378,12 @@ async def test_loaded_tools_of_a_server_not_back_at_resume_are_dropped(
 
 
 async def test_reload_reads_mcp_json_again(
-    project: Path, agent_dir: Path, write_config: WriteConfig
+    project_dir: Path, agent_dir: Path, write_config: WriteConfig
 ) -> None:
     write_config({"a": stdio_entry("a", exposure="deferred", description="First")})
     model = ScriptedModel([])
     model.add(reply("one"), reply("two"))
-    sess = await session(project, agent_dir, model)
+    sess = await session(project_dir, agent_dir, model)
     try:
         await sess.run("x")
         write_config({"b": stdio_entry("b", exposure="deferred", description="Second")})

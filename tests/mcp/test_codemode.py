@@ -58,7 +58,7 @@ def test_result_shapes() -> None:
 
 
 async def test_codemode_over_a_server(
-    project: Path, agent_dir: Path, write_config: WriteConfig
+    project_dir: Path, agent_dir: Path, write_config: WriteConfig
 ) -> None:
     write_config({"cm": stdio_entry("cm", description="Echo and weather")})
     script = "\n".join(
@@ -76,7 +76,12 @@ async def test_codemode_over_a_server(
     model = ScriptedModel([])
     model.add(reply(tool_calls=[("codemode", {"code": script})]), reply("ok"))
     sess = await AgentSession.create(
-        cwd=project, model=model, agent_dir=agent_dir, trusted=True, ids=SequentialIds(), mcp=True
+        cwd=project_dir,
+        model=model,
+        agent_dir=agent_dir,
+        trusted=True,
+        ids=SequentialIds(),
+        mcp=True,
     )
     try:
         events = await sess.run("weather?")

@@ -27,7 +27,7 @@ def test_add_and_remove_keep_the_rest_of_the_file(tmp_path: Path) -> None:
 
 
 async def test_list_connects_enabled_servers(
-    agent_dir: Path, project: Path, write_config: WriteConfig
+    agent_dir: Path, project_dir: Path, write_config: WriteConfig
 ) -> None:
     write_config(
         {
@@ -36,7 +36,7 @@ async def test_list_connects_enabled_servers(
             "gone": {"command": "/nonexistent/binary"},
         }
     )
-    _config, listed = await list_servers(agent_dir, str(project), trusted=True)
+    _config, listed = await list_servers(agent_dir, str(project_dir), trusted=True)
     on, off, gone = listed
     assert on.state == "connected"
     assert on.lines()[0] == f"on: connected, {len(on.tools)} tools (deferred, global)"

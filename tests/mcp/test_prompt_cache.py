@@ -76,7 +76,11 @@ async def server() -> AsyncIterator[ReplayServer]:
 
 
 async def test_a_late_server_costs_one_section_patch_and_keeps_the_prefix(
-    tmp_path: Path, project: Path, agent_dir: Path, write_config: WriteConfig, server: ReplayServer
+    tmp_path: Path,
+    project_dir: Path,
+    agent_dir: Path,
+    write_config: WriteConfig,
+    server: ReplayServer,
 ) -> None:
     gate = tmp_path / "go"
     wait = {"DEMO_WAIT_FILE": str(gate)}
@@ -103,7 +107,7 @@ async def test_a_late_server_costs_one_section_patch_and_keeps_the_prefix(
         "ids": SequentialIds(),
         "mcp": True,
     }
-    sess = await AgentSession.create(cwd=project, session_file=tmp_path / "s.jsonl", **options)
+    sess = await AgentSession.create(cwd=project_dir, session_file=tmp_path / "s.jsonl", **options)
     try:
         server.add(reply("one"))
         await sess.run("first")  # neither server has connected: they wait for the gate

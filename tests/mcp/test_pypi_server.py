@@ -14,7 +14,7 @@ from tests.mcp.conftest import WriteConfig
 
 
 async def test_mcp_server_time_through_the_agent(
-    project: Path, agent_dir: Path, write_config: WriteConfig
+    project_dir: Path, agent_dir: Path, write_config: WriteConfig
 ) -> None:
     write_config(
         {
@@ -38,7 +38,12 @@ async def test_mcp_server_time_through_the_agent(
         reply("noon in UTC is 21:00 in Tokyo"),
     )
     sess = await AgentSession.create(
-        cwd=project, model=model, agent_dir=agent_dir, trusted=True, ids=SequentialIds(), mcp=True
+        cwd=project_dir,
+        model=model,
+        agent_dir=agent_dir,
+        trusted=True,
+        ids=SequentialIds(),
+        mcp=True,
     )
     assert sess.mcp is not None
     sess.mcp.first_prompt_wait = 600  # no 10 s bound: a slow machine must not change the test

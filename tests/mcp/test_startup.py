@@ -88,27 +88,27 @@ def _demo_config(agent_dir: Path, write_config: WriteConfig, **extra: object) ->
 
 
 def test_the_command_line_starts_global_stdio_servers_only_for_agent_runs(
-    agent_dir: Path, project: Path, write_config: WriteConfig, monkeypatch: pytest.MonkeyPatch
+    agent_dir: Path, project_dir: Path, write_config: WriteConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
     _demo_config(agent_dir, write_config)
     for argv in (["mcp", "list"], ["-p", "--no-mcp", "hi"], ["hello"], ["--help", "-p"]):
-        early.spawn_for_command_line(argv, str(project))
+        early.spawn_for_command_line(argv, str(project_dir))
         assert early._EARLY == {}, argv
-    (project / ".pi").mkdir()
-    (project / ".pi" / "mcp.json").write_text(json.dumps({"mcpServers": {}}))
-    early.spawn_for_command_line(["-p", "hi"], str(project))
+    (project_dir / ".pi").mkdir()
+    (project_dir / ".pi" / "mcp.json").write_text(json.dumps({"mcpServers": {}}))
+    early.spawn_for_command_line(["-p", "hi"], str(project_dir))
     assert early._EARLY == {}  # the project file (and its trust) decides: nothing early
 
 
 async def test_the_session_takes_over_the_server_the_command_line_started(
-    agent_dir: Path, project: Path, write_config: WriteConfig, monkeypatch: pytest.MonkeyPatch
+    agent_dir: Path, project_dir: Path, write_config: WriteConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
     _demo_config(agent_dir, write_config)
-    early.spawn_for_command_line(["-p", "hi"], str(project))
+    early.spawn_for_command_line(["-p", "hi"], str(project_dir))
     [(started, _stderr)] = early._EARLY.values()
-    manager = McpManager(cwd=str(project), agent_dir=agent_dir, trusted=False)
+    manager = McpManager(cwd=str(project_dir), agent_dir=agent_dir, trusted=False)
     manager.start()
     try:
         assert early._EARLY == {}
@@ -124,14 +124,14 @@ async def test_the_session_takes_over_the_server_the_command_line_started(
 
 
 async def test_a_server_started_for_another_configuration_is_stopped(
-    agent_dir: Path, project: Path, write_config: WriteConfig, monkeypatch: pytest.MonkeyPatch
+    agent_dir: Path, project_dir: Path, write_config: WriteConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
     _demo_config(agent_dir, write_config)
-    early.spawn_for_command_line(["-p", "hi"], str(project))
+    early.spawn_for_command_line(["-p", "hi"], str(project_dir))
     [(started, _stderr)] = early._EARLY.values()
     _demo_config(agent_dir, write_config, env={"DEMO_NAME": "other"})  # changed meanwhile
-    manager = McpManager(cwd=str(project), agent_dir=agent_dir, trusted=False)
+    manager = McpManager(cwd=str(project_dir), agent_dir=agent_dir, trusted=False)
     manager.start()
     try:
         assert early._EARLY == {}

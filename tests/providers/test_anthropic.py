@@ -9,8 +9,6 @@ import pytest
 
 from pi_context.messages import Message, SystemMessage, empty_usage, user_message
 from pi_context.model import (
-    ModelCost,
-    ModelInfo,
     ModelRequest,
     RequestOptions,
     StreamDone,
@@ -22,78 +20,19 @@ from pi_context.model import (
 from pi_context.model.classify import is_context_overflow
 from pi_context.providers.anthropic import AnthropicModel
 from tests.providers.adapters import ask, assert_pi_usage_keys, track
+from tests.providers.anthropic_stream import (
+    content_block,
+    finish,
+    info,
+    message_start,
+    reply_text,
+    text_block_events,
+)
 from tests.providers.replay_server import ReplayServer, anthropic_sse, json_reply, stream
-
-
-def info(**kw: Any) -> ModelInfo:
-    base: dict[str, Any] = {
-        "provider": "anthropic",
-        "id": "claude-test",
-        "api": "anthropic-messages",
-        "context_window": 200_000,
-        "max_tokens": 8_000,
-        "reasoning": True,
-        "cost": ModelCost(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75),
-    }
-    base.update(kw)
-    return ModelInfo(**base)
 
 
 def model(server: ReplayServer, **kw: Any) -> AnthropicModel:
     return track(AnthropicModel(info(**kw), api_key="sk-ant-test", base_url=server.url))
-
-
-def message_start(input_tokens: int = 10, read: int = 0, write: int = 0) -> dict[str, Any]:
-    return {
-        "type": "message_start",
-        "message": {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-test",
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": {
-                "input_tokens": input_tokens,
-                "output_tokens": 1,
-                "cache_read_input_tokens": read,
-                "cache_creation_input_tokens": write,
-            },
-        },
-    }
-
-
-def content_block(
-    index: int, block: dict[str, Any], *deltas: dict[str, Any]
-) -> list[dict[str, Any]]:
-    """The start, delta and stop events of one content block."""
-    return [
-        {"type": "content_block_start", "index": index, "content_block": block},
-        *({"type": "content_block_delta", "index": index, "delta": d} for d in deltas),
-        {"type": "content_block_stop", "index": index},
-    ]
-
-
-def text_block(index: int, *pieces: str) -> list[dict[str, Any]]:
-    return content_block(
-        index, {"type": "text", "text": ""}, *({"type": "text_delta", "text": p} for p in pieces)
-    )
-
-
-def finish(stop: str = "end_turn", output: int = 5) -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": stop, "stop_sequence": None},
-            "usage": {"output_tokens": output},
-        },
-        {"type": "message_stop"},
-    ]
-
-
-def reply_text(text: str, **usage: int) -> Any:
-    return stream(anthropic_sse([message_start(**usage), *text_block(0, text), *finish()]))
 
 
 async def test_thinking_text_usage_and_cost(server: ReplayServer) -> None:
@@ -105,7 +44,7 @@ async def test_thinking_text_usage_and_cost(server: ReplayServer) -> None:
             {"type": "thinking_delta", "thinking": "Hmm."},
             {"type": "signature_delta", "signature": "sig=="},
         ),
-        *text_block(1, "Hel", "lo"),
+        *text_block_events(1, "Hel", "lo"),
         *finish(output=30),
     ]
     server.add(stream(anthropic_sse(events)))
@@ -155,7 +94,7 @@ async def test_thinking_text_usage_and_cost(server: ReplayServer) -> None:
 async def test_tool_use_stream(server: ReplayServer) -> None:
     events = [
         message_start(),
-        *text_block(0, "Let me look."),
+        *text_block_events(0, "Let me look."),
         *content_block(
             1,
             {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}},
@@ -273,7 +212,7 @@ async def test_prompt_too_long_is_overflow(server: ReplayServer) -> None:
 async def test_overloaded_error_event_mid_stream_is_transient(server: ReplayServer) -> None:
     events = [
         message_start(),
-        *text_block(0, "par"),
+        *text_block_events(0, "par"),
         {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
     ]
     server.add(stream(anthropic_sse(events)))
@@ -302,7 +241,9 @@ async def test_429_then_success(server: ReplayServer) -> None:
 
 
 async def test_stream_cut_midway(server: ReplayServer) -> None:
-    server.add(stream(anthropic_sse([message_start(), *text_block(0, "so far")][:3]), cut=True))
+    server.add(
+        stream(anthropic_sse([message_start(), *text_block_events(0, "so far")][:3]), cut=True)
+    )
     done = await complete(model(server), ask())
     assert done.error is not None
     assert done.error.kind == "transient"

@@ -77,7 +77,8 @@ def system(
     return msg  # type: ignore[return-value]
 
 
-def assistant(*blocks: Any, stop: StopReason = "stop", ts: int) -> AssistantMessage:
+def assistant_of_blocks(*blocks: Any, stop: StopReason = "stop", ts: int) -> AssistantMessage:
+    """An assistant message of the given content ``blocks``, at time ``ts``."""
     return assistant_message(
         list(blocks), api="x", provider="x", model="x", stop_reason=stop, timestamp=ts
     )
@@ -99,7 +100,7 @@ def conversation() -> tuple[list[list[Message]], int]:
     requests: list[list[Message]] = [list(msgs)]
     # turn 2: a tool round trip
     msgs += [
-        assistant(
+        assistant_of_blocks(
             text_block("Reading."),
             tool_call("c1", "read", {"path": "app.py"}),
             stop="toolUse",
@@ -110,27 +111,29 @@ def conversation() -> tuple[list[list[Message]], int]:
     requests.append(list(msgs))
     # turn 3: a section patch between turns (a rule changed mid-run), then the next request
     msgs += [
-        assistant(tool_call("c2", "bash", {"command": "pytest -q"}), stop="toolUse", ts=5),
+        assistant_of_blocks(
+            tool_call("c2", "bash", {"command": "pytest -q"}), stop="toolUse", ts=5
+        ),
         tool_result_message("c2", "bash", [text_block("1 failed")], timestamp=6),
         system({"rules": "<rules>\n- Be concise.\n- Run tests after edits.\n</rules>"}, 7),
     ]
     requests.append(list(msgs))
     # run 2: a skill was added (patch first in the run's messages), then the user prompt
     msgs += [
-        assistant(text_block("Fixed the division."), ts=8),
+        assistant_of_blocks(text_block("Fixed the division."), ts=8),
         system({"skills": '<skills>\n<skill name="py">Python tips</skill>\n</skills>'}, 9),
         user_message("Now add a test", timestamp=10),
     ]
     requests.append(list(msgs))
     # run 3: /reload with nothing changed produces no system message at all
     msgs += [
-        assistant(text_block("Added test_app.py."), ts=11),
+        assistant_of_blocks(text_block("Added test_app.py."), ts=11),
         user_message("Thanks. Anything else?", timestamp=12),
     ]
     requests.append(list(msgs))
     # run 4: a section removed (context file deleted) and the tool loadout unchanged
     msgs += [
-        assistant(text_block("No."), ts=13),
+        assistant_of_blocks(text_block("No."), ts=13),
         system(
             {"cwd": None, "project_context": "<project_context>\nUse pytest.\n</project_context>"},
             14,
@@ -153,7 +156,7 @@ def conversation() -> tuple[list[list[Message]], int]:
     restart = len(requests)
     requests.append(list(compacted))
     compacted += [
-        assistant(text_block("I fixed app.py."), ts=17),
+        assistant_of_blocks(text_block("I fixed app.py."), ts=17),
         user_message("Great", timestamp=18),
     ]
     requests.append(list(compacted))

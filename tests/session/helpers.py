@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from hypothesis import strategies as st
+
 from pi_context.messages import (
     AgentMessage,
     AssistantMessage,
@@ -15,10 +17,18 @@ from pi_context.messages import (
     tool_result_message,
     user_message,
 )
-from pi_context.session import Entry, ModelRef
+from pi_context.session import Entry, ModelRef, Session
 from pi_context.session.projection import project_entry
 
-__all__ = ["assistant", "message_line", "reference_projection", "tool_result", "user"]
+__all__ = [
+    "SESSION_OPS",
+    "apply_op",
+    "assistant",
+    "message_line",
+    "reference_projection",
+    "tool_result",
+    "user",
+]
 
 
 def user(text: str) -> UserMessage:
@@ -32,6 +42,8 @@ def assistant(
     provider: str = "anthropic",
     model: str = "claude-x",
 ) -> AssistantMessage:
+    """A typed assistant message: ``text``, then tool calls numbered ``call_1``, ``call_2``...
+    (given as ``(name, arguments)``)."""
     content: list[Any] = [text_block(text)]
     for n, (name, args) in enumerate(calls or [], start=1):
         content.append(tool_call(f"call_{n}", name, args))
@@ -116,3 +128,71 @@ def reference_projection(
                 ModelRef, {"provider": message.get("provider"), "modelId": message.get("model")}
             )
     return [path[i].id for i in context], messages, level, model
+
+
+SESSION_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(
+            [
+                "user",
+                "assistant",
+                "tool",
+                "edit",
+                "omit",
+                "compact",
+                "move",
+                "label",
+                "model",
+                "level",
+                "custom_message",
+                "system",
+            ]
+        ),
+        st.integers(min_value=0, max_value=10_000),
+    ),
+    max_size=40,
+)
+"""Steps that grow or move a session (``(op, n)``; see :func:`apply_op`): messages of each role,
+context edits, compactions, leaf moves, labels, model and thinking-level changes."""
+
+
+def apply_op(s: Session, op: str, n: int) -> None:
+    """Apply one drawn ``(op, n)`` of :data:`SESSION_OPS` to ``s`` (``n`` picks targets and texts)."""
+    entries = s.entries
+    visible = [
+        e
+        for e in s.branch_entries()
+        if e.type == "message" and e.role in ("user", "assistant", "toolResult")
+    ]
+    if op == "user":
+        s.append_message(user(f"u{n}"))
+    elif op == "assistant":
+        s.append_message(assistant(f"a{n}", calls=[("read", {"n": n})] if n % 2 else None))
+    elif op == "tool":
+        s.append_message(tool_result(f"r{n}"))
+    elif op in ("edit", "omit") and visible:
+        target = visible[n % len(visible)]
+        s.append_context_edit(target.id, None if op == "omit" else {"content": f"e{n}"})
+    elif op == "compact":
+        path = s.branch_entries()
+        keep = path[n % len(path)].id if path and n % 3 else None
+        s.append_compaction(
+            f"s{n}",
+            keep,
+            n,
+            system_message={"role": "system", "content": f"snap{n}", "timestamp": n},
+        )
+    elif op == "move" and entries:
+        s.move_leaf(entries[n % len(entries)].id)
+    elif op == "label" and entries:
+        s.append_label(entries[n % len(entries)].id, f"l{n}")
+    elif op == "model":
+        s.append_model_change("p", f"m{n}")
+    elif op == "level":
+        s.append_thinking_level_change(["low", "high"][n % 2])
+    elif op == "custom_message":
+        s.append_custom_message("t", f"c{n}")
+    elif op == "system":
+        s.append_message(
+            {"role": "system", "content": "", "sections": {"x": str(n)}, "timestamp": n}
+        )

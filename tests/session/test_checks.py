@@ -34,7 +34,7 @@ from pi_context.session._load.checks import (
     head_if_well_typed_and_shallow,
     nests_deeper_than,
 )
-from tests.hostile.test_wrong_types import _WRONG, _paths, _replace, _templates
+from tests.hostile.wrong_types import WRONG_VALUES, entry_templates, key_paths, replaced_at
 
 _USER = {"type": "message", "id": "u2", "parentId": "u1", "timestamp": "t"}
 
@@ -42,7 +42,7 @@ _USER = {"type": "message", "id": "u2", "parentId": "u1", "timestamp": "t"}
 def _all_templates() -> list[dict[str, Any]]:
     image = {"type": "image", "data": "AA==", "mimeType": "image/png"}
     return [
-        *_templates(),
+        *entry_templates(),
         {**_USER, "message": {"role": "user", "content": "hi", "timestamp": 1}},
         {
             **_USER,
@@ -60,11 +60,11 @@ _SPECS: list[_Shape] = [*_ENTRIES.values(), *_BLOCKS.values(), _USAGE]
 def _mutated(draw: st.DrawFn) -> dict[str, Any]:
     entry = draw(st.sampled_from(_all_templates()))
     for _ in range(draw(st.integers(1, 3))):
-        paths = [p for p in _paths(entry) if p]
+        paths = [p for p in key_paths(entry) if p]
         where = draw(st.sampled_from(paths))
         action = draw(st.sampled_from(("replace", "remove", "add")))
         if action == "replace":
-            entry = _replace(entry, where, draw(_WRONG))
+            entry = replaced_at(entry, where, draw(WRONG_VALUES))
             continue
         parent = where[:-1]
         holder: Any = entry
@@ -73,9 +73,11 @@ def _mutated(draw: st.DrawFn) -> dict[str, Any]:
         if not isinstance(holder, dict):
             continue
         if action == "remove":
-            entry = _replace(entry, parent, {k: v for k, v in holder.items() if k != where[-1]})
+            entry = replaced_at(entry, parent, {k: v for k, v in holder.items() if k != where[-1]})
         else:
-            entry = _replace(entry, parent, {**holder, draw(st.text(max_size=3)): draw(_WRONG)})
+            entry = replaced_at(
+                entry, parent, {**holder, draw(st.text(max_size=3)): draw(WRONG_VALUES)}
+            )
     assert isinstance(entry, dict)
     return entry
 
@@ -95,7 +97,7 @@ def test_fast_path_never_passes_what_the_full_check_changes(entry: dict[str, Any
     st.sampled_from(_SPECS),
     st.dictionaries(
         st.sampled_from(["text", "id", "name", "arguments", "input", "cost", "summary", "x"]),
-        _WRONG | st.just("s") | st.just({}),
+        WRONG_VALUES | st.just("s") | st.just({}),
         max_size=4,
     ),
 )

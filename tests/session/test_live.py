@@ -16,8 +16,7 @@ from pi_context.session._load import columns
 from pi_context.session.entries import Entry
 from pi_context.testing import FixedClock, SequentialIds
 from tests.jsonview import as_json
-from tests.session.helpers import reference_projection, user
-from tests.session.test_projection import OPS, apply
+from tests.session.helpers import SESSION_OPS, apply_op, reference_projection, user
 
 
 def _entries(n: int) -> list[Entry]:
@@ -43,7 +42,7 @@ def test_path_view_reads_like_the_prefix_list(length: int, grown: int, data: st.
 
 
 @settings(max_examples=40, deadline=None)
-@given(OPS, OPS)
+@given(SESSION_OPS, SESSION_OPS)
 def test_a_reopened_session_projects_as_a_full_walk_with_few_entries_kept(
     before: list[tuple[str, int]], after: list[tuple[str, int]]
 ) -> None:
@@ -55,7 +54,7 @@ def test_a_reopened_session_projects_as_a_full_walk_with_few_entries_kept(
         s = Session.create(path, cwd="/", ids=SequentialIds(), clock=FixedClock())
         s.append_message(user("first"))
         for op, n in before:
-            apply(s, op, n)
+            apply_op(s, op, n)
         s.close()
         with (
             mock.patch("pi_context.session._live.KEEP_ITEMS", 1),
@@ -78,7 +77,7 @@ def test_a_reopened_session_projects_as_a_full_walk_with_few_entries_kept(
                 assert [p.entry.id for p in live.entries] == ids
                 assert list(live.messages) == messages
                 assert (live.thinking_level, live.model) == (level, model)
-                apply(reopened, op, n)
+                apply_op(reopened, op, n)
             for view, seen in views:  # a projection taken earlier shows what it showed
                 assert as_json(list(view.messages)) == seen
             reopened.close()

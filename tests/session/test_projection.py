@@ -5,7 +5,6 @@ from pathlib import Path
 from unittest import mock
 
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from pi_context.session import Entry, Session, build_projection, convert_to_llm, projection_of_path
 from pi_context.session.projection import (
@@ -16,7 +15,14 @@ from pi_context.session.projection import (
 )
 from pi_context.testing import FixedClock, SequentialIds
 from tests.jsonview import as_json
-from tests.session.helpers import assistant, reference_projection, tool_result, user
+from tests.session.helpers import (
+    SESSION_OPS,
+    apply_op,
+    assistant,
+    reference_projection,
+    tool_result,
+    user,
+)
 
 
 def new() -> Session:
@@ -151,77 +157,13 @@ def test_js_date_ms() -> None:
 
 # -- property: the incremental projection equals the from-scratch one -------------------------
 
-OPS = st.lists(
-    st.tuples(
-        st.sampled_from(
-            [
-                "user",
-                "assistant",
-                "tool",
-                "edit",
-                "omit",
-                "compact",
-                "move",
-                "label",
-                "model",
-                "level",
-                "custom_message",
-                "system",
-            ]
-        ),
-        st.integers(min_value=0, max_value=10_000),
-    ),
-    max_size=40,
-)
-
-
-def apply(s: Session, op: str, n: int) -> None:
-    entries = s.entries
-    visible = [
-        e
-        for e in s.branch_entries()
-        if e.type == "message" and e.role in ("user", "assistant", "toolResult")
-    ]
-    if op == "user":
-        s.append_message(user(f"u{n}"))
-    elif op == "assistant":
-        s.append_message(assistant(f"a{n}", calls=[("read", {"n": n})] if n % 2 else None))
-    elif op == "tool":
-        s.append_message(tool_result(f"r{n}"))
-    elif op in ("edit", "omit") and visible:
-        target = visible[n % len(visible)]
-        s.append_context_edit(target.id, None if op == "omit" else {"content": f"e{n}"})
-    elif op == "compact":
-        path = s.branch_entries()
-        keep = path[n % len(path)].id if path and n % 3 else None
-        s.append_compaction(
-            f"s{n}",
-            keep,
-            n,
-            system_message={"role": "system", "content": f"snap{n}", "timestamp": n},
-        )
-    elif op == "move" and entries:
-        s.move_leaf(entries[n % len(entries)].id)
-    elif op == "label" and entries:
-        s.append_label(entries[n % len(entries)].id, f"l{n}")
-    elif op == "model":
-        s.append_model_change("p", f"m{n}")
-    elif op == "level":
-        s.append_thinking_level_change(["low", "high"][n % 2])
-    elif op == "custom_message":
-        s.append_custom_message("t", f"c{n}")
-    elif op == "system":
-        s.append_message(
-            {"role": "system", "content": "", "sections": {"x": str(n)}, "timestamp": n}
-        )
-
 
 @settings(max_examples=60, deadline=None)
-@given(OPS)
+@given(SESSION_OPS)
 def test_live_projection_matches_projection_of_path(ops: list[tuple[str, int]]) -> None:
     s = new()
     for op, n in ops:
-        apply(s, op, n)
+        apply_op(s, op, n)
         live = s.stored_projection()
         scratch = projection_of_path(s.branch_entries())
         assert live.messages == scratch.messages

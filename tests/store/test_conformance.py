@@ -21,6 +21,7 @@ from pi_context.store import (
     SessionStore,
     open_store,
 )
+from tests.store.helpers import message
 
 SESSIONS = sorted(
     (Path(__file__).parents[1] / "data" / "conformance" / "sessions").glob("*/*.jsonl")
@@ -50,33 +51,6 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         yield opened
     finally:
         await opened.aclose()
-
-
-def message(entry_id: str, parent: str | None, role: str, text: str) -> dict[str, Any]:
-    body: dict[str, Any] = {"role": role, "content": [{"type": "text", "text": text}]}
-    if role == "assistant":
-        body.update(
-            api="openai-completions",
-            provider="test",
-            model="m",
-            usage={
-                "input": 1,
-                "output": 1,
-                "cacheRead": 0,
-                "cacheWrite": 0,
-                "totalTokens": 2,
-                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-            },
-            stopReason="stop",
-        )
-    body["timestamp"] = 1735689600000
-    return {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": "2025-01-01T00:00:00.000Z",
-        "message": body,
-    }
 
 
 async def _fresh(store: SessionStore, tenant: str = "") -> SessionRef:

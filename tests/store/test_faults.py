@@ -17,8 +17,8 @@ import psycopg
 import pytest
 
 from pi_context.store import SessionRef, StoreUnavailableError, open_store
+from tests.store.helpers import message
 from tests.store.pg_server import PgServer
-from tests.store.test_conformance import message
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,8 +18,8 @@ from pi_context.store import (
     open_store,
 )
 from pi_context.store.postgres import SCHEMA_VERSION, PostgresStore
+from tests.store.helpers import message
 from tests.store.pg_server import PASSWORD, PgServer
-from tests.store.test_conformance import message
 
 
 async def _opened(url: str) -> PostgresStore:

@@ -18,7 +18,7 @@ from pi_context.store import (
     open_store,
 )
 from pi_context.store import base as store_base
-from tests.store.test_conformance import message
+from tests.store.helpers import message
 
 
 @pytest.mark.parametrize(

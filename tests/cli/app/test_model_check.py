@@ -4,16 +4,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from pi_context.cli.app import app
-from tests.cli.conftest import Run
+from tests.cli.helpers import PictxInProcess
 from tests.providers.replay_server import ReplayServer, openai_sse, stream
-
-Pictx = Callable[..., Run]
 
 
 @pytest.fixture(autouse=True)
@@ -32,8 +29,8 @@ def _answer(text: str) -> list[bytes]:
     return openai_sse([chunk])
 
 
-def _models_json(project: Path, url: str) -> None:
-    agent = project.parent / "agent"
+def _models_json(project_as_cwd: Path, url: str) -> None:
+    agent = project_as_cwd.parent / "agent"
     agent.mkdir(exist_ok=True)
     models = {
         "providers": {
@@ -48,12 +45,12 @@ def _models_json(project: Path, url: str) -> None:
 
 
 def test_a_model_the_server_does_not_list_is_warned_once(
-    project: Path, pictx: Pictx, server: ReplayServer
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, server: ReplayServer
 ) -> None:
-    _models_json(project, server.url)
+    _models_json(project_as_cwd, server.url)
     server.models = ["qwen2.5:7b"]
     server.replies.append(stream(_answer("hello")))
-    run = pictx("--no-session", "-p", "--model", "myserver/smollm2", "hi")
+    run = pictx_in_process("--no-session", "-p", "--model", "myserver/smollm2", "hi")
     assert (run.code, run.out) == (0, "hello\n")
     assert run.err.count("does not list") == 1
     assert 'does not list the model "smollm2" (it serves: qwen2.5:7b)' in run.err
@@ -62,13 +59,13 @@ def test_a_model_the_server_does_not_list_is_warned_once(
 
 
 def test_a_listed_model_or_a_server_without_a_list_says_nothing(
-    project: Path, pictx: Pictx, server: ReplayServer
+    project_as_cwd: Path, pictx_in_process: PictxInProcess, server: ReplayServer
 ) -> None:
-    _models_json(project, server.url)
+    _models_json(project_as_cwd, server.url)
     server.replies.append(stream(_answer("one")))
     server.replies.append(stream(_answer("two")))
     for expected, listed in (("one", ["smollm2"]), ("two", None)):
         server.models = listed  # the model among those listed; then a server without a list
-        run = pictx("--no-session", "-p", "--model", "myserver/smollm2", "hi")
+        run = pictx_in_process("--no-session", "-p", "--model", "myserver/smollm2", "hi")
         assert (run.code, run.out) == (0, f"{expected}\n")
         assert "does not list" not in run.err

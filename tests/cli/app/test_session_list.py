@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 
 from pi_context.cli.app.session_list import SessionLister
-from tests.test_session_dirs import write_session
+from tests.helpers import write_session_in
 
 
 def test_lister_rereads_only_changed_files_and_sorts_newest_first(tmp_path: Path) -> None:
-    older = write_session(tmp_path, "a", messages=(("user", "q", 1),))
-    newer = write_session(tmp_path, "b", messages=(("user", "q", 1),))
+    older = write_session_in(tmp_path, "a", messages=(("user", "q", 1),))
+    newer = write_session_in(tmp_path, "b", messages=(("user", "q", 1),))
     os.utime(older, (1_000, 1_000))
     os.utime(newer, (2_000, 2_000))
     lister = SessionLister()
@@ -32,7 +32,7 @@ def test_lister_rereads_only_changed_files_and_sorts_newest_first(tmp_path: Path
 
 def test_everywhere_spans_project_directories_once(tmp_path: Path) -> None:
     root = tmp_path / "sessions"
-    one = write_session(root / "--a--", "one")
-    two = write_session(root / "--b--", "two")
+    one = write_session_in(root / "--a--", "one")
+    two = write_session_in(root / "--b--", "two")
     found = SessionLister().everywhere([root, root / "--a--"])
     assert sorted(s.path for s in found) == sorted([one, two])

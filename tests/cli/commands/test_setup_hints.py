@@ -15,7 +15,7 @@ _KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_AP
 
 
 @pytest.fixture
-def nothing_usable(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def nothing_usable(project_as_cwd: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No key anywhere and no local extra; returns the agent dir."""
     import os
 
@@ -25,31 +25,33 @@ def nothing_usable(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         if name.endswith(("_API_KEY", "_TOKEN")) or name in _KEYS:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(model_registry, "local_model_installed", lambda: False)
-    return project.parent / "agent"
+    return project_as_cwd.parent / "agent"
 
 
 def test_models_names_the_models_json_of_the_agent_dir(
-    nothing_usable: Path, pictx: Callable[..., Any]
+    nothing_usable: Path, pictx_in_process: Callable[..., Any]
 ) -> None:
-    run = pictx("models")
+    run = pictx_in_process("models")
     assert f"describe a server in {nothing_usable / 'models.json'} " in run.out
     assert "~/.pi/agent" not in run.out
 
 
 def test_print_mode_without_a_model_mentions_models_json(
-    nothing_usable: Path, pictx: Callable[..., Any]
+    nothing_usable: Path, pictx_in_process: Callable[..., Any]
 ) -> None:
-    run = pictx("-p", "hello")
+    run = pictx_in_process("-p", "hello")
     assert run.code == 1
     assert NO_MODEL_HELP in run.err
     assert f"{nothing_usable / 'models.json'}" in run.err
 
 
 def test_a_tools_entry_no_tool_answers_to_is_warned(
-    project: Path, pictx: Callable[..., Any], replies: Callable[[Sequence[Any]], str]
+    project_as_cwd: Path,
+    pictx_in_process: Callable[..., Any],
+    replies: Callable[[Sequence[Any]], str],
 ) -> None:
     model = replies(["ok"])
-    run = pictx("-p", "--model", model, "-t", "read,grep,nosuch", "hi")
+    run = pictx_in_process("-p", "--model", model, "-t", "read,grep,nosuch", "hi")
     assert run.code == 0
     assert "pictx: warning: --tools: no tool is called 'nosuch'; it is ignored" in run.err
     assert "'grep'" not in run.err

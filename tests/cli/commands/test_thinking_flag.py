@@ -14,14 +14,14 @@ def _kinds(entries: list[dict[str, Any]]) -> list[str]:
     return [e["type"] for e in entries[1:]]
 
 
-def test_thinking_flag_reaches_the_wire_clamped_and_is_recorded(world: ReplayWorld) -> None:
-    world.server.add(text_reply("Thought."))
-    done = world.run("-p", "--model", "replay/thinker", "--thinking", "xhigh", "think")
+def test_thinking_flag_reaches_the_wire_clamped_and_is_recorded(replay_world: ReplayWorld) -> None:
+    replay_world.server.add(text_reply("Thought."))
+    done = replay_world.run("-p", "--model", "replay/thinker", "--thinking", "xhigh", "think")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Thought."
-    sent = world.server.requests[0].json()
+    sent = replay_world.server.requests[0].json()
     assert sent["reasoning_effort"] == "high"  # xhigh is not offered: the nearest below
-    entries = world.entries()
+    entries = replay_world.entries()
     assert _kinds(entries)[:2] == ["model_change", "thinking_level_change"]
     assert entries[1]["provider"] == "replay"
     assert entries[1]["modelId"] == "thinker"
@@ -33,41 +33,43 @@ def test_thinking_flag_reaches_the_wire_clamped_and_is_recorded(world: ReplayWor
 
 
 def test_settings_decide_the_level_without_the_flag_and_a_bad_flag_is_ignored(
-    world: ReplayWorld,
+    replay_world: ReplayWorld,
 ) -> None:
-    world.write_settings({"modelThinkingLevels": {"replay/thinker": "low"}})
-    world.server.add(text_reply("One."), text_reply("Two."))
-    done = world.run("-p", "--model", "replay/thinker", "--thinking", "huge", "go")
+    replay_world.write_settings({"modelThinkingLevels": {"replay/thinker": "low"}})
+    replay_world.server.add(text_reply("One."), text_reply("Two."))
+    done = replay_world.run("-p", "--model", "replay/thinker", "--thinking", "huge", "go")
     assert done.returncode == 0
     assert done.stderr.splitlines()[0] == (
         'Warning: Invalid thinking level "huge". '
         "Valid values: off, minimal, low, medium, high, xhigh, max"
     )
-    assert world.server.requests[0].json()["reasoning_effort"] == "low"
+    assert replay_world.server.requests[0].json()["reasoning_effort"] == "low"
     # resumed: the recorded level holds although the settings changed
-    world.write_settings({"defaultThinkingLevel": "high"})
-    again = world.run("-p", "-c", "--model", "replay/thinker", "more")
+    replay_world.write_settings({"defaultThinkingLevel": "high"})
+    again = replay_world.run("-p", "-c", "--model", "replay/thinker", "more")
     assert again.returncode == 0, again.stderr
-    assert world.server.requests[1].json()["reasoning_effort"] == "low"
-    assert _kinds(world.entries()).count("thinking_level_change") == 1
+    assert replay_world.server.requests[1].json()["reasoning_effort"] == "low"
+    assert _kinds(replay_world.entries()).count("thinking_level_change") == 1
 
 
-def test_a_model_without_reasoning_gets_off_and_no_reasoning_field(world: ReplayWorld) -> None:
-    world.server.add(text_reply("Plain."))
-    done = world.run("-p", "--model", "replay/tiny", "--thinking", "high", "hi")
+def test_a_model_without_reasoning_gets_off_and_no_reasoning_field(
+    replay_world: ReplayWorld,
+) -> None:
+    replay_world.server.add(text_reply("Plain."))
+    done = replay_world.run("-p", "--model", "replay/tiny", "--thinking", "high", "hi")
     assert done.returncode == 0, done.stderr
-    assert "reasoning_effort" not in world.server.requests[0].json()
-    assert world.entries()[2]["thinkingLevel"] == "off"
+    assert "reasoning_effort" not in replay_world.server.requests[0].json()
+    assert replay_world.entries()[2]["thinkingLevel"] == "off"
 
 
-def test_shift_tab_cycles_the_level_in_the_status_line(world: ReplayWorld) -> None:
+def test_shift_tab_cycles_the_level_in_the_status_line(replay_world: ReplayWorld) -> None:
     pexpect = pytest.importorskip("pexpect")
-    world.server.add(text_reply("Cycled."))
+    replay_world.server.add(text_reply("Cycled."))
     child = pexpect.spawn(
         PICTX[0],
         [*PICTX[1:], "--model", "replay/thinker", "--thinking", "low"],
-        cwd=str(world.project),
-        env={**world.env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
+        cwd=str(replay_world.project),
+        env={**replay_world.env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
         encoding="utf-8",
         dimensions=(40, 120),
         timeout=HANG_GUARD,
@@ -86,19 +88,21 @@ def test_shift_tab_cycles_the_level_in_the_status_line(world: ReplayWorld) -> No
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)
-    assert world.server.requests[0].json()["reasoning_effort"] == "high"
-    levels = [e["thinkingLevel"] for e in world.entries() if e["type"] == "thinking_level_change"]
+    assert replay_world.server.requests[0].json()["reasoning_effort"] == "high"
+    levels = [
+        e["thinkingLevel"] for e in replay_world.entries() if e["type"] == "thinking_level_change"
+    ]
     assert levels == ["low", "medium", "high"]
 
 
-def test_ctrl_p_cycles_the_models_scope_with_its_levels(world: ReplayWorld) -> None:
+def test_ctrl_p_cycles_the_models_scope_with_its_levels(replay_world: ReplayWorld) -> None:
     pexpect = pytest.importorskip("pexpect")
-    world.server.add(text_reply("From thinker."))
+    replay_world.server.add(text_reply("From thinker."))
     child = pexpect.spawn(
         PICTX[0],
         [*PICTX[1:], "--models", "replay/tiny,replay/thinker:high"],
-        cwd=str(world.project),
-        env={**world.env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
+        cwd=str(replay_world.project),
+        env={**replay_world.env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
         encoding="utf-8",
         dimensions=(40, 120),
         timeout=HANG_GUARD,
@@ -119,30 +123,30 @@ def test_ctrl_p_cycles_the_models_scope_with_its_levels(world: ReplayWorld) -> N
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)
-    sent = world.server.requests[0].json()
+    sent = replay_world.server.requests[0].json()
     assert sent["model"] == "thinker"
     assert sent["reasoning_effort"] == "high"
-    models = [e["modelId"] for e in world.entries() if e["type"] == "model_change"]
+    models = [e["modelId"] for e in replay_world.entries() if e["type"] == "model_change"]
     assert models == ["tiny", "thinker", "tiny", "thinker"]
 
 
 def test_a_new_session_starts_on_the_saved_default_when_the_scope_holds_it(
-    world: ReplayWorld,
+    replay_world: ReplayWorld,
 ) -> None:
-    world.write_settings({"defaultProvider": "replay", "defaultModel": "thinker"})
-    world.server.add(text_reply("From the default."))
-    done = world.run("-p", "--models", "replay/tiny,replay/thinker:high", "hello")
+    replay_world.write_settings({"defaultProvider": "replay", "defaultModel": "thinker"})
+    replay_world.server.add(text_reply("From the default."))
+    done = replay_world.run("-p", "--models", "replay/tiny,replay/thinker:high", "hello")
     assert done.returncode == 0, done.stderr
-    sent = world.server.requests[0].json()
+    sent = replay_world.server.requests[0].json()
     assert sent["model"] == "thinker"
     assert sent["reasoning_effort"] == "high"  # the scope entry's level comes with it
 
 
 def test_a_new_session_starts_on_the_scopes_first_model_without_a_saved_default_in_it(
-    world: ReplayWorld,
+    replay_world: ReplayWorld,
 ) -> None:
-    world.write_settings({"defaultProvider": "replay", "defaultModel": "elsewhere"})
-    world.server.add(text_reply("From the first."))
-    done = world.run("-p", "--models", "replay/thinker:high,replay/tiny", "hello")
+    replay_world.write_settings({"defaultProvider": "replay", "defaultModel": "elsewhere"})
+    replay_world.server.add(text_reply("From the first."))
+    done = replay_world.run("-p", "--models", "replay/thinker:high,replay/tiny", "hello")
     assert done.returncode == 0, done.stderr
-    assert world.server.requests[0].json()["model"] == "thinker"
+    assert replay_world.server.requests[0].json()["model"] == "thinker"

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.interactive.test_mode import PROMPT, Terminal
+from tests.cli.interactive.pty_terminal import PROMPT, Terminal
 
 
 @pytest.fixture

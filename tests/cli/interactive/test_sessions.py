@@ -7,10 +7,10 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from .test_mode import PROMPT, terminal  # noqa: F401 - the fixture
+from tests.cli.interactive.pty_terminal import PROMPT
 
 
-def test_clone_copies_the_conversation_into_a_new_session(terminal: Any) -> None:  # noqa: F811
+def test_clone_copies_the_conversation_into_a_new_session(terminal: Any) -> None:
     term = terminal(["A1", "A2"])
     term.command("hello", "A1")
     term.command("/clone", "Cloned to new session")
@@ -31,7 +31,7 @@ def test_clone_copies_the_conversation_into_a_new_session(terminal: Any) -> None
     assert users == ["hello", "in the clone"]
 
 
-def test_login_stores_a_hidden_key_and_logout_removes_it(terminal: Any) -> None:  # noqa: F811
+def test_login_stores_a_hidden_key_and_logout_removes_it(terminal: Any) -> None:
     term = terminal([])
     term.command("/login nosuchprovider", "Unknown provider")
     term.say("/login openai")

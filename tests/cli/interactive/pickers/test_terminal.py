@@ -20,18 +20,18 @@ pexpect = pytest.importorskip("pexpect")
 
 
 class Pty:
-    def __init__(self, world: ReplayWorld, *args: str) -> None:
-        self.world = world
+    def __init__(self, replay_world: ReplayWorld, *args: str) -> None:
+        self.replay_world = replay_world
         self.child = pexpect.spawn(
             PICTX[0],
             [*PICTX[1:], *args],
-            cwd=str(world.project),
-            env={**world.env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
+            cwd=str(replay_world.project),
+            env={**replay_world.env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
             encoding="utf-8",
             dimensions=(40, 120),
             timeout=HANG_GUARD,
         )
-        self.log = (world.project.parent / "terminal.log").open("a", encoding="utf-8")
+        self.log = (replay_world.project.parent / "terminal.log").open("a", encoding="utf-8")
         self.child.logfile_read = self.log
         self.expect("›")
 
@@ -57,17 +57,17 @@ class Pty:
 
     def settings(self) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(
-            (self.world.agent_dir / "settings.json").read_text(encoding="utf-8")
+            (self.replay_world.agent_dir / "settings.json").read_text(encoding="utf-8")
         )
         return data
 
 
 @pytest.fixture
-def pty(world: ReplayWorld) -> Iterator[Any]:
+def pty(replay_world: ReplayWorld) -> Iterator[Any]:
     started: list[Pty] = []
 
     def start(*args: str) -> Pty:
-        term = Pty(world, *args)
+        term = Pty(replay_world, *args)
         started.append(term)
         return term
 
@@ -82,9 +82,11 @@ def _entries(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def test_model_picker_exact_search_save_and_missing_key(pty: Any, world: ReplayWorld) -> None:
-    world.write_settings({"theme": "dark"})
-    world.server.add(text_reply("From tiny."))
+def test_model_picker_exact_search_save_and_missing_key(
+    pty: Any, replay_world: ReplayWorld
+) -> None:
+    replay_world.write_settings({"theme": "dark"})
+    replay_world.server.add(text_reply("From tiny."))
     term = pty("--model", "replay/tiny")
     term.line("/model thinker", "Model: thinker")  # an exact id switches at once
     term.expect("›")
@@ -105,14 +107,14 @@ def test_model_picker_exact_search_save_and_missing_key(pty: Any, world: ReplayW
     term.expect("›")
     term.line("hello", "From tiny.")
     term.quit()
-    assert world.server.requests[0].json()["model"] == "tiny"
-    changes = [e["modelId"] for e in world.entries() if e["type"] == "model_change"]
+    assert replay_world.server.requests[0].json()["model"] == "tiny"
+    changes = [e["modelId"] for e in replay_world.entries() if e["type"] == "model_change"]
     assert changes == ["tiny", "thinker", "tiny"]
     assert term.settings() == {"theme": "dark", "defaultProvider": "replay", "defaultModel": "tiny"}
 
 
 def test_scoped_models_saves_the_scope_and_cycling_goes_both_ways(
-    pty: Any, world: ReplayWorld
+    pty: Any, replay_world: ReplayWorld
 ) -> None:
     term = pty("--model", "replay/tiny")
     term.send("/scoped-models\r")
@@ -132,8 +134,8 @@ def test_scoped_models_saves_the_scope_and_cycling_goes_both_ways(
     assert term.settings()["enabledModels"] == ["replay/tiny", "replay/thinker"]
 
 
-def test_thinking_command_and_picker(pty: Any, world: ReplayWorld) -> None:
-    world.server.add(text_reply("Thought."))
+def test_thinking_command_and_picker(pty: Any, replay_world: ReplayWorld) -> None:
+    replay_world.server.add(text_reply("Thought."))
     term = pty("--model", "replay/thinker")
     term.line("/thinking HIGH", "Thinking level: high")
     term.line(
@@ -148,14 +150,16 @@ def test_thinking_command_and_picker(pty: Any, world: ReplayWorld) -> None:
     term.expect("Thinking level: medium (saved as default)")
     term.line("think", "Thought.")
     term.quit()
-    assert world.server.requests[0].json()["reasoning_effort"] == "medium"
+    assert replay_world.server.requests[0].json()["reasoning_effort"] == "medium"
     assert term.settings() == {"defaultThinkingLevel": "medium"}
-    levels = [e["thinkingLevel"] for e in world.entries() if e["type"] == "thinking_level_change"]
+    levels = [
+        e["thinkingLevel"] for e in replay_world.entries() if e["type"] == "thinking_level_change"
+    ]
     assert levels == ["medium", "high", "medium"]
 
 
-def _saved_session(world: ReplayWorld, sid: str, cwd: Path, *extra: dict[str, Any]) -> Path:
-    directory = default_session_dir(world.project, world.agent_dir)
+def _saved_session(replay_world: ReplayWorld, sid: str, cwd: Path, *extra: dict[str, Any]) -> Path:
+    directory = default_session_dir(replay_world.project, replay_world.agent_dir)
     directory.mkdir(parents=True, exist_ok=True)
     stamp = "2026-01-05T10:00:00.000Z"
     header = {"type": "session", "version": 3, "id": sid, "timestamp": stamp, "cwd": str(cwd)}
@@ -172,12 +176,12 @@ def _saved_session(world: ReplayWorld, sid: str, cwd: Path, *extra: dict[str, An
     return path
 
 
-def test_resume_picker_renames_deletes_and_resumes(pty: Any, world: ReplayWorld) -> None:
+def test_resume_picker_renames_deletes_and_resumes(pty: Any, replay_world: ReplayWorld) -> None:
     hostile = {"type": "session_info", "id": "00000002", "parentId": "00000001"}
     hostile["name"] = "Old \x1b]0;owned\x07 name"
-    saved = _saved_session(world, "saved-1", world.project, hostile)
+    saved = _saved_session(replay_world, "saved-1", replay_world.project, hostile)
     for text in ("First answer.", "Second answer."):
-        world.server.add(text_reply(text))
+        replay_world.server.add(text_reply(text))
     term = pty("--model", "replay/tiny")
     term.line("first question", "First answer.")
     term.expect("›")
@@ -185,7 +189,7 @@ def test_resume_picker_renames_deletes_and_resumes(pty: Any, world: ReplayWorld)
     term.expect("›")
     term.line("second question", "Second answer.")
     term.expect("›")
-    first, second = [p for p in world.sessions_by_message() if p != saved]
+    first, second = [p for p in replay_world.sessions_by_message() if p != saved]
     term.send("/resume\r")
     term.expect("Resume Session (Current Folder)")
     term.expect("Old ␛]0;owned␇ name")  # shown, not obeyed
@@ -210,9 +214,9 @@ def test_resume_picker_renames_deletes_and_resumes(pty: Any, world: ReplayWorld)
 
 
 def test_resume_of_a_session_whose_folder_is_gone_forks_it_here(
-    pty: Any, world: ReplayWorld
+    pty: Any, replay_world: ReplayWorld
 ) -> None:
-    old = _saved_session(world, "gone-1", world.project.parent / "deleted-folder")
+    old = _saved_session(replay_world, "gone-1", replay_world.project.parent / "deleted-folder")
     directory = old.parent
     term = pty("--model", "replay/tiny")
     term.send("/resume\r")
@@ -225,15 +229,15 @@ def test_resume_of_a_session_whose_folder_is_gone_forks_it_here(
     term.quit()
     [forked] = [p for p in directory.glob("*.jsonl") if p != old]
     entries = _entries(forked)
-    assert entries[0]["cwd"] == str(world.project)
+    assert entries[0]["cwd"] == str(replay_world.project)
     assert entries[0]["parentSession"] == str(old)
     assert entries[1]["message"]["content"] == "an old question"
     assert _entries(old)[0]["cwd"].endswith("deleted-folder")  # the original is kept
 
 
-def test_fork_picker_forks_before_the_chosen_message(pty: Any, world: ReplayWorld) -> None:
+def test_fork_picker_forks_before_the_chosen_message(pty: Any, replay_world: ReplayWorld) -> None:
     for text in ("Answer one.", "Answer two.", "Answer again."):
-        world.server.add(text_reply(text))
+        replay_world.server.add(text_reply(text))
     term = pty("--model", "replay/tiny")
     term.line("/fork", "No messages to fork from")
     term.expect("›")
@@ -249,7 +253,7 @@ def test_fork_picker_forks_before_the_chosen_message(pty: Any, world: ReplayWorl
     term.send("\r")  # the chosen message's text is back in the editor: send it again
     term.expect("Answer again.")
     term.quit()
-    files = world.sessions()
+    files = replay_world.sessions()
     [fork] = [f for f in files if _entries(f)[0].get("parentSession")]
     users = [
         e["message"]["content"][0]["text"]

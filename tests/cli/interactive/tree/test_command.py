@@ -18,8 +18,7 @@ from rich.console import Console
 from pi_context.agent.navigation import NavigationResult
 from pi_context.cli.interactive.tree.command import run_tree_selector, skip_summary_prompt
 from pi_context.errors import PiContextError
-
-from .test_view import Built
+from tests.cli.interactive.tree.helpers import Built
 
 UP, DOWN, ENTER, ESC = "\x1b[A", "\x1b[B", "\r", "\x1b"
 COMPACTING = (

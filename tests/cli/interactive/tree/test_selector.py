@@ -20,8 +20,8 @@ from pi_context.cli.interactive.tree.selector import (
 )
 from pi_context.cli.interactive.tree.view import TreeView
 from pi_context.export import SessionDocument
-
-from .test_view import Built, _user
+from tests.cli.interactive.tree.helpers import Built
+from tests.hostile.helpers import raw_user
 
 DOWN, UP, ESC, ENTER = "\x1b[B", "\x1b[A", "\x1b", "\r"
 CTRL_LEFT, ALT_RIGHT = "\x1b[1;5D", "\x1b[1;3C"
@@ -147,7 +147,7 @@ def test_control_sequences_in_entries_never_reach_the_terminal(
 ) -> None:
     built = Built(tmp_path)
     hostile = "pwn \x1b]52;c;ZWNobyBoaQ==\x07 \x1b[2J done"
-    built.session.append_message(_user(hostile))
+    built.session.append_message(raw_user(hostile))
     built.session.append_label(built.u1, "\x1b]0;title\x07")
     harness = Harness(built, pipe)
     harness.run("\x01", ESC)

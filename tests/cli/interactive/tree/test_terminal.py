@@ -18,18 +18,18 @@ UP, DOWN, ENTER, ESC = "\x1b[A", "\x1b[B", "\r", "\x1b"
 
 
 class Term:
-    def __init__(self, world: ReplayWorld, model: str) -> None:
-        self.world = world
+    def __init__(self, replay_world: ReplayWorld, model: str) -> None:
+        self.replay_world = replay_world
         self.child = pexpect.spawn(
             PICTX[0],
             [*PICTX[1:], "--model", model],
-            cwd=str(world.project),
-            env={**world.env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
+            cwd=str(replay_world.project),
+            env={**replay_world.env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"},
             encoding="utf-8",
             dimensions=(30, 100),
             timeout=HANG_GUARD,
         )
-        self.log = (world.project.parent / "terminal.log").open("w", encoding="utf-8")
+        self.log = (replay_world.project.parent / "terminal.log").open("w", encoding="utf-8")
         self.child.logfile_read = self.log
         self.expect("›")
 
@@ -59,11 +59,11 @@ class Term:
 
 
 @pytest.fixture
-def term(world: ReplayWorld) -> Iterator[Term]:
+def term(replay_world: ReplayWorld) -> Iterator[Term]:
     started: list[Term] = []
 
     def start(model: str = "replay/tiny") -> Term:
-        started.append(Term(world, model))
+        started.append(Term(replay_world, model))
         return started[-1]
 
     yield start  # type: ignore[misc]
@@ -77,14 +77,16 @@ def _message(entries: list[dict[str, Any]], text: str) -> dict[str, Any]:
     return next(e for e in entries if text in json.dumps(e.get("message", {})))
 
 
-def test_filter_search_label_and_select_a_user_message(world: ReplayWorld, term: Any) -> None:
-    world.server.add(text_reply("First answer."), text_reply("Second answer."))
-    world.server.add(text_reply("Answer again."))
-    tools = world.project.parent / "bin"  # a clipboard tool of our own, first on PATH
+def test_filter_search_label_and_select_a_user_message(
+    replay_world: ReplayWorld, term: Any
+) -> None:
+    replay_world.server.add(text_reply("First answer."), text_reply("Second answer."))
+    replay_world.server.add(text_reply("Answer again."))
+    tools = replay_world.project.parent / "bin"  # a clipboard tool of our own, first on PATH
     tools.mkdir()
     (tools / "xclip").write_text(f'#!/bin/sh\ncat > "{tools}/copied"\n', encoding="utf-8")
     (tools / "xclip").chmod(0o755)
-    world.env["PATH"] = f"{tools}:{world.env['PATH']}"
+    replay_world.env["PATH"] = f"{tools}:{replay_world.env['PATH']}"
     t = term()
     t.send("/tree" + ENTER)
     t.expect("No entries in session")
@@ -111,20 +113,20 @@ def test_filter_search_label_and_select_a_user_message(world: ReplayWorld, term:
     t.expect("›")
     t.quit()
     assert (tools / "copied").read_text(encoding="utf-8") == "first question"
-    entries = world.entries()
+    entries = replay_world.entries()
     first = _message(entries, "first question")
     label = next(e for e in entries if e["type"] == "label")
     assert (label["targetId"], label["label"]) == (first["id"], "start")
     again = [e for e in entries if "first question" in json.dumps(e.get("message", {}))][1]
     assert again["parentId"] == first["parentId"]  # a new branch beside the old one
-    assert len(world.server.requests) == 3  # no summary was asked for
+    assert len(replay_world.server.requests) == 3  # no summary was asked for
 
 
 def test_summarize_with_custom_prompt_after_esc_reopens_the_tree(
-    world: ReplayWorld, term: Any
+    replay_world: ReplayWorld, term: Any
 ) -> None:
-    world.server.add(text_reply("First answer."), text_reply("Second answer."))
-    world.server.add(text_reply("## Goal\nBRANCH GIST"))
+    replay_world.server.add(text_reply("First answer."), text_reply("Second answer."))
+    replay_world.server.add(text_reply("## Goal\nBRANCH GIST"))
     t = term()
     t.ask("first question", "First answer.")
     t.ask("second question", "Second answer.")
@@ -145,19 +147,21 @@ def test_summarize_with_custom_prompt_after_esc_reopens_the_tree(
     t.expect("Navigated to selected point")
     t.expect("›")
     t.quit()
-    entries = world.entries()
+    entries = replay_world.entries()
     summary = next(e for e in entries if e["type"] == "branch_summary")
     assert "BRANCH GIST" in summary["summary"]
     assert summary["parentId"] == _message(entries, "First answer.")["id"]
     assert summary["fromId"] == _message(entries, "Second answer.")["id"]
-    asked = json.dumps(world.server.requests[2].json())
+    asked = json.dumps(replay_world.server.requests[2].json())
     assert "second question" in asked  # the branch left behind is what gets summarized
     assert "Additional focus: keep the names" in asked
 
 
-def test_already_here_filter_setting_and_skip_prompt(world: ReplayWorld, term: Any) -> None:
-    world.write_settings({"treeFilterMode": "no-tools", "branchSummary": {"skipPrompt": True}})
-    world.server.add(text_reply("First answer."), text_reply("Second answer."))
+def test_already_here_filter_setting_and_skip_prompt(replay_world: ReplayWorld, term: Any) -> None:
+    replay_world.write_settings(
+        {"treeFilterMode": "no-tools", "branchSummary": {"skipPrompt": True}}
+    )
+    replay_world.server.add(text_reply("First answer."), text_reply("Second answer."))
     t = term()
     t.ask("first question", "First answer.")
     t.ask("second question", "Second answer.")
@@ -174,22 +178,22 @@ def test_already_here_filter_setting_and_skip_prompt(world: ReplayWorld, term: A
     t.expect("› second question")
     t.send("\x03")  # Ctrl+C clears the line
     t.quit()
-    entries = world.entries()
+    entries = replay_world.entries()
     assert not any(e["type"] == "branch_summary" for e in entries)
-    assert len(world.server.requests) == 2
+    assert len(replay_world.server.requests) == 2
 
 
 def test_esc_while_the_summary_is_written_cancels_it_and_reopens_the_tree(
-    world: ReplayWorld, term: Any
+    replay_world: ReplayWorld, term: Any
 ) -> None:
     # the scripted model (a testing aid of the CLI) can take its time, so Esc lands mid-summary
-    script = world.project.parent / "replies.json"
+    script = replay_world.project.parent / "replies.json"
     slow = {"text": "NEVER STORED", "delay": 30}
     script.write_text(json.dumps(["First answer.", "Second answer.", slow]), encoding="utf-8")
     t = term(f"scripted:{script}")
     t.ask("first question", "First answer.")
     t.ask("second question", "Second answer.")
-    leaf = world.entries()[-1]["id"]
+    leaf = replay_world.entries()[-1]["id"]
     t.open_tree()
     t.send(UP)
     t.send(UP)
@@ -204,6 +208,6 @@ def test_esc_while_the_summary_is_written_cancels_it_and_reopens_the_tree(
     t.send(ESC)
     t.expect("›")
     t.quit()
-    entries = world.entries()
+    entries = replay_world.entries()
     assert not any(e["type"] == "branch_summary" for e in entries)
     assert entries[-1]["id"] == leaf

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Any
 
@@ -17,87 +16,8 @@ from pi_context.cli.interactive.tree.view import (
     visible_height,
 )
 from pi_context.export import SessionDocument
-from pi_context.session.store import Session
-
-
-def _user(text: str) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}
-
-
-def _assistant(
-    text: str = "", calls: list[dict[str, Any]] | None = None, **extra: Any
-) -> dict[str, Any]:
-    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-    content += calls or []
-    return {
-        "role": "assistant",
-        "content": content,
-        "provider": "p",
-        "model": "m",
-        "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
-        "stopReason": extra.pop("stopReason", "toolUse" if calls else "stop"),
-        "timestamp": 2,
-        **extra,
-    }
-
-
-def _result(call_id: str, name: str, text: str) -> dict[str, Any]:
-    return {
-        "role": "toolResult",
-        "toolCallId": call_id,
-        "toolName": name,
-        "content": [{"type": "text", "text": text}],
-        "isError": False,
-        "timestamp": 3,
-    }
-
-
-def _session(path: Path) -> Session:
-    counter = itertools.count(1)
-    ticks = itertools.count(1_767_225_600_000, 60_000)
-    return Session.create(
-        path, cwd=str(path.parent), ids=lambda: f"e{next(counter):07d}", clock=lambda: next(ticks)
-    )
-
-
-class Built:
-    """A session with two branches after the first answer:
-
-    u1 "list the files" → a1 (tool call ls) → r1 (ls result) → a2 "two files"
-      ├─ u4 "delete them" → a5 "done deleting"                  (written first)
-      └─ u2 "explain README" → a3 → u3 "thanks" → a4 → label    (the current branch)
-
-    plus a model change, a thinking change and a session name.
-    """
-
-    def __init__(self, tmp_path: Path) -> None:
-        session = _session(tmp_path / "s.jsonl")
-        self.session = session
-        session.append_model_change("p", "m")
-        session.append_thinking_level_change("high")
-        self.u1 = session.append_message(_user("list the files")).id
-        call = {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls -a"}}
-        self.a1 = session.append_message(_assistant(calls=[call])).id
-        self.r1 = session.append_message(_result("c1", "bash", "README\nsetup.py")).id
-        self.a2 = session.append_message(_assistant("two files")).id
-        self.u4 = session.append_message(_user("delete them")).id
-        self.a5 = session.append_message(_assistant("done deleting")).id
-        session.move_leaf(self.a2)
-        self.u2 = session.append_message(_user("explain README")).id
-        self.a3 = session.append_message(_assistant("It describes the project")).id
-        session.append_session_info("readme work")
-        self.u3 = session.append_message(_user("thanks")).id
-        self.a4 = session.append_message(_assistant("you are welcome")).id
-        self.label = session.append_label(self.u2, "readme").id
-
-    def doc(self) -> SessionDocument:
-        session = self.session
-        return SessionDocument.from_entries(
-            session.header, [e.data for e in session.entries], session.leaf_id
-        )
-
-    def view(self, **kwargs: Any) -> TreeView:
-        return TreeView(self.doc(), **kwargs)
+from tests.cli.interactive.tree.helpers import Built, raw_reply, session_at
+from tests.hostile.helpers import raw_user
 
 
 @pytest.fixture
@@ -144,12 +64,12 @@ def test_rows_draw_branches_path_and_labels(built: Built) -> None:
 
 
 def test_the_leaf_shows_even_without_text_and_errors_always_show(tmp_path: Path) -> None:
-    session = _session(tmp_path / "s.jsonl")
-    session.append_message(_user("go"))
+    session = session_at(tmp_path / "s.jsonl")
+    session.append_message(raw_user("go"))
     call = {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a.py"}}
-    failed = session.append_message(_assistant(stopReason="error", errorMessage="overloaded")).id
+    failed = session.append_message(raw_reply(stopReason="error", errorMessage="overloaded")).id
     session.move_leaf(session.entries[0].id)
-    leaf = session.append_message(_assistant(calls=[call])).id
+    leaf = session.append_message(raw_reply(calls=[call])).id
     doc = SessionDocument.from_entries(
         session.header, [e.data for e in session.entries], session.leaf_id
     )
@@ -160,8 +80,8 @@ def test_the_leaf_shows_even_without_text_and_errors_always_show(tmp_path: Path)
 
 
 def test_usage_entries_never_show(tmp_path: Path) -> None:
-    session = _session(tmp_path / "s.jsonl")
-    first = session.append_message(_user("hi")).id
+    session = session_at(tmp_path / "s.jsonl")
+    first = session.append_message(raw_user("hi")).id
     usage = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}
     session.append_usage("cache_warm", "p", "m", usage)
     doc = SessionDocument.from_entries(
@@ -252,9 +172,9 @@ def test_searchable_text_covers_labels_kinds_and_commands(built: Built) -> None:
 
 
 def test_search_finds_compactions_and_branch_summaries(tmp_path: Path) -> None:
-    session = _session(tmp_path / "s.jsonl")
-    first = session.append_message(_user("start")).id
-    session.append_message(_assistant("ok"))
+    session = session_at(tmp_path / "s.jsonl")
+    first = session.append_message(raw_user("start")).id
+    session.append_message(raw_reply("ok"))
     compaction = session.append_compaction("SUMMARY of the start", first, 1000).id
     summary = session.append_branch_summary(first, "tried the other way", parent_id=first).id
     doc = SessionDocument.from_entries(
@@ -369,7 +289,7 @@ def test_entry_text_is_the_whole_text(built: Built) -> None:
 
 
 def test_an_empty_session_has_no_rows(tmp_path: Path) -> None:
-    session = _session(tmp_path / "s.jsonl")
+    session = session_at(tmp_path / "s.jsonl")
     doc = SessionDocument.from_entries(session.header, [], None)
     view = TreeView(doc)
     assert view.is_empty
@@ -389,7 +309,7 @@ def test_a_long_linear_session_needs_no_recursion(tmp_path: Path) -> None:
             "id": f"m{n}",
             "parentId": f"m{n - 1}" if n else None,
             "timestamp": "t",
-            "message": _user(f"message {n}"),
+            "message": raw_user(f"message {n}"),
         }
         for n in range(5000)
     ]
@@ -415,7 +335,7 @@ def test_indentation_of_deeply_nested_branches_is_bounded() -> None:
                     "id": eid,
                     "parentId": parent,
                     "timestamp": "t",
-                    "message": _user(eid),
+                    "message": raw_user(eid),
                 }
             )
         parent = main
