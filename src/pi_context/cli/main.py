@@ -57,7 +57,7 @@ def _run(args: list[str], *, from_shell: bool) -> int:
 
     from pi_context.cli import collector  # here, not at the top: ``--version`` needs none
     from pi_context.cli.entry_help import mistyped_command
-    from pi_context.cli.group import cli, entry_command
+    from pi_context.cli.group import CommandLine, cli, entry_command
     from pi_context.errors import PiContextError
 
     typo = mistyped_command(args, cli.list_commands(click.Context(cli)))
@@ -72,7 +72,9 @@ def _run(args: list[str], *, from_shell: bool) -> int:
         # is built, the group once the command that runs is imported (LazyGroup.get_command).
         collector.pause()
     try:
-        result = entry_command(args).main(args=args, prog_name="pictx", standalone_mode=False)
+        result = entry_command(args).main(
+            args=args, prog_name="pictx", standalone_mode=False, obj=CommandLine(tuple(args))
+        )
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.UsageError as exc:

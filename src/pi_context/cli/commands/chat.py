@@ -22,8 +22,9 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import click
 
@@ -39,6 +40,7 @@ from pi_context.cli.app.app import AppConfig, RunningAgent, resolve_cli_model
 from pi_context.cli.app.file_args import PromptPlan, plan_prompts
 from pi_context.cli.app.model_scope import ScopeEntry, resolve_scope
 from pi_context.cli.app.session_list import pick_session, session_rows
+from pi_context.cli.group import typed_spelling
 from pi_context.cli.terminal_text import echo
 from pi_context.errors import PiContextError, SessionError
 from pi_context.model.thinking import THINKING_LEVELS, parse_thinking_level
@@ -366,9 +368,26 @@ def _warn_session_problems(app: RunningAgent) -> RunningAgent:
     return app
 
 
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """What of the command line a run needs beyond :class:`AppConfig`: which session to open
+    (``cont``, ``resume``, ``session``, ``session_id``, ``fork``, ``use_session_cwd``), the
+    ``model`` asked for, a session ``name`` to record and ``verbose`` start-up output."""
+
+    cont: bool = False
+    resume: bool = False
+    session: str | None = None
+    model: str | None = None
+    name: str | None = None
+    session_id: str | None = None
+    use_session_cwd: bool = False
+    fork: str | None = None
+    verbose: bool = False
+
+
 async def _run(
     config: AppConfig,
-    options: dict[str, Any],
+    options: RunOptions,
     plan: PromptPlan,
     mode: str,
     notes: Sequence[str] = (),
@@ -382,14 +401,14 @@ async def _run(
         protocol_out = take_over_stdout()
     app = await _start(
         config,
-        cont=options["cont"],
-        resume=options["resume"],
-        session_arg=options["session"],
-        model_spec=options["model"],
+        cont=options.cont,
+        resume=options.resume,
+        session_arg=options.session,
+        model_spec=options.model,
         interactive=interactive,
-        session_id=options["session_id"],
-        use_session_cwd=options["use_session_cwd"],
-        fork_arg=options["fork"],
+        session_id=options.session_id,
+        use_session_cwd=options.use_session_cwd,
+        fork_arg=options.fork,
     )
     collector.resume()  # the agent is built: the start-up is over
     if app is None:
@@ -405,8 +424,8 @@ async def _run(
         if unlisted is not None:
             click.echo(f"pictx: warning: {unlisted}", err=True)
     try:
-        if options["name"] is not None:
-            app.session.append_session_info(options["name"])
+        if options.name is not None:
+            app.session.append_session_info(options.name)
         if interactive:
             from pi_context.cli.interactive.mode import InteractiveShell, history_for
 
@@ -414,7 +433,7 @@ async def _run(
                 host,
                 history=history_for(config.agent_dir),
                 notes=notes[-1:],
-                verbose=options["verbose"],
+                verbose=options.verbose,
             )
             try:
                 return await shell.run(prompts, images=plan.images)
@@ -688,7 +707,7 @@ def chat_command(
                 no_tools=no_tools,
                 no_builtin_tools=no_builtin_tools,
                 exclude=exclude_tools,
-                flag="-t" if "-t" in sys.argv[1:] else "--tools",
+                flag=typed_spelling(click.get_current_context(), "-t", "--tools"),
             )
         except ToolSelectionError as exc:
             raise click.ClickException(str(exc)) from exc
@@ -768,17 +787,17 @@ def chat_command(
     )
     # RPC mode ignores positional messages, as pi does: prompts arrive as commands
     plan = PromptPlan([]) if run_mode == "rpc" else plan_prompts(messages, stdin_text, cwd)
-    options = {
-        "cont": cont,
-        "resume": resume,
-        "session": session,
-        "model": model,
-        "name": name,
-        "session_id": session_id,
-        "use_session_cwd": use_session_cwd,
-        "fork": fork_arg,
-        "verbose": verbose,
-    }
+    options = RunOptions(
+        cont=cont,
+        resume=resume,
+        session=session,
+        model=model,
+        name=name,
+        session_id=session_id,
+        use_session_cwd=use_session_cwd,
+        fork=fork_arg,
+        verbose=verbose,
+    )
     return asyncio.run(_run(config, options, plan, run_mode, notes))
 
 
