@@ -177,7 +177,7 @@ async def test_engines_share_their_worker_threads(tmp_path: Path) -> None:
     counts = await asyncio.gather(*(e.call(_entry_count, e) for e in engines))
     assert counts == [0] * 40
     started = threading.active_count() - before
-    assert 0 < started <= engine_module._POOL._max_workers  # type: ignore[attr-defined]
+    assert 0 < started <= engine_module._POOL._max_workers
     assert started < len(engines)
 
 
