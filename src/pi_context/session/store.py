@@ -58,7 +58,8 @@ def new_session_id() -> str:
     """A UUIDv7 string (time-ordered), pi's default session id.
 
     Its random bits come from ``os.urandom``, which is what ``secrets`` draws from too, without
-    ``secrets``' import of ``hmac`` and OpenSSL (a tenth of a session command's start-up)."""
+    ``secrets``' import of ``hmac`` and OpenSSL, which session commands need nowhere else
+    (benchmarks/README.md, "Startup: what `pictx` imports before it answers")."""
     ms = time.time_ns() // 1_000_000
     value = (ms & ((1 << 48) - 1)) << 80 | int.from_bytes(os.urandom(10), "big")
     value &= ~(0xF << 76)
