@@ -197,6 +197,7 @@ CLI_PACKAGES = {
 }
 CLI_TOP_LEVEL = {
     "collector",
+    "command_line",
     "entry_help",
     "group",
     "lazy_group",

@@ -8,7 +8,6 @@ long as starting the interpreter).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import click
 
@@ -16,31 +15,8 @@ from pi_context._version import __version__
 from pi_context.cli.entry_help import AGENT_HELP
 from pi_context.cli.lazy_group import LazyCommand, LazyGroup
 
-__all__ = ["SUBCOMMANDS", "CommandLine", "cli", "entry_command", "typed_spelling", "wants_agent"]
+__all__ = ["SUBCOMMANDS", "cli", "entry_command", "wants_agent"]
 
-
-@dataclass(frozen=True, slots=True)
-class CommandLine:
-    """The arguments ``pictx`` was run with, as given to :func:`pi_context.cli.main.main`
-    (the root click context's ``obj``): what a command reads when it must know how an
-    option was typed, never ``sys.argv`` (a process may run ``main`` with other arguments)."""
-
-    args: tuple[str, ...]
-
-
-def typed_spelling(ctx: click.Context, short: str, long: str) -> str:
-    """How the last use of an option was typed: ``short`` (``-t``, ``-tx``) or ``long``
-    (``--tools``, ``--tools=x``); ``long`` when the command line is not known."""
-    line = ctx.find_root().obj
-    spelling = long
-    for arg in line.args if isinstance(line, CommandLine) else ():
-        if arg == "--":
-            break
-        if arg == long or arg.startswith(long + "="):
-            spelling = long
-        elif arg.startswith(short) and not arg.startswith("--"):
-            spelling = short
-    return spelling
 
 
 # Every subcommand, imported only when it runs (``pictx --help`` loads none of them). The

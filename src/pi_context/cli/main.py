@@ -56,8 +56,9 @@ def _run(args: list[str], *, from_shell: bool) -> int:
     import click
 
     from pi_context.cli import collector  # here, not at the top: ``--version`` needs none
+    from pi_context.cli.command_line import CommandLine
     from pi_context.cli.entry_help import mistyped_command
-    from pi_context.cli.group import CommandLine, cli, entry_command
+    from pi_context.cli.group import cli, entry_command
     from pi_context.errors import PiContextError
 
     typo = mistyped_command(args, cli.list_commands(click.Context(cli)))

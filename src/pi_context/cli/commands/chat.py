@@ -22,11 +22,11 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 import click
+from msgspec import Struct
 
 from pi_context import session_dirs
 from pi_context.agent.tool_selection import (
@@ -40,7 +40,7 @@ from pi_context.cli.app.app import AppConfig, RunningAgent, resolve_cli_model
 from pi_context.cli.app.file_args import PromptPlan, plan_prompts
 from pi_context.cli.app.model_scope import ScopeEntry, resolve_scope
 from pi_context.cli.app.session_list import pick_session, session_rows
-from pi_context.cli.group import typed_spelling
+from pi_context.cli.command_line import typed_spelling
 from pi_context.cli.terminal_text import echo
 from pi_context.errors import PiContextError, SessionError
 from pi_context.model.thinking import THINKING_LEVELS, parse_thinking_level
@@ -368,8 +368,7 @@ def _warn_session_problems(app: RunningAgent) -> RunningAgent:
     return app
 
 
-@dataclass(frozen=True, slots=True)
-class RunOptions:
+class RunOptions(Struct, frozen=True, kw_only=True):
     """What of the command line a run needs beyond :class:`AppConfig`: which session to open
     (``cont``, ``resume``, ``session``, ``session_id``, ``fork``, ``use_session_cwd``), the
     ``model`` asked for, a session ``name`` to record and ``verbose`` start-up output."""

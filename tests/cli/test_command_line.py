@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import pytest
 
-from pi_context.cli.group import CommandLine, typed_spelling
+from pi_context.cli.command_line import CommandLine, typed_spelling
 from pi_context.cli.main import main
 
 
