@@ -18,7 +18,6 @@ from pi_context.cli.lazy_group import LazyCommand, LazyGroup
 __all__ = ["SUBCOMMANDS", "cli", "entry_command", "wants_agent"]
 
 
-
 # Every subcommand, imported only when it runs (``pictx --help`` loads none of them). The
 # help line is what ``pictx --help`` lists; tests/cli/test_lazy_group.py keeps it equal to
 # the command's own docstring.
