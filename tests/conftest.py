@@ -40,7 +40,7 @@ def _group_of(path: Path) -> str | None:
         return "fork"
     source = path.read_text(encoding="utf-8")
     # pexpect directly or through the pseudo-terminal helper module, or tmux
-    if "pexpect" in source or "pty_terminal" in source or '"tmux"' in source:
+    if any(mark in source for mark in ("pexpect", "pty_terminal", "tmux_screen", '"tmux"')):
         return "terminal"
     return None
 

@@ -6,12 +6,6 @@ something to appear on it, and the run only moves on when the test says so (a fi
 from __future__ import annotations
 
 import json
-import os
-import shlex
-import shutil
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,71 +13,21 @@ from typing import Any
 import pytest
 
 from pi_context.cli.interactive.progress import output_tail
+from tests.cli.interactive.tmux_screen import NEEDS_TMUX, Screen, tmux_pictx
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
-
-DEADLINE = 90.0
-"""Seconds a screen may take to show what is expected: only reached when something is wrong."""
-
-
-class Screen:
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def text(self) -> str:
-        return subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.name],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-
-    def wait_for(self, ok: Callable[[str], bool], what: str) -> str:
-        end = time.monotonic() + DEADLINE
-        while time.monotonic() < end:
-            shown = self.text()
-            if ok(shown):
-                return shown
-            time.sleep(0.1)
-        raise AssertionError(f"never shown: {what}\n{self.text()}")
-
-    def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+pytestmark = NEEDS_TMUX
 
 
 def _start(tmp_path: Path, replies: list[Any]) -> Iterator[Screen]:
-    project = tmp_path / "proj"
-    project.mkdir()
     script = tmp_path / "replies.json"
     script.write_text(json.dumps(replies))
-    env = {
-        "HOME": str(tmp_path),
-        "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
-        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-        "TERM": "xterm-256color",
-        "LANG": "C.UTF-8",
-        "PROMPT_TOOLKIT_NO_CPR": "1",
-    }
-    command = " ".join(
-        [
-            "env",
-            *(shlex.quote(f"{k}={v}") for k, v in env.items()),
-            shlex.quote(sys.executable),
-            "-m pi_context.cli.main --no-session --model",
-            shlex.quote(f"scripted:{script}"),
-        ]
-    )
-    name = f"pictx-progress-{os.getpid()}-{tmp_path.name}"
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", "-c", str(project)],
-        check=True,
-    )
-    try:
-        shown = Screen(name)
-        shown.keys(command, "Enter")
-        yield shown
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], check=False)
+    with tmux_pictx(
+        tmp_path,
+        "progress",
+        ["--no-session", "--model", f"scripted:{script}"],
+        agent_dir=tmp_path / "agent",
+    ) as screen:
+        yield screen
 
 
 @pytest.fixture

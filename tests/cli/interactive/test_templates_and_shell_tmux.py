@@ -7,21 +7,16 @@ deadline that is only reached when something is wrong."""
 from __future__ import annotations
 
 import json
-import os
-import shlex
-import shutil
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+from tests.cli.interactive.tmux_screen import DEADLINE, NEEDS_TMUX, Screen, tmux_pictx
 
-DEADLINE = 90.0
+pytestmark = NEEDS_TMUX
 
 REVIEW = """---
 description: Review staged git changes
@@ -31,74 +26,16 @@ Review the staged changes. Focus on ${1:-correctness}; then $2.
 """
 
 
-class Screen:
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def text(self) -> str:
-        return subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.name],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-
-    def wait_for(self, ok: Callable[[str], bool], what: str) -> str:
-        end = time.monotonic() + DEADLINE
-        while time.monotonic() < end:
-            shown = self.text()
-            if ok(shown):
-                return shown
-            time.sleep(0.1)
-        raise AssertionError(f"never shown: {what}\n{self.text()}")
-
-    def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
-
-    def type_line(self, text: str) -> None:
-        self.keys("-l", text)
-        self.keys("Enter")
-
-
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[tuple[Screen, Path]]:
-    project = tmp_path / "proj"
-    project.mkdir()
     agent = tmp_path / "agent"
     (agent / "prompts").mkdir(parents=True)
     (agent / "prompts" / "review.md").write_text(REVIEW, encoding="utf-8")
     script = tmp_path / "replies.json"
     script.write_text(json.dumps(["TEMPLATE-ANSWER", "SECOND-ANSWER"]))
-    env = {
-        "HOME": str(tmp_path),
-        "PI_CODING_AGENT_DIR": str(agent),
-        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-        "TERM": "xterm-256color",
-        "LANG": "C.UTF-8",
-        "PROMPT_TOOLKIT_NO_CPR": "1",
-    }
-    command = " ".join(
-        [
-            "env",
-            *(shlex.quote(f"{k}={v}") for k, v in env.items()),
-            shlex.quote(sys.executable),
-            "-m pi_context.cli.main --session-dir",
-            shlex.quote(str(tmp_path / "sessions")),
-            "--model",
-            shlex.quote(f"scripted:{script}"),
-        ]
-    )
-    name = f"pictx-daily-{os.getpid()}-{tmp_path.name}"
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", "-c", str(project)],
-        check=True,
-    )
-    try:
-        screen = Screen(name)
-        screen.keys(command, "Enter")
+    args = ["--session-dir", str(tmp_path / "sessions"), "--model", f"scripted:{script}"]
+    with tmux_pictx(tmp_path, "daily", args, agent_dir=agent, size=(120, 40)) as screen:
         yield screen, tmp_path / "sessions"
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], check=False)
 
 
 def _messages(sessions: Path) -> list[dict[str, Any]]:
