@@ -14,7 +14,7 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pi_context import session_dirs
 from pi_context.cli.app.agent_api import AgentApi
@@ -33,6 +33,9 @@ from .records import NO_DATA, Command, RpcCommandError
 from .runtime import RpcRuntime
 from .settings_file import set_global_setting
 from .user_bash import run_user_bash
+
+if TYPE_CHECKING:
+    from pi_context.resources.types import SkillSourceInfo
 
 __all__ = ["COMMAND_TYPES", "CommandHandlers", "Started"]
 
@@ -609,26 +612,31 @@ class CommandHandlers:
             else:
                 entry["sourceInfo"] = {"path": path or registered.extension, "source": source}
             commands.append(entry)
-        for template in agent.prompt_templates():
-            item: dict[str, Any] = {"name": template.name}
-            if template.description:
-                item["description"] = template.description
-            item["source"] = "prompt"
-            item["sourceInfo"] = (
-                template.source_info.to_json()
-                if template.source_info is not None
-                else {"path": template.file_path}
-            )
-            commands.append(item)
-        for skill in agent.skills():
-            record: dict[str, Any] = {"name": f"skill:{skill.name}"}
-            if skill.description:
-                record["description"] = skill.description
-            record["source"] = "skill"
-            record["sourceInfo"] = (
-                skill.source_info.to_json()
-                if skill.source_info is not None
-                else {"path": skill.file_path}
-            )
-            commands.append(record)
+        commands += (_file_command(t.name, "prompt", t) for t in agent.prompt_templates())
+        commands += (_file_command(f"skill:{s.name}", "skill", s) for s in agent.skills())
         return {"commands": commands}
+
+
+class _FileResource(Protocol):
+    """What a command read from a file (a prompt template, a skill) tells ``get_commands``."""
+
+    @property
+    def description(self) -> str: ...
+    @property
+    def file_path(self) -> str: ...
+    @property
+    def source_info(self) -> SkillSourceInfo | None: ...
+
+
+def _file_command(name: str, source: str, resource: _FileResource) -> dict[str, Any]:
+    """A ``get_commands`` record for a command read from a file, in pi's key order."""
+    record: dict[str, Any] = {"name": name}
+    if resource.description:
+        record["description"] = resource.description
+    record["source"] = source
+    record["sourceInfo"] = (
+        resource.source_info.to_json()
+        if resource.source_info is not None
+        else {"path": resource.file_path}
+    )
+    return record
