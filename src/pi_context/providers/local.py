@@ -303,7 +303,7 @@ class LocalModel:
                 piece = decoder.decode(llama.detokenize([token]))
                 put("text", piece)
                 produced += piece
-                if grammar is not None and is_complete_call(produced):
+                if grammar is not None and piece.endswith(">") and is_complete_call(produced):
                     return "stop"
                 if count >= limit:
                     return "length"
