@@ -7,6 +7,10 @@ first holds a user or assistant message; later entries are appended one line eac
 advisory lock. A legacy (v1/v2) file is migrated in memory when read and rewritten as v3
 (atomically: temporary file, fsync, rename) only when something is first appended to it.
 
+A session kept in a session store (:mod:`pi_context.store`) has no file: its appends queue in
+memory (:class:`~pi_context.session._pending.PendingEntries`) until the store's binding commits
+them.
+
 The path to the current leaf and its projection are kept up to date as entries are appended,
 so appending and asking for the context again costs time proportional to the new entry, not
 to the session.
@@ -37,6 +41,7 @@ from pi_context.session._load.scan import (
     migrate_entries,
     scan_file,
 )
+from pi_context.session._pending import PendingEntries
 from pi_context.session.entries import MODEL_VISIBLE_ROLES, Entry, make_entry
 from pi_context.session.problems import LoadProblem, ProblemLog
 from pi_context.session.projection import Projection, js_date_ms
@@ -126,7 +131,7 @@ class Session:
         header: dict[str, Any],
         entries: Sequence[Entry] = (),
         *,
-        storage: SessionStorage | None = None,
+        storage: SessionStorage | PendingEntries | None = None,
         problems: Sequence[LoadProblem] = (),
         logs: Sequence[ProblemLog] = (),
         ids: Callable[[], str] | None = None,
@@ -737,6 +742,9 @@ class Session:
         storage = self._storage
         if storage is None:
             return
+        if isinstance(storage, PendingEntries):
+            storage.add(entry)  # stored by the session's owner (a store binding), later
+            return
         if not storage.persisted:
             if self._has_conversation(entry):
                 # lazy creation: the file appears with the first conversation message
@@ -769,9 +777,10 @@ class Session:
 
     def flush(self) -> None:
         """Write a file-backed session's pending entries now, even without a conversation yet."""
-        if self._storage is None or self._storage.persisted:
+        storage = self._storage
+        if storage is None or isinstance(storage, PendingEntries) or storage.persisted:
             return
-        self._storage.create(self._file_bytes(list(self._tree.entries)), self.lock_timeout)
+        storage.create(self._file_bytes(list(self._tree.entries)), self.lock_timeout)
 
     def fork(
         self,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -24,6 +24,7 @@ from pi_context.errors import (
     StoreError,
 )
 from pi_context.session._load.scan import CURRENT_VERSION, ScanResult, migrate_entries, scan_lines
+from pi_context.session._pending import PendingEntries
 from pi_context.session.entries import Entry
 from pi_context.session.problems import LoadProblem, bounded
 from pi_context.session.search.text import SNIPPET_CHARS, entry_text
@@ -142,16 +143,32 @@ class StoredSession:
         entries = self.scan.entries
         return entries[-1].id if len(entries) else None
 
-    def session(self) -> Session:
-        """The session as :meth:`Session.open` reads its file, held in memory (appends to it
-        are not stored: append through the store)."""
+    def session(
+        self,
+        *,
+        storage: PendingEntries | None = None,
+        ids: Callable[[], str] | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> Session:
+        """The session as :meth:`Session.open` reads its file, held in memory. Its appends are
+        not stored (append through the store), unless ``storage`` queues them for a
+        :class:`~pi_context.store.StoreBinding` to commit; ``ids`` and ``clock`` are
+        :class:`Session`'s."""
         scan = scan_lines(self.data, path=str(self.ref))
         assert scan.header is not None
         header = scan.header
         entries: Sequence[Entry] = scan.entries
         if scan.version < CURRENT_VERSION:
-            header, entries = migrate_entries(header, entries, new_entry_id)
-        return Session(header, entries, problems=scan.problems, logs=[scan.log])
+            header, entries = migrate_entries(header, entries, ids or new_entry_id)
+        return Session(
+            header,
+            entries,
+            storage=storage,
+            problems=scan.problems,
+            logs=[scan.log],
+            ids=ids,
+            clock=clock,
+        )
 
 
 def parse_file(data: bytes, where: str) -> ScanResult:
