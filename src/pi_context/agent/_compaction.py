@@ -383,23 +383,26 @@ class CompactionControl:
         result = await self._running().run(reason, None, will_retry=will_retry, manual=False)
         if result is None:
             return False
+        await self._state.commit()  # a stored session's compaction is stored at once
         return True if will_retry else bool(self._state.queue)
 
     async def manual(self, instructions: str | None) -> Mapping[str, Any]:
         """pi's ``/compact`` (the caller has stopped any run). Raises
         :class:`~pi_context.errors.CompactionError` (nothing appended)."""
         text = instructions.strip() if instructions else None
-        task = asyncio.create_task(
-            self._running().run("manual", text or None, will_retry=False, manual=True)
-        )
-        try:
-            result = await self._guard.run(task)
-        except asyncio.CancelledError:
-            if task.cancelled() and not cancelling():
-                raise CompactionCancelledError("Compaction cancelled") from None
-            raise
-        if result is None:  # pragma: no cover - manual compactions raise instead
-            raise CompactionError("Nothing to compact (session too small)")
+        async with self._state.turn():  # a stored session's lease, as for a run
+            task = asyncio.create_task(
+                self._running().run("manual", text or None, will_retry=False, manual=True)
+            )
+            try:
+                result = await self._guard.run(task)
+            except asyncio.CancelledError:
+                if task.cancelled() and not cancelling():
+                    raise CompactionCancelledError("Compaction cancelled") from None
+                raise
+            if result is None:  # pragma: no cover - manual compactions raise instead
+                raise CompactionError("Nothing to compact (session too small)")
+            await self._state.commit()
         return result.to_json()
 
     async def report_failed(

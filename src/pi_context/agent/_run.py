@@ -208,7 +208,7 @@ class RunControl:
     def _start(
         self, trigger: AgentMessage, text: str | None, images: Sequence[ImageContent]
     ) -> asyncio.Task[None]:
-        task = asyncio.get_running_loop().create_task(self._run(trigger, text, images))
+        task = asyncio.get_running_loop().create_task(self._leased_run(trigger, text, images))
         self._task = task
         return task
 
@@ -222,6 +222,14 @@ class RunControl:
         """Until the current run (if any) has ended."""
         if self._task is not None:
             await asyncio.wait([self._task])
+
+    async def _leased_run(
+        self, trigger: AgentMessage, text: str | None, images: Sequence[ImageContent]
+    ) -> None:
+        # A stored session's run holds its lease (another holder: SessionBusyError, before
+        # anything is appended or emitted) and commits what it appended before it settles.
+        async with self._state.turn():
+            await self._run(trigger, text, images)
 
     async def _run(
         self, trigger: AgentMessage, text: str | None, images: Sequence[ImageContent]
@@ -266,7 +274,10 @@ class RunControl:
                 task.uncancel()
         finally:
             self._loadout.end_run()
-            state.events.emit(AgentSettled(aborted=aborted))
+            try:
+                await state.commit()
+            finally:
+                state.events.emit(AgentSettled(aborted=aborted))
 
     async def _before_settle(self, loop: AgentLoop) -> bool:
         """Extension ``agent_before_settle`` (once per run): drafts are appended; ``continue``
@@ -618,10 +629,11 @@ class SessionLoopCallbacks:
     async def after_turn(
         self, index: int, message: AssistantMessage, tool_results: Sequence[ToolResultMessage]
     ) -> bool:
-        # The turn's entries are in the file: make them durable (the ``sessionFsync`` setting).
+        # The turn's entries are in the file: make them durable (the ``sessionFsync`` setting),
+        # off the event loop; a stored session's are committed to its store.
         session = self._state.session
         session.fsync = session_fsync_for(self._state.settings_data)
-        session.sync()
+        await self._state.make_durable()
         return await _extension_hooks.turn_end(
             self._state.extensions,
             self._state.session,

@@ -32,6 +32,7 @@ every check did before.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -54,9 +55,12 @@ from .queues import PromptQueue, is_queue_mode
 from .tool_selection import ToolSelection
 
 if TYPE_CHECKING:
+    from contextlib import AbstractAsyncContextManager
+
     from pi_context.events import AgentEvent
     from pi_context.extensions.runner import ExtensionRunner
     from pi_context.mcp.manager import McpManager
+    from pi_context.store.binding import StoreBinding
 
 __all__ = ["AgentState", "BranchPositions", "EventBus", "Sleep"]
 
@@ -105,6 +109,39 @@ class AgentState:
         """Per-entry token estimates shared by the checks, the stats and the compactor."""
         self.positions = BranchPositions()
         """Branch positions shared by the checks and the stats (see :class:`BranchPositions`)."""
+        self.binding: StoreBinding | None = None
+        """A stored session's binding to its store (``None``: a file or in-memory session)."""
+
+    def _bound(self) -> StoreBinding | None:
+        """The binding, while the session is still the bound one (not a fork run since)."""
+        binding = self.binding
+        return binding if binding is not None and binding.session is self.session else None
+
+    async def make_durable(self) -> None:
+        """Make the session's appends so far durable: a stored session's queued entries are
+        committed to its store (the store's typed error when that fails, nothing dropped); a
+        file's lines are flushed to the disk (``fsync``, unless :attr:`Session.fsync` is off) in
+        a worker thread, so the event loop never waits on the disk."""
+        binding = self._bound()
+        if binding is not None:
+            await binding.commit()
+            return
+        session = self.session
+        if session.fsync and session.file_path is not None:
+            await asyncio.to_thread(session.sync)
+
+    async def commit(self) -> None:
+        """A stored session's queued entries committed to its store (nothing for a file,
+        whose appends are written as they are made)."""
+        binding = self._bound()
+        if binding is not None:
+            await binding.commit()
+
+    def turn(self) -> AbstractAsyncContextManager[object]:
+        """Hold a stored session's lease for an operation that appends (a run, a manual
+        compaction, a tree move); nothing to hold for a file or in-memory session."""
+        binding = self._bound()
+        return binding.turn() if binding is not None else contextlib.nullcontext()
 
     def now_ms(self) -> int:
         """The session's clock (Unix ms): every message the agent makes is stamped with it."""

@@ -83,13 +83,18 @@ class Navigator:
             replace_instructions=replace_instructions,
             label=label,
         )
-        task = asyncio.create_task(self._navigate(plan, prep))
-        try:
-            return await self._guard.run(task)
-        except asyncio.CancelledError:
-            if task.cancelled() and not cancelling():
-                return NavigationResult(cancelled=True, aborted=True, new_leaf_id=session.leaf_id)
-            raise
+        async with self._state.turn():  # a stored session's lease, as for a run
+            task = asyncio.create_task(self._navigate(plan, prep))
+            try:
+                result = await self._guard.run(task)
+            except asyncio.CancelledError:
+                if task.cancelled() and not cancelling():
+                    return NavigationResult(
+                        cancelled=True, aborted=True, new_leaf_id=session.leaf_id
+                    )
+                raise
+            await self._state.commit()  # the branch summary and label, stored at once
+        return result
 
     async def _navigate(self, plan: NavigationPlan, prep: TreePreparation) -> NavigationResult:
         from pi_context.compaction.branch import complete_navigation, generate_branch_summary

@@ -135,6 +135,20 @@ def _start_reason(value: Any) -> bool:
     return value in get_args(SessionReason)
 
 
+def _session_store(value: Any) -> bool:
+    return value is None or all(
+        callable(getattr(value, name, None)) for name in ("load", "append", "lease")
+    )
+
+
+def _session_ref(value: Any) -> bool:
+    if value is None:
+        return True
+    from pi_context.store.base import SessionRef  # the store package, only when one is used
+
+    return isinstance(value, SessionRef)
+
+
 _PATH = (str, os.PathLike)
 
 _CHECKS: Final[Mapping[str, tuple[Callable[[Any], bool], str]]] = {
@@ -163,14 +177,17 @@ _CHECKS: Final[Mapping[str, tuple[Callable[[Any], bool], str]]] = {
     "previous_session_file": (_optional(str), "a path text or None"),
     "extension_paths": (_text_sequence, "a sequence of paths (not one text) or None"),
     "mcp": (_optional(bool), "a bool"),
+    "store": (_session_store, "a session store (pi_context.store.open_store) or None"),
+    "tenant": (_optional(str), "a text or None"),
+    "ref": (_session_ref, "a pi_context.store.SessionRef or None"),
     "recall": (
         lambda v: v is None or v in ("auto", "always", "off"),
         "'auto', 'always', 'off' or None",
     ),
 }
 _CALL_KEYWORDS: Final[Mapping[str, tuple[str, ...]]] = {
-    "create": ("cwd", "session_file"),
-    "open": ("cwd",),
+    "create": ("cwd", "session_file", "store", "tenant"),
+    "open": ("cwd", "store", "ref"),
     "adopt": ("cwd",),
 }
 

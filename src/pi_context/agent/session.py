@@ -77,6 +77,8 @@ if TYPE_CHECKING:
     from pi_context.extensions.events import CustomMessageDraft, Event
     from pi_context.extensions.runner import ExtensionRunner
     from pi_context.mcp import McpManager
+    from pi_context.store import SessionRef, SessionStore
+    from pi_context.store.binding import StoreBinding
 
 __all__ = ["AgentOptions", "AgentSession", "Opening", "SessionStats"]
 
@@ -173,10 +175,17 @@ class AgentSession:
         *,
         cwd: str | os.PathLike[str] | None = None,
         session_file: str | os.PathLike[str] | None = None,
+        store: SessionStore | None = None,
+        tenant: str | None = None,
         **options: Unpack[AgentOptions],
     ) -> Opening:
         """A new session in ``cwd`` (in memory when ``session_file`` is ``None``); ``options``
         are described in :class:`AgentOptions` and checked now, at the call.
+
+        With ``store`` (a :mod:`pi_context.store` store) the session is kept there, in
+        ``tenant`` (default ``""``), under the ``session_id`` option (else a fresh id): its
+        header is stored at once, its entries as the agent commits them (see :meth:`commit`),
+        and :attr:`ref` names it.
 
         Await it (``sess = await AgentSession.create(...)``) or use it as an async context
         manager, which closes the session (:meth:`aclose`) when the block ends::
@@ -184,8 +193,50 @@ class AgentSession:
             async with AgentSession.create(cwd=".", model=model) as sess:
                 await sess.run("hello")
         """
-        checked = checked_options("create", {"cwd": cwd, "session_file": session_file, **options})
-        return Opening(cls._create(cwd, session_file, checked))
+        checked = checked_options(
+            "create",
+            {"cwd": cwd, "session_file": session_file, "store": store, "tenant": tenant, **options},
+        )
+        if store is None:
+            if tenant is not None:
+                raise TypeError("AgentSession.create(): tenant= needs store= (a stored session)")
+            return Opening(cls._create(cwd, session_file, checked))
+        if session_file is not None:
+            raise TypeError(
+                "AgentSession.create(): give store= or session_file=, not both (a session "
+                "lives in one place)"
+            )
+        return Opening(cls._create_stored(cwd, store, tenant or "", checked))
+
+    @classmethod
+    async def _create_stored(
+        cls,
+        cwd: str | os.PathLike[str] | None,
+        store: SessionStore,
+        tenant: str,
+        options: AgentOptions,
+    ) -> AgentSession:
+        from pi_context.store.binding import StoreBinding
+
+        work = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
+        binding = await StoreBinding.create(
+            store,
+            tenant=tenant,
+            cwd=work,
+            session_id=options.get("session_id"),
+            timestamp=options.get("timestamp"),
+            parent_session=options.get("parent_session"),
+            ids=options.get("ids"),
+            clock=options.get("clock"),
+        )
+        state, tools = assemble(binding.session, work, options)
+        state.binding = binding
+        sess = cls(state, tools)
+        await sess._started(
+            options.get("start_reason", "startup"), options.get("previous_session_file")
+        )
+        await sess.commit()
+        return sess
 
     @classmethod
     async def _create(
@@ -213,17 +264,48 @@ class AgentSession:
     @classmethod
     def open(
         cls,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | None = None,
         *,
         cwd: str | os.PathLike[str] | None = None,
+        store: SessionStore | None = None,
+        ref: SessionRef | None = None,
         **options: Unpack[AgentOptions],
     ) -> Opening:
-        """Resume a session file; it runs in its header's ``cwd`` unless ``cwd`` is given.
-        Awaitable, or an async context manager, as :meth:`create`."""
+        """Resume a session file, or with ``store`` and ``ref`` a stored session (a ref its
+        tenant does not hold: :class:`~pi_context.errors.SessionNotFoundError`); it runs in
+        its header's ``cwd`` unless ``cwd`` is given. Awaitable, or an async context manager,
+        as :meth:`create`."""
+        checked = checked_options("open", {"cwd": cwd, "store": store, "ref": ref, **options})
+        if store is not None or ref is not None:
+            if path is not None:
+                raise TypeError(
+                    "AgentSession.open(): give a path or store= and ref=, not both (a session "
+                    "lives in one place)"
+                )
+            if store is None or ref is None:
+                missing = "ref= (the SessionRef to open)" if ref is None else "store="
+                raise TypeError(f"AgentSession.open(): a stored session needs {missing}")
+            return Opening(cls._open_stored(store, ref, cwd, checked))
         if not isinstance(path, str | os.PathLike):
             raise TypeError(f"AgentSession.open(): path must be a path, not {type(path).__name__}")
-        checked = checked_options("open", {"cwd": cwd, **options})
         return Opening(cls._open(path, cwd, checked))
+
+    @classmethod
+    async def _open_stored(
+        cls,
+        store: SessionStore,
+        ref: SessionRef,
+        cwd: str | os.PathLike[str] | None,
+        options: AgentOptions,
+    ) -> AgentSession:
+        from pi_context.store.binding import StoreBinding
+
+        binding = await StoreBinding.open(
+            store, ref, ids=options.get("ids"), clock=options.get("clock")
+        )
+        sess = await cls._restored(binding.session, cwd, options, "resume", binding=binding)
+        await sess.commit()
+        return sess
 
     @classmethod
     async def _open(
@@ -242,11 +324,15 @@ class AgentSession:
         cwd: str | os.PathLike[str] | None,
         options: AgentOptions,
         reason: SessionReason,
+        *,
+        binding: StoreBinding | None = None,
     ) -> AgentSession:
         """Run on an existing session, in its header's ``cwd`` unless ``cwd`` is given, with
         its recorded loadout restored; ``reason`` is the start reason unless one is given."""
         work = os.fspath(cwd) if cwd is not None else (session.cwd or os.getcwd())
-        sess = cls(*assemble(session, os.path.abspath(work), options))
+        state, tools = assemble(session, os.path.abspath(work), options)
+        state.binding = binding
+        sess = cls(state, tools)
         await sess._started(
             options.get("start_reason", reason),
             options.get("previous_session_file"),
@@ -308,6 +394,20 @@ class AgentSession:
     def session(self, session: Session) -> None:
         """Run on another session object (a fork of this one)."""
         self._state.session = session
+
+    @property
+    def ref(self) -> SessionRef | None:
+        """The stored session this agent runs on (``None`` for a file or in-memory session)."""
+        binding = self._state.binding
+        return binding.ref if binding is not None else None
+
+    async def commit(self) -> None:
+        """Store a stored session's entries appended so far (the agent does it at the end of
+        every turn and run, after every compaction and tree move; call it after appending to
+        :attr:`session` yourself). Until then they are in this process's memory only. A
+        failure raises the store's typed error and drops nothing: call again to retry. Does
+        nothing for a file session, whose entries are written as they are appended."""
+        await self._state.commit()
 
     @property
     def cwd(self) -> str:
@@ -783,7 +883,10 @@ class AgentSession:
             await self._notify(SessionShutdownEvent(reason, target_session_file))
         if self._state.mcp is not None:
             await self._state.mcp.aclose()
-        self.session.close()
+        try:
+            await self._state.commit()  # a stored session's last entries (raises on failure)
+        finally:
+            self.session.close()
 
     def close(self) -> None:
         """Close the session file (see :meth:`aclose` to also notify extensions)."""
