@@ -24,7 +24,9 @@ Agent (bare `pictx [OPTIONS] [MESSAGES]...`, same as `pictx chat`):
                               JSON-lines protocol on stdin/stdout.
   -c, --continue              Continue the newest session of this project.
   -r, --resume                Pick a session of this project to resume.
-  --session PATH|ID           Open a session file or id (prefix).
+  --session PATH|ID           Open a session file or id (prefix), or URL#ID:
+                              a session of a store.
+  --tenant T                  The tenant of a --session URL#ID stored session.
   --session-dir DIR           Keep sessions in DIR.
   --no-session                Do not save the session.
   --use-session-cwd           Open a session recorded in another directory

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from pi_context.extensions.api import RegisteredCommand
     from pi_context.extensions.context import ExtensionUI
     from pi_context.providers.registry import ModelRegistry
+    from pi_context.store import SessionStore
 
 __all__ = ["AppConfig", "RunningAgent", "resolve_cli_model"]
 
@@ -209,6 +210,8 @@ class AppConfig(Struct):
     trusted: bool | None = None
     """``-a/--approve`` (``True``) or ``-na/--no-approve`` (``False``): the project's trust
     for this run; ``None`` decides it as usual."""
+    stores: list[SessionStore] = field(default_factory=list)
+    """The session stores of ``--session URL#ID`` sessions, closed at the end of the run."""
 
     def session_options(self) -> dict[str, Any]:
         """The :class:`~pi_context.agent.options.AgentOptions` every session of this process
@@ -309,6 +312,43 @@ class AppConfig(Struct):
         )
         agent.apply_startup_thinking_level(self.thinking, resumed=True)
         return agent
+
+    async def open_stored(
+        self, url: str, session_id: str, tenant: str, model: Model | None
+    ) -> AgentSession:
+        """``--session URL#ID``: the session ``session_id`` of ``tenant`` in the store ``url``
+        (a new one with that id when the tenant holds none), run in this directory; the store
+        stays open until :meth:`close_stores`."""
+        from pi_context.store import SessionNotFoundError, SessionRef, open_store
+
+        store = await open_store(url)
+        self.stores.append(store)
+        try:
+            agent = await AgentSession.open(
+                store=store,
+                ref=SessionRef(tenant, session_id),
+                model=model,
+                cwd=self.cwd,
+                **self.session_options(),
+            )
+            resumed = True
+        except SessionNotFoundError:
+            agent = await AgentSession.create(
+                store=store,
+                tenant=tenant,
+                session_id=session_id,
+                cwd=self.cwd,
+                model=model,
+                **self.session_options(),
+            )
+            resumed = False
+        agent.apply_startup_thinking_level(self.thinking, resumed=resumed)
+        return agent
+
+    async def close_stores(self) -> None:
+        """Close the stores :meth:`open_stored` opened."""
+        while self.stores:
+            await self.stores.pop().aclose()
 
 
 class RunningAgent:

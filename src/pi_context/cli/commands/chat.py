@@ -170,9 +170,15 @@ async def _start(
     session_id: str | None = None,
     use_session_cwd: bool = False,
     fork_arg: str | None = None,
+    stored: tuple[str, str] | None = None,
+    tenant: str = "",
 ) -> RunningAgent | None:
     # a named model is resolved first, so that a bad --model fails before any picker
     named = config.model_resolver(model_spec, None) if model_spec is not None else None
+    if stored is not None:  # --session URL#ID: runs in this directory, whatever its header says
+        model = named or config.model_resolver(None, None)
+        agent = await config.open_stored(stored[0], stored[1], tenant, model)
+        return _warn_session_problems(RunningAgent(agent, config))
     directory = config.session_dir
     path: Path | None = None
     if fork_arg is not None:
@@ -382,6 +388,10 @@ class RunOptions(Struct, frozen=True, kw_only=True):
     use_session_cwd: bool = False
     fork: str | None = None
     verbose: bool = False
+    stored: tuple[str, str] | None = None
+    """``--session URL#ID``: the store's URL and the session id."""
+    tenant: str = ""
+    """``--tenant``: the stored session's tenant."""
 
 
 async def _run(
@@ -408,6 +418,8 @@ async def _run(
         session_id=options.session_id,
         use_session_cwd=options.use_session_cwd,
         fork_arg=options.fork,
+        stored=options.stored,
+        tenant=options.tenant,
     )
     collector.resume()  # the agent is built: the start-up is over
     if app is None:
@@ -464,7 +476,10 @@ async def _run(
     finally:
         # the run settles (its abort is stored) before the file closes, and the embedded
         # model stops and is freed here, not during interpreter shutdown
-        await app.agent.aclose()
+        try:
+            await app.agent.aclose()
+        finally:
+            await config.close_stores()  # a --session URL#ID store's connections
         close = getattr(app.agent.model_or_none, "aclose", None)
         if close is not None:
             await close()  # the adapter's HTTP connections, before the loop closes
@@ -494,7 +509,16 @@ async def _release_local_models() -> None:
 )
 @click.option("-r", "--resume", is_flag=True, help="Pick a session of this project to resume.")
 @click.option(
-    "--session", default=None, metavar="PATH|ID", help="Open a session file or id (prefix)."
+    "--session",
+    default=None,
+    metavar="PATH|ID",
+    help="Open a session file or id (prefix), or URL#ID: a session of a store.",
+)
+@click.option(
+    "--tenant",
+    default=None,
+    metavar="T",
+    help="The tenant of a --session URL#ID stored session (default: none).",
 )
 @click.option("--session-dir", default=None, metavar="DIR", help="Keep sessions in DIR.")
 @click.option("--no-session", is_flag=True, help="Do not save the session.")
@@ -632,6 +656,7 @@ def chat_command(
     cont: bool,
     resume: bool,
     session: str | None,
+    tenant: str | None,
     session_dir: str | None,
     no_session: bool,
     use_session_cwd: bool,
@@ -710,6 +735,13 @@ def chat_command(
             )
         except ToolSelectionError as exc:
             raise click.ClickException(str(exc)) from exc
+    stored = None
+    if session is not None:
+        from pi_context.cli.commands.store import stored_session_url
+
+        stored = stored_session_url(session)  # URL#ID: a session of a store
+    if tenant is not None and stored is None:
+        raise click.ClickException("--tenant needs --session URL#ID (a stored session)")
     if fork_arg is not None:
         _check_fork(cont=cont, resume=resume, session=session, no_session=no_session)
     if session_id is not None:
@@ -796,6 +828,8 @@ def chat_command(
         use_session_cwd=use_session_cwd,
         fork=fork_arg,
         verbose=verbose,
+        stored=stored,
+        tenant=tenant or "",
     )
     return asyncio.run(_run(config, options, plan, run_mode, notes))
 

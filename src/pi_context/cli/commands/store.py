@@ -22,7 +22,7 @@ import click
 from pi_context.cli.terminal_text import echo, terminal_safe
 from pi_context.store import SessionRef, SessionStore, open_store
 
-__all__ = ["session_argument", "store_group"]
+__all__ = ["session_argument", "store_group", "stored_session_url"]
 
 _T = TypeVar("_T")
 
@@ -103,22 +103,41 @@ def ls_command(url: str, tenant: str, limit: int) -> None:
         echo(f"{terminal_safe(session_id)}\t{entries}\t{terminal_safe(leaf or '-')}")
 
 
-_STORE_URL = re.compile(r"(?:postgres(?:ql)?://|file:)", re.IGNORECASE)
+_STORE_URL = re.compile(r"(postgres(?:ql)?://|file:)", re.IGNORECASE)
+
+
+def stored_session_url(argument: str) -> tuple[str, str] | None:
+    """``URL#ID`` split into the store's URL and the session id, or ``None`` when ``argument``
+    names a file (an existing path, or anything that is not ``URL#ID``).
+
+    The rule: a store URL (``postgresql://``, ``postgres://``, ``file:``) or an existing
+    directory, then ``#`` and the session id. A store URL without ``#ID`` is a
+    :class:`click.UsageError` saying so, naming only the URL's scheme (never its password)."""
+    if Path(argument).exists():
+        return None
+    url, sep, session_id = argument.rpartition("#")
+    scheme = _STORE_URL.match(argument)
+    if scheme is not None:
+        if not sep or not session_id or not url:
+            raise click.UsageError(
+                f"{scheme.group(1)}...: a stored session is named URL#ID "
+                "(the store's URL, '#', then the session id)"
+            )
+        return url, session_id
+    if sep and session_id and url and Path(url).is_dir():
+        return url, session_id
+    return None
 
 
 @contextlib.contextmanager
 def stored_session_file(argument: str, tenant: str) -> Iterator[Path]:
-    """``argument`` as a path; or, for ``URL#ID`` naming a store (a store URL or a directory)
-    and no such file, the stored session's file bytes in a temporary file, removed after."""
-    url, sep, session_id = argument.rpartition("#")
-    if (
-        not sep
-        or not session_id
-        or Path(argument).exists()
-        or not (_STORE_URL.match(url) or Path(url).is_dir())
-    ):
+    """``argument`` as a path; or, for ``URL#ID`` (:func:`stored_session_url`) the stored
+    session's file bytes in a temporary file, removed after."""
+    stored = stored_session_url(argument)
+    if stored is None:
         yield Path(argument)
         return
+    url, session_id = stored
     data = _run(url, lambda store: store.export_bytes(SessionRef(tenant, session_id)))
     with tempfile.TemporaryDirectory(prefix="pictx-stored-") as folder:
         path = Path(folder) / "session.jsonl"
