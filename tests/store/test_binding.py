@@ -4,14 +4,20 @@ once, whether or not the failed attempt reached the store."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 
-from pi_context.errors import LeafMovedError, StoreError, StoreUnavailableError
+from pi_context.errors import (
+    LeafMovedError,
+    SessionBusyError,
+    StoreError,
+    StoreUnavailableError,
+)
 from pi_context.session.entries import Entry
-from pi_context.store import MemoryStore, SessionRef, StoreBinding
+from pi_context.store import Lease, MemoryStore, SessionRef, StoreBinding
 from pi_context.store.base import ANY_LEAF, AppendResult, _AnyLeaf
 from pi_context.testing import FixedClock, SequentialIds
 
@@ -134,3 +140,32 @@ async def test_turns_hold_the_lease_once_per_binding() -> None:
         assert lease is not None
     assert "s" in repr(bound)
     assert "memory:" not in repr(bound)
+
+
+async def test_a_turn_renews_its_lease_past_its_ttl() -> None:
+    store = MemoryStore()
+    bound = await _bound(store)
+    other = await StoreBinding.open(store, bound.ref)
+    renewed = asyncio.Event()
+    renewals = 0
+    real_renew = Lease.renew
+
+    async def renew(lease: Lease) -> None:
+        nonlocal renewals
+        await real_renew(lease)
+        renewals += 1
+        if renewals >= 4:  # four renewals, a third of the ttl apart: past the first expiry
+            renewed.set()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Lease, "renew", renew)
+        async with bound.turn(ttl=0.15):
+            await asyncio.wait_for(renewed.wait(), 60)  # a guard against a hang only
+            with pytest.raises(SessionBusyError):
+                async with other.turn():
+                    pass
+        count = renewals
+    await asyncio.sleep(0.1)
+    assert renewals == count  # the renewals stopped with the block
+    async with other.turn() as lease:
+        assert lease is not None

@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from pi_context.extensions.api import RegisteredCommand
     from pi_context.extensions.context import ExtensionUI
     from pi_context.providers.registry import ModelRegistry
-    from pi_context.store import SessionStore
 
 __all__ = ["AppConfig", "RunningAgent", "resolve_cli_model"]
 
@@ -210,8 +209,10 @@ class AppConfig(Struct):
     trusted: bool | None = None
     """``-a/--approve`` (``True``) or ``-na/--no-approve`` (``False``): the project's trust
     for this run; ``None`` decides it as usual."""
-    stores: list[SessionStore] = field(default_factory=list)
-    """The session stores of ``--session URL#ID`` sessions, closed at the end of the run."""
+    stores: list[Any] = field(default_factory=list)
+    """The session stores (``pi_context.store.SessionStore``) of ``--session URL#ID``
+    sessions, closed at the end of the run (``Any``: the store package is imported only
+    when one is used)."""
 
     def session_options(self) -> dict[str, Any]:
         """The :class:`~pi_context.agent.options.AgentOptions` every session of this process
