@@ -13,13 +13,19 @@ from typing import Any
 import pytest
 
 from pi_context.agent.session import AgentSession
-from pi_context.errors import SessionBusyError, SessionNotFoundError, StoreError
+from pi_context.errors import (
+    SessionBusyError,
+    SessionNotFoundError,
+    StoreError,
+    StoreUnavailableError,
+)
 from pi_context.messages import text_of
 from pi_context.model import Model
 from pi_context.session import Session
 from pi_context.store import SessionRef, SessionStore, open_store
 from pi_context.testing import FixedClock, ScriptedModel, SequentialIds, reply
 from tests.helpers import no_sleep
+from tests.store.helpers import FlakyStore
 
 from .conftest import GateTool
 
@@ -231,4 +237,24 @@ async def test_a_file_session_syncs_off_the_event_loop(
     assert threads
     assert all(t is not threading.main_thread() for t in threads)
     assert path.read_bytes().count(b"\n") == 4  # header, system, user, assistant
+    await sess.aclose()
+
+
+async def test_a_failed_commit_raises_from_run_and_loses_nothing(dirs: tuple[Path, Path]) -> None:
+    store = FlakyStore()
+    model = ScriptedModel([reply("one"), reply("two")])
+    sess = await AgentSession.create(store=store, **_options(dirs, model))
+    assert sess.ref is not None
+    store.fail = ["lose_ack", "lose"]  # the end of the turn, then the end of the run
+    events: list[Any] = []
+    sess.subscribe(events.append)
+    with pytest.raises(StoreUnavailableError):
+        await sess.run("hello")
+    assert events[-1].type == "agent_settled"  # the run settled, then its commit failed
+    pending = [e.role for e in sess._state.binding.pending]  # type: ignore[union-attr]
+    assert pending == ["system", "user", "assistant"]
+    await sess.run("again")  # the next run's commits store the failed batch once, then more
+    stored = await store.load(sess.ref)
+    assert [e.id for e in sess.session.entries] == [e["id"] for e in stored.entries]
+    assert len({e["id"] for e in stored.entries}) == len(stored.entries) == 5
     await sess.aclose()

@@ -5,7 +5,6 @@ once, whether or not the failed attempt reached the store."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -16,36 +15,9 @@ from pi_context.errors import (
     StoreError,
     StoreUnavailableError,
 )
-from pi_context.session.entries import Entry
-from pi_context.store import Lease, MemoryStore, SessionRef, StoreBinding
-from pi_context.store.base import ANY_LEAF, AppendResult, _AnyLeaf
+from pi_context.store import Lease, MemoryStore, StoreBinding
 from pi_context.testing import FixedClock, SequentialIds
-
-
-class FlakyStore(MemoryStore):
-    """A memory store whose next appends fail: before storing (``lose``) or after storing,
-    the acknowledgement lost (``lose_ack``)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.fail: list[str] = []
-        self.batches: list[list[str]] = []
-
-    async def append(
-        self,
-        ref: SessionRef,
-        entries: Sequence[Mapping[str, Any] | Entry],
-        *,
-        if_leaf: str | _AnyLeaf | None = ANY_LEAF,
-    ) -> AppendResult:
-        self.batches.append([e.id if isinstance(e, Entry) else str(e["id"]) for e in entries])
-        mode = self.fail.pop(0) if self.fail else None
-        if mode == "lose":
-            raise StoreUnavailableError("connection lost before the append")
-        result = await super().append(ref, entries, if_leaf=if_leaf)
-        if mode == "lose_ack":
-            raise StoreUnavailableError("connection lost after the append")
-        return result
+from tests.store.helpers import FlakyStore
 
 
 async def _bound(store: MemoryStore) -> StoreBinding:
