@@ -111,3 +111,22 @@ def test_interactive_mode_runs_on_a_stored_session(pg_server: PgServer, tmp_path
         ("user", "a question"),
         ("assistant", "Interactive answer."),
     ]
+
+
+def test_problems_of_a_stored_session_are_reported_naming_url_id(tmp_path: Path) -> None:
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "damaged",
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "cwd": "/w",
+    }
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text(json.dumps(header) + "\n" + "not json\n" * 7, encoding="utf-8")
+    store = tmp_path / "store"
+    assert _pictx(tmp_path, "store", "import", str(store), str(damaged)).code == 0
+    model = _replies(tmp_path, "damaged", ["fine"])
+    done = _pictx(tmp_path, "--model", model, "-p", "hi", "--session", f"{store}#damaged")
+    assert done.code == 0, done.stderr
+    assert "`pictx session info URL#ID` lists them" in done.stderr
+    assert "None" not in done.stderr

@@ -365,7 +365,7 @@ def _warn_session_problems(app: RunningAgent) -> RunningAgent:
         echo(f"pictx: warning: {problem}", err=True)
     if len(problems) > _PROBLEMS_SHOWN:
         more = len(problems) - _PROBLEMS_SHOWN
-        where = app.session.file_path
+        where = app.session.file_path or "URL#ID"  # a stored session has no file
         echo(
             f"pictx: warning: … and {more} more problem(s); `pictx session info {where}` "
             "lists them",
