@@ -76,10 +76,12 @@ def test_the_totals_are_the_rows_statuses(text: str) -> None:
     counted = Counter(cells[1] for _, cells in feature_rows(text))
     stated = totals(text)
     assert set(stated) == {*STATUSES, "all"}
-    assert {status: stated[status] for status in STATUSES} == {
-        status: counted[status] for status in STATUSES
-    }
-    assert stated["all"] == sum(counted.values())
+    expected = {status: counted[status] for status in STATUSES}
+    table = "".join(f"| {status} | {n} |\n" for status, n in expected.items())
+    table += f"| all | {sum(counted.values())} |"
+    message = f"the Totals table of docs/pi-docs-audit.md should read:\n{table}"
+    assert {status: stated[status] for status in STATUSES} == expected, message
+    assert stated["all"] == sum(counted.values()), message
 
 
 def test_a_feature_is_listed_once_per_page(text: str) -> None:

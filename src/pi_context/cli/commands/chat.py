@@ -778,6 +778,7 @@ def chat_command(
             provider=provider if spec is not None and spec == model else None,
             api_key=api_key if spec is not None and spec == model else None,
             why=notes.append,
+            settings=settings,
         ),
         thinking=thinking,
         tool_selection=selection,
