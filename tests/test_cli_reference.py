@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import click
 import pytest
@@ -90,3 +91,62 @@ def test_a_new_option_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
     assert reference() != documented
     assert "--surely-undocumented" in reference()
     assert not _mentions(CLI_MD.read_text(encoding="utf-8"), "--surely-undocumented")
+
+
+_TREE_KEYS = {
+    "<any>": "typing",
+    "<bracketed-paste>": "typing",
+    "c-m": "Enter",
+    "escape": "Esc",
+    "c-h": "Backspace",
+    "pageup": "PageUp",
+    "pagedown": "PageDown",
+}
+_SHIFT_CTRL = {  # CSI-u and modifyOtherKeys spellings of Shift+Ctrl+<key>
+    ("escape", "[", "7", "9", ";", "6", "u"): "Shift+Ctrl+O",
+    ("escape", "[", "2", "7", ";", "6", ";", "7", "9", "~"): "Shift+Ctrl+O",
+}
+
+
+def _tree_key_name(keys: tuple[str, ...]) -> str:
+    """A binding of the ``/tree`` selector as docs/cli.md names it."""
+    if keys in _SHIFT_CTRL:
+        return _SHIFT_CTRL[keys]
+    if len(keys) == 2 and keys[0] == "escape":
+        return "Alt+" + _tree_key_name(keys[1:])
+    (key,) = keys
+    if key in _TREE_KEYS:
+        return _TREE_KEYS[key]
+    if key.startswith("c-"):
+        return "Ctrl+" + _tree_key_name((key[2:],))
+    if len(key) == 1:
+        return f"Shift+{key}" if key.isupper() else key.upper()
+    return key.capitalize()
+
+
+def test_every_key_of_the_tree_selector_is_documented(tmp_path: Path) -> None:
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from pi_context.cli.interactive.tree.selector import TreeSelector
+    from tests.cli.interactive.tree.helpers import Built
+
+    built = Built(tmp_path)
+    with create_pipe_input() as pipe:
+        selector = TreeSelector(
+            built.view(),
+            set_label=lambda _target, _label: built.doc(),
+            copy=lambda _text: True,
+            pt_input=pipe,
+            pt_output=DummyOutput(),
+        )
+        bindings = selector.app.key_bindings
+        assert bindings is not None
+        names = {
+            _tree_key_name(tuple(str(getattr(k, "value", k)) for k in binding.keys))
+            for binding in bindings.bindings
+        }
+    text = CLI_MD.read_text(encoding="utf-8")
+    section = text.split("### The `/tree` selector", 1)[1].split("\n### ", 1)[0]
+    assert {"Ctrl+Left", "Alt+Right", "Shift+L", "Shift+Ctrl+O", "typing"} <= names
+    assert sorted(name for name in names if not _mentions(section, name)) == []
