@@ -185,6 +185,10 @@ class AppConfig(Struct):
     session_dir: Path | None
     """Where new sessions go; ``None`` = in memory (``--no-session``)."""
     no_context_files: bool = False
+    skill_paths: Sequence[str] = ()
+    """``--skill PATH`` (repeatable): loaded even with ``--no-skills``."""
+    no_skills: bool = False
+    """``-ns/--no-skills``: no discovered or configured skills."""
     prompt_template_paths: Sequence[str] = ()
     """``--prompt-template PATH`` (repeatable): loaded even with ``--no-prompt-templates``."""
     no_prompt_templates: bool = False
@@ -222,6 +226,8 @@ class AppConfig(Struct):
         return {
             "agent_dir": self.agent_dir,
             "no_context_files": self.no_context_files,
+            "skill_paths": list(self.skill_paths) or None,
+            "no_skills": self.no_skills,
             "prompt_template_paths": list(self.prompt_template_paths) or None,
             "no_prompt_templates": self.no_prompt_templates,
             "system_prompt": self.system_prompt,
