@@ -150,3 +150,28 @@ def test_every_key_of_the_tree_selector_is_documented(tmp_path: Path) -> None:
     section = text.split("### The `/tree` selector", 1)[1].split("\n### ", 1)[0]
     assert {"Ctrl+Left", "Alt+Right", "Shift+L", "Shift+Ctrl+O", "typing"} <= names
     assert sorted(name for name in names if not _mentions(section, name)) == []
+
+
+def test_every_key_of_the_pickers_is_documented() -> None:
+    """The extra keys each picker declares (``PickerKey(keys, label, ...)``), by the label its
+    hint line shows, are in the page's Pickers section."""
+    import ast
+
+    from pi_context.cli.interactive import pickers
+
+    labels: set[str] = set()
+    for module in Path(pickers.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "PickerKey"
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str)
+            ):
+                labels.add(node.args[1].value)
+    text = CLI_MD.read_text(encoding="utf-8")
+    section = text.split("### Pickers", 1)[1].split("\n### ", 1)[0]
+    assert {"Tab", "Ctrl+S", "Space", "Ctrl+R"} <= labels
+    assert sorted(label for label in labels if not _mentions(section, label)) == []
