@@ -53,7 +53,8 @@ class AgentOptions(TypedDict, total=False):
     says, unless ``tools`` holds a tool of that name). ``extensions``: a ready runner, or
     ``load_extensions=True`` discovers them (agent dir, trusted project, entry points);
     ``extension_paths`` are loaded as well, with or without discovery (pi's ``-e``).
-    ``prompt_template_paths``, ``no_prompt_templates``: pi's ``--prompt-template`` and ``-np``.
+    ``prompt_template_paths``, ``no_prompt_templates``: pi's ``--prompt-template`` and ``-np``;
+    ``skill_paths``, ``no_skills``: pi's ``--skill`` and ``-ns`` (explicit paths load either way).
     ``trusted``: the project's trust decision (``None``: decided as pi does without asking). ``no_context_files``,
     ``system_prompt``, ``append_system_prompt``: pi's ``-nc``, ``--system-prompt`` and
     ``--append-system-prompt``. ``session_id``, ``timestamp``: the new session's header id and
@@ -95,6 +96,8 @@ class AgentOptions(TypedDict, total=False):
     mcp: bool
     recall: str | None
     extension_paths: Sequence[str] | None
+    skill_paths: Sequence[str] | None
+    no_skills: bool
     prompt_template_paths: Sequence[str] | None
     no_prompt_templates: bool
 
@@ -161,6 +164,8 @@ _CHECKS: Final[Mapping[str, tuple[Callable[[Any], bool], str]]] = {
     "extensions": (_extension_runner, "an ExtensionRunner or None"),
     "trusted": (_optional(bool), "True, False or None"),
     "no_context_files": (_optional(bool), "a bool"),
+    "skill_paths": (_text_sequence, "a sequence of paths (not one text) or None"),
+    "no_skills": (_optional(bool), "a bool"),
     "prompt_template_paths": (_text_sequence, "a sequence of paths (not one text) or None"),
     "no_prompt_templates": (_optional(bool), "a bool"),
     "system_prompt": (_optional(str), "a text or None"),
@@ -243,6 +248,8 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
         agent_dir=options.get("agent_dir"),
         trusted=options.get("trusted"),
         no_context_files=options.get("no_context_files", False),
+        skill_paths=options.get("skill_paths") or (),
+        no_skills=options.get("no_skills") or False,
         prompt_template_paths=options.get("prompt_template_paths") or (),
         no_prompt_templates=options.get("no_prompt_templates") or False,
         system_prompt=options.get("system_prompt"),

@@ -54,6 +54,9 @@ Agent (bare `pictx [OPTIONS] [MESSAGES]...`, same as `pictx chat`):
   -nc, --no-context-files     Do not load AGENTS.md / CLAUDE.md.
   -e, --extension PATH        Load an extension (repeatable; also with -ne).
   -ne, --no-extensions        No discovered or installed extensions.
+  --skill PATH                Load a skill file or folder (repeatable; also
+                              with -ns).
+  -ns, --no-skills            No discovered or configured skills.
   --prompt-template PATH      Load a prompt template file or folder
                               (repeatable; also with -np).
   -np, --no-prompt-templates  No discovered or configured prompt templates.

@@ -70,7 +70,7 @@ SUBCOMMANDS = {
     lazy_commands=SUBCOMMANDS,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.version_option(__version__, prog_name="pictx")
+@click.version_option(__version__, "-v", "--version", prog_name="pictx")
 def cli() -> None:
     """pi-context: pi-compatible sessions, system prompts and compaction."""
 
@@ -85,7 +85,7 @@ def wants_agent(args: Sequence[str], group: click.Group) -> bool:
     first = args[0]
     if first in group.list_commands(click.Context(group)):
         return False
-    return first not in ("-h", "--help", "--version")
+    return first not in ("-h", "--help", "-v", "--version")
 
 
 def entry_command(args: Sequence[str]) -> click.Command:

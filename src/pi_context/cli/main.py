@@ -33,14 +33,23 @@ VERSION_LINE = f"pictx, version {__version__}\n"
 """What ``pictx --version`` prints: the line of the group's click version option, which answers
 ``--version`` combined with other arguments."""
 
+PROCESS_MARKERS = {"AI_AGENT": "pictx", "PI_CODING_AGENT": "true"}
+"""Set for the console script's process, so every command it runs (the model's tools, ``!cmd``,
+MCP servers) can tell it runs inside a coding agent. pi sets the same two variables
+(``AI_AGENT=pi``); ``PI_CODING_AGENT=true`` lets scripts written for pi see pictx alike."""
+
 __getattr__, __dir__ = _lazy.attach_stub(__name__, __file__)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``pictx``; returns the exit code (the console script exits with it)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args == ["--version"]:
+    if args in (["--version"], ["-v"]):
         return _print_version()
+    if argv is None:  # the console script, not a caller in this process
+        import os
+
+        os.environ.update(PROCESS_MARKERS)
     try:
         return _run(args, from_shell=argv is None)
     except KeyboardInterrupt:  # Ctrl-C before a command runs (click answers it after)

@@ -31,7 +31,7 @@ Key = tuple[str, tuple[str, ...], str, tuple[tuple[str, str], ...]]
 _EARLY: dict[Key, tuple[subprocess.Popen[bytes], IO[bytes]]] = {}
 
 _AGENT_RUN_FLAGS = frozenset({"-p", "--print", "--mode"})
-_NOT_NOW = frozenset({"--no-mcp", "-h", "--help", "--version"})
+_NOT_NOW = frozenset({"--no-mcp", "-h", "--help", "-v", "--version"})
 
 
 def key(command: str, args: Sequence[str], cwd: str, env: Mapping[str, str]) -> Key:

@@ -132,3 +132,19 @@ def test_skills_of_an_untrusted_project_says_what_was_left_out(env: tuple[Path, 
     assert "left out" not in trusted.output
     prompt = CliRunner().invoke(prompt_command, ["--cwd", str(proj), "--no-approve"])
     assert "2 project skills left out" in prompt.output
+
+
+def test_the_short_trust_flags_work_as_in_the_agent_command(env: tuple[Path, Path]) -> None:
+    """``-a`` / ``-na`` are ``--approve`` / ``--no-approve`` here too (pi's short forms, which
+    ``pictx`` itself takes)."""
+    _, proj = env
+    (proj / ".pi" / "skills" / "deploy").mkdir(parents=True)
+    (proj / ".pi" / "skills" / "deploy" / "SKILL.md").write_text(
+        "---\nname: deploy\ndescription: deploy.\n---\n"
+    )
+    for command in (skills_command, prompt_command):
+        trusted = CliRunner().invoke(command, ["--cwd", str(proj), "-a"])
+        untrusted = CliRunner().invoke(command, ["--cwd", str(proj), "-na"])
+        assert trusted.exit_code == untrusted.exit_code == 0, trusted.output + untrusted.output
+        assert "deploy" in trusted.output
+        assert "1 project skill left out" in untrusted.output

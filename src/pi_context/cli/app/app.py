@@ -38,7 +38,7 @@ from pi_context.model import Model, ModelInfo
 from pi_context.model.thinking import cycle_thinking_level, supported_thinking_levels
 from pi_context.providers.auth_store import AuthStore
 from pi_context.resources.prompt_templates import PromptTemplate
-from pi_context.resources.settings import load_settings
+from pi_context.resources.settings import Settings, load_settings
 from pi_context.resources.trust import TRUST_FILE_NAME, TrustStore
 from pi_context.resources.types import Skill
 from pi_context.session.store import Session
@@ -63,6 +63,7 @@ def resolve_cli_model(
     provider: str | None = None,
     api_key: str | None = None,
     why: Callable[[str], None] | None = None,
+    settings: Settings | None = None,
 ) -> Model | None:
     """The model for ``--model SPEC``; without ``SPEC``, pi's startup model.
 
@@ -76,7 +77,9 @@ def resolve_cli_model(
     ``os.environ``. ``provider`` (``--provider``) limits the lookup of ``SPEC`` to one
     provider; ``api_key`` (``--api-key``) is that model's provider key for this process.
     ``why`` receives, for a model chosen without ``SPEC``, which model it is
-    and why (shown once, so that no fallback or switch is silent).
+    and why (shown once, so that no fallback or switch is silent). ``settings`` are the
+    settings in effect (the global file, then a trusted project's, as the command line read
+    them); without them, the global file's ``defaultProvider`` / ``defaultModel`` are used.
 
     Problems of ``models.json`` are warnings on stderr, once per process, wherever the file is
     read; a model not found while the file was ignored says so.
@@ -99,7 +102,7 @@ def resolve_cli_model(
         return registry.create(named)
     sources = (
         (_recorded_model(resumed), "the model this session last used"),
-        (_settings_model(agent_dir), "defaultProvider/defaultModel in settings.json"),
+        (_settings_model(agent_dir, settings), "defaultProvider/defaultModel in settings.json"),
     )
     for (provider, model_id), reason in sources:
         entry = registry.find(provider, model_id) if provider and model_id else None
@@ -153,9 +156,12 @@ def _recorded_model(path: Path | None) -> tuple[str | None, str | None]:
     return (model["provider"], model["modelId"]) if model is not None else (None, None)
 
 
-def _settings_model(agent_dir: Path | None) -> tuple[str | None, str | None]:
-    """``defaultProvider`` / ``defaultModel`` of the global settings."""
-    settings = load_settings(agent_dir)
+def _settings_model(
+    agent_dir: Path | None, settings: Settings | None = None
+) -> tuple[str | None, str | None]:
+    """``defaultProvider`` / ``defaultModel`` of ``settings``, else of the global settings."""
+    if settings is None:
+        settings = load_settings(agent_dir)
     provider, model_id = settings.get("defaultProvider"), settings.get("defaultModel")
     if isinstance(provider, str) and isinstance(model_id, str):
         return provider, model_id
@@ -179,6 +185,10 @@ class AppConfig(Struct):
     session_dir: Path | None
     """Where new sessions go; ``None`` = in memory (``--no-session``)."""
     no_context_files: bool = False
+    skill_paths: Sequence[str] = ()
+    """``--skill PATH`` (repeatable): loaded even with ``--no-skills``."""
+    no_skills: bool = False
+    """``-ns/--no-skills``: no discovered or configured skills."""
     prompt_template_paths: Sequence[str] = ()
     """``--prompt-template PATH`` (repeatable): loaded even with ``--no-prompt-templates``."""
     no_prompt_templates: bool = False
@@ -220,6 +230,8 @@ class AppConfig(Struct):
         return {
             "agent_dir": self.agent_dir,
             "no_context_files": self.no_context_files,
+            "skill_paths": list(self.skill_paths) or None,
+            "no_skills": self.no_skills,
             "prompt_template_paths": list(self.prompt_template_paths) or None,
             "no_prompt_templates": self.no_prompt_templates,
             "system_prompt": self.system_prompt,

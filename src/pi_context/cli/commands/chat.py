@@ -613,6 +613,16 @@ async def _release_local_models() -> None:
     "-ne", "--no-extensions", is_flag=True, help="Do not load discovered or installed extensions."
 )
 @click.option(
+    "--skill",
+    "skill_paths",
+    multiple=True,
+    metavar="PATH",
+    help="Load a skill file or directory (repeatable), also with -ns.",
+)
+@click.option(
+    "-ns", "--no-skills", is_flag=True, help="Do not load discovered or configured skills."
+)
+@click.option(
     "--prompt-template",
     "prompt_template_paths",
     multiple=True,
@@ -678,6 +688,8 @@ def chat_command(
     no_context_files: bool,
     extension_paths: tuple[str, ...],
     no_extensions: bool,
+    skill_paths: tuple[str, ...],
+    no_skills: bool,
     prompt_template_paths: tuple[str, ...],
     no_prompt_templates: bool,
     approve: bool | None,
@@ -798,6 +810,8 @@ def chat_command(
         agent_dir=agent_dir,
         session_dir=directory,
         no_context_files=no_context_files,
+        skill_paths=skill_paths,
+        no_skills=no_skills,
         prompt_template_paths=prompt_template_paths,
         no_prompt_templates=no_prompt_templates,
         system_prompt=system_prompt,
@@ -810,6 +824,7 @@ def chat_command(
             provider=provider if spec is not None and spec == model else None,
             api_key=api_key if spec is not None and spec == model else None,
             why=notes.append,
+            settings=settings,
         ),
         thinking=thinking,
         tool_selection=selection,

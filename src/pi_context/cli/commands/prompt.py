@@ -78,7 +78,9 @@ _cwd_option = click.option(
     help="Directory to assemble the prompt for (default: the current directory).",
 )
 _approve_option = click.option(
+    "-a/-na",
     "--approve/--no-approve",
+    "approve",
     default=None,
     help="Treat the project as trusted / untrusted for this run (default: saved decision).",
 )
