@@ -1,0 +1,462 @@
+"""``@`` file references and Tab path completion in the interactive editor, as pi does them.
+
+* ``@`` at the start of a word opens a list of files and directories of the working tree that
+  narrows as letters are typed (``@"`` starts a quoted reference, for paths with spaces). The
+  tree is walked by :mod:`pi_context.tools.file_walk`: hidden entries in, ``.git`` out,
+  ``.gitignore``/``.ignore`` honoured, symbolic links listed (a link to a directory as a
+  directory) but not followed. Without ``/`` in the query an entry matches when its name
+  contains the query, else when its path does; an all-lowercase query ignores case. Ranking:
+  the name equal to the query, then starting with it, then containing it, then only the path
+  containing it, a directory ahead of a file of the same rank; then shallower, shorter, by
+  path. The best :data:`MAX_FILE_SUGGESTIONS` are offered. A query whose part before its last
+  ``/`` names an existing directory (``@src/ma``, ``@~/notes/``, ``@/etc/ho``) searches below
+  that directory.
+* Choosing inserts ``@path`` (``@"path"`` when the path has a space, or the reference was
+  opened with ``@"``) followed by a space; a directory ends with ``/`` and no space, so the
+  search can go on inside it. The message keeps the reference as typed: the model gets the
+  text ``@path`` and reads the file with its tools (no file content is attached).
+* Tab completes the word before the cursor as a path from the working directory (``./``,
+  ``../``, ``~/`` and ``/`` too), in any line including ``!command`` lines: the entries of its
+  directory whose names start with what was typed (any case), directories first; a single
+  candidate is inserted at once. At the start of a line, Tab completes ``/command`` names.
+* In an open ``@`` list, Tab or Enter inserts the highlighted entry (the first when none is),
+  Up/Down move, Esc closes it.
+
+The walk of a tree is kept for :data:`INDEX_TTL_SECONDS` and stops after
+:data:`MAX_INDEXED_ENTRIES` entries; it runs off the editor's thread, so typing never waits for
+it. Names are shown with control characters made visible (never raw to the terminal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import posixpath
+import threading
+import time
+import unicodedata
+from collections.abc import AsyncGenerator, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
+
+from pi_context.cli.terminal_text import terminal_safe
+
+__all__ = [
+    "INDEX_TTL_SECONDS",
+    "MAX_FILE_SUGGESTIONS",
+    "MAX_INDEXED_ENTRIES",
+    "EditorCompleter",
+    "FileCompletion",
+    "FileIndex",
+    "IndexedEntry",
+    "Suggestion",
+    "at_prefix",
+    "completion_key_bindings",
+    "file_suggestions",
+    "path_prefix",
+    "path_suggestions",
+    "rank_entries",
+]
+
+MAX_FILE_SUGGESTIONS: Final = 20
+"""How many entries an ``@`` list offers (pi's number)."""
+MAX_INDEXED_ENTRIES: Final = 200_000
+"""The walk of one tree stops after this many entries (a huge tree stays usable)."""
+INDEX_TTL_SECONDS: Final = 5.0
+"""How long the walk of a tree is reused before it is walked again."""
+
+_KEPT_TREES: Final = 4
+_DELIMITERS: Final = frozenset(" \t\"'=")
+_WRAPPERS: Final = {"(": ")", "[": "]", "{": "}", "<": ">", "`": "`"}
+_CJK_PUNCTUATION: Final = frozenset("，．：；！？（）［］｛｝“”‘’…—")
+_CJK_RANGES: Final = ((0x3000, 0x303F), (0x30A0, 0x30FF), (0xFE30, 0xFE4F), (0xFF61, 0xFF65))
+
+
+def _is_separator(char: str) -> bool:
+    """Whitespace or CJK punctuation: where a word (and so a path) ends."""
+    if char.isspace() or char in _CJK_PUNCTUATION:
+        return True
+    if not unicodedata.category(char).startswith("P"):
+        return False
+    code = ord(char)
+    return any(low <= code <= high for low, high in _CJK_RANGES)
+
+
+def _last_delimiter(text: str) -> int:
+    for index in range(len(text) - 1, -1, -1):
+        if text[index] in _DELIMITERS or _is_separator(text[index]):
+            return index
+    return -1
+
+
+def _strip_wrappers(token: str) -> str:
+    """``(~/Dev`` is ``~/Dev``; a wrapper whose closer is in the token stays (``app/[id]/p``)."""
+    while token and token[0] in _WRAPPERS and _WRAPPERS[token[0]] not in token[1:]:
+        token = token[1:]
+    return token
+
+
+def _is_token_start(text: str, index: int) -> bool:
+    start = index
+    while start > 0 and text[start - 1] in _WRAPPERS:
+        start -= 1
+    return start == 0 or text[start - 1] in _DELIMITERS or _is_separator(text[start - 1])
+
+
+def _quoted_prefix(text: str) -> str | None:
+    """From an unclosed ``"`` (or ``@"``) that starts a word to the end, else ``None``."""
+    start = -1
+    for index, char in enumerate(text):
+        if char == '"':
+            start = index if start == -1 else -1
+    if start == -1:
+        return None
+    if start > 0 and text[start - 1] == "@":
+        return text[start - 1 :] if _is_token_start(text, start - 1) else None
+    return text[start:] if _is_token_start(text, start) else None
+
+
+def at_prefix(text: str) -> str | None:
+    """The ``@`` reference being typed at the end of ``text`` (from the ``@``), or ``None``."""
+    quoted = _quoted_prefix(text)
+    if quoted is not None and quoted.startswith('@"'):
+        return quoted
+    token = _strip_wrappers(text[_last_delimiter(text) + 1 :])
+    return token if token.startswith("@") else None
+
+
+def path_prefix(text: str) -> str:
+    """The word before the cursor that Tab completes as a path (may be empty)."""
+    quoted = _quoted_prefix(text)
+    if quoted is not None:
+        return quoted
+    return _strip_wrappers(text[_last_delimiter(text) + 1 :])
+
+
+def _parse(prefix: str) -> tuple[str, bool, bool]:
+    """``(path text, after @, quoted)``."""
+    if prefix.startswith('@"'):
+        return prefix[2:], True, True
+    if prefix.startswith('"'):
+        return prefix[1:], False, True
+    if prefix.startswith("@"):
+        return prefix[1:], True, False
+    return prefix, False, False
+
+
+def _value(path: str, *, at: bool, quoted: bool, is_dir: bool) -> str:
+    """What replaces the prefix: ``@path``, ``@"path"``; a quoted directory stays open (its
+    closing quote comes with the file chosen inside it)."""
+    lead = "@" if at else ""
+    if not quoted and not any(_is_separator(c) for c in path):
+        return lead + path
+    return f'{lead}"{path}' + ("" if is_dir else '"')
+
+
+def shown(text: str) -> str:
+    """A name as the list shows it: control characters visible, on one line."""
+    return terminal_safe(text).replace("\n", "␊").replace("\t", "␉")
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    value: str
+    """What replaces the typed prefix."""
+    label: str
+    """The entry's name (``/`` after a directory)."""
+    description: str = ""
+    """Its path (``@`` lists)."""
+
+    @property
+    def is_dir(self) -> bool:
+        return self.label.endswith("/")
+
+
+# -- the tree ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedEntry:
+    relative: str
+    """Its path from the walked directory, ``/``-separated."""
+    is_dir: bool
+    """A directory or a link to one."""
+
+
+class FileIndex:
+    """The walks of directory trees, each reused for ``ttl`` seconds and bounded to ``limit``
+    entries; safe to use from several threads (one walk of a tree at a time)."""
+
+    def __init__(
+        self,
+        *,
+        limit: int = MAX_INDEXED_ENTRIES,
+        ttl: float = INDEX_TTL_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limit = limit
+        self.ttl = ttl
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._walks: dict[Path, tuple[float, list[IndexedEntry]]] = {}
+        self.walk_count = 0
+        """How many walks were made (a reused walk is not counted)."""
+
+    def entries(self, root: Path) -> list[IndexedEntry]:
+        with self._lock:
+            cached = self._walks.get(root)
+            if cached is not None and self._clock() - cached[0] < self.ttl:
+                return cached[1]
+            found = self._walk(root)
+            self._walks.pop(root, None)
+            self._walks[root] = (self._clock(), found)
+            while len(self._walks) > _KEPT_TREES:  # the oldest walk goes first
+                del self._walks[next(iter(self._walks))]
+            self.walk_count += 1
+            return found
+
+    def _walk(self, root: Path) -> list[IndexedEntry]:
+        from pi_context.tools.file_walk import walk
+
+        found: list[IndexedEntry] = []
+        for entry in walk(root, stop=lambda: len(found) >= self.limit):
+            is_dir = entry.is_dir
+            if entry.is_link:
+                try:
+                    is_dir = entry.path.is_dir()
+                except OSError:  # a broken link or a loop: a file
+                    is_dir = False
+            found.append(IndexedEntry(entry.relative, is_dir))
+            if len(found) >= self.limit:
+                break
+        return found
+
+
+def _expand_home(path: str) -> str:
+    if path == "~":
+        return str(Path.home())
+    if path.startswith("~/"):
+        expanded = os.path.join(str(Path.home()), path[2:])
+        return expanded if not path.endswith("/") or expanded.endswith("/") else expanded + "/"
+    return path
+
+
+def _scoped(query: str, cwd: Path) -> tuple[Path, str, str] | None:
+    """``(directory, query below it, its text as typed)`` when the query's part before its last
+    ``/`` names an existing directory."""
+    slash = query.rfind("/")
+    if slash == -1:
+        return None
+    typed, rest = query[: slash + 1], query[slash + 1 :]
+    base = Path(_expand_home(typed)) if typed.startswith(("~/", "/")) else cwd / typed
+    return (base, rest, typed) if base.is_dir() else None
+
+
+def _score(relative: str, name: str, query: str, is_dir: bool) -> int:
+    low_name, low_query = name.lower(), query.lower()
+    if low_name == low_query:
+        score = 100
+    elif low_name.startswith(low_query):
+        score = 80
+    elif low_query in low_name:
+        score = 50
+    elif low_query in relative.lower():
+        score = 30
+    else:
+        return 0
+    return score + 10 if is_dir else score
+
+
+def rank_entries(
+    entries: Iterable[IndexedEntry], query: str, limit: int = MAX_FILE_SUGGESTIONS
+) -> list[IndexedEntry]:
+    """The entries that match ``query``, best first (see the module text), at most ``limit``."""
+    sensitive = query != query.lower()  # an uppercase letter: case matters (smart case)
+    by_path = "/" in query
+    needle = query if sensitive else query.lower()
+    ranked: list[tuple[int, int, int, str, IndexedEntry]] = []
+    for entry in entries:
+        path = entry.relative + "/" if entry.is_dir else entry.relative
+        name = posixpath.basename(entry.relative)
+        if query:
+            haystack = path if by_path else name
+            if needle not in (haystack if sensitive else haystack.lower()):
+                continue
+            score = _score(path, name, query, entry.is_dir)
+            if score == 0:
+                continue
+        else:
+            score = 1
+        depth = entry.relative.count("/") + 1
+        ranked.append((-score, depth, len(path), path, entry))
+    ranked.sort(key=lambda item: (item[0], item[1], item[2], item[3].casefold(), item[3]))
+    return [item[4] for item in ranked[:limit]]
+
+
+def file_suggestions(prefix: str, cwd: Path, index: FileIndex) -> list[Suggestion]:
+    """The ``@`` list for ``prefix`` (``@query`` or ``@"query``)."""
+    query, _, quoted = _parse(prefix)
+    scope = _scoped(query, cwd)
+    root, query, typed = (cwd, query, "") if scope is None else scope
+    suggestions = []
+    for entry in rank_entries(index.entries(root), query):
+        display = typed + entry.relative
+        path = display + "/" if entry.is_dir else display
+        label = posixpath.basename(entry.relative) + ("/" if entry.is_dir else "")
+        value = _value(path, at=True, quoted=quoted, is_dir=entry.is_dir)
+        suggestions.append(Suggestion(value, label, display))
+    return suggestions
+
+
+def path_suggestions(prefix: str, cwd: Path) -> list[Suggestion]:
+    """What Tab offers for the word ``prefix``: the entries of its directory whose names start
+    with its last part (any case), directories first, then by name."""
+    raw, at, quoted = _parse(prefix)
+    expanded = _expand_home(raw) if raw.startswith("~") else raw
+    absolute = raw.startswith("~") or expanded.startswith("/")
+    if raw in ("", "./", "../", "~", "~/", "/") or raw.endswith("/"):
+        directory, start = expanded, ""
+    else:
+        directory, start = os.path.dirname(expanded), os.path.basename(expanded)
+    # a relative directory is joined to the working directory as text (``src/..`` is the
+    # working directory even when ``src`` does not exist)
+    search = Path(directory) if absolute else Path(os.path.normpath(cwd / directory))
+    try:
+        with os.scandir(search) as listing:
+            found = [(item.name, _entry_is_dir(item)) for item in listing]
+    except OSError:
+        return []
+    suggestions = []
+    for name, is_dir in found:
+        if not name.lower().startswith(start.lower()):
+            continue
+        path = _completed_path(raw, name)
+        value = _value(path + "/" if is_dir else path, at=at, quoted=quoted, is_dir=is_dir)
+        suggestions.append(Suggestion(value, name + ("/" if is_dir else "")))
+    suggestions.sort(key=lambda s: (not s.is_dir, s.label.casefold(), s.label))
+    return suggestions
+
+
+def _entry_is_dir(item: os.DirEntry[str]) -> bool:
+    try:
+        return item.is_dir()  # follows a link: a link to a directory completes as one
+    except OSError:
+        return False
+
+
+def _completed_path(typed: str, name: str) -> str:
+    """The typed word with its last part replaced by ``name`` (``~/``, ``./`` kept)."""
+    if typed.endswith("/"):
+        return typed + name
+    if "/" not in typed:
+        return "~/" + name if typed.startswith("~") else name
+    directory = posixpath.dirname(typed)
+    if typed.startswith(("~/", "/")):
+        return ("" if directory == "/" else directory) + "/" + name
+    joined = posixpath.normpath(posixpath.join(directory, name))
+    return "./" + joined if typed.startswith("./") and not joined.startswith("./") else joined
+
+
+# -- the editor --------------------------------------------------------------------------------
+
+
+class FileCompletion(Completion):
+    """An entry of an ``@`` list or of Tab's path list."""
+
+
+def _completion(suggestion: Suggestion, prefix: str) -> FileCompletion:
+    after = " " if prefix.startswith("@") and not suggestion.is_dir else ""
+    return FileCompletion(
+        suggestion.value + after,
+        start_position=-len(prefix),
+        display=shown(suggestion.label),
+        display_meta=shown(suggestion.description),
+    )
+
+
+class EditorCompleter(Completer):
+    """The editor's completions: ``@`` lists while typing, paths on Tab, and ``commands``
+    (the ``/command`` completer) at the start of the input. The tree is walked off the
+    editor's thread (:meth:`get_completions_async`)."""
+
+    def __init__(
+        self,
+        commands: Completer,
+        cwd: Callable[[], Path],
+        index: FileIndex | None = None,
+    ) -> None:
+        self.commands = commands
+        self.cwd = cwd
+        self.index = index or FileIndex()
+
+    def _files(self, document: Document, event: CompleteEvent) -> list[FileCompletion] | None:
+        """The path completions, or ``None`` when the input is a ``/command`` name."""
+        line = document.current_line_before_cursor
+        at = at_prefix(line)
+        if at is not None:
+            return [_completion(s, at) for s in file_suggestions(at, self.cwd(), self.index)]
+        if document.text_before_cursor.startswith("/") and not any(
+            c.isspace() for c in document.text_before_cursor
+        ):
+            return None
+        if not event.completion_requested:
+            return []
+        prefix = path_prefix(line)
+        return [_completion(s, prefix) for s in path_suggestions(prefix, self.cwd())]
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterable[Completion]:
+        found = self._files(document, complete_event)
+        if found is None:
+            yield from self.commands.get_completions(document, complete_event)
+        else:
+            yield from found
+
+    async def get_completions_async(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> AsyncGenerator[Completion, None]:
+        loop = asyncio.get_running_loop()
+        found = await loop.run_in_executor(None, self._files, document, complete_event)
+        if found is None:
+            async for completion in self.commands.get_completions_async(document, complete_event):
+                yield completion
+        else:
+            for completion in found:
+                yield completion
+
+
+def completion_key_bindings() -> KeyBindings:
+    """Tab and Enter in an open ``@`` list insert its highlighted entry (the first when none
+    is highlighted), as pi's list does."""
+    bindings = KeyBindings()
+
+    @Condition
+    def file_list_open() -> bool:
+        from prompt_toolkit.application import get_app
+
+        state = get_app().current_buffer.complete_state
+        return (
+            state is not None
+            and bool(state.completions)
+            and isinstance(state.completions[0], FileCompletion)
+            and state.completions[0].text.startswith("@")
+        )
+
+    @bindings.add(Keys.Tab, filter=file_list_open)
+    @bindings.add(Keys.Enter, filter=file_list_open)
+    def _choose(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        state = buffer.complete_state
+        if state is None:
+            return
+        buffer.apply_completion(state.current_completion or state.completions[0])
+
+    return bindings
