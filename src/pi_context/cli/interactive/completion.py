@@ -402,9 +402,7 @@ class EditorCompleter(Completer):
         at = at_prefix(line)
         if at is not None:
             return [_completion(s, at) for s in file_suggestions(at, self.cwd(), self.index)]
-        if document.text_before_cursor.startswith("/") and not any(
-            c.isspace() for c in document.text_before_cursor
-        ):
+        if _command_name(document):
             return None
         if not event.completion_requested:
             return []
@@ -423,14 +421,24 @@ class EditorCompleter(Completer):
     async def get_completions_async(
         self, document: Document, complete_event: CompleteEvent
     ) -> AsyncGenerator[Completion, None]:
-        loop = asyncio.get_running_loop()
-        found = await loop.run_in_executor(None, self._files, document, complete_event)
-        if found is None:
+        if _command_name(document):
             async for completion in self.commands.get_completions_async(document, complete_event):
                 yield completion
-        else:
-            for completion in found:
-                yield completion
+            return
+        if at_prefix(document.current_line_before_cursor) is None and not (
+            complete_event.completion_requested
+        ):
+            return  # plain typing: nothing to look up (and Tab right after is not held up)
+        loop = asyncio.get_running_loop()
+        found = await loop.run_in_executor(None, self._files, document, complete_event)
+        for completion in found or ():
+            yield completion
+
+
+def _command_name(document: Document) -> bool:
+    """The input is a ``/command`` name being typed (the start of the input, no space yet)."""
+    text = document.text_before_cursor
+    return text.startswith("/") and not any(c.isspace() for c in text)
 
 
 def completion_key_bindings() -> KeyBindings:
