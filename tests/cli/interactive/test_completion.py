@@ -289,6 +289,21 @@ def test_a_walk_is_reused_until_it_is_stale(tmp_path: Path) -> None:
     assert index.walk_count == 2
 
 
+def test_a_slow_walk_is_redone_in_the_background_while_the_old_list_serves(
+    tmp_path: Path,
+) -> None:
+    _tree(tmp_path, "one.txt")
+    now = [0.0]
+    index = FileIndex(ttl=5.0, slow=0.0, clock=lambda: now[0])  # every walk counts as slow
+    assert _values("@", tmp_path, index) == ["@one.txt"]
+    _tree(tmp_path, "two.txt")
+    now[0] = 6.0
+    assert _values("@", tmp_path, index) == ["@one.txt"]  # stale, served at once
+    index.wait()
+    assert _values("@", tmp_path, index) == ["@one.txt", "@two.txt"]
+    assert index.walk_count == 2
+
+
 def test_a_walk_stops_at_its_limit(tmp_path: Path) -> None:
     _tree(tmp_path, *(f"d{n}/f{m}.txt" for n in range(5) for m in range(10)))
     index = FileIndex(limit=12)

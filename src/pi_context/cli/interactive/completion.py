@@ -24,12 +24,13 @@
 
 The walk of a tree is kept for :data:`INDEX_TTL_SECONDS` and stops after
 :data:`MAX_INDEXED_ENTRIES` entries; it runs off the editor's thread, so typing never waits for
-it. Names are shown with control characters made visible (never raw to the terminal).
+it, and a large tree's stale walk keeps serving while it is redone in the background. Names are shown with control characters made visible (never raw to the terminal).
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
 import os
 import posixpath
 import threading
@@ -52,6 +53,7 @@ __all__ = [
     "INDEX_TTL_SECONDS",
     "MAX_FILE_SUGGESTIONS",
     "MAX_INDEXED_ENTRIES",
+    "SLOW_WALK_SECONDS",
     "EditorCompleter",
     "FileCompletion",
     "FileIndex",
@@ -71,6 +73,8 @@ MAX_INDEXED_ENTRIES: Final = 200_000
 """The walk of one tree stops after this many entries (a huge tree stays usable)."""
 INDEX_TTL_SECONDS: Final = 5.0
 """How long the walk of a tree is reused before it is walked again."""
+SLOW_WALK_SECONDS: Final = 0.25
+"""A walk that took this long is redone in the background while its old list serves."""
 
 _KEPT_TREES: Final = 4
 _DELIMITERS: Final = frozenset(" \t\"'=")
@@ -190,41 +194,79 @@ class IndexedEntry:
     """A directory or a link to one."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Walk:
+    entries: list[IndexedEntry]
+    done: float
+    """When it finished (the index's clock)."""
+    took: float
+    """How long it took."""
+
+
 class FileIndex:
     """The walks of directory trees, each reused for ``ttl`` seconds and bounded to ``limit``
-    entries; safe to use from several threads (one walk of a tree at a time)."""
+    entries; safe to use from several threads (one walk at a time).
+
+    A stale walk is redone before it is used, unless it took ``slow`` seconds or more (a large
+    tree): then the old list keeps serving while a background thread walks the tree again, so
+    a key press never waits for a large walk after the first one.
+    """
 
     def __init__(
         self,
         *,
         limit: int = MAX_INDEXED_ENTRIES,
         ttl: float = INDEX_TTL_SECONDS,
+        slow: float = SLOW_WALK_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.limit = limit
         self.ttl = ttl
+        self.slow = slow
         self._clock = clock
         self._lock = threading.Lock()
-        self._walks: dict[Path, tuple[float, list[IndexedEntry]]] = {}
+        self._walks: dict[Path, _Walk] = {}
+        self._refresh: threading.Thread | None = None
         self.walk_count = 0
         """How many walks were made (a reused walk is not counted)."""
 
     def entries(self, root: Path) -> list[IndexedEntry]:
         with self._lock:
             cached = self._walks.get(root)
-            if cached is not None and self._clock() - cached[0] < self.ttl:
-                return cached[1]
-            found = self._walk(root)
-            self._walks.pop(root, None)
-            self._walks[root] = (self._clock(), found)
-            while len(self._walks) > _KEPT_TREES:  # the oldest walk goes first
-                del self._walks[next(iter(self._walks))]
-            self.walk_count += 1
-            return found
+            if cached is not None and self._clock() - cached.done < self.ttl:
+                return cached.entries
+            if cached is not None and cached.took >= self.slow:
+                if self._refresh is None or not self._refresh.is_alive():
+                    self._refresh = threading.Thread(
+                        target=self._rewalk, args=(root,), name="pictx-file-index", daemon=True
+                    )
+                    self._refresh.start()
+                return cached.entries
+            return self._store(root, self._walk(root))
 
-    def _walk(self, root: Path) -> list[IndexedEntry]:
+    def wait(self) -> None:
+        """Until a background walk (if any) has finished."""
+        refresh = self._refresh
+        if refresh is not None:
+            refresh.join()
+
+    def _rewalk(self, root: Path) -> None:
+        found = self._walk(root)
+        with self._lock:
+            self._store(root, found)
+
+    def _store(self, root: Path, found: _Walk) -> list[IndexedEntry]:
+        self._walks.pop(root, None)
+        self._walks[root] = found
+        while len(self._walks) > _KEPT_TREES:  # the oldest walk goes first
+            del self._walks[next(iter(self._walks))]
+        self.walk_count += 1
+        return found.entries
+
+    def _walk(self, root: Path) -> _Walk:
         from pi_context.tools.file_walk import walk
 
+        start = self._clock()
         found: list[IndexedEntry] = []
         for entry in walk(root, stop=lambda: len(found) >= self.limit):
             is_dir = entry.is_dir
@@ -236,7 +278,8 @@ class FileIndex:
             found.append(IndexedEntry(entry.relative, is_dir))
             if len(found) >= self.limit:
                 break
-        return found
+        done = self._clock()
+        return _Walk(found, done, done - start)
 
 
 def _expand_home(path: str) -> str:
@@ -296,8 +339,10 @@ def rank_entries(
             score = 1
         depth = entry.relative.count("/") + 1
         ranked.append((-score, depth, len(path), path, entry))
-    ranked.sort(key=lambda item: (item[0], item[1], item[2], item[3].casefold(), item[3]))
-    return [item[4] for item in ranked[:limit]]
+    best = heapq.nsmallest(
+        limit, ranked, key=lambda item: (item[0], item[1], item[2], item[3].casefold(), item[3])
+    )
+    return [item[4] for item in best]
 
 
 def file_suggestions(prefix: str, cwd: Path, index: FileIndex) -> list[Suggestion]:
