@@ -37,7 +37,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import AsyncGenerator, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -192,6 +192,19 @@ class IndexedEntry:
     """Its path from the walked directory, ``/``-separated."""
     is_dir: bool
     """A directory or a link to one."""
+    name: str = field(init=False)
+    path: str = field(init=False)
+    """``relative``, with a ``/`` after a directory."""
+    order: tuple[int, int, str] = field(init=False)
+    """Depth, length, path without case: the order within one rank (computed once per walk,
+    so a key press only compares)."""
+
+    def __post_init__(self) -> None:
+        path = self.relative + "/" if self.is_dir else self.relative
+        object.__setattr__(self, "name", posixpath.basename(self.relative))
+        object.__setattr__(self, "path", path)
+        order = (self.relative.count("/") + 1, len(path), path.casefold())
+        object.__setattr__(self, "order", order)
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,28 +334,25 @@ def rank_entries(
     entries: Iterable[IndexedEntry], query: str, limit: int = MAX_FILE_SUGGESTIONS
 ) -> list[IndexedEntry]:
     """The entries that match ``query``, best first (see the module text), at most ``limit``."""
+    if not query:
+        return heapq.nsmallest(limit, entries, key=_order)
     sensitive = query != query.lower()  # an uppercase letter: case matters (smart case)
     by_path = "/" in query
     needle = query if sensitive else query.lower()
-    ranked: list[tuple[int, int, int, str, IndexedEntry]] = []
+    ranked: list[tuple[int, IndexedEntry]] = []
     for entry in entries:
-        path = entry.relative + "/" if entry.is_dir else entry.relative
-        name = posixpath.basename(entry.relative)
-        if query:
-            haystack = path if by_path else name
-            if needle not in (haystack if sensitive else haystack.lower()):
-                continue
-            score = _score(path, name, query, entry.is_dir)
-            if score == 0:
-                continue
-        else:
-            score = 1
-        depth = entry.relative.count("/") + 1
-        ranked.append((-score, depth, len(path), path, entry))
-    best = heapq.nsmallest(
-        limit, ranked, key=lambda item: (item[0], item[1], item[2], item[3].casefold(), item[3])
-    )
-    return [item[4] for item in best]
+        haystack = entry.path if by_path else entry.name
+        if needle not in (haystack if sensitive else haystack.lower()):
+            continue
+        score = _score(entry.path, entry.name, query, entry.is_dir)
+        if score:
+            ranked.append((score, entry))
+    best = heapq.nsmallest(limit, ranked, key=lambda item: (-item[0], *item[1].order))
+    return [entry for _, entry in best]
+
+
+def _order(entry: IndexedEntry) -> tuple[int, int, str]:
+    return entry.order
 
 
 def file_suggestions(prefix: str, cwd: Path, index: FileIndex) -> list[Suggestion]:
