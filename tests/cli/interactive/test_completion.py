@@ -20,6 +20,7 @@ from pi_context.cli.interactive.completion import (
     FileIndex,
     IndexedEntry,
     at_prefix,
+    collation_key,
     file_suggestions,
     path_prefix,
     path_suggestions,
@@ -332,3 +333,20 @@ def test_an_unreadable_directory_is_skipped(
 
     monkeypatch.setattr(os, "scandir", scandir)
     assert [e.relative for e in FileIndex().entries(tmp_path)] == ["locked", "open.txt"]
+
+
+def test_names_are_ordered_as_javascripts_locale_compare_orders_them() -> None:
+    names = ["main_test.py", "main.py", "Main.py", "main.PY", "a-b", "a_b", "ab", "a b", "A", "a"]
+    # Node 20's ["...", ...].sort((a, b) => a.localeCompare(b)) in the en-US locale
+    assert sorted(names, key=collation_key) == [
+        "a",
+        "A",
+        "a b",
+        "a_b",
+        "a-b",
+        "ab",
+        "main_test.py",
+        "main.py",
+        "main.PY",
+        "Main.py",
+    ]

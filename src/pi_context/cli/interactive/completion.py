@@ -60,6 +60,7 @@ __all__ = [
     "IndexedEntry",
     "Suggestion",
     "at_prefix",
+    "collation_key",
     "completion_key_bindings",
     "file_suggestions",
     "path_prefix",
@@ -195,16 +196,15 @@ class IndexedEntry:
     name: str = field(init=False)
     path: str = field(init=False)
     """``relative``, with a ``/`` after a directory."""
-    order: tuple[int, int, str] = field(init=False)
-    """Depth, length, path without case: the order within one rank (computed once per walk,
-    so a key press only compares)."""
+    order: tuple[int, int] = field(init=False)
+    """Depth and length of ``path``: the order within one rank (computed once per walk, so a
+    key press only compares); ties are then put in :func:`collation_key` order."""
 
     def __post_init__(self) -> None:
         path = self.relative + "/" if self.is_dir else self.relative
         object.__setattr__(self, "name", posixpath.basename(self.relative))
         object.__setattr__(self, "path", path)
-        order = (self.relative.count("/") + 1, len(path), path.casefold())
-        object.__setattr__(self, "order", order)
+        object.__setattr__(self, "order", (self.relative.count("/") + 1, len(path)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,7 +335,7 @@ def rank_entries(
 ) -> list[IndexedEntry]:
     """The entries that match ``query``, best first (see the module text), at most ``limit``."""
     if not query:
-        return heapq.nsmallest(limit, entries, key=_order)
+        return _best(((1, entry) for entry in entries), limit)
     sensitive = query != query.lower()  # an uppercase letter: case matters (smart case)
     by_path = "/" in query
     needle = query if sensitive else query.lower()
@@ -347,12 +347,37 @@ def rank_entries(
         score = _score(entry.path, entry.name, query, entry.is_dir)
         if score:
             ranked.append((score, entry))
-    best = heapq.nsmallest(limit, ranked, key=lambda item: (-item[0], *item[1].order))
-    return [entry for _, entry in best]
+    return _best(ranked, limit)
 
 
-def _order(entry: IndexedEntry) -> tuple[int, int, str]:
-    return entry.order
+def _best(scored: Iterable[tuple[int, IndexedEntry]], limit: int) -> list[IndexedEntry]:
+    """The ``limit`` best: higher score, then shallower, shorter, then by
+    :func:`collation_key` (computed only for the entries tied at the cut)."""
+    items = list(scored)
+
+    def rank(item: tuple[int, IndexedEntry]) -> tuple[int, int, int]:
+        return (-item[0], *item[1].order)
+
+    cut = heapq.nsmallest(limit, items, key=rank)
+    if not cut:
+        return []
+    bound = rank(cut[-1])
+    pool = [item for item in items if rank(item) <= bound]
+    pool.sort(key=lambda item: (rank(item), collation_key(item[1].path)))
+    return [entry for _, entry in pool[:limit]]
+
+
+_COLLATION_ORDER: Final = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz"
+_PRIMARY: Final = {char: weight for weight, char in enumerate(_COLLATION_ORDER)}
+
+
+def collation_key(text: str) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+    """The order pi's lists use (JavaScript's ``localeCompare``, Unicode's default collation)
+    for ASCII text: punctuation before digits before letters, letters without case first
+    (``_`` < ``-`` < ``.``), then lowercase before uppercase; other characters after the
+    letters, by code point of their case-folded form."""
+    primary = tuple(_PRIMARY.get(c.lower(), len(_PRIMARY) + ord(c.casefold()[0])) for c in text)
+    return primary, tuple(c.isupper() for c in text)
 
 
 def file_suggestions(prefix: str, cwd: Path, index: FileIndex) -> list[Suggestion]:
@@ -395,7 +420,7 @@ def path_suggestions(prefix: str, cwd: Path) -> list[Suggestion]:
         path = _completed_path(raw, name)
         value = _value(path + "/" if is_dir else path, at=at, quoted=quoted, is_dir=is_dir)
         suggestions.append(Suggestion(value, name + ("/" if is_dir else "")))
-    suggestions.sort(key=lambda s: (not s.is_dir, s.label.casefold(), s.label))
+    suggestions.sort(key=lambda s: (not s.is_dir, collation_key(s.label)))
     return suggestions
 
 
