@@ -38,8 +38,9 @@ import time
 import unicodedata
 from collections.abc import AsyncGenerator, Callable, Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
@@ -335,36 +336,40 @@ def rank_entries(
 ) -> list[IndexedEntry]:
     """The entries that match ``query``, best first (see the module text), at most ``limit``."""
     if not query:
-        return _best(((1, entry) for entry in entries), limit)
+        return _best(list(entries), _ORDER, limit)
     sensitive = query != query.lower()  # an uppercase letter: case matters (smart case)
     by_path = "/" in query
     needle = query if sensitive else query.lower()
-    ranked: list[tuple[int, IndexedEntry]] = []
+    ranked: list[IndexedEntry] = []
+    scores: dict[int, int] = {}
     for entry in entries:
         haystack = entry.path if by_path else entry.name
         if needle not in (haystack if sensitive else haystack.lower()):
             continue
         score = _score(entry.path, entry.name, query, entry.is_dir)
         if score:
-            ranked.append((score, entry))
-    return _best(ranked, limit)
+            ranked.append(entry)
+            scores[id(entry)] = score
+    return _best(ranked, lambda entry: (-scores[id(entry)], *entry.order), limit)
 
 
-def _best(scored: Iterable[tuple[int, IndexedEntry]], limit: int) -> list[IndexedEntry]:
-    """The ``limit`` best: higher score, then shallower, shorter, then by
-    :func:`collation_key` (computed only for the entries tied at the cut)."""
-    items = list(scored)
+_ORDER: Final = attrgetter("order")
 
-    def rank(item: tuple[int, IndexedEntry]) -> tuple[int, int, int]:
-        return (-item[0], *item[1].order)
+_K = TypeVar("_K", bound=tuple[int, ...])
 
-    cut = heapq.nsmallest(limit, items, key=rank)
+
+def _best(
+    entries: list[IndexedEntry], rank: Callable[[IndexedEntry], _K], limit: int
+) -> list[IndexedEntry]:
+    """The ``limit`` lowest by ``rank`` (score, depth, length), ties then in
+    :func:`collation_key` order (computed only for the entries tied at the cut)."""
+    cut = heapq.nsmallest(limit, entries, key=rank)
     if not cut:
         return []
     bound = rank(cut[-1])
-    pool = [item for item in items if rank(item) <= bound]
-    pool.sort(key=lambda item: (rank(item), collation_key(item[1].path)))
-    return [entry for _, entry in pool[:limit]]
+    pool = [entry for entry in entries if rank(entry) <= bound]
+    pool.sort(key=lambda entry: (rank(entry), collation_key(entry.path)))
+    return pool[:limit]
 
 
 _COLLATION_ORDER: Final = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz"
