@@ -350,3 +350,31 @@ def test_names_are_ordered_as_javascripts_locale_compare_orders_them() -> None:
         "main.PY",
         "Main.py",
     ]
+
+
+def test_a_tab_list_narrows_as_the_word_grows_until_an_entry_is_chosen(tmp_path: Path) -> None:
+    _tree(tmp_path, "alpha.txt", "beta.txt", "bravo/")
+    completer = EditorCompleter(_NoCommands(), lambda: tmp_path)
+    assert [c.text for c in _complete(completer, "!cat ", tab=True)] == [
+        "bravo/",
+        "alpha.txt",
+        "beta.txt",
+    ]
+    narrowed = _complete(completer, "!cat b")  # typed on: the list stays open, narrower
+    assert [c.text for c in narrowed] == ["bravo/", "beta.txt"]
+    assert _complete(completer, "!cat b x") == []  # another word: the list is closed
+    assert _complete(completer, "!cat b") == []  # and stays closed
+    _complete(completer, "!cat ", tab=True)
+    (first, _) = _complete(completer, "!cat b")
+    assert isinstance(first, FileCompletion)
+    assert first.chosen is not None
+    first.chosen()  # an entry chosen: typing on opens no list
+    assert _complete(completer, "!cat bravo/x") == []
+    assert _complete(completer, "!cat bravo/", tab=True) == []  # empty directory
+
+
+def test_a_single_tab_candidate_opens_no_list(tmp_path: Path) -> None:
+    _tree(tmp_path, "only.txt")
+    completer = EditorCompleter(_NoCommands(), lambda: tmp_path)
+    assert [c.text for c in _complete(completer, "o", tab=True)] == ["only.txt"]
+    assert _complete(completer, "on") == []

@@ -40,7 +40,7 @@ from collections.abc import AsyncGenerator, Callable, Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
@@ -453,23 +453,34 @@ def _completed_path(typed: str, name: str) -> str:
 
 
 class FileCompletion(Completion):
-    """An entry of an ``@`` list or of Tab's path list."""
+    """An entry of an ``@`` list or of Tab's path list (``chosen``: told when it is picked)."""
+
+    def __init__(self, *args: Any, chosen: Callable[[], None] | None = None, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.chosen = chosen
 
 
-def _completion(suggestion: Suggestion, prefix: str) -> FileCompletion:
+def _completion(
+    suggestion: Suggestion, prefix: str, chosen: Callable[[], None] | None = None
+) -> FileCompletion:
     after = " " if prefix.startswith("@") and not suggestion.is_dir else ""
     return FileCompletion(
         suggestion.value + after,
         start_position=-len(prefix),
         display=shown(suggestion.label),
         display_meta=shown(suggestion.description),
+        chosen=chosen,
     )
 
 
 class EditorCompleter(Completer):
     """The editor's completions: ``@`` lists while typing, paths on Tab, and ``commands``
     (the ``/command`` completer) at the start of the input. The tree is walked off the
-    editor's thread (:meth:`get_completions_async`)."""
+    editor's thread (:meth:`get_completions_async`).
+
+    A Tab that finds several paths opens a list that keeps narrowing as the word is typed on
+    (as pi's does) until an entry is chosen or the word ends.
+    """
 
     def __init__(
         self,
@@ -480,8 +491,27 @@ class EditorCompleter(Completer):
         self.commands = commands
         self.cwd = cwd
         self.index = index or FileIndex()
+        self._tab_word: str | None = None
+        """The text before the word a Tab list is open for."""
 
-    def _files(self, document: Document, event: CompleteEvent) -> list[FileCompletion] | None:
+    def _close_tab_list(self) -> None:
+        self._tab_word = None
+
+    def _tab_list(self, document: Document, event: CompleteEvent) -> bool:
+        """Whether paths are offered: on Tab, and while the word of an open Tab list grows."""
+        prefix = path_prefix(document.current_line_before_cursor)
+        before = document.text_before_cursor[: len(document.text_before_cursor) - len(prefix)]
+        if event.completion_requested:
+            self._tab_word = before
+            return True
+        if self._tab_word is not None and self._tab_word == before:
+            return True
+        self._tab_word = None
+        return False
+
+    def _files(
+        self, document: Document, event: CompleteEvent, tab: bool
+    ) -> list[FileCompletion] | None:
         """The path completions, or ``None`` when the input is a ``/command`` name."""
         line = document.current_line_before_cursor
         at = at_prefix(line)
@@ -489,15 +519,19 @@ class EditorCompleter(Completer):
             return [_completion(s, at) for s in file_suggestions(at, self.cwd(), self.index)]
         if _command_name(document):
             return None
-        if not event.completion_requested:
+        if not tab:
             return []
         prefix = path_prefix(line)
-        return [_completion(s, prefix) for s in path_suggestions(prefix, self.cwd())]
+        found = path_suggestions(prefix, self.cwd())
+        if len(found) < 2:  # nothing, or inserted at once: no list stays open
+            self._tab_word = None
+        return [_completion(s, prefix, self._close_tab_list) for s in found]
 
     def get_completions(
         self, document: Document, complete_event: CompleteEvent
     ) -> Iterable[Completion]:
-        found = self._files(document, complete_event)
+        tab = not _command_name(document) and self._tab_list(document, complete_event)
+        found = self._files(document, complete_event, tab)
         if found is None:
             yield from self.commands.get_completions(document, complete_event)
         else:
@@ -510,12 +544,11 @@ class EditorCompleter(Completer):
             async for completion in self.commands.get_completions_async(document, complete_event):
                 yield completion
             return
-        if at_prefix(document.current_line_before_cursor) is None and not (
-            complete_event.completion_requested
-        ):
+        tab = self._tab_list(document, complete_event)
+        if at_prefix(document.current_line_before_cursor) is None and not tab:
             return  # plain typing: nothing to look up (and Tab right after is not held up)
         loop = asyncio.get_running_loop()
-        found = await loop.run_in_executor(None, self._files, document, complete_event)
+        found = await loop.run_in_executor(None, self._files, document, complete_event, tab)
         for completion in found or ():
             yield completion
 
@@ -527,8 +560,8 @@ def _command_name(document: Document) -> bool:
 
 
 def completion_key_bindings() -> KeyBindings:
-    """Tab and Enter in an open ``@`` list insert its highlighted entry (the first when none
-    is highlighted), as pi's list does."""
+    """Tab and Enter in an open ``@`` or path list insert its highlighted entry (the first
+    when none is highlighted), as pi's lists do; Up/Down move through it."""
     bindings = KeyBindings()
 
     @Condition
@@ -540,7 +573,6 @@ def completion_key_bindings() -> KeyBindings:
             state is not None
             and bool(state.completions)
             and isinstance(state.completions[0], FileCompletion)
-            and state.completions[0].text.startswith("@")
         )
 
     @bindings.add(Keys.Tab, filter=file_list_open)
@@ -550,6 +582,9 @@ def completion_key_bindings() -> KeyBindings:
         state = buffer.complete_state
         if state is None:
             return
-        buffer.apply_completion(state.current_completion or state.completions[0])
+        chosen = state.current_completion or state.completions[0]
+        buffer.apply_completion(chosen)
+        if isinstance(chosen, FileCompletion) and chosen.chosen is not None:
+            chosen.chosen()
 
     return bindings
