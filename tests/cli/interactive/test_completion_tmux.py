@@ -2,7 +2,7 @@
 them: the ``@`` list shows the working tree's files without the ignored ones, Enter or Tab
 inserts the chosen reference (quoted when the path has a space), and the message the session
 records (the text the model gets) holds the reference exactly as inserted; Tab completes a path
-in a ``!command`` line. Every wait is for something on the screen, under a generous deadline
+in a ``!command`` line, a list of several narrowing as the word is typed on. Every wait is for something on the screen, under a generous deadline
 that is only reached when something is wrong."""
 
 from __future__ import annotations
@@ -79,6 +79,15 @@ def test_at_references_and_tab_paths_typed_in_the_terminal(world: tuple[Screen, 
     screen.wait_for(lambda s: "› !cat ./src/app.py" in s, "the completed file")
     screen.keys("Enter")
     screen.wait_for(lambda s: "APP-CONTENT" in s, "the command's output")
+    screen.keys("-l", "!ls ")
+    screen.keys("Tab")  # several candidates: a list
+    screen.wait_for(lambda s: "node_modules/" in s and ".gitignore" in s, "the Tab list")
+    screen.keys("-l", "RE")
+    screen.wait_for(lambda s: "node_modules/" not in s, "the list narrowed")
+    screen.keys("Enter")  # inserts the entry, does not run the line
+    screen.wait_for(lambda s: "› !ls README.md" in s, "the chosen entry")
+    screen.keys("Enter")
+    screen.wait_for(lambda s: s.count("README.md") >= 2, "the listing")
     screen.type_line("/quit")
 
     messages = _messages(sessions)
@@ -88,6 +97,7 @@ def test_at_references_and_tab_paths_typed_in_the_terminal(world: tuple[Screen, 
         "user",
         "assistant",
         "bashExecution",
+        "bashExecution",
     ]
     # the message holds the reference as inserted (pi sends the text; the model reads the file)
     assert messages[0]["content"] == [{"type": "text", "text": "@README.md summarize it"}]
@@ -95,3 +105,4 @@ def test_at_references_and_tab_paths_typed_in_the_terminal(world: tuple[Screen, 
         {"type": "text", "text": 'and @"src/notes on parsing.md" too'}
     ]
     assert messages[4]["command"] == "cat ./src/app.py"
+    assert (messages[5]["command"], messages[5]["output"]) == ("ls README.md", "README.md\n")
