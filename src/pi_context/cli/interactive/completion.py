@@ -7,8 +7,8 @@
   directory) but not followed. Without ``/`` in the query an entry matches when its name
   contains the query, else when its path does; an all-lowercase query ignores case. Ranking:
   the name equal to the query, then starting with it, then containing it, then only the path
-  containing it, a directory ahead of a file of the same rank; then shallower, shorter, by
-  path. The best :data:`MAX_FILE_SUGGESTIONS` are offered. A query whose part before its last
+  containing it, a directory ahead of a file of the same rank; then shallower, shorter, then
+  in :func:`collation_key` order. The best :data:`MAX_FILE_SUGGESTIONS` are offered. A query whose part before its last
   ``/`` names an existing directory (``@src/ma``, ``@~/notes/``, ``@/etc/ho``) searches below
   that directory.
 * Choosing inserts ``@path`` (``@"path"`` when the path has a space, or the reference was
@@ -17,14 +17,17 @@
   text ``@path`` and reads the file with its tools (no file content is attached).
 * Tab completes the word before the cursor as a path from the working directory (``./``,
   ``../``, ``~/`` and ``/`` too), in any line including ``!command`` lines: the entries of its
-  directory whose names start with what was typed (any case), directories first; a single
-  candidate is inserted at once. At the start of a line, Tab completes ``/command`` names.
-* In an open ``@`` list, Tab or Enter inserts the highlighted entry (the first when none is),
-  Up/Down move, Esc closes it.
+  directory whose names start with what was typed (any case), directories first (ties in
+  :func:`collation_key` order); a single candidate is inserted at once, several open a list
+  that narrows as the word is typed on. At the start of a line, Tab completes ``/command``
+  names.
+* In an open list, Tab or Enter inserts the highlighted entry (the first when none is),
+  Up/Down move.
 
 The walk of a tree is kept for :data:`INDEX_TTL_SECONDS` and stops after
 :data:`MAX_INDEXED_ENTRIES` entries; it runs off the editor's thread, so typing never waits for
-it, and a large tree's stale walk keeps serving while it is redone in the background. Names are shown with control characters made visible (never raw to the terminal).
+it, and a large tree's stale walk keeps serving while it is redone in the background. Names
+are shown with control characters made visible (never raw to the terminal; see :func:`shown`).
 """
 
 from __future__ import annotations
@@ -167,7 +170,8 @@ def _value(path: str, *, at: bool, quoted: bool, is_dir: bool) -> str:
 
 
 def shown(text: str) -> str:
-    """A name as the list shows it: control characters visible, on one line."""
+    """A name as the list shows it, on one line: colour/cursor sequences removed, every other
+    control character shown as a visible symbol."""
     return terminal_safe(text).replace("\n", "␊").replace("\t", "␉")
 
 
