@@ -378,3 +378,16 @@ def test_a_single_tab_candidate_opens_no_list(tmp_path: Path) -> None:
     completer = EditorCompleter(_NoCommands(), lambda: tmp_path)
     assert [c.text for c in _complete(completer, "o", tab=True)] == ["only.txt"]
     assert _complete(completer, "on") == []
+
+
+def test_a_directory_outside_the_working_tree_is_walked_to_a_smaller_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_context.cli.interactive import completion
+
+    outside = _tree(tmp_path / "outside", *(f"f{n:02}.txt" for n in range(30)))
+    work = _tree(tmp_path / "work", *(f"sub/g{n:02}.txt" for n in range(30)))
+    monkeypatch.setattr(completion, "MAX_OUTSIDE_ENTRIES", 5)
+    index = FileIndex()
+    assert len(_values(f"@{outside}/", work, index)) == 5
+    assert len(_values("@sub/", work, index)) == 20  # inside: the usual bound

@@ -57,6 +57,7 @@ __all__ = [
     "INDEX_TTL_SECONDS",
     "MAX_FILE_SUGGESTIONS",
     "MAX_INDEXED_ENTRIES",
+    "MAX_OUTSIDE_ENTRIES",
     "SLOW_WALK_SECONDS",
     "EditorCompleter",
     "FileCompletion",
@@ -76,6 +77,9 @@ MAX_FILE_SUGGESTIONS: Final = 20
 """How many entries an ``@`` list offers (pi's number)."""
 MAX_INDEXED_ENTRIES: Final = 200_000
 """The walk of one tree stops after this many entries (a huge tree stays usable)."""
+MAX_OUTSIDE_ENTRIES: Final = 20_000
+"""The bound for a directory outside the working tree (``@~/``, ``@/``): a home folder or
+the file system's root is sampled, not walked whole."""
 INDEX_TTL_SECONDS: Final = 5.0
 """How long the walk of a tree is reused before it is walked again."""
 SLOW_WALK_SECONDS: Final = 0.25
@@ -248,7 +252,9 @@ class FileIndex:
         self.walk_count = 0
         """How many walks were made (a reused walk is not counted)."""
 
-    def entries(self, root: Path) -> list[IndexedEntry]:
+    def entries(self, root: Path, limit: int | None = None) -> list[IndexedEntry]:
+        """The entries below ``root`` (at most ``limit``, default the index's own)."""
+        limit = self.limit if limit is None else limit
         with self._lock:
             cached = self._walks.get(root)
             if cached is not None and self._clock() - cached.done < self.ttl:
@@ -256,11 +262,14 @@ class FileIndex:
             if cached is not None and cached.took >= self.slow:
                 if self._refresh is None or not self._refresh.is_alive():
                     self._refresh = threading.Thread(
-                        target=self._rewalk, args=(root,), name="pictx-file-index", daemon=True
+                        target=self._rewalk,
+                        args=(root, limit),
+                        name="pictx-file-index",
+                        daemon=True,
                     )
                     self._refresh.start()
                 return cached.entries
-            return self._store(root, self._walk(root))
+            return self._store(root, self._walk(root, limit))
 
     def wait(self) -> None:
         """Until a background walk (if any) has finished."""
@@ -268,8 +277,8 @@ class FileIndex:
         if refresh is not None:
             refresh.join()
 
-    def _rewalk(self, root: Path) -> None:
-        found = self._walk(root)
+    def _rewalk(self, root: Path, limit: int) -> None:
+        found = self._walk(root, limit)
         with self._lock:
             self._store(root, found)
 
@@ -281,12 +290,12 @@ class FileIndex:
         self.walk_count += 1
         return found.entries
 
-    def _walk(self, root: Path) -> _Walk:
+    def _walk(self, root: Path, limit: int) -> _Walk:
         from pi_context.tools.file_walk import walk
 
         start = self._clock()
         found: list[IndexedEntry] = []
-        for entry in walk(root, stop=lambda: len(found) >= self.limit):
+        for entry in walk(root, stop=lambda: len(found) >= limit):
             is_dir = entry.is_dir
             if entry.is_link:
                 try:
@@ -294,7 +303,7 @@ class FileIndex:
                 except OSError:  # a broken link or a loop: a file
                     is_dir = False
             found.append(IndexedEntry(entry.relative, is_dir))
-            if len(found) >= self.limit:
+            if len(found) >= limit:
                 break
         done = self._clock()
         return _Walk(found, done, done - start)
@@ -395,7 +404,9 @@ def file_suggestions(prefix: str, cwd: Path, index: FileIndex) -> list[Suggestio
     scope = _scoped(query, cwd)
     root, query, typed = (cwd, query, "") if scope is None else scope
     suggestions = []
-    for entry in rank_entries(index.entries(root), query):
+    inside = scope is None or root.resolve().is_relative_to(cwd.resolve())
+    limit = None if inside else MAX_OUTSIDE_ENTRIES
+    for entry in rank_entries(index.entries(root, limit), query):
         display = typed + entry.relative
         path = display + "/" if entry.is_dir else display
         label = posixpath.basename(entry.relative) + ("/" if entry.is_dir else "")
