@@ -50,6 +50,12 @@ class Entry:
 class _Layer:
     base: Path
     spec: GitIgnoreSpec
+    prefix: str = ""
+    """``base`` as text ending with a separator: paths below it are matched by plain string
+    slicing (``Path.relative_to`` per entry dominated the walk of a large tree)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "prefix", os.path.join(os.fspath(self.base), ""))
 
 
 def _read_layer(directory: Path, names: tuple[str, ...] = IGNORE_FILES) -> _Layer | None:
@@ -109,11 +115,13 @@ class IgnoreRules:
 
     def ignores(self, path: Path, is_dir: bool) -> bool:
         """Whether ``path`` is ignored: the deepest file with a matching rule decides."""
+        text = os.fspath(path)
         for layer in reversed(self._layers):
-            try:
-                relative = path.relative_to(layer.base).as_posix()
-            except ValueError:
+            if not text.startswith(layer.prefix):
                 continue
+            relative = text[len(layer.prefix) :]
+            if os.sep != "/":
+                relative = relative.replace(os.sep, "/")
             result = layer.spec.check_file(relative + "/" if is_dir else relative)
             if result.include is not None:
                 return result.include

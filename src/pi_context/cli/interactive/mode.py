@@ -1,7 +1,8 @@
 """Interactive mode: ``pictx`` with no prompt in a terminal.
 
 * Input: prompt_toolkit with persistent history (``<agentDir>/pictx-history``), completion of
-  slash commands and ``/skill:<name>``, multi-line input (Alt+Enter or Esc Enter inserts a
+  slash commands and ``/skill:<name>``, ``@`` file references and Tab path completion (see
+  :mod:`pi_context.cli.interactive.completion`), multi-line input (Alt+Enter or Esc Enter inserts a
   newline, as does Enter after a trailing backslash; pasted text keeps its newlines).
 * Output: the answer streams as Markdown; thinking is dimmed; tool calls and their collapsed
   results are shown as they run (see :mod:`pi_context.cli.interactive.render`).
@@ -51,6 +52,7 @@ from rich.text import Text
 
 from pi_context.cli.app.agent_api import AgentApi, no_model_help
 from pi_context.cli.interactive.clipboard_paste import clipboard_key_bindings
+from pi_context.cli.interactive.completion import EditorCompleter, completion_key_bindings
 from pi_context.cli.interactive.pickers.list import PickerSource, run_picker
 from pi_context.cli.interactive.progress import RunProgress
 from pi_context.cli.interactive.render import EventRenderer
@@ -183,12 +185,13 @@ class InteractiveShell:
         self._input = pt_input
         self._prompt: PromptSession[str] = PromptSession(
             history=history or InMemoryHistory(),
-            completer=SlashCompleter(lambda: self.agent),
+            completer=EditorCompleter(SlashCompleter(lambda: self.agent), lambda: self.cwd),
             complete_while_typing=True,
             key_bindings=merge_key_bindings(
                 [
                     _key_bindings(self.cycle_thinking, self.cycle_model, self._open_model_picker),
                     clipboard_key_bindings(self._paste_failed),
+                    completion_key_bindings(),  # last: wins over Enter in an open @ list
                 ]
             ),
             multiline=True,
