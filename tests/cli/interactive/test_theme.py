@@ -29,15 +29,26 @@ from pi_context.cli.interactive.theme import (
 
 # a complete custom theme: every required token, most of them through one variable
 _REQUIRED = [
-    *"accent border borderAccent borderMuted success error warning muted dim text".split(),
-    *"thinkingText selectedBg userMessageBg userMessageText customMessageBg".split(),
-    *"customMessageText customMessageLabel toolPendingBg toolSuccessBg toolErrorBg".split(),
-    *"toolTitle toolOutput mdHeading mdLink mdLinkUrl mdCode mdCodeBlock".split(),
-    *"mdCodeBlockBorder mdQuote mdQuoteBorder mdHr mdListBullet toolDiffAdded".split(),
-    *"toolDiffRemoved toolDiffContext syntaxComment syntaxKeyword syntaxFunction".split(),
-    *"syntaxVariable syntaxString syntaxNumber syntaxType syntaxOperator".split(),
-    *"syntaxPunctuation thinkingOff thinkingMinimal thinkingLow thinkingMedium".split(),
-    *"thinkingHigh thinkingXhigh bashMode".split(),
+    *[
+        "accent",
+        "border",
+        "borderAccent",
+        "borderMuted",
+        "success",
+        "error",
+        "warning",
+        "muted",
+        "dim",
+        "text",
+    ],
+    *["thinkingText", "selectedBg", "userMessageBg", "userMessageText", "customMessageBg"],
+    *["customMessageText", "customMessageLabel", "toolPendingBg", "toolSuccessBg", "toolErrorBg"],
+    *["toolTitle", "toolOutput", "mdHeading", "mdLink", "mdLinkUrl", "mdCode", "mdCodeBlock"],
+    *["mdCodeBlockBorder", "mdQuote", "mdQuoteBorder", "mdHr", "mdListBullet", "toolDiffAdded"],
+    *["toolDiffRemoved", "toolDiffContext", "syntaxComment", "syntaxKeyword", "syntaxFunction"],
+    *["syntaxVariable", "syntaxString", "syntaxNumber", "syntaxType", "syntaxOperator"],
+    *["syntaxPunctuation", "thinkingOff", "thinkingMinimal", "thinkingLow", "thinkingMedium"],
+    *["thinkingHigh", "thinkingXhigh", "bashMode"],
 ]
 
 
