@@ -71,6 +71,8 @@ class PackageSource:
     host: str = ""
     path: str = ""
     """git: the repository path on ``host``; local: the path as written."""
+    ref: str | None = None
+    """git: the ``@ref`` pinned, if any."""
 
     def identity(self, base_dir: str) -> str:
         """What makes two entries the same package."""
@@ -123,7 +125,7 @@ def _git_source(raw: str) -> PackageSource | None:
     url = text[4:].strip() if prefixed else text
     if not prefixed and not _PROTOCOL.match(url):
         return None
-    repo, _ref = _split_ref(url)
+    repo, ref = _split_ref(url)
     scp = _SCP.match(repo)
     if scp is not None:
         host, path = scp.group(1), scp.group(2)
@@ -140,7 +142,7 @@ def _git_source(raw: str) -> PackageSource | None:
     unsafe = ".." in path.split("/") or "\\" in path or "\0" in path or "/" in host
     if not host or len(path.split("/")) < 2 or unsafe:
         return None
-    return PackageSource(raw, "git", host=host, path=path)
+    return PackageSource(raw, "git", host=host, path=path, ref=ref)
 
 
 def parse_package_source(source: str) -> PackageSource:
