@@ -29,12 +29,12 @@ import glob
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import orjson
+from msgspec import Struct, field
 
 from pi_context.resources.paths import expand_home
 from pi_context.resources.skills import collect_skill_entries
@@ -60,8 +60,7 @@ _PROTOCOL = re.compile(r"^(https?|ssh|git)://", re.IGNORECASE)
 _SCP = re.compile(r"^git@([^:]+):(.+)$")
 
 
-@dataclass(frozen=True, slots=True)
-class PackageSource:
+class PackageSource(Struct, frozen=True):
     """One parsed ``packages`` source: ``kind`` with the fields that kind uses."""
 
     raw: str
@@ -373,8 +372,7 @@ def _offered(root: str, manifest: Mapping[str, Any] | None, kind: ResourceKind) 
 # --------------------------------------------------------------------------- resolving
 
 
-@dataclass(slots=True)
-class PackageResources:
+class PackageResources(Struct):
     """The resources of every configured package, in the order they rank."""
 
     skills: list[tuple[str, SkillSourceInfo]] = field(default_factory=list)
@@ -384,8 +382,7 @@ class PackageResources:
     """One warning per package not installed, and per package with extensions."""
 
 
-@dataclass(slots=True)
-class _Entry:
+class _Entry(Struct):
     source: PackageSource
     scope: str
     filters: Mapping[str, Any] | None

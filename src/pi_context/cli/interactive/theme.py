@@ -24,12 +24,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import orjson
+from msgspec import Struct
 from rich.console import Console
 from rich.style import Style
 from rich.syntax import ANSISyntaxTheme, SyntaxTheme
@@ -160,8 +160,7 @@ class ThemeError(ValueError):
     """A theme file that cannot be used: the message names the problem."""
 
 
-@dataclass(frozen=True, slots=True)
-class ThemePalette:
+class ThemePalette(Struct, frozen=True):
     """A theme's colors as rich color strings, by pi token name."""
 
     name: str
@@ -416,8 +415,7 @@ def syntax_theme(palette: ThemePalette) -> SyntaxTheme:
     )
 
 
-@dataclass(slots=True)
-class ActiveTheme:
+class ActiveTheme(Struct):
     """The theme a console shows, and the file it was read from (watched for changes)."""
 
     palette: ThemePalette | None
