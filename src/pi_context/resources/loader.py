@@ -1,7 +1,8 @@
 """``ResourceLoader``: everything that feeds the system prompt, gathered in one pass.
 
 Trust first (it decides what else may be read), then settings, context files, the custom
-prompt (``SYSTEM.md``), the addendum (``APPEND_SYSTEM.md``), skills and prompt templates, every problem collected
+prompt (``SYSTEM.md``), the addendum (``APPEND_SYSTEM.md``), skills and prompt templates (with
+those of the packages pi installed), every problem collected
 as a :class:`~pi_context.resources.types.Diagnostic` rather than raised. Only a broken settings
 or trust file raises (:class:`~pi_context.errors.SettingsError`), because silently ignoring it
 would change behaviour the user configured.

@@ -213,3 +213,18 @@ def test_the_ignored_tokens_are_named_in_the_compatibility_doc() -> None:
 def test_load_theme_file_names_an_unreadable_file(tmp_path: Path) -> None:
     with pytest.raises(ThemeError):
         load_theme_file(str(tmp_path / "absent.json"))
+
+
+def test_markdown_and_code_blocks_take_the_palettes_colors(tmp_path: Path) -> None:
+    from rich.markdown import Markdown
+
+    console = _console()
+    apply_theme(console, _agent(tmp_path, "light"))
+    text = "# Title\n\n```python\ndef f():\n    return 1\n```\n"
+    console.print(Markdown(text, code_theme=code_theme(console)))  # type: ignore[arg-type]
+    file = console.file
+    assert isinstance(file, io.StringIO)
+    shown = file.getvalue()
+    assert "38;2;143;104;2mTitle" in shown  # mdHeading #8f6802
+    assert "\x1b[38;2;47;120;153mdef" in shown  # syntaxKeyword #2f7899
+    assert "48;" not in shown  # no background of its own on a light terminal

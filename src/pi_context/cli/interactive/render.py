@@ -71,10 +71,11 @@ def _args_preview(args: Mapping[str, Any], limit: int = 160) -> str:
 class _Stream:
     """The assistant message being streamed: text, thinking and tool-call blocks by index."""
 
-    def __init__(self, code_theme: str | SyntaxTheme = "monokai") -> None:
+    def __init__(self, syntax_theme: str | SyntaxTheme = "monokai") -> None:
         self.blocks: dict[int, list[str]] = {}
         self.kinds: dict[int, str] = {}
-        self.code_theme = code_theme
+        self.syntax_theme = syntax_theme
+        """Code blocks' colors (the console's theme)."""
 
     def feed(self, kind: str, index: int, delta: str | None, name: str | None) -> None:
         base = kind.split("_")[0]
@@ -95,7 +96,7 @@ class _Stream:
             elif kind == "toolcall":
                 parts.append(Text(f"⚙ {text} …", style="cyan"))
             elif text:
-                parts.append(Markdown(text, code_theme=self.code_theme))  # type: ignore[arg-type]
+                parts.append(Markdown(text, code_theme=self.syntax_theme))  # type: ignore[arg-type]
         return Group(*parts)
 
 
