@@ -234,3 +234,17 @@ def test_a_local_source_resolves_from_its_settings_folder(tmp_path: Path) -> Non
     (problem,) = found.diagnostics
     assert "does not exist" in problem.message
     assert str(tmp_path / "agent" / "kit") in problem.message
+
+
+def test_a_local_folder_without_resources_is_one_extension(tmp_path: Path) -> None:
+    folder = tmp_path / "agent" / "guard"
+    _write(folder / "index.ts", "export default function () {}\n")
+    found = resolve_packages(
+        cwd=str(tmp_path),
+        agent_dir=str(tmp_path / "agent"),
+        global_settings={"packages": ["./guard"]},
+        project_settings={},
+        trusted=False,
+    )
+    (problem,) = found.diagnostics
+    assert problem.message.startswith('package "./guard": its extensions (index.ts)')

@@ -508,6 +508,8 @@ def resolve_packages(
                 taken[kind].setdefault(path, (info, on))
                 if on and kind == "extensions":
                     extensions.append(path)
+        if source.kind == "local" and filters is None and not _declares_resources(root, manifest):
+            extensions += _extension_entries(root) or []  # the folder is one extension
         if extensions:
             out.diagnostics.append(_extension_warning(entry, extensions))
     for kind, target in (("skills", out.skills), ("prompts", out.prompts), ("themes", out.themes)):
@@ -527,6 +529,13 @@ def resolve_packages(
                     )
                 )
     return out
+
+
+def _declares_resources(root: str, manifest: Mapping[str, Any] | None) -> bool:
+    """A manifest resource list, or one of the resource folders."""
+    if manifest is not None and any(kind in manifest for kind in _KINDS):
+        return True
+    return any(os.path.isdir(os.path.join(root, kind)) for kind in _KINDS)
 
 
 def _extension_warning(entry: _Entry, paths: Sequence[str]) -> Diagnostic:
