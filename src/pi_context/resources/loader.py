@@ -1,7 +1,8 @@
 """``ResourceLoader``: everything that feeds the system prompt, gathered in one pass.
 
 Trust first (it decides what else may be read), then settings, context files, the custom
-prompt (``SYSTEM.md``), the addendum (``APPEND_SYSTEM.md``), skills and prompt templates, every problem collected
+prompt (``SYSTEM.md``), the addendum (``APPEND_SYSTEM.md``), skills and prompt templates (with
+those of the packages pi installed), every problem collected
 as a :class:`~pi_context.resources.types.Diagnostic` rather than raised. Only a broken settings
 or trust file raises (:class:`~pi_context.errors.SettingsError`), because silently ignoring it
 would change behaviour the user configured.
@@ -10,12 +11,13 @@ would change behaviour the user configured.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pi_context._keywords import keyword_checked
 from pi_context.resources.context_files import load_context_files, read_text_file
+from pi_context.resources.packages import PackageResources, resolve_packages
 from pi_context.resources.paths import agent_dir as default_agent_dir
 from pi_context.resources.paths import ancestors, expand_home, find_git_root, home_dir
 from pi_context.resources.prompt_templates import PromptTemplate, load_prompt_templates
@@ -34,7 +36,7 @@ from pi_context.resources.trust import (
     TrustStore,
     resolve_project_trust,
 )
-from pi_context.resources.types import ContextFile, Diagnostic, Skill
+from pi_context.resources.types import ContextFile, Diagnostic, Skill, SkillSourceInfo
 
 __all__ = ["LoadedResources", "ResourceLoader", "resolve_prompt_input"]
 
@@ -53,6 +55,9 @@ class LoadedResources:
     prompt_template_diagnostics: list[Diagnostic] = field(default_factory=list)
     """The prompt templates' problems (also in :attr:`diagnostics`)."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    packages: PackageResources = field(default_factory=PackageResources)
+    """What the installed packages ship; their own problems (not installed, extensions pictx
+    cannot load) are in ``packages.diagnostics`` (and in :attr:`diagnostics`)."""
     system_prompt: str | None = None
     system_prompt_source: str | None = None
     append_system_prompt: list[str] = field(default_factory=list)
@@ -160,6 +165,14 @@ class ResourceLoader:
             res.context_files = load_context_files(
                 self.cwd, self.agent_dir, diagnostics=res.diagnostics
             )
+        res.packages = resolve_packages(
+            cwd=self.cwd,
+            agent_dir=self.agent_dir,
+            global_settings=res.settings.global_data,
+            project_settings=res.settings.project_data,
+            trusted=res.trusted,
+        )
+        res.diagnostics += res.packages.diagnostics
         self._load_prompts(res)
         self._load_skills(res)
         res.prompt_templates, found = load_prompt_templates(
@@ -169,6 +182,7 @@ class ResourceLoader:
             settings={"project": res.settings.project_data, "user": res.settings.global_data},
             paths=self.prompt_template_paths,
             no_defaults=self.no_prompt_templates,
+            package_files=res.packages.prompts,
         )
         res.prompt_template_diagnostics = found
         res.diagnostics += found
@@ -257,8 +271,18 @@ class ResourceLoader:
                     if key not in seen_files:
                         seen_files.add(key)
                         collected.add_file(path, info)
+            for path, package_info in res.packages.skills:  # packages rank after the rest
+                key = os.path.realpath(path)
+                if key not in seen_files:
+                    seen_files.add(key)
+                    collected.add_file(path, _fixed(package_info))
         temporary = source_info_for("local", "temporary")
         for raw in self.skill_paths:
             load_explicit_skill_path(raw, self.cwd, temporary, collected)
         res.diagnostics += collected.diagnostics
         res.skills = dedupe_skills(collected.skills, res.diagnostics)
+
+
+def _fixed(info: SkillSourceInfo) -> Callable[[str], SkillSourceInfo]:
+    """A source-info factory giving every file the same (already complete) record."""
+    return lambda _path: info

@@ -251,10 +251,13 @@ def load_prompt_templates(
     settings: Mapping[str, Mapping[str, Any]] | None = None,
     paths: Sequence[str] = (),
     no_defaults: bool = False,
+    package_files: Sequence[tuple[str, SkillSourceInfo]] = (),
 ) -> tuple[list[PromptTemplate], list[Diagnostic]]:
     """Every template in pi's order of precedence, and the problems found (see the module).
 
-    ``settings`` maps ``"project"``/``"user"`` to that ``settings.json``'s data.
+    ``settings`` maps ``"project"``/``"user"`` to that ``settings.json``'s data;
+    ``package_files`` are the templates installed packages ship, ranked after the settings and
+    folder ones and before the explicit paths (left out with ``no_defaults`` too).
     """
     diagnostics: list[Diagnostic] = []
     candidates: list[tuple[str, SkillSourceInfo]] = []
@@ -285,6 +288,7 @@ def load_prompt_templates(
             (f, _info(f, "auto", "user", agent_dir))
             for f in _direct_children(user_dir, skip_dot=True)
         ]
+        candidates += package_files
     for raw in paths:
         path = os.path.join(cwd, expand_home(raw.strip()))
         if os.path.isdir(path):

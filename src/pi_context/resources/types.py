@@ -63,6 +63,8 @@ class SkillSourceInfo(Struct, frozen=True):
     scope: str
     origin: str = "top-level"
     base_dir: str | None = None
+    changelog_path: str | None = None
+    """A package's changelog file (``origin == "package"`` only)."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -73,6 +75,8 @@ class SkillSourceInfo(Struct, frozen=True):
         }
         if self.base_dir is not None:
             out["baseDir"] = self.base_dir
+        if self.changelog_path is not None:
+            out["changelogPath"] = self.changelog_path
         return out
 
     @classmethod
@@ -83,6 +87,7 @@ class SkillSourceInfo(Struct, frozen=True):
             scope=str(data.get("scope", "")),
             origin=str(data.get("origin", "top-level")),
             base_dir=data.get("baseDir"),
+            changelog_path=data.get("changelogPath"),
         )
 
 

@@ -495,6 +495,10 @@ class RunningAgent:
     def prompt_templates(self) -> list[PromptTemplate]:
         return list(self.agent.resources.prompt_templates)
 
+    def package_themes(self) -> list[str]:
+        """The theme files installed packages ship (for the ``theme`` setting)."""
+        return [path for path, _info in self.agent.resources.packages.themes]
+
     def startup_details(self) -> list[str]:
         resources = self.agent.resources
         trusted = "trusted" if resources.trust.trusted else "not trusted"

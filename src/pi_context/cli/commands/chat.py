@@ -426,6 +426,8 @@ async def _run(
         return 0
     host: AgentApi = app
     _warn_if_untrusted(app.agent.resources.trust, app.agent.cwd)
+    for problem in app.agent.resources.packages.diagnostics:  # once, at start-up
+        echo(f"pictx: warning: {problem.message}", err=True)
     _warn_unknown_tools(config.tool_selection, app.agent.get_all_tools())
     model = app.agent.model_or_none
     if model is not None and (prompts or interactive):

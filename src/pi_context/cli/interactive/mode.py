@@ -59,6 +59,7 @@ from pi_context.cli.interactive.render import EventRenderer
 from pi_context.cli.interactive.slash import commands_for, run_slash
 from pi_context.cli.interactive.stats import status_line
 from pi_context.cli.interactive.terminal_console import TerminalConsole
+from pi_context.cli.interactive.theme import apply_theme, refresh_theme, show_warnings
 from pi_context.cli.terminal_text import terminal_safe
 from pi_context.errors import PiContextError
 from pi_context.events import AgentEvent
@@ -179,6 +180,7 @@ class InteractiveShell:
         # everything shown goes through the terminal-safe console (no control sequence from a
         # file, a model or a tool reaches the terminal)
         self.console = console or TerminalConsole()
+        self._theme_warnings = apply_theme(self.console, agent)  # shown under the header
         self.cwd = Path(agent.session.cwd or Path.cwd())
         self._quit = False
         self._editor = ""
@@ -505,6 +507,7 @@ class InteractiveShell:
             self.console.print(Text(f"{verb} {path.parent}", style="dim"), soft_wrap=True)
         for note in self._notes:
             self.console.print(Text(note, style="dim"), soft_wrap=True)
+        show_warnings(self.console, self._theme_warnings)
         if self._verbose:
             for line in self.agent.startup_details():
                 self.console.print(Text(line, style="dim"), soft_wrap=True)
@@ -538,6 +541,7 @@ class InteractiveShell:
 
     async def _loop(self) -> None:
         while not self._quit:
+            show_warnings(self.console, refresh_theme(self.console))  # the theme file changed
             try:
                 line = await self._prompt.prompt_async("› ", default=self._editor)
             except KeyboardInterrupt:

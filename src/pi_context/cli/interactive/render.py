@@ -23,9 +23,11 @@ from rich.live import Live
 from rich.markdown import Markdown
 from rich.segment import Segment
 from rich.spinner import Spinner
+from rich.syntax import SyntaxTheme
 from rich.text import Text
 
 from pi_context.cli.interactive.stats import format_tokens
+from pi_context.cli.interactive.theme import code_theme
 from pi_context.events import (
     AgentEvent,
     AutoRetryStart,
@@ -69,9 +71,11 @@ def _args_preview(args: Mapping[str, Any], limit: int = 160) -> str:
 class _Stream:
     """The assistant message being streamed: text, thinking and tool-call blocks by index."""
 
-    def __init__(self) -> None:
+    def __init__(self, syntax_theme: str | SyntaxTheme = "monokai") -> None:
         self.blocks: dict[int, list[str]] = {}
         self.kinds: dict[int, str] = {}
+        self.syntax_theme = syntax_theme
+        """Code blocks' colors (the console's theme)."""
 
     def feed(self, kind: str, index: int, delta: str | None, name: str | None) -> None:
         base = kind.split("_")[0]
@@ -92,7 +96,7 @@ class _Stream:
             elif kind == "toolcall":
                 parts.append(Text(f"⚙ {text} …", style="cyan"))
             elif text:
-                parts.append(Markdown(text))
+                parts.append(Markdown(text, code_theme=self.syntax_theme))  # type: ignore[arg-type]
         return Group(*parts)
 
 
@@ -151,7 +155,7 @@ class EventRenderer:
 
     def _start_live(self) -> None:
         self._stop_spinner()
-        self._stream = _Stream()
+        self._stream = _Stream(code_theme(self.console))
         self._live = Live(
             self._tail(),
             console=self.console,

@@ -17,7 +17,13 @@ from pi_context.cli.app.app import AppConfig, RunningAgent
 from pi_context.cli.interactive.mode import InteractiveShell, SlashCompleter
 from pi_context.cli.interactive.shell import Shell
 from pi_context.cli.interactive.slash import commands_for, run_slash
-from pi_context.cli.interactive.slash.registry import BUILT_INS, SlashCommand, SlashRegistry
+from pi_context.cli.interactive.slash.registry import (
+    BUILT_INS,
+    SlashCommand,
+    SlashRegistry,
+    source_tag,
+)
+from pi_context.resources.types import SkillSourceInfo
 from pi_context.testing import ScriptedModel
 
 EXTENSION = """
@@ -117,3 +123,19 @@ def test_a_built_in_registered_twice_is_an_error() -> None:
         registry.register(SlashCommand("x", "/x", "again", handler))
     assert not registry.register(SlashCommand("y", "/y", "ext", handler, source="ext"))
     assert [c.name for c in registry.shadowed] == ["y"]
+
+
+@pytest.mark.parametrize(
+    ("source", "scope", "tag"),
+    [
+        ("auto", "user", "u"),
+        ("local", "project", "p"),
+        ("cli", "temporary", "t"),
+        ("npm:@x/tools@1.0.0", "user", "u:npm:@x/tools@1.0.0"),
+        ("git:github.com/a/kit@v1", "project", "p:git:github.com/a/kit@v1"),
+        ("https://gitlab.com/a/kit", "user", "u:git:gitlab.com/a/kit"),
+        ("../kit", "user", "u"),
+    ],
+)
+def test_source_tags_name_packages_as_pi_tags_them(source: str, scope: str, tag: str) -> None:
+    assert source_tag(SkillSourceInfo("/p.md", source, scope)) == tag

@@ -18,6 +18,7 @@ from pi_context.cli.interactive.hotkeys import hotkeys_table
 from pi_context.cli.interactive.shell import Shell
 from pi_context.cli.interactive.slash.registry import BUILT_INS, commands_for, shadowing_note
 from pi_context.cli.interactive.stats import format_tokens
+from pi_context.cli.interactive.theme import apply_theme, show_warnings
 from pi_context.cli.terminal_text import terminal_safe
 from pi_context.export import SessionDocument
 from pi_context.export.document import entry_kind, entry_preview, tree_marker
@@ -62,6 +63,7 @@ async def compact(shell: Shell, args: str) -> None:
 @BUILT_INS.command("reload", "/reload", "re-read settings, AGENTS.md, skills, prompts")
 async def reload(shell: Shell, _args: str) -> None:
     await shell.agent.reload()
+    show_warnings(shell.console, apply_theme(shell.console, shell.agent))  # `theme` may be new
     shell.console.print("[green]Reloaded settings, context files, skills and prompts.[/green]")
     trust = shell.agent.project_trust()
     if not trust.decision.trusted and trust.decision.source == "default":

@@ -28,6 +28,7 @@ from pi_context.cli.app.session_replacement import SwitchCancelledError
 from pi_context.cli.interactive.shell import Shell
 from pi_context.errors import PiContextError
 from pi_context.extensions import RegisteredCommand
+from pi_context.resources.packages import parse_package_source
 from pi_context.resources.prompt_templates import PromptTemplate
 from pi_context.resources.types import SkillSourceInfo
 
@@ -163,12 +164,20 @@ def extension_command(registered: RegisteredCommand) -> SlashCommand:
 
 def source_tag(info: SkillSourceInfo | None) -> str | None:
     """pi's short tag for where a resource came from: ``u`` (user), ``p`` (project), ``t``
-    (temporary, e.g. ``--prompt-template``), with the package source for npm ones."""
+    (temporary, e.g. ``--prompt-template``), with the package source for npm and git ones."""
     if info is None or info.source == "builtin":
         return None
     scope = {"user": "u", "project": "p"}.get(info.scope, "t")
     source = info.source.strip()
-    return f"{scope}:{source}" if source.startswith("npm:") else scope
+    if source in ("auto", "local", "cli"):
+        return scope
+    if source.startswith("npm:"):
+        return f"{scope}:{source}"
+    package = parse_package_source(source)  # a git package: host/path@ref
+    if package.kind == "git":
+        ref = f"@{package.ref}" if package.ref else ""
+        return f"{scope}:git:{package.host}/{package.path}{ref}"
+    return scope
 
 
 def _template_handler(name: str) -> Handler:
