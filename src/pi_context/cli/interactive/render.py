@@ -25,6 +25,7 @@ from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
+from pi_context.cli.interactive.editor_habits import HIDDEN_THINKING, DisplayState, ShownOutput
 from pi_context.cli.interactive.stats import format_tokens
 from pi_context.events import (
     AgentEvent,
@@ -69,9 +70,11 @@ def _args_preview(args: Mapping[str, Any], limit: int = 160) -> str:
 class _Stream:
     """The assistant message being streamed: text, thinking and tool-call blocks by index."""
 
-    def __init__(self) -> None:
+    def __init__(self, hide_thinking: bool = False) -> None:
         self.blocks: dict[int, list[str]] = {}
         self.kinds: dict[int, str] = {}
+        self.hide_thinking = hide_thinking
+        """Thinking shown as a ``Thinking...`` line (pi's ``hideThinkingBlock``)."""
 
     def feed(self, kind: str, index: int, delta: str | None, name: str | None) -> None:
         base = kind.split("_")[0]
@@ -88,7 +91,7 @@ class _Stream:
             text = "".join(self.blocks[index])
             kind = self.kinds.get(index)
             if kind == "thinking":
-                parts.append(Text(text, style="dim italic"))
+                parts.append(Text(HIDDEN_THINKING if self.hide_thinking else text, "dim italic"))
             elif kind == "toolcall":
                 parts.append(Text(f"⚙ {text} …", style="cyan"))
             elif text:
@@ -134,8 +137,11 @@ class EventRenderer:
         estimate_after: Callable[[], int | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         footer: Callable[[], str] | None = None,
+        display: DisplayState | None = None,
     ):
         self.console = console
+        self.display = display if display is not None else DisplayState()
+        """Tool output expanded or collapsed, thinking shown or hidden (Ctrl+O, Ctrl+T)."""
         self._footer = footer
         """The status line, kept under a streaming answer."""
         self._live: Live | None = None
@@ -151,7 +157,7 @@ class EventRenderer:
 
     def _start_live(self) -> None:
         self._stop_spinner()
-        self._stream = _Stream()
+        self._stream = _Stream(self.display.hide_thinking)
         self._live = Live(
             self._tail(),
             console=self.console,
@@ -286,12 +292,19 @@ class EventRenderer:
             for b in blocks
             if isinstance(b, dict) and b.get("type") == "text"
         )
-        shown, hidden = collapse(text)
+        display = self.display
+        shown, hidden = (text.rstrip("\n"), 0) if display.tools_expanded else collapse(text)
         style = "red" if event.is_error else "dim"
         if shown:
             self.console.print(Text(shown, style=style))
         if hidden:
-            self.console.print(Text(f"… {hidden} more lines (collapsed)", style="dim italic"))
+            self.console.print(
+                Text(
+                    f"… {hidden} more lines (collapsed) · {display.expand_key} to expand",
+                    style="dim italic",
+                )
+            )
+            display.collapsed.append(ShownOutput(event.tool_name, text, event.is_error))
 
     def _compaction_end(self, event: CompactionEnd) -> None:
         self._stop_spinner()

@@ -45,7 +45,17 @@ async def help_(shell: Shell, _args: str) -> None:
 
 @BUILT_INS.command("hotkeys", "/hotkeys", "the keyboard shortcuts")
 async def hotkeys(shell: Shell, _args: str) -> None:
-    shell.console.print(hotkeys_table())
+    # the keys in effect (keybindings.json applied) when the shell has a keymap
+    shell.console.print(hotkeys_table(getattr(shell, "keymap", None)))
+
+
+@BUILT_INS.command("copy", "/copy", "copy the last assistant answer to the clipboard")
+async def copy(shell: Shell, _args: str) -> None:
+    copy_answer = getattr(shell, "copy_last_answer", None)  # the interactive shell's
+    if copy_answer is None:
+        shell.console.print(Text("/copy needs the interactive terminal", style="red"))
+        return
+    copy_answer()
 
 
 @BUILT_INS.command("quit", "/quit", "leave (also /exit, Ctrl-D)", aliases=("exit", "q"))
