@@ -256,7 +256,8 @@ def _register_extended(spec: str, modifiers: frozenset[str], base: str) -> str:
     codes = {_CODES[base]} if base in _CODES else {ord(base), ord(base.upper())}
     for code in codes:
         for sequence in (f"\x1b[{code};{mod}u", f"\x1b[27;{mod};{code}~"):
-            ANSI_SEQUENCES.setdefault(sequence, Keys(key))
+            # over prompt_toolkit's reading, if any (it reads CSI 27;2;13~ as plain Enter)
+            ANSI_SEQUENCES[sequence] = Keys(key)
     return key
 
 
