@@ -55,7 +55,9 @@ def _editor(tmp_path: Path, body: str) -> str:
 def test_the_edited_text_comes_back(tmp_path: Path) -> None:
     seen = tmp_path / "seen.txt"
     # the arguments of the command come before the file; a BOM and one newline are dropped
-    command = _editor(tmp_path, f'cp "$2" {seen}; printf \'\\357\\273\\277%s new\\n\\n\' "$1" > "$2"')
+    command = _editor(
+        tmp_path, f'cp "$2" {seen}; printf \'\\357\\273\\277%s new\\n\\n\' "$1" > "$2"'
+    )
     said: list[str] = []
     text, problem = edit_externally(f"{command} ARG", "old text", say=said.append)
     assert (text, problem) == ("ARG new\n", None)

@@ -21,6 +21,11 @@
   (:mod:`pi_context.cli.interactive.pickers.list`) when the input is a terminal.
 * Ctrl+V or Alt+V pastes from the clipboard: file paths, an image saved to a temporary file
   (its path is inserted), or text (see :mod:`pi_context.cli.interactive.clipboard_paste`).
+* Shift+Enter or Ctrl+J inserts a newline; Ctrl+G edits the input in an external editor,
+  Ctrl+Z suspends, Ctrl+O expands tool output, Ctrl+T hides thinking, Ctrl+X (and ``/copy``)
+  copies the last answer (see :mod:`pi_context.cli.interactive.editor_habits`); every
+  application key comes from pi's ``keybindings.json`` when it remaps it
+  (:mod:`pi_context.cli.interactive.keymap`).
 * Esc or Ctrl-C during a run aborts it (a second press cancels outright; Esc first takes the
   queued messages back); Ctrl-C at the prompt clears the line, Ctrl-D or ``/quit`` leaves.
 """
