@@ -17,6 +17,11 @@ from tests.cli.interactive.tmux_screen import NEEDS_TMUX, Screen, tmux_pictx
 
 pytestmark = NEEDS_TMUX
 
+PI = json.loads(
+    (Path(__file__).parents[2] / "data" / "editor_habits" / "pi-1.6.0.json").read_text("utf-8")
+)
+"""What pi 1.6.0 did with the same keys (``record_pi_editor_habits``, run by hand)."""
+
 REPLIES = [
     {
         "thinking": "PONDERING-HARD",
@@ -84,6 +89,7 @@ def test_editor_keys_copy_and_suspend(tmp_path: Path) -> None:
         assert "22 more lines (collapsed) · Ctrl+O to expand" in shown
         assert "\n30\n" not in shown
         assert _users(sessions) == ["draft EDITED\nline two\nline three"]
+        assert _users(sessions) == [PI["sent"]]  # pi sent the same text
         # Ctrl+O: the collapsed output in full; Ctrl+T: thinking hidden, and saved
         screen.keys("C-o")
         shown = screen.wait_for(lambda s: "Tool output: expanded" in s, "the expanded output")
@@ -92,6 +98,7 @@ def test_editor_keys_copy_and_suspend(tmp_path: Path) -> None:
         screen.wait_for(lambda s: "Thinking blocks: hidden" in s, "thinking hidden")
         settings = json.loads((agent / "settings.json").read_text(encoding="utf-8"))
         assert settings["hideThinkingBlock"] is True
+        assert settings["hideThinkingBlock"] == PI["hideThinkingBlock"]
         screen.type_line("next")
         shown = screen.wait_for(lambda s: "ANSWER-TWO" in s, "the second answer")
         assert "SECOND-PONDER" not in shown
@@ -102,7 +109,8 @@ def test_editor_keys_copy_and_suspend(tmp_path: Path) -> None:
         buffer = subprocess.run(
             [*screen.tmux, "show-buffer"], capture_output=True, text=True, check=True
         ).stdout
-        assert buffer == "ANSWER-TWO"
+        assert buffer == "ANSWER-TWO"  # the answer's text alone, as pi copies it
+        assert PI["copied"] == "PI-ANSWER"
         # Ctrl+Z suspends (the shell takes the terminal), fg resumes with the input redrawn
         screen.keys("-l", "kept input")
         screen.keys("C-z")
