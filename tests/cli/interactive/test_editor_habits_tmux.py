@@ -29,6 +29,7 @@ REPLIES = [
     },
     "ANSWER-ONE",
     {"thinking": "SECOND-PONDER", "text": "ANSWER-TWO"},
+    {"text": "NEVER-SHOWN", "delay": 600},
 ]
 
 
@@ -135,6 +136,17 @@ def test_editor_keys_copy_and_suspend(tmp_path: Path) -> None:
             "the notice",
         )
         screen.wait_for(lambda s: _prompt_line(s).startswith("› keep me"), "the input kept")
+        # Ctrl+Z while an answer runs suspends at once; after fg the run goes on (Esc aborts it)
+        screen.keys("C-c")
+        screen.type_line("slow")
+        screen.wait_for(lambda s: "Waiting for the model" in s, "the run")
+        screen.keys("C-z")
+        shown = screen.wait_for(lambda s: s.count("Stopped") == 2, "suspended during the run")
+        assert "NEVER-SHOWN" not in shown
+        screen.type_line("fg")
+        screen.wait_for(lambda s: s.count("Waiting for the model") >= 2, "the run resumed")
+        screen.keys("Escape")
+        screen.wait_for(lambda s: "Aborting" in s, "the resumed run aborted")
 
 
 def test_a_keybindings_file_remaps_and_reports(tmp_path: Path) -> None:
@@ -188,6 +200,17 @@ def test_a_keybindings_file_remaps_and_reports(tmp_path: Path) -> None:
         assert _row(hotkeys, "tool output in full") == "Ctrl+Y"
         assert _row(hotkeys, "copy the last answer") == "Ctrl+K"
         assert _row(hotkeys, "hide / show thinking") == "(none)"
+        # /reload reads the file again
+        (agent / "keybindings.json").write_text(
+            json.dumps({"app.editor.external": "ctrl+e", "app.other.action": "ctrl+w"}),
+            encoding="utf-8",
+        )
+        screen.type_line("/reload")
+        screen.wait_for(lambda s: "Reloaded" in s, "the reload")
+        assert _flat(screen).count("app.other.action: unknown action; not applied") == 1
+        screen.keys("-l", "y")
+        screen.keys("C-e")
+        screen.wait_for(lambda s: _prompt_line(s) == "› FROM-ALT-E", "the editor on Ctrl+E")
 
 
 def _flat(screen: Screen) -> str:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -47,7 +48,13 @@ from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
+from prompt_toolkit.key_binding import (
+    DynamicKeyBindings,
+    KeyBindings,
+    KeyBindingsBase,
+    KeyPressEvent,
+    merge_key_bindings,
+)
 from prompt_toolkit.key_binding.key_processor import KeyPress
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.output import Output
@@ -209,6 +216,8 @@ class InteractiveShell:
         # file, a model or a tool reaches the terminal)
         self.console = console or TerminalConsole()
         self.cwd = Path(agent.session.cwd or Path.cwd())
+        self._bindings = self._keymap_bindings()
+        """The prompt's own keys (rebuilt when ``/reload`` reads ``keybindings.json`` again)."""
         self._quit = False
         self._editor = ""
         self._input = pt_input
@@ -216,18 +225,7 @@ class InteractiveShell:
             history=history or InMemoryHistory(),
             completer=SlashCompleter(lambda: self.agent),
             complete_while_typing=True,
-            key_bindings=merge_key_bindings(
-                [
-                    _key_bindings(
-                        self.cycle_thinking, self.cycle_model, self._open_model_picker, self.keymap
-                    ),
-                    clipboard_key_bindings(
-                        self._paste_failed,
-                        keys=self.keymap.sequences("app.clipboard.pasteImage"),
-                    ),
-                    editor_habit_bindings(self.keymap, self._habit_actions()),
-                ]
-            ),
+            key_bindings=DynamicKeyBindings(lambda: self._bindings),
             multiline=True,
             bottom_toolbar=lambda: self._status or self.status(),
             input=pt_input,
@@ -246,6 +244,43 @@ class InteractiveShell:
         self.pickers = self._is_tty(self._key_input()) if pickers is None else pickers
         """Slash commands show list pickers (else their text forms: a terminal is needed)."""
         self._listen()
+
+    def _keymap_bindings(self) -> KeyBindingsBase:
+        return merge_key_bindings(
+            [
+                _key_bindings(
+                    self.cycle_thinking, self.cycle_model, self._open_model_picker, self.keymap
+                ),
+                clipboard_key_bindings(
+                    self._paste_failed,
+                    keys=self.keymap.sequences("app.clipboard.pasteImage"),
+                ),
+                editor_habit_bindings(self.keymap, self._habit_actions()),
+            ]
+        )
+
+    def reload_keymap(self) -> None:
+        """``/reload``: read ``keybindings.json`` again (its problems shown again)."""
+        self.keymap = load_keymap(self.agent.agent_dir)
+        self.display.expand_key = self.keymap.label("app.tools.expand")
+        self._bindings = self._keymap_bindings()
+        for problem in self.keymap.problems:
+            self.console.print(Text(terminal_safe(problem), style="yellow"), soft_wrap=True)
+
+    def suspend_now(self) -> bool:
+        """The suspend key during a run: stop at once (the terminal as it was before pictx),
+        carry on after ``fg``; ``False`` where there is no terminal or job control."""
+        keys = self._key_input()
+        if not hasattr(signal, "SIGTSTP") or not self._is_tty(keys):
+            return False
+        output = self._prompt.output
+        output.write_raw(RESET_EXTENDED_KEYS)
+        output.flush()
+        with keys.cooked_mode():
+            os.kill(0, signal.SIGTSTP)
+        output.write_raw(ENABLE_EXTENDED_KEYS)
+        output.flush()
+        return True
 
     def _habit_actions(self) -> HabitActions:
         return HabitActions(
@@ -808,6 +843,10 @@ class _AbortWatch(Generic[T]):
         }
         while index < len(items):
             press = items[index]
+            used = _matched(items, index, self.shell.keymap.sequences("app.suspend"))
+            if used and not self.task.done() and self.shell.suspend_now():
+                index += used  # suspended at once, as pi does, and resumed by fg
+                continue
             used = self.queued(items, index)
             if used:
                 index += used

@@ -69,9 +69,12 @@ async def compact(shell: Shell, args: str) -> None:
     await shell.busy("Compacting…", lambda: agent.compact(args or None))
 
 
-@BUILT_INS.command("reload", "/reload", "re-read settings, AGENTS.md, skills, prompts")
+@BUILT_INS.command("reload", "/reload", "re-read settings, keybindings, AGENTS.md, skills, prompts")
 async def reload(shell: Shell, _args: str) -> None:
     await shell.agent.reload()
+    reload_keys = getattr(shell, "reload_keymap", None)  # the terminal's keybindings.json
+    if reload_keys is not None:
+        reload_keys()
     shell.console.print("[green]Reloaded settings, context files, skills and prompts.[/green]")
     trust = shell.agent.project_trust()
     if not trust.decision.trusted and trust.decision.source == "default":
