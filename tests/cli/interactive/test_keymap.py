@@ -59,6 +59,10 @@ def test_keys_without_a_terminal_name_are_read_from_their_extended_sequences() -
     assert ANSI_SEQUENCES["\x1b[49;5u"] == ctrl_1
     assert sentinel_name(ctrl_1) == "Ctrl+1"
     assert parse_key("ctrl+1") == (ctrl_1,)  # the same key each time
+    # Alt+key in a terminal's extended form reads as Esc, key
+    assert parse_key("alt+e") == ("escape", "e")
+    assert ANSI_SEQUENCES["\x1b[101;3u"] == ("escape", "e")
+    assert ANSI_SEQUENCES["\x1b[27;3;101~"] == ("escape", "e")
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, cast
 
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.keys import Keys
@@ -282,7 +282,14 @@ def parse_key(text: str) -> KeySeq:
         raise KeySpecError("super needs the kitty keyboard protocol, which pictx does not read")
     if "alt" in modifiers:
         rest = _canonical(modifiers - {"alt"}, base)
-        return ("escape", *parse_key(rest))
+        sequence = ("escape", *parse_key(rest))
+        if modifiers == {"alt"} and (base in _CODES or len(base) == 1):
+            # a terminal reporting modified keys may send Alt+key in its extended form
+            code = _CODES.get(base, ord(base[0]))
+            keys = cast(Any, (Keys.Escape, sequence[1]))  # a key may be a plain character
+            for extended in (f"\x1b[{code};3u", f"\x1b[27;3;{code}~"):
+                ANSI_SEQUENCES.setdefault(extended, keys)
+        return sequence
     return (_single(modifiers, base),)
 
 
