@@ -275,3 +275,26 @@ async def test_a_remapped_interrupt_and_follow_up_apply_during_a_run(
     assert "never shown" not in shown
     assert _users(shell) == ["first", "later", "kept"]
     model.assert_complete()
+
+
+async def test_ctrl_o_and_ctrl_t_during_a_run_apply_at_once(
+    tmp_path: Path, pipe: PipeInput
+) -> None:
+    bash = reply(tool_calls=[("bash", {"command": "seq 1 30"})])
+    model = ScriptedModel(
+        [
+            _typing(pipe, "\x0f\x14", bash),  # Ctrl+O, Ctrl+T while the model answers
+            _typing(pipe, "/quit\r", reply("Done.", thinking="HIDDEN-THOUGHT")),
+        ]
+    )
+    shell, screen = await _shell(tmp_path, pipe, model, {})
+    pipe.send_text("go\r")
+    assert await asyncio.wait_for(shell.run(), 60) == 0
+    shown = screen.getvalue()
+    assert "Tool output: expanded" in shown
+    assert "\n30\n" in shown  # the tool's output in full
+    assert "more lines (collapsed)" not in shown
+    assert "Thinking blocks: hidden" in shown
+    assert "HIDDEN-THOUGHT" not in shown
+    settings = json.loads((tmp_path / "agent" / "settings.json").read_text(encoding="utf-8"))
+    assert settings == {"hideThinkingBlock": True}

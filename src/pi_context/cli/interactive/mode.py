@@ -835,6 +835,21 @@ class _AbortWatch(Generic[T]):
             return used
         return 0
 
+    def display_toggle(self, items: Sequence[KeyPress], index: int) -> int:
+        """Ctrl+O / Ctrl+T during the run: applied at once (to the rest of the run), as in pi."""
+        if self.task.done():
+            return 0
+        keymap, shell = self.shell.keymap, self.shell
+        for action, toggle in (
+            ("app.tools.expand", shell.toggle_tools),
+            ("app.thinking.toggle", shell.toggle_thinking),
+        ):
+            used = _matched(items, index, keymap.sequences(action))
+            if used:
+                toggle()
+                return used
+        return 0
+
     def handle(self, presses_read: Iterable[KeyPress]) -> None:
         items = list(presses_read)
         index = 0
@@ -846,6 +861,10 @@ class _AbortWatch(Generic[T]):
             used = _matched(items, index, self.shell.keymap.sequences("app.suspend"))
             if used and not self.task.done() and self.shell.suspend_now():
                 index += used  # suspended at once, as pi does, and resumed by fg
+                continue
+            used = self.display_toggle(items, index)
+            if used:
+                index += used
                 continue
             used = self.queued(items, index)
             if used:

@@ -169,6 +169,7 @@ class EventRenderer:
 
     def _tail(self) -> _Tail:
         assert self._stream is not None
+        self._stream.hide_thinking = self.display.hide_thinking  # Ctrl+T during the answer
         footer = None
         if self._footer is not None:
             footer = Text(self._footer(), style="dim", no_wrap=True, overflow="ellipsis")
@@ -177,6 +178,7 @@ class EventRenderer:
     def _stop_live(self) -> None:
         """Leave everything streamed so far on screen, in full, and end the live region."""
         if self._live is not None and self._stream is not None:
+            self._stream.hide_thinking = self.display.hide_thinking
             self._live.update(_Tail(self._stream.renderable(), full=True), refresh=False)
         if self._live is not None:
             self._live.stop()
