@@ -61,7 +61,9 @@ def test_editor_keys_copy_and_suspend(tmp_path: Path) -> None:
     editor = _script(tmp_path / "edit.sh", "printf ' EDITED' >> \"$1\"")
     sessions = tmp_path / "sessions"
     args = ["--session-dir", str(sessions), "--model", f"scripted:{replies}"]
+    # no display and no clipboard tool: /copy goes through the terminal (OSC 52)
     env = {"EDITOR": str(editor), "VISUAL": "", "PATH": "/usr/bin:/bin"}
+    env |= {"DISPLAY": "", "WAYLAND_DISPLAY": "", "PI_CLIPBOARD_OSC52": ""}
     with tmux_pictx(
         tmp_path,
         "habits",
