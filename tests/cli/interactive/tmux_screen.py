@@ -31,12 +31,14 @@ DEADLINE = 90.0
 class Screen:
     """One tmux session: its screen as text, keys sent to it."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, socket: str | None = None) -> None:
         self.name = name
+        self.tmux = ["tmux"] if socket is None else ["tmux", "-L", socket]
+        """The tmux command, on the session's own server when it has one."""
 
     def text(self) -> str:
         return subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.name],
+            [*self.tmux, "capture-pane", "-p", "-t", self.name],
             capture_output=True,
             text=True,
             check=True,
@@ -52,7 +54,7 @@ class Screen:
         raise AssertionError(f"never shown: {what}\n{self.text()}")
 
     def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+        subprocess.run([*self.tmux, "send-keys", "-t", self.name, *keys], check=True)
 
     def type_line(self, text: str) -> None:
         self.keys("-l", text)
@@ -67,10 +69,14 @@ def tmux_pictx(
     *,
     agent_dir: Path,
     size: tuple[int, int] = (100, 30),
+    extra_env: Mapping[str, str] | None = None,
+    server_options: Sequence[tuple[str, str]] = (),
 ) -> Iterator[Screen]:
     """``pictx ARGS`` started in a new tmux session (``label`` names it), in ``tmp_path/proj``
-    with ``HOME`` at ``tmp_path`` and ``PI_CODING_AGENT_DIR`` at ``agent_dir``; the session is
-    killed at the end."""
+    with ``HOME`` at ``tmp_path`` and ``PI_CODING_AGENT_DIR`` at ``agent_dir`` (and
+    ``extra_env``); the session is killed at the end. With ``server_options`` (e.g.
+    ``("extended-keys", "on")``) the session runs on a tmux server of its own, started with
+    them and killed at the end, so the shared server's options stay as they are."""
     project = tmp_path / "proj"
     project.mkdir(exist_ok=True)
     env: Mapping[str, str] = {
@@ -80,6 +86,7 @@ def tmux_pictx(
         "TERM": "xterm-256color",
         "LANG": "C.UTF-8",
         "PROMPT_TOOLKIT_NO_CPR": "1",
+        **(extra_env or {}),
     }
     command = " ".join(
         [
@@ -93,10 +100,16 @@ def tmux_pictx(
     name = f"pictx-{label}-{os.getpid()}-{tmp_path.name}"
     width, height = size
     where = ["-x", str(width), "-y", str(height), "-c", str(project)]
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, *where], check=True)
+    socket = name if server_options else None
+    tmux = ["tmux"] if socket is None else ["tmux", "-L", socket, "-f", os.devnull]
+    subprocess.run([*tmux, "new-session", "-d", "-s", name, *where], check=True)
     try:
-        screen = Screen(name)
+        screen = Screen(name, socket)
+        for option, value in server_options:
+            subprocess.run([*screen.tmux, "set-option", "-s", option, value], check=True)
         screen.keys(command, "Enter")
         yield screen
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], check=False)
+        subprocess.run([*tmux, "kill-session", "-t", name], check=False)
+        if socket is not None:
+            subprocess.run([*screen.tmux, "kill-server"], check=False)

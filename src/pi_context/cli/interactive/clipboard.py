@@ -1,7 +1,8 @@
 """Copying text to the system clipboard through the platform's own tool.
 
-pi writes the clipboard with an OSC 52 escape sequence; we never write control sequences to
-the terminal (see :mod:`pi_context.cli.terminal_text`), so the text goes to the first of
+This module writes no control sequence to the terminal (see
+:mod:`pi_context.cli.terminal_text`; ``/copy`` adds pi's OSC 52 route where pi takes it, in
+:mod:`pi_context.cli.interactive.editor_habits`): the text goes to the first of
 ``wl-copy`` (Wayland), ``xclip``/``xsel`` (X11), ``pbcopy`` (macOS) or ``clip.exe``
 (Windows, WSL) that is installed and succeeds. No tool → :func:`copy_to_clipboard` says so
 by returning ``False``.

@@ -241,8 +241,10 @@ def clipboard_key_bindings(
     *,
     read: Callable[[], ClipboardContent] = read_clipboard,
     tmpdir: str | None = None,
+    keys: Sequence[Sequence[str]] = ((Keys.ControlV,), (Keys.Escape, "v")),
 ) -> KeyBindings:
-    """Ctrl+V and Alt+V paste from the clipboard; a failure goes to ``on_error``."""
+    """Ctrl+V and Alt+V (or ``keys``: pi's ``app.clipboard.pasteImage`` as remapped) paste
+    from the clipboard; a failure goes to ``on_error``."""
     bindings = KeyBindings()
 
     def paste(event: KeyPressEvent) -> None:
@@ -251,6 +253,6 @@ def clipboard_key_bindings(
         except ClipboardError as exc:
             on_error(str(exc))
 
-    bindings.add(Keys.ControlV)(paste)
-    bindings.add(Keys.Escape, "v")(paste)
+    for sequence in keys:
+        bindings.add(*sequence)(paste)
     return bindings

@@ -22,6 +22,11 @@
   (:mod:`pi_context.cli.interactive.pickers.list`) when the input is a terminal.
 * Ctrl+V or Alt+V pastes from the clipboard: file paths, an image saved to a temporary file
   (its path is inserted), or text (see :mod:`pi_context.cli.interactive.clipboard_paste`).
+* Shift+Enter or Ctrl+J inserts a newline; Ctrl+G edits the input in an external editor,
+  Ctrl+Z suspends, Ctrl+O expands tool output, Ctrl+T hides thinking, Ctrl+X (and ``/copy``)
+  copies the last answer (see :mod:`pi_context.cli.interactive.editor_habits`); every
+  application key comes from pi's ``keybindings.json`` when it remaps it
+  (:mod:`pi_context.cli.interactive.keymap`).
 * Esc or Ctrl-C during a run aborts it (a second press cancels outright; Esc first takes the
   queued messages back); Ctrl-C at the prompt clears the line, Ctrl-D or ``/quit`` leaves.
 """
@@ -31,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -43,7 +49,13 @@ from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
+from prompt_toolkit.key_binding import (
+    DynamicKeyBindings,
+    KeyBindings,
+    KeyBindingsBase,
+    KeyPressEvent,
+    merge_key_bindings,
+)
 from prompt_toolkit.key_binding.key_processor import KeyPress
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.output import Output
@@ -53,6 +65,17 @@ from rich.text import Text
 from pi_context.cli.app.agent_api import AgentApi, no_model_help
 from pi_context.cli.interactive.clipboard_paste import clipboard_key_bindings
 from pi_context.cli.interactive.completion import EditorCompleter, completion_key_bindings
+from pi_context.cli.interactive.editor_habits import (
+    ENABLE_EXTENDED_KEYS,
+    RESET_EXTENDED_KEYS,
+    DisplayState,
+    HabitActions,
+    copy_last_answer,
+    editor_habit_bindings,
+    external_editor_command,
+    last_answer_text,
+)
+from pi_context.cli.interactive.keymap import Keymap, KeySeq, load_keymap
 from pi_context.cli.interactive.pickers.list import PickerSource, run_picker
 from pi_context.cli.interactive.progress import RunProgress
 from pi_context.cli.interactive.render import EventRenderer
@@ -72,8 +95,6 @@ __all__ = ["InteractiveShell", "SlashCompleter", "run_interactive"]
 
 T = TypeVar("T")
 
-_ABORT_KEYS = (Keys.Escape, Keys.ControlC)
-_ENTER_KEYS = (Keys.ControlM, Keys.ControlJ)
 _ERASE_KEYS = (Keys.ControlH, Keys.Backspace)
 _QUEUE_HINT = "↳ Alt+Up to edit all queued messages"
 _ESC_FLUSH_SECONDS = 0.05
@@ -114,34 +135,43 @@ def _key_bindings(
     cycle_thinking: Callable[[], None],
     cycle_model: Callable[[bool], None],
     open_model_picker: Callable[[KeyPressEvent], None],
+    keymap: Keymap | None = None,
 ) -> KeyBindings:
+    """The prompt's application keys, on the keys of ``keymap`` (pi's action ids)."""
+    keymap = keymap if keymap is not None else load_keymap(None)
     bindings = KeyBindings()
 
-    @bindings.add(Keys.ControlP)  # pi's app.model.cycleForward
+    def on(action: str) -> Callable[[Callable[[KeyPressEvent], None]], None]:
+        def add(handler: Callable[[KeyPressEvent], None]) -> None:
+            for keys in keymap.sequences(action):
+                bindings.add(*keys)(handler)
+
+        return add
+
+    @on("app.model.cycleForward")  # Ctrl+P
     def _next_model(event: KeyPressEvent) -> None:
         cycle_model(True)
         event.app.invalidate()
 
-    @bindings.add(_SHIFT_CTRL_P)  # pi's app.model.cycleBackward
-    @bindings.add(Keys.Escape, "p")  # Alt+P, where Shift+Ctrl+P does not reach us
+    @on("app.model.cycleBackward")  # Shift+Ctrl+P; Alt+P where that does not reach us
     def _previous_model(event: KeyPressEvent) -> None:
         cycle_model(False)
         event.app.invalidate()
 
-    @bindings.add(Keys.ControlL)  # pi's app.model.select
+    @on("app.model.select")  # Ctrl+L
     def _model_picker(event: KeyPressEvent) -> None:
         open_model_picker(event)
 
-    @bindings.add(Keys.BackTab)  # Shift+Tab, pi's app.thinking.cycle
+    @on("app.thinking.cycle")  # Shift+Tab
     def _cycle_thinking(event: KeyPressEvent) -> None:
         cycle_thinking()
         event.app.invalidate()
 
-    @bindings.add(Keys.Escape, Keys.Enter)
+    @on("app.message.followUp")  # Alt+Enter: at the prompt, a new line (a follow-up in a run)
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
 
-    @bindings.add(Keys.Enter)
+    @on("tui.input.submit")  # Enter
     def _enter(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
         state = buffer.complete_state
@@ -171,8 +201,16 @@ class InteractiveShell:
         notes: Sequence[str] = (),
         verbose: bool = False,
         pickers: bool | None = None,
+        keymap: Keymap | None = None,
     ) -> None:
         self.agent = agent
+        self.keymap = keymap if keymap is not None else load_keymap(agent.agent_dir)
+        """The keys of pi's actions, ``keybindings.json`` applied (its problems shown once)."""
+        self.display = DisplayState(
+            hide_thinking=agent.settings_data().get("hideThinkingBlock") is True,
+            expand_key=self.keymap.label("app.tools.expand"),
+        )
+        """Tool output expanded or not, thinking hidden or not (Ctrl+O, Ctrl+T)."""
         self._notes = list(notes)
         """Shown once under the header (which model was chosen, and why)."""
         self._verbose = verbose
@@ -182,6 +220,8 @@ class InteractiveShell:
         self.console = console or TerminalConsole()
         self._theme_warnings = apply_theme(self.console, agent)  # shown under the header
         self.cwd = Path(agent.session.cwd or Path.cwd())
+        self._bindings = self._keymap_bindings()
+        """The prompt's own keys (rebuilt when ``/reload`` reads ``keybindings.json`` again)."""
         self._quit = False
         self._editor = ""
         self._input = pt_input
@@ -189,13 +229,7 @@ class InteractiveShell:
             history=history or InMemoryHistory(),
             completer=EditorCompleter(SlashCompleter(lambda: self.agent), lambda: self.cwd),
             complete_while_typing=True,
-            key_bindings=merge_key_bindings(
-                [
-                    _key_bindings(self.cycle_thinking, self.cycle_model, self._open_model_picker),
-                    clipboard_key_bindings(self._paste_failed),
-                    completion_key_bindings(),  # last: wins over Enter in an open @ list
-                ]
-            ),
+            key_bindings=DynamicKeyBindings(lambda: self._bindings),
             multiline=True,
             bottom_toolbar=lambda: self._status or self.status(),
             input=pt_input,
@@ -214,6 +248,107 @@ class InteractiveShell:
         self.pickers = self._is_tty(self._key_input()) if pickers is None else pickers
         """Slash commands show list pickers (else their text forms: a terminal is needed)."""
         self._listen()
+
+    def _keymap_bindings(self) -> KeyBindingsBase:
+        return merge_key_bindings(
+            [
+                _key_bindings(
+                    self.cycle_thinking, self.cycle_model, self._open_model_picker, self.keymap
+                ),
+                clipboard_key_bindings(
+                    self._paste_failed,
+                    keys=self.keymap.sequences("app.clipboard.pasteImage"),
+                ),
+                editor_habit_bindings(self.keymap, self._habit_actions()),
+                completion_key_bindings(),  # last: wins over Enter in an open @ list
+            ]
+        )
+
+    def reload_keymap(self) -> None:
+        """``/reload``: read ``keybindings.json`` again (its problems shown again)."""
+        self.keymap = load_keymap(self.agent.agent_dir)
+        self.display.expand_key = self.keymap.label("app.tools.expand")
+        self._bindings = self._keymap_bindings()
+        for problem in self.keymap.problems:
+            self.console.print(Text(terminal_safe(problem), style="yellow"), soft_wrap=True)
+
+    def suspend_now(self) -> bool:
+        """The suspend key during a run: stop at once (the terminal as it was before pictx),
+        carry on after ``fg``; ``False`` where there is no terminal or job control."""
+        keys = self._key_input()
+        if not hasattr(signal, "SIGTSTP") or not self._is_tty(keys):
+            return False
+        output = self._prompt.output
+        output.write_raw(RESET_EXTENDED_KEYS)
+        output.flush()
+        with keys.cooked_mode():
+            os.kill(0, signal.SIGTSTP)
+        output.write_raw(ENABLE_EXTENDED_KEYS)
+        output.flush()
+        return True
+
+    def _habit_actions(self) -> HabitActions:
+        return HabitActions(
+            notice=lambda line, style: self.console.print(Text(line, style=style)),
+            editor_command=lambda: external_editor_command(self.agent.settings_data()),
+            toggle_tools=lambda: _above_prompt(self.toggle_tools),
+            toggle_thinking=lambda: _above_prompt(self.toggle_thinking),
+            copy=lambda: _above_prompt(self.copy_last_answer),
+            output=lambda: self._prompt.output if self._is_tty(self._key_input()) else None,
+            cwd=lambda: self.cwd,
+        )
+
+    # -- display toggles and copying (pi's app.tools.expand, app.thinking.toggle, /copy) ---
+
+    def toggle_tools(self) -> None:
+        """Ctrl+O: tool output in full from now on (the last run's collapsed outputs printed
+        in full now), or collapsed again."""
+        display = self.display
+        display.tools_expanded = not display.tools_expanded
+        if display.tools_expanded:
+            for shown in display.collapsed:
+                self.console.print(Text(f"▶ {shown.title} (in full)", style="cyan"))
+                self.console.print(
+                    Text(shown.text.rstrip("\n"), style="red" if shown.is_error else "dim")
+                )
+            display.collapsed.clear()
+        state = "expanded" if display.tools_expanded else "collapsed"
+        self.console.print(Text(f"Tool output: {state}", style="dim"))
+
+    def toggle_thinking(self) -> None:
+        """Ctrl+T: hide or show thinking blocks; saved as ``hideThinkingBlock`` (global)."""
+        from pi_context.cli.app.saved_settings import update_global_settings
+
+        display = self.display
+        display.hide_thinking = not display.hide_thinking
+        try:
+            update_global_settings(
+                self.agent.agent_dir, {"hideThinkingBlock": display.hide_thinking}
+            )
+        except PiContextError as exc:
+            self.console.print(Text(f"pictx: {exc}", style="red"))
+        self.agent.override_settings({"hideThinkingBlock": display.hide_thinking})
+        state = "hidden" if display.hide_thinking else "visible"
+        self.console.print(Text(f"Thinking blocks: {state}", style="dim"))
+
+    def copy_last_answer(self) -> None:
+        """Ctrl+X and ``/copy``: the last assistant answer to the clipboard."""
+        messages = [
+            message
+            for entry in self.agent.session.branch_view()
+            if (message := entry.message) is not None
+        ]
+        output = self._prompt.output if self._is_tty(self._key_input()) else None
+
+        def write(sequence: str) -> None:
+            assert output is not None
+            output.write_raw(sequence)
+            output.flush()
+
+        copied, line = copy_last_answer(
+            last_answer_text(messages), write if output is not None else None
+        )
+        self.console.print(Text(line, style="dim" if copied else "red"))
 
     def _paste_failed(self, message: str) -> None:
         """Ctrl+V found nothing usable: say why above the prompt (the typed line stays)."""
@@ -384,8 +519,12 @@ class InteractiveShell:
         return self.agent.estimate_context()
 
     def _new_renderer(self) -> EventRenderer:
+        self.display.collapsed.clear()  # Ctrl+O expands the outputs of the latest run
         self._renderer = EventRenderer(
-            self.console, estimate_after=self._estimate, footer=lambda: self._status
+            self.console,
+            estimate_after=self._estimate,
+            footer=lambda: self._status,
+            display=self.display,
         )
         return self._renderer
 
@@ -508,6 +647,8 @@ class InteractiveShell:
         for note in self._notes:
             self.console.print(Text(note, style="dim"), soft_wrap=True)
         show_warnings(self.console, self._theme_warnings)
+        for problem in self.keymap.problems:  # keybindings.json entries not applied, once
+            self.console.print(Text(terminal_safe(problem), style="yellow"), soft_wrap=True)
         if self._verbose:
             for line in self.agent.startup_details():
                 self.console.print(Text(line, style="dim"), soft_wrap=True)
@@ -530,11 +671,20 @@ class InteractiveShell:
         signals (Ctrl-C), and wait for whoever reads next. Returns the exit code.
         """
         keys = self._key_input()
-        with keys.raw_mode() if self._is_tty(keys) else contextlib.nullcontext():
-            self._banner()
-            for number, text in enumerate(initial):
-                await self.send(text, images if number == 0 else ())
-            await self._loop()
+        tty = self._is_tty(keys)
+        with keys.raw_mode() if tty else contextlib.nullcontext():
+            if tty:  # Shift+Enter told apart from Enter (see editor_habits)
+                self._prompt.output.write_raw(ENABLE_EXTENDED_KEYS)
+                self._prompt.output.flush()
+            try:
+                self._banner()
+                for number, text in enumerate(initial):
+                    await self.send(text, images if number == 0 else ())
+                await self._loop()
+            finally:
+                if tty:
+                    self._prompt.output.write_raw(RESET_EXTENDED_KEYS)
+                    self._prompt.output.flush()
         if self._unsubscribe is not None:
             self._unsubscribe()
         return 0
@@ -569,6 +719,20 @@ class InteractiveShell:
                 await self.send(line)
             except PiContextError as exc:
                 self.console.print(Text(f"pictx: error: {exc}", style="red"))
+
+
+def _above_prompt(action: Callable[[], None]) -> None:
+    """Run ``action`` (which prints) above the prompt being edited."""
+    run_in_terminal(action)
+
+
+def _matched(items: Sequence[KeyPress], index: int, sequences: Iterable[KeySeq]) -> int:
+    """The length of the first of ``sequences`` that ``items`` hold from ``index``; 0 if none."""
+    for keys in sequences:
+        pressed = [str(p.key.value if isinstance(p.key, Keys) else p.key) for p in items[index:]]
+        if tuple(pressed[: len(keys)]) == keys:
+            return len(keys)
+    return 0
 
 
 def _typed_text(presses: Iterable[KeyPress]) -> str:
@@ -657,34 +821,64 @@ class _AbortWatch(Generic[T]):
             self.handle(keys.flush_keys())
             store_typeahead(keys, self.kept)
 
-    def queued(self, press: KeyPress, after: KeyPress | None) -> int:
-        """How many presses (from ``press``) were a queueing key; 0 when none was."""
+    def queued(self, items: Sequence[KeyPress], index: int) -> int:
+        """How many presses (from ``items[index]``) were a queueing key (the keymap's
+        follow-up, dequeue and submit keys); 0 when none was."""
         if not self.queue_input or self.task.done():
             return 0
-        following = after.key if after is not None else None
-        if press.key == Keys.Escape and following in _ENTER_KEYS:
+        keymap = self.shell.keymap
+        used = _matched(items, index, keymap.sequences("app.message.followUp"))
+        if used:
             if self.shell._queue_line(self.kept, "follow_up"):
-                return 2
-            self.kept.append(press)  # Alt+Enter on a blank line: a newline for the next prompt
+                return used
+            self.kept.append(items[index])  # on a blank line: a newline for the next prompt
             return 1
-        if press.key == Keys.Escape and following == Keys.Up:
+        used = _matched(items, index, keymap.sequences("app.message.dequeue"))
+        if used:
             self.shell._restore_queue(self.kept)
-            return 2
-        if press.key in _ENTER_KEYS and self.shell._queue_line(self.kept, "steer"):
-            return 1
+            return used
+        used = _matched(items, index, keymap.sequences("tui.input.submit"))
+        if used and self.shell._queue_line(self.kept, "steer"):
+            return used
+        return 0
+
+    def display_toggle(self, items: Sequence[KeyPress], index: int) -> int:
+        """Ctrl+O / Ctrl+T during the run: applied at once (to the rest of the run), as in pi."""
+        if self.task.done():
+            return 0
+        keymap, shell = self.shell.keymap, self.shell
+        for action, toggle in (
+            ("app.tools.expand", shell.toggle_tools),
+            ("app.thinking.toggle", shell.toggle_thinking),
+        ):
+            used = _matched(items, index, keymap.sequences(action))
+            if used:
+                toggle()
+                return used
         return 0
 
     def handle(self, presses_read: Iterable[KeyPress]) -> None:
         items = list(presses_read)
         index = 0
+        abort_keys = {Keys.ControlC.value} | {
+            keys[0] for keys in self.shell.keymap.sequences("app.interrupt") if len(keys) == 1
+        }
         while index < len(items):
             press = items[index]
-            used = self.queued(press, items[index + 1] if index + 1 < len(items) else None)
+            used = _matched(items, index, self.shell.keymap.sequences("app.suspend"))
+            if used and not self.task.done() and self.shell.suspend_now():
+                index += used  # suspended at once, as pi does, and resumed by fg
+                continue
+            used = self.display_toggle(items, index)
+            if used:
+                index += used
+                continue
+            used = self.queued(items, index)
             if used:
                 index += used
                 continue
             index += 1
-            if press.key not in _ABORT_KEYS:
+            if press.key not in abort_keys:
                 self.kept.append(press)
             elif not self.task.done():
                 self.abort_press(press)

@@ -26,6 +26,7 @@ from rich.spinner import Spinner
 from rich.syntax import SyntaxTheme
 from rich.text import Text
 
+from pi_context.cli.interactive.editor_habits import HIDDEN_THINKING, DisplayState, ShownOutput
 from pi_context.cli.interactive.stats import format_tokens
 from pi_context.cli.interactive.theme import code_theme
 from pi_context.events import (
@@ -71,11 +72,15 @@ def _args_preview(args: Mapping[str, Any], limit: int = 160) -> str:
 class _Stream:
     """The assistant message being streamed: text, thinking and tool-call blocks by index."""
 
-    def __init__(self, syntax_theme: str | SyntaxTheme = "monokai") -> None:
+    def __init__(
+        self, syntax_theme: str | SyntaxTheme = "monokai", hide_thinking: bool = False
+    ) -> None:
         self.blocks: dict[int, list[str]] = {}
         self.kinds: dict[int, str] = {}
         self.syntax_theme = syntax_theme
         """Code blocks' colors (the console's theme)."""
+        self.hide_thinking = hide_thinking
+        """Thinking shown as a ``Thinking...`` line (pi's ``hideThinkingBlock``)."""
 
     def feed(self, kind: str, index: int, delta: str | None, name: str | None) -> None:
         base = kind.split("_")[0]
@@ -92,7 +97,7 @@ class _Stream:
             text = "".join(self.blocks[index])
             kind = self.kinds.get(index)
             if kind == "thinking":
-                parts.append(Text(text, style="dim italic"))
+                parts.append(Text(HIDDEN_THINKING if self.hide_thinking else text, "dim italic"))
             elif kind == "toolcall":
                 parts.append(Text(f"⚙ {text} …", style="cyan"))
             elif text:
@@ -138,8 +143,11 @@ class EventRenderer:
         estimate_after: Callable[[], int | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         footer: Callable[[], str] | None = None,
+        display: DisplayState | None = None,
     ):
         self.console = console
+        self.display = display if display is not None else DisplayState()
+        """Tool output expanded or collapsed, thinking shown or hidden (Ctrl+O, Ctrl+T)."""
         self._footer = footer
         """The status line, kept under a streaming answer."""
         self._live: Live | None = None
@@ -155,7 +163,7 @@ class EventRenderer:
 
     def _start_live(self) -> None:
         self._stop_spinner()
-        self._stream = _Stream(code_theme(self.console))
+        self._stream = _Stream(code_theme(self.console), self.display.hide_thinking)
         self._live = Live(
             self._tail(),
             console=self.console,
@@ -167,6 +175,7 @@ class EventRenderer:
 
     def _tail(self) -> _Tail:
         assert self._stream is not None
+        self._stream.hide_thinking = self.display.hide_thinking  # Ctrl+T during the answer
         footer = None
         if self._footer is not None:
             footer = Text(self._footer(), style="dim", no_wrap=True, overflow="ellipsis")
@@ -175,6 +184,7 @@ class EventRenderer:
     def _stop_live(self) -> None:
         """Leave everything streamed so far on screen, in full, and end the live region."""
         if self._live is not None and self._stream is not None:
+            self._stream.hide_thinking = self.display.hide_thinking
             self._live.update(_Tail(self._stream.renderable(), full=True), refresh=False)
         if self._live is not None:
             self._live.stop()
@@ -290,12 +300,19 @@ class EventRenderer:
             for b in blocks
             if isinstance(b, dict) and b.get("type") == "text"
         )
-        shown, hidden = collapse(text)
+        display = self.display
+        shown, hidden = (text.rstrip("\n"), 0) if display.tools_expanded else collapse(text)
         style = "red" if event.is_error else "dim"
         if shown:
             self.console.print(Text(shown, style=style))
         if hidden:
-            self.console.print(Text(f"… {hidden} more lines (collapsed)", style="dim italic"))
+            self.console.print(
+                Text(
+                    f"… {hidden} more lines (collapsed) · {display.expand_key} to expand",
+                    style="dim italic",
+                )
+            )
+            display.collapsed.append(ShownOutput(event.tool_name, text, event.is_error))
 
     def _compaction_end(self, event: CompactionEnd) -> None:
         self._stop_spinner()

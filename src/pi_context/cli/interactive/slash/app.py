@@ -46,7 +46,17 @@ async def help_(shell: Shell, _args: str) -> None:
 
 @BUILT_INS.command("hotkeys", "/hotkeys", "the keyboard shortcuts")
 async def hotkeys(shell: Shell, _args: str) -> None:
-    shell.console.print(hotkeys_table())
+    # the keys in effect (keybindings.json applied) when the shell has a keymap
+    shell.console.print(hotkeys_table(getattr(shell, "keymap", None)))
+
+
+@BUILT_INS.command("copy", "/copy", "copy the last assistant answer to the clipboard")
+async def copy(shell: Shell, _args: str) -> None:
+    copy_answer = getattr(shell, "copy_last_answer", None)  # the interactive shell's
+    if copy_answer is None:
+        shell.console.print(Text("/copy needs the interactive terminal", style="red"))
+        return
+    copy_answer()
 
 
 @BUILT_INS.command("quit", "/quit", "leave (also /exit, Ctrl-D)", aliases=("exit", "q"))
@@ -60,10 +70,13 @@ async def compact(shell: Shell, args: str) -> None:
     await shell.busy("Compacting…", lambda: agent.compact(args or None))
 
 
-@BUILT_INS.command("reload", "/reload", "re-read settings, AGENTS.md, skills, prompts")
+@BUILT_INS.command("reload", "/reload", "re-read settings, keybindings, AGENTS.md, skills, prompts")
 async def reload(shell: Shell, _args: str) -> None:
     await shell.agent.reload()
     show_warnings(shell.console, apply_theme(shell.console, shell.agent))  # `theme` may be new
+    reload_keys = getattr(shell, "reload_keymap", None)  # the terminal's keybindings.json
+    if reload_keys is not None:
+        reload_keys()
     shell.console.print("[green]Reloaded settings, context files, skills and prompts.[/green]")
     trust = shell.agent.project_trust()
     if not trust.decision.trusted and trust.decision.source == "default":
