@@ -12,6 +12,7 @@ from agents.testing import ScriptedModel, assistant_message
 
 from pi_context.errors import StoreUnavailableError
 from pi_context.integrations.openai_agents import PiSession
+from pi_context.integrations.recall import recall
 from pi_context.store import MemoryStore, SessionRef, SessionStore, open_store
 
 set_tracing_disabled(True)
@@ -130,3 +131,38 @@ def test_mistakes_fail_at_the_call(tmp_path: Path) -> None:
         PiSession("c", store="memory:", context_window=8_000)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="context_window"):
         PiSession("c", store=store, context_window=0)
+
+
+async def test_on_postgresql_two_instances_share_a_conversation_and_recall_what_compaction_replaced(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    store = await open_store(pg_url)
+    try:
+        await store.migrate()
+        a = PiSession("conv-pg", store=store, tenant="acme", context_window=2_000)
+        b = PiSession("conv-pg", store=store, tenant="acme", context_window=2_000)
+        await Runner.run(
+            _agent("noted: the harbor code is TEAL-4417"), "remember the harbor code", session=a
+        )
+        for i in range(6):
+            await Runner.run(_agent(f"answer {i} " + "filler " * 150), f"question {i}", session=b)
+        # a's next run sees b's turns
+        items = await a.get_items()
+        assert [i.get("content") for i in items if i.get("role") == "user"][-1] == "question 5"
+        await a.run_compaction({"force": True})
+        assert a.last_outcome is not None
+        assert a.last_outcome.compacted
+        ref = SessionRef("acme", "conv-pg")
+        stored = (await store.load(ref)).entries
+        assert [e["type"] for e in stored][-1] == "compaction"  # a's forced one, stored
+        # b opens the compacted conversation again: the summary leads its history ...
+        history = await b.get_items()
+        assert "TEAL-4417" not in str(history[1:])
+        # ... and the replaced turn comes back word for word through recall and the store
+        found = await recall(b.engine, "harbor code")
+        assert "TEAL-4417" in found
+        hits = await store.search(ref, "harbor code")
+        assert any("TEAL-4417" in hit.snippet for hit in hits)
+    finally:
+        await store.aclose()

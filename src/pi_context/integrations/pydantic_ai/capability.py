@@ -17,8 +17,9 @@ one silently.
 With ``store=`` (and ``tenant=``) instead of a file, each run works on the stored session whose
 id is the run's ``conversation_id`` (pydantic-ai's: the ``conversation_id`` argument of
 ``Agent.run``, else the one ``message_history`` carries, else a fresh one): ``for_run`` gives
-the run a capability over that conversation, opened (created on its first run) and checked
-against the store at the run's start (see :mod:`pi_context.integrations.stored`).
+the run a capability over that conversation, opened in this process by its first run
+(created by the conversation's first run anywhere), its writes committed by each hook (see
+:mod:`pi_context.integrations.stored`).
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ class PiContext(AbstractCapability[Any]):
 
     async def for_run(self, ctx: RunContext[Any]) -> AbstractCapability[Any]:
         """Over a store, the capability of the run's conversation (opened, or created on its
-        first run, and current with the store); else this capability itself."""
+        first run); else this capability itself."""
         if self._conversations is None:
             return self
         return await self._conversations.get(str(ctx.conversation_id or ""), what="conversation_id")
