@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from pi_context.integrations.langchain import FakeToolChatModel, PiSummarizationMiddleware
@@ -107,3 +107,24 @@ def test_mistakes_fail_at_the_call(tmp_path: Path) -> None:
         PiSummarizationMiddleware(
             session_file=tmp_path / "s.jsonl", tenant="acme", context_window=8_000
         )
+
+
+async def test_recall_finds_what_compaction_replaced_in_the_thread(
+    store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    mw = PiSummarizationMiddleware(store=store, context_window=2_000, keep_recent_tokens=200)
+    call = {"name": "recall", "args": {"query": "harbor code"}, "id": "r1", "type": "tool_call"}
+    replies = [AIMessage("noted " + "lorem ipsum " * 200) for _ in range(7)]
+    model = FakeToolChatModel(
+        messages=iter([*replies, AIMessage("", tool_calls=[call]), AIMessage("TEAL-4417")])
+    )
+    agent = create_agent(model, [mw.recall_tool()], middleware=[mw], checkpointer=InMemorySaver())
+    prompts = ["the harbor code is TEAL-4417", *[f"question {i}" for i in range(6)]]
+    for prompt in [*prompts, "what was the harbor code?"]:
+        state = await agent.ainvoke({"messages": [HumanMessage(prompt)]}, _thread("t-r"))
+    stored = (await store.load(SessionRef("", "t-r"))).entries
+    assert any(e["type"] == "compaction" for e in stored)
+    results = [m for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert len(results) == 1
+    assert "TEAL-4417" in str(results[0].content)

@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 from pydantic_ai import Agent
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from pi_context.integrations.pydantic_ai import PiContext
@@ -105,3 +112,30 @@ def test_mistakes_fail_at_the_call(tmp_path: Path) -> None:
         PiContext(session_file=tmp_path / "s.jsonl", tenant="acme", context_window=8_000)
     with pytest.raises(ValueError, match="reserve_tokens"):
         PiContext(store=store, context_window=8_000, reserve_tokens=-1)
+
+
+async def test_recall_finds_what_compaction_replaced_in_the_runs_conversation(
+    store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    pi = PiContext(store=store, context_window=2_000, keep_recent_tokens=200)
+    returned: list[str] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1].parts[-1]
+        if isinstance(last, UserPromptPart) and last.content == "what was the harbor code?":
+            return ModelResponse(parts=[ToolCallPart("recall", {"query": "harbor code"})])
+        if isinstance(last, ToolReturnPart):
+            returned.append(str(last.content))
+        return ModelResponse(parts=[TextPart("noted " + "lorem ipsum " * 200)])
+
+    agent = Agent(FunctionModel(respond), capabilities=[pi], tools=[pi.recall_tool()])
+    history: list[ModelMessage] = []
+    prompts = ["the harbor code is TEAL-4417", *[f"question {i}" for i in range(6)]]
+    for prompt in [*prompts, "what was the harbor code?"]:
+        result = await agent.run(prompt, message_history=history, conversation_id="c-r")
+        history = result.all_messages()
+    stored = await store.load(SessionRef("", "c-r"))
+    assert any(e["type"] == "compaction" for e in stored.entries)
+    assert len(returned) == 1
+    assert "TEAL-4417" in returned[0]
