@@ -9,7 +9,7 @@ import pytest
 
 from pi_context.errors import LeafMovedError
 from pi_context.integrations import ContextEngine, EngineOptions
-from pi_context.integrations.stored import Conversations, stored_options
+from pi_context.integrations.stored import Conversations, _last_entry_id, stored_options
 from pi_context.session import Session
 from pi_context.store import MemoryStore, SessionRef
 
@@ -102,3 +102,12 @@ def test_store_options_mistakes_fail_at_the_call(tmp_path: Path) -> None:
         stored_options(EngineOptions(context_window=1, store=store, session=session))
     with pytest.raises(ValueError, match="not by ContextEngine"):
         ContextEngine(context_window=1, store=store)
+
+
+def test_the_freshness_check_reads_the_last_entry_line_only() -> None:
+    header = b'{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}\n'
+    entry = b'{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{}}'
+    assert _last_entry_id(header) is None
+    assert _last_entry_id(header + entry + b"\n") == "a"
+    assert _last_entry_id(header + entry + b"\n" + b'{"type":"message","id":"b"') == "a"  # torn
+    assert _last_entry_id(header + entry + b" \n") == "a"

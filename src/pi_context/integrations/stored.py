@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Final, Generic, Protocol, TypeVar, cast
 
 from pi_context.errors import LeafMovedError, SessionNotFoundError, StoreError
 from pi_context.integrations.engine import ContextEngine, EngineOptions
-from pi_context.store.base import SessionRef, check_tenant
+from pi_context.store.base import SessionRef, check_tenant, entry_meta
 
 if TYPE_CHECKING:
     from pi_context.store import SessionStore
@@ -70,6 +70,18 @@ def stored_options(options: EngineOptions) -> tuple[SessionStore, str] | None:
     except StoreError as exc:
         raise ValueError(str(exc)) from None
     return store, tenant
+
+
+def _last_entry_id(data: bytes) -> str | None:
+    """The id of the last line of a stored file that is an entry (``None``: none is)."""
+    end = len(data)
+    while end > 0:
+        start = data.rfind(b"\n", 0, end - 1) + 1
+        meta = entry_meta(data[start:end].rstrip(b" \r\n"))
+        if meta is not None:
+            return meta.id
+        end = start
+    return None
 
 
 def _session_id(session_id: object, what: str) -> str:
@@ -187,14 +199,15 @@ class Conversations(Generic[_T]):
 
     async def _current(self, engine: ContextEngine) -> bool:
         """Whether the stored session ends where ``engine``'s does (entries still queued after
-        a failed commit keep the engine: its next commit retries them)."""
+        a failed commit keep the engine: its next commit retries them). Only the stored file's
+        last entry line is decoded, not the session."""
         binding = engine.binding
         assert binding is not None
         if binding.pending:
             return True
-        stored = await self.store.load(binding.ref)
+        data = await self.store.export_bytes(binding.ref)
         entries = engine.session.entries
-        return stored.leaf_id == (entries[-1].id if len(entries) else None)
+        return _last_entry_id(data) == (entries[-1].id if len(entries) else None)
 
     async def _engine(self, session_id: str) -> ContextEngine:
         from pi_context.store.binding import StoreBinding
