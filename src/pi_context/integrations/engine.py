@@ -27,7 +27,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, ParamSpec, Required, TypedDict, TypeVar, Unpack, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    ParamSpec,
+    Required,
+    TypedDict,
+    TypeVar,
+    Unpack,
+    cast,
+)
 
 from pi_context.compaction import (
     CompactionEvent,
@@ -44,6 +54,10 @@ from pi_context.integrations.pairs import PairRepair, repair_pairs
 from pi_context.model import Model
 from pi_context.session import Entry, Session
 from pi_context.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from pi_context.store import SessionStore
+    from pi_context.store.binding import StoreBinding
 
 __all__ = [
     "CompactionOutcome",
@@ -149,6 +163,12 @@ class EngineOptions(TypedDict, total=False):
     """The working directory a new session file records (default: the process's)."""
     on_event: Callable[[CompactionEvent], None] | None
     """Receives pi's compaction events."""
+    store: SessionStore | None
+    """A session store (``open_store(...)``) instead of a file: each conversation is the
+    stored session whose id is the framework's conversation/thread id (an adapter's keyword;
+    see :mod:`pi_context.integrations.stored`)."""
+    tenant: str | None
+    """The store's tenant the conversations belong to (default ``""``; only with ``store``)."""
 
 
 def overhead_tokens(instructions: str, tools: Iterable[Any]) -> int:
@@ -205,6 +225,11 @@ class ContextEngine:
             raise TypeError("session_file given twice")
         if session_file is None:
             session_file = options.get("session_file")
+        if options.get("store") is not None or options.get("tenant") is not None:
+            raise ValueError(
+                "a stored conversation is opened by an adapter (store=, tenant= and its "
+                "conversation id) or by ContextEngine.bound(binding, ...), not by ContextEngine()"
+            )
         context_window = options["context_window"]
         keep_recent_tokens = options.get("keep_recent_tokens")
         reserve_tokens = options.get("reserve_tokens")
@@ -215,19 +240,7 @@ class ContextEngine:
         on_event = options.get("on_event")
         if (session_file is None) == (session is None):
             raise ValueError("pass exactly one of session_file= and session=")
-        _positive("context_window", context_window)
-        _positive("keep_recent_tokens", keep_recent_tokens)
-        _positive("reserve_tokens", reserve_tokens)
-        if summarizer != "offline" and not isinstance(summarizer, Model):
-            raise TypeError(
-                f"summarizer must be a pi_context Model or 'offline', not {summarizer!r}"
-            )
-        for name, mapped in (file_tools or {}).items():
-            if not (isinstance(mapped, tuple) and len(mapped) == 2 and mapped[0] in _OPERATIONS):
-                raise ValueError(
-                    f"file_tools[{name!r}] must be (operation, path argument) with operation "
-                    f"one of read/write/edit, not {mapped!r}"
-                )
+        self.check_options(**options)
         if session is None:
             assert session_file is not None
             path = Path(session_file)
@@ -251,6 +264,43 @@ class ContextEngine:
         self._last_call: Future[Any] | None = None
         self.last_repair: PairRepair | None = None
         """What :meth:`deliverable` last changed to keep the pairs."""
+        self.binding: StoreBinding | None = None
+        """The store binding of a stored conversation (:meth:`bound`); ``None`` for a file."""
+
+    @staticmethod
+    def check_options(**options: Unpack[EngineOptions]) -> None:
+        """The errors the engine's sizes, summarizer and file tools would raise, without a
+        session (an adapter over a store checks them when it is built)."""
+        _positive("context_window", options["context_window"])
+        _positive("keep_recent_tokens", options.get("keep_recent_tokens"))
+        _positive("reserve_tokens", options.get("reserve_tokens"))
+        summarizer = options.get("summarizer", "offline")
+        if summarizer != "offline" and not isinstance(summarizer, Model):
+            raise TypeError(
+                f"summarizer must be a pi_context Model or 'offline', not {summarizer!r}"
+            )
+        for name, mapped in (options.get("file_tools") or {}).items():
+            if not (isinstance(mapped, tuple) and len(mapped) == 2 and mapped[0] in _OPERATIONS):
+                raise ValueError(
+                    f"file_tools[{name!r}] must be (operation, path argument) with operation "
+                    f"one of read/write/edit, not {mapped!r}"
+                )
+
+    @classmethod
+    def bound(cls, binding: StoreBinding, **options: Unpack[EngineOptions]) -> ContextEngine:
+        """The engine of a stored session open in ``binding``: its writes are committed to the
+        store after each :meth:`call` and each compaction (on the caller's event loop)."""
+        given = EngineOptions(**options)
+        given["session"] = binding.session
+        engine = cls(**given)
+        engine.binding = binding
+        return engine
+
+    async def commit(self) -> None:
+        """Store what the session queued (a stored conversation; a file writes as it goes).
+        A failure raises the store's typed error and keeps the entries for the next commit."""
+        if self.binding is not None:
+            await self.binding.commit()
 
     # -- one thread at a time --------------------------------------------------------------
 
@@ -266,7 +316,8 @@ class ContextEngine:
         The calls of one engine run in the order they were made (each waits for the one
         before it), so appends keep their order. The threads are those of one pool that
         every engine shares: a service with thousands of conversations has a few threads,
-        not one per conversation.
+        not one per conversation. A stored conversation's entries are committed once ``fn``
+        has returned (:meth:`commit`, on the caller's loop).
         """
         previous = self._last_call
 
@@ -277,7 +328,9 @@ class ContextEngine:
 
         future = _POOL.submit(in_turn)
         self._last_call = future
-        return await asyncio.wrap_future(future)
+        result = await asyncio.wrap_future(future)
+        await self.commit()
+        return result
 
     async def exclusive_compact(
         self, *, force: bool = False, overhead: int = 0
@@ -287,9 +340,11 @@ class ContextEngine:
         if not self._lock.acquire(blocking=False):
             await asyncio.get_running_loop().run_in_executor(None, self._lock.acquire)
         try:
-            return await self.compact(force=force, overhead=overhead)
+            outcome = await self.compact(force=force, overhead=overhead)
         finally:
             self._lock.release()
+        await self.commit()
+        return outcome
 
     # -- the record ------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ for word with their entry ids and bounded like ``read``'s output.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +52,16 @@ RecallFunction = Callable[[str, int], Coroutine[Any, Any, str]]
 
 
 def recall_function(
-    engine: ContextEngine, *, cache_dir: str | os.PathLike[str] | None = None
+    engine: ContextEngine | Callable[[], Awaitable[ContextEngine]],
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> RecallFunction:
     """The tool's function, ``run(query, limit=5)``, as every framework wraps it (its
-    signature is the tool's parameters)."""
+    signature is the tool's parameters). ``engine`` may be a coroutine function giving the
+    engine of the conversation the call belongs to (a stored conversation, opened on use)."""
 
     async def run(query: str, limit: int = 5) -> str:
-        return await recall(engine, query, limit, cache_dir=cache_dir)
+        found = engine if isinstance(engine, ContextEngine) else await engine()
+        return await recall(found, query, limit, cache_dir=cache_dir)
 
     return run

@@ -15,14 +15,18 @@ leaves compaction to the server: two compactors never own one history.
 
 ``pop_item`` and ``clear_session`` move the leaf, as a pi branch does: nothing in the file is
 removed, and the file never shrinks.
+
+With ``store=`` (and ``tenant=``) instead of a file, ``session_id`` names the stored session:
+created by the first run of the conversation, reopened by later ones (in any process), each
+hook's writes committed before it returns (see :mod:`pi_context.integrations.stored`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Unpack
+from typing import Any, TypeVar, Unpack
 
 from agents import FunctionTool, function_tool
 from agents.run_config import CallModelData, ModelInputData
@@ -40,8 +44,11 @@ from pi_context.integrations.openai_agents.mapping import (
 )
 from pi_context.integrations.pairs import PairLedger
 from pi_context.integrations.recall import RECALL_DESCRIPTION, RECALL_NAME, recall_function
+from pi_context.integrations.stored import Conversations, stored_options
 
 __all__ = ["PiSession"]
+
+_R = TypeVar("_R")
 
 _APPENDING = frozenset(
     {
@@ -104,24 +111,77 @@ class PiSession:
     :class:`~pi_context.integrations.EngineOptions` (``session_file``, ``context_window``,
     ``file_tools``, ...). The hooks do their session work on the engine's worker thread, so
     the runner's event loop is never held by a write.
+
+    With ``store=`` and ``tenant=`` (no file), ``session_id`` is required: the stored
+    session's id. It is opened by the first hook (created when the store has none) and checked
+    against the store at each :meth:`get_items`, the runner's first call of a run.
     """
 
     session_settings: Any = None
 
     def __init__(self, session_id: str | None = None, **options: Unpack[EngineOptions]) -> None:
-        self.engine = ContextEngine(**options)
-        self.session_id = session_id or self.engine.session.id
-        self.codec = OpenAIAgentsCodec(self.engine.session.now_ms)
+        stored = stored_options(options)
+        self._engine: ContextEngine | None = None
+        self._conversations: Conversations[PiSession] | None = None
         self.overhead = 0
         """The last request's instructions and tool schemas, in estimated tokens."""
         self.last_outcome: CompactionOutcome | None = None
         self._history: _History | None = None
+        self.provider_compaction = False
+        """A provider's compaction item is in the history: pi does not compact it again."""
+        if stored is None:
+            self._use(ContextEngine(**options))
+            self.session_id = session_id or self.engine.session.id
+            return
+        if not isinstance(session_id, str) or not session_id:
+            raise ValueError("PiSession(session_id, store=...) needs the conversation's id")
+        self.session_id = session_id
+        self._conversations = Conversations(stored[0], stored[1], options, self._opened)
+
+    def _opened(self, engine: ContextEngine) -> PiSession:
+        self._use(engine)
+        return self
+
+    def _use(self, engine: ContextEngine) -> None:
+        """Work on ``engine`` from now on (a stored conversation opened again starts over)."""
+        self._engine = engine
+        self.codec = OpenAIAgentsCodec(engine.session.now_ms)
+        self._history = None
         self.provider_compaction = any(
             message.get("customType") == OPAQUE_TYPE
             and (message.get("details") or {}).get("itemType") == "compaction"
-            for _, message in self.engine.projected()
+            for _, message in engine.projected()
         )
-        """A provider's compaction item is in the history: pi does not compact it again."""
+
+    @property
+    def engine(self) -> ContextEngine:
+        """The engine over the session (a stored one: open after the first hook)."""
+        if self._engine is None:
+            raise RuntimeError(
+                f"the stored conversation {self.session_id!r} opens at the session's first use "
+                "(await get_items() or a Runner.run)"
+            )
+        return self._engine
+
+    async def _ready(self) -> ContextEngine:
+        """The engine; a stored conversation is opened at its first use."""
+        conversations = self._conversations
+        if conversations is not None and self._engine is None:
+            await conversations.get(self.session_id, what="session_id")
+        return self.engine
+
+    async def _run(
+        self, body: Callable[[ContextEngine], Awaitable[_R]], *, fresh: bool = False
+    ) -> _R:
+        """``body(engine)``; a stored conversation is opened at its first use (with
+        ``fresh``, checked against the store first), and opened again and ``body`` repeated
+        when its commit finds that another writer appended meanwhile."""
+        conversations = self._conversations
+        if conversations is None:
+            return await body(self.engine)
+        return await conversations.run(
+            self.session_id, lambda one: body(one.engine), what="session_id", fresh=fresh
+        )
 
     # -- the Session protocol --------------------------------------------------------------
 
@@ -173,7 +233,7 @@ class PiSession:
         With ``limit``, the latest items, never starting with a tool output whose call was
         cut off (nor with a reasoning item's dependent): the suffix starts after them.
         """
-        items = await self.engine.call(self._items_copy)
+        items = await self._run(lambda engine: engine.call(self._items_copy), fresh=True)
         if limit is None:
             return items
         if limit <= 0:
@@ -186,7 +246,8 @@ class PiSession:
     async def add_items(self, items: list[Any], *, wrapper: Any = None) -> None:
         """Append the items (one pi message per response, per input item)."""
         if items:
-            await self.engine.call(self._add, list(items), _usage_of(wrapper))
+            given, usage = list(items), _usage_of(wrapper)
+            await self._run(lambda engine: engine.call(self._add, given, usage))
 
     def _names(self, items: list[Any]) -> dict[str, str]:
         """Tool names of the calls that outputs among ``items`` answer and that are not among
@@ -244,7 +305,7 @@ class PiSession:
         compaction; it is left out by a ``context_edit`` instead. The rest of a response whose
         last item is popped is recorded again at once.
         """
-        return await self.engine.call(self._pop)
+        return await self._run(lambda engine: engine.call(self._pop))
 
     def _pop(self) -> Any:
         projected = self.engine.session.stored_projection()
@@ -276,7 +337,7 @@ class PiSession:
 
     async def clear_session(self, *, wrapper: Any = None) -> None:
         """Start over: the next item begins a new root of the same file."""
-        await self.engine.call(self.engine.move_to, None)
+        await self._run(lambda engine: engine.call(engine.move_to, None))
 
     # -- compaction --------------------------------------------------------------------------
 
@@ -290,9 +351,14 @@ class PiSession:
         self.last_outcome = await self._compact(force)
 
     async def _compact(self, force: bool = False) -> CompactionOutcome:
-        if self.provider_compaction:
-            return CompactionOutcome(None, "the provider's compaction owns this history")
-        return await self.engine.exclusive_compact(force=force, overhead=self.overhead)
+        def attempt(engine: ContextEngine) -> Awaitable[CompactionOutcome]:
+            if self.provider_compaction:
+                return _settled(
+                    CompactionOutcome(None, "the provider's compaction owns this history")
+                )
+            return engine.exclusive_compact(force=force, overhead=self.overhead)
+
+        return await self._run(attempt)
 
     def _measure(self, data: CallModelData[Any]) -> None:
         tools: list[dict[str, Any]] = []
@@ -323,7 +389,7 @@ class PiSession:
         outcome = await self._compact()
         if outcome.compacted:
             self.last_outcome = outcome
-        sent = await self.engine.call(self._input_for, given)
+        sent = await self._run(lambda engine: engine.call(self._input_for, given))
         if sent is None:
             return data.model_data
         return ModelInputData(input=sent, instructions=data.model_data.instructions)
@@ -343,8 +409,9 @@ class PiSession:
     def recall_tool(self, *, cache_dir: str | os.PathLike[str] | None = None) -> FunctionTool:
         """A ``function_tool`` the agent can call to get back what compaction replaced,
         verbatim (``Agent(tools=[..., session.recall_tool()])``)."""
+        engine = self._ready if self._conversations is not None else self.engine
         return function_tool(
-            recall_function(self.engine, cache_dir=cache_dir),
+            recall_function(engine, cache_dir=cache_dir),
             name_override=RECALL_NAME,
             description_override=RECALL_DESCRIPTION,
         )
@@ -353,6 +420,10 @@ class PiSession:
     def input_filter(self) -> Callable[[CallModelData[Any]], Any]:
         """The ``call_model_input_filter`` for this session (see :meth:`filter_input`)."""
         return self.filter_input
+
+
+async def _settled(value: _R) -> _R:
+    return value
 
 
 def _unwritten(given: list[Any], history: list[Any]) -> list[Any] | None:

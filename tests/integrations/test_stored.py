@@ -1,0 +1,113 @@
+"""The adapters' conversations in a store, without a framework: opened on first use, kept in
+memory up to a bound, opened again after another writer appended."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pi_context.errors import LeafMovedError
+from pi_context.integrations import ContextEngine, EngineOptions
+from pi_context.integrations.stored import Conversations, _last_entry_id, stored_options
+from pi_context.session import Session
+from pi_context.store import MemoryStore, SessionRef
+
+OPTIONS = EngineOptions(context_window=8_000)
+
+
+class Held:
+    def __init__(self, engine: ContextEngine) -> None:
+        self.engines = [engine]
+
+    def _use(self, engine: ContextEngine) -> None:
+        self.engines.append(engine)
+
+    @property
+    def engine(self) -> ContextEngine:
+        return self.engines[-1]
+
+
+def _say(engine: ContextEngine, text: str) -> None:
+    engine.append([{"role": "user", "content": text, "timestamp": 1}])
+
+
+async def test_a_conversation_is_created_once_and_kept_open_up_to_the_bound() -> None:
+    store = MemoryStore()
+    held = Conversations(store, "acme", OPTIONS, Held, keep=2)
+    one = await held.get("c-1", what="id")
+    assert await held.get("c-1", what="id") is one
+    await one.engine.call(_say, one.engine, "hello")
+    await held.get("c-2", what="id")
+    await held.get("c-3", what="id")  # c-1, least recently used, is closed ...
+    again = await held.get("c-1", what="id")  # ... and opened again from the store
+    assert again is not one
+    assert [e.type for e in again.engine.session.entries] == ["message"]
+    stored = await store.load(SessionRef("acme", "c-1"))
+    assert stored.header["id"] == "c-1"
+
+
+async def test_a_fresh_get_opens_the_conversation_again_when_another_writer_appended() -> None:
+    store = MemoryStore()
+    mine = Conversations(store, "", OPTIONS, Held)
+    theirs = Conversations(store, "", OPTIONS, Held)
+    one = await mine.get("c", what="id")
+    assert await mine.get("c", what="id", fresh=True) is one
+    assert len(one.engines) == 1  # nobody else wrote: the same engine
+    other = await theirs.get("c", what="id")
+    await other.engine.call(_say, other.engine, "from another replica")
+    same = await mine.get("c", what="id", fresh=True)
+    assert same is one
+    assert len(one.engines) == 2
+    assert [e.type for e in one.engine.session.entries] == ["message"]
+
+
+async def test_run_records_again_on_the_stored_history_when_the_commit_finds_it_moved() -> None:
+    store = MemoryStore()
+    mine = Conversations(store, "", OPTIONS, Held)
+    theirs = Conversations(store, "", OPTIONS, Held)
+    await mine.get("c", what="id")
+    other = await theirs.get("c", what="id")
+    await other.engine.call(_say, other.engine, "theirs")
+    attempts: list[int] = []
+
+    async def body(one: Held) -> None:
+        attempts.append(len(one.engine.session.entries))
+        await one.engine.call(_say, one.engine, "mine")
+
+    await mine.run("c", body, what="id")
+    assert attempts == [0, 1]  # the stale session first, then the stored one
+    stored = await store.load(SessionRef("", "c"))
+    assert [e["message"]["content"] for e in stored.entries] == ["theirs", "mine"]
+
+    async def always_moved(one: Held) -> None:
+        raise LeafMovedError("still moving")
+
+    with pytest.raises(LeafMovedError):
+        await mine.run("c", always_moved, what="id")
+
+
+async def test_an_empty_id_is_refused_naming_the_id() -> None:
+    held = Conversations(MemoryStore(), "", OPTIONS, Held)
+    with pytest.raises(ValueError, match="needs its thread_id"):
+        await held.get("", what="thread_id")
+
+
+def test_store_options_mistakes_fail_at_the_call(tmp_path: Path) -> None:
+    store = MemoryStore()
+    assert stored_options(EngineOptions(context_window=1)) is None
+    assert stored_options(EngineOptions(context_window=1, store=store)) == (store, "")
+    session = Session.in_memory(str(tmp_path))
+    with pytest.raises(ValueError, match="either store= or session="):
+        stored_options(EngineOptions(context_window=1, store=store, session=session))
+    with pytest.raises(ValueError, match="not by ContextEngine"):
+        ContextEngine(context_window=1, store=store)
+
+
+def test_the_freshness_check_reads_the_last_entry_line_only() -> None:
+    header = b'{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}\n'
+    entry = b'{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{}}'
+    assert _last_entry_id(header) is None
+    assert _last_entry_id(header + entry + b"\n") == "a"
+    assert _last_entry_id(header + entry + b"\n" + b'{"type":"message","id":"b"') == "a"  # torn
+    assert _last_entry_id(header + entry + b" \n") == "a"
