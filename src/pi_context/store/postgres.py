@@ -129,8 +129,8 @@ _SCHEMA: Final = [
 _APPEND: Final = f"""
 WITH input AS (
     SELECT * FROM unnest(
-        %(ids)s::text[], %(parents)s::text[], %(types)s::text[], %(roles)s::text[],
-        %(stamps)s::text[], %(refs)s::text[], %(lines)s::text[], %(texts)s::text[]
+        %(ids)b::text[], %(parents)b::text[], %(types)b::text[], %(roles)b::text[],
+        %(stamps)b::text[], %(refs)b::text[], %(lines)b::text[], %(texts)b::text[]
     ) WITH ORDINALITY AS i(entry_id, parent_id, type, role, ts, ref, line, body, ord)
 ),
 head AS (
@@ -147,9 +147,9 @@ head AS (
        AND NOT EXISTS (
            SELECT 1 FROM pi_entries e
             WHERE e.tenant_id = %(t)s AND e.session_id = %(s)s
-              AND e.entry_id = ANY(%(ids)s::text[]))
+              AND e.entry_id = ANY(%(ids)b::text[]))
        AND NOT EXISTS (
-           SELECT 1 FROM unnest(%(outer)s::text[]) AS p(id)
+           SELECT 1 FROM unnest(%(outer)b::text[]) AS p(id)
             WHERE NOT EXISTS (
                 SELECT 1 FROM pi_entries e
                  WHERE e.tenant_id = %(t)s AND e.session_id = %(s)s AND e.entry_id = p.id))
@@ -429,8 +429,7 @@ class PostgresStore:
     ) -> AppendResult:
         """Append ``entries`` in one statement; see :mod:`pi_context.store` for the rules."""
         batch = prepare_entries(entries)
-        for entry in batch:
-            _text(entry.line, f"entry {entry.id!r}", None)
+        lines = [_text(entry.line, f"entry {entry.id!r}", None) for entry in batch]
         await self._ready()
         in_batch = {e.id for e in batch}
         outer = sorted({e.parent_id for e in batch if e.parent_id and e.parent_id not in in_batch})
@@ -447,7 +446,7 @@ class PostgresStore:
             "roles": [e.role for e in batch],
             "stamps": [e.timestamp for e in batch],
             "refs": [e.ref for e in batch],
-            "lines": [e.line.decode("utf-8") for e in batch],
+            "lines": lines,
             "texts": [_indexable(e.text) for e in batch],
             "outer": outer,
         }
