@@ -15,6 +15,7 @@ from .base import SessionRef as SessionRef
 from .base import SessionStore as SessionStore
 from .base import SessionSummary as SessionSummary
 from .base import StoredSession as StoredSession
+from .base import TenantHit as TenantHit
 from .file import FileStore as FileStore
 from .memory import MemoryStore as MemoryStore
 from .opening import open_store as open_store

@@ -38,12 +38,14 @@ from pi_context.store.base import (
     SessionRef,
     SessionSummary,
     StoredSession,
+    TenantHit,
     _AnyLeaf,
     check_tenant,
     parse_file,
     plan_append,
     prepare_entries,
     read_import,
+    search_sessions,
     stored_view,
 )
 
@@ -199,6 +201,26 @@ class FileStore:
         return await asyncio.to_thread(run)
 
     # -- leases ----------------------------------------------------------------------------------
+
+    async def search_tenant(
+        self,
+        tenant: str,
+        query: str,
+        *,
+        limit: int = 10,
+        all_branches: bool = False,
+        snippet_chars: int = SNIPPET_CHARS,
+    ) -> list[TenantHit]:
+        """The best hits over every session of ``tenant`` (each session searched as
+        :meth:`search` does, the hits merged by score)."""
+        return await search_sessions(
+            self,
+            tenant,
+            query,
+            limit=limit,
+            all_branches=all_branches,
+            snippet_chars=snippet_chars,
+        )
 
     def lease(self, ref: SessionRef, *, owner: str, ttl: float = 30.0) -> Lease:
         return Lease(self, ref, owner, ttl)

@@ -54,7 +54,9 @@ from pi_context.store.base import (
     SessionRef,
     SessionSummary,
     StoredSession,
+    TenantHit,
     _AnyLeaf,
+    best_hits,
     check_batch,
     check_tenant,
     entry_meta,
@@ -170,6 +172,20 @@ ins AS (
 )
 SELECT head_seq FROM head
 """
+
+_IMPORT: Final = f"""
+INSERT INTO pi_entries
+    (tenant_id, session_id, seq, entry_id, dup, parent_id, type, role, ts, ref, line, raw, tsv)
+SELECT %(t)s, %(s)s, i.seq, i.entry_id, i.dup, i.parent_id, i.type, i.role, i.ts, i.ref,
+       i.line, i.raw, to_tsvector('{_TS_CONFIG}', i.body)
+  FROM unnest(
+    %(seqs)b::bigint[], %(ids)b::text[], %(dups)b::integer[], %(parents)b::text[],
+    %(types)b::text[], %(roles)b::text[], %(stamps)b::text[], %(refs)b::text[],
+    %(lines)b::text[], %(raws)b::bytea[], %(texts)b::text[]
+  ) AS i(seq, entry_id, dup, parent_id, type, role, ts, ref, line, raw, body)
+"""
+_IMPORT_ROWS: Final = 5000
+"""Lines an import inserts per statement (one statement per chunk, in one transaction)."""
 
 _LOAD: Final = """
 SELECT h.prefix, h.tail_newline,
@@ -385,14 +401,10 @@ class PostgresStore:
                 (tenant, ref.id, prefix, len(rows), leaf, cut.tail_newline, cut.scan.version),
             )
             created = await cursor.fetchone() is not None
-            if created and rows:
-                async with conn.cursor() as cur:
-                    await cur.executemany(
-                        "INSERT INTO pi_entries (tenant_id, session_id, seq, entry_id, dup, "
-                        "parent_id, type, role, ts, ref, line, raw, tsv) VALUES "
-                        f"(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-                        f"to_tsvector('{_TS_CONFIG}', %s))",
-                        [(tenant, ref.id, *row) for row in rows],
+            if created:
+                for start in range(0, len(rows), _IMPORT_ROWS):
+                    await conn.execute(
+                        _IMPORT, _columns(tenant, ref.id, rows[start : start + _IMPORT_ROWS])
                     )
         if not created and await self.export_bytes(ref) != data:
             raise StoreError(f"session {ref} is already stored with other content")
@@ -537,8 +549,8 @@ class PostgresStore:
         """Hits as :meth:`Session.search` gives them: the full-text index finds and ranks the
         entries (``ts_rank_cd``), the session package decides the branch and what replaced
         each hit, from the entries' ids, parents and types (no bodies are read for that)."""
-        from pi_context.session.search.index import IndexedEntries, SearchIndex
-        from pi_context.session.search.query import query_phrases, search
+        from pi_context.session.search.index import IndexedEntries
+        from pi_context.session.search.query import query_phrases
 
         await self._ready()
         phrases = query_phrases(query)
@@ -569,26 +581,90 @@ class PostgresStore:
                 (*[" ".join(p) for p in phrases], ref.tenant, ref.id, wanted),
             )
             ranked = await cursor.fetchall()
-        rows: list[tuple[int, float]] = []
-        data: dict[int, Mapping[str, Any] | None] = {}
-        for _seq, entry_id, score, line in ranked:
-            row = structure.by_id.get(entry_id)  # None: appended after the structure was read
-            if row is None or row in data:
-                continue
-            try:
-                decoded = _json.loads(line)
-            except ValueError:
-                decoded = None
-            data[row] = decoded if isinstance(decoded, dict) else None
-            rows.append((row, float(score)))
-        index = _FetchedIndex(structure, rows, data)
-        return search(
-            cast(SearchIndex, index),
+        return _session_hits(
+            structure,
+            [(entry_id, score, line) for _seq, entry_id, score, line in ranked],
             query,
             limit=limit,
             all_branches=all_branches,
             snippet_chars=snippet_chars,
         )
+
+    async def search_tenant(
+        self,
+        tenant: str,
+        query: str,
+        *,
+        limit: int = 10,
+        all_branches: bool = False,
+        snippet_chars: int = SNIPPET_CHARS,
+    ) -> list[TenantHit]:
+        """The best hits over every session of ``tenant``: the full-text index ranks the
+        tenant's entries (``ts_rank_cd``; the index's leading column is the tenant), then the
+        sessions of the best candidates are read (ids, parents, types) to decide, as
+        :meth:`search` does, each hit's branch and what replaced it."""
+        from pi_context.session.search.index import IndexedEntries
+        from pi_context.session.search.query import query_phrases
+
+        check_tenant(tenant)
+        await self._ready()
+        phrases = query_phrases(query)
+        if limit <= 0 or not phrases:
+            return []
+        tsquery = " || ".join([f"phraseto_tsquery('{_TS_CONFIG}', %s)"] * len(phrases))
+        wanted = max(100, limit * 20)
+        hits: list[TenantHit] = []
+        async with self._conn() as conn:
+            cursor = await conn.execute(
+                f"SELECT e.session_id, e.seq, e.entry_id, ts_rank_cd(e.tsv, q.q, 1) AS score "
+                f"FROM pi_entries e, (SELECT ({tsquery}) AS q) q "
+                f"WHERE e.tenant_id = %s AND e.tsv @@ q.q AND e.entry_id IS NOT NULL "
+                f"ORDER BY score DESC, e.session_id, e.seq LIMIT %s",
+                (*[" ".join(p) for p in phrases], tenant, wanted),
+            )
+            candidates = await cursor.fetchall()
+            by_session: dict[str, list[tuple[int, str, float]]] = {}
+            for session_id, seq, entry_id, score in candidates:
+                by_session.setdefault(session_id, []).append((int(seq), entry_id, float(score)))
+            order = list(by_session)  # sessions by their best candidate
+            # Read the sessions of the best `limit` candidates first; more only while the
+            # hits found fall short (candidates off the branch, or shadowed).
+            done = 0
+            while done < len(order) and len(hits) < limit:
+                batch = order[done : done + limit]
+                done += len(batch)
+                cursor = await conn.execute(
+                    "SELECT session_id, entry_id, parent_id, type, role, ts, ref FROM pi_entries "
+                    "WHERE tenant_id = %s AND session_id = ANY(%s) AND entry_id IS NOT NULL "
+                    "ORDER BY session_id, seq",
+                    (tenant, batch),
+                )
+                structures: dict[str, IndexedEntries] = {sid: IndexedEntries() for sid in batch}
+                for row in await cursor.fetchall():
+                    structures[row[0]].add(row[1:])
+                keys = [(sid, seq) for sid in batch for seq, _, _ in by_session[sid]]
+                cursor = await conn.execute(
+                    "SELECT e.session_id, e.seq, e.line FROM pi_entries e "
+                    "JOIN unnest(%s::text[], %s::bigint[]) AS k(session_id, seq) "
+                    "ON e.session_id = k.session_id AND e.seq = k.seq WHERE e.tenant_id = %s",
+                    ([k[0] for k in keys], [k[1] for k in keys], tenant),
+                )
+                lines = {(r[0], int(r[1])): r[2] for r in await cursor.fetchall()}
+                for sid in batch:
+                    ranked = [
+                        (entry_id, score, lines.get((sid, seq), ""))
+                        for seq, entry_id, score in by_session[sid]
+                    ]
+                    found = _session_hits(
+                        structures[sid],
+                        ranked,
+                        query,
+                        limit=limit,
+                        all_branches=all_branches,
+                        snippet_chars=snippet_chars,
+                    )
+                    hits += [TenantHit(SessionRef(tenant, sid), hit) for hit in found]
+        return best_hits(hits, limit)
 
     async def _require(
         self, ref: SessionRef, conn: psycopg.AsyncConnection[Any] | None = None
@@ -720,6 +796,42 @@ class _FetchedIndex:
         return None
 
 
+def _session_hits(
+    structure: Any,
+    ranked: Sequence[tuple[str, float, str]],
+    query: str,
+    *,
+    limit: int,
+    all_branches: bool,
+    snippet_chars: int,
+) -> list[SearchHit]:
+    """One session's hits, as :meth:`Session.search` makes them, from its structure (ids,
+    parents, types) and the index's ranked candidates ``(entry id, score, line)``."""
+    from pi_context.session.search.index import SearchIndex
+    from pi_context.session.search.query import search
+
+    rows: list[tuple[int, float]] = []
+    data: dict[int, Mapping[str, Any] | None] = {}
+    for entry_id, score, line in ranked:
+        row = structure.by_id.get(entry_id)  # None: appended after the structure was read
+        if row is None or row in data:
+            continue
+        try:
+            decoded = _json.loads(line)
+        except ValueError:
+            decoded = None
+        data[row] = decoded if isinstance(decoded, dict) else None
+        rows.append((row, float(score)))
+    index = _FetchedIndex(structure, rows, data)
+    return search(
+        cast(SearchIndex, index),
+        query,
+        limit=limit,
+        all_branches=all_branches,
+        snippet_chars=snippet_chars,
+    )
+
+
 def _check_version(version: int | None, host: str) -> None:
     if version is None:
         raise StoreSchemaError(
@@ -746,6 +858,27 @@ def _text(line: bytes, where: str, number: int | None) -> str:
         return line.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidEntryError(f"{place}: the line is not UTF-8 ({exc.reason})") from None
+
+
+def _columns(tenant: str, session_id: str, rows: Sequence[tuple[Any, ...]]) -> dict[str, Any]:
+    """The import statement's parameters: one array per column of ``rows``."""
+    names = [
+        "seqs",
+        "ids",
+        "dups",
+        "parents",
+        "types",
+        "roles",
+        "stamps",
+        "refs",
+        "lines",
+        "raws",
+        "texts",
+    ]
+    columns: dict[str, Any] = {
+        name: list(column) for name, column in zip(names, zip(*rows, strict=True), strict=True)
+    }
+    return {"t": tenant, "s": session_id, **columns}
 
 
 def _indexable(text: str | None) -> str:
