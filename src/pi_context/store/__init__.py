@@ -25,8 +25,8 @@ session projects exactly as its file does. The rules of an append, whatever the 
 * a ref of another tenant is :class:`SessionNotFoundError` and writes nothing.
 
 A v1/v2 session file is imported and exported as it is, but not appended to (the file store
-would rewrite it as v3). The file store's batch is written entry by entry under the session
-file's lock; the PostgreSQL store's in one statement.
+would rewrite it as v3). The file store writes a batch in one write under the session file's
+lock, then fsyncs it; the PostgreSQL store in one statement.
 """
 
 from pi_context import _lazy
