@@ -189,11 +189,13 @@ _IMPORT_ROWS: Final = 5000
 
 _LOAD: Final = """
 SELECT h.prefix, h.tail_newline,
-       (SELECT coalesce(array_agg(coalesce(e.raw, convert_to(e.line, 'UTF8')) ORDER BY e.seq),
-                        '{}')
+       (SELECT string_agg(coalesce(e.raw, convert_to(e.line, 'UTF8')), '\\x0a'::bytea
+                          ORDER BY e.seq)
           FROM pi_entries e WHERE e.tenant_id = h.tenant_id AND e.session_id = h.session_id)
   FROM pi_sessions h WHERE h.tenant_id = %s AND h.session_id = %s
 """
+"""A session's file: the head row's prefix and the entry lines joined by newlines, in one
+value (read in binary: no hex text of the bytes, no array of lines to take apart)."""
 
 _PASSWORD_IN_URL: Final = re.compile(r"(://[^:/@?#]*:)([^@/?#]*)(@)")
 _PASSWORD_KEY: Final = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
@@ -413,13 +415,17 @@ class PostgresStore:
     async def export_bytes(self, ref: SessionRef) -> bytes:
         await self._ready()
         async with self._conn() as conn:
-            cursor = await conn.execute(_LOAD, (ref.tenant, ref.id))
+            cursor = await conn.execute(_LOAD, (ref.tenant, ref.id), binary=True)
             row = await cursor.fetchone()
         if row is None:
             raise _not_found(ref)
-        prefix, tail_newline, lines = row
-        data = b"\n".join([prefix.encode("utf-8"), *(bytes(line) for line in lines)])
-        return data + b"\n" if tail_newline else data
+        prefix, tail_newline, body = row
+        parts = [prefix.encode("utf-8")]
+        if body is not None:
+            parts.append(bytes(body))
+        if tail_newline:
+            parts.append(b"")
+        return b"\n".join(parts)
 
     async def export_jsonl(self, ref: SessionRef, out_path: str | os.PathLike[str]) -> None:
         import asyncio
@@ -633,11 +639,14 @@ class PostgresStore:
             while done < len(order) and len(hits) < limit:
                 batch = order[done : done + limit]
                 done += len(batch)
+                # each session by its own primary-key range, in seq order (no sort of all)
                 cursor = await conn.execute(
-                    "SELECT session_id, entry_id, parent_id, type, role, ts, ref FROM pi_entries "
-                    "WHERE tenant_id = %s AND session_id = ANY(%s) AND entry_id IS NOT NULL "
-                    "ORDER BY session_id, seq",
-                    (tenant, batch),
+                    "SELECT s.sid, e.entry_id, e.parent_id, e.type, e.role, e.ts, e.ref "
+                    "FROM unnest(%s::text[]) AS s(sid) CROSS JOIN LATERAL ("
+                    "SELECT entry_id, parent_id, type, role, ts, ref FROM pi_entries "
+                    "WHERE tenant_id = %s AND session_id = s.sid AND entry_id IS NOT NULL "
+                    "ORDER BY seq) e",
+                    (batch, tenant),
                 )
                 structures: dict[str, IndexedEntries] = {sid: IndexedEntries() for sid in batch}
                 for row in await cursor.fetchall():
