@@ -128,6 +128,18 @@ _SCHEMA: Final = [
         FOREIGN KEY (tenant_id, session_id) REFERENCES pi_sessions ON DELETE CASCADE)""",
 ]
 
+_TENANT_OF_TRANSACTION: Final = "tenant_id = current_setting('pi_context.tenant', true)"
+_ROW_SECURITY: Final = [
+    statement
+    for table in ("pi_sessions", "pi_entries", "pi_leases")
+    for statement in (
+        f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+        f"DROP POLICY IF EXISTS pi_tenant ON {table}",
+        f"CREATE POLICY pi_tenant ON {table} USING ({_TENANT_OF_TRANSACTION}) "
+        f"WITH CHECK ({_TENANT_OF_TRANSACTION})",
+    )
+]
+
 _APPEND: Final = f"""
 WITH input AS (
     SELECT * FROM unnest(
@@ -216,6 +228,9 @@ class PostgresStore:
         self._host = host
         self._secrets = _secrets_of(url)
         self._schema_checked = False
+        self._row_security = False
+        """Whether the tables' row-level security applies to this role (read with the schema
+        version): then every statement names its tenant (:meth:`_conn`)."""
 
     @classmethod
     async def connect(
@@ -300,25 +315,52 @@ class PostgresStore:
             ) from None
 
     @contextlib.asynccontextmanager
-    async def _conn(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    async def _conn(self, tenant: str | None = None) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A pooled connection (autocommit). Where row-level security applies to this role,
+        the statements on ``tenant``'s rows run in a transaction that first sets
+        ``pi_context.tenant`` for that transaction only (``set_config(..., true)``: nothing
+        outlives it, so a pooler in transaction mode stays safe)."""
         with self._errors():
             async with self._pool.connection() as conn:
-                yield conn
+                if not self._row_security or tenant is None:
+                    yield conn
+                    return
+                async with conn.transaction():
+                    await conn.execute(
+                        "SELECT set_config('pi_context.tenant', %s, true)", (tenant,)
+                    )
+                    yield conn
+
+    def _savepoint(self, conn: psycopg.AsyncConnection[Any]) -> Any:
+        """A block whose failed statement leaves the connection usable: a savepoint inside the
+        row-level-security transaction, nothing in autocommit."""
+        return conn.transaction() if self._row_security else contextlib.nullcontext()
 
     async def _ready(self) -> None:
         if self._schema_checked:
             return
         async with self._conn() as conn:
-            cursor = await conn.execute("SELECT version FROM pi_store_schema")
+            cursor = await conn.execute(
+                "SELECT version, row_security_active('pi_entries') FROM pi_store_schema"
+            )
             row = await cursor.fetchone()
         _check_version(row[0] if row else None, self._host)
+        self._row_security = bool(row and row[1])
         self._schema_checked = True
 
     # -- schema --------------------------------------------------------------------------------------
 
-    async def migrate(self) -> None:
+    async def migrate(self, *, row_level_security: bool = False) -> None:
         """Create or upgrade the schema; idempotent, and safe from many processes at once (an
-        advisory transaction lock serializes them). A schema newer than this code is refused."""
+        advisory transaction lock serializes them). A schema newer than this code is refused.
+
+        ``row_level_security=True`` turns on PostgreSQL's row-level security on every table
+        of sessions, entries and leases, with a policy that shows and accepts only the rows of
+        the tenant the transaction set in ``pi_context.tenant``: a role that does not own the
+        tables (the application's role) then reads and writes one tenant's rows per
+        statement, whatever the query says; the store sets the tenant itself. It stays on once
+        set (a later ``migrate()`` without it does not turn it off). Stores opened before it
+        was turned on must be reopened."""
         from psycopg import errors as pg
 
         async with self._conn() as conn, conn.transaction():
@@ -333,6 +375,9 @@ class PostgresStore:
                 _check_version(row[0], self._host)
             for statement in _SCHEMA:
                 await conn.execute(statement)
+            if row_level_security:
+                for statement in _ROW_SECURITY:
+                    await conn.execute(statement)
             await conn.execute(
                 "INSERT INTO pi_store_schema (version) VALUES (%s) "
                 "ON CONFLICT (singleton) DO UPDATE SET version = excluded.version",
@@ -395,7 +440,7 @@ class PostgresStore:
             )
         leaf = cut.scan.entries[-1].id if len(cut.scan.entries) else None
         await self._ready()
-        async with self._conn() as conn, conn.transaction():
+        async with self._conn(tenant) as conn, conn.transaction():
             cursor = await conn.execute(
                 "INSERT INTO pi_sessions (tenant_id, session_id, prefix, head_seq, leaf_id, "
                 "tail_newline, version) VALUES (%s, %s, %s, %s, %s, %s, %s) "
@@ -414,7 +459,7 @@ class PostgresStore:
 
     async def export_bytes(self, ref: SessionRef) -> bytes:
         await self._ready()
-        async with self._conn() as conn:
+        async with self._conn(ref.tenant) as conn:
             cursor = await conn.execute(_LOAD, (ref.tenant, ref.id), binary=True)
             row = await cursor.fetchone()
         if row is None:
@@ -490,10 +535,11 @@ class PostgresStore:
     ) -> AppendResult | None:
         from psycopg import errors as pg
 
-        async with self._conn() as conn:
+        async with self._conn(ref.tenant) as conn:
             try:
-                cursor = await conn.execute(_APPEND, params)
-                row = await cursor.fetchone()
+                async with self._savepoint(conn):
+                    cursor = await conn.execute(_APPEND, params)
+                    row = await cursor.fetchone()
             except pg.UniqueViolation:
                 row = None  # a writer stored one of these ids meanwhile: see below
             if row is not None:
@@ -567,7 +613,7 @@ class PostgresStore:
         wanted = max(100, limit * 20)
         # Two statements, no transaction: an entry appended between them is not in the
         # structure read first, and its hit is skipped (as if the search ran before it).
-        async with self._conn() as conn:
+        async with self._conn(ref.tenant) as conn:
             cursor = await conn.execute(
                 "SELECT entry_id, parent_id, type, role, ts, ref FROM pi_entries "
                 "WHERE tenant_id = %s AND session_id = %s AND entry_id IS NOT NULL ORDER BY seq",
@@ -620,7 +666,7 @@ class PostgresStore:
         tsquery = " || ".join([f"phraseto_tsquery('{_TS_CONFIG}', %s)"] * len(phrases))
         wanted = max(100, limit * 20)
         hits: list[TenantHit] = []
-        async with self._conn() as conn:
+        async with self._conn(tenant) as conn:
             cursor = await conn.execute(
                 f"SELECT e.session_id, e.seq, e.entry_id, ts_rank_cd(e.tsv, q.q, 1) AS score "
                 f"FROM pi_entries e, (SELECT ({tsquery}) AS q) q "
@@ -680,7 +726,7 @@ class PostgresStore:
     ) -> None:
         sql = "SELECT 1 FROM pi_sessions WHERE tenant_id = %s AND session_id = %s"
         if conn is None:
-            async with self._conn() as own:
+            async with self._conn(ref.tenant) as own:
                 cursor = await own.execute(sql, (ref.tenant, ref.id))
                 found = await cursor.fetchone()
         else:
@@ -697,7 +743,7 @@ class PostgresStore:
     async def _acquire(self, lease: Lease) -> None:
         await self._ready()
         ref = lease.ref
-        async with self._conn() as conn:
+        async with self._conn(ref.tenant) as conn:
             cursor = await conn.execute(
                 "INSERT INTO pi_leases (tenant_id, session_id, token, owner, expires_at) "
                 "SELECT s.tenant_id, s.session_id, %s, %s, now() + make_interval(secs => %s) "
@@ -713,7 +759,7 @@ class PostgresStore:
                 raise SessionBusyError(f"session {ref} is leased by another holder")
 
     async def _release(self, lease: Lease) -> None:
-        async with self._conn() as conn:
+        async with self._conn(lease.ref.tenant) as conn:
             await conn.execute(
                 "DELETE FROM pi_leases WHERE tenant_id = %s AND session_id = %s AND token = %s",
                 (lease.ref.tenant, lease.ref.id, lease.token),
@@ -729,7 +775,7 @@ class PostgresStore:
         check_tenant(tenant)
         await self._ready()
         limit = max(0, limit)
-        async with self._conn() as conn:
+        async with self._conn(tenant) as conn:
             rows = await (
                 await conn.execute(
                     "SELECT session_id, head_seq, leaf_id, extract(epoch FROM updated_at) "
@@ -747,7 +793,7 @@ class PostgresStore:
 
     async def delete(self, ref: SessionRef) -> None:
         await self._ready()
-        async with self._conn() as conn:
+        async with self._conn(ref.tenant) as conn:
             cursor = await conn.execute(
                 "DELETE FROM pi_sessions WHERE tenant_id = %s AND session_id = %s RETURNING 1",
                 (ref.tenant, ref.id),
@@ -759,7 +805,12 @@ class PostgresStore:
         """Delete every session (whole: head, entries, lease) not written for
         ``idle_seconds``; returns how many."""
         await self._ready()
-        async with self._conn() as conn:
+        if self._row_security and tenant is None:
+            raise StoreError(
+                "row-level security is on for this role: prune one tenant at a time "
+                "(tenant=...), or as the role that owns the tables"
+            )
+        async with self._conn(tenant) as conn:
             cursor = await conn.execute(
                 "DELETE FROM pi_sessions WHERE updated_at < now() - make_interval(secs => %s) "
                 "AND (%s::text IS NULL OR tenant_id = %s::text)",
