@@ -131,6 +131,7 @@ async def test_same_operations_same_results_everywhere(tmp_path: Path, pg_url: s
             stored = await store.load(ref)
             hits = await store.search(ref, "release checklist", limit=5)
             all_hits = await store.search(ref, "summary", limit=50, all_branches=True)
+            wide = await store.search_tenant("", "summary", limit=50, all_branches=True)
             results.append(
                 (
                     await store.export_bytes(ref),
@@ -138,6 +139,7 @@ async def test_same_operations_same_results_everywhere(tmp_path: Path, pg_url: s
                     _context(stored.session()),
                     [(h.id, h.role, h.replaced_by, h.on_branch, h.snippet) for h in hits],
                     sorted((h.id, h.replaced_by, h.on_branch) for h in all_hits),
+                    sorted((h.ref, h.hit.id, h.hit.replaced_by, h.hit.on_branch) for h in wide),
                 )
             )
         assert results[0] == results[1]
@@ -145,6 +147,8 @@ async def test_same_operations_same_results_everywhere(tmp_path: Path, pg_url: s
         assert results[2][:3] == results[0][:3]
         assert sorted(results[2][3]) == sorted(results[0][3])
         assert results[2][4] == results[0][4]
+        # the tenant-wide search finds what the session's own search over all branches does
+        assert results[2][5] == results[0][5] == [(ref, *hit) for hit in results[0][4]]
     finally:
         for store in stores:
             await store.aclose()
