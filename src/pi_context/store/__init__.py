@@ -8,6 +8,7 @@
     result = await store.append(ref, [entry], if_leaf=leaf)
     stored = await store.load(ref)                  # .header, .entries, .session()
     hits = await store.search(ref, "release tag")
+    wide = await store.search_tenant("acme", "release tag")  # every session of a tenant
     async with store.lease(ref, owner="replica-1", ttl=30): ...
 
 Every store keeps a session as the lines of its pi file, byte for byte: an imported file
