@@ -4,6 +4,11 @@ message) under ``if_leaf``. The PostgreSQL store runs against a temporary local 
 tests' own, Unix socket); the file store on the same machine is the same-run baseline.
 
     .venv/bin/python benchmarks/bench_store.py [--seconds 5] [--sessions 1,8,32]
+
+``--profile N`` measures instead what one append costs: N sequential appends to one session,
+the server's committed transactions per append (``pg_stat_database.xact_commit``; one
+autocommit statement is one transaction and one round trip) and the client's CPU per append
+(``time.process_time``: psycopg, the JSON and the checks; waiting is not counted).
 """
 
 from __future__ import annotations
@@ -65,11 +70,79 @@ def _p(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
+async def _profile(count: int, profile_out: str | None) -> None:
+    import cProfile
+
+    import psycopg
+
+    with running_server() as server:
+        if isinstance(server, str):
+            sys.exit(server)
+        database = server.new_database()
+        url = server.url(database)
+        warm = await open_store(url, max_connections=1)
+        await warm.migrate()
+        ref = await warm.create(cwd="/w", session_id="profile")
+        await warm.aclose()
+        entries = [
+            (
+                _message(f"{n}-u", f"{n - 1}-a" if n else None, "user", f"question {n} here"),
+                _message(f"{n}-a", f"{n}-u", "assistant", f"answer {n}, tagged"),
+            )
+            for n in range(count)
+        ]
+
+        async def commits() -> int:
+            async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+                cursor = await conn.execute(
+                    "SELECT xact_commit FROM pg_stat_database WHERE datname = %s", (database,)
+                )
+                row = await cursor.fetchone()
+                assert row is not None
+                return int(row[0])
+
+        # a backend's counters reach pg_stat_database when it ends: count between two closes
+        before = await commits()
+        store = await open_store(url, max_connections=1)
+        await store.load(ref)  # the schema check, and the pool is warm
+        profiler = cProfile.Profile(time.process_time) if profile_out else None
+        cpu = time.process_time()
+        wall = time.perf_counter()
+        leaf: str | None = None
+        if profiler is not None:
+            profiler.enable()
+        for pair in entries:
+            leaf = (await store.append(ref, list(pair), if_leaf=leaf)).leaf_id
+        if profiler is not None:
+            profiler.disable()
+        cpu = time.process_time() - cpu
+        wall = time.perf_counter() - wall
+        await store.aclose()
+        await asyncio.sleep(0.5)
+        after = await commits()
+        if profiler is not None:
+            profiler.dump_stats(profile_out)
+    # besides the appends: the first probe's statement, the schema check and the load
+    transactions = after - before - 3
+    # the probe of `commits` itself is one more transaction
+    print(f"{count} appends of 2 entries to one session, one connection")
+    print(f"transactions (round trips) per append: {transactions / count:.2f}")
+    print(
+        f"client CPU per append: {cpu / count * 1e6:.0f} us; wall per append: "
+        f"{wall / count * 1e3:.2f} ms"
+    )
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--sessions", default="1,8,32")
+    parser.add_argument("--profile", type=int, default=0, metavar="N")
+    parser.add_argument("--cprofile", metavar="FILE", help="with --profile: cProfile stats")
     args = parser.parse_args()
+    if args.profile:
+        await _profile(args.profile, args.cprofile)
+        return
     counts = [int(c) for c in args.sessions.split(",")]
     rows: list[tuple[str, int, int, float, float]] = []
     with running_server() as server:

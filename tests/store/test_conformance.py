@@ -131,6 +131,7 @@ async def test_same_operations_same_results_everywhere(tmp_path: Path, pg_url: s
             stored = await store.load(ref)
             hits = await store.search(ref, "release checklist", limit=5)
             all_hits = await store.search(ref, "summary", limit=50, all_branches=True)
+            wide = await store.search_tenant("", "summary", limit=50, all_branches=True)
             results.append(
                 (
                     await store.export_bytes(ref),
@@ -138,6 +139,7 @@ async def test_same_operations_same_results_everywhere(tmp_path: Path, pg_url: s
                     _context(stored.session()),
                     [(h.id, h.role, h.replaced_by, h.on_branch, h.snippet) for h in hits],
                     sorted((h.id, h.replaced_by, h.on_branch) for h in all_hits),
+                    sorted((h.ref, h.hit.id, h.hit.replaced_by, h.hit.on_branch) for h in wide),
                 )
             )
         assert results[0] == results[1]
@@ -145,6 +147,8 @@ async def test_same_operations_same_results_everywhere(tmp_path: Path, pg_url: s
         assert results[2][:3] == results[0][:3]
         assert sorted(results[2][3]) == sorted(results[0][3])
         assert results[2][4] == results[0][4]
+        # the tenant-wide search finds what the session's own search over all branches does
+        assert results[2][5] == results[0][5] == [(ref, *hit) for hit in results[0][4]]
     finally:
         for store in stores:
             await store.aclose()
@@ -326,3 +330,53 @@ async def test_legacy_sessions_are_kept_but_not_appended_to(store: SessionStore)
     with pytest.raises(StoreError, match="v1 session"):
         await store.append(ref, [message("z1", None, "user", "x")])
     assert await store.export_bytes(ref) == SESSIONS_BY_NAME["legacy_v1.jsonl"].read_bytes()
+
+
+def _compacted(session_id: str, words: list[str]) -> bytes:
+    """A session file whose messages say ``words`` (one each), then a compaction that keeps
+    only the last message: every earlier message is replaced in the model's context."""
+    from pi_context import _json
+    from pi_context.messages import user_message
+    from pi_context.testing import FixedClock, SequentialIds
+
+    session = Session.in_memory(
+        "/w", session_id=session_id, ids=SequentialIds(), clock=FixedClock()
+    )
+    ids = [session.append_message(user_message(w)).id for w in words]
+    session.append_compaction("summary of the early work", ids[-1], 100)
+    lines = [_json.dumps(session.header), *(e.raw for e in session.entries)]
+    return b"\n".join(lines) + b"\n"
+
+
+async def test_search_tenant_covers_the_tenants_sessions_only(store: SessionStore) -> None:
+    one = await store.import_bytes(
+        _compacted("t-one", ["the release checklist", "lunch", "checklist again"]),
+        tenant="acme",
+    )
+    two = await store.import_bytes(
+        _compacted("t-two", ["release notes", "the checklist of the release"]), tenant="acme"
+    )
+    other = await store.import_bytes(
+        _compacted("t-other", ["release checklist elsewhere", "bye"]), tenant="globex"
+    )
+    hits = await store.search_tenant("acme", "release checklist", limit=10)
+    assert {h.ref for h in hits} == {one, two}
+    # each hit is the one the session's own search gives
+    for ref in (one, two):
+        alone = await store.search(ref, "release checklist", limit=10)
+        mine = [h.hit for h in hits if h.ref == ref]
+        assert sorted((h.id, h.snippet, h.replaced_by, h.on_branch) for h in mine) == sorted(
+            (h.id, h.snippet, h.replaced_by, h.on_branch) for h in alone
+        )
+    # a fact in compacted-away entries is found, reported as replaced by the compaction
+    lunch = await store.search_tenant("acme", "lunch")
+    assert [(h.ref, h.hit.snippet) for h in lunch] == [(one, "lunch")]
+    assert lunch[0].hit.replaced_by is not None
+    assert [h.hit.score for h in hits] == sorted((h.hit.score for h in hits), reverse=True)
+    assert len(await store.search_tenant("acme", "release checklist", limit=2)) == 2
+    assert await store.search_tenant("acme", "release checklist", limit=0) == []
+    assert await store.search_tenant("acme", "   ") == []
+    assert await store.search_tenant("nobody", "release") == []
+    assert [h.ref for h in await store.search_tenant("globex", "elsewhere")] == [other]
+    with pytest.raises(StoreError, match="invalid tenant"):
+        await store.search_tenant("../x", "release")

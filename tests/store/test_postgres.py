@@ -177,3 +177,63 @@ async def test_an_oversized_text_is_indexed_by_its_head(pg_url: str) -> None:
     assert [h.id for h in hits] == ["u1"]
     assert (await store.load(ref)).entries[0] == entry
     await store.aclose()
+
+
+async def test_row_level_security_keeps_a_non_owner_role_to_one_tenant(
+    pg_server: PgServer,
+) -> None:
+    database = pg_server.new_database()
+    owner = await _opened(pg_server.url(database))
+    await owner.migrate(row_level_security=True)
+    await owner.migrate()  # a replica without the flag leaves it on
+    await owner.aclose()
+    role = f"app_{database}"
+    pg_server.psql(
+        f"CREATE ROLE {role} LOGIN; GRANT SELECT, INSERT, UPDATE, DELETE ON pi_sessions, "
+        f"pi_entries, pi_leases TO {role}; GRANT SELECT ON pi_store_schema TO {role}",
+        database,
+    )
+    app_url = pg_server.url(database, user=role)
+    store = await _opened(app_url)
+    try:
+        mine = await store.create(tenant="acme", cwd="/w", session_id="shared-id")
+        theirs = await store.create(tenant="globex", cwd="/w", session_id="shared-id")
+        await store.append(mine, [message("u1", None, "user", "acme's secret plan")])
+        await store.append(theirs, [message("u1", None, "user", "globex's secret plan")])
+        await store.append(mine, [message("a1", "u1", "assistant", "noted")], if_leaf="u1")
+        assert [e["id"] for e in (await store.load(mine)).entries] == ["u1", "a1"]
+        hits = await store.search_tenant("acme", "secret plan")
+        assert [(h.ref, h.hit.snippet) for h in hits] == [(mine, "acme's secret plan")]
+        assert [h.id for h in await store.search(theirs, "secret")] == ["u1"]
+        async with store.lease(mine, owner="r1", ttl=30):
+            pass
+        assert [s.ref for s in (await store.list_sessions(tenant="globex")).sessions] == [theirs]
+        with pytest.raises(StoreError, match="one tenant at a time"):
+            await store.prune(idle_seconds=3600)
+        assert await store.prune(idle_seconds=3600, tenant="acme") == 0
+    finally:
+        await store.aclose()
+    # the same role's own SQL sees only the tenant its transaction names, and writes no other
+    async with await psycopg.AsyncConnection.connect(app_url, autocommit=True) as conn:
+        count = "SELECT count(*) FROM pi_entries"
+        assert await (await conn.execute(count)).fetchone() == (0,)
+        async with conn.transaction():
+            await conn.execute("SELECT set_config('pi_context.tenant', 'acme', true)")
+            rows = await (await conn.execute("SELECT tenant_id, line FROM pi_entries")).fetchall()
+            assert {r[0] for r in rows} == {"acme"}
+            assert len(rows) == 2
+            updated = await conn.execute(
+                "UPDATE pi_entries SET line = 'x' WHERE tenant_id = 'globex'"
+            )
+            assert updated.rowcount == 0
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                await conn.execute(
+                    "INSERT INTO pi_sessions (tenant_id, session_id, prefix, tail_newline, "
+                    "version) VALUES ('globex', 'sneaky', '{}', true, 3)"
+                )
+        assert await (await conn.execute(count)).fetchone() == (0,)
+    # the owner still sees every tenant
+    async with await psycopg.AsyncConnection.connect(
+        pg_server.url(database), autocommit=True
+    ) as conn:
+        assert await (await conn.execute("SELECT count(*) FROM pi_entries")).fetchone() == (3,)

@@ -8,6 +8,7 @@
     result = await store.append(ref, [entry], if_leaf=leaf)
     stored = await store.load(ref)                  # .header, .entries, .session()
     hits = await store.search(ref, "release tag")
+    wide = await store.search_tenant("acme", "release tag")  # every session of a tenant
     async with store.lease(ref, owner="replica-1", ttl=30): ...
 
 Every store keeps a session as the lines of its pi file, byte for byte: an imported file
@@ -25,8 +26,8 @@ session projects exactly as its file does. The rules of an append, whatever the 
 * a ref of another tenant is :class:`SessionNotFoundError` and writes nothing.
 
 A v1/v2 session file is imported and exported as it is, but not appended to (the file store
-would rewrite it as v3). The file store's batch is written entry by entry under the session
-file's lock; the PostgreSQL store's in one statement.
+would rewrite it as v3). The file store writes a batch in one write under the session file's
+lock, then fsyncs it; the PostgreSQL store in one statement.
 """
 
 from pi_context import _lazy

@@ -15,6 +15,7 @@ from .base import SessionRef as SessionRef
 from .base import SessionStore as SessionStore
 from .base import SessionSummary as SessionSummary
 from .base import StoredSession as StoredSession
+from .base import TenantHit as TenantHit
 from .binding import TURN_LEASE_TTL as TURN_LEASE_TTL
 from .binding import StoreBinding as StoreBinding
 from .file import FileStore as FileStore

@@ -46,7 +46,9 @@ __all__ = [
     "SessionStore",
     "SessionSummary",
     "StoredSession",
+    "TenantHit",
     "append_lines",
+    "best_hits",
     "check_batch",
     "entry_meta",
     "parse_file",
@@ -169,6 +171,56 @@ class StoredSession:
             ids=ids,
             clock=clock,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class TenantHit:
+    """One hit of :meth:`SessionStore.search_tenant`: the session it is in, and the hit as
+    :meth:`SessionStore.search` gives it for that session (its current branch, what replaced
+    the entry in the model's context)."""
+
+    ref: SessionRef
+    hit: SearchHit
+
+
+def best_hits(hits: Sequence[TenantHit], limit: int) -> list[TenantHit]:
+    """The ``limit`` best of hits from several sessions: by score, then by session id and
+    each session's own order."""
+    order = {id(h): n for n, h in enumerate(hits)}
+    ranked = sorted(hits, key=lambda h: (-h.hit.score, h.ref.id, order[id(h)]))
+    return ranked[: max(0, limit)]
+
+
+async def search_sessions(
+    store: SessionStore,
+    tenant: str,
+    query: str,
+    *,
+    limit: int,
+    all_branches: bool,
+    snippet_chars: int,
+) -> list[TenantHit]:
+    """A tenant-wide search made of one :meth:`SessionStore.search` per session of the
+    tenant (the memory and file stores: each session ranks its own hits, BM25)."""
+    check_tenant(tenant)
+    if limit <= 0:
+        return []
+    hits: list[TenantHit] = []
+    cursor: str | None = None
+    while True:
+        page = await store.list_sessions(tenant=tenant, limit=500, cursor=cursor)
+        for summary in page.sessions:
+            found = await store.search(
+                summary.ref,
+                query,
+                limit=limit,
+                all_branches=all_branches,
+                snippet_chars=snippet_chars,
+            )
+            hits += [TenantHit(summary.ref, hit) for hit in found]
+        if page.cursor is None:
+            return best_hits(hits, limit)
+        cursor = page.cursor
 
 
 def parse_file(data: bytes, where: str) -> ScanResult:
@@ -428,6 +480,16 @@ class SessionStore(Protocol):
         all_branches: bool = False,
         snippet_chars: int = SNIPPET_CHARS,
     ) -> list[SearchHit]: ...
+
+    async def search_tenant(
+        self,
+        tenant: str,
+        query: str,
+        *,
+        limit: int = 10,
+        all_branches: bool = False,
+        snippet_chars: int = SNIPPET_CHARS,
+    ) -> list[TenantHit]: ...
 
     def lease(self, ref: SessionRef, *, owner: str, ttl: float = 30.0) -> Lease: ...
 

@@ -1,9 +1,9 @@
 """The file store: each session a pi JSONL file in a directory, written as a session file is.
 
 The default tenant's sessions are ``DIR/<id>.jsonl``; another tenant's are
-``DIR/<tenant>/<id>.jsonl``. Appends go through :class:`~pi_context.session.Session` (its
-advisory lock, its byte rules, ``fsync`` at the end of each append), a search through the
-file's own search index, and every file operation runs in a worker thread: the event loop
+``DIR/<tenant>/<id>.jsonl``. An append writes its batch's lines under the session file's own
+advisory lock, in one write, with a session file's byte rules, then ``fsync``; a search goes
+through the file's own search index, and every file operation runs in a worker thread: the event loop
 never waits on a lock or a disk.
 """
 
@@ -38,12 +38,15 @@ from pi_context.store.base import (
     SessionRef,
     SessionSummary,
     StoredSession,
+    TenantHit,
     _AnyLeaf,
+    append_lines,
     check_tenant,
     parse_file,
     plan_append,
     prepare_entries,
     read_import,
+    search_sessions,
     stored_view,
 )
 
@@ -52,6 +55,8 @@ if TYPE_CHECKING:
 
 __all__ = ["FileStore"]
 
+_LOCK_TIMEOUT: Final = 10.0
+"""Seconds an append waits for the session file's lock (held by another writer)."""
 _FILE_ID: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
@@ -152,25 +157,33 @@ class FileStore:
     def _append(
         self, ref: SessionRef, batch: Sequence[PreparedEntry], if_leaf: str | _AnyLeaf | None
     ) -> AppendResult:
+        from pi_context.session._file.writer import SessionFile
+
         path = self._existing(ref)
         # The store's writers take a lock of their own around the check and the write, so an
-        # if_leaf check and the duplicate-id check hold until the entries are in the file (the
-        # session file's own lock, taken per line by Session, stays as pi's writers know it).
+        # if_leaf check and the duplicate-id check hold until the entries are in the file;
+        # inside it, the session file's own lock (the one pi's writers take) is held while
+        # the file is read, checked and the whole batch written in one write, then fsynced:
+        # a crash leaves all of the batch or none of it (at worst a torn last line, which
+        # the reader skips).
         with self._locked(path.with_name(f".{path.stem}.append-lock")):
-            data = path.read_bytes()
-            done = plan_append(ref, data, batch, if_leaf)
-            if done is not None:
-                return done
-            before = len(FileLines.of(data, str(path)).lines)
             try:
-                with Session.open(path) as session:
-                    for prepared in batch:
-                        session.append_entry(
-                            Entry.from_data(_json.loads(prepared.line), raw=prepared.line)
-                        )
-                    session.sync()
+                handle = SessionFile(path)
             except SessionError as exc:
                 raise StoreError(str(exc)) from exc
+            try:
+                with handle.locked(_LOCK_TIMEOUT) as size:
+                    data = handle.read_from(0, size)
+                    done = plan_append(ref, data, batch, if_leaf)
+                    if done is not None:
+                        return done
+                    before = len(FileLines.of(data, str(path)).lines)
+                    handle.append(append_lines(data, [e.line for e in batch])[len(data) :])
+                    handle.sync()
+            except SessionError as exc:
+                raise StoreError(str(exc)) from exc
+            finally:
+                handle.close()
         return AppendResult(batch[-1].id, tuple(range(before + 1, before + len(batch) + 1)))
 
     async def load(self, ref: SessionRef) -> StoredSession:
@@ -199,6 +212,26 @@ class FileStore:
         return await asyncio.to_thread(run)
 
     # -- leases ----------------------------------------------------------------------------------
+
+    async def search_tenant(
+        self,
+        tenant: str,
+        query: str,
+        *,
+        limit: int = 10,
+        all_branches: bool = False,
+        snippet_chars: int = SNIPPET_CHARS,
+    ) -> list[TenantHit]:
+        """The best hits over every session of ``tenant`` (each session searched as
+        :meth:`search` does, the hits merged by score)."""
+        return await search_sessions(
+            self,
+            tenant,
+            query,
+            limit=limit,
+            all_branches=all_branches,
+            snippet_chars=snippet_chars,
+        )
 
     def lease(self, ref: SessionRef, *, owner: str, ttl: float = 30.0) -> Lease:
         return Lease(self, ref, owner, ttl)

@@ -21,6 +21,7 @@ from pi_context.store.base import (
     SessionRef,
     SessionSummary,
     StoredSession,
+    TenantHit,
     _AnyLeaf,
     append_lines,
     check_tenant,
@@ -28,6 +29,7 @@ from pi_context.store.base import (
     plan_append,
     prepare_entries,
     read_import,
+    search_sessions,
     seqs_after,
     stored_view,
 )
@@ -118,6 +120,26 @@ class MemoryStore:
         session = stored_view(ref, self._data(ref)).session()
         return session.search(
             query, limit=limit, all_branches=all_branches, snippet_chars=snippet_chars
+        )
+
+    async def search_tenant(
+        self,
+        tenant: str,
+        query: str,
+        *,
+        limit: int = 10,
+        all_branches: bool = False,
+        snippet_chars: int = SNIPPET_CHARS,
+    ) -> list[TenantHit]:
+        """The best hits over every session of ``tenant`` (each session searched as
+        :meth:`search` does, the hits merged by score)."""
+        return await search_sessions(
+            self,
+            tenant,
+            query,
+            limit=limit,
+            all_branches=all_branches,
+            snippet_chars=snippet_chars,
         )
 
     def lease(self, ref: SessionRef, *, owner: str, ttl: float = 30.0) -> Lease:

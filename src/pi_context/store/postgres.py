@@ -54,7 +54,9 @@ from pi_context.store.base import (
     SessionRef,
     SessionSummary,
     StoredSession,
+    TenantHit,
     _AnyLeaf,
+    best_hits,
     check_batch,
     check_tenant,
     entry_meta,
@@ -126,11 +128,23 @@ _SCHEMA: Final = [
         FOREIGN KEY (tenant_id, session_id) REFERENCES pi_sessions ON DELETE CASCADE)""",
 ]
 
+_TENANT_OF_TRANSACTION: Final = "tenant_id = current_setting('pi_context.tenant', true)"
+_ROW_SECURITY: Final = [
+    statement
+    for table in ("pi_sessions", "pi_entries", "pi_leases")
+    for statement in (
+        f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+        f"DROP POLICY IF EXISTS pi_tenant ON {table}",
+        f"CREATE POLICY pi_tenant ON {table} USING ({_TENANT_OF_TRANSACTION}) "
+        f"WITH CHECK ({_TENANT_OF_TRANSACTION})",
+    )
+]
+
 _APPEND: Final = f"""
 WITH input AS (
     SELECT * FROM unnest(
-        %(ids)s::text[], %(parents)s::text[], %(types)s::text[], %(roles)s::text[],
-        %(stamps)s::text[], %(refs)s::text[], %(lines)s::text[], %(texts)s::text[]
+        %(ids)b::text[], %(parents)b::text[], %(types)b::text[], %(roles)b::text[],
+        %(stamps)b::text[], %(refs)b::text[], %(lines)b::text[], %(texts)b::text[]
     ) WITH ORDINALITY AS i(entry_id, parent_id, type, role, ts, ref, line, body, ord)
 ),
 head AS (
@@ -147,9 +161,9 @@ head AS (
        AND NOT EXISTS (
            SELECT 1 FROM pi_entries e
             WHERE e.tenant_id = %(t)s AND e.session_id = %(s)s
-              AND e.entry_id = ANY(%(ids)s::text[]))
+              AND e.entry_id = ANY(%(ids)b::text[]))
        AND NOT EXISTS (
-           SELECT 1 FROM unnest(%(outer)s::text[]) AS p(id)
+           SELECT 1 FROM unnest(%(outer)b::text[]) AS p(id)
             WHERE NOT EXISTS (
                 SELECT 1 FROM pi_entries e
                  WHERE e.tenant_id = %(t)s AND e.session_id = %(s)s AND e.entry_id = p.id))
@@ -171,13 +185,29 @@ ins AS (
 SELECT head_seq FROM head
 """
 
+_IMPORT: Final = f"""
+INSERT INTO pi_entries
+    (tenant_id, session_id, seq, entry_id, dup, parent_id, type, role, ts, ref, line, raw, tsv)
+SELECT %(t)s, %(s)s, i.seq, i.entry_id, i.dup, i.parent_id, i.type, i.role, i.ts, i.ref,
+       i.line, i.raw, to_tsvector('{_TS_CONFIG}', i.body)
+  FROM unnest(
+    %(seqs)b::bigint[], %(ids)b::text[], %(dups)b::integer[], %(parents)b::text[],
+    %(types)b::text[], %(roles)b::text[], %(stamps)b::text[], %(refs)b::text[],
+    %(lines)b::text[], %(raws)b::bytea[], %(texts)b::text[]
+  ) AS i(seq, entry_id, dup, parent_id, type, role, ts, ref, line, raw, body)
+"""
+_IMPORT_ROWS: Final = 5000
+"""Lines an import inserts per statement (one statement per chunk, in one transaction)."""
+
 _LOAD: Final = """
 SELECT h.prefix, h.tail_newline,
-       (SELECT coalesce(array_agg(coalesce(e.raw, convert_to(e.line, 'UTF8')) ORDER BY e.seq),
-                        '{}')
+       (SELECT string_agg(coalesce(e.raw, convert_to(e.line, 'UTF8')), '\\x0a'::bytea
+                          ORDER BY e.seq)
           FROM pi_entries e WHERE e.tenant_id = h.tenant_id AND e.session_id = h.session_id)
   FROM pi_sessions h WHERE h.tenant_id = %s AND h.session_id = %s
 """
+"""A session's file: the head row's prefix and the entry lines joined by newlines, in one
+value (read in binary: no hex text of the bytes, no array of lines to take apart)."""
 
 _PASSWORD_IN_URL: Final = re.compile(r"(://[^:/@?#]*:)([^@/?#]*)(@)")
 _PASSWORD_KEY: Final = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
@@ -198,6 +228,9 @@ class PostgresStore:
         self._host = host
         self._secrets = _secrets_of(url)
         self._schema_checked = False
+        self._row_security = False
+        """Whether the tables' row-level security applies to this role (read with the schema
+        version): then every statement names its tenant (:meth:`_conn`)."""
 
     @classmethod
     async def connect(
@@ -282,25 +315,52 @@ class PostgresStore:
             ) from None
 
     @contextlib.asynccontextmanager
-    async def _conn(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+    async def _conn(self, tenant: str | None = None) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A pooled connection (autocommit). Where row-level security applies to this role,
+        the statements on ``tenant``'s rows run in a transaction that first sets
+        ``pi_context.tenant`` for that transaction only (``set_config(..., true)``: nothing
+        outlives it, so a pooler in transaction mode stays safe)."""
         with self._errors():
             async with self._pool.connection() as conn:
-                yield conn
+                if not self._row_security or tenant is None:
+                    yield conn
+                    return
+                async with conn.transaction():
+                    await conn.execute(
+                        "SELECT set_config('pi_context.tenant', %s, true)", (tenant,)
+                    )
+                    yield conn
+
+    def _savepoint(self, conn: psycopg.AsyncConnection[Any]) -> Any:
+        """A block whose failed statement leaves the connection usable: a savepoint inside the
+        row-level-security transaction, nothing in autocommit."""
+        return conn.transaction() if self._row_security else contextlib.nullcontext()
 
     async def _ready(self) -> None:
         if self._schema_checked:
             return
         async with self._conn() as conn:
-            cursor = await conn.execute("SELECT version FROM pi_store_schema")
+            cursor = await conn.execute(
+                "SELECT version, row_security_active('pi_entries') FROM pi_store_schema"
+            )
             row = await cursor.fetchone()
         _check_version(row[0] if row else None, self._host)
+        self._row_security = bool(row and row[1])
         self._schema_checked = True
 
     # -- schema --------------------------------------------------------------------------------------
 
-    async def migrate(self) -> None:
+    async def migrate(self, *, row_level_security: bool = False) -> None:
         """Create or upgrade the schema; idempotent, and safe from many processes at once (an
-        advisory transaction lock serializes them). A schema newer than this code is refused."""
+        advisory transaction lock serializes them). A schema newer than this code is refused.
+
+        ``row_level_security=True`` turns on PostgreSQL's row-level security on every table
+        of sessions, entries and leases, with a policy that shows and accepts only the rows of
+        the tenant the transaction set in ``pi_context.tenant``: a role that does not own the
+        tables (the application's role) then reads and writes one tenant's rows per
+        statement, whatever the query says; the store sets the tenant itself. It stays on once
+        set (a later ``migrate()`` without it does not turn it off). Stores opened before it
+        was turned on must be reopened."""
         from psycopg import errors as pg
 
         async with self._conn() as conn, conn.transaction():
@@ -315,6 +375,9 @@ class PostgresStore:
                 _check_version(row[0], self._host)
             for statement in _SCHEMA:
                 await conn.execute(statement)
+            if row_level_security:
+                for statement in _ROW_SECURITY:
+                    await conn.execute(statement)
             await conn.execute(
                 "INSERT INTO pi_store_schema (version) VALUES (%s) "
                 "ON CONFLICT (singleton) DO UPDATE SET version = excluded.version",
@@ -377,7 +440,7 @@ class PostgresStore:
             )
         leaf = cut.scan.entries[-1].id if len(cut.scan.entries) else None
         await self._ready()
-        async with self._conn() as conn, conn.transaction():
+        async with self._conn(tenant) as conn, conn.transaction():
             cursor = await conn.execute(
                 "INSERT INTO pi_sessions (tenant_id, session_id, prefix, head_seq, leaf_id, "
                 "tail_newline, version) VALUES (%s, %s, %s, %s, %s, %s, %s) "
@@ -385,14 +448,10 @@ class PostgresStore:
                 (tenant, ref.id, prefix, len(rows), leaf, cut.tail_newline, cut.scan.version),
             )
             created = await cursor.fetchone() is not None
-            if created and rows:
-                async with conn.cursor() as cur:
-                    await cur.executemany(
-                        "INSERT INTO pi_entries (tenant_id, session_id, seq, entry_id, dup, "
-                        "parent_id, type, role, ts, ref, line, raw, tsv) VALUES "
-                        f"(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-                        f"to_tsvector('{_TS_CONFIG}', %s))",
-                        [(tenant, ref.id, *row) for row in rows],
+            if created:
+                for start in range(0, len(rows), _IMPORT_ROWS):
+                    await conn.execute(
+                        _IMPORT, _columns(tenant, ref.id, rows[start : start + _IMPORT_ROWS])
                     )
         if not created and await self.export_bytes(ref) != data:
             raise StoreError(f"session {ref} is already stored with other content")
@@ -400,14 +459,18 @@ class PostgresStore:
 
     async def export_bytes(self, ref: SessionRef) -> bytes:
         await self._ready()
-        async with self._conn() as conn:
-            cursor = await conn.execute(_LOAD, (ref.tenant, ref.id))
+        async with self._conn(ref.tenant) as conn:
+            cursor = await conn.execute(_LOAD, (ref.tenant, ref.id), binary=True)
             row = await cursor.fetchone()
         if row is None:
             raise _not_found(ref)
-        prefix, tail_newline, lines = row
-        data = b"\n".join([prefix.encode("utf-8"), *(bytes(line) for line in lines)])
-        return data + b"\n" if tail_newline else data
+        prefix, tail_newline, body = row
+        parts = [prefix.encode("utf-8")]
+        if body is not None:
+            parts.append(bytes(body))
+        if tail_newline:
+            parts.append(b"")
+        return b"\n".join(parts)
 
     async def export_jsonl(self, ref: SessionRef, out_path: str | os.PathLike[str]) -> None:
         import asyncio
@@ -429,8 +492,7 @@ class PostgresStore:
     ) -> AppendResult:
         """Append ``entries`` in one statement; see :mod:`pi_context.store` for the rules."""
         batch = prepare_entries(entries)
-        for entry in batch:
-            _text(entry.line, f"entry {entry.id!r}", None)
+        lines = [_text(entry.line, f"entry {entry.id!r}", None) for entry in batch]
         await self._ready()
         in_batch = {e.id for e in batch}
         outer = sorted({e.parent_id for e in batch if e.parent_id and e.parent_id not in in_batch})
@@ -447,7 +509,7 @@ class PostgresStore:
             "roles": [e.role for e in batch],
             "stamps": [e.timestamp for e in batch],
             "refs": [e.ref for e in batch],
-            "lines": [e.line.decode("utf-8") for e in batch],
+            "lines": lines,
             "texts": [_indexable(e.text) for e in batch],
             "outer": outer,
         }
@@ -473,10 +535,11 @@ class PostgresStore:
     ) -> AppendResult | None:
         from psycopg import errors as pg
 
-        async with self._conn() as conn:
+        async with self._conn(ref.tenant) as conn:
             try:
-                cursor = await conn.execute(_APPEND, params)
-                row = await cursor.fetchone()
+                async with self._savepoint(conn):
+                    cursor = await conn.execute(_APPEND, params)
+                    row = await cursor.fetchone()
             except pg.UniqueViolation:
                 row = None  # a writer stored one of these ids meanwhile: see below
             if row is not None:
@@ -538,8 +601,8 @@ class PostgresStore:
         """Hits as :meth:`Session.search` gives them: the full-text index finds and ranks the
         entries (``ts_rank_cd``), the session package decides the branch and what replaced
         each hit, from the entries' ids, parents and types (no bodies are read for that)."""
-        from pi_context.session.search.index import IndexedEntries, SearchIndex
-        from pi_context.session.search.query import query_phrases, search
+        from pi_context.session.search.index import IndexedEntries
+        from pi_context.session.search.query import query_phrases
 
         await self._ready()
         phrases = query_phrases(query)
@@ -550,7 +613,7 @@ class PostgresStore:
         wanted = max(100, limit * 20)
         # Two statements, no transaction: an entry appended between them is not in the
         # structure read first, and its hit is skipped (as if the search ran before it).
-        async with self._conn() as conn:
+        async with self._conn(ref.tenant) as conn:
             cursor = await conn.execute(
                 "SELECT entry_id, parent_id, type, role, ts, ref FROM pi_entries "
                 "WHERE tenant_id = %s AND session_id = %s AND entry_id IS NOT NULL ORDER BY seq",
@@ -570,33 +633,100 @@ class PostgresStore:
                 (*[" ".join(p) for p in phrases], ref.tenant, ref.id, wanted),
             )
             ranked = await cursor.fetchall()
-        rows: list[tuple[int, float]] = []
-        data: dict[int, Mapping[str, Any] | None] = {}
-        for _seq, entry_id, score, line in ranked:
-            row = structure.by_id.get(entry_id)  # None: appended after the structure was read
-            if row is None or row in data:
-                continue
-            try:
-                decoded = _json.loads(line)
-            except ValueError:
-                decoded = None
-            data[row] = decoded if isinstance(decoded, dict) else None
-            rows.append((row, float(score)))
-        index = _FetchedIndex(structure, rows, data)
-        return search(
-            cast(SearchIndex, index),
+        return _session_hits(
+            structure,
+            [(entry_id, score, line) for _seq, entry_id, score, line in ranked],
             query,
             limit=limit,
             all_branches=all_branches,
             snippet_chars=snippet_chars,
         )
 
+    async def search_tenant(
+        self,
+        tenant: str,
+        query: str,
+        *,
+        limit: int = 10,
+        all_branches: bool = False,
+        snippet_chars: int = SNIPPET_CHARS,
+    ) -> list[TenantHit]:
+        """The best hits over every session of ``tenant``: the full-text index ranks the
+        tenant's entries (``ts_rank_cd``; the index's leading column is the tenant), then the
+        sessions of the best candidates are read (ids, parents, types) to decide, as
+        :meth:`search` does, each hit's branch and what replaced it."""
+        from pi_context.session.search.index import IndexedEntries
+        from pi_context.session.search.query import query_phrases
+
+        check_tenant(tenant)
+        await self._ready()
+        phrases = query_phrases(query)
+        if limit <= 0 or not phrases:
+            return []
+        tsquery = " || ".join([f"phraseto_tsquery('{_TS_CONFIG}', %s)"] * len(phrases))
+        wanted = max(100, limit * 20)
+        hits: list[TenantHit] = []
+        async with self._conn(tenant) as conn:
+            cursor = await conn.execute(
+                f"SELECT e.session_id, e.seq, e.entry_id, ts_rank_cd(e.tsv, q.q, 1) AS score "
+                f"FROM pi_entries e, (SELECT ({tsquery}) AS q) q "
+                f"WHERE e.tenant_id = %s AND e.tsv @@ q.q AND e.entry_id IS NOT NULL "
+                f"ORDER BY score DESC, e.session_id, e.seq LIMIT %s",
+                (*[" ".join(p) for p in phrases], tenant, wanted),
+            )
+            candidates = await cursor.fetchall()
+            by_session: dict[str, list[tuple[int, str, float]]] = {}
+            for session_id, seq, entry_id, score in candidates:
+                by_session.setdefault(session_id, []).append((int(seq), entry_id, float(score)))
+            order = list(by_session)  # sessions by their best candidate
+            # Read the sessions of the best `limit` candidates first; more only while the
+            # hits found fall short (candidates off the branch, or shadowed).
+            done = 0
+            while done < len(order) and len(hits) < limit:
+                batch = order[done : done + limit]
+                done += len(batch)
+                # each session by its own primary-key range, in seq order (no sort of all)
+                cursor = await conn.execute(
+                    "SELECT s.sid, e.entry_id, e.parent_id, e.type, e.role, e.ts, e.ref "
+                    "FROM unnest(%s::text[]) AS s(sid) CROSS JOIN LATERAL ("
+                    "SELECT entry_id, parent_id, type, role, ts, ref FROM pi_entries "
+                    "WHERE tenant_id = %s AND session_id = s.sid AND entry_id IS NOT NULL "
+                    "ORDER BY seq) e",
+                    (batch, tenant),
+                )
+                structures: dict[str, IndexedEntries] = {sid: IndexedEntries() for sid in batch}
+                for row in await cursor.fetchall():
+                    structures[row[0]].add(row[1:])
+                keys = [(sid, seq) for sid in batch for seq, _, _ in by_session[sid]]
+                cursor = await conn.execute(
+                    "SELECT e.session_id, e.seq, e.line FROM pi_entries e "
+                    "JOIN unnest(%s::text[], %s::bigint[]) AS k(session_id, seq) "
+                    "ON e.session_id = k.session_id AND e.seq = k.seq WHERE e.tenant_id = %s",
+                    ([k[0] for k in keys], [k[1] for k in keys], tenant),
+                )
+                lines = {(r[0], int(r[1])): r[2] for r in await cursor.fetchall()}
+                for sid in batch:
+                    ranked = [
+                        (entry_id, score, lines.get((sid, seq), ""))
+                        for seq, entry_id, score in by_session[sid]
+                    ]
+                    found = _session_hits(
+                        structures[sid],
+                        ranked,
+                        query,
+                        limit=limit,
+                        all_branches=all_branches,
+                        snippet_chars=snippet_chars,
+                    )
+                    hits += [TenantHit(SessionRef(tenant, sid), hit) for hit in found]
+        return best_hits(hits, limit)
+
     async def _require(
         self, ref: SessionRef, conn: psycopg.AsyncConnection[Any] | None = None
     ) -> None:
         sql = "SELECT 1 FROM pi_sessions WHERE tenant_id = %s AND session_id = %s"
         if conn is None:
-            async with self._conn() as own:
+            async with self._conn(ref.tenant) as own:
                 cursor = await own.execute(sql, (ref.tenant, ref.id))
                 found = await cursor.fetchone()
         else:
@@ -613,7 +743,7 @@ class PostgresStore:
     async def _acquire(self, lease: Lease) -> None:
         await self._ready()
         ref = lease.ref
-        async with self._conn() as conn:
+        async with self._conn(ref.tenant) as conn:
             cursor = await conn.execute(
                 "INSERT INTO pi_leases (tenant_id, session_id, token, owner, expires_at) "
                 "SELECT s.tenant_id, s.session_id, %s, %s, now() + make_interval(secs => %s) "
@@ -629,7 +759,7 @@ class PostgresStore:
                 raise SessionBusyError(f"session {ref} is leased by another holder")
 
     async def _release(self, lease: Lease) -> None:
-        async with self._conn() as conn:
+        async with self._conn(lease.ref.tenant) as conn:
             await conn.execute(
                 "DELETE FROM pi_leases WHERE tenant_id = %s AND session_id = %s AND token = %s",
                 (lease.ref.tenant, lease.ref.id, lease.token),
@@ -645,7 +775,7 @@ class PostgresStore:
         check_tenant(tenant)
         await self._ready()
         limit = max(0, limit)
-        async with self._conn() as conn:
+        async with self._conn(tenant) as conn:
             rows = await (
                 await conn.execute(
                     "SELECT session_id, head_seq, leaf_id, extract(epoch FROM updated_at) "
@@ -663,7 +793,7 @@ class PostgresStore:
 
     async def delete(self, ref: SessionRef) -> None:
         await self._ready()
-        async with self._conn() as conn:
+        async with self._conn(ref.tenant) as conn:
             cursor = await conn.execute(
                 "DELETE FROM pi_sessions WHERE tenant_id = %s AND session_id = %s RETURNING 1",
                 (ref.tenant, ref.id),
@@ -675,7 +805,12 @@ class PostgresStore:
         """Delete every session (whole: head, entries, lease) not written for
         ``idle_seconds``; returns how many."""
         await self._ready()
-        async with self._conn() as conn:
+        if self._row_security and tenant is None:
+            raise StoreError(
+                "row-level security is on for this role: prune one tenant at a time "
+                "(tenant=...), or as the role that owns the tables"
+            )
+        async with self._conn(tenant) as conn:
             cursor = await conn.execute(
                 "DELETE FROM pi_sessions WHERE updated_at < now() - make_interval(secs => %s) "
                 "AND (%s::text IS NULL OR tenant_id = %s::text)",
@@ -721,6 +856,42 @@ class _FetchedIndex:
         return None
 
 
+def _session_hits(
+    structure: Any,
+    ranked: Sequence[tuple[str, float, str]],
+    query: str,
+    *,
+    limit: int,
+    all_branches: bool,
+    snippet_chars: int,
+) -> list[SearchHit]:
+    """One session's hits, as :meth:`Session.search` makes them, from its structure (ids,
+    parents, types) and the index's ranked candidates ``(entry id, score, line)``."""
+    from pi_context.session.search.index import SearchIndex
+    from pi_context.session.search.query import search
+
+    rows: list[tuple[int, float]] = []
+    data: dict[int, Mapping[str, Any] | None] = {}
+    for entry_id, score, line in ranked:
+        row = structure.by_id.get(entry_id)  # None: appended after the structure was read
+        if row is None or row in data:
+            continue
+        try:
+            decoded = _json.loads(line)
+        except ValueError:
+            decoded = None
+        data[row] = decoded if isinstance(decoded, dict) else None
+        rows.append((row, float(score)))
+    index = _FetchedIndex(structure, rows, data)
+    return search(
+        cast(SearchIndex, index),
+        query,
+        limit=limit,
+        all_branches=all_branches,
+        snippet_chars=snippet_chars,
+    )
+
+
 def _check_version(version: int | None, host: str) -> None:
     if version is None:
         raise StoreSchemaError(
@@ -747,6 +918,27 @@ def _text(line: bytes, where: str, number: int | None) -> str:
         return line.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidEntryError(f"{place}: the line is not UTF-8 ({exc.reason})") from None
+
+
+def _columns(tenant: str, session_id: str, rows: Sequence[tuple[Any, ...]]) -> dict[str, Any]:
+    """The import statement's parameters: one array per column of ``rows``."""
+    names = [
+        "seqs",
+        "ids",
+        "dups",
+        "parents",
+        "types",
+        "roles",
+        "stamps",
+        "refs",
+        "lines",
+        "raws",
+        "texts",
+    ]
+    columns: dict[str, Any] = {
+        name: list(column) for name, column in zip(names, zip(*rows, strict=True), strict=True)
+    }
+    return {"t": tenant, "s": session_id, **columns}
 
 
 def _indexable(text: str | None) -> str:
