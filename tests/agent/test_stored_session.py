@@ -258,3 +258,32 @@ async def test_a_failed_commit_raises_from_run_and_loses_nothing(dirs: tuple[Pat
     assert [e.id for e in sess.session.entries] == [e["id"] for e in stored.entries]
     assert len({e["id"] for e in stored.entries}) == len(stored.entries) == 5
     await sess.aclose()
+
+
+async def test_a_message_triggered_run_that_finds_the_session_busy_is_reported(
+    dirs: tuple[Path, Path],
+) -> None:
+    from pi_context.events import AgentEvent, ExtensionFailure
+    from pi_context.extensions.events import CustomMessageDraft
+
+    store = await open_store("memory:")
+    model = ScriptedModel([reply("reacting")])
+    sess = await AgentSession.create(store=store, tenant="acme", **_options(dirs, model))
+    ref = sess.ref
+    assert ref is not None
+    seen: list[AgentEvent] = []
+    sess.subscribe(seen.append)
+    async with store.lease(ref, owner="another-replica", ttl=30):
+        sess.send_message(CustomMessageDraft("alert", "The build broke."), trigger_turn=True)
+        await sess.wait_idle()
+    failures = [e for e in seen if isinstance(e, ExtensionFailure)]
+    assert len(failures) == 1
+    assert failures[0].event == "send_message"
+    assert "SessionBusyError" in failures[0].error
+    assert model.requests == []
+    # the message was kept: the next run carries it
+    await sess.run("hello")
+    sent = [text_of(m["content"]) for m in model.requests[0].messages if m["role"] == "user"]
+    assert "The build broke." in sent
+    await sess.aclose()
+    await store.aclose()

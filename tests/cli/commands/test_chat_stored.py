@@ -119,7 +119,7 @@ def test_problems_of_a_stored_session_are_reported_naming_url_id(tmp_path: Path)
         "version": 3,
         "id": "damaged",
         "timestamp": "2025-01-01T00:00:00.000Z",
-        "cwd": "/w",
+        "cwd": str(tmp_path / "proj"),  # where _pictx runs: no other directory to allow
     }
     damaged = tmp_path / "damaged.jsonl"
     damaged.write_text(json.dumps(header) + "\n" + "not json\n" * 7, encoding="utf-8")
