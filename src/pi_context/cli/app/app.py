@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from pi_context.extensions.api import RegisteredCommand
     from pi_context.extensions.context import ExtensionUI
     from pi_context.providers.registry import ModelRegistry
-    from pi_context.store import SessionStore
+    from pi_context.store import SessionRef, SessionStore
     from pi_context.store.binding import StoreBinding
 
 __all__ = ["AppConfig", "RunningAgent", "resolve_cli_model"]
@@ -789,6 +789,41 @@ class RunningAgent:
         return RunningAgent(
             await session_replacement.open_session(self.agent, self.config, path), self.config
         )
+
+    @property
+    def stored(self) -> bool:
+        return self.agent.ref is not None
+
+    async def stored_sessions(self) -> list[tuple[str, int, float | None]]:
+        store, ref = self._stored_place()
+        rows: list[tuple[str, int, float | None]] = []
+        cursor: str | None = None
+        while True:
+            page = await store.list_sessions(tenant=ref.tenant, limit=100, cursor=cursor)
+            rows.extend((s.ref.id, s.entries, s.updated) for s in page.sessions)
+            cursor = page.cursor
+            if cursor is None:
+                return rows
+
+    async def load_stored_session(self, session_id: str) -> StoreBinding:
+        from pi_context.store import SessionRef
+        from pi_context.store.binding import StoreBinding
+
+        store, ref = self._stored_place()
+        return await StoreBinding.open(store, SessionRef(ref.tenant, session_id))
+
+    async def open_stored_session(
+        self, loaded: StoreBinding, *, here: bool = False
+    ) -> RunningAgent:
+        cwd = self.config.cwd if here else None
+        opened = await session_replacement.open_session(self.agent, self.config, loaded, cwd=cwd)
+        return RunningAgent(opened, self.config)
+
+    def _stored_place(self) -> tuple[SessionStore, SessionRef]:
+        store, ref = self.agent.store, self.agent.ref
+        if store is None or ref is None:
+            raise PiContextError("This is not a stored session (pictx --session URL#ID)")
+        return store, ref
 
     def fork_messages(self) -> list[ForkMessage]:
         """The user messages ``/fork`` can start before (whole file, append order)."""
