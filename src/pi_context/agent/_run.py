@@ -244,11 +244,28 @@ class RunControl:
     ) -> None:
         # A stored session's run holds its lease (another holder: SessionBusyError, before
         # anything is appended or emitted) and commits what it appended before it settles.
-        async with self._state.turn():
-            await self._run(trigger, text, images)
+        # agent_settled comes once the lease is released too, so that a caller who starts
+        # the next run on agent_settled finds the session idle.
+        ended: list[bool] = []  # whether the run was aborted, once it has ended
+        try:
+            async with self._state.turn():
+                await self._run(trigger, text, images, ended)
+        except asyncio.CancelledError:
+            if not ended:
+                raise
+            task = asyncio.current_task()  # the run had ended: only the release was cut short
+            if task is not None:
+                task.uncancel()
+        finally:
+            if ended:
+                self._state.events.emit(AgentSettled(aborted=ended[0]))
 
     async def _run(
-        self, trigger: AgentMessage, text: str | None, images: Sequence[ImageContent]
+        self,
+        trigger: AgentMessage,
+        text: str | None,
+        images: Sequence[ImageContent],
+        ended: list[bool],
     ) -> None:
         state = self._state
         aborted = False
@@ -293,7 +310,7 @@ class RunControl:
             try:
                 await state.commit()
             finally:
-                state.events.emit(AgentSettled(aborted=aborted))
+                ended.append(aborted)
 
     async def _before_settle(self, loop: AgentLoop) -> bool:
         """Extension ``agent_before_settle`` (once per run): drafts are appended; ``continue``
