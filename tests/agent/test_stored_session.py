@@ -287,3 +287,27 @@ async def test_a_message_triggered_run_that_finds_the_session_busy_is_reported(
     assert "The build broke." in sent
     await sess.aclose()
     await store.aclose()
+
+
+async def test_agent_settled_comes_after_the_lease_is_released(dirs: tuple[Path, Path]) -> None:
+    """A caller that starts the next run on ``agent_settled`` (as RPC clients do) finds the
+    session idle and its lease free."""
+    from pi_context.store import MemoryStore
+    from pi_context.store.base import Lease
+
+    order: list[str] = []
+
+    class SlowRelease(MemoryStore):
+        async def _release(self, lease: Lease) -> None:
+            await asyncio.sleep(0)  # a round trip, as a database's release is
+            await super()._release(lease)
+            order.append("released")
+
+    store = SlowRelease()
+    model = ScriptedModel([reply("one"), reply("two")])
+    sess = await AgentSession.create(store=store, tenant="acme", **_options(dirs, model))
+    sess.subscribe(lambda e: order.append("settled") if e.type == "agent_settled" else None)
+    await sess.run("first")
+    assert order == ["released", "settled"]
+    await sess.run("second")
+    await sess.aclose()
