@@ -143,6 +143,7 @@ def test_new_and_resume_in_a_terminal_stay_in_the_store_and_tenant(
     term.command("hello", "First answer.")
     term.command("/new", "New session.")
     term.command("again", "Second answer.")
+    term.command("/session", "(in the store of --session URL#ID)")
     term.say("/resume")
     term.expect("conv-3")
     term.expect("Resume #")

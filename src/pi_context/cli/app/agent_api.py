@@ -365,9 +365,10 @@ class AgentApi(Protocol):
         ...
 
     @property
-    def stored(self) -> bool:
-        """Whether the session is a stored one (``pictx --session URL#ID``): ``/resume``
-        then lists its tenant's stored sessions (:meth:`stored_sessions`)."""
+    def stored(self) -> str | None:
+        """A stored session's name in its store (``tenant/id``, or the id in the default
+        tenant; ``pictx --session URL#ID``), ``None`` for a file or in-memory session.
+        ``/resume`` on a stored session lists its tenant's (:meth:`stored_sessions`)."""
         ...
 
     async def stored_sessions(self) -> list[tuple[str, int, float | None]]:

@@ -791,8 +791,9 @@ class RunningAgent:
         )
 
     @property
-    def stored(self) -> bool:
-        return self.agent.ref is not None
+    def stored(self) -> str | None:
+        ref = self.agent.ref
+        return str(ref) if ref is not None else None
 
     async def stored_sessions(self) -> list[tuple[str, int, float | None]]:
         store, ref = self._stored_place()

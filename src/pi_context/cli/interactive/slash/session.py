@@ -45,7 +45,7 @@ async def new(shell: Shell, _args: str) -> None:
 
 @BUILT_INS.command("resume", "/resume", "resume a saved session of this project")
 async def resume(shell: Shell, _args: str) -> None:
-    if shell.agent.stored:
+    if shell.agent.stored is not None:
         await _resume_stored(shell)
         return
     if shell.pickers:
@@ -259,7 +259,7 @@ async def session_info(shell: Shell, _args: str) -> None:
     ratio = cache_ratio(stats)
     rows = [
         ("Name", session.name or "(none)"),
-        ("File", str(session.file_path) if session.file_path else "In-memory"),
+        _where(shell),
         ("Id", session.id),
         ("Entries", str(counts.entries)),
         ("Messages", f"{counts.user_messages} user, {counts.assistant_messages} assistant"),
@@ -283,6 +283,15 @@ async def session_info(shell: Shell, _args: str) -> None:
     for key, value in rows:
         table.add_row(Text(key, style="bold"), value)
     shell.console.print(table)
+
+
+def _where(shell: Shell) -> tuple[str, str]:
+    """The ``/session`` row saying where the session is kept."""
+    stored = shell.agent.stored
+    if stored is not None:
+        return ("Stored", f"{escape(one_line(stored))} (in the store of --session URL#ID)")
+    file = shell.agent.session.file_path
+    return ("File", str(file) if file else "In-memory")
 
 
 @BUILT_INS.command("export", "/export [file.html|file.jsonl]", "export the session")
