@@ -258,3 +258,56 @@ async def test_a_failed_commit_raises_from_run_and_loses_nothing(dirs: tuple[Pat
     assert [e.id for e in sess.session.entries] == [e["id"] for e in stored.entries]
     assert len({e["id"] for e in stored.entries}) == len(stored.entries) == 5
     await sess.aclose()
+
+
+async def test_a_message_triggered_run_that_finds_the_session_busy_is_reported(
+    dirs: tuple[Path, Path],
+) -> None:
+    from pi_context.events import AgentEvent, ExtensionFailure
+    from pi_context.extensions.events import CustomMessageDraft
+
+    store = await open_store("memory:")
+    model = ScriptedModel([reply("reacting")])
+    sess = await AgentSession.create(store=store, tenant="acme", **_options(dirs, model))
+    ref = sess.ref
+    assert ref is not None
+    seen: list[AgentEvent] = []
+    sess.subscribe(seen.append)
+    async with store.lease(ref, owner="another-replica", ttl=30):
+        sess.send_message(CustomMessageDraft("alert", "The build broke."), trigger_turn=True)
+        await sess.wait_idle()
+    failures = [e for e in seen if isinstance(e, ExtensionFailure)]
+    assert len(failures) == 1
+    assert failures[0].event == "send_message"
+    assert "SessionBusyError" in failures[0].error
+    assert model.requests == []
+    # the message was kept: the next run carries it
+    await sess.run("hello")
+    sent = [text_of(m["content"]) for m in model.requests[0].messages if m["role"] == "user"]
+    assert "The build broke." in sent
+    await sess.aclose()
+    await store.aclose()
+
+
+async def test_agent_settled_comes_after_the_lease_is_released(dirs: tuple[Path, Path]) -> None:
+    """A caller that starts the next run on ``agent_settled`` (as RPC clients do) finds the
+    session idle and its lease free."""
+    from pi_context.store import MemoryStore
+    from pi_context.store.base import Lease
+
+    order: list[str] = []
+
+    class SlowRelease(MemoryStore):
+        async def _release(self, lease: Lease) -> None:
+            await asyncio.sleep(0)  # a round trip, as a database's release is
+            await super()._release(lease)
+            order.append("released")
+
+    store = SlowRelease()
+    model = ScriptedModel([reply("one"), reply("two")])
+    sess = await AgentSession.create(store=store, tenant="acme", **_options(dirs, model))
+    sess.subscribe(lambda e: order.append("settled") if e.type == "agent_settled" else None)
+    await sess.run("first")
+    assert order == ["released", "settled"]
+    await sess.run("second")
+    await sess.aclose()

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from msgspec import Struct
 
-from pi_context.errors import ProviderError
+from pi_context.errors import ProviderError, SessionBusyError
 from pi_context.events import (
     AgentSettled,
     AutoRetryEnd,
@@ -175,9 +175,25 @@ class RunControl:
         the next prompt."""
         message = custom_message(draft, self._state.now_ms())
         if trigger_turn and not self.busy:
-            self._start(message, None, ())
+            task = self._start(message, None, ())
+            task.add_done_callback(lambda done: self._unawaited_run_ended(done, message))
         else:
             self._state.queue.add(message)
+
+    def _unawaited_run_ended(self, task: asyncio.Task[None], message: AgentMessage) -> None:
+        """A run an extension message started has nobody awaiting it: its failure goes to the
+        subscribers as an ``extension_error`` event (``send_message``) instead of being lost
+        with the task. Another holder's lease (:class:`~pi_context.errors.SessionBusyError`)
+        stopped it before anything was stored: the message then waits for the next run."""
+        if task.cancelled() or (error := task.exception()) is None:
+            return
+        said = f"{type(error).__name__}: {error}"
+        if isinstance(error, SessionBusyError):
+            self._state.queue.add(message)
+            said += " (the message waits for the next run)"
+        self._state.events.emit(
+            ExtensionFailure("send_message", f"the run the message triggered failed: {said}")
+        )
 
     async def stream_prompt(
         self, text: str, images: Sequence[ImageContent]
@@ -228,11 +244,28 @@ class RunControl:
     ) -> None:
         # A stored session's run holds its lease (another holder: SessionBusyError, before
         # anything is appended or emitted) and commits what it appended before it settles.
-        async with self._state.turn():
-            await self._run(trigger, text, images)
+        # agent_settled comes once the lease is released too, so that a caller who starts
+        # the next run on agent_settled finds the session idle.
+        ended: list[bool] = []  # whether the run was aborted, once it has ended
+        try:
+            async with self._state.turn():
+                await self._run(trigger, text, images, ended)
+        except asyncio.CancelledError:
+            if not ended:
+                raise
+            task = asyncio.current_task()  # the run had ended: only the release was cut short
+            if task is not None:
+                task.uncancel()
+        finally:
+            if ended:
+                self._state.events.emit(AgentSettled(aborted=ended[0]))
 
     async def _run(
-        self, trigger: AgentMessage, text: str | None, images: Sequence[ImageContent]
+        self,
+        trigger: AgentMessage,
+        text: str | None,
+        images: Sequence[ImageContent],
+        ended: list[bool],
     ) -> None:
         state = self._state
         aborted = False
@@ -277,7 +310,7 @@ class RunControl:
             try:
                 await state.commit()
             finally:
-                state.events.emit(AgentSettled(aborted=aborted))
+                ended.append(aborted)
 
     async def _before_settle(self, loop: AgentLoop) -> bool:
         """Extension ``agent_before_settle`` (once per run): drafts are appended; ``continue``

@@ -401,6 +401,13 @@ class AgentSession:
         binding = self._state.binding
         return binding.ref if binding is not None else None
 
+    @property
+    def store(self) -> SessionStore | None:
+        """The store of the stored session this agent runs on (``None`` for a file or
+        in-memory session)."""
+        binding = self._state.binding
+        return binding.store if binding is not None else None
+
     async def commit(self) -> None:
         """Store a stored session's entries appended so far (the agent does it at the end of
         every turn and run, after every compaction and tree move; call it after appending to

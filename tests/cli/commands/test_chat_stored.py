@@ -119,7 +119,7 @@ def test_problems_of_a_stored_session_are_reported_naming_url_id(tmp_path: Path)
         "version": 3,
         "id": "damaged",
         "timestamp": "2025-01-01T00:00:00.000Z",
-        "cwd": "/w",
+        "cwd": str(tmp_path / "proj"),  # where _pictx runs: no other directory to allow
     }
     damaged = tmp_path / "damaged.jsonl"
     damaged.write_text(json.dumps(header) + "\n" + "not json\n" * 7, encoding="utf-8")
@@ -130,3 +130,40 @@ def test_problems_of_a_stored_session_are_reported_naming_url_id(tmp_path: Path)
     assert done.code == 0, done.stderr
     assert "`pictx session info URL#ID` lists them" in done.stderr
     assert "None" not in done.stderr
+
+
+def test_new_and_resume_in_a_terminal_stay_in_the_store_and_tenant(
+    pg_server: PgServer, tmp_path: Path
+) -> None:
+    url = pg_server.url(pg_server.new_database())
+    assert _pictx(tmp_path, "store", "migrate", url).code == 0
+    stored = f"{url}#conv-3"
+    replies = ["First answer.", "Second answer.", "Third answer."]
+    term = Terminal(tmp_path, replies, "--session", stored, "--tenant", "acme")
+    term.command("hello", "First answer.")
+    term.command("/new", "New session.")
+    term.command("again", "Second answer.")
+    term.command("/session", "(in the store of --session URL#ID)")
+    term.say("/resume")
+    term.expect("conv-3")
+    term.expect("Resume #")
+    listed = _pictx(tmp_path, "store", "ls", url, "--tenant", "acme").stdout.splitlines()
+    ids = sorted(line.split("\t")[0] for line in listed)  # the listing's order: by id
+    assert len(ids) == 2
+    assert "conv-3" in ids
+    term.command(str(ids.index("conv-3") + 1), "Resumed stored session conv-3.")
+    term.command("third", "Third answer.")
+    assert term.quit() == 0
+    assert term.session_files() == []  # never a session file
+    assert _texts(_context(tmp_path, stored)) == [
+        ("user", "hello"),
+        ("assistant", "First answer."),
+        ("user", "third"),
+        ("assistant", "Third answer."),
+    ]
+    [other] = [i for i in ids if i != "conv-3"]
+    assert _texts(_context(tmp_path, f"{url}#{other}")) == [
+        ("user", "again"),
+        ("assistant", "Second answer."),
+    ]
+    assert _pictx(tmp_path, "store", "ls", url).stdout == ""  # nothing in the default tenant

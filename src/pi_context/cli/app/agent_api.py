@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from pi_context.events import AgentEvent
     from pi_context.extensions.api import RegisteredCommand
     from pi_context.extensions.context import ExtensionUI
+    from pi_context.store.binding import StoreBinding
 
 __all__ = [
     "NO_MODEL_HELP",
@@ -361,6 +362,29 @@ class AgentApi(Protocol):
 
     async def open_session(self, path: Path) -> AgentApi:
         """``/resume`` ``path`` (extensions may cancel: ``SwitchCancelledError``)."""
+        ...
+
+    @property
+    def stored(self) -> str | None:
+        """A stored session's name in its store (``tenant/id``, or the id in the default
+        tenant; ``pictx --session URL#ID``), ``None`` for a file or in-memory session.
+        ``/resume`` on a stored session lists its tenant's (:meth:`stored_sessions`)."""
+        ...
+
+    async def stored_sessions(self) -> list[tuple[str, int, float | None]]:
+        """The stored sessions of this session's store and tenant, read page by page: id,
+        entry count and last write (Unix seconds, ``None`` where the store does not say),
+        without their entries."""
+        ...
+
+    async def load_stored_session(self, session_id: str) -> StoreBinding:
+        """The stored session ``session_id`` of this store and tenant, loaded (its header
+        says where it runs); one it does not hold: ``SessionNotFoundError``."""
+        ...
+
+    async def open_stored_session(self, loaded: StoreBinding, *, here: bool = False) -> AgentApi:
+        """``/resume`` a loaded stored session (in this process's directory with ``here``,
+        else in the one it records); extensions may cancel: ``SwitchCancelledError``."""
         ...
 
     def fork_messages(self) -> list[ForkMessage]:

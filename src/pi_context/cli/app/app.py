@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from pi_context.extensions.api import RegisteredCommand
     from pi_context.extensions.context import ExtensionUI
     from pi_context.providers.registry import ModelRegistry
+    from pi_context.store import SessionRef, SessionStore
+    from pi_context.store.binding import StoreBinding
 
 __all__ = ["AppConfig", "RunningAgent", "resolve_cli_model"]
 
@@ -59,7 +61,7 @@ def resolve_cli_model(
     env: Mapping[str, str] | None = None,
     *,
     agent_dir: Path | None = None,
-    resumed: Path | None = None,
+    resumed: Path | Session | None = None,
     provider: str | None = None,
     api_key: str | None = None,
     why: Callable[[str], None] | None = None,
@@ -70,7 +72,8 @@ def resolve_cli_model(
     ``scripted:<file>`` (or ``$PICTX_SCRIPTED_MODEL`` without ``--model``) plays a replies
     file (a testing aid, see :mod:`pi_context.cli.app.scripted`); anything else goes to the
     provider registry (built-ins plus ``<agent_dir>/models.json``). Without ``SPEC``, as pi:
-    the model last used on the ``resumed`` session's branch, then the ``defaultProvider`` /
+    the model last used on the ``resumed`` session's branch (a session file, or a stored
+    session as loaded), then the ``defaultProvider`` /
     ``defaultModel`` settings, each only when its key is configured; then the first provider
     with a key, else the embedded local model when the ``local`` extra is installed, else
     ``None`` (see :data:`pi_context.cli.app.agent_api.NO_MODEL_HELP`). ``env`` replaces
@@ -147,12 +150,15 @@ def _load_registry(agent_dir: Path | None, env: Mapping[str, str] | None) -> Mod
     return registry
 
 
-def _recorded_model(path: Path | None) -> tuple[str | None, str | None]:
-    """The model of the last ``model_change`` or answer on a session file's current branch."""
-    if path is None or not path.is_file() or path.stat().st_size == 0:
+def _recorded_model(resumed: Path | Session | None) -> tuple[str | None, str | None]:
+    """The model of the last ``model_change`` or answer on a session's current branch."""
+    if isinstance(resumed, Session):
+        model = resumed.stored_projection().model
+    elif resumed is None or not resumed.is_file() or resumed.stat().st_size == 0:
         return None, None
-    with Session.open(path, lock_timeout=0) as session:
-        model = session.stored_projection().model
+    else:
+        with Session.open(resumed, lock_timeout=0) as session:
+            model = session.stored_projection().model
     return (model["provider"], model["modelId"]) if model is not None else (None, None)
 
 
@@ -177,6 +183,14 @@ def _model_names(agent_dir: Path | None) -> list[str]:
     ]
 
 
+def _check_session_cwd(header: Mapping[str, Any] | None, cwd: str | None) -> None:
+    """A resumed session runs in ``cwd`` when given, else in its header's ``cwd``, which
+    must exist."""
+    work = cwd or (header.get("cwd") if header else None)
+    if isinstance(work, str) and not os.path.isdir(work):
+        raise PiContextError(f"The session's working directory does not exist: {work}")
+
+
 class AppConfig(Struct):
     """Decisions of the command line that every session of this process shares."""
 
@@ -195,11 +209,12 @@ class AppConfig(Struct):
     """``-np/--no-prompt-templates``: no discovered or configured prompt templates."""
     system_prompt: str | None = None
     append_system_prompt: Sequence[str] = ()
-    model_resolver: Callable[[str | None, Path | None], Model | None] = field(
+    model_resolver: Callable[[str | None, Path | Session | None], Model | None] = field(
         default=lambda spec, resumed: resolve_cli_model(spec, resumed=resumed)
     )
     """The model for ``--model SPEC`` (or ``/model SPEC``); for ``None``, the startup model of
-    the resumed session file (``None`` for a new session)."""
+    the resumed session (its file, or a stored session as loaded; ``None`` for a new
+    session)."""
     thinking: str | None = None
     """``--thinking LEVEL`` (already validated): wins over the settings and the session's
     recorded level at startup."""
@@ -291,20 +306,34 @@ class AppConfig(Struct):
 
     async def open(
         self,
-        path: Path,
+        path: Path | StoreBinding,
         model: Model | None,
         *,
         start_reason: SessionReason | None = None,
         previous_session_file: str | None = None,
         cwd: str | None = None,
     ) -> AgentSession:
-        """Resume ``path`` (runs in its header cwd, or in ``cwd`` when given); a missing file
-        becomes a new session there. ``start_reason`` (default: ``startup`` for a new file,
-        ``resume`` otherwise) and ``previous_session_file`` are what extensions'
-        ``session_start`` is told."""
+        """Resume ``path``, a session file or a stored session (a
+        :class:`~pi_context.store.StoreBinding` as :meth:`find_stored` loaded it): it runs in
+        its header cwd, or in ``cwd`` when given, and the recorded thinking level is kept unless
+        ``--thinking`` says otherwise. A missing file becomes a new session there.
+        ``start_reason`` (default: ``startup`` for a new file, ``resume`` otherwise) and
+        ``previous_session_file`` are what extensions' ``session_start`` is told."""
         lifecycle: dict[str, Any] = {"previous_session_file": previous_session_file}
         if start_reason is not None:
             lifecycle["start_reason"] = start_reason
+        if not isinstance(path, Path):  # a stored session: the same rules as a file's
+            _check_session_cwd(path.session.header, cwd)
+            agent = await AgentSession.open(
+                store=path.store,
+                ref=path.ref,
+                model=model,
+                cwd=cwd,
+                **lifecycle,
+                **self.session_options(),
+            )
+            agent.apply_startup_thinking_level(self.thinking, resumed=True)
+            return agent
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             agent = await AgentSession.create(
@@ -316,50 +345,64 @@ class AppConfig(Struct):
             )
             agent.apply_startup_thinking_level(self.thinking, resumed=False)
             return agent
-        header = session_dirs.read_header(path)
-        work = cwd or (header.get("cwd") if header else None)
-        if isinstance(work, str) and not os.path.isdir(work):
-            raise PiContextError(f"The session's working directory does not exist: {work}")
+        _check_session_cwd(session_dirs.read_header(path), cwd)
         agent = await AgentSession.open(
             path, model=model, cwd=cwd, **lifecycle, **self.session_options()
         )
         agent.apply_startup_thinking_level(self.thinking, resumed=True)
         return agent
 
-    async def open_stored(
-        self, url: str, session_id: str, tenant: str, model: Model | None
-    ) -> AgentSession:
-        """``--session URL#ID``: the session ``session_id`` of ``tenant`` in the store ``url``
-        (a new one with that id when the tenant holds none), run in this directory; the store
-        stays open until :meth:`close_stores`."""
-        from pi_context.store import SessionNotFoundError, SessionRef, open_store
+    async def open_store(self, url: str) -> SessionStore:
+        """The store at ``url`` (``--session URL#ID``), open until :meth:`close_stores`."""
+        from pi_context.store import open_store
 
         store = await open_store(url)
         self.stores.append(store)
+        return store
+
+    async def find_stored(
+        self, store: SessionStore, tenant: str, session_id: str
+    ) -> StoreBinding | None:
+        """The session ``session_id`` of ``tenant`` in ``store``, loaded (:meth:`open` runs
+        it), or ``None`` when the tenant holds no such id."""
+        from pi_context.store import SessionNotFoundError, SessionRef
+        from pi_context.store.binding import StoreBinding
+
         try:
-            agent = await AgentSession.open(
-                store=store,
-                ref=SessionRef(tenant, session_id),
-                model=model,
-                cwd=self.cwd,
-                **self.session_options(),
-            )
-            resumed = True
+            return await StoreBinding.open(store, SessionRef(tenant, session_id))
         except SessionNotFoundError:
-            agent = await AgentSession.create(
-                store=store,
-                tenant=tenant,
-                session_id=session_id,
-                cwd=self.cwd,
-                model=model,
-                **self.session_options(),
-            )
-            resumed = False
-        agent.apply_startup_thinking_level(self.thinking, resumed=resumed)
+            return None
+
+    async def create_stored(
+        self,
+        store: SessionStore,
+        tenant: str,
+        model: Model | None,
+        *,
+        session_id: str | None = None,
+        cwd: str | None = None,
+        parent_session: str | None = None,
+        start_reason: SessionReason = "startup",
+        previous_session_file: str | None = None,
+    ) -> AgentSession:
+        """A new session of ``tenant`` in ``store`` (id ``session_id``, else a fresh one), run
+        in ``cwd`` (default: this directory); the rest as :meth:`create`."""
+        agent = await AgentSession.create(
+            store=store,
+            tenant=tenant,
+            session_id=session_id,
+            cwd=cwd or self.cwd,
+            model=model,
+            parent_session=parent_session,
+            start_reason=start_reason,
+            previous_session_file=previous_session_file,
+            **self.session_options(),
+        )
+        agent.apply_startup_thinking_level(self.thinking, resumed=False)
         return agent
 
     async def close_stores(self) -> None:
-        """Close the stores :meth:`open_stored` opened."""
+        """Close the stores :meth:`open_store` opened."""
         while self.stores:
             await self.stores.pop().aclose()
 
@@ -762,6 +805,42 @@ class RunningAgent:
         return RunningAgent(
             await session_replacement.open_session(self.agent, self.config, path), self.config
         )
+
+    @property
+    def stored(self) -> str | None:
+        ref = self.agent.ref
+        return str(ref) if ref is not None else None
+
+    async def stored_sessions(self) -> list[tuple[str, int, float | None]]:
+        store, ref = self._stored_place()
+        rows: list[tuple[str, int, float | None]] = []
+        cursor: str | None = None
+        while True:
+            page = await store.list_sessions(tenant=ref.tenant, limit=100, cursor=cursor)
+            rows.extend((s.ref.id, s.entries, s.updated) for s in page.sessions)
+            cursor = page.cursor
+            if cursor is None:
+                return rows
+
+    async def load_stored_session(self, session_id: str) -> StoreBinding:
+        from pi_context.store import SessionRef
+        from pi_context.store.binding import StoreBinding
+
+        store, ref = self._stored_place()
+        return await StoreBinding.open(store, SessionRef(ref.tenant, session_id))
+
+    async def open_stored_session(
+        self, loaded: StoreBinding, *, here: bool = False
+    ) -> RunningAgent:
+        cwd = self.config.cwd if here else None
+        opened = await session_replacement.open_session(self.agent, self.config, loaded, cwd=cwd)
+        return RunningAgent(opened, self.config)
+
+    def _stored_place(self) -> tuple[SessionStore, SessionRef]:
+        store, ref = self.agent.store, self.agent.ref
+        if store is None or ref is None:
+            raise PiContextError("This is not a stored session (pictx --session URL#ID)")
+        return store, ref
 
     def fork_messages(self) -> list[ForkMessage]:
         """The user messages ``/fork`` can start before (whole file, append order)."""

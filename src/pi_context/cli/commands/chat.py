@@ -23,7 +23,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import click
 from msgspec import Struct
@@ -53,6 +53,9 @@ from pi_context.resources.trust import (
     canonical_dir,
     resolve_project_trust,
 )
+
+if TYPE_CHECKING:
+    from pi_context.store.binding import StoreBinding
 
 __all__ = [
     "USE_SESSION_CWD_FLAG",
@@ -112,19 +115,24 @@ def startup_settings(cwd: str, agent_dir: Path, *, trusted: bool | None = None) 
     return global_settings
 
 
-def _session_cwd_elsewhere(path: Path, cwd: str) -> str | None:
-    """The directory ``path`` was recorded in when it is not ``cwd`` (else ``None``)."""
-    if not path.is_file():
-        return None
-    header = session_dirs.read_header(path)
+def _session_cwd_elsewhere(path: Path | StoreBinding, cwd: str) -> str | None:
+    """The directory ``path`` (a session file or a stored session) was recorded in when it
+    is not ``cwd`` (else ``None``)."""
+    if isinstance(path, Path):
+        header = session_dirs.read_header(path) if path.is_file() else None
+    else:
+        header = path.session.header
     recorded = header.get("cwd") if header else None
     if not isinstance(recorded, str) or canonical_dir(recorded) == canonical_dir(cwd):
         return None
     return recorded
 
 
-def _may_run_in(path: Path, config: AppConfig, *, interactive: bool, allowed: bool) -> bool:
-    """Whether the session at ``path`` may run its tools in the directory it records.
+def _may_run_in(
+    path: Path | StoreBinding, config: AppConfig, *, interactive: bool, allowed: bool
+) -> bool:
+    """Whether the session at ``path`` (a file, or a stored session) may run its tools in
+    the directory it records.
 
     The same directory needs nothing; another one needs ``allowed`` (the flag), or a yes to
     a question in interactive mode (Ctrl-C and anything but yes mean no). Print and json
@@ -134,8 +142,9 @@ def _may_run_in(path: Path, config: AppConfig, *, interactive: bool, allowed: bo
     if recorded is None or allowed:
         return True
     if not interactive:
+        where = path if isinstance(path, Path) else f"stored session {path.ref}"
         raise PiContextError(
-            f"{path}: this session was recorded in {recorded}, not in {config.cwd}; its tools "
+            f"{where}: this session was recorded in {recorded}, not in {config.cwd}; its tools "
             f"would run there and that directory's AGENTS.md would load. Pass "
             f"{USE_SESSION_CWD_FLAG} to allow it"
         )
@@ -175,12 +184,15 @@ async def _start(
 ) -> RunningAgent | None:
     # a named model is resolved first, so that a bad --model fails before any picker
     named = config.model_resolver(model_spec, None) if model_spec is not None else None
-    if stored is not None:  # --session URL#ID: runs in this directory, whatever its header says
-        model = named or config.model_resolver(None, None)
-        agent = await config.open_stored(stored[0], stored[1], tenant, model)
-        return _warn_session_problems(RunningAgent(agent, config))
     directory = config.session_dir
-    path: Path | None = None
+    path: Path | StoreBinding | None = None
+    if stored is not None:  # --session URL#ID: resumed by the rules of a session file
+        store = await config.open_store(stored[0])
+        path = await config.find_stored(store, tenant, stored[1])
+        if path is None:  # the tenant holds no such id: a new stored session with it
+            model = named or config.model_resolver(None, None)
+            agent = await config.create_stored(store, tenant, model, session_id=stored[1])
+            return RunningAgent(agent, config)
     if fork_arg is not None:
         forked = _fork_into_cwd(fork_arg, config, session_id)
         model = named or config.model_resolver(None, forked)
@@ -197,7 +209,7 @@ async def _start(
             model = named or config.model_resolver(None, None)
             return RunningAgent(await config.create(model, session_id=session_id), config)
         path = found
-    elif session_arg is not None:
+    elif session_arg is not None and stored is None:
         local = directory or session_dirs.default_session_dir(config.cwd, config.agent_dir)
         match = session_dirs.resolve_session_arg(
             session_arg, cwd=config.cwd, directory=local, agent=config.agent_dir
@@ -223,9 +235,11 @@ async def _start(
     if path is not None and not _may_run_in(
         path, config, interactive=interactive, allowed=use_session_cwd
     ):
-        echo(f"Session not opened: {path}", err=True)
+        where = path if isinstance(path, Path) else f"stored session {path.ref}"
+        echo(f"Session not opened: {where}", err=True)
         return None
-    model = named or config.model_resolver(None, path)
+    resumed = path if isinstance(path, Path) or path is None else path.session
+    model = named or config.model_resolver(None, resumed)
     if path is not None:
         return _warn_session_problems(RunningAgent(await config.open(path, model), config))
     return RunningAgent(await config.create(model), config)

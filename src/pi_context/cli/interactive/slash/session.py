@@ -9,6 +9,7 @@ forms of each command are here.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 
 from rich.markup import escape
@@ -44,6 +45,9 @@ async def new(shell: Shell, _args: str) -> None:
 
 @BUILT_INS.command("resume", "/resume", "resume a saved session of this project")
 async def resume(shell: Shell, _args: str) -> None:
+    if shell.agent.stored is not None:
+        await _resume_stored(shell)
+        return
     if shell.pickers:
         await _resume_picker(shell)
         return
@@ -61,6 +65,53 @@ async def resume(shell: Shell, _args: str) -> None:
     if chosen is None or not await switch_to_session(shell, chosen):
         return
     shell.console.print(Text(f"Resumed {info.path.name}.", style="green"))
+    show_last_exchanges(shell)
+
+
+async def _resume_stored(shell: Shell) -> None:
+    """``/resume`` on a stored session: the sessions of its store and tenant, numbered (the
+    current one marked), and the one chosen opened by the rules of a session file."""
+    agent = shell.agent
+    rows = await agent.stored_sessions()
+    if not rows:
+        say(shell, "No stored sessions in this store and tenant.")
+        return
+    current = agent.session.id
+    for number, (session_id, entries, updated) in enumerate(rows, start=1):
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(updated)) if updated else "-"
+        mark = " (current)" if session_id == current else ""
+        shell.console.print(
+            Text(f"{number:>3} {one_line(session_id)}  {entries} entries  {when}{mark}")
+        )
+    choice = (await shell.ask("Resume # (empty cancels): ")).strip()
+    if not choice.isdigit() or not 1 <= int(choice) <= len(rows):
+        return
+    session_id = rows[int(choice) - 1][0]
+    loaded = await agent.load_stored_session(session_id)
+    recorded = loaded.session.header.get("cwd")
+    here = agent.project_trust().directory
+    in_place = False
+    if isinstance(recorded, str) and not os.path.isdir(recorded):
+        answer = await choose_option(
+            shell,
+            f"The session's folder does not exist any more: {one_line(recorded)}",
+            [f"Continue in {here} (asks again next time)", "Cancel"],
+        )
+        if answer != 0:
+            say(shell, "Session not opened.")
+            return
+        in_place = True
+    elif isinstance(recorded, str) and os.path.realpath(recorded) != os.path.realpath(here):
+        answer = await choose_option(
+            shell,
+            f"This session was recorded in {one_line(recorded)} (you are in {here}).",
+            ["Resume it there (its tools run there, its AGENTS.md loads)", "Cancel"],
+        )
+        if answer != 0:
+            say(shell, "Session not opened.")
+            return
+    shell.switch(await agent.open_stored_session(loaded, here=in_place))
+    say(shell, f"Resumed stored session {one_line(session_id)}.", "green")
     show_last_exchanges(shell)
 
 
@@ -208,7 +259,7 @@ async def session_info(shell: Shell, _args: str) -> None:
     ratio = cache_ratio(stats)
     rows = [
         ("Name", session.name or "(none)"),
-        ("File", str(session.file_path) if session.file_path else "In-memory"),
+        _where(shell),
         ("Id", session.id),
         ("Entries", str(counts.entries)),
         ("Messages", f"{counts.user_messages} user, {counts.assistant_messages} assistant"),
@@ -232,6 +283,15 @@ async def session_info(shell: Shell, _args: str) -> None:
     for key, value in rows:
         table.add_row(Text(key, style="bold"), value)
     shell.console.print(table)
+
+
+def _where(shell: Shell) -> tuple[str, str]:
+    """The ``/session`` row saying where the session is kept."""
+    stored = shell.agent.stored
+    if stored is not None:
+        return ("Stored", f"{escape(one_line(stored))} (in the store of --session URL#ID)")
+    file = shell.agent.session.file_path
+    return ("File", str(file) if file else "In-memory")
 
 
 @BUILT_INS.command("export", "/export [file.html|file.jsonl]", "export the session")
