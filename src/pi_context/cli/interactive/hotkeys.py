@@ -20,6 +20,7 @@ _NAMES = {
     "down": "Down",
     "tab": "Tab",
     "c-i": "Tab",
+    "escape": "Esc",
 }
 
 HOTKEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
@@ -32,7 +33,8 @@ HOTKEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("Up / Down", "walk the input history"),
             ("Tab", "complete a /command, /skill:name or the path before the cursor"),
             ("@", "search the working tree for a file to reference (Tab or Enter picks)"),
-            ("Ctrl+C", "clear the line"),
+            ("Ctrl+C", "clear the line (twice within half a second: leave)"),
+            ("Esc", "twice on an empty line: /tree, or as doubleEscapeAction says"),
             ("Ctrl+D", "leave (on an empty line)"),
         ),
     ),
