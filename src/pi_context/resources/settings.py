@@ -10,7 +10,8 @@ compaction or trust behaviour.
 This module is the one owner of the settings model: :class:`CompactionSettings`,
 :class:`RetrySettings` and :class:`BranchSummarySettings` are resolved here and nowhere else
 (:func:`compaction_settings_for`, :func:`retry_settings_for`, :func:`branch_summary_settings_for`,
-:func:`bash_settings_for`, :func:`session_fsync_for`): those functions are the one way to read a
+:func:`bash_settings_for`, :func:`session_fsync_for`, :func:`provider_request_settings_for`,
+:func:`http_idle_timeout_ms_for`): those functions are the one way to read a
 section, from a :class:`Settings` or from its plain merged data alike.
 The JSON keys are pi's wire names (``reserveTokens``, ``retry.maxAgentDelayMs``, ...); each
 Python field has one snake_case spelling. A bad value is an error, as in pi: a
