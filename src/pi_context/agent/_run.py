@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from pi_context.errors import ProviderError, SessionBusyError
 from pi_context.events import (
@@ -116,6 +117,23 @@ def prepare_images(
         resize=auto_resize_enabled(state.settings_data),
     )
     return prepared.text, prepared.images
+
+
+async def fit_read_images(state: AgentState, outcome: ToolOutcome) -> ToolOutcome:
+    """The ``read`` tool's image fitted to the current model as a prompt's images are (the
+    ``images.autoResize`` setting, the model's ``inputLimits.images.resize``), off the event
+    loop; a text result comes back as it is."""
+    if not any(block["type"] == "image" for block in outcome.content):
+        return outcome
+    from pi_context.images import DEFAULT_IMAGE_LIMITS, fit_read_result, image_limits_from
+
+    model = state.model
+    limits = (image_limits_from(model.info.input_limits) if model is not None else None) or (
+        DEFAULT_IMAGE_LIMITS
+    )
+    resize = auto_resize_enabled(state.settings_data)
+    content = await asyncio.to_thread(fit_read_result, outcome.content, limits, resize=resize)
+    return replace(outcome, content=content)
 
 
 class UserPrompt(Struct, frozen=True):
@@ -627,6 +645,8 @@ class SessionLoopCallbacks:
         outcome = await run_tool(
             tool, call["id"], call["arguments"], cwd=Path(self._state.cwd), on_update=on_update
         )
+        if call["name"] == "read" and not outcome.is_error:
+            outcome = await fit_read_images(self._state, outcome)
         return await _extension_hooks.rewrite_tool_result(runner, call, outcome)
 
     async def prepare_next_turn(self) -> list[AgentMessage]:

@@ -10,7 +10,8 @@
   ``inputLimits.images.resize``: 2000x2000 pixels, 4.5 MiB of base64, JPEG quality 80 unless
   the model says otherwise), keeping the original bytes whenever they already fit.
 * :func:`prepare_prompt_images` applies that to a prompt's images: what fits is attached, what
-  cannot be used is dropped and said so in the prompt text.
+  cannot be used is dropped and said so in the prompt text; :func:`fit_read_result` does the
+  same to the ``read`` tool's result on an image.
 """
 
 from pi_context import _lazy

@@ -8,6 +8,7 @@ from .limits import DEFAULT_IMAGE_LIMITS as DEFAULT_IMAGE_LIMITS
 from .limits import ImageLimits as ImageLimits
 from .limits import image_limits_from as image_limits_from
 from .prompt_images import PreparedPrompt as PreparedPrompt
+from .prompt_images import fit_read_result as fit_read_result
 from .prompt_images import prepare_prompt_images as prepare_prompt_images
 from .sniff import SNIFF_BYTES as SNIFF_BYTES
 from .sniff import WIRE_MIME_TYPES as WIRE_MIME_TYPES

@@ -16,9 +16,12 @@ from pi_context.errors import ImageError
 from pi_context.images.fitting import MAX_SOURCE_BYTES, base64_size, fit_image
 from pi_context.images.limits import DEFAULT_IMAGE_LIMITS, ImageLimits
 from pi_context.images.sniff import SNIFF_BYTES, sniff_image_mime
-from pi_context.messages import ImageContent, image_block
+from pi_context.messages import ImageContent, UserContent, image_block, text_block
 
-__all__ = ["PreparedPrompt", "decode_image_data", "prepare_prompt_images"]
+__all__ = ["PreparedPrompt", "decode_image_data", "fit_read_result", "prepare_prompt_images"]
+
+READ_NOTE_PREFIX = "Read image file ["
+"""How the ``read`` tool's note on an image starts (``Read image file [<type>]``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,3 +82,43 @@ def prepare_prompt_images(
     if notes:
         text = f"{text}\n\n" + "\n".join(notes)
     return PreparedPrompt(text, tuple(kept))
+
+
+def fit_read_result(
+    content: Sequence[UserContent],
+    limits: ImageLimits = DEFAULT_IMAGE_LIMITS,
+    *,
+    resize: bool = True,
+) -> list[UserContent]:
+    """The ``read`` tool's result on an image, fitted as a prompt's images are (pi's read
+    tool does the same): the image scaled to ``limits`` (only checked when ``resize`` is off),
+    its note naming the type sent and followed by the scaling hint. An image that cannot be
+    used leaves the note alone, with ``[Image omitted: <reason>]`` under it. Content without
+    an image comes back unchanged."""
+    if not any(block["type"] == "image" for block in content):
+        return list(content)
+    out: list[UserContent] = []
+    notes: list[str] = []
+    for block in content:
+        if block["type"] != "image":
+            out.append(block)
+            continue
+        try:
+            fitted, hints = _prepared(block, limits, resize)
+        except ImageError as exc:
+            notes.append(f"[Image omitted: {exc}]")
+            continue
+        out.append(fitted)
+        notes.extend(hints)
+        for index, other in enumerate(out):
+            if other["type"] == "text" and other["text"].startswith(READ_NOTE_PREFIX):
+                rest = other["text"].split("]", 1)[1] if "]" in other["text"] else ""
+                out[index] = text_block(f"{READ_NOTE_PREFIX}{fitted['mimeType']}]{rest}")
+    if notes:
+        first = next((i for i, b in enumerate(out) if b["type"] == "text"), None)
+        if first is None:
+            out.insert(0, text_block("\n".join(notes)))
+        else:
+            text = out[first]["text"]  # type: ignore[typeddict-item]
+            out[first] = text_block(text + "\n" + "\n".join(notes))
+    return out

@@ -45,7 +45,8 @@ class OpenAIClientModel(SDKModel, Generic[ClientT]):
         headers: Mapping[str, str] | None = None,
         client: ClientT | None = None,
         max_retries: int = 0,
-        timeout: float = 600.0,
+        max_retry_delay: float | None = 60.0,
+        timeout: float | None = 300.0,
         credential_error: str | None = None,
         key_source: str | None = None,
         system_delivery: SystemDelivery | None = None,
@@ -58,6 +59,7 @@ class OpenAIClientModel(SDKModel, Generic[ClientT]):
             base_url=base_url or info.base_url,
             headers=dict(headers or {}),
             max_retries=max_retries,
+            max_retry_delay=max_retry_delay,
             timeout=timeout,
         )
         super().__init__(
@@ -78,7 +80,8 @@ class OpenAIClientModel(SDKModel, Generic[ClientT]):
         base_url: str | None,
         headers: dict[str, str],
         max_retries: int,
-        timeout: float,
+        max_retry_delay: float | None,
+        timeout: float | None,
     ) -> ClientT:
         """A new client for these connection settings (no key: a placeholder, as local
         servers want none)."""

@@ -15,6 +15,7 @@ from pi_context.providers.builtin_providers import SUPPORTED_APIS, provider_spec
 from pi_context.providers.catalog import LOCAL_MODEL
 from pi_context.providers.key_templates import Credentials
 from pi_context.providers.models_json import ModelEntry
+from pi_context.resources.settings import ProviderRequestSettings
 
 __all__ = ["create_adapter"]
 
@@ -26,10 +27,11 @@ def create_adapter(
     base_url: str | None,
     url_error: str | None = None,
     long_cache_retention: bool = False,
+    request: ProviderRequestSettings | None = None,
 ) -> Model:
     """An adapter instance for ``entry`` with the credentials and base URL the registry
     resolved (a missing key or URL variable is kept in the adapter and reported by its first
-    request)."""
+    request), its requests sent as ``request`` says (timeout, the client's own retries)."""
     api = entry.info.api
     if api == LOCAL_MODEL.api:
         from pi_context.providers.local import LocalModel
@@ -40,6 +42,7 @@ def create_adapter(
         raise ProviderError(
             f'{entry.key}: API "{api}" is not supported (pictx speaks {", ".join(SUPPORTED_APIS)})'
         )
+    request = request or ProviderRequestSettings()
     if base_url is None and url_error is None and spec is not None:
         base_url = spec.base_url_for(api)
     common: dict[str, Any] = {
@@ -47,6 +50,9 @@ def create_adapter(
         "headers": creds.headers,
         "credential_error": creds.error or url_error,
         "key_source": creds.source,
+        "timeout": request.timeout_seconds,
+        "max_retries": request.max_retries,
+        "max_retry_delay": request.max_retry_delay_seconds,
     }
     long = long_cache_retention
     info = entry.info

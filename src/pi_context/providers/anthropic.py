@@ -215,7 +215,8 @@ class AnthropicModel(SDKModel):
         base_url: str | None = None,
         headers: Mapping[str, str] | None = None,
         max_retries: int = 0,
-        timeout: float = 600.0,
+        max_retry_delay: float | None = 60.0,
+        timeout: float | None = 300.0,
         credential_error: str | None = None,
         key_source: str | None = None,
         long_cache_retention: bool = False,
@@ -223,7 +224,6 @@ class AnthropicModel(SDKModel):
         self.system_delivery: SystemDelivery = "user_turn"
         self.long_cache_retention = long_cache_retention
         """``PI_CACHE_RETENTION=long``: cache breakpoints ask for the 1-hour TTL."""
-        del max_retries  # requests are never retried here: the agent's retry policy decides
         self._client = MessagesClient(
             api_key=api_key if api_key or auth_token else "missing-key",
             auth_token=auth_token,
@@ -233,6 +233,8 @@ class AnthropicModel(SDKModel):
             or "https://api.anthropic.com",
             default_headers=dict(headers or {}),
             timeout=timeout,
+            max_retries=max_retries,
+            max_retry_delay=max_retry_delay,
         )
         super().__init__(
             info,

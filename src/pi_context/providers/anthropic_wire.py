@@ -10,7 +10,10 @@ SDK sends (the same headers, body and URL) and hands each event's JSON object on
 Errors keep the SDK's meaning: an HTTP status of 400 or more raises
 :class:`~pi_context.providers.http_stream.StatusError` with the parsed body; an ``error`` event
 inside a stream raises it too, with the stream's status (200), as the SDK does; a connection
-that fails or drops raises the HTTP library's error.
+that fails or drops raises the HTTP library's error. With ``max_retries`` (pi's
+``retry.provider.maxRetries``, 0 by default: the agent's retry policy decides) the request is
+retried as the OpenAI client retries it
+(:func:`~pi_context.providers.http_stream.send_retrying`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pi_context.providers.http_stream import (
     HttpClient,
     StatusError,
     body_of,
+    send_retrying,
     server_sent_events,
 )
 
@@ -53,7 +57,9 @@ class MessagesClient:
         auth_token: str | None,
         base_url: str,
         default_headers: Mapping[str, str],
-        timeout: float,
+        timeout: float | None,
+        max_retries: int = 0,
+        max_retry_delay: float | None = 60.0,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         headers = {"anthropic-version": API_VERSION, "accept": "application/json"}
@@ -63,6 +69,8 @@ class MessagesClient:
             headers["authorization"] = f"Bearer {auth_token}"
         headers.update(default_headers)
         self._headers = headers
+        self._max_retries = max_retries
+        self._max_retry_delay = max_retry_delay
         self._http = HttpClient(self.base_url, timeout)
 
     async def close(self) -> None:
@@ -75,10 +83,13 @@ class MessagesClient:
         body.update(params.get("extra_body") or {})
         headers = {**self._headers, **(params.get("extra_headers") or {})}
         headers["content-type"] = "application/json"
-        request = self._http.get().build_request(
-            "POST", f"{self.base_url}/v1/messages", content=_json.dumps(body), headers=headers
+        url, content = f"{self.base_url}/v1/messages", _json.dumps(body)
+        response = await send_retrying(
+            self._http,
+            lambda client: client.build_request("POST", url, content=content, headers=headers),
+            max_retries=self._max_retries,
+            max_retry_delay=self._max_retry_delay,
         )
-        response = await self._http.get().send(request, stream=True)
         try:
             if response.status_code >= 400:
                 text = (await response.aread()).decode("utf-8", errors="replace")

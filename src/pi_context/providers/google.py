@@ -284,7 +284,9 @@ class GoogleModel(SDKModel):
         api_key: str | None = None,
         base_url: str | None = None,
         headers: Mapping[str, str] | None = None,
-        timeout: float = 600.0,
+        timeout: float | None = 300.0,
+        max_retries: int = 0,
+        max_retry_delay: float | None = 60.0,
         credential_error: str | None = None,
         key_source: str | None = None,
         clock: Callable[[], int] = now_ms,
@@ -298,7 +300,14 @@ class GoogleModel(SDKModel):
                 base_url=base,
                 api_version=version,
                 headers=dict(headers or {}),
-                timeout=int(timeout * 1000),
+                timeout=int(timeout * 1000) if timeout is not None else None,
+                retry_options=genai_types.HttpRetryOptions(
+                    attempts=max_retries + 1,
+                    max_delay=max_retry_delay,
+                    http_status_codes=[408, 409, 429, 500, 502, 503, 504],
+                )
+                if max_retries > 0
+                else None,
             ),
         )
         super().__init__(

@@ -9,8 +9,10 @@ the official SDKs' status errors do, and an error reported inside a stream a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import random
 import ssl
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -20,7 +22,14 @@ import httpx2
 
 from pi_context.errors import ProviderError
 
-__all__ = ["HttpClient", "StatusError", "StreamError", "body_of", "server_sent_events"]
+__all__ = [
+    "HttpClient",
+    "StatusError",
+    "StreamError",
+    "body_of",
+    "send_retrying",
+    "server_sent_events",
+]
 
 _PROXY_VARIABLES = ("http_proxy", "all_proxy")
 _STORE_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
@@ -41,7 +50,7 @@ class HttpClient:
 
     __slots__ = ("_client", "_closed", "_timeout", "_tls")
 
-    def __init__(self, base_url: str, timeout: float) -> None:
+    def __init__(self, base_url: str, timeout: float | None) -> None:
         plain = base_url.startswith("http://") and not any(
             os.environ.get(name) or os.environ.get(name.upper()) for name in _PROXY_VARIABLES
         )
@@ -97,6 +106,72 @@ def _in_background(call: Callable[[], ssl.SSLContext]) -> Future[ssl.SSLContext]
 
     threading.Thread(target=run, name="pictx-tls-store", daemon=True).start()
     return future
+
+
+_RETRIED_STATUSES = frozenset({408, 409, 429})
+
+
+def _retried(response: httpx2.Response) -> bool:
+    """Whether the SDKs retry this error answer: the server's ``x-should-retry`` when it says,
+    else 408, 409, 429 and any 5xx."""
+    said = response.headers.get("x-should-retry")
+    if said in ("true", "false"):
+        return said == "true"
+    status = response.status_code
+    return status in _RETRIED_STATUSES or status >= 500
+
+
+def _server_wait(headers: Mapping[str, str]) -> float | None:
+    """The seconds the server asks to wait (``retry-after-ms``, else ``retry-after``), if any."""
+    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            return float(headers.get(key, "")) * scale
+        except ValueError:
+            continue
+    return None
+
+
+async def send_retrying(
+    http: HttpClient,
+    build: Callable[[httpx2.AsyncClient], httpx2.Request],
+    *,
+    max_retries: int,
+    max_retry_delay: float | None,
+) -> httpx2.Response:
+    """The streaming response to ``build``'s request, sent again up to ``max_retries`` times
+    when its connection fails or the answer is one the SDKs retry (:func:`_retried`).
+
+    The wait before a retry is the server's (``retry-after-ms`` / ``retry-after``), else 0.5 s
+    doubling up to 8 s, less up to a quarter at random. A server asking for more than
+    ``max_retry_delay`` seconds (``None``: no limit) is not retried. An error answer not retried
+    is returned unread, for the caller to report.
+    """
+    attempt = 0
+    while True:
+        client = http.get()
+        try:
+            response = await client.send(build(client), stream=True)
+        except (httpx2.TransportError, OSError):
+            if attempt >= max_retries:
+                raise
+            attempt += 1
+            await asyncio.sleep(_backoff(attempt))
+            continue
+        if response.status_code < 400 or attempt >= max_retries or not _retried(response):
+            return response
+        wait = _server_wait(response.headers)
+        if wait is not None and max_retry_delay is not None and wait > max_retry_delay:
+            return response
+        await response.aread()
+        await response.aclose()
+        attempt += 1
+        await asyncio.sleep(wait if wait is not None and wait >= 0 else _backoff(attempt))
+
+
+def _backoff(attempt: int) -> float:
+    """Seconds before retry number ``attempt`` (1-based) when the server names none."""
+    delay: float = min(0.5 * 2.0 ** (attempt - 1), 8.0)
+    return delay * (1 - 0.25 * random.random())
 
 
 class StatusError(Exception):

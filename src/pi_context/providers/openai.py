@@ -176,7 +176,8 @@ class OpenAIChatModel(OpenAIClientModel[ChatCompletionsClient]):
         base_url: str | None,
         headers: dict[str, str],
         max_retries: int,
-        timeout: float,
+        max_retry_delay: float | None,
+        timeout: float | None,
     ) -> ChatCompletionsClient:
         return ChatCompletionsClient(
             api_key=api_key,
@@ -184,6 +185,7 @@ class OpenAIChatModel(OpenAIClientModel[ChatCompletionsClient]):
             default_headers=headers,
             timeout=timeout,
             max_retries=max_retries,
+            max_retry_delay=max_retry_delay,
         )
 
     async def listed_model_ids(self, *, timeout: float = 2.0) -> list[str] | None:

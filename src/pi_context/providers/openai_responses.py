@@ -283,8 +283,10 @@ class OpenAIResponsesModel(OpenAIClientModel[openai.AsyncOpenAI]):
         base_url: str | None,
         headers: dict[str, str],
         max_retries: int,
-        timeout: float,
+        max_retry_delay: float | None,
+        timeout: float | None,
     ) -> openai.AsyncOpenAI:
+        del max_retry_delay  # the SDK's own retries honour a server's wait of up to a minute
         return openai.AsyncOpenAI(
             api_key=api_key,
             base_url=base_url,

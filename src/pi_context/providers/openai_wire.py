@@ -12,16 +12,16 @@ Errors keep the SDK's meaning: an HTTP status of 400 or more raises
 :class:`~pi_context.providers.http_stream.StatusError` (its ``body`` the inner ``error`` object
 when there is one, as the SDK's); a chunk holding an ``error`` raises
 :class:`~pi_context.providers.http_stream.StreamError`. With ``max_retries`` (0 unless asked:
-the agent's retry policy decides), a request answered 408, 409, 429 or 5xx, or whose connection
-fails before an answer, is sent again after the server's ``retry-after-ms`` / ``retry-after``
-(at most a minute), else after an exponential back-off, as the SDK does.
+the agent's retry policy decides; pi's ``retry.provider.maxRetries``), a request answered 408, 409,
+429 or 5xx, or whose connection fails before an answer, is sent again after the server's
+``retry-after-ms`` / ``retry-after``, else after an exponential back-off, as the SDK does; a server
+asking for more than ``max_retry_delay`` is not retried
+(:func:`~pi_context.providers.http_stream.send_retrying`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-import random
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 
@@ -34,29 +34,13 @@ from pi_context.providers.http_stream import (
     StatusError,
     StreamError,
     body_of,
+    send_retrying,
     server_sent_events,
 )
 
 __all__ = ["DEFAULT_BASE_URL", "ChatCompletionsClient"]
 
 DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
-_RETRIED_STATUSES: Final = frozenset({408, 409, 429})
-_LONGEST_WAIT: Final = 60.0
-
-
-def _wait_for(attempt: int, headers: Mapping[str, str] | None) -> float:
-    """Seconds before retry number ``attempt`` (1-based): the server's word when it gives one
-    (up to a minute), else 0.5 s doubling up to 8 s, less up to a quarter at random."""
-    if headers is not None:
-        for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-            try:
-                value = float(headers.get(key, "")) * scale
-            except ValueError:
-                continue
-            if 0 <= value <= _LONGEST_WAIT:
-                return value
-    delay: float = min(0.5 * 2.0 ** (attempt - 1), 8.0)
-    return delay * (1 - 0.25 * random.random())
 
 
 class ChatCompletionsClient:
@@ -68,8 +52,9 @@ class ChatCompletionsClient:
         api_key: str,
         base_url: str | None,
         default_headers: Mapping[str, str],
-        timeout: float,
+        timeout: float | None,
         max_retries: int = 0,
+        max_retry_delay: float | None = 60.0,
     ) -> None:
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip(
             "/"
@@ -84,6 +69,7 @@ class ChatCompletionsClient:
         headers.update(default_headers)
         self._headers = headers
         self._max_retries = max_retries
+        self._max_retry_delay = max_retry_delay
         self._http = HttpClient(self.base_url, timeout)
 
     async def close(self) -> None:
@@ -108,34 +94,23 @@ class ChatCompletionsClient:
     async def _send(self, body: bytes, headers: Mapping[str, str]) -> httpx2.Response:
         """The streaming response to the POST, after any retries; raises :class:`StatusError`
         for an error answer."""
-        attempt = 0
-        while True:
-            request = self._http.get().build_request(
-                "POST", f"{self.base_url}/chat/completions", content=body, headers=headers
-            )
-            try:
-                response = await self._http.get().send(request, stream=True)
-            except (httpx2.TransportError, OSError):
-                if attempt >= self._max_retries:
-                    raise
-                attempt += 1
-                await asyncio.sleep(_wait_for(attempt, None))
-                continue
-            status = response.status_code
-            if status < 400:
-                return response
-            text = (await response.aread()).decode("utf-8", errors="replace")
-            await response.aclose()
-            retried = status in _RETRIED_STATUSES or status >= 500
-            if retried and attempt < self._max_retries:
-                attempt += 1
-                await asyncio.sleep(_wait_for(attempt, response.headers))
-                continue
-            parsed = body_of(text)
-            inner = parsed.get("error", parsed) if isinstance(parsed, dict) else parsed
-            error = StatusError(status, parsed, response.headers)
-            error.body = inner
-            raise error
+        url = f"{self.base_url}/chat/completions"
+        response = await send_retrying(
+            self._http,
+            lambda client: client.build_request("POST", url, content=body, headers=headers),
+            max_retries=self._max_retries,
+            max_retry_delay=self._max_retry_delay,
+        )
+        status = response.status_code
+        if status < 400:
+            return response
+        text = (await response.aread()).decode("utf-8", errors="replace")
+        await response.aclose()
+        parsed = body_of(text)
+        inner = parsed.get("error", parsed) if isinstance(parsed, dict) else parsed
+        error = StatusError(status, parsed, response.headers)
+        error.body = inner
+        raise error
 
     async def stream(self, params: Mapping[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """POST ``params`` (the SDK's keyword arguments: the body, plus ``extra_body`` merged

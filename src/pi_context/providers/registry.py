@@ -42,6 +42,12 @@ from pi_context.providers.models_json import (
     parse_models_json,
     templates_from,
 )
+from pi_context.resources.settings import (
+    ProviderRequestSettings,
+    Settings,
+    load_settings,
+    provider_request_settings_for,
+)
 
 __all__ = [
     "ModelRegistry",
@@ -94,6 +100,9 @@ class ModelRegistry:
         """``!command`` results, so choosing and creating a model runs each command once."""
         self.auth = auth
         """``<agentDir>/auth.json``: stored keys, after ``--api-key`` and before models.json."""
+        self.request = ProviderRequestSettings()
+        """How requests are sent (timeout, the client's own retries): pi's ``retry.provider``
+        and ``httpIdleTimeoutMs`` settings; :func:`load_registry` reads them."""
         self.key_overrides: dict[str, str] = {}
         """provider → key given on the command line (``--api-key``): used before any stored
         key, never saved."""
@@ -319,6 +328,7 @@ class ModelRegistry:
             base_url=base_url,
             url_error=url_error,
             long_cache_retention=self.env.get("PI_CACHE_RETENTION") == "long",
+            request=self.request,
         )
 
 
@@ -362,13 +372,24 @@ def _is_loopback(url: str) -> bool:
 
 
 def load_registry(
-    agent_dir: Path | None = None, *, env: Mapping[str, str] | None = None
+    agent_dir: Path | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    settings: Settings | Mapping[str, Any] | None = None,
 ) -> ModelRegistry:
-    """Built-ins plus ``<agentDir>/models.json`` (errors kept in ``registry.errors``)."""
+    """Built-ins plus ``<agentDir>/models.json`` (errors kept in ``registry.errors``).
+
+    The models it creates send their requests as ``settings`` (default: the agent dir's
+    ``settings.json``) say: ``retry.provider.timeoutMs`` / ``httpIdleTimeoutMs``,
+    ``retry.provider.maxRetries`` and ``retry.provider.maxRetryDelayMs`` (a bad value raises
+    :class:`~pi_context.errors.SettingsError` naming the file)."""
     if agent_dir is None:
         from pi_context.resources.paths import agent_dir as default_agent_dir
 
         agent_dir = default_agent_dir()
+    if settings is None:
+        settings = load_settings(agent_dir)
+    request = provider_request_settings_for(settings)
     path = agent_dir / "models.json"
     providers: dict[str, Any] = {}
     errors: list[str] = []
@@ -389,6 +410,7 @@ def load_registry(
         auth=auth,
     )
     registry.warnings = [f"{path}: {w}" for w in missing_windows(providers)] + auth.warnings
+    registry.request = request
     return registry
 
 

@@ -21,6 +21,12 @@ from pi_context.resources.packages import PackageResources, resolve_packages
 from pi_context.resources.paths import agent_dir as default_agent_dir
 from pi_context.resources.paths import ancestors, expand_home, find_git_root, home_dir
 from pi_context.resources.prompt_templates import PromptTemplate, load_prompt_templates
+from pi_context.resources.resource_patterns import (
+    apply_patterns,
+    enabled_by_overrides,
+    is_pattern,
+    settings_entries,
+)
 from pi_context.resources.settings import Settings, load_settings
 from pi_context.resources.skills import (
     ScanMode,
@@ -233,7 +239,7 @@ class ResourceLoader:
             if isinstance(entries, list):
                 scope = "project" if base != self.agent_dir else "user"
                 for entry in entries:
-                    if isinstance(entry, str) and entry and entry[0] not in "!+-":
+                    if isinstance(entry, str) and entry and not is_pattern(entry):
                         path = os.path.join(base, expand_home(entry.strip()))
                         roots.append((path, "pi", "local", scope, base))
         if res.trusted:
@@ -258,6 +264,10 @@ class ResourceLoader:
     def _load_skills(self, res: LoadedResources) -> None:
         collected = SkillsResult()
         seen_files: set[str] = set()
+        entries = {
+            "project": settings_entries(res.settings.project_data, "skills"),
+            "user": settings_entries(res.settings.global_data, "skills"),
+        }
         if not self.no_skills:
             for root, mode, source, scope, info_base in self._roots(res):
                 files = (
@@ -265,6 +275,12 @@ class ResourceLoader:
                     if os.path.isdir(root)
                     else ([root] if root.endswith(".md") and os.path.isfile(root) else [])
                 )
+                own = entries.get(scope, [])
+                if source == "local":  # the settings' globs, !, + and - entries
+                    kept = apply_patterns(files, [e for e in own if is_pattern(e)], info_base)
+                    files = [f for f in files if f in kept]
+                elif own:
+                    files = [f for f in files if enabled_by_overrides(f, own, info_base)]
                 info = source_info_for(source, scope, info_base)
                 for path in files:
                     key = os.path.realpath(path)

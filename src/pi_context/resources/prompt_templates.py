@@ -35,6 +35,12 @@ from pi_context.errors import FrontmatterError
 from pi_context.resources.context_files import read_text_file
 from pi_context.resources.frontmatter import parse_frontmatter
 from pi_context.resources.paths import expand_home
+from pi_context.resources.resource_patterns import (
+    apply_patterns,
+    enabled_by_overrides,
+    is_pattern,
+    settings_entries,
+)
 from pi_context.resources.skills import collect_skill_entries, expand_skill_command
 from pi_context.resources.types import Diagnostic, Skill, SkillSourceInfo
 
@@ -262,31 +268,33 @@ def load_prompt_templates(
     diagnostics: list[Diagnostic] = []
     candidates: list[tuple[str, SkillSourceInfo]] = []
     project_base = os.path.join(cwd, ".pi")
+    entries = {
+        scope: settings_entries((settings or {}).get(scope, {}), "prompts")
+        for scope in ("project", "user")
+    }
     if not no_defaults:
         for scope, base in (("project", project_base), ("user", agent_dir)):
-            data = (settings or {}).get(scope, {})
-            entries = data.get("prompts")
-            if not isinstance(entries, list):
-                continue
-            for entry in entries:
-                if not isinstance(entry, str) or not entry.strip() or entry[0] in "!+-":
+            files = []
+            for entry in entries[scope]:
+                if not entry.strip() or is_pattern(entry):
                     continue
                 path = os.path.join(base, expand_home(entry.strip()))
                 if os.path.isdir(path):
-                    files = _recursive(path, diagnostics)
-                else:
-                    files = [path] if _is_file(path) else []
-                candidates += [(f, _info(f, "local", scope, base)) for f in files]
+                    files += _recursive(path, diagnostics)
+                elif _is_file(path):
+                    files.append(path)
+            kept = apply_patterns(files, [e for e in entries[scope] if is_pattern(e)], base)
+            candidates += [(f, _info(f, "local", scope, base)) for f in files if f in kept]
         project_dir = os.path.join(project_base, "prompts")
         user_dir = os.path.join(agent_dir, "prompts")
-        if trusted:
-            candidates += [
-                (f, _info(f, "auto", "project", project_base))
-                for f in _direct_children(project_dir, skip_dot=True)
-            ]
+        found = [(f, "project", project_base) for f in _direct_children(project_dir, skip_dot=True)]
+        if not trusted:
+            found = []
+        found += [(f, "user", agent_dir) for f in _direct_children(user_dir, skip_dot=True)]
         candidates += [
-            (f, _info(f, "auto", "user", agent_dir))
-            for f in _direct_children(user_dir, skip_dot=True)
+            (f, _info(f, "auto", scope, base))
+            for f, scope, base in found
+            if enabled_by_overrides(f, entries[scope], base)
         ]
         candidates += package_files
     for raw in paths:

@@ -10,7 +10,8 @@ compaction or trust behaviour.
 This module is the one owner of the settings model: :class:`CompactionSettings`,
 :class:`RetrySettings` and :class:`BranchSummarySettings` are resolved here and nowhere else
 (:func:`compaction_settings_for`, :func:`retry_settings_for`, :func:`branch_summary_settings_for`,
-:func:`bash_settings_for`, :func:`session_fsync_for`): those functions are the one way to read a
+:func:`bash_settings_for`, :func:`session_fsync_for`, :func:`provider_request_settings_for`,
+:func:`http_idle_timeout_ms_for`): those functions are the one way to read a
 section, from a :class:`Settings` or from its plain merged data alike.
 The JSON keys are pi's wire names (``reserveTokens``, ``retry.maxAgentDelayMs``, ...); each
 Python field has one snake_case spelling. A bad value is an error, as in pi: a
@@ -25,7 +26,7 @@ from __future__ import annotations
 import copy
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, NoReturn
@@ -43,16 +44,20 @@ __all__ = [
     "BashSettings",
     "BranchSummarySettings",
     "CompactionSettings",
+    "ProviderRequestSettings",
     "RetrySettings",
     "Settings",
     "SummarizerMode",
+    "apply_http_proxy",
     "bash_settings_for",
     "branch_summary_settings_for",
     "compaction_settings_for",
     "deep_merge_settings",
+    "http_idle_timeout_ms_for",
     "load_settings",
     "load_settings_file",
     "migrate_settings",
+    "provider_request_settings_for",
     "read_config_text",
     "retry_settings_for",
     "session_fsync_for",
@@ -63,6 +68,8 @@ DEFAULT_KEEP_RECENT_TOKENS = 20000
 _MAX_SAFE_INTEGER = 2**53 - 1
 DEFAULT_BASH_TIMEOUT_SECONDS = 120.0
 """The ``bash`` tool's timeout for a call that sets none (pi 1.6.0 has none)."""
+DEFAULT_HTTP_IDLE_TIMEOUT_MS = 300_000
+"""``httpIdleTimeoutMs`` when unset (pi's default)."""
 _MAX_TIMER_SECONDS = 2147483.647
 """The longest timer JavaScript (and so pi's ``timeout`` argument) allows."""
 
@@ -300,6 +307,25 @@ class RetrySettings:
 
 @keyword_checked
 @dataclass(frozen=True, slots=True)
+class ProviderRequestSettings:
+    """How each provider request is sent: pi's ``retry.provider`` settings.
+
+    ``timeout_seconds`` (``retry.provider.timeoutMs``, else ``httpIdleTimeoutMs``, default
+    300 s; ``None`` for ``0`` or ``"disabled"``): how long the client waits for the server
+    (connecting, or between two received bytes). ``max_retries``
+    (``retry.provider.maxRetries``, default 0): the client's own retries of a request answered
+    408, 409, 429 or 5xx, or whose connection failed. ``max_retry_delay_seconds``
+    (``retry.provider.maxRetryDelayMs``, default 60 s; ``None`` for ``0``, no limit): a server
+    asking to wait longer than this is not retried; its error is reported at once.
+    """
+
+    timeout_seconds: float | None = DEFAULT_HTTP_IDLE_TIMEOUT_MS / 1000
+    max_retries: int = 0
+    max_retry_delay_seconds: float | None = 60.0
+
+
+@keyword_checked
+@dataclass(frozen=True, slots=True)
 class BranchSummarySettings:
     """pi's ``branchSummary`` settings (the token reserve of a branch-summary request)."""
 
@@ -525,3 +551,72 @@ def bash_settings_for(settings: Settings | Mapping[str, Any] | None) -> BashSett
             f"Expected a number of seconds from 0 (no timeout) to {_MAX_TIMER_SECONDS}.",
         )
     return BashSettings(float(value) if value > 0 else None)
+
+
+def _milliseconds(value: Any, key: str, path: str | None) -> int | None:
+    """A timeout setting as pi reads one: a non-negative number (or a string holding one) of
+    milliseconds, ``"disabled"`` meaning 0; ``None`` when unset."""
+    if value is None:
+        return None
+    number: Any = value
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() == "disabled":
+            return 0
+        try:
+            number = float(text) if text else None
+        except ValueError:
+            number = None
+    if isinstance(number, bool) or not isinstance(number, int | float):
+        number = None
+    if number is None or not math.isfinite(number) or number < 0:
+        raise SettingsError(f"Invalid {key} setting: {_js_str(value)}", path=path)
+    return int(number)
+
+
+def http_idle_timeout_ms_for(settings: Settings | Mapping[str, Any] | None) -> int:
+    """``httpIdleTimeoutMs``: milliseconds (``0`` or ``"disabled"``: none), default 300000."""
+    value = _milliseconds(
+        _data(settings).get("httpIdleTimeoutMs"),
+        "httpIdleTimeoutMs",
+        _file_of(settings, "httpIdleTimeoutMs"),
+    )
+    return DEFAULT_HTTP_IDLE_TIMEOUT_MS if value is None else value
+
+
+def provider_request_settings_for(
+    settings: Settings | Mapping[str, Any] | None,
+) -> ProviderRequestSettings:
+    """``retry.provider.{timeoutMs, maxRetries, maxRetryDelayMs}`` over ``httpIdleTimeoutMs``
+    (see :class:`ProviderRequestSettings`)."""
+    reader = _Reader(settings, "retry")
+    provider = reader.section.get("provider")
+    if provider is not None and not isinstance(provider, Mapping):
+        reader.fail("retry.provider", provider, "Expected an object.")
+    section: Mapping[str, Any] = provider or {}
+    timeout = _milliseconds(section.get("timeoutMs"), "retry.provider.timeoutMs", reader.path)
+    if timeout is None:
+        timeout = http_idle_timeout_ms_for(settings)
+    retries = reader.integer(section.get("maxRetries"), "retry.provider.maxRetries")
+    delay = _milliseconds(
+        section.get("maxRetryDelayMs"), "retry.provider.maxRetryDelayMs", reader.path
+    )
+    delay = 60_000 if delay is None else delay
+    return ProviderRequestSettings(
+        timeout_seconds=timeout / 1000 if timeout else None,
+        max_retries=retries or 0,
+        max_retry_delay_seconds=delay / 1000 if delay else None,
+    )
+
+
+def apply_http_proxy(settings: Settings, env: MutableMapping[str, str] | None = None) -> None:
+    """``httpProxy`` of the **global** settings file, as pi applies it: it becomes
+    ``HTTP_PROXY`` and ``HTTPS_PROXY``, each only when the environment does not set it already
+    (``env``, default ``os.environ``). A lowercase ``http_proxy`` / ``https_proxy`` in the
+    environment still wins over both: the HTTP client reads it first."""
+    proxy = settings.global_data.get("httpProxy")
+    if not isinstance(proxy, str) or not proxy.strip():
+        return
+    target = os.environ if env is None else env
+    for name in ("HTTP_PROXY", "HTTPS_PROXY"):
+        target.setdefault(name, proxy.strip())

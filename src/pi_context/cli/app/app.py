@@ -91,6 +91,10 @@ def resolve_cli_model(
     if scripted is not None:
         return load_scripted_model(scripted)
     registry = _load_registry(agent_dir, env)
+    if settings is not None:  # the project's retry.provider / httpIdleTimeoutMs too
+        from pi_context.resources.settings import provider_request_settings_for
+
+        registry.request = provider_request_settings_for(settings)
     if spec is not None:
         try:
             named = registry.lookup(spec, provider=provider).entry

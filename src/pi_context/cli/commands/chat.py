@@ -45,7 +45,7 @@ from pi_context.cli.terminal_text import echo
 from pi_context.errors import PiContextError, SessionError
 from pi_context.model.thinking import THINKING_LEVELS, parse_thinking_level
 from pi_context.resources import paths
-from pi_context.resources.settings import Settings, load_settings
+from pi_context.resources.settings import Settings, apply_http_proxy, load_settings
 from pi_context.resources.trust import (
     TRUST_FILE_NAME,
     TrustDecision,
@@ -89,13 +89,15 @@ def _pick_session(directory: Path) -> Path | None:
 
 
 def startup_settings(cwd: str, agent_dir: Path, *, trusted: bool | None = None) -> Settings:
-    """The settings the command line itself reads (``sessionDir``), decided by trust.
+    """The settings the command line itself reads (``sessionDir``), decided by trust; the
+    global file's ``httpProxy`` is applied to the environment here, as pi does at start-up.
 
     The project file is read only when the project is trusted (saved decision, nothing that
     needs trust, or ``defaultProjectTrust: "always"``). Otherwise it is left unread, and when
     nobody decided yet the user is told, naming the file, that it was ignored.
     """
     global_settings = load_settings(agent_dir)
+    apply_http_proxy(global_settings)
     if trusted is not None:  # -a / -na decide for this run
         return load_settings(agent_dir, cwd, trusted=True) if trusted else global_settings
     trust = resolve_project_trust(

@@ -22,6 +22,7 @@ _NAMES = {
     "down": "Down",
     "tab": "Tab",
     "c-i": "Tab",
+    "escape": "Esc",
 }
 
 Rows = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
@@ -46,7 +47,8 @@ def hotkey_rows(keymap: Keymap | None = None) -> Rows:
                 ("Tab", "complete a /command, /skill:name or the path before the cursor"),
                 ("@", "search the working tree for a file to reference (Tab or Enter picks)"),
                 (key("app.editor.external"), "edit the input in $VISUAL / $EDITOR"),
-                ("Ctrl+C", "clear the line"),
+                ("Ctrl+C", "clear the line (twice within half a second: leave)"),
+                ("Esc", "twice on an empty line: /tree, or as doubleEscapeAction says"),
                 ("Ctrl+D", "leave (on an empty line)"),
             ),
         ),

@@ -35,16 +35,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import signal
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.application import run_in_terminal
+from prompt_toolkit.application import get_app, run_in_terminal
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
@@ -58,6 +61,8 @@ from prompt_toolkit.key_binding import (
 )
 from prompt_toolkit.key_binding.key_processor import KeyPress
 from prompt_toolkit.keys import Keys
+from prompt_toolkit.layout.dimension import Dimension
+from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.output import Output
 from rich.console import Console
 from rich.text import Text
@@ -98,6 +103,8 @@ T = TypeVar("T")
 _ERASE_KEYS = (Keys.ControlH, Keys.Backspace)
 _QUEUE_HINT = "↳ Alt+Up to edit all queued messages"
 _ESC_FLUSH_SECONDS = 0.05
+CLEAR_TWICE_SECONDS = 0.5
+"""pi's window for a second Ctrl+C (exit) or a second Esc (``doubleEscapeAction``)."""
 """How long a lone Esc waits for the rest of an escape sequence before it counts as Esc."""
 
 
@@ -136,6 +143,7 @@ def _key_bindings(
     cycle_model: Callable[[bool], None],
     open_model_picker: Callable[[KeyPressEvent], None],
     keymap: Keymap | None = None,
+    escape_on_empty: Callable[[KeyPressEvent], None] | None = None,
 ) -> KeyBindings:
     """The prompt's application keys, on the keys of ``keymap`` (pi's action ids)."""
     keymap = keymap if keymap is not None else load_keymap(None)
@@ -147,6 +155,16 @@ def _key_bindings(
                 bindings.add(*keys)(handler)
 
         return add
+
+    if escape_on_empty is not None:
+        on_empty = escape_on_empty
+
+        @bindings.add(
+            Keys.Escape,
+            filter=Condition(lambda: not get_app().current_buffer.text.strip()),
+        )
+        def _escape(event: KeyPressEvent) -> None:  # doubleEscapeAction
+            on_empty(event)
 
     @on("app.model.cycleForward")  # Ctrl+P
     def _next_model(event: KeyPressEvent) -> None:
@@ -202,6 +220,7 @@ class InteractiveShell:
         verbose: bool = False,
         pickers: bool | None = None,
         keymap: Keymap | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.agent = agent
         self.keymap = keymap if keymap is not None else load_keymap(agent.agent_dir)
@@ -211,6 +230,12 @@ class InteractiveShell:
             expand_key=self.keymap.label("app.tools.expand"),
         )
         """Tool output expanded or not, thinking hidden or not (Ctrl+O, Ctrl+T)."""
+        self._clock = clock
+        self._last_clear = -math.inf
+        """When Ctrl+C last cleared the editor (a second one within the window exits)."""
+        self._last_escape = -math.inf
+        self._escape_command: str | None = None
+        """``/tree`` or ``/fork``, asked for by a double Esc on an empty editor."""
         self._notes = list(notes)
         """Shown once under the header (which model was chosen, and why)."""
         self._verbose = verbose
@@ -247,13 +272,18 @@ class InteractiveShell:
         """Runs ``!command`` lines (created with the first one)."""
         self.pickers = self._is_tty(self._key_input()) if pickers is None else pickers
         """Slash commands show list pickers (else their text forms: a terminal is needed)."""
+        self._fit_completion_menu()
         self._listen()
 
     def _keymap_bindings(self) -> KeyBindingsBase:
         return merge_key_bindings(
             [
                 _key_bindings(
-                    self.cycle_thinking, self.cycle_model, self._open_model_picker, self.keymap
+                    self.cycle_thinking,
+                    self.cycle_model,
+                    self._open_model_picker,
+                    self.keymap,
+                    self._escape_on_empty,
                 ),
                 clipboard_key_bindings(
                     self._paste_failed,
@@ -510,6 +540,31 @@ class InteractiveShell:
         self._model_picker_requested = True
         event.app.exit(result="")
 
+    def _escape_on_empty(self, event: KeyPressEvent) -> None:
+        """Esc on an empty editor: a second one within the window runs ``doubleEscapeAction``
+        (``"tree"``, the default: ``/tree``; ``"fork"``: ``/fork``; ``"none"``: nothing)."""
+        action = self.agent.settings_data().get("doubleEscapeAction")
+        if action == "none":
+            return
+        now = self._clock()
+        if now - self._last_escape >= CLEAR_TWICE_SECONDS:
+            self._last_escape = now
+            return
+        self._last_escape = -math.inf
+        self._escape_command = "/fork" if action == "fork" else "/tree"
+        event.app.exit(result="")
+
+    def _fit_completion_menu(self) -> None:
+        """``autocompleteMaxVisible`` (3 to 20): the completion list's height, when set."""
+        value = self.agent.settings_data().get("autocompleteMaxVisible")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return
+        rows = max(3, min(20, math.floor(value)))
+        for container in self._prompt.layout.walk():
+            if isinstance(container, CompletionsMenu):
+                window = container.content
+                window.height = Dimension(min=1, max=rows)  # type: ignore[attr-defined]
+
     def print_status(self) -> None:
         self.console.print(Text(self.status(), style="dim"))
 
@@ -636,11 +691,16 @@ class InteractiveShell:
     # -- main loop -----------------------------------------------------------------------------
 
     def _banner(self) -> None:
+        # quietStartup: true hides the header, "header" keeps it; the details (what the session
+        # loaded) show with --verbose or an explicit false (unset: pictx's short header)
+        quiet = self.agent.settings_data().get("quietStartup")
+        header = self._verbose or quiet is not True
         session = self.agent.session
         path = session.file_path
         title = session.name or (path.name if path is not None else "in-memory session")
-        self.console.print(Text(f"pictx · {title}", style="bold"))
-        if path is not None:
+        if header:
+            self.console.print(Text(f"pictx · {title}", style="bold"))
+        if path is not None and header:
             # the file itself is written with the first answer: name where it will be
             verb = "saved in" if path.exists() else "will be saved in"
             self.console.print(Text(f"{verb} {path.parent}", style="dim"), soft_wrap=True)
@@ -649,15 +709,16 @@ class InteractiveShell:
         show_warnings(self.console, self._theme_warnings)
         for problem in self.keymap.problems:  # keybindings.json entries not applied, once
             self.console.print(Text(terminal_safe(problem), style="yellow"), soft_wrap=True)
-        if self._verbose:
+        if self._verbose or quiet is False:
             for line in self.agent.startup_details():
                 self.console.print(Text(line, style="dim"), soft_wrap=True)
-        self.console.print(
-            Text(
-                "Type /help for commands. Enter sends, Alt+Enter adds a line, Esc aborts.",
-                style="dim",
+        if header:
+            self.console.print(
+                Text(
+                    "Type /help for commands. Enter sends, Alt+Enter adds a line, Esc aborts.",
+                    style="dim",
+                )
             )
-        )
         self.print_status()
         if self.agent.model_info() is None:
             self.console.print(Text(no_model_help(self.agent.agent_dir), style="yellow"))
@@ -694,14 +755,20 @@ class InteractiveShell:
             show_warnings(self.console, refresh_theme(self.console))  # the theme file changed
             try:
                 line = await self._prompt.prompt_async("› ", default=self._editor)
-            except KeyboardInterrupt:
+            except KeyboardInterrupt:  # app.clear: clears; a second one soon after exits
                 self._editor = ""
+                now = self._clock()
+                if now - self._last_clear < CLEAR_TWICE_SECONDS:
+                    break
+                self._last_clear = now
                 continue
             except EOFError:
                 break
             if self._model_picker_requested:
                 self._model_picker_requested = False
                 line = "/model"
+            elif self._escape_command is not None:
+                line, self._escape_command = self._escape_command, None
             else:
                 self._editor = ""
             if not line.strip():

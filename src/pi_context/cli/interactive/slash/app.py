@@ -1,5 +1,5 @@
 """The application family: ``/help``, ``/hotkeys``, ``/quit``, ``/reload``, ``/compact``,
-``/tree`` and ``/skill:<name>``.
+``/tree``, ``/debug`` and ``/skill:<name>``.
 
 ``/tree`` opens the full-screen selector (:mod:`pi_context.cli.interactive.tree`) in a
 terminal; ``/tree <id|#>``, or a shell without a terminal, moves line by line with the listing
@@ -8,14 +8,19 @@ of :func:`tree_rows`.
 
 from __future__ import annotations
 
+import json
+import platform
+import shutil
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from pi_context._version import __version__
 from pi_context.cli.interactive.hotkeys import hotkeys_table
-from pi_context.cli.interactive.shell import Shell
+from pi_context.cli.interactive.shell import Shell, say
 from pi_context.cli.interactive.slash.registry import BUILT_INS, commands_for, shadowing_note
 from pi_context.cli.interactive.stats import format_tokens
 from pi_context.cli.interactive.theme import apply_theme, show_warnings
@@ -202,3 +207,34 @@ def _pick(rows: Sequence[tuple[str, str]], choice: str) -> str | None:
         if eid == choice:
             return eid
     return None
+
+
+DEBUG_LOG_NAME = "pictx-debug.log"
+
+
+@BUILT_INS.command("debug", "/debug", "write a debug log (terminal, session, messages)")
+async def debug(shell: Shell, _args: str) -> None:
+    """pi's ``/debug``: ``<agentDir>/pictx-debug.log`` (replaced each time) with the terminal
+    size, the versions, the session file, model and working directory, and the messages of
+    the context as JSON lines. No credential, header or environment variable is written."""
+    agent = shell.agent
+    size = shutil.get_terminal_size()
+    info = agent.model_info()
+    lines = [
+        f"Debug output at {datetime.now(UTC).isoformat()}",
+        f"Terminal: {size.columns}x{size.lines}",
+        f"pictx {__version__}, Python {platform.python_version()}, {platform.platform()}",
+        f"Session: {agent.session.file_path or 'in memory'}",
+        f"Working directory: {agent.cwd}",
+        f"Model: {f'{info.provider}/{info.id}' if info is not None else 'none'}",
+        f"Thinking level: {agent.thinking_level()}",
+        "",
+        "=== Agent messages (JSONL) ===",
+        *(json.dumps(message, ensure_ascii=False) for message in agent.session.messages()),
+        "",
+    ]
+    path = agent.agent_dir / DEBUG_LOG_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines), encoding="utf-8")
+    say(shell, "✓ Debug log written", "green")
+    say(shell, str(path), "dim")

@@ -1,5 +1,5 @@
 """The session family: ``/new``, ``/resume``, ``/fork``, ``/clone``, ``/name``, ``/label``,
-``/session``, ``/export``.
+``/session``, ``/export``, ``/import``.
 
 ``/resume`` and ``/fork`` open a picker when the input is a terminal and fall back to a
 numbered list and a question otherwise (a pipe), so scripts driving pictx keep working; both
@@ -9,8 +9,10 @@ forms of each command are here.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from rich.markup import escape
 from rich.table import Table
@@ -32,6 +34,7 @@ from pi_context.cli.interactive.slash.registry import BUILT_INS
 from pi_context.cli.interactive.stats import cache_ratio, count_messages, format_tokens
 from pi_context.cli.terminal_text import one_line
 from pi_context.export import SessionDocument, export_file
+from pi_context.resources.paths import expand_home
 from pi_context.session_dirs import SessionInfo
 
 __all__ = ["choose_option", "switch_to_session"]
@@ -299,3 +302,58 @@ async def export(shell: Shell, args: str) -> None:
     doc = SessionDocument.from_session(shell.agent.session)
     target = export_file(doc, args or None, cwd=shell.cwd)
     shell.console.print(f"Exported to: {escape(str(target))}")
+
+
+IMPORT_USAGE = "Usage: /import <path.jsonl>"
+
+
+@BUILT_INS.command(
+    "import",
+    "/import <path.jsonl>",
+    "copy a session file here and open it (its ID and folder kept)",
+)
+async def import_session(shell: Shell, args: str) -> None:
+    """pi's ``/import``: after a yes, the file is copied into this project's session folder
+    (a name already there gets ``-1``, ``-2``... before ``.jsonl``; a file already in the
+    folder is opened as it is) and opened like ``/resume`` would open it: its ID and its
+    working directory kept. The original is not changed."""
+    raw = args.strip().strip('"').strip("'")
+    if not raw:
+        say(shell, IMPORT_USAGE, "red")
+        return
+    agent = shell.agent
+    source = Path(expand_home(raw))
+    if not source.is_absolute():
+        source = Path(agent.cwd) / source
+    source = source.resolve()
+    if not source.is_file():
+        say(shell, f"Failed to import session: no such file: {source}", "red")
+        return
+    if session_dirs.read_header(source) is None:
+        say(shell, f"Failed to import session: {source} is not a session file", "red")
+        return
+    directory = agent.session_dir()
+    if directory is None:
+        say(shell, "Failed to import session: this session is not saved (--no-session)", "red")
+        return
+    if await choose_option(shell, f"Replace current session with {raw}?", ["Yes", "No"]) != 0:
+        say(shell, "Import cancelled")
+        return
+    target = directory / source.name
+    copied = target.resolve() != source
+    if copied:
+        suffix = 1
+        while target.exists():
+            target = directory / f"{source.stem}-{suffix}{source.suffix}"
+            suffix += 1
+        directory.mkdir(parents=True, exist_ok=True)
+        with source.open("rb") as reader, target.open("xb") as writer:
+            shutil.copyfileobj(reader, writer)
+    info = session_dirs.read_session_info(target)
+    if info is None or not await switch_to_session(shell, info):
+        if copied:  # nothing was opened: leave no stray copy
+            target.unlink(missing_ok=True)
+        say(shell, "Import cancelled")
+        return
+    say(shell, f"Session imported from: {raw}", "green")
+    show_last_exchanges(shell)
