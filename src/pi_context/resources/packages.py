@@ -29,7 +29,6 @@ import glob
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -37,6 +36,12 @@ import orjson
 from msgspec import Struct, field
 
 from pi_context.resources.paths import expand_home
+from pi_context.resources.resource_patterns import (
+    apply_patterns,
+    is_override,
+    matches_exact,
+    matches_glob,
+)
 from pi_context.resources.skills import collect_skill_entries
 from pi_context.resources.types import Diagnostic, SkillSourceInfo
 
@@ -160,85 +165,15 @@ def parse_package_source(source: str) -> PackageSource:
 # --------------------------------------------------------------------------- file patterns
 
 
-@lru_cache(maxsize=256)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob (``*`` within a path segment, ``**`` across segments, ``?``) as a regex."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
-def _norm_pattern(pattern: str) -> str:
-    pattern = pattern.replace(os.sep, "/")
-    return pattern[2:] if pattern.startswith("./") else pattern
-
-
-def _candidates(path: str, base: str, *, exact: bool) -> list[str]:
-    """The names a pattern is tried against: relative path, (base name,) absolute path; for a
-    ``SKILL.md`` also its folder's."""
-    rel = os.path.relpath(path, base).replace(os.sep, "/")
-    names = [rel, path] if exact else [rel, os.path.basename(path), path]
-    if os.path.basename(path) == "SKILL.md":
-        parent = os.path.dirname(path)
-        parent_rel = os.path.relpath(parent, base).replace(os.sep, "/")
-        names += [parent_rel, parent] if exact else [parent_rel, os.path.basename(parent), parent]
-    return names
-
-
-def _matches(path: str, patterns: Iterable[str], base: str) -> bool:
-    names = _candidates(path, base, exact=False)
-    return any(_glob_regex(_norm_pattern(p)).match(n) for p in patterns for n in names)
-
-
-def _matches_exact(path: str, patterns: Iterable[str], base: str) -> bool:
-    names = _candidates(path, base, exact=True)
-    return any(_norm_pattern(p) in names for p in patterns)
-
-
-def _is_override(entry: str) -> bool:
-    return entry.startswith(("!", "+", "-"))
-
-
-def _apply_patterns(files: Sequence[str], patterns: Sequence[str], base: str) -> set[str]:
-    """The files enabled by ``patterns``: plain ones include (all when none), ``!`` excludes,
-    ``+`` adds an exact path back, ``-`` removes an exact path whatever came before."""
-    includes = [p for p in patterns if not _is_override(p)]
-    excludes = [p[1:] for p in patterns if p.startswith("!")]
-    force_in = [p[1:] for p in patterns if p.startswith("+")]
-    force_out = [p[1:] for p in patterns if p.startswith("-")]
-    result = [f for f in files if not includes or _matches(f, includes, base)]
-    result = [f for f in result if not (excludes and _matches(f, excludes, base))]
-    result += [
-        f for f in files if f not in result and force_in and _matches_exact(f, force_in, base)
-    ]
-    return {f for f in result if not (force_out and _matches_exact(f, force_out, base))}
-
-
 def _delta_patterns(files: Sequence[str], patterns: Sequence[str], base: str) -> dict[str, bool]:
     """``autoload: false``: only the files a pattern names, each switched on or off."""
     out: dict[str, bool] = {}
     for pattern in patterns:
-        target = pattern[1:] if _is_override(pattern) else pattern
+        target = pattern[1:] if is_override(pattern) else pattern
         enabled = not pattern.startswith(("-", "!"))
         exact = pattern.startswith(("+", "-"))
         for path in files:
-            hit = _matches_exact(path, [target], base) if exact else _matches(path, [target], base)
+            hit = (matches_exact if exact else matches_glob)(path, [target], base)
             if hit:
                 out[path] = enabled
     return out
@@ -348,7 +283,7 @@ def _expand_glob(pattern: str, root: str) -> list[str]:
 def _manifest_files(entries: Sequence[str], root: str, kind: ResourceKind) -> list[str]:
     paths: list[str] = []
     for entry in entries:
-        if _is_override(entry):
+        if is_override(entry):
             continue
         if "*" in entry or "?" in entry:
             paths += _expand_glob(entry, root)
@@ -362,8 +297,8 @@ def _offered(root: str, manifest: Mapping[str, Any] | None, kind: ResourceKind) 
     entries = (manifest or {}).get(kind)
     if entries:
         files = _manifest_files(entries, root, kind)
-        patterns = [e for e in entries if _is_override(e)]
-        enabled = _apply_patterns(files, patterns, root) if patterns else set(files)
+        patterns = [e for e in entries if is_override(e)]
+        enabled = apply_patterns(files, patterns, root) if patterns else set(files)
         return [f for f in files if f in enabled]
     folder = os.path.join(root, kind)
     return _collect(folder, kind) if os.path.isdir(folder) else []
@@ -500,7 +435,7 @@ def resolve_packages(
                 chosen = _delta_patterns(offered, patterns or [], root)
             elif isinstance(patterns, list):  # [] loads none of this kind
                 strings = [p for p in patterns if isinstance(p, str)]
-                enabled = _apply_patterns(offered, strings, root) if strings else set()
+                enabled = apply_patterns(offered, strings, root) if strings else set()
                 chosen = {f: f in enabled for f in offered}
             else:
                 chosen = dict.fromkeys(offered, True)

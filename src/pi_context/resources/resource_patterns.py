@@ -31,6 +31,8 @@ __all__ = [
     "enabled_by_overrides",
     "is_override",
     "is_pattern",
+    "matches_exact",
+    "matches_glob",
     "settings_entries",
 ]
 
@@ -102,14 +104,17 @@ def _candidates(path: str, base_dir: str, *, names: bool) -> list[str]:
     return forms
 
 
-def _matches_glob(path: str, patterns: Sequence[str], base_dir: str) -> bool:
+def matches_glob(path: str, patterns: Sequence[str], base_dir: str) -> bool:
+    """Whether a glob of ``patterns`` matches ``path`` (its relative or absolute form, its name;
+    a ``SKILL.md`` also by its folder)."""
     forms = _candidates(path, base_dir, names=True)
     return any(
         _glob(_posix(expand_home(p))).match(form) is not None for p in patterns for form in forms
     )
 
 
-def _matches_exact(path: str, patterns: Sequence[str], base_dir: str) -> bool:
+def matches_exact(path: str, patterns: Sequence[str], base_dir: str) -> bool:
+    """Whether one of ``patterns`` names ``path`` exactly (relative or absolute)."""
     forms = _candidates(path, base_dir, names=False)
     for pattern in patterns:
         text = pattern[2:] if pattern.startswith(("./", ".\\")) else pattern
@@ -140,20 +145,20 @@ def apply_patterns(paths: Sequence[str], patterns: Sequence[str], base_dir: str)
     the glob entries keep their matches (all when there is none), ``!`` removes, ``+`` adds
     back, ``-`` removes last."""
     includes, excludes, force_in, force_out = _split(patterns)
-    kept = [p for p in paths if not includes or _matches_glob(p, includes, base_dir)]
-    kept = [p for p in kept if not (excludes and _matches_glob(p, excludes, base_dir))]
+    kept = [p for p in paths if not includes or matches_glob(p, includes, base_dir)]
+    kept = [p for p in kept if not (excludes and matches_glob(p, excludes, base_dir))]
     chosen = set(kept)
-    chosen.update(p for p in paths if force_in and _matches_exact(p, force_in, base_dir))
-    return {p for p in chosen if not (force_out and _matches_exact(p, force_out, base_dir))}
+    chosen.update(p for p in paths if force_in and matches_exact(p, force_in, base_dir))
+    return {p for p in chosen if not (force_out and matches_exact(p, force_out, base_dir))}
 
 
 def enabled_by_overrides(path: str, entries: Sequence[str], base_dir: str) -> bool:
     """Whether a resource found in a conventional folder stays loaded under a settings array's
     ``!``, ``+`` and ``-`` entries (other entries do not apply to it)."""
     _, excludes, force_in, force_out = _split(e for e in entries if is_override(e))
-    enabled = not (excludes and _matches_glob(path, excludes, base_dir))
-    if force_in and _matches_exact(path, force_in, base_dir):
+    enabled = not (excludes and matches_glob(path, excludes, base_dir))
+    if force_in and matches_exact(path, force_in, base_dir):
         enabled = True
-    if force_out and _matches_exact(path, force_out, base_dir):
+    if force_out and matches_exact(path, force_out, base_dir):
         enabled = False
     return enabled
