@@ -1,7 +1,8 @@
 """Opening a stored session to its context: ``store.load(ref)`` then the projection (the
 messages the model sees), for a session of ``--entries`` entries, from the PostgreSQL store
 (the tests' temporary server, Unix socket) and from the file store, beside
-``Session.open`` of the same pi file (the same-run baseline). Interleaved rounds, medians.
+``Session.open`` of the same pi file (the same-run baseline). Interleaved rounds, medians
+(wall time, and the process's CPU time: every thread's).
 
     .venv/bin/python benchmarks/bench_store_open.py [--entries 10000] [--rounds 15]
 """
@@ -73,11 +74,13 @@ async def main() -> None:
             ("Session.open(file) + projection (baseline)", direct),
         ]
         times: dict[str, list[float]] = {name: [] for name, _ in contenders}
+        cpu: dict[str, list[float]] = {name: [] for name, _ in contenders}
         for _ in range(args.rounds):
             for name, call in contenders:
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 await call()
                 times[name].append(time.perf_counter() - start)
+                cpu[name].append(time.process_time() - start_cpu)
         await postgres.aclose()
         await files.aclose()
     assert len(counts) == 1, counts  # every way gives the same context
@@ -86,12 +89,13 @@ async def main() -> None:
         f"a session of {args.entries + 1:,} entries ({len(data) / 1e6:.1f} MB), "
         f"{args.rounds} rounds; load average {os.getloadavg()[0]:.1f}"
     )
-    print("| open | median ms | min ms | x baseline |")
-    print("|---|---:|---:|---:|")
+    print("| open | median ms | min ms | x baseline | client CPU median ms |")
+    print("|---|---:|---:|---:|---:|")
     for name, values in times.items():
         median = statistics.median(values)
         print(
-            f"| {name} | {median * 1e3:.1f} | {min(values) * 1e3:.1f} | {median / baseline:.2f} |"
+            f"| {name} | {median * 1e3:.1f} | {min(values) * 1e3:.1f} | {median / baseline:.2f} "
+            f"| {statistics.median(cpu[name]) * 1e3:.1f} |"
         )
 
 

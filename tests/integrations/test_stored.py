@@ -3,15 +3,21 @@ memory up to a bound, opened again after another writer appended."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import pi_context.store.base as store_base
 from pi_context.errors import LeafMovedError
 from pi_context.integrations import ContextEngine, EngineOptions
 from pi_context.integrations.stored import Conversations, _last_entry_id, stored_options
 from pi_context.session import Session
+from pi_context.session._load.scan import scan_lines
 from pi_context.store import MemoryStore, SessionRef
+from pi_context.store.base import OFF_LOOP_BYTES
 
 OPTIONS = EngineOptions(context_window=8_000)
 
@@ -111,3 +117,39 @@ def test_the_freshness_check_reads_the_last_entry_line_only() -> None:
     assert _last_entry_id(header + entry + b"\n") == "a"
     assert _last_entry_id(header + entry + b"\n" + b'{"type":"message","id":"b"') == "a"  # torn
     assert _last_entry_id(header + entry + b" \n") == "a"
+
+
+async def test_opening_a_large_conversation_lets_the_loop_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = MemoryStore()
+    first = Conversations(store, "", OPTIONS, Held)
+    text = "word " * 2000
+    one = await first.get("big", what="id")  # created, and committed with each call
+    while len(await store.export_bytes(SessionRef("", "big"))) < OFF_LOOP_BYTES:
+        await one.engine.call(_say, one.engine, text)
+    ticked = threading.Event()
+    waits: list[bool] = []
+
+    def slow_scan(data: bytes, **kwargs: Any) -> Any:
+        waits.append(ticked.wait(timeout=30))  # on the loop, the ticker could never tick
+        return scan_lines(data, **kwargs)
+
+    monkeypatch.setattr(store_base, "scan_lines", slow_scan)
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0)
+            ticks += 1
+            if ticks == 3:
+                ticked.set()
+
+    ticker = asyncio.get_running_loop().create_task(tick())
+    try:
+        other = await Conversations(store, "", OPTIONS, Held).get("big", what="id")
+    finally:
+        ticker.cancel()
+    assert waits == [True]  # one parse, off the loop
+    assert other.engine.session.leaf_id == one.engine.session.leaf_id

@@ -4,7 +4,8 @@ With ``store=`` (a :class:`~pi_context.store.SessionStore`) and ``tenant=``, an 
 each conversation in the store instead of a session file: the framework's conversation or
 thread id is the stored session's id (the header ``id``), in that tenant. The stored session
 is created by the first turn of a conversation and opened by the first turn in each process
-after that.
+after that (its bytes parsed once, on a worker thread when the session is large, so the loop
+serves other conversations meanwhile).
 
 * **Durable** once the hook that wrote it has returned: every write an adapter makes goes
   through :meth:`~pi_context.integrations.ContextEngine.call` or a compaction, each followed

@@ -10,12 +10,13 @@ is finished with ``" \\n"`` first).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 from pi_context import _json
 from pi_context.errors import (
@@ -54,6 +55,8 @@ __all__ = [
     "parse_file",
     "prepare_entries",
 ]
+
+_T = TypeVar("_T")
 
 MAX_ENTRY_BYTES: Final = 64 << 20
 """The longest entry line (bytes, without its newline) any store accepts."""
@@ -115,21 +118,37 @@ class SessionPage:
     cursor: str | None
 
 
-@dataclass(slots=True)
 class StoredSession:
     """A loaded session: its file bytes, the header, and every entry (decoded, append order).
 
     ``problems`` are the reader's, by file line, as for a session file.
+
+    The bytes are parsed once: :meth:`session` hands the parsed entries to the session it
+    builds (whose tree appends to them), and reading :attr:`scan`, :attr:`header` or
+    :attr:`entries` after that parses the bytes again rather than share them.
     """
 
-    ref: SessionRef
-    data: bytes
-    scan: ScanResult = field(repr=False)
+    __slots__ = ("_leaf", "_scan", "data", "ref")
+
+    def __init__(self, ref: SessionRef, data: bytes, scan: ScanResult | None = None) -> None:
+        self.ref = ref
+        self.data = data
+        self._scan = scan
+        self._leaf: str | _Unread | None = _UNREAD
+
+    @property
+    def scan(self) -> ScanResult:
+        """The reader's view of :attr:`data`."""
+        scan = self._scan
+        if scan is None:
+            scan = self._scan = parse_file(self.data, str(self.ref))
+        return scan
 
     @property
     def header(self) -> dict[str, Any]:
-        assert self.scan.header is not None
-        return self.scan.header
+        header = self.scan.header
+        assert header is not None
+        return header
 
     @property
     def entries(self) -> list[dict[str, Any]]:
@@ -142,8 +161,10 @@ class StoredSession:
 
     @property
     def leaf_id(self) -> str | None:
-        entries = self.scan.entries
-        return entries[-1].id if len(entries) else None
+        leaf = self._leaf
+        if isinstance(leaf, _Unread):
+            leaf = self._leaf = _leaf_of(self.scan)
+        return leaf
 
     def session(
         self,
@@ -155,10 +176,16 @@ class StoredSession:
         """The session as :meth:`Session.open` reads its file, held in memory. Its appends are
         not stored (append through the store), unless ``storage`` queues them for a
         :class:`~pi_context.store.StoreBinding` to commit; ``ids`` and ``clock`` are
-        :class:`Session`'s."""
-        scan = scan_lines(self.data, path=str(self.ref))
-        assert scan.header is not None
+        :class:`Session`'s.
+
+        The first call takes the entries :attr:`scan` parsed (no second parse); a later call
+        parses the bytes anew, so two sessions never share what their trees append to."""
+        scan = self.scan
+        if isinstance(self._leaf, _Unread):
+            self._leaf = _leaf_of(scan)  # read while the parsed entries are still this object's
+        self._scan = None
         header = scan.header
+        assert header is not None
         entries: Sequence[Entry] = scan.entries
         if scan.version < CURRENT_VERSION:
             header, entries = migrate_entries(header, entries, ids or new_entry_id)
@@ -171,6 +198,34 @@ class StoredSession:
             ids=ids,
             clock=clock,
         )
+
+    def __repr__(self) -> str:
+        return f"StoredSession(ref={self.ref!r}, data=<{len(self.data)} bytes>)"
+
+
+class _Unread:
+    pass
+
+
+_UNREAD: Final = _Unread()
+
+
+def _leaf_of(scan: ScanResult) -> str | None:
+    entries = scan.entries
+    return entries[-1].id if len(entries) else None
+
+
+OFF_LOOP_BYTES: Final = 64 << 10
+"""Stored bytes from which a session is parsed (and its tree built) on a worker thread, the
+event loop running on meanwhile; a smaller session is parsed in less time than the hop."""
+
+
+async def off_loop(size: int, fn: Callable[[], _T]) -> _T:
+    """``fn()``: on a worker thread when it works on ``size`` bytes of at least
+    :data:`OFF_LOOP_BYTES`, else at once on the caller's loop."""
+    if size >= OFF_LOOP_BYTES:
+        return await asyncio.to_thread(fn)
+    return fn()
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,6 +456,12 @@ def append_lines(data: bytes, lines: Sequence[bytes]) -> bytes:
 
 def stored_view(ref: SessionRef, data: bytes) -> StoredSession:
     return StoredSession(ref, data, parse_file(data, str(ref)))
+
+
+async def load_view(ref: SessionRef, data: bytes) -> StoredSession:
+    """:func:`stored_view`, parsed off the event loop when the session is large
+    (:func:`off_loop`)."""
+    return await off_loop(len(data), lambda: stored_view(ref, data))
 
 
 class Lease:

@@ -33,7 +33,14 @@ from pi_context.session._load.scan import CURRENT_VERSION
 from pi_context.session._pending import PendingEntries
 from pi_context.session.entries import Entry
 from pi_context.session.store import Session
-from pi_context.store.base import AppendResult, Lease, SessionRef, SessionStore, legacy_refusal
+from pi_context.store.base import (
+    AppendResult,
+    Lease,
+    SessionRef,
+    SessionStore,
+    legacy_refusal,
+    off_loop,
+)
 
 __all__ = ["TURN_LEASE_TTL", "StoreBinding"]
 
@@ -87,9 +94,13 @@ class StoreBinding:
         stored = await store.load(ref)
         if stored.scan.version < CURRENT_VERSION:
             raise legacy_refusal(ref, stored.scan.version)
+        leaf = stored.leaf_id
         pending = PendingEntries()
-        session = stored.session(storage=pending, ids=ids, clock=clock)
-        return cls(store, ref, session, pending, stored.leaf_id)
+        # building the tree and projection of a large session is CPU work: off the loop
+        session = await off_loop(
+            len(stored.data), lambda: stored.session(storage=pending, ids=ids, clock=clock)
+        )
+        return cls(store, ref, session, pending, leaf)
 
     @classmethod
     async def create(

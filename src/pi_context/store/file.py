@@ -187,8 +187,8 @@ class FileStore:
         return AppendResult(batch[-1].id, tuple(range(before + 1, before + len(batch) + 1)))
 
     async def load(self, ref: SessionRef) -> StoredSession:
-        data = await asyncio.to_thread(self._read, ref)
-        return stored_view(ref, data)
+        # read and parsed on one worker thread: the event loop runs on meanwhile
+        return await asyncio.to_thread(lambda: stored_view(ref, self._read(ref)))
 
     async def search(
         self,

@@ -25,6 +25,7 @@ from pi_context.store.base import (
     _AnyLeaf,
     append_lines,
     check_tenant,
+    load_view,
     parse_file,
     plan_append,
     prepare_entries,
@@ -106,7 +107,7 @@ class MemoryStore:
         return AppendResult(batch[-1].id, seqs_after(data, str(ref), len(batch)))
 
     async def load(self, ref: SessionRef) -> StoredSession:
-        return stored_view(ref, self._data(ref))
+        return await load_view(ref, self._data(ref))
 
     async def search(
         self,

@@ -61,9 +61,9 @@ from pi_context.store.base import (
     check_tenant,
     entry_meta,
     legacy_refusal,
+    load_view,
     prepare_entries,
     read_import,
-    stored_view,
 )
 
 if TYPE_CHECKING:
@@ -479,7 +479,7 @@ class PostgresStore:
         await asyncio.to_thread(Path(out_path).write_bytes, data)
 
     async def load(self, ref: SessionRef) -> StoredSession:
-        return stored_view(ref, await self.export_bytes(ref))
+        return await load_view(ref, await self.export_bytes(ref))
 
     # -- appending ---------------------------------------------------------------------------------
 
