@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from pi_context.compaction.events import BeforeCompact, SessionCompact
-from pi_context.events import CompactionEnd, ExtensionFailure, TurnStart
+from pi_context.events import CompactionEnd, ExtensionFailure, MessageUpdate, TurnStart
 from pi_context.extensions import ExtensionAPI, load_extensions
 from pi_context.extensions.events import (
     BeforeAgentStartResult,
@@ -595,3 +595,46 @@ async def test_extensions_receive_the_very_events_the_agent_streams(
     [end] = [e for e in compaction_events if isinstance(e, CompactionEnd)]
     assert end.result is not None
     assert compacted.compaction_entry is end.result.entry
+
+
+async def test_message_update_streams_each_step_with_the_answer_so_far(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    seen: list[tuple[str, str | None, str, str]] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("message_update")
+        def update(event: Any, ctx: Any) -> None:
+            text = "".join(b.get("text", "") for b in event.message["content"])
+            step = event.assistant_message_event
+            seen.append((step.kind, step.delta, text, event.message["stopReason"]))
+
+    sess = await make_session(
+        ScriptedModel([reply("hello")]), extensions=runner_with(project_dir, register)
+    )
+    streamed = await sess.run("hi")
+    kinds = [e.event.kind for e in streamed if isinstance(e, MessageUpdate)]
+    assert [kind for kind, _, _, _ in seen] == kinds
+    assert kinds[0] == "text_start"
+    assert kinds[-1] == "text_end"
+    assert "text_delta" in kinds
+    assert seen[-1][2] == "hello"
+    assert {reason for _, _, _, reason in seen} == {"pending"}
+
+
+async def test_agent_settled_reaches_extensions_once_the_run_is_over(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    seen: list[tuple[str, bool]] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        pi.on("agent_end", lambda event, ctx: seen.append((event.type, ctx.session.busy)))
+        pi.on("agent_settled", lambda event, ctx: seen.append((event.type, event.aborted)))
+
+    sess = await make_session(
+        ScriptedModel([reply("ok")]), extensions=runner_with(project_dir, register)
+    )
+    streamed = await sess.run("hi")
+    assert [name for name, _ in seen] == ["agent_end", "agent_settled"]
+    assert seen[1] == ("agent_settled", False)
+    assert any(e.type == "agent_settled" for e in streamed)

@@ -67,7 +67,7 @@ from pi_context.tools import ToolOutcome, UpdateCallback, run_tool
 
 from . import _extension_hooks
 from ._compaction import CompactionControl, CompactionDecision, OperationGuard
-from ._loop import AgentLoop, LoopCallbacks, RequestSource, RunResult
+from ._loop import AgentLoop, LoopCallbacks, RequestSource, RunResult, StreamListener
 from ._state import AgentState
 from .loadout import Loadout
 from .stats import CacheTracker
@@ -229,13 +229,16 @@ class RunControl:
         # A stored session's run holds its lease (another holder: SessionBusyError, before
         # anything is appended or emitted) and commits what it appended before it settles.
         async with self._state.turn():
-            await self._run(trigger, text, images)
+            settled = await self._run(trigger, text, images)
+        # extension ``agent_settled``: once the run has committed and released its session
+        await _extension_hooks.notify(self._state.extensions, settled)
 
     async def _run(
         self, trigger: AgentMessage, text: str | None, images: Sequence[ImageContent]
-    ) -> None:
+    ) -> AgentSettled:
         state = self._state
         aborted = False
+        settled = AgentSettled()
         loop = AgentLoop(
             self._callbacks,
             self._emit,
@@ -277,7 +280,9 @@ class RunControl:
             try:
                 await state.commit()
             finally:
-                state.events.emit(AgentSettled(aborted=aborted))
+                settled = AgentSettled(aborted=aborted)
+                state.events.emit(settled)
+        return settled
 
     async def _before_settle(self, loop: AgentLoop) -> bool:
         """Extension ``agent_before_settle`` (once per run): drafts are appended; ``continue``
@@ -651,6 +656,9 @@ class SessionLoopCallbacks:
 
     async def notify(self, event: AgentEvent) -> None:
         await _extension_hooks.notify(self._state.extensions, event)
+
+    def stream_listener(self) -> StreamListener | None:
+        return _extension_hooks.stream_listener(self._state.extensions)
 
 
 # -- what extensions may do ------------------------------------------------------------------------

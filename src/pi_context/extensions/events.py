@@ -26,7 +26,9 @@ from pi_context._records import Event
 from pi_context.compaction.events import BeforeCompact, CompactionFailed, SessionCompact
 from pi_context.events import (
     AgentEnd,
+    AgentSettled,
     AgentStart,
+    AssistantStreamEvent,
     MessageStart,
     ToolExecutionEnd,
     ToolExecutionStart,
@@ -62,6 +64,7 @@ __all__ = [
     "InputResult",
     "MessageEndEvent",
     "MessageEndResult",
+    "MessageUpdateEvent",
     "ModelSelectEvent",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
@@ -297,6 +300,19 @@ class BoundaryResult:
 
 
 @dataclass(slots=True)
+class MessageUpdateEvent(Event):
+    """One streaming step of an assistant answer: ``assistant_message_event`` (text, thinking
+    or tool-call ``*_start`` / ``*_delta`` / ``*_end``) and ``message``, the answer received so
+    far (stop reason ``pending``; a copy, so changing it changes nothing). ``usage`` is the
+    usage known so far. A notification: return values are ignored."""
+
+    type: ClassVar[str] = "message_update"
+    message: AssistantMessage
+    assistant_message_event: AssistantStreamEvent
+    usage: Usage | None = None
+
+
+@dataclass(slots=True)
 class MessageEndEvent(Event):
     type: ClassVar[str] = "message_end"
     message: AgentMessage
@@ -459,7 +475,9 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     AgentStart,
     TurnStart,
     AgentEnd,
+    AgentSettled,
     MessageStart,
+    MessageUpdateEvent,
     ToolExecutionStart,
     ToolExecutionUpdate,
     ToolExecutionEnd,

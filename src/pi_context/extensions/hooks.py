@@ -28,6 +28,7 @@ from pi_context.compaction.events import BeforeCompact, CompactionFailed, Sessio
 from pi_context.errors import ExtensionError
 from pi_context.events import (
     AgentEnd,
+    AgentSettled,
     AgentStart,
     MessageStart,
     ToolExecutionEnd,
@@ -49,6 +50,7 @@ from pi_context.extensions.events import (
     InputResult,
     MessageEndEvent,
     MessageEndResult,
+    MessageUpdateEvent,
     ModelSelectEvent,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
@@ -93,6 +95,9 @@ class ExtensionHooks:
     async def on_message_start(self, event: MessageStart, ctx: ExtensionContext) -> None:
         return None
 
+    async def on_message_update(self, event: MessageUpdateEvent, ctx: ExtensionContext) -> None:
+        return None
+
     async def on_tool_execution_start(
         self, event: ToolExecutionStart, ctx: ExtensionContext
     ) -> None:
@@ -107,6 +112,9 @@ class ExtensionHooks:
         return None
 
     async def on_agent_end(self, event: AgentEnd, ctx: ExtensionContext) -> None:
+        return None
+
+    async def on_agent_settled(self, event: AgentSettled, ctx: ExtensionContext) -> None:
         return None
 
     async def on_session_compact(self, event: SessionCompact, ctx: ExtensionContext) -> None:
