@@ -638,3 +638,19 @@ async def test_agent_settled_reaches_extensions_once_the_run_is_over(
     assert [name for name, _ in seen] == ["agent_end", "agent_settled"]
     assert seen[1] == ("agent_settled", False)
     assert any(e.type == "agent_settled" for e in streamed)
+
+
+async def test_naming_the_session_tells_extensions_the_stored_name(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    seen: list[str | None] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        pi.on("session_info_changed", lambda event, ctx: seen.append(event.name))
+
+    sess = await make_session(None, extensions=runner_with(project_dir, register))
+    sess.set_session_name("  release notes ")
+    await sess.settle_notices()
+    assert sess.session.name == seen[0]
+    assert seen == [sess.session.name]
+    assert [e.type for e in sess.session.entries][-1] == "session_info"

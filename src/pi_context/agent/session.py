@@ -438,6 +438,16 @@ class AgentSession:
                 )
             )
 
+    def set_session_name(self, name: str) -> None:
+        """Name the session (a ``session_info`` entry, as ``/name`` and RPC
+        ``set_session_name`` record it); extensions get ``session_info_changed`` with the
+        name as stored."""
+        self.session.append_session_info(name)
+        if self._state.extensions is not None:
+            from pi_context.extensions.events import SessionInfoChangedEvent
+
+            self._notify_soon(SessionInfoChangedEvent(self.session.name))
+
     def refresh_model(self, model: Model) -> None:
         """The same model with other credentials (after ``/login``): nothing is recorded and
         extensions are not told; a different model goes through :meth:`set_model`."""

@@ -75,6 +75,7 @@ __all__ = [
     "SessionBeforeSwitchResult",
     "SessionBeforeTreeEvent",
     "SessionBeforeTreeResult",
+    "SessionInfoChangedEvent",
     "SessionReason",
     "SessionShutdownEvent",
     "SessionStartEvent",
@@ -417,6 +418,15 @@ class SessionShutdownEvent(Event):
 
 
 @dataclass(slots=True)
+class SessionInfoChangedEvent(Event):
+    """The session was named (``/name``, RPC ``set_session_name``,
+    ``AgentSession.set_session_name``): ``name`` as stored, ``None`` when cleared."""
+
+    type: ClassVar[str] = "session_info_changed"
+    name: str | None = None
+
+
+@dataclass(slots=True)
 class ModelSelectEvent(Event):
     """The model changed: ``set`` (``/model``, RPC ``set_model``, extensions), ``cycle``
     (Ctrl+P, RPC ``cycle_model``) or ``restore`` (a resumed or forked session's model)."""
@@ -498,6 +508,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     ResourcesDiscoverEvent,
     SessionStartEvent,
     SessionShutdownEvent,
+    SessionInfoChangedEvent,
     ModelSelectEvent,
     ThinkingLevelSelectEvent,
     SessionBeforeSwitchEvent,

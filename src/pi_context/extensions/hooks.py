@@ -61,6 +61,7 @@ from pi_context.extensions.events import (
     SessionBeforeSwitchResult,
     SessionBeforeTreeEvent,
     SessionBeforeTreeResult,
+    SessionInfoChangedEvent,
     SessionShutdownEvent,
     SessionStartEvent,
     SessionTreeEvent,
@@ -126,6 +127,11 @@ class ExtensionHooks:
         return None
 
     async def on_session_tree(self, event: SessionTreeEvent, ctx: ExtensionContext) -> None:
+        return None
+
+    async def on_session_info_changed(
+        self, event: SessionInfoChangedEvent, ctx: ExtensionContext
+    ) -> None:
         return None
 
     async def on_model_select(self, event: ModelSelectEvent, ctx: ExtensionContext) -> None:

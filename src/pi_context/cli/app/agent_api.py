@@ -316,6 +316,10 @@ class AgentApi(Protocol):
         """Clamp and record ``level``; ``save`` also writes ``defaultThinkingLevel``."""
         ...
 
+    def set_session_name(self, name: str) -> None:
+        """Record the session's name; extensions get ``session_info_changed``."""
+        ...
+
     def sessions_here(self) -> list[SessionInfo]:
         """The saved sessions of this project, newest first."""
         ...

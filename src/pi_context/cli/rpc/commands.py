@@ -588,7 +588,7 @@ class CommandHandlers:
         name = (raw or "").strip()
         if not name:
             raise RpcCommandError("Session name cannot be empty")
-        self.rt.agent.session.append_session_info(name)
+        self.rt.agent.set_session_name(name)
         self.rt.emit_record({"type": "session_info_changed", "name": name})
         return NO_DATA
 
