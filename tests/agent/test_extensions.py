@@ -654,3 +654,38 @@ async def test_naming_the_session_tells_extensions_the_stored_name(
     assert sess.session.name == seen[0]
     assert seen == [sess.session.name]
     assert [e.type for e in sess.session.entries][-1] == "session_info"
+
+
+async def test_before_provider_request_handlers_chain_over_the_payload(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("before_provider_request")
+        def mutate(event: Any, ctx: Any) -> None:
+            event.payload["seen_by"] = ["first"]
+
+        @pi.on("before_provider_request")
+        def replace(event: Any, ctx: Any) -> dict[str, Any]:
+            return {**event.payload, "seen_by": [*event.payload["seen_by"], "second"]}
+
+        @pi.on("before_provider_request")
+        def wrong(event: Any, ctx: Any) -> str:
+            return "not a payload"
+
+    model = ScriptedModel([reply("ok")])
+    failures: list[ExtensionFailure] = []
+    runner = runner_with(project_dir, register)
+    runner.on_error(failures.append)
+    sess = await make_session(model, extensions=runner)
+    await sess.run("hi")
+    hook = model.requests[0].options.payload_hook
+    assert hook is not None
+    assert await hook({"model": "m"}) == {"model": "m", "seen_by": ["first", "second"]}
+    assert [f.event for f in failures] == ["before_provider_request"]
+
+
+async def test_no_payload_hook_without_handlers(make_session: MakeSession) -> None:
+    model = ScriptedModel([reply("ok")])
+    sess = await make_session(model)
+    await sess.run("hi")
+    assert model.requests[0].options.payload_hook is None

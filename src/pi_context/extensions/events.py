@@ -52,6 +52,7 @@ __all__ = [
     "AgentBeforeSettleEvent",
     "BeforeAgentStartEvent",
     "BeforeAgentStartResult",
+    "BeforeProviderRequestEvent",
     "BoundaryResult",
     "BranchSummaryDraft",
     "CompactionDraft",
@@ -205,6 +206,18 @@ class ContextWithSystemEvent(Event):
 
     type: ClassVar[str] = "context_with_system"
     messages: list[AgentMessage]
+
+
+@dataclass(slots=True)
+class BeforeProviderRequestEvent(Event):
+    """Before each request goes out: ``payload`` is the JSON body the provider adapter built
+    (for the Gemini API, the SDK call's ``model``, ``contents`` and ``config``). A handler that
+    returns a value other than ``None`` replaces the payload for later handlers and for the
+    request actually sent. Requests to the embedded local model have no such body and skip
+    this hook."""
+
+    type: ClassVar[str] = "before_provider_request"
+    payload: dict[str, Any]
 
 
 @dataclass(slots=True)
@@ -494,6 +507,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     BeforeAgentStartEvent,
     ContextEvent,
     ContextWithSystemEvent,
+    BeforeProviderRequestEvent,
     BeforeCompact,
     SessionCompact,
     CompactionFailed,

@@ -42,6 +42,7 @@ from pi_context.extensions.events import (
     AgentBeforeSettleEvent,
     BeforeAgentStartEvent,
     BeforeAgentStartResult,
+    BeforeProviderRequestEvent,
     BoundaryResult,
     ContextEvent,
     ContextResult,
@@ -158,6 +159,11 @@ class ExtensionHooks:
     async def on_context_with_system(
         self, event: ContextWithSystemEvent, ctx: ExtensionContext
     ) -> ContextResult | None:
+        return None
+
+    async def on_before_provider_request(
+        self, event: BeforeProviderRequestEvent, ctx: ExtensionContext
+    ) -> dict[str, Any] | None:
         return None
 
     async def on_message_end(

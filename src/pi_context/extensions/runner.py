@@ -11,6 +11,7 @@ goes on. Per event family:
   ``system_prompt`` forces the run's prompt and is visible to later handlers;
 * ``context`` then ``context_with_system``: see :meth:`ExtensionRunner.emit_context`;
 * ``turn_end`` / ``agent_before_settle``: each returned field replaces the proposal;
+* ``before_provider_request``: a returned value replaces the payload (chained);
 * ``message_end``: a returned message of the same role replaces the message;
 * ``tool_call``: the first block wins; ``tool_result``: each returned field replaces;
 * ``input``: text transforms chain, ``handled`` stops; ``resources_discover``: paths add up.
@@ -35,6 +36,7 @@ from pi_context.extensions.events import (
     AgentBeforeSettleEvent,
     BeforeAgentStartEvent,
     BeforeAgentStartResult,
+    BeforeProviderRequestEvent,
     BoundaryResult,
     BranchSummaryDraft,
     CompactionDraft,
@@ -333,6 +335,26 @@ class ExtensionRunner:
                 self._report(
                     ext, event2.type, "the transcript no longer starts with its system message"
                 )
+        return current
+
+    async def emit_before_provider_request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The payload to send: each handler sees the one before it returned (``None`` keeps
+        it). A value that is not an object is reported and the payload stays as it was."""
+        current = payload
+        for ext, handler in self._handlers(BeforeProviderRequestEvent.type):
+            event = BeforeProviderRequestEvent(current)
+            result = await self._call(ext, handler, event)
+            if result is _FAILED or result is None:
+                current = event.payload
+                continue
+            if not isinstance(result, dict):
+                self._report(
+                    ext,
+                    event.type,
+                    f"bad result type {type(result).__name__}, expected the payload object",
+                )
+                continue
+            current = result
         return current
 
     # --- session_before_* -----------------------------------------------------------------
