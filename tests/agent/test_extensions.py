@@ -689,3 +689,70 @@ async def test_no_payload_hook_without_handlers(make_session: MakeSession) -> No
     sess = await make_session(model)
     await sess.run("hi")
     assert model.requests[0].options.payload_hook is None
+
+
+async def test_get_all_tools_lists_every_tool_with_its_owner(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    from pi_context import FunctionTool
+
+    found: list[Any] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        pi.register_tool(
+            FunctionTool(
+                "count",
+                "Count things.",
+                {"type": "object", "properties": {}},
+                lambda args, cwd: "1",
+                prompt_guidelines=("Use count to count.",),
+            )
+        )
+
+        @pi.on("agent_start")
+        def look(event: Any, ctx: Any) -> None:
+            found.extend(pi.get_all_tools())
+
+    sess = await make_session(
+        ScriptedModel([reply("ok")]), extensions=runner_with(project_dir, register)
+    )
+    await sess.run("hi")
+    by_name = {tool.name: tool for tool in found}
+    assert {"read", "bash", "edit", "write", "count"} <= set(by_name)
+    assert by_name["count"].extension == "test-ext"
+    assert by_name["count"].prompt_guidelines == ("Use count to count.",)
+    assert by_name["read"].extension is None
+    assert by_name["read"].parameters["type"] == "object"
+
+
+async def test_context_says_whether_the_project_is_trusted(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    answers: list[bool] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        pi.on("agent_start", lambda event, ctx: answers.append(ctx.is_project_trusted()))
+
+    for trusted in (True, False):
+        sess = await make_session(
+            ScriptedModel([reply("ok")]),
+            extensions=runner_with(project_dir, register),
+            trusted=trusted,
+        )
+        await sess.run("hi")
+    assert answers == [True, False]
+
+
+async def test_ctx_shutdown_reaches_the_listener_even_when_it_comes_later(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    def register(pi: ExtensionAPI) -> None:
+        pi.on("agent_end", lambda event, ctx: ctx.shutdown())
+
+    sess = await make_session(
+        ScriptedModel([reply("ok")]), extensions=runner_with(project_dir, register)
+    )
+    await sess.run("hi")  # no listener yet: nothing happens
+    asked: list[str] = []
+    sess.on_shutdown_request(lambda: asked.append("now"))
+    assert asked == ["now"]

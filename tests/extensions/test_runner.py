@@ -16,6 +16,7 @@ from pi_context.extensions import (
     ExtensionRunner,
     load_extensions,
 )
+from pi_context.extensions.context import ToolInfo
 from pi_context.extensions.events import (
     EVENT_TYPES,
     BeforeAgentStartEvent,
@@ -340,6 +341,9 @@ class Host:
 
     def get_active_tools(self) -> list[str]:
         return list(self.active)
+
+    def get_all_tools(self) -> list[ToolInfo]:
+        return [ToolInfo(name, "", {}) for name in self.active]
 
     def set_active_tools(self, names: Any) -> None:
         self.active = list(names)

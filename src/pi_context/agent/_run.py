@@ -74,6 +74,7 @@ from .stats import CacheTracker
 
 if TYPE_CHECKING:
     from pi_context.events import AgentEvent
+    from pi_context.extensions.context import ToolInfo
     from pi_context.extensions.events import CustomMessageDraft
 
 __all__ = [
@@ -682,6 +683,27 @@ class SessionExtensionActions:
 
     def set_active_tools(self, names: Sequence[str]) -> None:
         self._loadout.set_active_tools(names)
+
+    def get_all_tools(self) -> list[ToolInfo]:
+        from pi_context.extensions.context import ToolInfo as Info
+
+        runner = self._state.extensions
+        owners = {
+            id(tool): ext.name
+            for ext in (runner.extensions if runner else ())
+            for tool in ext.tools
+        }
+        return [
+            Info(
+                tool.name,
+                tool.description,
+                tool.parameters,
+                tuple(tool.prompt_guidelines),
+                tool.exposure,
+                owners.get(id(tool)),
+            )
+            for tool in self._loadout.registered_tool_objects()
+        ]
 
     def send_message(self, message: CustomMessageDraft, *, trigger_turn: bool = False) -> None:
         self._runs.deliver(message, trigger_turn=trigger_turn and not self._guard.running)

@@ -116,6 +116,8 @@ class AgentSession:
         self._ui: tuple[ExtensionUI, str] | None = None
         self._early_notices: list[tuple[str, str]] = []
         self._notice_listener: Callable[[str, str], None] | None = None
+        self._shutdown_requested = False
+        self._shutdown_listener: Callable[[], None] | None = None
         if state.mcp is not None:
             state.mcp.notify = self._mcp_notice
         if runner is not None:
@@ -131,6 +133,8 @@ class AgentSession:
                     get_system_prompt=loadout.system_prompt,
                     ui=self._ui[0] if self._ui is not None else None,
                     mode=self._ui[1] if self._ui is not None else None,
+                    is_project_trusted=lambda: state.resources.trusted,
+                    shutdown=self.request_shutdown,
                 ),
             )
 
@@ -143,6 +147,20 @@ class AgentSession:
             self._notice_listener(message, kind)
         else:
             self._early_notices.append((message, kind))
+
+    def request_shutdown(self) -> None:
+        """An extension asked for an orderly end (``ctx.shutdown()``): the front end that
+        listens (:meth:`on_shutdown_request`) decides when; without one nothing happens."""
+        self._shutdown_requested = True
+        if self._shutdown_listener is not None:
+            self._shutdown_listener()
+
+    def on_shutdown_request(self, listener: Callable[[], None] | None) -> None:
+        """Be told when an extension asks to end the process (a request made before the
+        listener came is passed on at once)."""
+        self._shutdown_listener = listener
+        if listener is not None and self._shutdown_requested:
+            listener()
 
     def on_notice(self, listener: Callable[[str, str], None] | None) -> None:
         """Receive the session's own notices (MCP start-up problems, ``/mcp`` answers) as

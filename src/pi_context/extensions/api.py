@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
 from pi_context.errors import ExtensionError
-from pi_context.extensions.context import ExtensionActions, ExtensionContext
+from pi_context.extensions.context import ExtensionActions, ExtensionContext, ToolInfo
 from pi_context.extensions.events import EVENT_TYPES, CustomMessageDraft
 from pi_context.extensions.hooks import ExtensionHooks, hook_handlers
 from pi_context.tools.base import Tool
@@ -145,6 +145,10 @@ class ExtensionAPI:
 
     def get_active_tools(self) -> list[str]:
         return self._require_host("get_active_tools").get_active_tools()
+
+    def get_all_tools(self) -> list[ToolInfo]:
+        """Every tool the session has, active or not, in registration order."""
+        return self._require_host("get_all_tools").get_all_tools()
 
     def set_active_tools(self, names: Sequence[str]) -> None:
         """Change the active loadout; the prompt and declarations are patched next run or turn."""

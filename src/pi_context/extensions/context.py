@@ -13,13 +13,30 @@ from typing import Any, Protocol
 from pi_context.extensions.events import CustomMessageDraft
 from pi_context.session import Session
 
-__all__ = ["ExtensionActions", "ExtensionContext", "ExtensionUI", "SessionControl"]
+__all__ = ["ExtensionActions", "ExtensionContext", "ExtensionUI", "SessionControl", "ToolInfo"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInfo:
+    """What ``pi.get_all_tools()`` says about one tool of the session, active or not."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    """The JSON schema of its arguments."""
+    prompt_guidelines: tuple[str, ...] = ()
+    exposure: str = "direct"
+    extension: str | None = None
+    """The extension that registered it; ``None`` for the tools pictx ships (built-ins,
+    ``recall``, MCP) and those given to ``AgentSession.create``."""
 
 
 class ExtensionActions(Protocol):
     """What the running agent session offers extensions. Methods may be called from handlers."""
 
     def get_active_tools(self) -> list[str]: ...
+
+    def get_all_tools(self) -> list[ToolInfo]: ...
 
     def set_active_tools(self, names: Sequence[str]) -> None: ...
 
@@ -77,7 +94,12 @@ class ExtensionContext:
     ``session`` is the agent session (for ``ctx.session.compact(...)`` and the like; ``None``
     before one is bound); ``get_system_prompt`` returns the prompt as it currently stands;
     ``ui`` is the front end's :class:`ExtensionUI` when it has one (``has_ui``), and ``mode``
-    names the front end (``"rpc"`` in RPC mode).
+    names the front end (``"rpc"`` in RPC mode). ``is_project_trusted()`` says whether the
+    project's own resources (``.pi/``, ``.agents/skills``) are honoured in this session, by a
+    saved, command-line or default decision. ``shutdown()`` asks the front end to end the
+    process in order (``session_shutdown`` first): in RPC mode once no command is being
+    handled and the agent is idle; elsewhere (print mode, library use without a front end
+    that listens) it does nothing.
     """
 
     cwd: Path
@@ -87,3 +109,5 @@ class ExtensionContext:
     get_system_prompt: Callable[[], str] = lambda: ""
     ui: ExtensionUI | None = None
     mode: str | None = None
+    is_project_trusted: Callable[[], bool] = lambda: False
+    shutdown: Callable[[], None] = lambda: None

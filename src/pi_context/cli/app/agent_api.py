@@ -320,6 +320,10 @@ class AgentApi(Protocol):
         """Record the session's name; extensions get ``session_info_changed``."""
         ...
 
+    def on_shutdown_request(self, listener: Callable[[], None] | None) -> None:
+        """Be told when an extension calls ``ctx.shutdown()``."""
+        ...
+
     def sessions_here(self) -> list[SessionInfo]:
         """The saved sessions of this project, newest first."""
         ...

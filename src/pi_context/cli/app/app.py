@@ -650,6 +650,9 @@ class RunningAgent:
     def set_session_name(self, name: str) -> None:
         self.agent.set_session_name(name)
 
+    def on_shutdown_request(self, listener: Callable[[], None] | None) -> None:
+        self.agent.on_shutdown_request(listener)
+
     def sessions_here(self) -> list[SessionInfo]:
         directory = self.session_dir()
         return self._lister.directory(directory) if directory is not None else []

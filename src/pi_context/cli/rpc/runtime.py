@@ -43,6 +43,12 @@ class RpcRuntime:
         self._run: asyncio.Task[None] | None = None
         self._unsubscribe = agent.subscribe(self._on_event)
         agent.set_extension_ui(self.ui, "rpc")
+        self.on_exit_request: Callable[[], None] = lambda: None
+        """Called when an extension asks to end the process (``ctx.shutdown()``)."""
+        agent.on_shutdown_request(self._exit_requested)
+
+    def _exit_requested(self) -> None:
+        self.on_exit_request()
 
     # -- events -----------------------------------------------------------------------------------
 
@@ -114,6 +120,8 @@ class RpcRuntime:
         self.agent = new
         self._unsubscribe = new.subscribe(self._on_event)
         new.set_extension_ui(self.ui, "rpc")
+        old.on_shutdown_request(None)
+        new.on_shutdown_request(self._exit_requested)
         with contextlib.suppress(Exception):
             await old.aclose()
 
