@@ -756,3 +756,40 @@ async def test_ctx_shutdown_reaches_the_listener_even_when_it_comes_later(
     asked: list[str] = []
     sess.on_shutdown_request(lambda: asked.append("now"))
     assert asked == ["now"]
+
+
+async def test_commands_get_session_control_and_handlers_do_not(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    from pi_context.extensions import ExtensionCommandContext
+
+    seen: dict[str, Any] = {}
+
+    def register(pi: ExtensionAPI) -> None:
+        pi.on("agent_start", lambda event, ctx: seen.setdefault("handler_ctx", ctx))
+
+        async def checkpoint(args: str, ctx: ExtensionCommandContext) -> None:
+            await ctx.wait_for_idle()
+            options = ctx.get_system_prompt_options()
+            seen["cwd"] = options.cwd
+            seen["tools"] = list(options.tools)
+            first_user = next(e for e in ctx.session.session.entries if e.role == "user")  # type: ignore[union-attr]
+            seen["result"] = await ctx.navigate_tree(first_user.id, label=args)
+            await ctx.reload()
+
+        pi.register_command("checkpoint", checkpoint)
+
+    sess = await make_session(
+        ScriptedModel([reply("one"), reply("two")]), extensions=runner_with(project_dir, register)
+    )
+    await sess.run("first")
+    await sess.run("second")
+    assert await sess.run_extension_command("checkpoint", "start")
+    assert sess.extensions is not None
+    assert sess.extensions.failures == []
+    assert not isinstance(seen["handler_ctx"], ExtensionCommandContext)
+    assert seen["cwd"] == str(project_dir)
+    assert seen["tools"][:4] == ["read", "bash", "edit", "write"]
+    assert seen["result"].cancelled is False
+    assert sess.session.leaf_id == seen["result"].new_leaf_id
+    assert sess.session.labels

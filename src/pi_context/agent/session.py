@@ -77,6 +77,7 @@ if TYPE_CHECKING:
     from pi_context.extensions.events import CustomMessageDraft, Event
     from pi_context.extensions.runner import ExtensionRunner
     from pi_context.mcp import McpManager
+    from pi_context.prompt import SystemPromptOptions
     from pi_context.store import SessionRef, SessionStore
     from pi_context.store.binding import StoreBinding
 
@@ -570,6 +571,11 @@ class AgentSession:
     def system_prompt(self) -> str:
         """The prompt text as the model would get it now (forced text when a run forces one)."""
         return self._loadout.system_prompt()
+
+    def system_prompt_options(self) -> SystemPromptOptions:
+        """The base inputs of the system prompt as they stand now (resources, active tools,
+        sections), without what a run's ``before_agent_start`` handlers change."""
+        return self._loadout.base_options()
 
     def get_active_tools(self) -> list[str]:
         return self._loadout.active_tools()

@@ -21,7 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
 from pi_context.errors import ExtensionError
-from pi_context.extensions.context import ExtensionActions, ExtensionContext, ToolInfo
+from pi_context.extensions.context import (
+    ExtensionActions,
+    ExtensionCommandContext,
+    ExtensionContext,
+    ToolInfo,
+)
 from pi_context.extensions.events import EVENT_TYPES, CustomMessageDraft
 from pi_context.extensions.hooks import ExtensionHooks, hook_handlers
 from pi_context.tools.base import Tool
@@ -40,7 +45,7 @@ Handler = Callable[[Any, "ExtensionContext"], Any | Awaitable[Any]]
 
 H = TypeVar("H", bound=Callable[..., Any])
 
-CommandHandler = Callable[[str, "ExtensionContext"], Any | Awaitable[Any]]
+CommandHandler = Callable[[str, "ExtensionCommandContext"], Any | Awaitable[Any]]
 
 
 @dataclass(frozen=True, slots=True)

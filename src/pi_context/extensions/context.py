@@ -6,14 +6,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
 
+from pi_context.errors import ExtensionError
 from pi_context.extensions.events import CustomMessageDraft
 from pi_context.session import Session
 
-__all__ = ["ExtensionActions", "ExtensionContext", "ExtensionUI", "SessionControl", "ToolInfo"]
+__all__ = [
+    "ExtensionActions",
+    "ExtensionCommandContext",
+    "ExtensionContext",
+    "ExtensionUI",
+    "SessionControl",
+    "ToolInfo",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +67,22 @@ class SessionControl(Protocol):
     def abort(self) -> None: ...
 
     async def compact(self, instructions: str | None = None) -> Mapping[str, Any]: ...
+
+    async def wait_idle(self) -> None: ...
+
+    async def navigate(
+        self,
+        entry_id: str,
+        *,
+        summarize: bool = False,
+        instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> Any: ...
+
+    async def reload(self) -> None: ...
+
+    def system_prompt_options(self) -> Any: ...
 
 
 class ExtensionUI(Protocol):
@@ -111,3 +135,55 @@ class ExtensionContext:
     mode: str | None = None
     is_project_trusted: Callable[[], bool] = lambda: False
     shutdown: Callable[[], None] = lambda: None
+
+
+@dataclass
+class ExtensionCommandContext(ExtensionContext):
+    """What a command handler gets (``pi.register_command``): the :class:`ExtensionContext`
+    plus session control. These wait for the agent or change the session, so they are only
+    offered to commands: from an event handler inside a run they would wait for themselves.
+    Without a bound session they raise :class:`~pi_context.errors.ExtensionError`."""
+
+    def _control(self, action: str) -> SessionControl:
+        if self.session is None:
+            raise ExtensionError(f"{action} needs a running session")
+        return self.session
+
+    def get_system_prompt_options(self) -> Any:
+        """The base inputs of the system prompt as they stand (a read-only
+        ``SystemPromptOptions``: change the prompt from ``before_agent_start``)."""
+        return self._control("get_system_prompt_options").system_prompt_options()
+
+    async def wait_for_idle(self) -> None:
+        """Until the agent has settled (retries, compaction retries, queued messages)."""
+        await self._control("wait_for_idle").wait_idle()
+
+    async def navigate_tree(
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool = False,
+        label: str | None = None,
+    ) -> Any:
+        """Move to ``target_id`` in the session tree as ``/tree`` does (``summarize`` leaves
+        a summary of the branch left behind); raises while the agent or a compaction runs.
+        Returns the navigation's result (``cancelled``, ``new_leaf_id``, ...)."""
+        return await self._control("navigate_tree").navigate(
+            target_id,
+            summarize=summarize,
+            instructions=custom_instructions,
+            replace_instructions=replace_instructions,
+            label=label,
+        )
+
+    async def reload(self) -> None:
+        """What ``/reload`` does: settings, context files, skills, templates and the system
+        prompt files are read again (extensions stay loaded)."""
+        await self._control("reload").reload()
+
+    @classmethod
+    def of(cls, ctx: ExtensionContext) -> ExtensionCommandContext:
+        """The command context over the same session, front end and callbacks as ``ctx``."""
+        return cls(**{f.name: getattr(ctx, f.name) for f in fields(ExtensionContext)})

@@ -31,7 +31,11 @@ from typing import Any, TypeVar, cast
 from pi_context.compaction.events import BeforeCompact
 from pi_context.events import ExtensionFailure
 from pi_context.extensions.api import Extension, Handler, RegisteredCommand
-from pi_context.extensions.context import ExtensionActions, ExtensionContext
+from pi_context.extensions.context import (
+    ExtensionActions,
+    ExtensionCommandContext,
+    ExtensionContext,
+)
 from pi_context.extensions.events import (
     AgentBeforeSettleEvent,
     BeforeAgentStartEvent,
@@ -208,7 +212,7 @@ class ExtensionRunner:
             return False
         ext = next(e for e in self.extensions if e.name == command.extension)
         try:
-            result = command.handler(args, self._context_factory())
+            result = command.handler(args, ExtensionCommandContext.of(self._context_factory()))
             if inspect.isawaitable(result):
                 await result
         except Exception as exc:  # noqa: BLE001 - extension code must not break the session
