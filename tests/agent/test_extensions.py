@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any, cast
 
@@ -793,3 +794,69 @@ async def test_commands_get_session_control_and_handlers_do_not(
     assert seen["result"].cancelled is False
     assert sess.session.leaf_id == seen["result"].new_leaf_id
     assert sess.session.labels
+
+
+class _FakeUI:
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def select(self, title: str, options: Any, *, timeout: float | None = None) -> Any:
+        self.asked.append(title)
+        await asyncio.sleep(0)
+        return options[0]
+
+    async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:
+        self.asked.append(title)
+        await asyncio.sleep(0)
+        return True
+
+    async def input(self, title: str, placeholder: Any = None, *, timeout: Any = None) -> Any:
+        return None
+
+    async def editor(self, title: str, prefill: str | None = None) -> str | None:
+        return None
+
+    def notify(self, message: str, notify_type: Any = None) -> None:
+        pass
+
+    def set_status(self, key: str, text: str | None = None) -> None:
+        pass
+
+    def set_title(self, title: str) -> None:
+        pass
+
+    def set_editor_text(self, text: str) -> None:
+        pass
+
+
+async def test_dialogs_are_announced_as_one_waiting_span(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    seen: list[tuple[str, str, str | None]] = []
+    answers: list[Any] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        for name in ("ui_prompt_start", "ui_prompt_end"):
+            pi.on(name, lambda e, c: seen.append((e.type, e.kind, e.title)))
+
+        async def ask(args: str, ctx: Any) -> None:
+            answers.extend(
+                await asyncio.gather(
+                    ctx.ui.confirm("Deploy?", "prod"), ctx.ui.select("Where?", ["eu", "us"])
+                )
+            )
+
+        pi.register_command("ask", ask)
+
+    sess = await make_session(None, extensions=runner_with(project_dir, register))
+    fake = _FakeUI()
+    sess.set_extension_ui(fake, "rpc")
+    assert await sess.run_extension_command("ask", "")
+    for _ in range(5):  # the announcements run as tasks: let them
+        await asyncio.sleep(0)
+    assert answers == [True, "eu"]
+    assert fake.asked == ["Deploy?", "Where?"]
+    assert seen == [
+        ("ui_prompt_start", "confirm", "Deploy?"),
+        ("ui_prompt_end", "confirm", "Deploy?"),
+    ]

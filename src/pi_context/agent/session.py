@@ -180,6 +180,12 @@ class AgentSession:
     def set_extension_ui(self, ui: ExtensionUI | None, mode: str | None = None) -> None:
         """The front end's dialogs for extension handlers (``ctx.ui``, ``ctx.mode``) from now
         on; ``None`` removes them."""
+        runner = self._state.extensions
+        if ui is not None and runner is not None:
+            from pi_context.extensions.ui_prompts import PromptWatchingUI
+
+            # dialogs are announced (ui_prompt_start / _end) to the extensions that listen
+            ui = PromptWatchingUI(ui, runner.emit)
         self._ui = (ui, mode or "") if ui is not None else None
         if ui is not None:
             early, self._early_notices = self._early_notices, []

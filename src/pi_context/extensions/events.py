@@ -528,6 +528,10 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     SessionBeforeSwitchEvent,
     SessionBeforeForkEvent,
 )
+"""The events with their payload classes here or in the agent's modules; ``ui_prompt_start``
+and ``ui_prompt_end`` (:mod:`pi_context.extensions.ui_prompts`) complete :data:`EVENT_TYPES`."""
 
-EVENT_TYPES: frozenset[str] = frozenset(cls.type for cls in EVENT_CLASSES)
+EVENT_TYPES: frozenset[str] = frozenset(
+    {*(cls.type for cls in EVENT_CLASSES), "ui_prompt_start", "ui_prompt_end"}
+)
 """Every event name ``pi.on`` accepts."""

@@ -73,6 +73,7 @@ from pi_context.extensions.events import (
     ToolResultResult,
     TurnEndEvent,
 )
+from pi_context.extensions.ui_prompts import UIPromptEndEvent, UIPromptStartEvent
 
 __all__ = ["ExtensionHooks", "hook_handlers"]
 
@@ -136,6 +137,12 @@ class ExtensionHooks:
         return None
 
     async def on_model_select(self, event: ModelSelectEvent, ctx: ExtensionContext) -> None:
+        return None
+
+    async def on_ui_prompt_start(self, event: UIPromptStartEvent, ctx: ExtensionContext) -> None:
+        return None
+
+    async def on_ui_prompt_end(self, event: UIPromptEndEvent, ctx: ExtensionContext) -> None:
         return None
 
     async def on_thinking_level_select(
