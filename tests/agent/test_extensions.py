@@ -860,3 +860,26 @@ async def test_dialogs_are_announced_as_one_waiting_span(
         ("ui_prompt_start", "confirm", "Deploy?"),
         ("ui_prompt_end", "confirm", "Deploy?"),
     ]
+
+
+async def test_extensions_name_the_session_and_read_the_name(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    names: list[str | None] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("agent_start")
+        def name(event: Any, ctx: Any) -> None:
+            names.append(pi.get_session_name())
+            pi.set_session_name("refactor")
+            names.append(pi.get_session_name())
+
+        pi.on("session_info_changed", lambda event, ctx: names.append(f"changed:{event.name}"))
+
+    sess = await make_session(
+        ScriptedModel([reply("ok")]), extensions=runner_with(project_dir, register)
+    )
+    await sess.run("hi")
+    await sess.settle_notices()
+    assert names == [None, "refactor", "changed:refactor"]
+    assert sess.session.name == "refactor"

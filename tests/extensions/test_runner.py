@@ -354,6 +354,12 @@ class Host:
     def append_entry(self, custom_type: str, data: Any = None) -> None:
         self.entries.append((custom_type, data))
 
+    def set_session_name(self, name: str) -> None:
+        self.entries.append(("name", name))
+
+    def get_session_name(self) -> str | None:
+        return None
+
 
 async def test_host_actions_go_through_the_bound_host(tmp_path: Path) -> None:
     def ext(pi: ExtensionAPI) -> None:

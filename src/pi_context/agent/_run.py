@@ -668,12 +668,18 @@ class SessionLoopCallbacks:
 class SessionExtensionActions:
     """The actions extensions may take on one agent session."""
 
-    __slots__ = ("_guard", "_loadout", "_runs", "_state")
+    __slots__ = ("_guard", "_loadout", "_runs", "_set_name", "_state")
 
     def __init__(
-        self, state: AgentState, loadout: Loadout, runs: RunControl, guard: OperationGuard
+        self,
+        state: AgentState,
+        loadout: Loadout,
+        runs: RunControl,
+        guard: OperationGuard,
+        set_name: Callable[[str], None],
     ) -> None:
         self._state = state
+        self._set_name = set_name
         self._loadout = loadout
         self._runs = runs
         self._guard = guard
@@ -710,3 +716,9 @@ class SessionExtensionActions:
 
     def append_entry(self, custom_type: str, data: Any = None) -> None:
         self._state.session.append_custom(custom_type, data)
+
+    def set_session_name(self, name: str) -> None:
+        self._set_name(name)
+
+    def get_session_name(self) -> str | None:
+        return self._state.session.name

@@ -126,7 +126,9 @@ class AgentSession:
 
             runner.on_error(state.events.emit)
             runner.bind_host(
-                SessionExtensionActions(self._state, loadout, self._runs, guard),
+                SessionExtensionActions(
+                    self._state, loadout, self._runs, guard, self.set_session_name
+                ),
                 lambda: ExtensionContext(
                     Path(state.cwd),
                     session=self,

@@ -172,6 +172,14 @@ class ExtensionAPI:
         draft = CustomMessageDraft(custom_type, content, display, details)
         self._require_host("send_message").send_message(draft, trigger_turn=trigger_turn)
 
+    def set_session_name(self, name: str) -> None:
+        """Name the session as ``/name`` does (extensions get ``session_info_changed``)."""
+        self._require_host("set_session_name").set_session_name(name)
+
+    def get_session_name(self) -> str | None:
+        """The session's name, ``None`` when it has none."""
+        return self._require_host("get_session_name").get_session_name()
+
     def append_entry(self, custom_type: str, data: Any = None) -> None:
         """Persist extension state as a ``custom`` entry (never sent to the model)."""
         self._require_host("append_entry").append_entry(custom_type, data)

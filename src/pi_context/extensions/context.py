@@ -52,6 +52,10 @@ class ExtensionActions(Protocol):
 
     def append_entry(self, custom_type: str, data: Any = None) -> None: ...
 
+    def set_session_name(self, name: str) -> None: ...
+
+    def get_session_name(self) -> str | None: ...
+
 
 class SessionControl(Protocol):
     """The agent session as handlers see it (``ctx.session``)."""
