@@ -54,7 +54,7 @@ async def notify(runner: ExtensionRunner | None, event: AgentEvent) -> None:
 
 def stream_listener(runner: ExtensionRunner | None) -> StreamListener | None:
     """Extension ``message_update``: what hands each streaming step to the handlers, or
-    ``None`` when no handler listens (the stream then pays nothing)."""
+    ``None`` when no handler listens (the stream then does no extra work)."""
     if runner is None:
         return None
     from pi_context.extensions.events import MessageUpdateEvent

@@ -156,7 +156,7 @@ class LoopCallbacks(Protocol):
 
     def stream_listener(self) -> StreamListener | None:
         """Asked once per model request: who awaits its streaming updates (extension
-        ``message_update``), or ``None`` when nobody does (the stream then costs nothing)."""
+        ``message_update``), or ``None`` when nobody does (the stream then does no extra work)."""
 
 
 class RunResult(Struct):
