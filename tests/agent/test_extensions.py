@@ -883,3 +883,21 @@ async def test_extensions_name_the_session_and_read_the_name(
     await sess.settle_notices()
     assert names == [None, "refactor", "changed:refactor"]
     assert sess.session.name == "refactor"
+
+
+async def test_message_update_carries_tool_calls_as_they_stream(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    calls: list[list[Any]] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("message_update")
+        def update(event: Any, ctx: Any) -> None:
+            calls.append([b for b in event.message["content"] if b["type"] == "toolCall"])
+
+    model = ScriptedModel([reply(tool_calls=[("bash", {"command": "echo 1"})]), reply("done")])
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
+    await sess.run("go")
+    assert calls
+    final = [c for c in calls if c][-1]
+    assert [(c["name"], c["arguments"]) for c in final] == [("bash", {"command": "echo 1"})]
