@@ -901,3 +901,26 @@ async def test_message_update_carries_tool_calls_as_they_stream(
     assert calls
     final = [c for c in calls if c][-1]
     assert [(c["name"], c["arguments"]) for c in final] == [("bash", {"command": "echo 1"})]
+
+
+async def test_before_provider_headers_handlers_change_the_headers_in_order(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("before_provider_headers")
+        def add(event: Any, ctx: Any) -> None:
+            event.headers["x-trace"] = "t1"
+
+        @pi.on("before_provider_headers")
+        def extend(event: Any, ctx: Any) -> None:
+            event.headers["x-trace"] += "-seen"
+            event.headers["x-drop"] = None
+
+    model = ScriptedModel([reply("ok")])
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
+    await sess.run("hi")
+    hook = model.requests[0].options.headers_hook
+    assert hook is not None
+    headers: dict[str, str | None] = {"x-drop": "yes"}
+    await hook(headers)
+    assert headers == {"x-drop": None, "x-trace": "t1-seen"}

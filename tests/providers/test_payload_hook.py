@@ -83,3 +83,38 @@ async def test_gemini_refuses_fields_its_call_does_not_take(server: ReplayServer
     assert "before_provider_request" in str(done.error)
     assert "max_tokens_probe, metadata_x" in str(done.error)
     assert server.requests == []
+
+
+async def _headers_of(server: ReplayServer, model: Model, dropped: str = "x-none") -> Any:
+    async def hook(headers: dict[str, str | None]) -> None:
+        headers["x-session-id"] = "s-1"
+        headers[dropped] = None
+
+    server.add(REFUSED)
+    options = RequestOptions(max_tokens=1000, headers_hook=hook)
+    await complete(model, ModelRequest(messages=ask().messages, options=options))
+    return server.requests[-1].headers
+
+
+async def test_anthropic_sends_the_hooks_headers(server: ReplayServer) -> None:
+    m = track(AnthropicModel(info("anthropic-messages"), api_key="k", base_url=server.url))
+    headers = await _headers_of(server, m, "anthropic-version")
+    assert headers["x-session-id"] == "s-1"
+    assert "anthropic-version" not in headers
+    assert headers["x-api-key"] == "k"
+
+
+async def test_openai_chat_sends_the_hooks_headers(server: ReplayServer) -> None:
+    m = track(OpenAIChatModel(info("openai-completions"), api_key="k", base_url=server.url + "/v1"))
+    headers = await _headers_of(server, m, "authorization")
+    assert headers["x-session-id"] == "s-1"
+    assert "authorization" not in headers
+    assert headers["content-type"] == "application/json"
+
+
+async def test_adapters_over_an_sdk_skip_the_headers_hook(server: ReplayServer) -> None:
+    m = track(
+        OpenAIResponsesModel(info("openai-responses"), api_key="k", base_url=server.url + "/v1")
+    )
+    headers = await _headers_of(server, m)
+    assert "x-session-id" not in headers

@@ -98,6 +98,11 @@ class RequestPipeline:
                 if runner is not None and runner.has_handlers("before_provider_request")
                 else None
             ),
+            headers_hook=(
+                runner.emit_before_provider_headers
+                if runner is not None and runner.has_handlers("before_provider_headers")
+                else None
+            ),
         )
 
 

@@ -52,6 +52,7 @@ __all__ = [
     "AgentBeforeSettleEvent",
     "BeforeAgentStartEvent",
     "BeforeAgentStartResult",
+    "BeforeProviderHeadersEvent",
     "BeforeProviderRequestEvent",
     "BoundaryResult",
     "BranchSummaryDraft",
@@ -206,6 +207,17 @@ class ContextWithSystemEvent(Event):
 
     type: ClassVar[str] = "context_with_system"
     messages: list[AgentMessage]
+
+
+@dataclass(slots=True)
+class BeforeProviderHeadersEvent(Event):
+    """Before each request goes out, once its HTTP headers are assembled: handlers change
+    ``headers`` in place (a string adds or replaces a header, ``None`` removes it); return
+    values are ignored. Only the Anthropic Messages and OpenAI Chat Completions adapters
+    assemble their headers where this can see them; requests of the others skip it."""
+
+    type: ClassVar[str] = "before_provider_headers"
+    headers: dict[str, str | None]
 
 
 @dataclass(slots=True)
@@ -507,6 +519,7 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     BeforeAgentStartEvent,
     ContextEvent,
     ContextWithSystemEvent,
+    BeforeProviderHeadersEvent,
     BeforeProviderRequestEvent,
     BeforeCompact,
     SessionCompact,

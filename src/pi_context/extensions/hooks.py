@@ -42,6 +42,7 @@ from pi_context.extensions.events import (
     AgentBeforeSettleEvent,
     BeforeAgentStartEvent,
     BeforeAgentStartResult,
+    BeforeProviderHeadersEvent,
     BeforeProviderRequestEvent,
     BoundaryResult,
     ContextEvent,
@@ -166,6 +167,11 @@ class ExtensionHooks:
     async def on_context_with_system(
         self, event: ContextWithSystemEvent, ctx: ExtensionContext
     ) -> ContextResult | None:
+        return None
+
+    async def on_before_provider_headers(
+        self, event: BeforeProviderHeadersEvent, ctx: ExtensionContext
+    ) -> None:
         return None
 
     async def on_before_provider_request(

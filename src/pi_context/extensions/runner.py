@@ -11,6 +11,7 @@ goes on. Per event family:
   ``system_prompt`` forces the run's prompt and is visible to later handlers;
 * ``context`` then ``context_with_system``: see :meth:`ExtensionRunner.emit_context`;
 * ``turn_end`` / ``agent_before_settle``: each returned field replaces the proposal;
+* ``before_provider_headers``: handlers change the headers in place;
 * ``before_provider_request``: a returned value replaces the payload (chained);
 * ``message_end``: a returned message of the same role replaces the message;
 * ``tool_call``: the first block wins; ``tool_result``: each returned field replaces;
@@ -40,6 +41,7 @@ from pi_context.extensions.events import (
     AgentBeforeSettleEvent,
     BeforeAgentStartEvent,
     BeforeAgentStartResult,
+    BeforeProviderHeadersEvent,
     BeforeProviderRequestEvent,
     BoundaryResult,
     BranchSummaryDraft,
@@ -340,6 +342,10 @@ class ExtensionRunner:
                     ext, event2.type, "the transcript no longer starts with its system message"
                 )
         return current
+
+    async def emit_before_provider_headers(self, headers: dict[str, str | None]) -> None:
+        """Every handler changes ``headers`` in place, in order (later ones see the changes)."""
+        await self.emit(BeforeProviderHeadersEvent(headers))
 
     async def emit_before_provider_request(self, payload: dict[str, Any]) -> dict[str, Any]:
         """The payload to send: each handler sees the one before it returned (``None`` keeps

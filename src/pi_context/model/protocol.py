@@ -22,6 +22,7 @@ from pi_context.messages import AssistantMessage, Message, ThinkingLevel, ToolDe
 
 __all__ = [
     "CacheMode",
+    "HeadersHook",
     "Model",
     "ModelCost",
     "ModelInfo",
@@ -86,6 +87,9 @@ class ModelInfo:
 PayloadHook: TypeAlias = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 """Sees the JSON body an HTTP adapter is about to send and returns the body to send."""
 
+HeadersHook: TypeAlias = Callable[[dict[str, str | None]], Awaitable[None]]
+"""Changes the HTTP headers of a request in place (a value of ``None`` removes the header)."""
+
 
 @dataclass(frozen=True, slots=True)
 class RequestOptions:
@@ -102,6 +106,9 @@ class RequestOptions:
     """``auto`` (the model decides), ``none``, ``required`` (some tool), or a tool name."""
     thinking_budgets: Mapping[str, int] | None = None
     """Settings ``thinkingBudgets``: token budgets per level replacing the defaults."""
+    headers_hook: HeadersHook | None = field(default=None, compare=False)
+    """Extension ``before_provider_headers``: the adapters whose transport assembles the
+    headers themselves (Anthropic Messages, OpenAI Chat Completions) let it change them."""
     payload_hook: PayloadHook | None = field(default=None, compare=False)
     """Extension ``before_provider_request``: the HTTP adapters hand it the body they built
     and send what it returns (adapters without such a body ignore it)."""

@@ -139,6 +139,11 @@ class SDKModel(ABC):
             hook = request.options.payload_hook
             if hook is not None:
                 params = self._with_body(params, await hook(self._body(params)))
+            headers_hook = request.options.headers_hook
+            outgoing = self._outgoing_headers(params) if headers_hook is not None else None
+            if headers_hook is not None and outgoing is not None:
+                await headers_hook(outgoing)
+                params = {**params, "extra_headers": outgoing}
         except ProviderError as exc:  # a request this model cannot take (e.g. a level mapping)
             yield self._failed(builder, exc)
             return
@@ -151,6 +156,11 @@ class SDKModel(ABC):
             yield self._failed(builder, self._provider_error(exc))
 
     # the body as sent ---------------------------------------------------------------------
+
+    def _outgoing_headers(self, params: Mapping[str, Any]) -> dict[str, str | None] | None:
+        """The HTTP headers the request will carry, when this adapter's transport shows them
+        before sending (``None``: an SDK assembles them out of reach)."""
+        return None
 
     takes_extra_body: ClassVar[bool] = True
     """Whether the client merges ``extra_body`` into the JSON body it sends."""
