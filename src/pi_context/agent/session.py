@@ -118,6 +118,7 @@ class AgentSession:
         self._early_notices: list[tuple[str, str]] = []
         self._notice_listener: Callable[[str, str], None] | None = None
         self._shutdown_requested = False
+        self._name_listener: Callable[[str | None], None] | None = None
         self._shutdown_listener: Callable[[], None] | None = None
         if state.mcp is not None:
             state.mcp.notify = self._mcp_notice
@@ -157,6 +158,11 @@ class AgentSession:
         self._shutdown_requested = True
         if self._shutdown_listener is not None:
             self._shutdown_listener()
+
+    def on_session_name(self, listener: Callable[[str | None], None] | None) -> None:
+        """Be told the name as stored each time the session is named (whoever names it:
+        ``/name``, RPC, an extension's ``pi.set_session_name``)."""
+        self._name_listener = listener
 
     def on_shutdown_request(self, listener: Callable[[], None] | None) -> None:
         """Be told when an extension asks to end the process (a request made before the
@@ -470,6 +476,8 @@ class AgentSession:
         ``set_session_name`` record it); extensions get ``session_info_changed`` with the
         name as stored."""
         self.session.append_session_info(name)
+        if self._name_listener is not None:
+            self._name_listener(self.session.name)
         if self._state.extensions is not None:
             from pi_context.extensions.events import SessionInfoChangedEvent
 

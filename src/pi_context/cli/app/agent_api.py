@@ -320,6 +320,10 @@ class AgentApi(Protocol):
         """Record the session's name; extensions get ``session_info_changed``."""
         ...
 
+    def on_session_name(self, listener: Callable[[str | None], None] | None) -> None:
+        """Be told the stored name each time the session is named."""
+        ...
+
     def on_shutdown_request(self, listener: Callable[[], None] | None) -> None:
         """Be told when an extension calls ``ctx.shutdown()``."""
         ...

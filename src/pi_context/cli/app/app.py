@@ -650,6 +650,9 @@ class RunningAgent:
     def set_session_name(self, name: str) -> None:
         self.agent.set_session_name(name)
 
+    def on_session_name(self, listener: Callable[[str | None], None] | None) -> None:
+        self.agent.on_session_name(listener)
+
     def on_shutdown_request(self, listener: Callable[[], None] | None) -> None:
         self.agent.on_shutdown_request(listener)
 

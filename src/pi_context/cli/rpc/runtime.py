@@ -46,6 +46,11 @@ class RpcRuntime:
         self.on_exit_request: Callable[[], None] = lambda: None
         """Called when an extension asks to end the process (``ctx.shutdown()``)."""
         agent.on_shutdown_request(self._exit_requested)
+        agent.on_session_name(self._named)
+
+    def _named(self, name: str | None) -> None:
+        """However the session was named (RPC, an extension), the client hears of it."""
+        self.emit_record({"type": "session_info_changed", "name": name})
 
     def _exit_requested(self) -> None:
         self.on_exit_request()
@@ -122,6 +127,8 @@ class RpcRuntime:
         new.set_extension_ui(self.ui, "rpc")
         old.on_shutdown_request(None)
         new.on_shutdown_request(self._exit_requested)
+        old.on_session_name(None)
+        new.on_session_name(self._named)
         with contextlib.suppress(Exception):
             await old.aclose()
 
