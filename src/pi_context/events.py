@@ -96,6 +96,7 @@ NOTIFICATIONS: frozenset[str] = frozenset(
         "agent_start",
         "turn_start",
         "agent_end",
+        "agent_settled",
         "tool_execution_start",
         "tool_execution_update",
         "tool_execution_end",

@@ -113,6 +113,9 @@ class FakeHost:
     async def notify(self, event: AgentEvent) -> None:
         self.notified.append(event.type)
 
+    def stream_listener(self) -> None:
+        return None
+
 
 def loop_of(host: FakeHost, emit: Callable[[AgentEvent], None]) -> AgentLoop:
     """A loop whose callbacks, request source and queue are all ``host``."""

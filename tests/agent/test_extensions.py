@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any, cast
 
 from pi_context.compaction.events import BeforeCompact, SessionCompact
-from pi_context.events import CompactionEnd, ExtensionFailure, TurnStart
+from pi_context.events import CompactionEnd, ExtensionFailure, MessageUpdate, TurnStart
 from pi_context.extensions import ExtensionAPI, load_extensions
 from pi_context.extensions.events import (
     BeforeAgentStartResult,
@@ -595,3 +596,331 @@ async def test_extensions_receive_the_very_events_the_agent_streams(
     [end] = [e for e in compaction_events if isinstance(e, CompactionEnd)]
     assert end.result is not None
     assert compacted.compaction_entry is end.result.entry
+
+
+async def test_message_update_streams_each_step_with_the_answer_so_far(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    seen: list[tuple[str, str | None, str, str]] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("message_update")
+        def update(event: Any, ctx: Any) -> None:
+            text = "".join(b.get("text", "") for b in event.message["content"])
+            step = event.assistant_message_event
+            seen.append((step.kind, step.delta, text, event.message["stopReason"]))
+
+    sess = await make_session(
+        ScriptedModel([reply("hello")]), extensions=runner_with(project_dir, register)
+    )
+    streamed = await sess.run("hi")
+    kinds = [e.event.kind for e in streamed if isinstance(e, MessageUpdate)]
+    assert [kind for kind, _, _, _ in seen] == kinds
+    assert kinds[0] == "text_start"
+    assert kinds[-1] == "text_end"
+    assert "text_delta" in kinds
+    assert seen[-1][2] == "hello"
+    assert {reason for _, _, _, reason in seen} == {"pending"}
+
+
+async def test_agent_settled_reaches_extensions_once_the_run_is_over(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    seen: list[tuple[str, bool]] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        pi.on("agent_end", lambda event, ctx: seen.append((event.type, ctx.session.busy)))
+        pi.on("agent_settled", lambda event, ctx: seen.append((event.type, event.aborted)))
+
+    sess = await make_session(
+        ScriptedModel([reply("ok")]), extensions=runner_with(project_dir, register)
+    )
+    streamed = await sess.run("hi")
+    assert [name for name, _ in seen] == ["agent_end", "agent_settled"]
+    assert seen[1] == ("agent_settled", False)
+    assert any(e.type == "agent_settled" for e in streamed)
+
+
+async def test_naming_the_session_tells_extensions_the_stored_name(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    seen: list[str | None] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        pi.on("session_info_changed", lambda event, ctx: seen.append(event.name))
+
+    sess = await make_session(None, extensions=runner_with(project_dir, register))
+    sess.set_session_name("  release notes ")
+    await sess.settle_notices()
+    assert sess.session.name == seen[0]
+    assert seen == [sess.session.name]
+    assert [e.type for e in sess.session.entries][-1] == "session_info"
+
+
+async def test_before_provider_request_handlers_chain_over_the_payload(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("before_provider_request")
+        def mutate(event: Any, ctx: Any) -> None:
+            event.payload["seen_by"] = ["first"]
+
+        @pi.on("before_provider_request")
+        def replace(event: Any, ctx: Any) -> dict[str, Any]:
+            return {**event.payload, "seen_by": [*event.payload["seen_by"], "second"]}
+
+        @pi.on("before_provider_request")
+        def wrong(event: Any, ctx: Any) -> str:
+            return "not a payload"
+
+    model = ScriptedModel([reply("ok")])
+    failures: list[ExtensionFailure] = []
+    runner = runner_with(project_dir, register)
+    runner.on_error(failures.append)
+    sess = await make_session(model, extensions=runner)
+    await sess.run("hi")
+    hook = model.requests[0].options.payload_hook
+    assert hook is not None
+    assert await hook({"model": "m"}) == {"model": "m", "seen_by": ["first", "second"]}
+    assert [f.event for f in failures] == ["before_provider_request"]
+
+
+async def test_no_payload_hook_without_handlers(make_session: MakeSession) -> None:
+    model = ScriptedModel([reply("ok")])
+    sess = await make_session(model)
+    await sess.run("hi")
+    assert model.requests[0].options.payload_hook is None
+
+
+async def test_get_all_tools_lists_every_tool_with_its_owner(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    from pi_context import FunctionTool
+
+    found: list[Any] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        pi.register_tool(
+            FunctionTool(
+                "count",
+                "Count things.",
+                {"type": "object", "properties": {}},
+                lambda args, cwd: "1",
+                prompt_guidelines=("Use count to count.",),
+            )
+        )
+
+        @pi.on("agent_start")
+        def look(event: Any, ctx: Any) -> None:
+            found.extend(pi.get_all_tools())
+
+    sess = await make_session(
+        ScriptedModel([reply("ok")]), extensions=runner_with(project_dir, register)
+    )
+    await sess.run("hi")
+    by_name = {tool.name: tool for tool in found}
+    assert {"read", "bash", "edit", "write", "count"} <= set(by_name)
+    assert by_name["count"].extension == "test-ext"
+    assert by_name["count"].prompt_guidelines == ("Use count to count.",)
+    assert by_name["read"].extension is None
+    assert by_name["read"].parameters["type"] == "object"
+
+
+async def test_context_says_whether_the_project_is_trusted(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    answers: list[bool] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        pi.on("agent_start", lambda event, ctx: answers.append(ctx.is_project_trusted()))
+
+    for trusted in (True, False):
+        sess = await make_session(
+            ScriptedModel([reply("ok")]),
+            extensions=runner_with(project_dir, register),
+            trusted=trusted,
+        )
+        await sess.run("hi")
+    assert answers == [True, False]
+
+
+async def test_ctx_shutdown_reaches_the_listener_even_when_it_comes_later(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    def register(pi: ExtensionAPI) -> None:
+        pi.on("agent_end", lambda event, ctx: ctx.shutdown())
+
+    sess = await make_session(
+        ScriptedModel([reply("ok")]), extensions=runner_with(project_dir, register)
+    )
+    await sess.run("hi")  # no listener yet: nothing happens
+    asked: list[str] = []
+    sess.on_shutdown_request(lambda: asked.append("now"))
+    assert asked == ["now"]
+
+
+async def test_commands_get_session_control_and_handlers_do_not(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    from pi_context.extensions import ExtensionCommandContext
+
+    seen: dict[str, Any] = {}
+
+    def register(pi: ExtensionAPI) -> None:
+        pi.on("agent_start", lambda event, ctx: seen.setdefault("handler_ctx", ctx))
+
+        async def checkpoint(args: str, ctx: ExtensionCommandContext) -> None:
+            await ctx.wait_for_idle()
+            options = ctx.get_system_prompt_options()
+            seen["cwd"] = options.cwd
+            seen["tools"] = list(options.tools)
+            first_user = next(e for e in ctx.session.session.entries if e.role == "user")  # type: ignore[union-attr]
+            seen["result"] = await ctx.navigate_tree(first_user.id, label=args)
+            await ctx.reload()
+
+        pi.register_command("checkpoint", checkpoint)
+
+    sess = await make_session(
+        ScriptedModel([reply("one"), reply("two")]), extensions=runner_with(project_dir, register)
+    )
+    await sess.run("first")
+    await sess.run("second")
+    assert await sess.run_extension_command("checkpoint", "start")
+    assert sess.extensions is not None
+    assert sess.extensions.failures == []
+    assert not isinstance(seen["handler_ctx"], ExtensionCommandContext)
+    assert seen["cwd"] == str(project_dir)
+    assert seen["tools"][:4] == ["read", "bash", "edit", "write"]
+    assert seen["result"].cancelled is False
+    assert sess.session.leaf_id == seen["result"].new_leaf_id
+    assert sess.session.labels
+
+
+class _FakeUI:
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def select(self, title: str, options: Any, *, timeout: float | None = None) -> Any:
+        self.asked.append(title)
+        await asyncio.sleep(0)
+        return options[0]
+
+    async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:
+        self.asked.append(title)
+        await asyncio.sleep(0)
+        return True
+
+    async def input(self, title: str, placeholder: Any = None, *, timeout: Any = None) -> Any:
+        return None
+
+    async def editor(self, title: str, prefill: str | None = None) -> str | None:
+        return None
+
+    def notify(self, message: str, notify_type: Any = None) -> None:
+        pass
+
+    def set_status(self, key: str, text: str | None = None) -> None:
+        pass
+
+    def set_title(self, title: str) -> None:
+        pass
+
+    def set_editor_text(self, text: str) -> None:
+        pass
+
+
+async def test_dialogs_are_announced_as_one_waiting_span(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    seen: list[tuple[str, str, str | None]] = []
+    answers: list[Any] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        for name in ("ui_prompt_start", "ui_prompt_end"):
+            pi.on(name, lambda e, c: seen.append((e.type, e.kind, e.title)))
+
+        async def ask(args: str, ctx: Any) -> None:
+            answers.extend(
+                await asyncio.gather(
+                    ctx.ui.confirm("Deploy?", "prod"), ctx.ui.select("Where?", ["eu", "us"])
+                )
+            )
+
+        pi.register_command("ask", ask)
+
+    sess = await make_session(None, extensions=runner_with(project_dir, register))
+    fake = _FakeUI()
+    sess.set_extension_ui(fake, "rpc")
+    assert await sess.run_extension_command("ask", "")
+    for _ in range(5):  # the announcements run as tasks: let them
+        await asyncio.sleep(0)
+    assert answers == [True, "eu"]
+    assert fake.asked == ["Deploy?", "Where?"]
+    assert seen == [
+        ("ui_prompt_start", "confirm", "Deploy?"),
+        ("ui_prompt_end", "confirm", "Deploy?"),
+    ]
+
+
+async def test_extensions_name_the_session_and_read_the_name(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    names: list[str | None] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("agent_start")
+        def name(event: Any, ctx: Any) -> None:
+            names.append(pi.get_session_name())
+            pi.set_session_name("refactor")
+            names.append(pi.get_session_name())
+
+        pi.on("session_info_changed", lambda event, ctx: names.append(f"changed:{event.name}"))
+
+    sess = await make_session(
+        ScriptedModel([reply("ok")]), extensions=runner_with(project_dir, register)
+    )
+    await sess.run("hi")
+    await sess.settle_notices()
+    assert names == [None, "refactor", "changed:refactor"]
+    assert sess.session.name == "refactor"
+
+
+async def test_message_update_carries_tool_calls_as_they_stream(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    calls: list[list[Any]] = []
+
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("message_update")
+        def update(event: Any, ctx: Any) -> None:
+            calls.append([b for b in event.message["content"] if b["type"] == "toolCall"])
+
+    model = ScriptedModel([reply(tool_calls=[("bash", {"command": "echo 1"})]), reply("done")])
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
+    await sess.run("go")
+    assert calls
+    final = [c for c in calls if c][-1]
+    assert [(c["name"], c["arguments"]) for c in final] == [("bash", {"command": "echo 1"})]
+
+
+async def test_before_provider_headers_handlers_change_the_headers_in_order(
+    make_session: MakeSession, project_dir: Path
+) -> None:
+    def register(pi: ExtensionAPI) -> None:
+        @pi.on("before_provider_headers")
+        def add(event: Any, ctx: Any) -> None:
+            event.headers["x-trace"] = "t1"
+
+        @pi.on("before_provider_headers")
+        def extend(event: Any, ctx: Any) -> None:
+            event.headers["x-trace"] += "-seen"
+            event.headers["x-drop"] = None
+
+    model = ScriptedModel([reply("ok")])
+    sess = await make_session(model, extensions=runner_with(project_dir, register))
+    await sess.run("hi")
+    hook = model.requests[0].options.headers_hook
+    assert hook is not None
+    headers: dict[str, str | None] = {"x-drop": "yes"}
+    await hook(headers)
+    assert headers == {"x-drop": None, "x-trace": "t1-seen"}

@@ -16,6 +16,7 @@ from pi_context.extensions import (
     ExtensionRunner,
     load_extensions,
 )
+from pi_context.extensions.context import ToolInfo
 from pi_context.extensions.events import (
     EVENT_TYPES,
     BeforeAgentStartEvent,
@@ -341,6 +342,9 @@ class Host:
     def get_active_tools(self) -> list[str]:
         return list(self.active)
 
+    def get_all_tools(self) -> list[ToolInfo]:
+        return [ToolInfo(name, "", {}) for name in self.active]
+
     def set_active_tools(self, names: Any) -> None:
         self.active = list(names)
 
@@ -349,6 +353,12 @@ class Host:
 
     def append_entry(self, custom_type: str, data: Any = None) -> None:
         self.entries.append((custom_type, data))
+
+    def set_session_name(self, name: str) -> None:
+        self.entries.append(("name", name))
+
+    def get_session_name(self) -> str | None:
+        return None
 
 
 async def test_host_actions_go_through_the_bound_host(tmp_path: Path) -> None:

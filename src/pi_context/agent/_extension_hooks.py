@@ -21,11 +21,11 @@ from pi_context.prompt import get_current_system_message
 from pi_context.session import Session
 from pi_context.tools import ToolOutcome
 
-from ._loop import handed_out
+from ._loop import StreamListener, handed_out
 from ._state import AgentState
 
 if TYPE_CHECKING:
-    from pi_context.events import AgentEvent
+    from pi_context.events import AgentEvent, MessageUpdate
     from pi_context.extensions.events import BoundaryResult
     from pi_context.extensions.runner import ExtensionRunner
 
@@ -39,6 +39,7 @@ __all__ = [
     "notify",
     "rewrite_tool_result",
     "session_started",
+    "stream_listener",
     "turn_end",
 ]
 
@@ -49,6 +50,22 @@ async def notify(runner: ExtensionRunner | None, event: AgentEvent) -> None:
     """Pass a loop notification to the extensions that listen for it."""
     if runner is not None and event.type in NOTIFICATIONS and runner.has_handlers(event.type):
         await runner.emit(event)
+
+
+def stream_listener(runner: ExtensionRunner | None) -> StreamListener | None:
+    """Extension ``message_update``: what hands each streaming step to the handlers, or
+    ``None`` when no handler listens (the stream then does no extra work)."""
+    if runner is None:
+        return None
+    from pi_context.extensions.events import MessageUpdateEvent
+
+    if not runner.has_handlers(MessageUpdateEvent.type):
+        return None
+
+    async def listener(update: MessageUpdate, message: AssistantMessage) -> None:
+        await runner.emit(MessageUpdateEvent(message, update.event, update.usage))
+
+    return listener
 
 
 async def session_started(

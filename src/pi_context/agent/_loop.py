@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -118,6 +118,10 @@ class DeliveryQueue(Protocol):
         """Follow-up messages, asked for only when the run would otherwise stop."""
 
 
+StreamListener = Callable[[MessageUpdate, AssistantMessage], Awaitable[None]]
+"""Awaits one streaming update with the assistant message received so far."""
+
+
 class LoopCallbacks(Protocol):
     """What the loop calls back into at each step of a turn."""
 
@@ -149,6 +153,10 @@ class LoopCallbacks(Protocol):
     async def notify(self, event: AgentEvent) -> None:
         """Lifecycle events for extensions (``agent_start``, ``turn_start``, tool execution
         incl. its updates, ``agent_end``); awaited in order, never on the abort path."""
+
+    def stream_listener(self) -> StreamListener | None:
+        """Asked once per model request: who awaits its streaming updates (extension
+        ``message_update``), or ``None`` when nobody does (the stream then does no extra work)."""
 
 
 class RunResult(Struct):
@@ -201,6 +209,8 @@ class _Partial:
         self.usage: Usage = empty_usage()
         """The usage known so far, carried by every ``message_update`` (pi's cumulative usage):
         the provider's report arrives with the end of the stream."""
+        self.updates: list[MessageUpdate] | None = None
+        """Updates not yet handed to the request's stream listener (``None``: no listener)."""
 
 
 def _unfinished(
@@ -221,6 +231,28 @@ def _unfinished(
         error_message=error,
         timestamp=timestamp,
     )
+
+
+async def _hand_over(
+    partial: _Partial, listener: StreamListener, info: ModelInfo, timestamp: int
+) -> None:
+    """Await ``listener`` on each pending update with the message received so far (its
+    blocks; stop reason ``pending``)."""
+    updates = partial.updates
+    if not updates:
+        return
+    partial.updates = []
+    for update in updates:
+        message = assistant_message(
+            partial.builder.content(),
+            api=info.api,
+            provider=info.provider,
+            model=info.id,
+            usage=partial.usage,
+            stop_reason="pending",
+            timestamp=timestamp,
+        )
+        await listener(update, message)
 
 
 class AgentLoop:
@@ -349,6 +381,9 @@ class AgentLoop:
                 )
             )
         )
+        listener = callbacks.stream_listener()
+        if listener is not None:
+            partial.updates = []
         done: StreamDone | None = None
         try:
             async for event in model.stream(request):
@@ -356,6 +391,8 @@ class AgentLoop:
                     done = event
                     break
                 self._on_delta(partial, event)
+                if listener is not None:
+                    await _hand_over(partial, listener, info, started)
         except asyncio.CancelledError:
             self._close_open(partial)
             message = with_thinking_level(
@@ -373,6 +410,8 @@ class AgentLoop:
         done = StreamDone(with_thinking_level(stamped, request.options.thinking_level), done.error)
         partial.usage = done.message["usage"]
         self._close_open(partial, done.message)
+        if listener is not None:
+            await _hand_over(partial, listener, info, started)
         result.last_error = done.error
         callbacks.after_request(request, done.message)
         final = cast(AssistantMessage, await callbacks.finalize_message(done.message))
@@ -387,7 +426,10 @@ class AgentLoop:
     # -- streaming events ---------------------------------------------------------------------
 
     def _update(self, partial: _Partial, event: AssistantStreamEvent) -> None:
-        self.emit(MessageUpdate(event, usage=partial.usage))
+        update = MessageUpdate(event, usage=partial.usage)
+        self.emit(update)
+        if partial.updates is not None:
+            partial.updates.append(update)
 
     def _close_open(self, partial: _Partial, final: AssistantMessage | None = None) -> None:
         if partial.close_at_end:

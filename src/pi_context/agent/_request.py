@@ -88,10 +88,21 @@ class RequestPipeline:
     def _options(self, projection: Projection) -> RequestOptions:
         model = self._state.require_model()
         level = projection.thinking_level
+        runner = self._state.extensions
         return RequestOptions(
             session_id=self._state.session.id,
             thinking_level=cast(ThinkingLevel, level) if model.info.reasoning else "off",
             thinking_budgets=thinking_budgets(self._state.settings_data),
+            payload_hook=(
+                runner.emit_before_provider_request
+                if runner is not None and runner.has_handlers("before_provider_request")
+                else None
+            ),
+            headers_hook=(
+                runner.emit_before_provider_headers
+                if runner is not None and runner.has_handlers("before_provider_headers")
+                else None
+            ),
         )
 
 

@@ -68,13 +68,14 @@ from pi_context.tools import ToolOutcome, UpdateCallback, run_tool
 
 from . import _extension_hooks
 from ._compaction import CompactionControl, CompactionDecision, OperationGuard
-from ._loop import AgentLoop, LoopCallbacks, RequestSource, RunResult
+from ._loop import AgentLoop, LoopCallbacks, RequestSource, RunResult, StreamListener
 from ._state import AgentState
 from .loadout import Loadout
 from .stats import CacheTracker
 
 if TYPE_CHECKING:
     from pi_context.events import AgentEvent
+    from pi_context.extensions.context import ToolInfo
     from pi_context.extensions.events import CustomMessageDraft
 
 __all__ = [
@@ -276,7 +277,10 @@ class RunControl:
                 task.uncancel()
         finally:
             if ended:
-                self._state.events.emit(AgentSettled(aborted=ended[0]))
+                settled = AgentSettled(aborted=ended[0])
+                self._state.events.emit(settled)
+                # extension ``agent_settled``: once the run has committed and released its session
+                await _extension_hooks.notify(self._state.extensions, settled)
 
     async def _run(
         self,
@@ -705,6 +709,9 @@ class SessionLoopCallbacks:
     async def notify(self, event: AgentEvent) -> None:
         await _extension_hooks.notify(self._state.extensions, event)
 
+    def stream_listener(self) -> StreamListener | None:
+        return _extension_hooks.stream_listener(self._state.extensions)
+
 
 # -- what extensions may do ------------------------------------------------------------------------
 
@@ -712,12 +719,18 @@ class SessionLoopCallbacks:
 class SessionExtensionActions:
     """The actions extensions may take on one agent session."""
 
-    __slots__ = ("_guard", "_loadout", "_runs", "_state")
+    __slots__ = ("_guard", "_loadout", "_runs", "_set_name", "_state")
 
     def __init__(
-        self, state: AgentState, loadout: Loadout, runs: RunControl, guard: OperationGuard
+        self,
+        state: AgentState,
+        loadout: Loadout,
+        runs: RunControl,
+        guard: OperationGuard,
+        set_name: Callable[[str], None],
     ) -> None:
         self._state = state
+        self._set_name = set_name
         self._loadout = loadout
         self._runs = runs
         self._guard = guard
@@ -728,8 +741,35 @@ class SessionExtensionActions:
     def set_active_tools(self, names: Sequence[str]) -> None:
         self._loadout.set_active_tools(names)
 
+    def get_all_tools(self) -> list[ToolInfo]:
+        from pi_context.extensions.context import ToolInfo as Info
+
+        runner = self._state.extensions
+        owners = {
+            id(tool): ext.name
+            for ext in (runner.extensions if runner else ())
+            for tool in ext.tools
+        }
+        return [
+            Info(
+                tool.name,
+                tool.description,
+                tool.parameters,
+                tuple(tool.prompt_guidelines),
+                tool.exposure,
+                owners.get(id(tool)),
+            )
+            for tool in self._loadout.registered_tool_objects()
+        ]
+
     def send_message(self, message: CustomMessageDraft, *, trigger_turn: bool = False) -> None:
         self._runs.deliver(message, trigger_turn=trigger_turn and not self._guard.running)
 
     def append_entry(self, custom_type: str, data: Any = None) -> None:
         self._state.session.append_custom(custom_type, data)
+
+    def set_session_name(self, name: str) -> None:
+        self._set_name(name)
+
+    def get_session_name(self) -> str | None:
+        return self._state.session.name

@@ -196,6 +196,10 @@ class Loadout:
         """Every tool the session has, active or not."""
         return list(self._tools)
 
+    def registered_tool_objects(self) -> list[Tool]:
+        """The tools of :meth:`registered_tools`, in the same order."""
+        return list(self._tools.values())
+
     def set_active_tools(self, names: Sequence[str]) -> None:
         """Change the loadout; the prompt and declarations are patched at the next turn."""
         kept = [n for n in self._active if n in names]

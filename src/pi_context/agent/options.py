@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, cast, get_args
 
 from pi_context._keywords import check_keywords
-from pi_context.extensions.discovery import has_extensions_to_load
+from pi_context.extensions.discovery import has_extensions_to_load, settings_extension_paths
 from pi_context.extensions.reasons import SessionReason
 from pi_context.mcp import McpManager
 from pi_context.model import Model
@@ -262,12 +262,25 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
     extensions = options.get("extensions")
     paths = options.get("extension_paths") or ()
     discover = options.get("load_extensions", False)
+    listed: tuple[list[Path], list[str]] = ([], [])
+    if extensions is None and discover:
+        files = resources.settings
+        listed = settings_extension_paths(
+            [(files.global_data, files.global_path), (files.project_data, files.project_path)]
+        )
     if extensions is None and (
         paths
         or (
             discover
-            and has_extensions_to_load(
-                cwd, loader.agent_dir, trusted=resources.trusted, entry_points=True
+            and (
+                listed[1]
+                or has_extensions_to_load(
+                    cwd,
+                    loader.agent_dir,
+                    trusted=resources.trusted,
+                    entry_points=True,
+                    settings_paths=listed[0],
+                )
             )
         )
     ):
@@ -282,6 +295,8 @@ def assemble(session: Session, cwd: str, options: AgentOptions) -> tuple[AgentSt
             paths=paths,
             entry_points=discover,
             include_discovered=discover,
+            settings_paths=listed[0],
+            settings_problems=listed[1],
         )
     mcp = (
         McpManager(cwd=cwd, agent_dir=Path(loader.agent_dir), trusted=resources.trusted)

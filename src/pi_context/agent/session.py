@@ -77,6 +77,7 @@ if TYPE_CHECKING:
     from pi_context.extensions.events import CustomMessageDraft, Event
     from pi_context.extensions.runner import ExtensionRunner
     from pi_context.mcp import McpManager
+    from pi_context.prompt import SystemPromptOptions
     from pi_context.store import SessionRef, SessionStore
     from pi_context.store.binding import StoreBinding
 
@@ -116,6 +117,9 @@ class AgentSession:
         self._ui: tuple[ExtensionUI, str] | None = None
         self._early_notices: list[tuple[str, str]] = []
         self._notice_listener: Callable[[str, str], None] | None = None
+        self._shutdown_requested = False
+        self._name_listener: Callable[[str | None], None] | None = None
+        self._shutdown_listener: Callable[[], None] | None = None
         if state.mcp is not None:
             state.mcp.notify = self._mcp_notice
         if runner is not None:
@@ -123,7 +127,9 @@ class AgentSession:
 
             runner.on_error(state.events.emit)
             runner.bind_host(
-                SessionExtensionActions(self._state, loadout, self._runs, guard),
+                SessionExtensionActions(
+                    self._state, loadout, self._runs, guard, self.set_session_name
+                ),
                 lambda: ExtensionContext(
                     Path(state.cwd),
                     session=self,
@@ -131,6 +137,8 @@ class AgentSession:
                     get_system_prompt=loadout.system_prompt,
                     ui=self._ui[0] if self._ui is not None else None,
                     mode=self._ui[1] if self._ui is not None else None,
+                    is_project_trusted=lambda: state.resources.trusted,
+                    shutdown=self.request_shutdown,
                 ),
             )
 
@@ -143,6 +151,25 @@ class AgentSession:
             self._notice_listener(message, kind)
         else:
             self._early_notices.append((message, kind))
+
+    def request_shutdown(self) -> None:
+        """An extension asked for an orderly end (``ctx.shutdown()``): the front end that
+        listens (:meth:`on_shutdown_request`) decides when; without one nothing happens."""
+        self._shutdown_requested = True
+        if self._shutdown_listener is not None:
+            self._shutdown_listener()
+
+    def on_session_name(self, listener: Callable[[str | None], None] | None) -> None:
+        """Be told the name as stored each time the session is named (whoever names it:
+        ``/name``, RPC, an extension's ``pi.set_session_name``)."""
+        self._name_listener = listener
+
+    def on_shutdown_request(self, listener: Callable[[], None] | None) -> None:
+        """Be told when an extension asks to end the process (a request made before the
+        listener came is passed on at once)."""
+        self._shutdown_listener = listener
+        if listener is not None and self._shutdown_requested:
+            listener()
 
     def on_notice(self, listener: Callable[[str, str], None] | None) -> None:
         """Receive the session's own notices (MCP start-up problems, ``/mcp`` answers) as
@@ -161,6 +188,12 @@ class AgentSession:
     def set_extension_ui(self, ui: ExtensionUI | None, mode: str | None = None) -> None:
         """The front end's dialogs for extension handlers (``ctx.ui``, ``ctx.mode``) from now
         on; ``None`` removes them."""
+        runner = self._state.extensions
+        if ui is not None and runner is not None:
+            from pi_context.extensions.ui_prompts import PromptWatchingUI
+
+            # dialogs are announced (ui_prompt_start / _end) to the extensions that listen
+            ui = PromptWatchingUI(ui, runner.emit)
         self._ui = (ui, mode or "") if ui is not None else None
         if ui is not None:
             early, self._early_notices = self._early_notices, []
@@ -445,6 +478,18 @@ class AgentSession:
                 )
             )
 
+    def set_session_name(self, name: str) -> None:
+        """Name the session (a ``session_info`` entry, as ``/name`` and RPC
+        ``set_session_name`` record it); extensions get ``session_info_changed`` with the
+        name as stored."""
+        self.session.append_session_info(name)
+        if self._name_listener is not None:
+            self._name_listener(self.session.name)
+        if self._state.extensions is not None:
+            from pi_context.extensions.events import SessionInfoChangedEvent
+
+            self._notify_soon(SessionInfoChangedEvent(self.session.name))
+
     def refresh_model(self, model: Model) -> None:
         """The same model with other credentials (after ``/login``): nothing is recorded and
         extensions are not told; a different model goes through :meth:`set_model`."""
@@ -549,6 +594,11 @@ class AgentSession:
     def system_prompt(self) -> str:
         """The prompt text as the model would get it now (forced text when a run forces one)."""
         return self._loadout.system_prompt()
+
+    def system_prompt_options(self) -> SystemPromptOptions:
+        """The base inputs of the system prompt as they stand now (resources, active tools,
+        sections), without what a run's ``before_agent_start`` handlers change."""
+        return self._loadout.base_options()
 
     def get_active_tools(self) -> list[str]:
         return self._loadout.active_tools()

@@ -21,7 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
 from pi_context.errors import ExtensionError
-from pi_context.extensions.context import ExtensionActions, ExtensionContext
+from pi_context.extensions.context import (
+    ExtensionActions,
+    ExtensionCommandContext,
+    ExtensionContext,
+    ToolInfo,
+)
 from pi_context.extensions.events import EVENT_TYPES, CustomMessageDraft
 from pi_context.extensions.hooks import ExtensionHooks, hook_handlers
 from pi_context.tools.base import Tool
@@ -40,7 +45,7 @@ Handler = Callable[[Any, "ExtensionContext"], Any | Awaitable[Any]]
 
 H = TypeVar("H", bound=Callable[..., Any])
 
-CommandHandler = Callable[[str, "ExtensionContext"], Any | Awaitable[Any]]
+CommandHandler = Callable[[str, "ExtensionCommandContext"], Any | Awaitable[Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +151,10 @@ class ExtensionAPI:
     def get_active_tools(self) -> list[str]:
         return self._require_host("get_active_tools").get_active_tools()
 
+    def get_all_tools(self) -> list[ToolInfo]:
+        """Every tool the session has, active or not, in registration order."""
+        return self._require_host("get_all_tools").get_all_tools()
+
     def set_active_tools(self, names: Sequence[str]) -> None:
         """Change the active loadout; the prompt and declarations are patched next run or turn."""
         self._require_host("set_active_tools").set_active_tools(list(names))
@@ -162,6 +171,14 @@ class ExtensionAPI:
         """Add a ``custom`` message to the session (model-visible as user text)."""
         draft = CustomMessageDraft(custom_type, content, display, details)
         self._require_host("send_message").send_message(draft, trigger_turn=trigger_turn)
+
+    def set_session_name(self, name: str) -> None:
+        """Name the session as ``/name`` does (extensions get ``session_info_changed``)."""
+        self._require_host("set_session_name").set_session_name(name)
+
+    def get_session_name(self) -> str | None:
+        """The session's name, ``None`` when it has none."""
+        return self._require_host("get_session_name").get_session_name()
 
     def append_entry(self, custom_type: str, data: Any = None) -> None:
         """Persist extension state as a ``custom`` entry (never sent to the model)."""

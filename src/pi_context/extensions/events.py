@@ -26,7 +26,9 @@ from pi_context._records import Event
 from pi_context.compaction.events import BeforeCompact, CompactionFailed, SessionCompact
 from pi_context.events import (
     AgentEnd,
+    AgentSettled,
     AgentStart,
+    AssistantStreamEvent,
     MessageStart,
     ToolExecutionEnd,
     ToolExecutionStart,
@@ -50,6 +52,8 @@ __all__ = [
     "AgentBeforeSettleEvent",
     "BeforeAgentStartEvent",
     "BeforeAgentStartResult",
+    "BeforeProviderHeadersEvent",
+    "BeforeProviderRequestEvent",
     "BoundaryResult",
     "BranchSummaryDraft",
     "CompactionDraft",
@@ -62,6 +66,7 @@ __all__ = [
     "InputResult",
     "MessageEndEvent",
     "MessageEndResult",
+    "MessageUpdateEvent",
     "ModelSelectEvent",
     "ResourcesDiscoverEvent",
     "ResourcesDiscoverResult",
@@ -72,6 +77,7 @@ __all__ = [
     "SessionBeforeSwitchResult",
     "SessionBeforeTreeEvent",
     "SessionBeforeTreeResult",
+    "SessionInfoChangedEvent",
     "SessionReason",
     "SessionShutdownEvent",
     "SessionStartEvent",
@@ -204,6 +210,29 @@ class ContextWithSystemEvent(Event):
 
 
 @dataclass(slots=True)
+class BeforeProviderHeadersEvent(Event):
+    """Before each request goes out, once its HTTP headers are assembled: handlers change
+    ``headers`` in place (a string adds or replaces a header, ``None`` removes it); return
+    values are ignored. Only the Anthropic Messages and OpenAI Chat Completions adapters
+    assemble their headers where this can see them; requests of the others skip it."""
+
+    type: ClassVar[str] = "before_provider_headers"
+    headers: dict[str, str | None]
+
+
+@dataclass(slots=True)
+class BeforeProviderRequestEvent(Event):
+    """Before each request goes out: ``payload`` is the JSON body the provider adapter built
+    (for the Gemini API, the SDK call's ``model``, ``contents`` and ``config``). A handler that
+    returns a value other than ``None`` replaces the payload for later handlers and for the
+    request actually sent. Requests to the embedded local model have no such body and skip
+    this hook."""
+
+    type: ClassVar[str] = "before_provider_request"
+    payload: dict[str, Any]
+
+
+@dataclass(slots=True)
 class ContextResult:
     messages: list[AgentMessage] | None = None
 
@@ -294,6 +323,19 @@ class BoundaryResult:
 
 
 # --- messages, tools, input ------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class MessageUpdateEvent(Event):
+    """One streaming step of an assistant answer: ``assistant_message_event`` (text, thinking
+    or tool-call ``*_start`` / ``*_delta`` / ``*_end``) and ``message``, the answer received so
+    far (stop reason ``pending``; a copy, so changing it changes nothing). ``usage`` is the
+    usage known so far. A notification: return values are ignored."""
+
+    type: ClassVar[str] = "message_update"
+    message: AssistantMessage
+    assistant_message_event: AssistantStreamEvent
+    usage: Usage | None = None
 
 
 @dataclass(slots=True)
@@ -401,6 +443,15 @@ class SessionShutdownEvent(Event):
 
 
 @dataclass(slots=True)
+class SessionInfoChangedEvent(Event):
+    """The session was named (``/name``, RPC ``set_session_name``,
+    ``AgentSession.set_session_name``): ``name`` as stored, ``None`` when cleared."""
+
+    type: ClassVar[str] = "session_info_changed"
+    name: str | None = None
+
+
+@dataclass(slots=True)
 class ModelSelectEvent(Event):
     """The model changed: ``set`` (``/model``, RPC ``set_model``, extensions), ``cycle``
     (Ctrl+P, RPC ``cycle_model``) or ``restore`` (a resumed or forked session's model)."""
@@ -459,13 +510,17 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     AgentStart,
     TurnStart,
     AgentEnd,
+    AgentSettled,
     MessageStart,
+    MessageUpdateEvent,
     ToolExecutionStart,
     ToolExecutionUpdate,
     ToolExecutionEnd,
     BeforeAgentStartEvent,
     ContextEvent,
     ContextWithSystemEvent,
+    BeforeProviderHeadersEvent,
+    BeforeProviderRequestEvent,
     BeforeCompact,
     SessionCompact,
     CompactionFailed,
@@ -480,11 +535,16 @@ EVENT_CLASSES: tuple[type[Event], ...] = (
     ResourcesDiscoverEvent,
     SessionStartEvent,
     SessionShutdownEvent,
+    SessionInfoChangedEvent,
     ModelSelectEvent,
     ThinkingLevelSelectEvent,
     SessionBeforeSwitchEvent,
     SessionBeforeForkEvent,
 )
+"""The events with their payload classes here or in the agent's modules; ``ui_prompt_start``
+and ``ui_prompt_end`` (:mod:`pi_context.extensions.ui_prompts`) complete :data:`EVENT_TYPES`."""
 
-EVENT_TYPES: frozenset[str] = frozenset(cls.type for cls in EVENT_CLASSES)
+EVENT_TYPES: frozenset[str] = frozenset(
+    {*(cls.type for cls in EVENT_CLASSES), "ui_prompt_start", "ui_prompt_end"}
+)
 """Every event name ``pi.on`` accepts."""

@@ -28,6 +28,7 @@ from pi_context.compaction.events import BeforeCompact, CompactionFailed, Sessio
 from pi_context.errors import ExtensionError
 from pi_context.events import (
     AgentEnd,
+    AgentSettled,
     AgentStart,
     MessageStart,
     ToolExecutionEnd,
@@ -41,6 +42,8 @@ from pi_context.extensions.events import (
     AgentBeforeSettleEvent,
     BeforeAgentStartEvent,
     BeforeAgentStartResult,
+    BeforeProviderHeadersEvent,
+    BeforeProviderRequestEvent,
     BoundaryResult,
     ContextEvent,
     ContextResult,
@@ -49,6 +52,7 @@ from pi_context.extensions.events import (
     InputResult,
     MessageEndEvent,
     MessageEndResult,
+    MessageUpdateEvent,
     ModelSelectEvent,
     ResourcesDiscoverEvent,
     ResourcesDiscoverResult,
@@ -59,6 +63,7 @@ from pi_context.extensions.events import (
     SessionBeforeSwitchResult,
     SessionBeforeTreeEvent,
     SessionBeforeTreeResult,
+    SessionInfoChangedEvent,
     SessionShutdownEvent,
     SessionStartEvent,
     SessionTreeEvent,
@@ -69,6 +74,7 @@ from pi_context.extensions.events import (
     ToolResultResult,
     TurnEndEvent,
 )
+from pi_context.extensions.ui_prompts import UIPromptEndEvent, UIPromptStartEvent
 
 __all__ = ["ExtensionHooks", "hook_handlers"]
 
@@ -93,6 +99,9 @@ class ExtensionHooks:
     async def on_message_start(self, event: MessageStart, ctx: ExtensionContext) -> None:
         return None
 
+    async def on_message_update(self, event: MessageUpdateEvent, ctx: ExtensionContext) -> None:
+        return None
+
     async def on_tool_execution_start(
         self, event: ToolExecutionStart, ctx: ExtensionContext
     ) -> None:
@@ -109,6 +118,9 @@ class ExtensionHooks:
     async def on_agent_end(self, event: AgentEnd, ctx: ExtensionContext) -> None:
         return None
 
+    async def on_agent_settled(self, event: AgentSettled, ctx: ExtensionContext) -> None:
+        return None
+
     async def on_session_compact(self, event: SessionCompact, ctx: ExtensionContext) -> None:
         return None
 
@@ -120,7 +132,18 @@ class ExtensionHooks:
     async def on_session_tree(self, event: SessionTreeEvent, ctx: ExtensionContext) -> None:
         return None
 
+    async def on_session_info_changed(
+        self, event: SessionInfoChangedEvent, ctx: ExtensionContext
+    ) -> None:
+        return None
+
     async def on_model_select(self, event: ModelSelectEvent, ctx: ExtensionContext) -> None:
+        return None
+
+    async def on_ui_prompt_start(self, event: UIPromptStartEvent, ctx: ExtensionContext) -> None:
+        return None
+
+    async def on_ui_prompt_end(self, event: UIPromptEndEvent, ctx: ExtensionContext) -> None:
         return None
 
     async def on_thinking_level_select(
@@ -144,6 +167,16 @@ class ExtensionHooks:
     async def on_context_with_system(
         self, event: ContextWithSystemEvent, ctx: ExtensionContext
     ) -> ContextResult | None:
+        return None
+
+    async def on_before_provider_headers(
+        self, event: BeforeProviderHeadersEvent, ctx: ExtensionContext
+    ) -> None:
+        return None
+
+    async def on_before_provider_request(
+        self, event: BeforeProviderRequestEvent, ctx: ExtensionContext
+    ) -> dict[str, Any] | None:
         return None
 
     async def on_message_end(

@@ -154,12 +154,18 @@ def load_extensions(
     entry_points: bool = True,
     include_discovered: bool = True,
     registrations: Iterable[tuple[str, Callable[[ExtensionAPI], Any]]] = (),
+    settings_paths: Sequence[Path | str] = (),
+    settings_problems: Sequence[str] = (),
 ) -> ExtensionRunner:
     """Load every extension and return a runner over them.
 
     ``trusted`` is the project's trust decision; ``.pi/extensions`` is skipped without it.
     ``include_discovered=False`` (``-ne``) skips directories and entry points but still loads
     explicit ``paths``. ``registrations`` adds in-process extensions as ``(name, register)``.
+    ``settings_paths`` are the ones the settings' ``extensions`` lists name
+    (:func:`~pi_context.extensions.discovery.settings_extension_paths`), loaded after the
+    extension folders, as discovered ones (not under ``-ne``); ``settings_problems`` are
+    reported with the load errors.
     Failures are collected in ``runner.load_errors``; nothing here raises for a bad extension.
     """
     runner = ExtensionRunner(cwd=cwd)
@@ -171,6 +177,9 @@ def load_extensions(
         if trusted:
             for path in discover_extension_paths(Path(cwd) / ".pi" / "extensions"):
                 loader.load_path(path, "project")
+        for listed in settings_paths:
+            loader.load_path(Path(listed), "settings")
+        loader.errors.extend(ExtensionError(problem) for problem in settings_problems)
         if entry_points:
             import importlib.metadata  # costly to import (benchmarks/README.md); only discovery needs it
 

@@ -11,6 +11,8 @@ goes on. Per event family:
   ``system_prompt`` forces the run's prompt and is visible to later handlers;
 * ``context`` then ``context_with_system``: see :meth:`ExtensionRunner.emit_context`;
 * ``turn_end`` / ``agent_before_settle``: each returned field replaces the proposal;
+* ``before_provider_headers``: handlers change the headers in place;
+* ``before_provider_request``: a returned value replaces the payload (chained);
 * ``message_end``: a returned message of the same role replaces the message;
 * ``tool_call``: the first block wins; ``tool_result``: each returned field replaces;
 * ``input``: text transforms chain, ``handled`` stops; ``resources_discover``: paths add up.
@@ -30,11 +32,17 @@ from typing import Any, TypeVar, cast
 from pi_context.compaction.events import BeforeCompact
 from pi_context.events import ExtensionFailure
 from pi_context.extensions.api import Extension, Handler, RegisteredCommand
-from pi_context.extensions.context import ExtensionActions, ExtensionContext
+from pi_context.extensions.context import (
+    ExtensionActions,
+    ExtensionCommandContext,
+    ExtensionContext,
+)
 from pi_context.extensions.events import (
     AgentBeforeSettleEvent,
     BeforeAgentStartEvent,
     BeforeAgentStartResult,
+    BeforeProviderHeadersEvent,
+    BeforeProviderRequestEvent,
     BoundaryResult,
     BranchSummaryDraft,
     CompactionDraft,
@@ -206,7 +214,7 @@ class ExtensionRunner:
             return False
         ext = next(e for e in self.extensions if e.name == command.extension)
         try:
-            result = command.handler(args, self._context_factory())
+            result = command.handler(args, ExtensionCommandContext.of(self._context_factory()))
             if inspect.isawaitable(result):
                 await result
         except Exception as exc:  # noqa: BLE001 - extension code must not break the session
@@ -333,6 +341,30 @@ class ExtensionRunner:
                 self._report(
                     ext, event2.type, "the transcript no longer starts with its system message"
                 )
+        return current
+
+    async def emit_before_provider_headers(self, headers: dict[str, str | None]) -> None:
+        """Every handler changes ``headers`` in place, in order (later ones see the changes)."""
+        await self.emit(BeforeProviderHeadersEvent(headers))
+
+    async def emit_before_provider_request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The payload to send: each handler sees the one before it returned (``None`` keeps
+        it). A value that is not an object is reported and the payload stays as it was."""
+        current = payload
+        for ext, handler in self._handlers(BeforeProviderRequestEvent.type):
+            event = BeforeProviderRequestEvent(current)
+            result = await self._call(ext, handler, event)
+            if result is _FAILED or result is None:
+                current = event.payload
+                continue
+            if not isinstance(result, dict):
+                self._report(
+                    ext,
+                    event.type,
+                    f"bad result type {type(result).__name__}, expected the payload object",
+                )
+                continue
+            current = result
         return current
 
     # --- session_before_* -----------------------------------------------------------------

@@ -11,7 +11,7 @@ Compaction, branch summaries and the agent loop all talk to models only through 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, cast, runtime_checkable
 
@@ -22,10 +22,12 @@ from pi_context.messages import AssistantMessage, Message, ThinkingLevel, ToolDe
 
 __all__ = [
     "CacheMode",
+    "HeadersHook",
     "Model",
     "ModelCost",
     "ModelInfo",
     "ModelRequest",
+    "PayloadHook",
     "RequestOptions",
     "StreamDone",
     "StreamEvent",
@@ -82,6 +84,13 @@ class ModelInfo:
     images sent to it (see :func:`pi_context.images.image_limits_from`)."""
 
 
+PayloadHook: TypeAlias = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+"""Sees the JSON body an HTTP adapter is about to send and returns the body to send."""
+
+HeadersHook: TypeAlias = Callable[[dict[str, str | None]], Awaitable[None]]
+"""Changes the HTTP headers of a request in place (a value of ``None`` removes the header)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RequestOptions:
     """Per-request knobs: output limit, temperature, thinking level, prompt-cache mode, the
@@ -97,6 +106,12 @@ class RequestOptions:
     """``auto`` (the model decides), ``none``, ``required`` (some tool), or a tool name."""
     thinking_budgets: Mapping[str, int] | None = None
     """Settings ``thinkingBudgets``: token budgets per level replacing the defaults."""
+    headers_hook: HeadersHook | None = field(default=None, compare=False)
+    """Extension ``before_provider_headers``: the adapters whose transport assembles the
+    headers themselves (Anthropic Messages, OpenAI Chat Completions) let it change them."""
+    payload_hook: PayloadHook | None = field(default=None, compare=False)
+    """Extension ``before_provider_request``: the HTTP adapters hand it the body they built
+    and send what it returns (adapters without such a body ignore it)."""
 
 
 @dataclass(frozen=True, slots=True)

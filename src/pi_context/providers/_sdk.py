@@ -136,6 +136,14 @@ class SDKModel(ABC):
             return
         try:
             params = self.build_params(request)
+            hook = request.options.payload_hook
+            if hook is not None:
+                params = self._with_body(params, await hook(self._body(params)))
+            headers_hook = request.options.headers_hook
+            outgoing = self._outgoing_headers(params) if headers_hook is not None else None
+            if headers_hook is not None and outgoing is not None:
+                await headers_hook(outgoing)
+                params = {**params, "extra_headers": outgoing}
         except ProviderError as exc:  # a request this model cannot take (e.g. a level mapping)
             yield self._failed(builder, exc)
             return
@@ -146,6 +154,44 @@ class SDKModel(ABC):
             yield self._failed(builder, exc)
         except self.sdk_errors as exc:
             yield self._failed(builder, self._provider_error(exc))
+
+    # the body as sent ---------------------------------------------------------------------
+
+    def _outgoing_headers(self, params: Mapping[str, Any]) -> dict[str, str | None] | None:
+        """The HTTP headers the request will carry, when this adapter's transport shows them
+        before sending (``None``: an SDK assembles them out of reach)."""
+        return None
+
+    takes_extra_body: ClassVar[bool] = True
+    """Whether the client merges ``extra_body`` into the JSON body it sends."""
+
+    def _body(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The JSON body ``params`` become: ``extra_body`` merged, ``extra_headers`` apart."""
+        body = {k: v for k, v in params.items() if k not in ("extra_body", "extra_headers")}
+        body.update(params.get("extra_body") or {})
+        return body
+
+    def _with_body(self, params: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
+        """The call's parameters that send ``body``: fields the call names are passed as
+        they are, any other field goes through ``extra_body``."""
+        if not isinstance(body, Mapping):
+            raise ProviderError(
+                f"before_provider_request: the payload must be an object, not {type(body).__name__}"
+            )
+        named = set(params) - {"extra_body", "extra_headers"}
+        out = {k: v for k, v in body.items() if k in named}
+        extra = {k: v for k, v in body.items() if k not in named}
+        if extra:
+            if not self.takes_extra_body:
+                fields = ", ".join(sorted(extra))
+                raise ProviderError(
+                    f"before_provider_request: {self._info.provider} requests take no "
+                    f"other fields (got {fields})"
+                )
+            out["extra_body"] = extra
+        if params.get("extra_headers"):
+            out["extra_headers"] = params["extra_headers"]
+        return out
 
     # end of stream ------------------------------------------------------------------------
 

@@ -307,6 +307,9 @@ class AnthropicModel(SDKModel):
             provider=self._info.provider,
         )
 
+    def _outgoing_headers(self, params: Mapping[str, Any]) -> dict[str, str | None] | None:
+        return self._client.headers_for(params)
+
     async def _run(
         self, params: dict[str, Any], builder: MessageBuilder
     ) -> AsyncIterator[StreamEvent]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
@@ -273,6 +273,8 @@ def split_base_url(url: str) -> tuple[str, str]:
 
 class GoogleModel(SDKModel):
     """A :class:`~pi_context.model.Model` over the Gemini API (``streamGenerateContent``)."""
+
+    takes_extra_body: ClassVar[bool] = False
 
     connection_errors = (httpx2.HTTPError, OSError)
     sdk_errors = (genai_errors.APIError, *connection_errors)

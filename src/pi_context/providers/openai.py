@@ -20,7 +20,7 @@ retry policy decides.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, cast
 
 import httpx2
@@ -249,6 +249,9 @@ class OpenAIChatModel(OpenAIClientModel[ChatCompletionsClient]):
             headers=exc.headers,
             provider=self._info.provider,
         )
+
+    def _outgoing_headers(self, params: Mapping[str, Any]) -> dict[str, str | None] | None:
+        return self._client.headers_for(params)
 
     async def _run(
         self, params: dict[str, Any], builder: MessageBuilder

@@ -112,13 +112,19 @@ class ChatCompletionsClient:
         error.body = inner
         raise error
 
+    def headers_for(self, params: Mapping[str, Any]) -> dict[str, str | None]:
+        """The headers a request with ``params`` carries (an ``extra_headers`` value of
+        ``None`` removes that header)."""
+        headers: dict[str, str | None] = {**self._headers, **(params.get("extra_headers") or {})}
+        headers["content-type"] = "application/json"
+        return headers
+
     async def stream(self, params: Mapping[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """POST ``params`` (the SDK's keyword arguments: the body, plus ``extra_body`` merged
         into it and ``extra_headers`` sent) and yield each chunk's JSON object."""
         body = {k: v for k, v in params.items() if k not in ("extra_body", "extra_headers")}
         body.update(params.get("extra_body") or {})
-        headers = {**self._headers, **(params.get("extra_headers") or {})}
-        headers["content-type"] = "application/json"
+        headers = {k: v for k, v in self.headers_for(params).items() if v is not None}
         response = await self._send(_json.dumps(body), headers)
         try:
             async for event, data in server_sent_events(response.aiter_lines()):

@@ -379,3 +379,30 @@ def test_the_input_event_transforms_or_handles_typed_text(terminal: Any, tmp_pat
     entries = term.entries()
     assert _users(entries) == ["HELLO"]  # transformed; "ping" was handled and never sent
     assert any(e.get("type") == "custom" and e["customType"] == "pinged" for e in entries)
+
+
+LEAVER = """
+def register(pi):
+    async def bye(args, ctx):
+        ctx.shutdown()
+
+    pi.register_command("bye", bye, description="leave")
+    pi.on("session_shutdown", lambda event, ctx: pi.append_entry("left", {"reason": event.reason}))
+"""
+
+
+def test_ctx_shutdown_leaves_once_the_command_is_done(terminal: Any, tmp_path: Path) -> None:
+    import pexpect
+
+    folder = tmp_path / "agent" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "leaver.py").write_text(LEAVER, encoding="utf-8")
+    term = terminal(["Hi there."])
+    term.command("hello", "Hi there.")
+    term.say("/bye")
+    term.child.expect(pexpect.EOF)  # no /quit typed: the extension ended the session
+    term.child.close()
+    term.log.close()
+    assert term.child.exitstatus == 0
+    left = [e for e in term.entries() if e.get("customType") == "left"]
+    assert [e["data"] for e in left] == [{"reason": "quit"}]

@@ -317,6 +317,18 @@ class AgentApi(Protocol):
         """Clamp and record ``level``; ``save`` also writes ``defaultThinkingLevel``."""
         ...
 
+    def set_session_name(self, name: str) -> None:
+        """Record the session's name; extensions get ``session_info_changed``."""
+        ...
+
+    def on_session_name(self, listener: Callable[[str | None], None] | None) -> None:
+        """Be told the stored name each time the session is named."""
+        ...
+
+    def on_shutdown_request(self, listener: Callable[[], None] | None) -> None:
+        """Be told when an extension calls ``ctx.shutdown()``."""
+        ...
+
     def sessions_here(self) -> list[SessionInfo]:
         """The saved sessions of this project, newest first."""
         ...

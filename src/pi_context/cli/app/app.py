@@ -698,6 +698,15 @@ class RunningAgent:
             update_global_settings(self.config.agent_dir, {"defaultThinkingLevel": level})
         return chosen
 
+    def set_session_name(self, name: str) -> None:
+        self.agent.set_session_name(name)
+
+    def on_session_name(self, listener: Callable[[str | None], None] | None) -> None:
+        self.agent.on_session_name(listener)
+
+    def on_shutdown_request(self, listener: Callable[[], None] | None) -> None:
+        self.agent.on_shutdown_request(listener)
+
     def sessions_here(self) -> list[SessionInfo]:
         directory = self.session_dir()
         return self._lister.directory(directory) if directory is not None else []
@@ -711,7 +720,7 @@ class RunningAgent:
 
     def rename_session(self, path: Path, name: str) -> None:
         if path == self.agent.session.file_path:
-            self.agent.session.append_session_info(name)
+            self.agent.set_session_name(name)
         else:
             with Session.open(path, lock_timeout=0) as other:
                 other.append_session_info(name)

@@ -594,6 +594,8 @@ class InteractiveShell:
         on_notice = getattr(self.agent, "on_notice", None)  # hosts without notices: none shown
         if on_notice is not None:
             on_notice(self._notice)
+        # an extension's ctx.shutdown(): leave once the command or run under way is done
+        self.agent.on_shutdown_request(self.request_quit)
 
     def _notice(self, message: str, kind: str) -> None:
         """A notice of the session (MCP start-up problems, ``/mcp``), above the prompt."""

@@ -588,8 +588,7 @@ class CommandHandlers:
         name = (raw or "").strip()
         if not name:
             raise RpcCommandError("Session name cannot be empty")
-        self.rt.agent.session.append_session_info(name)
-        self.rt.emit_record({"type": "session_info_changed", "name": name})
+        self.rt.agent.set_session_name(name)  # the runtime writes session_info_changed
         return NO_DATA
 
     async def cmd_get_commands(self, command: Command) -> Any:

@@ -60,6 +60,25 @@ class RpcServer:
         self.handlers = CommandHandlers(self.runtime)
         self._tasks: set[asyncio.Task[None]] = set()
         self._shutting_down = False
+        self._exit_task: asyncio.Task[None] | None = None
+        self.runtime.on_exit_request = self._exit_requested
+
+    def _exit_requested(self) -> None:
+        """``ctx.shutdown()``: end in order (exit code 0) once no command is being handled
+        (the one that asked gets its response first) and the agent is idle."""
+        if self._exit_task is None and not self._shutting_down:
+            self._exit_task = asyncio.get_running_loop().create_task(self._exit_when_idle())
+
+    async def _exit_when_idle(self) -> None:
+        while True:
+            busy = [task for task in self._tasks if not task.done()]
+            if busy:
+                await asyncio.wait(busy)
+            elif self.runtime.streaming:
+                await self.runtime.wait_idle()
+            else:
+                break
+        await self.shutdown(0)
 
     def _on_write_failure(self, _exc: OSError) -> None:
         """The client's end of stdout is gone: shut down and exit with 1, as pi does."""

@@ -43,6 +43,17 @@ class RpcRuntime:
         self._run: asyncio.Task[None] | None = None
         self._unsubscribe = agent.subscribe(self._on_event)
         agent.set_extension_ui(self.ui, "rpc")
+        self.on_exit_request: Callable[[], None] = lambda: None
+        """Called when an extension asks to end the process (``ctx.shutdown()``)."""
+        agent.on_shutdown_request(self._exit_requested)
+        agent.on_session_name(self._named)
+
+    def _named(self, name: str | None) -> None:
+        """However the session was named (RPC, an extension), the client hears of it."""
+        self.emit_record({"type": "session_info_changed", "name": name})
+
+    def _exit_requested(self) -> None:
+        self.on_exit_request()
 
     # -- events -----------------------------------------------------------------------------------
 
@@ -114,6 +125,10 @@ class RpcRuntime:
         self.agent = new
         self._unsubscribe = new.subscribe(self._on_event)
         new.set_extension_ui(self.ui, "rpc")
+        old.on_shutdown_request(None)
+        new.on_shutdown_request(self._exit_requested)
+        old.on_session_name(None)
+        new.on_session_name(self._named)
         with contextlib.suppress(Exception):
             await old.aclose()
 

@@ -227,7 +227,7 @@ async def name(shell: Shell, args: str) -> None:
     if not args:
         shell.console.print(f"Session name: {escape(session.name or '(none)')}")
         return
-    session.append_session_info(args)
+    shell.agent.set_session_name(args)
     shell.console.print(f"Session name: {escape(session.name or '')}")
 
 
