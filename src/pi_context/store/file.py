@@ -125,7 +125,9 @@ class FileStore:
             if path.read_bytes() == data:
                 return
             raise StoreError(f"session {ref} is already stored with other content")
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        # unique per write: two imports at once in one process, or a leftover of a process
+        # that died with the same pid, never share it
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
         with temporary.open("xb") as out:
             out.write(data)
             out.flush()
@@ -133,6 +135,8 @@ class FileStore:
         try:
             os.link(temporary, path)  # never replaces a file another writer created meanwhile
         except FileExistsError as exc:
+            if path.read_bytes() == data:  # another writer stored the same bytes meanwhile
+                return
             raise StoreError(f"session {ref} is already stored with other content") from exc
         finally:
             temporary.unlink()
