@@ -130,3 +130,18 @@ async def test_the_same_bytes_imported_twice_at_once_are_one_session_and_no_erro
     refs = await asyncio.gather(*(store.import_bytes(data) for _ in range(8)))
     assert {ref.id for ref in refs} == {"twice"}
     assert (tmp_path / "files" / "twice.jsonl").read_bytes() == data
+
+
+async def test_a_name_taken_by_another_tenants_folder_is_a_store_error(tmp_path: Path) -> None:
+    # the default tenant's session "s1" is the file s1.jsonl, the tenant "s1.jsonl" a folder
+    # of the same name: whichever comes second is refused with the store's typed error
+    from pi_context.errors import StoreError
+
+    first = await open_store(tmp_path / "one")
+    await first.create(cwd="/w", session_id="s1")
+    with pytest.raises(StoreError, match="cannot store its file"):
+        await first.create(tenant="s1.jsonl", cwd="/w", session_id="x")
+    second = await open_store(tmp_path / "two")
+    await second.create(tenant="s1.jsonl", cwd="/w", session_id="x")
+    with pytest.raises(StoreError, match="cannot store its file"):
+        await second.create(cwd="/w", session_id="s1")

@@ -115,7 +115,10 @@ class FileStore:
         ref = SessionRef(tenant, scan.header["id"])
         if not _FILE_ID.fullmatch(ref.id):
             raise StoreError(f"{where or ref.id}: session id {ref.id!r} cannot name a file")
-        await asyncio.to_thread(self._write_new, self._path(ref), data, ref)
+        try:
+            await asyncio.to_thread(self._write_new, self._path(ref), data, ref)
+        except OSError as exc:  # the disk, or a name taken by something else than a session
+            raise StoreError(f"session {ref}: cannot store its file: {exc.strerror}") from exc
         return ref
 
     @staticmethod
