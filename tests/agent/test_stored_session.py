@@ -311,3 +311,29 @@ async def test_agent_settled_comes_after_the_lease_is_released(dirs: tuple[Path,
     assert order == ["released", "settled"]
     await sess.run("second")
     await sess.aclose()
+
+
+async def test_a_lease_release_that_fails_after_the_run_stored_everything_does_not_fail_it(
+    dirs: tuple[Path, Path],
+) -> None:
+    # The turn's entries are durable; only the release of its lease found the store gone.
+    # Raising then would tell the caller the turn failed (a 503, a retried turn, the turn
+    # stored twice): the run returns, and the lease expires within its ttl.
+    class NoRelease(FlakyStore):
+        releases = 0
+
+        async def _release(self, lease: Any) -> None:
+            self.releases += 1
+            raise StoreUnavailableError("connection lost before the release")
+
+    store = NoRelease()
+    model = ScriptedModel([reply("one")])
+    sess = await AgentSession.create(store=store, **_options(dirs, model))
+    assert sess.ref is not None
+    await sess.run("hello")
+    assert store.releases == 1
+    stored = await store.load(sess.ref)
+    assert [e.role for e in sess.session.entries][-2:] == ["user", "assistant"]
+    assert [e["id"] for e in stored.entries] == [e.id for e in sess.session.entries]
+    assert sess._state.binding.pending == ()  # type: ignore[union-attr]
+    await sess.aclose()

@@ -11,7 +11,9 @@ serves other conversations meanwhile).
   through :meth:`~pi_context.integrations.ContextEngine.call` or a compaction, each followed
   by a commit of the session's queued entries (one ``store.append``), awaited on the
   framework's event loop; nothing blocks the loop. A failed commit raises the store's typed
-  error and keeps the entries: the next commit stores them.
+  error and keeps the entries: the next commit stores them, unless it finds that another
+  writer appended meanwhile: then the conversation is opened again as stored, and the entries
+  of the failed hook, never stored, are not in it (only the current hook's are recorded again).
 * **Never interleaved, never repeated**: a commit appends only while the stored session ends
   where this process left it. When another adapter instance (another replica) appended
   meanwhile, the commit fails with :class:`~pi_context.errors.LeafMovedError`; the adapter

@@ -172,7 +172,8 @@ class StoreBinding:
         """Hold the session's lease (owner :attr:`owner`) for the block, renewed every
         ``ttl / 3`` seconds: another holder's lease is
         :class:`~pi_context.errors.SessionBusyError` at once. A block inside another of this
-        binding's blocks holds nothing more (and yields ``None``)."""
+        binding's blocks holds nothing more (and yields ``None``). A release that fails (the
+        store unreachable) is not an error of the block: the lease expires within ``ttl``."""
         if self._turns:
             self._turns += 1
             try:
@@ -180,7 +181,8 @@ class StoreBinding:
             finally:
                 self._turns -= 1
             return
-        async with self.store.lease(self.ref, owner=self.owner, ttl=ttl) as lease:
+        lease = await self.store.lease(self.ref, owner=self.owner, ttl=ttl).__aenter__()
+        try:
             self._turns = 1
             renewing = asyncio.get_running_loop().create_task(_renew(lease, ttl / 3))
             try:
@@ -190,6 +192,11 @@ class StoreBinding:
                 renewing.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await renewing
+        finally:
+            # A release the store fails (its connection lost) changes nothing of what the
+            # block did, stored or raised: the lease expires within its ttl.
+            with contextlib.suppress(StoreError):
+                await lease.__aexit__(None, None, None)
 
     def __repr__(self) -> str:
         store = type(self.store).__name__  # never the URL: it may hold a password

@@ -115,7 +115,10 @@ class FileStore:
         ref = SessionRef(tenant, scan.header["id"])
         if not _FILE_ID.fullmatch(ref.id):
             raise StoreError(f"{where or ref.id}: session id {ref.id!r} cannot name a file")
-        await asyncio.to_thread(self._write_new, self._path(ref), data, ref)
+        try:
+            await asyncio.to_thread(self._write_new, self._path(ref), data, ref)
+        except OSError as exc:  # the disk, or a name taken by something else than a session
+            raise StoreError(f"session {ref}: cannot store its file: {exc.strerror}") from exc
         return ref
 
     @staticmethod
@@ -125,7 +128,9 @@ class FileStore:
             if path.read_bytes() == data:
                 return
             raise StoreError(f"session {ref} is already stored with other content")
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        # unique per write: two imports at once in one process, or a leftover of a process
+        # that died with the same pid, never share it
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
         with temporary.open("xb") as out:
             out.write(data)
             out.flush()
@@ -133,6 +138,8 @@ class FileStore:
         try:
             os.link(temporary, path)  # never replaces a file another writer created meanwhile
         except FileExistsError as exc:
+            if path.read_bytes() == data:  # another writer stored the same bytes meanwhile
+                return
             raise StoreError(f"session {ref} is already stored with other content") from exc
         finally:
             temporary.unlink()
