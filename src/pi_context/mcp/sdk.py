@@ -50,16 +50,7 @@ def load_client_parts() -> None:
             setattr(sys.modules[parent], child, module)
 
 
-CLIENT_MODULES: Final = (
-    "mcp_types",
-    "mcp.shared.exceptions",
-    "mcp.client.session",
-    "anyio._backends._asyncio",
-)
-"""The client session's modules. anyio imports its asyncio backend when the session opens its
-first task group, which is after the server has answered: imported here, it loads while the
-server is still starting instead of delaying the handshake (some 70 ms on a loaded 2-core
-machine)."""
+CLIENT_MODULES: Final = ("mcp_types", "mcp.shared.exceptions", "mcp.client.session")
 TRANSPORT_MODULES: Final = {
     "stdio": ("mcp.shared.message",),
     "http": ("mcp.client.streamable_http", "mcp.shared._httpx_utils"),
