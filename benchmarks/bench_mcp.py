@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_mcp.py [--rounds 5] [--before OLD/src] [--pi-cache DIR]
     .venv/bin/python benchmarks/bench_mcp.py --phases   # pictx's client phases, in-process
+    .venv/bin/python benchmarks/bench_mcp.py --spawn-cpu --rounds 15 --before OLD/src
 
 Scenarios, each a fresh process on a fake model (OpenAI chat completions on 127.0.0.1):
 
@@ -391,6 +392,44 @@ def phases(world: World, src: Path, rounds: int) -> dict[str, float]:
     return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
 
 
+# -- CPU up to the spawn ---------------------------------------------------------------------------
+
+SPAWN_CPU = r"""
+import json, resource, sys, time
+started = time.process_time()
+from pi_context.mcp import early
+early.spawn_for_command_line(["-p", "hi"], sys.argv[1])
+own = time.process_time() - started
+usage = resource.getrusage(resource.RUSAGE_SELF)
+assert len(early._EARLY) == 1, early._EARLY
+early.release_unclaimed()
+print(json.dumps({"own": own, "process": usage.ru_utime + usage.ru_stime}))
+"""
+
+
+def spawn_cpu(world: World, sources: list[tuple[str, Path]], rounds: int) -> None:
+    """CPU seconds until the command line's early spawn of the one-shot server: the whole
+    process (interpreter start-up included) and pictx's own part, interleaved, medians."""
+    agent = world.one_shot()
+    runs: dict[str, list[dict[str, float]]] = {label: [] for label, _ in sources}
+    for _ in range(rounds):
+        for label, src in sources:
+            env = {**world.env(agent, src, None), "BENCH_MARKS": os.devnull}
+            done = subprocess.run(
+                [sys.executable, "-c", SPAWN_CPU, str(world.project)],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=True,
+            )
+            runs[label].append(json.loads(done.stdout))
+    for label, values in runs.items():
+        own = _median([v["own"] for v in values]) * 1000
+        process = _median([v["process"] for v in values]) * 1000
+        print(f"{label}: CPU up to the spawn {process:.1f} ms (pictx's own {own:.1f} ms)")
+
+
 # -- main -----------------------------------------------------------------------------------------
 
 
@@ -413,6 +452,15 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, float]:
         ]
         out[f"{name} spawned at"] = _median(spawned)
         out[f"{name} server imports"] = _median(ready)
+        # what the run took beyond its server's own imports, run by run: the server's start-up
+        # varies by seconds from run to run on a loaded machine, this difference far less
+        out[f"wall - {name} server imports"] = _median(
+            [
+                r["wall"] - (r["marks"][name]["imported"] - r["marks"][name]["spawned"])
+                for r in runs
+                if "imported" in r["marks"].get(name, {})
+            ]
+        )
     out["requests"] = _median([len(r["requests"]) for r in runs])
     return out
 
@@ -425,6 +473,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-pi", action="store_true")
     parser.add_argument("--phases", action="store_true", help="only pictx's in-process phases")
     parser.add_argument("--only", choices=["mixed", "one-shot"])
+    parser.add_argument(
+        "--spawn-cpu", action="store_true", help="only the CPU up to the early spawn"
+    )
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -436,6 +487,12 @@ def main(argv: list[str] | None = None) -> int:
                 for label, src in [("after", PICTX_SRC), ("before", args.before)]:
                     if src is not None:
                         print(label, json.dumps(phases(world, src, args.rounds), indent=1))
+                return 0
+            if args.spawn_cpu:
+                sources = [("after", PICTX_SRC)]
+                if args.before is not None:
+                    sources.append(("before", args.before))
+                spawn_cpu(world, sources, args.rounds)
                 return 0
             contenders = [
                 Contender("pictx", [sys.executable, "-m", "pi_context.cli.main"], PICTX_SRC, None)

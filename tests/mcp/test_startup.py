@@ -141,3 +141,94 @@ async def test_a_server_started_for_another_configuration_is_stopped(
         assert manager.connections["solo"].state == "connected"
     finally:
         await manager.aclose()
+
+
+def test_the_command_line_spawns_what_the_configuration_accepts_of_the_global_file(
+    agent_dir: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pi_context.mcp import stdio
+    from pi_context.mcp.config import load_mcp_config
+
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
+    monkeypatch.setenv("TOKEN_FOR_TEST", "t0k")
+    servers = {
+        "plain": {"command": "srv", "args": ["a", "~/b"], "cwd": "sub/."},
+        "with-env": {"command": "~/bin/srv", "env": {"K": "v", "T": "${TOKEN_FOR_TEST}"}},
+        "with_env": {"command": "clash"},  # the same name once "-" is "_": rejected
+        "bad-exposure": {"command": "srv", "exposure": "sometimes"},
+        "bad-args": {"command": "srv", "args": "a b"},
+        "off": {"command": "srv", "enabled": False},
+        "shell-secret": {"command": "srv", "env": {"K": "!echo secret"}},
+        "web": {"url": "http://127.0.0.1:1/mcp"},
+        "bad name": {"command": "srv"},
+        "typed": {"type": "stdio", "command": "srv2", "exposure": "codemode-deferred"},
+    }
+    (agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    spawned: list[tuple[str, tuple[str, ...], str, dict[str, str]]] = []
+
+    def record(
+        command: str, args: list[str], *, env: dict[str, str], cwd: str, stderr: object
+    ) -> subprocess.Popen[bytes]:
+        extra = {k: v for k, v in env.items() if os.environ.get(k) != v}
+        spawned.append((command, tuple(args), cwd, extra))
+        raise OSError("not started in this test")
+
+    monkeypatch.setattr(stdio, "spawn", record)
+    early.spawn_for_command_line(["-p", "hi"], str(project_dir))
+    assert early._EARLY == {}  # nothing started: every spawn failed
+    config = load_mcp_config(agent_dir, project_dir, trusted=False)
+    home = str(Path.home())
+    expected = [
+        (
+            str(s.raw["command"]),
+            tuple(s.raw.get("args") or ()),
+            str(project_dir / str(s.raw.get("cwd") or ".")),
+        )
+        for s in config.servers
+        if s.enabled and s.transport == "stdio" and s.name != "shell-secret"
+    ]
+    assert [s[:3] for s in spawned] == expected
+    assert spawned == [
+        ("srv", ("a", f"{home}/b"), str(project_dir / "sub"), {}),
+        (f"{home}/bin/srv", (), str(project_dir), {"K": "v", "T": "t0k"}),
+        ("srv2", (), str(project_dir), {}),
+    ]
+
+
+def test_a_global_file_the_configuration_would_not_read_starts_nothing_early(
+    agent_dir: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
+    for text in (
+        '{"mcpServers": {"a": {"command": "srv", "timeout": NaN}}}',
+        '{"mcpServers": [{"command": "srv"}]}',
+        '{"mcpServers": {"a": {"command": "srv"}',
+    ):
+        (agent_dir / "mcp.json").write_text(text)
+        early.spawn_for_command_line(["-p", "hi"], str(project_dir))
+        assert early._EARLY == {}, text
+
+
+EARLY_IMPORTS = """
+import json, sys
+from pi_context.mcp import early
+early.spawn_for_command_line(["-p", "hi"], sys.argv[1])
+heavy = ("orjson", "msgspec", "tempfile", "typing", "pi_context.mcp.config", "mcp_types")
+print(json.dumps({"started": len(early._EARLY), "heavy": [m for m in heavy if m in sys.modules]}))
+"""
+
+
+def test_the_early_spawn_imports_nothing_heavy_before_the_server_starts(
+    agent_dir: Path, project_dir: Path
+) -> None:
+    entry = {"command": "sleep", "args": ["30"], "env": {"A": "b"}}
+    (agent_dir / "mcp.json").write_text(json.dumps({"mcpServers": {"s": entry}}))
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir)}
+    done = subprocess.run(
+        [sys.executable, "-c", EARLY_IMPORTS, str(project_dir)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout) == {"started": 1, "heavy": []}

@@ -78,3 +78,45 @@ def test_declaration_is_our_own_and_strict(session: Session) -> None:
     assert declaration["name"] == "recall"
     assert declaration["parameters"]["required"] == ["query"]
     assert "constrainedSampling" in declaration
+
+
+def _long_session(tmp_path: Path, text: str) -> Session:
+    tmp_path.mkdir(exist_ok=True)
+    s = Session.create(tmp_path / "l.jsonl", cwd="/w", ids=SequentialIds(), clock=FixedClock())
+    s.append_message(tool_result_message("c", "bash", [text_block(text)]))
+    kept = s.append_message(user_message("later")).id
+    s.append_compaction("Tests ran.", kept, 100)
+    return s
+
+
+def test_a_long_entry_comes_back_as_its_matching_lines_with_their_neighbours(
+    tmp_path: Path,
+) -> None:
+    lines = [f"test_{i} passed" for i in range(200)]
+    lines[120] = "E   AssertionError: quota exceeded for tenant OTTER-5521"
+    session = _long_session(tmp_path, "\n".join(lines))
+    tool = RecallTool(lambda: session, cache_dir=str(tmp_path / "c"))
+    outcome = _run(tool, {"query": "quota exceeded"}, tmp_path)
+    assert "E   AssertionError: quota exceeded for tenant OTTER-5521" in outcome.text
+    # two lines either side, word for word; the rest (with the tool's name line) left out,
+    # a note per gap
+    assert "test_118 passed\ntest_119 passed\nE   Assert" in outcome.text
+    assert "OTTER-5521\ntest_121 passed\ntest_122 passed\n" in outcome.text
+    assert "test_117 passed" not in outcome.text
+    assert "test_123 passed" not in outcome.text
+    assert "[… 119 lines without the query's words not shown]" in outcome.text
+    assert "[… 77 lines without the query's words not shown]" in outcome.text
+
+
+def test_a_short_entry_or_one_without_a_matching_line_comes_back_whole(tmp_path: Path) -> None:
+    short = "\n".join(f"row {i}: ok" for i in range(10)) + "\nquota exceeded"
+    session = _long_session(tmp_path, short)
+    tool = RecallTool(lambda: session, cache_dir=str(tmp_path / "c"))
+    assert short in _run(tool, {"query": "quota"}, tmp_path).text
+    # the stemmer matched another form: the stem places the lines
+    stemmed = "\n".join(f"row {i}: ok" for i in range(100)) + "\nthe quotas were exceeded"
+    session = _long_session(tmp_path / "2", stemmed)
+    tool = RecallTool(lambda: session, cache_dir=str(tmp_path / "c2"))
+    text = _run(tool, {"query": "exceeding"}, tmp_path).text
+    assert "row 98: ok\nrow 99: ok\nthe quotas were exceeded" in text
+    assert "row 97: ok" not in text

@@ -20,10 +20,18 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
-from urllib.parse import urlparse
 
 import orjson
 from msgspec import Struct, field
+
+from .entries import (
+    EXPOSURE_ALIASES,
+    EXPOSURES,
+    NAME,
+    normalized,
+    positive_number,
+    validate_entry,
+)
 
 __all__ = [
     "EXPOSURES",
@@ -32,15 +40,11 @@ __all__ = [
     "global_config_path",
     "load_mcp_config",
     "project_config_path",
+    "validate_entry",
 ]
 
 Exposure = Literal["codemode", "deferred", "direct", "hidden"]
-EXPOSURES: Final[tuple[str, ...]] = ("codemode", "deferred", "direct", "hidden")
-_EXPOSURE_ALIASES: Final = {"codemode-deferred": "codemode"}
-_NAME: Final = re.compile(r"^[A-Za-z0-9_-]+$")
 _OVERRIDE_KEYS: Final = frozenset(("enabled", "exposure", "toolExposure"))
-_LOOPBACK_HOSTS: Final = frozenset(("localhost", "127.0.0.1", "[::1]", "::1"))
-_EXPOSURE_LIST: Final = '"codemode", "deferred", "direct", "hidden"'
 DEFAULT_TIMEOUT_SECONDS: Final = 60.0
 
 
@@ -84,7 +88,7 @@ class ServerConfig(Struct, frozen=True):
     @property
     def timeout(self) -> float:
         value: Any = self.raw.get("timeout")
-        return float(value) if _positive_number(value) else DEFAULT_TIMEOUT_SECONDS
+        return float(value) if positive_number(value) else DEFAULT_TIMEOUT_SECONDS
 
     @property
     def description(self) -> str | None:
@@ -97,14 +101,14 @@ class ServerConfig(Struct, frozen=True):
         value = self.raw.get("exposure")
         if not isinstance(value, str):
             return "codemode"
-        return _EXPOSURE_ALIASES.get(value, value)
+        return EXPOSURE_ALIASES.get(value, value)
 
     @property
     def tool_exposure(self) -> dict[str, str]:
         value = self.raw.get("toolExposure")
         if not isinstance(value, Mapping):
             return {}
-        return {str(k): _EXPOSURE_ALIASES.get(str(v), str(v)) for k, v in value.items()}
+        return {str(k): EXPOSURE_ALIASES.get(str(v), str(v)) for k, v in value.items()}
 
     def exposure_for(self, tool: str) -> str:
         """A tool's exposure: its exact ``toolExposure`` key, else the first ``*`` pattern
@@ -139,150 +143,6 @@ class McpConfig(Struct):
 
 def _glob(pattern: str) -> re.Pattern[str]:
     return re.compile(".*".join(re.escape(part) for part in pattern.split("*")), re.DOTALL)
-
-
-def _positive_number(value: Any) -> bool:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and value > 0
-        and value != float("inf")
-    )
-
-
-def _string_map(value: Any) -> bool:
-    return isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values())
-
-
-def _expand_home(value: Any) -> Any:
-    if isinstance(value, str) and (value == "~" or value.startswith("~/")):
-        return str(Path.home()) + value[1:]
-    return value
-
-
-def _is_http_url(value: Any) -> bool:
-    if not isinstance(value, str):
-        return False
-    try:
-        parsed = urlparse(value)
-    except ValueError:
-        return False
-    return parsed.scheme in ("http", "https") and bool(parsed.netloc)
-
-
-def _secure_or_loopback(url: str) -> bool:
-    parsed = urlparse(url)
-    if parsed.scheme == "https":
-        return True
-    host = (parsed.hostname or "").lower()
-    return parsed.scheme == "http" and (host in _LOOPBACK_HOSTS or f"[{host}]" in _LOOPBACK_HOSTS)
-
-
-def _oauth_problem(oauth: Any) -> str | None:
-    """The first problem of an ``oauth`` object (pi checks these before connecting)."""
-    if not isinstance(oauth, Mapping):
-        return "oauth must be an object"
-    for key in ("clientId", "clientSecret", "scope"):
-        if key in oauth and not isinstance(oauth[key], str):
-            return f"oauth.{key} must be a string"
-    port = oauth.get("callbackPort")
-    if port is not None and not (
-        isinstance(port, int) and not isinstance(port, bool) and 1 <= port <= 65535
-    ):
-        return "oauth.callbackPort must be a port number"
-    callback = oauth.get("callbackUrl")
-    if callback is not None:
-        parsed = urlparse(callback) if isinstance(callback, str) else None
-        if (
-            parsed is None
-            or parsed.scheme != "http"
-            or (parsed.hostname or "") not in ("localhost", "127.0.0.1", "::1")
-            or parsed.query
-            or parsed.fragment
-        ):
-            return "oauth.callbackUrl must be an http loopback URL without query or fragment"
-    name = oauth.get("clientName")
-    if name is not None and not (isinstance(name, str) and name.strip()):
-        return "oauth.clientName must be a non-empty string"
-    registration = oauth.get("clientRegistration")
-    if registration is not None and registration not in ("auto", "dcr", "cimd"):
-        return 'oauth.clientRegistration must be one of "auto", "dcr", "cimd"'
-    metadata = oauth.get("authServerMetadataUrl")
-    if metadata is not None and not (_is_http_url(metadata) and _secure_or_loopback(str(metadata))):
-        return "oauth.authServerMetadataUrl must be an https URL, or http on a loopback host"
-    return None
-
-
-def validate_entry(name: str, entry: Any, *, project: bool) -> str | None:
-    """The first problem of one server entry (pi's order of checks), or ``None``."""
-    if not _NAME.match(name):
-        return f'invalid server name "{name}" (use letters, digits, "_" and "-")'
-    if not isinstance(entry, Mapping):
-        return f'server "{name}" must be an object'
-    where = f'server "{name}"'
-    if "enabled" in entry and not isinstance(entry["enabled"], bool):
-        return f"{where}: enabled must be a boolean"
-    if "description" in entry and not isinstance(entry["description"], str):
-        return f"{where}: description must be a string"
-    if "timeout" in entry and not _positive_number(entry["timeout"]):
-        return f"{where}: timeout must be a positive number of seconds"
-    kind = entry.get("type")
-    if kind == "sse":
-        return f"{where}: legacy SSE transport is not supported; use the streamable HTTP URL"
-    url, command = entry.get("url"), entry.get("command")
-    if isinstance(url, str) and kind in (None, "http", "streamable-http"):
-        if not _is_http_url(url):
-            return f"{where}: url must be an http or https URL"
-        if "headers" in entry and not _string_map(entry["headers"]):
-            return f"{where}: headers must map names to strings"
-        if "oauth" in entry:
-            problem = _oauth_problem(entry["oauth"])
-            if problem is not None:
-                return f"{where}: {problem}"
-    elif isinstance(command, str) and kind in (None, "stdio"):
-        args = entry.get("args")
-        if args is not None and not (
-            isinstance(args, list) and all(isinstance(a, str) for a in args)
-        ):
-            return f"{where}: args must be an array of strings"
-        if "env" in entry and not _string_map(entry["env"]):
-            return f"{where}: env must map names to strings"
-        if "cwd" in entry and not isinstance(entry["cwd"], str):
-            return f"{where}: cwd must be a string"
-    else:
-        return f'{where} needs either "command" (stdio) or "url" (streamable HTTP)'
-    exposure = entry.get("exposure")
-    if exposure is not None and _EXPOSURE_ALIASES.get(exposure, exposure) not in EXPOSURES:
-        return f"{where}: exposure must be one of {_EXPOSURE_LIST}"
-    if "toolExposure" in entry:
-        table = entry["toolExposure"]
-        if not _string_map(table):
-            return f"{where}: toolExposure must map tool names to exposures"
-        for key, value in table.items():
-            if _EXPOSURE_ALIASES.get(value, value) not in EXPOSURES:
-                return f'{where}: toolExposure "{key}" must be one of {_EXPOSURE_LIST}'
-    if "auth" in entry:
-        if project:
-            return f"{where}: auth is only allowed in the global mcp.json"
-        auth = entry["auth"]
-        provider = auth.get("provider") if isinstance(auth, Mapping) else None
-        if not (isinstance(provider, str) and provider.strip()):
-            return f"{where}: auth.provider must be a provider name"
-        if not (isinstance(url, str) and _secure_or_loopback(url)):
-            return f"{where}: auth requires an https URL, or http on localhost, 127.0.0.1, or [::1]"
-    return None
-
-
-def _normalized(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """``~`` expanded in ``command``, each ``args`` item and ``cwd``."""
-    out = dict(entry)
-    if "command" in out:
-        out["command"] = _expand_home(out["command"])
-    if isinstance(out.get("args"), list):
-        out["args"] = [_expand_home(a) for a in out["args"]]
-    if "cwd" in out:
-        out["cwd"] = _expand_home(out["cwd"])
-    return out
 
 
 def read_config_file(path: Path) -> tuple[dict[str, Any] | None, str | None]:
@@ -322,7 +182,7 @@ def _merge_file(
         is_override = (
             project
             and isinstance(entry, Mapping)
-            and _NAME.match(name) is not None
+            and NAME.match(name) is not None
             and not any(k in entry for k in ("command", "url", "type"))
         )
         if is_override:
@@ -347,7 +207,7 @@ def _merge_file(
         if problem is not None:
             config.errors.append(f"{file}: {problem}")
             continue
-        server = ServerConfig(name, _normalized(entry), "project" if project else "global", file)
+        server = ServerConfig(name, normalized(entry), "project" if project else "global", file)
         index = next((i for i, s in enumerate(config.servers) if s.name == name), None)
         if index is None:
             config.servers.append(server)

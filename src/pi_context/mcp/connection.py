@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
@@ -158,7 +157,7 @@ class McpConnection:
         """The server process (or why it could not start); raises when a value of ``env``
         cannot be resolved."""
         from . import early
-        from .stdio import spawn
+        from .stdio import anonymous_file, spawn
 
         raw = self.config.raw
         resolved = resolve_values(env, f'MCP server "{self.config.name}" env')
@@ -169,7 +168,7 @@ class McpConnection:
         if started is not None:  # the command line started it before pictx loaded
             process, self._stderr = started
             return process
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in _with_stderr/close
+        self._stderr = anonymous_file()  # closed in _with_stderr/close
         try:
             return spawn(
                 command, args, env={**os.environ, **resolved}, cwd=cwd, stderr=self._stderr

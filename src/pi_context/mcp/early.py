@@ -53,38 +53,75 @@ def spawn_for_command_line(argv: Sequence[str], cwd: str | None = None) -> None:
 
 
 def _spawn_global_servers(cwd: str) -> None:
-    import tempfile
+    """Read the global file with the standard library alone and spawn its stdio servers: what
+    :func:`~pi_context.mcp.config.load_mcp_config` would accept of it (the same checks, the
+    same ``~`` expansion), without importing ``orjson``, ``msgspec`` or ``tempfile``, which
+    the rest of ``pictx`` loads afterwards, while the servers start."""
     from pathlib import Path
 
     from pi_context.resources.paths import agent_dir
 
-    from .config import global_config_path, load_mcp_config, project_config_path
-
-    agent = agent_dir()
-    if not global_config_path(agent).is_file() or project_config_path(cwd).exists():
+    if os.path.exists(os.path.join(cwd, ".pi", "mcp.json")):
+        return  # the project's file may replace or override the global entries
+    servers = _global_servers(os.path.join(agent_dir(), "mcp.json"))
+    if not servers:
         return
-    from .stdio import spawn
-    from .values import resolve_values
+    from .entries import NAME, normalized, validate_entry
+    from .stdio import anonymous_file, spawn
 
-    config = load_mcp_config(agent, cwd, trusted=False)
-    for server in config.servers:
-        raw = server.raw
-        env: Mapping[str, Any] = raw.get("env") or {}
-        if not server.enabled or server.transport != "stdio":
+    accepted: set[str] = set()
+    for name, entry in servers.items():
+        if not isinstance(name, str) or validate_entry(name, entry, project=False) is not None:
             continue
+        if name.replace("-", "_") in accepted:
+            continue  # a clash: the configuration rejects this entry
+        accepted.add(name.replace("-", "_"))
+        assert NAME.match(name) is not None
+        raw = normalized(entry)
+        env: Mapping[str, Any] = raw.get("env") or {}
+        url = raw.get("url")
+        if raw.get("enabled", True) is False or (
+            isinstance(url, str) and raw.get("type") in (None, "http", "streamable-http")
+        ):
+            continue  # disabled, or not a stdio server
         if any(str(v).startswith("!") for v in env.values()):
             continue
-        resolved = resolve_values(env, f'MCP server "{server.name}" env')
+        resolved = {str(k): str(v) for k, v in env.items()}  # a value without "$" as it is
+        if any("$" in v for v in resolved.values()):
+            from .values import resolve_values
+
+            resolved = resolve_values(env, f'MCP server "{name}" env')
         command = str(raw["command"])
         args = [str(a) for a in raw.get("args") or []]
-        where = str(Path(cwd) / str(raw.get("cwd") or "."))
-        stderr = tempfile.TemporaryFile()  # noqa: SIM115 - handed over with the process
+        where = str(Path(cwd) / str(raw.get("cwd") or "."))  # as the session joins it
+        stderr = anonymous_file()
         try:
             proc = spawn(command, args, env={**os.environ, **resolved}, cwd=where, stderr=stderr)
         except OSError:
             stderr.close()
             continue  # the session's own attempt reports it
         _EARLY[key(command, args, where, resolved)] = (proc, stderr)
+
+
+def _global_servers(path: str) -> Mapping[str, Any] | None:
+    """The ``mcpServers`` object of the global file, or ``None`` when it is missing or when
+    the configuration would not read it as it is read here (then the session starts them)."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except OSError:
+        return None
+    import json
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(name)  # NaN and Infinity: not JSON for the configuration's reader
+
+    try:
+        value = json.loads(data.removeprefix(b"\xef\xbb\xbf"), parse_constant=no_constant)
+    except ValueError:
+        return None
+    servers = value.get("mcpServers") if isinstance(value, dict) else None
+    return servers if isinstance(servers, dict) else None
 
 
 def claim(k: Key) -> tuple[subprocess.Popen[bytes], IO[bytes]] | None:

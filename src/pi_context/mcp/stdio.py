@@ -19,10 +19,20 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import IO, Any, Final
 
-__all__ = ["MAX_MESSAGE_BYTES", "leave_process", "spawn", "stdio_streams", "stop_process"]
+TYPE_CHECKING = False  # not typing's: the command line imports this before spawning servers
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+    from typing import IO, Any, Final
+
+__all__ = [
+    "MAX_MESSAGE_BYTES",
+    "anonymous_file",
+    "leave_process",
+    "spawn",
+    "stdio_streams",
+    "stop_process",
+]
 
 MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
 EXIT_GRACE_SECONDS: Final = 0.5
@@ -33,6 +43,23 @@ _POLL_SECONDS: Final = 0.01
 
 _LIVE: set[subprocess.Popen[bytes]] = set()
 """Spawned servers not stopped yet (their groups get SIGTERM at interpreter exit)."""
+
+
+def anonymous_file() -> IO[bytes]:
+    """A temporary file with no name, for a server's stderr: opened with ``O_TMPFILE`` in
+    ``$TMPDIR`` (or ``/tmp``) where the system has it, else by :func:`tempfile.TemporaryFile`
+    (whose import costs the command line's early spawn more than the file does)."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if flag:
+        try:
+            fd = os.open(os.environ.get("TMPDIR") or "/tmp", flag | os.O_RDWR, 0o600)
+        except OSError:
+            pass
+        else:
+            return open(fd, "w+b")
+    import tempfile
+
+    return tempfile.TemporaryFile()
 
 
 def spawn(
@@ -66,6 +93,7 @@ async def stdio_streams(
     process is stopped when the block ends (left to stop without us when ``leave()`` says so
     then: :func:`leave_process`)."""
     import asyncio
+    import typing
 
     import anyio
     from mcp.shared.message import SessionMessage
@@ -82,8 +110,8 @@ async def stdio_streams(
         asyncio.streams.FlowControlMixin, proc.stdin
     )
     writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
-    incoming_send, incoming = anyio.create_memory_object_stream[Any](0)
-    outgoing, outgoing_receive = anyio.create_memory_object_stream[Any](0)
+    incoming_send, incoming = anyio.create_memory_object_stream[typing.Any](0)
+    outgoing, outgoing_receive = anyio.create_memory_object_stream[typing.Any](0)
 
     async def read_lines() -> None:
         async with incoming_send:

@@ -8,8 +8,14 @@ as it was written (the user's words, the assistant's text, thinking and tool cal
 output), so a detail the summary dropped (a number, an error message, a decision) is one call
 away instead of lost or re-derived.
 
-Output is bounded like ``read``'s: each entry is cut at :data:`ENTRY_MAX_BYTES` and the whole
-result at 2000 lines / 50 KB, with a note saying what was cut.
+A short entry comes back whole. A long one (more than :data:`WHOLE_ENTRY_LINES` lines or
+:data:`WHOLE_ENTRY_BYTES` bytes: a test log, a file's content, an earlier summary) comes back as
+its lines that hold a word of the query, each with :data:`EXCERPT_CONTEXT_LINES` lines either
+side, word for word, and a note for each run of lines left out: the result stays in the context
+for every later request until the next compaction, so a recall that finds a fact in a long
+entry should not carry the whole entry along. Output is bounded like ``read``'s: each entry is
+cut at :data:`ENTRY_MAX_BYTES` and the whole result at 2000 lines / 50 KB, with a note saying
+what was cut.
 """
 
 from __future__ import annotations
@@ -37,12 +43,25 @@ from pi_context.tools.truncate import (
 if TYPE_CHECKING:
     from pi_context.session.search.query import SearchHit
 
-__all__ = ["DEFAULT_RECALL_LIMIT", "ENTRY_MAX_BYTES", "MAX_RECALL_LIMIT", "RecallTool"]
+__all__ = [
+    "DEFAULT_RECALL_LIMIT",
+    "ENTRY_MAX_BYTES",
+    "EXCERPT_CONTEXT_LINES",
+    "MAX_RECALL_LIMIT",
+    "WHOLE_ENTRY_BYTES",
+    "WHOLE_ENTRY_LINES",
+    "RecallTool",
+]
 
 DEFAULT_RECALL_LIMIT: Final = 5
 MAX_RECALL_LIMIT: Final = 20
 ENTRY_MAX_BYTES: Final = 12 * 1024
 """The most of one entry's text a result shows (a long tool output is cut to its head)."""
+WHOLE_ENTRY_LINES: Final = 24
+WHOLE_ENTRY_BYTES: Final = 2 * 1024
+"""An entry up to this many lines and bytes is shown whole; a longer one by its matching lines."""
+EXCERPT_CONTEXT_LINES: Final = 2
+"""Lines shown before and after each line of a long entry that holds a word of the query."""
 
 _REPLACER_WORDS: Final = {
     "compaction": "summarized by compaction",
@@ -106,8 +125,9 @@ class RecallTool(ContextTool):
             raise ToolError("query must name what to look for")
         limit = _limit(arguments.get("limit"))
         session = self._session()
-        from pi_context.session.search.query import (
-            entry_texts,  # the index loads with the first search
+        from pi_context.session.search.query import (  # the index loads with the first search
+            entry_texts,
+            query_terms,
         )
 
         try:
@@ -127,7 +147,7 @@ class RecallTool(ContextTool):
                 "context is not searched; try other keywords.",
                 details={"hits": []},
             )
-        return _result(query, hits, texts, session)
+        return _result(query, hits, texts, session, query_terms(query))
 
 
 def _limit(value: Any) -> int:
@@ -155,14 +175,55 @@ def _cut_entry(text: str) -> str:
     return f"{head}\n[… {format_size(rest)} more of this entry not shown]"
 
 
+def _excerpt(text: str, terms: list[str]) -> str:
+    """A long ``text`` as its lines holding a word of ``terms`` (or, if none does, a word's
+    stem), each with :data:`EXCERPT_CONTEXT_LINES` lines around it, a note for each gap; a
+    short one, or one where no line matches, as it is."""
+    lines = text.split("\n")
+    if len(lines) <= WHOLE_ENTRY_LINES and len(utf8_bytes(text)) <= WHOLE_ENTRY_BYTES:
+        return text
+    from pi_context.session.search.query import matching_lines
+
+    matching = matching_lines(lines, terms)
+    if not matching:
+        return text
+    shown = [False] * len(lines)
+    for i in matching:
+        for j in range(max(0, i - EXCERPT_CONTEXT_LINES), i + EXCERPT_CONTEXT_LINES + 1):
+            if j < len(lines):
+                shown[j] = True
+    out: list[str] = []
+    gap = 0
+    for line, keep in zip(lines, shown, strict=True):
+        if keep:
+            if gap:
+                out.append(_gap_note(gap))
+                gap = 0
+            out.append(line)
+        else:
+            gap += 1
+    if gap:
+        out.append(_gap_note(gap))
+    return "\n".join(out)
+
+
+def _gap_note(count: int) -> str:
+    return f"[… {count} line{'' if count == 1 else 's'} without the query's words not shown]"
+
+
 def _result(
-    query: str, hits: list[SearchHit], texts: dict[str, str] | Any, session: Session
+    query: str,
+    hits: list[SearchHit],
+    texts: dict[str, str] | Any,
+    session: Session,
+    terms: list[str],
 ) -> ToolOutcome:
     parts = [f"{len(hits)} earlier {'entry' if len(hits) == 1 else 'entries'} match {query!r}:"]
     for hit in hits:
         when = f", {hit.timestamp}" if hit.timestamp else ""
         heading = f"--- entry {hit.id} ({hit.role}{when}; {_replaced_words(hit, session)}) ---"
-        parts.append(f"{heading}\n{_cut_entry(texts.get(hit.id, hit.snippet))}")
+        body = _excerpt(texts.get(hit.id, hit.snippet), terms)
+        parts.append(f"{heading}\n{_cut_entry(body)}")
     text = "\n\n".join(parts)
     truncation = truncate_head(text)
     details: dict[str, Any] = {"hits": [h.to_json() for h in hits]}

@@ -8,6 +8,7 @@ from .query import SearchHit as SearchHit
 from .query import entry_texts as entry_texts
 from .query import make_snippet as make_snippet
 from .query import match_expression as match_expression
+from .query import matching_lines as matching_lines
 from .query import query_phrases as query_phrases
 from .query import query_terms as query_terms
 from .query import search as search

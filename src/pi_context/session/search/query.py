@@ -37,6 +37,7 @@ __all__ = [
     "entry_texts",
     "make_snippet",
     "match_expression",
+    "matching_lines",
     "query_phrases",
     "query_terms",
     "search",
@@ -140,6 +141,17 @@ def make_snippet(text: str, terms: Sequence[str], width: int = SNIPPET_CHARS) ->
     if cut_right:
         body = body[:width].rstrip()
     return ("…" if cut_left else "") + body + ("…" if cut_right else "")
+
+
+def matching_lines(lines: Sequence[str], terms: Sequence[str]) -> list[int]:
+    """The indexes of ``lines`` that hold one of ``terms`` (case-insensitive), or if none
+    does, one of their stems (the stemmer matched another form); ``[]`` if none holds either."""
+    for candidates in (terms, [_stem(t) for t in terms]):
+        words = [t.lower() for t in candidates if t]
+        found = [i for i, line in enumerate(lines) if any(w in line.lower() for w in words)]
+        if found:
+            return found
+    return []
 
 
 def _first_match(text: str, terms: Sequence[str]) -> int:
