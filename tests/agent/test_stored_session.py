@@ -170,6 +170,35 @@ async def test_entries_are_stored_at_the_end_of_each_turn(
     await sess.aclose()
 
 
+async def test_a_synchronous_close_refuses_to_drop_uncommitted_entries(
+    store: SessionStore, dirs: tuple[Path, Path]
+) -> None:
+    sess = await AgentSession.create(store=store, **_options(dirs, ScriptedModel([])))
+    assert sess.ref is not None
+    sess.session.append_message({"role": "user", "content": "not stored yet", "timestamp": 1})
+    with pytest.raises(StoreError, match=r"await aclose\(\)") as raised:
+        sess.close()
+    assert "1 entry" in str(raised.value)
+    assert len(sess._state.binding.pending) == 1  # type: ignore[union-attr]
+    await sess.aclose()  # still open: aclose commits, then closes
+    stored = await store.load(sess.ref)
+    assert [e["message"]["content"] for e in stored.entries] == ["not stored yet"]
+    again = await AgentSession.open(store=store, ref=sess.ref, **_options(dirs, None))
+    again.close()  # nothing uncommitted: closes
+    again.close()
+
+
+async def test_a_synchronous_close_after_a_failed_aclose_closes(dirs: tuple[Path, Path]) -> None:
+    store = FlakyStore()
+    sess = await AgentSession.create(store=store, **_options(dirs, ScriptedModel([])))
+    kept = sess.session.append_message({"role": "user", "content": "kept", "timestamp": 1})
+    store.fail = ["lose"]
+    with pytest.raises(StoreUnavailableError):
+        await sess.aclose()  # the loss is reported here, once
+    sess.close()
+    assert [e.id for e in sess._state.binding.pending] == [kept.id]  # type: ignore[union-attr]
+
+
 async def test_a_second_replica_gets_busy_at_once(
     store: SessionStore, dirs: tuple[Path, Path]
 ) -> None:

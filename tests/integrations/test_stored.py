@@ -5,19 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import pi_context.store.base as store_base
-from pi_context.errors import LeafMovedError
+from pi_context.errors import LeafMovedError, StoreUnavailableError
 from pi_context.integrations import ContextEngine, EngineOptions
 from pi_context.integrations.stored import Conversations, _last_entry_id, stored_options
 from pi_context.session import Session
 from pi_context.session._load.scan import scan_lines
 from pi_context.store import MemoryStore, SessionRef
 from pi_context.store.base import OFF_LOOP_BYTES
+from tests.store.helpers import FlakyStore
 
 OPTIONS = EngineOptions(context_window=8_000)
 
@@ -153,3 +155,39 @@ async def test_opening_a_large_conversation_lets_the_loop_run(
         ticker.cancel()
     assert waits == [True]  # one parse, off the loop
     assert other.engine.session.leaf_id == one.engine.session.leaf_id
+
+
+async def _kept_then_moved(store: FlakyStore, failure: str) -> list[str]:
+    """A hook's commit fails (``failure``) and keeps its entry; another replica appends; the
+    next hook's commit finds the stored session moved: the texts stored in the end."""
+    mine = Conversations(store, "", OPTIONS, Held)
+    theirs = Conversations(store, "", OPTIONS, Held)
+    await mine.get("c", what="id")
+    await theirs.get("c", what="id")
+
+    def say(text: str) -> Callable[[Held], Awaitable[None]]:
+        async def body(one: Held) -> None:
+            await one.engine.call(_say, one.engine, text)
+
+        return body
+
+    store.fail.append(failure)
+    with pytest.raises(StoreUnavailableError):
+        await mine.run("c", say("A"), what="id")
+    await theirs.run("c", say("B"), what="id")
+    await mine.run("c", say("C"), what="id")
+    stored = await store.load(SessionRef("", "c"))
+    parents = [e["parentId"] for e in stored.entries]
+    assert parents[1:] == [e["id"] for e in stored.entries][:-1]  # one chain
+    return [e["message"]["content"] for e in stored.entries]
+
+
+async def test_a_kept_entry_is_recorded_again_when_the_next_commit_finds_the_session_moved() -> (
+    None
+):
+    assert await _kept_then_moved(FlakyStore(), "lose") == ["B", "A", "C"]
+
+
+async def test_a_kept_entry_the_store_has_after_all_is_not_recorded_twice() -> None:
+    # the failed commit reached the store (its acknowledgement lost): A is stored once
+    assert await _kept_then_moved(FlakyStore(), "lose_ack") == ["A", "B", "C"]

@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Mappi
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 
-from pi_context.errors import PiContextError
+from pi_context.errors import PiContextError, StoreError
 from pi_context.events import AgentSettled, QueueUpdate
 from pi_context.extensions.reasons import SessionReason, ShutdownReason
 from pi_context.messages import AgentMessage, ImageContent
@@ -946,7 +946,21 @@ class AgentSession:
             self.session.close()
 
     def close(self) -> None:
-        """Close the session file (see :meth:`aclose` to also notify extensions)."""
+        """Close the session file (see :meth:`aclose` to also notify extensions).
+
+        A stored session's store is asynchronous, so this cannot commit: with entries appended
+        and not committed it raises :class:`~pi_context.errors.StoreError` and leaves the
+        session open, rather than drop them; ``await aclose()`` (or ``await commit()`` first)
+        stores them. With nothing uncommitted, or after :meth:`aclose` (which has committed
+        or raised its commit's error), it closes."""
+        binding = self._state.binding
+        if binding is not None and binding.pending and not self._closed:
+            count = len(binding.pending)
+            raise StoreError(
+                f"session {binding.ref} has {count} {'entry' if count == 1 else 'entries'} "
+                "not committed to the store; close it with await aclose(), which commits them "
+                "(close() cannot: the store is asynchronous)"
+            )
         self.session.close()
 
 

@@ -11,9 +11,12 @@ serves other conversations meanwhile).
   through :meth:`~pi_context.integrations.ContextEngine.call` or a compaction, each followed
   by a commit of the session's queued entries (one ``store.append``), awaited on the
   framework's event loop; nothing blocks the loop. A failed commit raises the store's typed
-  error and keeps the entries: the next commit stores them, unless it finds that another
-  writer appended meanwhile: then the conversation is opened again as stored, and the entries
-  of the failed hook, never stored, are not in it (only the current hook's are recorded again).
+  error and keeps the entries: the next commit stores them. When that commit finds that
+  another writer appended meanwhile, the conversation is opened again as stored and the kept
+  entries' messages are recorded again on top of it (new ids, under the stored leaf), before
+  the current hook's: none is dropped, and one the store has after all (the failed commit
+  reached it, its acknowledgement lost) is not recorded twice. Only messages are carried
+  over: a kept compaction or tree move described the stale history.
 * **Never interleaved, never repeated**: a commit appends only while the stored session ends
   where this process left it. When another adapter instance (another replica) appended
   meanwhile, the commit fails with :class:`~pi_context.errors.LeafMovedError`; the adapter
@@ -30,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Final, Generic, Protocol, TypeVar, cast
 
 from pi_context.errors import LeafMovedError, SessionNotFoundError, StoreError
@@ -38,6 +41,7 @@ from pi_context.integrations.engine import ContextEngine, EngineOptions
 from pi_context.store.base import SessionRef, check_tenant, entry_meta
 
 if TYPE_CHECKING:
+    from pi_context.session.entries import Entry
     from pi_context.store import SessionStore
 
 __all__ = ["KEPT_CONVERSATIONS", "Bound", "Conversations", "stored_options"]
@@ -85,6 +89,22 @@ def _last_entry_id(data: bytes) -> str | None:
             return meta.id
         end = start
     return None
+
+
+def _record_again(engine: ContextEngine, kept: Sequence[Entry]) -> None:
+    """Append the messages of ``kept`` (entries of a stale session its commits never stored)
+    under ``engine``'s leaf, with new ids; a kept entry whose id the stored session has (its
+    failed commit reached the store after all) is stored already and skipped. Entries of
+    other kinds (a compaction, a branch summary, a tree move) describe the stale history and
+    are not carried over: the next compaction is worked out on the history as stored."""
+    session = engine.session
+    messages = [
+        entry.message
+        for entry in kept
+        if entry.type == "message" and entry.message is not None and session.get(entry.id) is None
+    ]
+    if messages:
+        engine.locked(engine.append, messages)
 
 
 def _session_id(session_id: object, what: str) -> str:
@@ -165,14 +185,20 @@ class Conversations(Generic[_T]):
         """``body(conversation)``; when its commit finds that another writer appended to the
         stored session (:class:`~pi_context.errors.LeafMovedError`), the session is opened
         again and ``body`` runs once more on it. The entries the first attempt queued are
-        dropped: an adapter records what the framework hands it, and the second attempt records
-        it again against the history as stored."""
+        left with the stale session: an adapter records what the framework hands it, and the
+        second attempt records it again against the history as stored. The messages an
+        earlier hook queued and could not store (kept by its failed commit) are recorded again
+        first, on top of the stored history, unless the store has them already."""
         one = await self.get(session_id, what=what, fresh=fresh)
+        binding = self._open[session_id][0].binding
+        kept = list(binding.pending) if binding is not None else []
         try:
             return await body(one)
         except LeafMovedError:
             async with self._lock(session_id):
-                self._keep_open(session_id, await self._reopened(session_id, one))
+                engine, _ = held = await self._reopened(session_id, one)
+                _record_again(engine, kept)
+                self._keep_open(session_id, held)
             return await body(one)
 
     def _lock(self, session_id: str) -> asyncio.Lock:

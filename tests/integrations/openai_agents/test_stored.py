@@ -117,6 +117,49 @@ async def test_a_failed_commit_raises_and_keeps_the_entries_for_the_next_one(
     assert _texts((await store.load(SessionRef("", "conv-4"))).entries) == ["kept", "next"]
 
 
+async def _kept_then_moved(store: SessionStore, conversation: str) -> list[str]:
+    """``a``'s add_items fails before the append (its item kept), ``b`` appends, ``a``'s next
+    add_items finds the conversation moved: the texts stored in the end."""
+    a = PiSession(conversation, store=store, context_window=8_000)
+    b = PiSession(conversation, store=store, context_window=8_000)
+    await a.get_items()
+    real = store.append
+    calls = 0
+
+    async def failing_once(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise StoreUnavailableError("injected: the connection broke")
+        return await real(*args, **kwargs)
+
+    store.append = failing_once  # type: ignore[method-assign]
+    with pytest.raises(StoreUnavailableError, match="injected"):
+        await a.add_items([{"role": "user", "content": "A"}])
+    await b.add_items([{"role": "user", "content": "B"}])
+    await a.add_items([{"role": "user", "content": "C"}])  # moved: reopened, A recorded again
+    stored = (await store.load(SessionRef("", conversation))).entries
+    assert [i["content"] for i in await a.get_items()] == ["B", "A", "C"]
+    return _texts(stored)
+
+
+async def test_an_item_kept_by_a_failed_commit_survives_another_replicas_append(
+    store: SessionStore,
+) -> None:
+    assert await _kept_then_moved(store, "conv-5") == ["B", "A", "C"]
+
+
+async def test_on_postgresql_an_item_kept_by_a_failed_commit_survives_another_replicas_append(
+    pg_url: str,
+) -> None:
+    store = await open_store(pg_url)
+    try:
+        await store.migrate()
+        assert await _kept_then_moved(store, "conv-pg-kept") == ["B", "A", "C"]
+    finally:
+        await store.aclose()
+
+
 def test_mistakes_fail_at_the_call(tmp_path: Path) -> None:
     store = MemoryStore()
     with pytest.raises(ValueError, match="either store= or session_file="):
