@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
+from pi_context.cli.interactive.mode import CLEAR_TWICE_SECONDS
 from tests.cli.interactive.tmux_screen import NEEDS_TMUX, Screen, tmux_pictx
 
 pytestmark = NEEDS_TMUX
@@ -139,6 +141,7 @@ def test_editor_keys_copy_and_suspend(tmp_path: Path) -> None:
         )
         screen.wait_for(lambda s: _prompt_line(s).startswith("› keep me"), "the input kept")
         # Ctrl+Z while an answer runs suspends at once; after fg the run goes on (Esc aborts it)
+        time.sleep(CLEAR_TWICE_SECONDS + 0.1)  # a second Ctrl+C within the window would exit
         screen.keys("C-c")
         screen.type_line("slow")
         screen.wait_for(lambda s: "Waiting for the model" in s, "the run")
