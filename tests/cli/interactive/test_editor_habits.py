@@ -9,6 +9,7 @@ import asyncio
 import base64
 import io
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,24 @@ def test_an_editor_that_fails_leaves_the_input(tmp_path: Path) -> None:
         None,
         f"Failed to launch external editor: {missing}",
     )
+
+
+def test_ctrl_c_in_the_editor_reaches_the_editor_not_pictx(tmp_path: Path) -> None:
+    # Ctrl-C in a terminal editor signals the whole foreground job: pictx must not take it
+    # as its own Ctrl-C (which would clear the input the notice says is unchanged)
+    seen: list[int] = []
+    before = signal.signal(signal.SIGINT, lambda number, _frame: seen.append(number))
+    try:
+        editor = _editor(tmp_path, "kill -INT $PPID; kill -INT $$; sleep 5")
+        assert edit_externally(editor, "x", say=lambda _: None) == (
+            None,
+            "External editor exited with signal SIGINT; input unchanged",
+        )
+        assert seen == []
+        signal.raise_signal(signal.SIGINT)  # pictx's own handler is back afterwards
+        assert seen == [signal.SIGINT]
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_the_temporary_file_is_removed(tmp_path: Path) -> None:
