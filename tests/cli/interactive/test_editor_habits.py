@@ -317,3 +317,12 @@ async def test_ctrl_o_and_ctrl_t_during_a_run_apply_at_once(
     assert "HIDDEN-THOUGHT" not in shown
     settings = json.loads((tmp_path / "agent" / "settings.json").read_text(encoding="utf-8"))
     assert settings == {"hideThinkingBlock": True}
+
+
+async def test_an_unbound_ctrl_z_types_nothing(tmp_path: Path, pipe: PipeInput) -> None:
+    # as in pi, a control key bound to nothing does nothing (prompt_toolkit would insert ^Z)
+    model = ScriptedModel([_typing(pipe, "/quit\r", reply("Done."))])
+    shell, _screen = await _shell(tmp_path, pipe, model, {"app.suspend": []})
+    pipe.send_text("a\x1ab\r")
+    assert await asyncio.wait_for(shell.run(), 60) == 0
+    assert _users(shell) == ["ab"]

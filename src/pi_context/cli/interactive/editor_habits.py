@@ -271,6 +271,13 @@ def editor_habit_bindings(keymap: Keymap, actions: HabitActions) -> KeyBindings:
 
         return add
 
+    if not any(keys == ("c-z",) for bound in keymap.keys.values() for keys in bound):
+
+        @bindings.add("c-z")
+        def _unbound_ctrl_z(_event: KeyPressEvent) -> None:
+            """Bound to nothing, Ctrl+Z does nothing (as in pi), where prompt_toolkit would
+            type a raw ^Z into the input."""
+
     @on("tui.input.newLine")
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
