@@ -9,6 +9,7 @@ import asyncio
 import base64
 import io
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,24 @@ def test_an_editor_that_fails_leaves_the_input(tmp_path: Path) -> None:
         None,
         f"Failed to launch external editor: {missing}",
     )
+
+
+def test_ctrl_c_in_the_editor_reaches_the_editor_not_pictx(tmp_path: Path) -> None:
+    # Ctrl-C in a terminal editor signals the whole foreground job: pictx must not take it
+    # as its own Ctrl-C (which would clear the input the notice says is unchanged)
+    seen: list[int] = []
+    before = signal.signal(signal.SIGINT, lambda number, _frame: seen.append(number))
+    try:
+        editor = _editor(tmp_path, "kill -INT $PPID; kill -INT $$; sleep 5")
+        assert edit_externally(editor, "x", say=lambda _: None) == (
+            None,
+            "External editor exited with signal SIGINT; input unchanged",
+        )
+        assert seen == []
+        signal.raise_signal(signal.SIGINT)  # pictx's own handler is back afterwards
+        assert seen == [signal.SIGINT]
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_the_temporary_file_is_removed(tmp_path: Path) -> None:
@@ -298,3 +317,12 @@ async def test_ctrl_o_and_ctrl_t_during_a_run_apply_at_once(
     assert "HIDDEN-THOUGHT" not in shown
     settings = json.loads((tmp_path / "agent" / "settings.json").read_text(encoding="utf-8"))
     assert settings == {"hideThinkingBlock": True}
+
+
+async def test_an_unbound_ctrl_z_types_nothing(tmp_path: Path, pipe: PipeInput) -> None:
+    # as in pi, a control key bound to nothing does nothing (prompt_toolkit would insert ^Z)
+    model = ScriptedModel([_typing(pipe, "/quit\r", reply("Done."))])
+    shell, _screen = await _shell(tmp_path, pipe, model, {"app.suspend": []})
+    pipe.send_text("a\x1ab\r")
+    assert await asyncio.wait_for(shell.run(), 60) == 0
+    assert _users(shell) == ["ab"]

@@ -43,6 +43,7 @@ async def test_every_key_binding_of_the_prompt_is_in_the_table(
 def test_key_names() -> None:
     assert key_name(("c-p",)) == "Ctrl+P"
     assert key_name(("escape", "p")) == "Alt+P"
+    assert key_name(("escape", "escape")) == "Esc"  # the double Esc, read as one pair
     assert key_name(("escape", "c-m")) == "Alt+Enter"
     assert key_name(("s-tab",)) == "Shift+Tab"
     assert "Alt+Enter" in listed_keys()

@@ -145,6 +145,16 @@ async def test_double_escape_on_an_empty_editor_runs_the_action(
     shell.agent.close()
 
 
+async def test_two_escapes_read_together_run_the_action(tmp_path: Path, pipe: PipeInput) -> None:
+    # a terminal's Esc waits for a possible Alt+key, so a quick double Esc arrives as a pair:
+    # it is one double press, whatever the clock says between the two handlings
+    shell, screen = await _shell(tmp_path, pipe, {"doubleEscapeAction": "fork"}, clock=_ticks(1.0))
+    pipe.send_text("\x1b\x1b/quit\r")
+    assert await _run(shell) == 0
+    assert "No messages to fork from" in screen.getvalue()
+    shell.agent.close()
+
+
 async def test_double_escape_none_does_nothing(tmp_path: Path, pipe: PipeInput) -> None:
     shell, screen = await _shell(tmp_path, pipe, {"doubleEscapeAction": "none"})
     pipe.send_text("\x1b")

@@ -31,7 +31,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -105,6 +107,28 @@ def external_editor_command(
     return environ.get("VISUAL") or environ.get("EDITOR") or "nano"
 
 
+_CAN_IGNORE_CTRL_C: Final = os.name == "posix"
+
+
+def _default_ctrl_c() -> None:
+    """In the editor's process: Ctrl-C acts as it normally does there."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@contextmanager
+def _ctrl_c_left_to_the_editor() -> Iterator[None]:
+    """Ctrl-C pressed in the editor signals the whole foreground job: pictx ignores it while
+    the editor runs, so it does not also act as pictx's Ctrl-C (clearing the input)."""
+    if not _CAN_IGNORE_CTRL_C or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def edit_externally(
     command: str,
     content: str,
@@ -124,7 +148,13 @@ def edit_externally(
         if program is None:
             return None, f"Failed to launch external editor: {command}"
         try:
-            done = subprocess.run([program, *argv[1:], str(path)], cwd=cwd, check=False)
+            with _ctrl_c_left_to_the_editor():
+                done = subprocess.run(
+                    [program, *argv[1:], str(path)],
+                    cwd=cwd,
+                    check=False,
+                    preexec_fn=_default_ctrl_c if _CAN_IGNORE_CTRL_C else None,
+                )
         except OSError:
             return None, f"Failed to launch external editor: {command}"
         if done.returncode != 0:
@@ -240,6 +270,13 @@ def editor_habit_bindings(keymap: Keymap, actions: HabitActions) -> KeyBindings:
                 bindings.add(*keys)(handler)
 
         return add
+
+    if not any(keys == ("c-z",) for bound in keymap.keys.values() for keys in bound):
+
+        @bindings.add("c-z")
+        def _unbound_ctrl_z(_event: KeyPressEvent) -> None:
+            """Bound to nothing, Ctrl+Z does nothing (as in pi), where prompt_toolkit would
+            type a raw ^Z into the input."""
 
     @on("tui.input.newLine")
     def _newline(event: KeyPressEvent) -> None:

@@ -107,6 +107,8 @@ def hotkeys_table(keymap: Keymap | None = None) -> Table:
 def key_name(keys: tuple[str, ...]) -> str:
     """A binding's key sequence as the table writes it: ``("c-p",)`` is ``Ctrl+P``,
     ``("escape", "p")`` is ``Alt+P`` (a terminal sends Alt+key as Esc, key)."""
+    if keys == ("escape", "escape"):  # Esc pressed twice quickly (the table's Esc row)
+        return "Esc"
     if len(keys) == 2 and keys[0] == "escape":
         return "Alt+" + key_name(keys[1:])
     (key,) = keys

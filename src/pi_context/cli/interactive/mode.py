@@ -143,7 +143,7 @@ def _key_bindings(
     cycle_model: Callable[[bool], None],
     open_model_picker: Callable[[KeyPressEvent], None],
     keymap: Keymap | None = None,
-    escape_on_empty: Callable[[KeyPressEvent], None] | None = None,
+    escape_on_empty: Callable[[KeyPressEvent, bool], None] | None = None,
 ) -> KeyBindings:
     """The prompt's application keys, on the keys of ``keymap`` (pi's action ids)."""
     keymap = keymap if keymap is not None else load_keymap(None)
@@ -159,12 +159,17 @@ def _key_bindings(
     if escape_on_empty is not None:
         on_empty = escape_on_empty
 
-        @bindings.add(
-            Keys.Escape,
-            filter=Condition(lambda: not get_app().current_buffer.text.strip()),
-        )
+        empty = Condition(lambda: not get_app().current_buffer.text.strip())
+
+        @bindings.add(Keys.Escape, filter=empty)
         def _escape(event: KeyPressEvent) -> None:  # doubleEscapeAction
-            on_empty(event)
+            on_empty(event, False)
+
+        # an Esc waits (prompt_toolkit's timeoutlen) for a key that would make it Alt+key, so
+        # a quick second Esc arrives with the first: the pair is the double press
+        @bindings.add(Keys.Escape, Keys.Escape, filter=empty)
+        def _escape_twice(event: KeyPressEvent) -> None:
+            on_empty(event, True)
 
     @on("app.model.cycleForward")  # Ctrl+P
     def _next_model(event: KeyPressEvent) -> None:
@@ -540,14 +545,15 @@ class InteractiveShell:
         self._model_picker_requested = True
         event.app.exit(result="")
 
-    def _escape_on_empty(self, event: KeyPressEvent) -> None:
-        """Esc on an empty editor: a second one within the window runs ``doubleEscapeAction``
-        (``"tree"``, the default: ``/tree``; ``"fork"``: ``/fork``; ``"none"``: nothing)."""
+    def _escape_on_empty(self, event: KeyPressEvent, twice: bool) -> None:
+        """Esc on an empty editor: a second one within the window (or both read together,
+        ``twice``) runs ``doubleEscapeAction`` (``"tree"``, the default: ``/tree``;
+        ``"fork"``: ``/fork``; ``"none"``: nothing)."""
         action = self.agent.settings_data().get("doubleEscapeAction")
         if action == "none":
             return
         now = self._clock()
-        if now - self._last_escape >= CLEAR_TWICE_SECONDS:
+        if not twice and now - self._last_escape >= CLEAR_TWICE_SECONDS:
             self._last_escape = now
             return
         self._last_escape = -math.inf
