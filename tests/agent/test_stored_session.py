@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,6 @@ from tests.store.helpers import FlakyStore
 from .conftest import GateTool
 
 OFFLINE = {"compaction": {"keepRecentTokens": 1, "summarizer": "offline"}, "recall": "auto"}
-KINDS = ["memory", "file", "postgres"]
 
 
 @pytest.fixture(autouse=True)
@@ -38,20 +36,10 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
 
 
-@pytest.fixture(params=KINDS)
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
-    if request.param == "memory":
-        url = "memory:"
-    elif request.param == "file":
-        url = f"file:{tmp_path / 'sessions'}"
-    else:
-        url = request.getfixturevalue("pg_url")
-    opened = await open_store(url)
-    await opened.migrate()
-    try:
-        yield opened
-    finally:
-        await opened.aclose()
+@pytest.fixture
+def store(each_store: SessionStore) -> SessionStore:
+    """Each kind of store in turn (``each_store``)."""
+    return each_store
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -34,23 +33,12 @@ NOT_SESSIONS = {
     "tiny_no_header.jsonl",
     "tiny_whitespace.jsonl",
 }
-KINDS = ["memory", "file", "postgres"]
 
 
-@pytest.fixture(params=KINDS)
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
-    if request.param == "memory":
-        url = "memory:"
-    elif request.param == "file":
-        url = f"file:{tmp_path / 'sessions'}"
-    else:
-        url = request.getfixturevalue("pg_url")
-    opened = await open_store(url)
-    await opened.migrate()
-    try:
-        yield opened
-    finally:
-        await opened.aclose()
+@pytest.fixture
+def store(each_store: SessionStore) -> SessionStore:
+    """Each kind of store in turn (``each_store``)."""
+    return each_store
 
 
 async def _fresh(store: SessionStore, tenant: str = "") -> SessionRef:

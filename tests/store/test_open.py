@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ import pytest
 import pi_context.store.base as store_base
 from pi_context.session import Session
 from pi_context.session._load.scan import scan_lines
-from pi_context.store import SessionRef, SessionStore, StoreBinding, open_store
+from pi_context.store import SessionRef, SessionStore, StoreBinding
 from pi_context.store.base import OFF_LOOP_BYTES
 
 
@@ -50,20 +50,10 @@ def _session_bytes(entries: int, *, pad: int = 0) -> bytes:
     return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
 
 
-@pytest.fixture(params=["memory", "file", "postgres"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
-    if request.param == "memory":
-        url = "memory:"
-    elif request.param == "file":
-        url = f"file:{tmp_path / 'sessions'}"
-    else:
-        url = request.getfixturevalue("pg_url")
-    opened = await open_store(url)
-    await opened.migrate()
-    try:
-        yield opened
-    finally:
-        await opened.aclose()
+@pytest.fixture
+def store(each_store: SessionStore) -> SessionStore:
+    """Each kind of store in turn (``each_store``)."""
+    return each_store
 
 
 def _count_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
