@@ -39,7 +39,9 @@ def _message(entry_id: str, parent: str | None, role: str, text: str) -> dict[st
     }
 
 
-async def _run(store: SessionStore, sessions: int, seconds: float) -> tuple[int, list[float]]:
+async def _run(
+    store: SessionStore, sessions: int, seconds: float
+) -> tuple[int, list[float], float]:
     await store.migrate()
     refs = [await store.create(cwd="/w", session_id=f"b{sessions}-{i}") for i in range(sessions)]
     latencies: list[float] = []
@@ -59,9 +61,11 @@ async def _run(store: SessionStore, sessions: int, seconds: float) -> tuple[int,
             n += 1
 
     began = time.perf_counter()
+    cpu = time.process_time()
     await asyncio.gather(*(writer(i) for i in range(sessions)))
+    cpu = time.process_time() - cpu
     elapsed = time.perf_counter() - began
-    return int(len(latencies) / elapsed), latencies
+    return int(len(latencies) / elapsed), latencies, cpu / len(latencies) * 1e6
 
 
 def _p(values: list[float], q: float) -> float:
@@ -120,7 +124,7 @@ async def _profile(count: int, profile_out: str | None) -> None:
         await store.aclose()
         await asyncio.sleep(0.5)
         after = await commits()
-        if profiler is not None:
+        if profiler is not None and profile_out:
             profiler.dump_stats(profile_out)
     # besides the appends: the first probe's statement, the schema check and the load
     transactions = after - before - 3
@@ -144,24 +148,26 @@ async def main() -> None:
         await _profile(args.profile, args.cprofile)
         return
     counts = [int(c) for c in args.sessions.split(",")]
-    rows: list[tuple[str, int, int, float, float]] = []
+    rows: list[tuple[str, int, int, float, float, float]] = []
     with running_server() as server:
         if isinstance(server, str):
             sys.exit(server)
         for count in counts:
             url = server.url(server.new_database())
             store = await open_store(url, max_connections=min(count, 32))
-            rate, lat = await _run(store, count, args.seconds)
+            rate, lat, cpu = await _run(store, count, args.seconds)
             await store.aclose()
-            rows.append(("postgresql", count, rate, _p(lat, 0.5), _p(lat, 0.99)))
+            rows.append(("postgresql", count, rate, _p(lat, 0.5), _p(lat, 0.99), cpu))
             with tempfile.TemporaryDirectory() as folder:
                 files = await open_store(folder)
-                rate, lat = await _run(files, count, args.seconds)
-                rows.append(("file (baseline)", count, rate, _p(lat, 0.5), _p(lat, 0.99)))
-    print("| store | sessions | appends/s (2 entries each) | p50 ms | p99 ms |")
-    print("|---|---:|---:|---:|---:|")
-    for name, count, rate, p50, p99 in rows:
-        print(f"| {name} | {count} | {rate:,} | {p50:.1f} | {p99:.1f} |")
+                rate, lat, cpu = await _run(files, count, args.seconds)
+                rows.append(("file (baseline)", count, rate, _p(lat, 0.5), _p(lat, 0.99), cpu))
+    print(
+        "| store | sessions | appends/s (2 entries each) | p50 ms | p99 ms | client CPU us/append |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, count, rate, p50, p99, cpu in rows:
+        print(f"| {name} | {count} | {rate:,} | {p50:.1f} | {p99:.1f} | {cpu:.0f} |")
 
 
 if __name__ == "__main__":

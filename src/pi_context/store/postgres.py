@@ -23,8 +23,10 @@ transaction mode. Errors are one line naming the host and never the password.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
+import struct
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -276,6 +278,7 @@ class PostgresStore:
             min_size=min_size,
             max_size=max_size,
             kwargs=kwargs,
+            configure=_configure,
             open=False,
             timeout=connect_timeout,
             reconnect_timeout=connect_timeout * 6,
@@ -503,15 +506,15 @@ class PostgresStore:
             "leaf": batch[-1].id,
             "check": not isinstance(if_leaf, _AnyLeaf),
             "if_leaf": None if isinstance(if_leaf, _AnyLeaf) else if_leaf,
-            "ids": [e.id for e in batch],
-            "parents": [e.parent_id for e in batch],
-            "types": [e.type for e in batch],
-            "roles": [e.role for e in batch],
-            "stamps": [e.timestamp for e in batch],
-            "refs": [e.ref for e in batch],
-            "lines": lines,
-            "texts": [_indexable(e.text) for e in batch],
-            "outer": outer,
+            "ids": _TextArray([e.id for e in batch]),
+            "parents": _TextArray([e.parent_id for e in batch]),
+            "types": _TextArray([e.type for e in batch]),
+            "roles": _TextArray([e.role for e in batch]),
+            "stamps": _TextArray([e.timestamp for e in batch]),
+            "refs": _TextArray([e.ref for e in batch]),
+            "lines": _TextArray(lines),
+            "texts": _TextArray([_indexable(e.text) for e in batch]),
+            "outer": _TextArray(outer),
         }
         last: StoreUnavailableError | None = None
         for _ in range(_ATTEMPTS):
@@ -820,6 +823,51 @@ class PostgresStore:
 
     async def aclose(self) -> None:
         await self._pool.close()
+
+
+class _TextArray(list[str | None]):
+    """A one-dimensional ``text[]`` parameter, sent in PostgreSQL's binary array format by
+    :func:`_text_array_dumper` (the generic list adaptation inspects every element to choose
+    a type: the bulk of an append's client time)."""
+
+
+_ARRAY_HEAD: Final = struct.Struct("!iiIii")  # dimensions, has nulls, element type, size, base
+_EMPTY_ARRAY: Final = struct.pack("!iiI", 0, 0, 25)
+_LENGTH: Final = struct.Struct("!i")
+_NULL: Final = _LENGTH.pack(-1)
+
+
+@functools.cache
+def _text_array_dumper() -> type:
+    """The psycopg dumper of :class:`_TextArray` (built on first use: psycopg is imported
+    only by a PostgreSQL store)."""
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+
+    class TextArrayDumper(Dumper):
+        format = Format.BINARY
+        oid = 1009  # text[]
+
+        def dump(self, obj: Any) -> bytes:
+            if not obj:
+                return _EMPTY_ARRAY
+            parts = [_ARRAY_HEAD.pack(1, None in obj, 25, len(obj), 1)]
+            pack = _LENGTH.pack
+            for item in obj:
+                if item is None:
+                    parts.append(_NULL)
+                else:
+                    data = item.encode("utf-8")
+                    parts.append(pack(len(data)))
+                    parts.append(data)
+            return b"".join(parts)
+
+    return TextArrayDumper
+
+
+async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Set up a new pooled connection: the binary dumper of :class:`_TextArray`."""
+    conn.adapters.register_dumper(_TextArray, _text_array_dumper())
 
 
 class _Known:
