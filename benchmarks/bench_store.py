@@ -189,8 +189,8 @@ async def main() -> None:
         "| client CPU us/append | server CPU us/append |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, count, rate, p50, p99, cpu, server_cpu in rows:
-        print(f"| {name} | {count} | {rate:,} | {p50:.1f} | {p99:.1f} | {cpu:.0f} | {server_cpu} |")
+    for name, count, rate, p50, p99, cpu, server in rows:
+        print(f"| {name} | {count} | {rate:,} | {p50:.1f} | {p99:.1f} | {cpu:.0f} | {server} |")
 
 
 if __name__ == "__main__":
