@@ -13,11 +13,13 @@ Tables (created by :meth:`PostgresStore.migrate`):
   parent: an imported damaged file keeps lines whose parent is missing, byte for byte.
 * ``pi_leases``: one row per leased session, with its holder's token and an expiry.
 * ``pi_store_schema``: the schema version.
+* ``pi_append``: the append statement as a function.
 
-An append is one statement: it moves the head row (the compare-and-swap of ``if_leaf``, the
-``seq`` range) and inserts the entries, or changes nothing; no prepared statement and no
-session state is kept between statements, so the store works behind pgbouncer in
-transaction mode. Errors are one line naming the host and never the password.
+An append is one statement, a call of the schema's function ``pi_append`` (whose plan the
+server keeps; a schema of version 1 has no such function and gets the statement itself): it
+moves the head row (the compare-and-swap of ``if_leaf``, the ``seq`` range) and inserts the
+entries, or changes nothing; no prepared statement and no session state is kept between
+statements, so the store works behind pgbouncer in transaction mode. Errors are one line naming the host and never the password.
 """
 
 from __future__ import annotations
@@ -76,7 +78,9 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
+"""1: the tables; 2: with the function :data:`_APPEND_FUNCTION` (an append whose plan the
+server keeps)."""
 _LOCK_KEY: Final = 0x70695F7374  # the advisory lock migrate() takes ("pi_st")
 _TS_CONFIG: Final = "english"
 _ATTEMPTS: Final = 3
@@ -187,6 +191,50 @@ ins AS (
 SELECT head_seq FROM head
 """
 
+_APPEND_ARGUMENTS: Final = [
+    ("t", "text"),
+    ("s", "text"),
+    ("n", "bigint"),
+    ("leaf", "text"),
+    ("check", "boolean"),
+    ("if_leaf", "text"),
+    *[
+        (name, "text[]")
+        for name in (
+            "ids",
+            "parents",
+            "types",
+            "roles",
+            "stamps",
+            "refs",
+            "lines",
+            "texts",
+            "outer",
+        )
+    ],
+]
+_APPEND_FUNCTION: Final = (
+    "CREATE OR REPLACE FUNCTION pi_append("
+    + ", ".join(f"p_{name} {kind}" for name, kind in _APPEND_ARGUMENTS)
+    + ") RETURNS SETOF bigint LANGUAGE plpgsql AS $pi_append$ BEGIN RETURN QUERY"
+    + re.sub(r"%\((\w+)\)[sb]", r"p_\1", _APPEND)
+    + "; END $pi_append$"
+)
+"""The append statement as a function of the schema: PL/pgSQL keeps its plan in the server
+process between calls, where the statement sent whole is parsed and planned each time (the
+larger part of the server's work per append). Still one statement and no prepared statement
+(the plan belongs to the function, not to the connection): safe behind pgbouncer."""
+_APPEND_CALL: Final = (
+    "SELECT * FROM pi_append("
+    + ", ".join(
+        f"%({name})b" if kind == "text[]" else f"%({name})s::{kind}"
+        for name, kind in _APPEND_ARGUMENTS
+    )
+    + ")"
+)
+_FIRST_APPEND_FUNCTION: Final = 2
+"""The schema version from which :data:`_APPEND_FUNCTION` exists (before: the statement)."""
+
 _IMPORT: Final = f"""
 INSERT INTO pi_entries
     (tenant_id, session_id, seq, entry_id, dup, parent_id, type, role, ts, ref, line, raw, tsv)
@@ -230,6 +278,8 @@ class PostgresStore:
         self._host = host
         self._secrets = _secrets_of(url)
         self._schema_checked = False
+        self._append_sql = _APPEND
+        """The append: the schema's function, or (a schema before it) the statement."""
         self._row_security = False
         """Whether the tables' row-level security applies to this role (read with the schema
         version): then every statement names its tenant (:meth:`_conn`)."""
@@ -348,6 +398,8 @@ class PostgresStore:
             )
             row = await cursor.fetchone()
         _check_version(row[0] if row else None, self._host)
+        if row and row[0] >= _FIRST_APPEND_FUNCTION:
+            self._append_sql = _APPEND_CALL
         self._row_security = bool(row and row[1])
         self._schema_checked = True
 
@@ -376,7 +428,7 @@ class PostgresStore:
                 row = None
             if row is not None and row[0] > SCHEMA_VERSION:
                 _check_version(row[0], self._host)
-            for statement in _SCHEMA:
+            for statement in [*_SCHEMA, _APPEND_FUNCTION]:
                 await conn.execute(statement)
             if row_level_security:
                 for statement in _ROW_SECURITY:
@@ -387,6 +439,7 @@ class PostgresStore:
                 (SCHEMA_VERSION,),
             )
         self._schema_checked = True
+        self._append_sql = _APPEND_CALL
 
     # -- sessions ------------------------------------------------------------------------------------
 
@@ -541,7 +594,7 @@ class PostgresStore:
         async with self._conn(ref.tenant) as conn:
             try:
                 async with self._savepoint(conn):
-                    cursor = await conn.execute(_APPEND, params)
+                    cursor = await conn.execute(self._append_sql, params)
                     row = await cursor.fetchone()
             except pg.UniqueViolation:
                 row = None  # a writer stored one of these ids meanwhile: see below
