@@ -4,6 +4,11 @@ message) under ``if_leaf``. The PostgreSQL store runs against a temporary local 
 tests' own, Unix socket); the file store on the same machine is the same-run baseline.
 
     .venv/bin/python benchmarks/bench_store.py [--seconds 5] [--sessions 1,8,32] [--connections 32]
+        [--postgres-only]
+
+Each row also gives the client's CPU per append (``time.process_time``) and, for PostgreSQL,
+the server's (its postmaster's and ended backends' CPU, read from ``/proc``: Linux only).
+``--connections`` caps the pool; ``--postgres-only`` leaves out the file store.
 
 ``--profile N`` measures instead what one append costs: N sequential appends to one session,
 the server's committed transactions per append (``pg_stat_database.xact_commit``; one
