@@ -3,7 +3,12 @@ once from one Python process (asyncio), each append two entries (a user and an a
 message) under ``if_leaf``. The PostgreSQL store runs against a temporary local server (the
 tests' own, Unix socket); the file store on the same machine is the same-run baseline.
 
-    .venv/bin/python benchmarks/bench_store.py [--seconds 5] [--sessions 1,8,32]
+    .venv/bin/python benchmarks/bench_store.py [--seconds 5] [--sessions 1,8,32] [--connections 32]
+        [--postgres-only]
+
+Each row also gives the client's CPU per append (``time.process_time``) and, for PostgreSQL,
+the server's (its postmaster's and ended backends' CPU, read from ``/proc``: Linux only).
+``--connections`` caps the pool; ``--postgres-only`` leaves out the file store.
 
 ``--profile N`` measures instead what one append costs: N sequential appends to one session,
 the server's committed transactions per append (``pg_stat_database.xact_commit``; one
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 import time
@@ -39,7 +45,9 @@ def _message(entry_id: str, parent: str | None, role: str, text: str) -> dict[st
     }
 
 
-async def _run(store: SessionStore, sessions: int, seconds: float) -> tuple[int, list[float]]:
+async def _run(
+    store: SessionStore, sessions: int, seconds: float
+) -> tuple[int, list[float], float]:
     await store.migrate()
     refs = [await store.create(cwd="/w", session_id=f"b{sessions}-{i}") for i in range(sessions)]
     latencies: list[float] = []
@@ -59,9 +67,19 @@ async def _run(store: SessionStore, sessions: int, seconds: float) -> tuple[int,
             n += 1
 
     began = time.perf_counter()
+    cpu = time.process_time()
     await asyncio.gather(*(writer(i) for i in range(sessions)))
+    cpu = time.process_time() - cpu
     elapsed = time.perf_counter() - began
-    return int(len(latencies) / elapsed), latencies
+    return int(len(latencies) / elapsed), latencies, cpu / len(latencies) * 1e6
+
+
+def _server_cpu(data: Path) -> float:
+    """Seconds of CPU the server's postmaster and its ended backends have used (Linux)."""
+    pid = (data / "postmaster.pid").read_text().split()[0]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _p(values: list[float], q: float) -> float:
@@ -120,7 +138,7 @@ async def _profile(count: int, profile_out: str | None) -> None:
         await store.aclose()
         await asyncio.sleep(0.5)
         after = await commits()
-        if profiler is not None:
+        if profiler is not None and profile_out:
             profiler.dump_stats(profile_out)
     # besides the appends: the first probe's statement, the schema check and the load
     transactions = after - before - 3
@@ -137,6 +155,12 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--sessions", default="1,8,32")
+    parser.add_argument(
+        "--connections", type=int, default=32, help="the PostgreSQL pool's most connections"
+    )
+    parser.add_argument(
+        "--postgres-only", action="store_true", help="without the file store's baseline"
+    )
     parser.add_argument("--profile", type=int, default=0, metavar="N")
     parser.add_argument("--cprofile", metavar="FILE", help="with --profile: cProfile stats")
     args = parser.parse_args()
@@ -144,24 +168,34 @@ async def main() -> None:
         await _profile(args.profile, args.cprofile)
         return
     counts = [int(c) for c in args.sessions.split(",")]
-    rows: list[tuple[str, int, int, float, float]] = []
+    rows: list[tuple[str, int, int, float, float, float, str]] = []
     with running_server() as server:
         if isinstance(server, str):
             sys.exit(server)
         for count in counts:
             url = server.url(server.new_database())
-            store = await open_store(url, max_connections=min(count, 32))
-            rate, lat = await _run(store, count, args.seconds)
+            server_cpu = _server_cpu(server.data)
+            store = await open_store(url, max_connections=min(count, args.connections))
+            rate, lat, cpu = await _run(store, count, args.seconds)
             await store.aclose()
-            rows.append(("postgresql", count, rate, _p(lat, 0.5), _p(lat, 0.99)))
+            await asyncio.sleep(0.3)  # the backends end and are counted
+            server_cpu = (_server_cpu(server.data) - server_cpu) / len(lat) * 1e6
+            rows.append(
+                ("postgresql", count, rate, _p(lat, 0.5), _p(lat, 0.99), cpu, f"{server_cpu:.0f}")
+            )
+            if args.postgres_only:
+                continue
             with tempfile.TemporaryDirectory() as folder:
                 files = await open_store(folder)
-                rate, lat = await _run(files, count, args.seconds)
-                rows.append(("file (baseline)", count, rate, _p(lat, 0.5), _p(lat, 0.99)))
-    print("| store | sessions | appends/s (2 entries each) | p50 ms | p99 ms |")
-    print("|---|---:|---:|---:|---:|")
-    for name, count, rate, p50, p99 in rows:
-        print(f"| {name} | {count} | {rate:,} | {p50:.1f} | {p99:.1f} |")
+                rate, lat, cpu = await _run(files, count, args.seconds)
+                rows.append(("file (baseline)", count, rate, _p(lat, 0.5), _p(lat, 0.99), cpu, "-"))
+    print(
+        "| store | sessions | appends/s (2 entries each) | p50 ms | p99 ms "
+        "| client CPU us/append | server CPU us/append |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, count, rate, p50, p99, cpu, server in rows:
+        print(f"| {name} | {count} | {rate:,} | {p50:.1f} | {p99:.1f} | {cpu:.0f} | {server} |")
 
 
 if __name__ == "__main__":

@@ -237,3 +237,50 @@ async def test_row_level_security_keeps_a_non_owner_role_to_one_tenant(
         pg_server.url(database), autocommit=True
     ) as conn:
         assert await (await conn.execute("SELECT count(*) FROM pi_entries")).fetchone() == (3,)
+
+
+async def test_a_schema_before_the_append_function_appends_until_migrated(pg_url: str) -> None:
+    store = await _opened(pg_url)
+    try:
+        await store.migrate()
+        async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
+            await conn.execute("DROP FUNCTION pi_append")
+            await conn.execute("UPDATE pi_store_schema SET version = 1")
+        older = await _opened(pg_url)
+        try:
+            ref = await older.create(cwd="/w", session_id="old")
+            first = await older.append(ref, [message("a", None, "user", "één vraag")], if_leaf=None)
+            assert first.seqs == (1,)
+            await older.migrate()  # creates the function: the same store now calls it
+            async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
+                found = await (
+                    await conn.execute(
+                        "SELECT version, to_regproc('pi_append') IS NOT NULL FROM pi_store_schema"
+                    )
+                ).fetchall()
+            assert found == [(SCHEMA_VERSION, True)]
+            second = await older.append(ref, [message("b", "a", "assistant", "antwoord")])
+            assert second.seqs == (2,)
+            again = await older.append(ref, [message("b", "a", "assistant", "antwoord")])
+            assert again == second  # a retry by id
+            lines = (await older.load(ref)).entries
+            assert [e["id"] for e in lines] == ["a", "b"]
+        finally:
+            await older.aclose()
+    finally:
+        await store.aclose()
+
+
+async def test_text_arrays_go_over_binary_with_nulls_and_any_text(pg_url: str) -> None:
+    from pi_context.store.postgres import _configure, _TextArray
+
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
+        await _configure(conn)
+        values = _TextArray(["plain", None, "", 'quo"te,{}\\', "ünï😀"])
+        cursor = await conn.execute(
+            "SELECT %(v)b, cardinality(%(v)b), array_position(%(v)b, NULL), %(e)b, "
+            "pg_typeof(%(e)b)::text",
+            {"v": values, "e": _TextArray([])},
+        )
+        row = await cursor.fetchone()
+    assert row == (list(values), 5, 2, [], "text[]")

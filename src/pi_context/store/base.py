@@ -354,6 +354,12 @@ def _prepared(data: Mapping[str, Any], line: bytes) -> PreparedEntry:
     )
 
 
+def _entry_name(number: int, entry_id: object) -> str:
+    """How an error names the ``number``-th entry of a batch (built only for an error)."""
+    shown = f" (id {bounded(repr(entry_id), 80)})" if isinstance(entry_id, str) else ""
+    return f"entry {number} of the batch{shown}"
+
+
 def prepare_entries(entries: Sequence[Mapping[str, Any] | Entry]) -> list[PreparedEntry]:
     """Each entry's line and indexed fields, after the rules every store applies: an object
     with a string ``type`` (not ``session``) and ``id``, a string or null ``parentId``, ids
@@ -371,30 +377,40 @@ def prepare_entries(entries: Sequence[Mapping[str, Any] | Entry]) -> list[Prepar
         else:
             raise InvalidEntryError(f"entry {number} of the batch is not a JSON object")
         entry_id, kind = data.get("id"), data.get("type")
-        name = f"entry {number} of the batch" + (
-            f" (id {bounded(repr(entry_id), 80)})" if isinstance(entry_id, str) else ""
-        )
         if not isinstance(kind, str) or not kind or kind == "session":
-            raise InvalidEntryError(f"{name}: no entry type (a string 'type', not 'session')")
+            raise InvalidEntryError(
+                f"{_entry_name(number, entry_id)}: no entry type (a string 'type', not 'session')"
+            )
         if not isinstance(entry_id, str) or not entry_id:
-            raise InvalidEntryError(f"{name}: no entry id (a non-empty string 'id')")
+            raise InvalidEntryError(
+                f"{_entry_name(number, entry_id)}: no entry id (a non-empty string 'id')"
+            )
         parent = data.get("parentId")
         if parent is not None and not isinstance(parent, str):
-            raise InvalidEntryError(f"{name}: 'parentId' is neither a string nor null")
+            raise InvalidEntryError(
+                f"{_entry_name(number, entry_id)}: 'parentId' is neither a string nor null"
+            )
         if entry_id in seen:
-            raise InvalidEntryError(f"{name}: the id occurs twice in the batch")
+            raise InvalidEntryError(
+                f"{_entry_name(number, entry_id)}: the id occurs twice in the batch"
+            )
         seen.add(entry_id)
         if not line:
             try:
-                line = _json.dumps(dict(data))
+                line = _json.dumps(data if type(data) is dict else dict(data))
             except (TypeError, ValueError) as exc:
-                raise InvalidEntryError(f"{name}: not JSON-serializable: {exc}") from exc
+                raise InvalidEntryError(
+                    f"{_entry_name(number, entry_id)}: not JSON-serializable: {exc}"
+                ) from exc
         if len(line) > MAX_ENTRY_BYTES:
             raise InvalidEntryError(
-                f"{name}: its line is {len(line)} bytes, over the {MAX_ENTRY_BYTES} a store accepts"
+                f"{_entry_name(number, entry_id)}: its line is {len(line)} bytes, "
+                f"over the {MAX_ENTRY_BYTES} a store accepts"
             )
         if b"\n" in line:
-            raise InvalidEntryError(f"{name}: its line holds a raw newline")
+            raise InvalidEntryError(
+                f"{_entry_name(number, entry_id)}: its line holds a raw newline"
+            )
         prepared.append(_prepared(data, line))
     if not prepared:
         raise InvalidEntryError("an append needs at least one entry")

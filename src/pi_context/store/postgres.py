@@ -13,18 +13,22 @@ Tables (created by :meth:`PostgresStore.migrate`):
   parent: an imported damaged file keeps lines whose parent is missing, byte for byte.
 * ``pi_leases``: one row per leased session, with its holder's token and an expiry.
 * ``pi_store_schema``: the schema version.
+* ``pi_append``: the append statement as a function.
 
-An append is one statement: it moves the head row (the compare-and-swap of ``if_leaf``, the
-``seq`` range) and inserts the entries, or changes nothing; no prepared statement and no
-session state is kept between statements, so the store works behind pgbouncer in
-transaction mode. Errors are one line naming the host and never the password.
+An append is one statement, a call of the schema's function ``pi_append`` (whose plan the
+server keeps; a schema of version 1 has no such function and gets the statement itself): it
+moves the head row (the compare-and-swap of ``if_leaf``, the ``seq`` range) and inserts the
+entries, or changes nothing; no prepared statement and no session state is kept between
+statements, so the store works behind pgbouncer in transaction mode. Errors are one line naming the host and never the password.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
+import struct
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -74,7 +78,9 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
+"""1: the tables; 2: with the function :data:`_APPEND_FUNCTION` (an append whose plan the
+server keeps)."""
 _LOCK_KEY: Final = 0x70695F7374  # the advisory lock migrate() takes ("pi_st")
 _TS_CONFIG: Final = "english"
 _ATTEMPTS: Final = 3
@@ -185,6 +191,50 @@ ins AS (
 SELECT head_seq FROM head
 """
 
+_APPEND_ARGUMENTS: Final = [
+    ("t", "text"),
+    ("s", "text"),
+    ("n", "bigint"),
+    ("leaf", "text"),
+    ("check", "boolean"),
+    ("if_leaf", "text"),
+    *[
+        (name, "text[]")
+        for name in (
+            "ids",
+            "parents",
+            "types",
+            "roles",
+            "stamps",
+            "refs",
+            "lines",
+            "texts",
+            "outer",
+        )
+    ],
+]
+_APPEND_FUNCTION: Final = (
+    "CREATE OR REPLACE FUNCTION pi_append("
+    + ", ".join(f"p_{name} {kind}" for name, kind in _APPEND_ARGUMENTS)
+    + ") RETURNS SETOF bigint LANGUAGE plpgsql AS $pi_append$ BEGIN RETURN QUERY"
+    + re.sub(r"%\((\w+)\)[sb]", r"p_\1", _APPEND)
+    + "; END $pi_append$"
+)
+"""The append statement as a function of the schema: PL/pgSQL keeps its plan in the server
+process between calls, where the statement sent whole is parsed and planned each time (the
+larger part of the server's work per append). Still one statement and no prepared statement
+(the plan belongs to the function, not to the connection): safe behind pgbouncer."""
+_APPEND_CALL: Final = (
+    "SELECT * FROM pi_append("
+    + ", ".join(
+        f"%({name})b" if kind == "text[]" else f"%({name})s::{kind}"
+        for name, kind in _APPEND_ARGUMENTS
+    )
+    + ")"
+)
+_FIRST_APPEND_FUNCTION: Final = 2
+"""The schema version from which :data:`_APPEND_FUNCTION` exists (before: the statement)."""
+
 _IMPORT: Final = f"""
 INSERT INTO pi_entries
     (tenant_id, session_id, seq, entry_id, dup, parent_id, type, role, ts, ref, line, raw, tsv)
@@ -228,6 +278,8 @@ class PostgresStore:
         self._host = host
         self._secrets = _secrets_of(url)
         self._schema_checked = False
+        self._append_sql = _APPEND
+        """The append: the schema's function, or (a schema before it) the statement."""
         self._row_security = False
         """Whether the tables' row-level security applies to this role (read with the schema
         version): then every statement names its tenant (:meth:`_conn`)."""
@@ -276,6 +328,7 @@ class PostgresStore:
             min_size=min_size,
             max_size=max_size,
             kwargs=kwargs,
+            configure=_configure,
             open=False,
             timeout=connect_timeout,
             reconnect_timeout=connect_timeout * 6,
@@ -345,6 +398,8 @@ class PostgresStore:
             )
             row = await cursor.fetchone()
         _check_version(row[0] if row else None, self._host)
+        if row and row[0] >= _FIRST_APPEND_FUNCTION:
+            self._append_sql = _APPEND_CALL
         self._row_security = bool(row and row[1])
         self._schema_checked = True
 
@@ -373,7 +428,7 @@ class PostgresStore:
                 row = None
             if row is not None and row[0] > SCHEMA_VERSION:
                 _check_version(row[0], self._host)
-            for statement in _SCHEMA:
+            for statement in [*_SCHEMA, _APPEND_FUNCTION]:
                 await conn.execute(statement)
             if row_level_security:
                 for statement in _ROW_SECURITY:
@@ -384,6 +439,7 @@ class PostgresStore:
                 (SCHEMA_VERSION,),
             )
         self._schema_checked = True
+        self._append_sql = _APPEND_CALL
 
     # -- sessions ------------------------------------------------------------------------------------
 
@@ -503,15 +559,15 @@ class PostgresStore:
             "leaf": batch[-1].id,
             "check": not isinstance(if_leaf, _AnyLeaf),
             "if_leaf": None if isinstance(if_leaf, _AnyLeaf) else if_leaf,
-            "ids": [e.id for e in batch],
-            "parents": [e.parent_id for e in batch],
-            "types": [e.type for e in batch],
-            "roles": [e.role for e in batch],
-            "stamps": [e.timestamp for e in batch],
-            "refs": [e.ref for e in batch],
-            "lines": lines,
-            "texts": [_indexable(e.text) for e in batch],
-            "outer": outer,
+            "ids": _TextArray([e.id for e in batch]),
+            "parents": _TextArray([e.parent_id for e in batch]),
+            "types": _TextArray([e.type for e in batch]),
+            "roles": _TextArray([e.role for e in batch]),
+            "stamps": _TextArray([e.timestamp for e in batch]),
+            "refs": _TextArray([e.ref for e in batch]),
+            "lines": _TextArray(lines),
+            "texts": _TextArray([_indexable(e.text) for e in batch]),
+            "outer": _TextArray(outer),
         }
         last: StoreUnavailableError | None = None
         for _ in range(_ATTEMPTS):
@@ -538,7 +594,7 @@ class PostgresStore:
         async with self._conn(ref.tenant) as conn:
             try:
                 async with self._savepoint(conn):
-                    cursor = await conn.execute(_APPEND, params)
+                    cursor = await conn.execute(self._append_sql, params)
                     row = await cursor.fetchone()
             except pg.UniqueViolation:
                 row = None  # a writer stored one of these ids meanwhile: see below
@@ -820,6 +876,51 @@ class PostgresStore:
 
     async def aclose(self) -> None:
         await self._pool.close()
+
+
+class _TextArray(list[str | None]):
+    """A one-dimensional ``text[]`` parameter, sent in PostgreSQL's binary array format by
+    :func:`_text_array_dumper` (the generic list adaptation inspects every element to choose
+    a type: the bulk of an append's client time)."""
+
+
+_ARRAY_HEAD: Final = struct.Struct("!iiIii")  # dimensions, has nulls, element type, size, base
+_EMPTY_ARRAY: Final = struct.pack("!iiI", 0, 0, 25)
+_LENGTH: Final = struct.Struct("!i")
+_NULL: Final = _LENGTH.pack(-1)
+
+
+@functools.cache
+def _text_array_dumper() -> type:
+    """The psycopg dumper of :class:`_TextArray` (built on first use: psycopg is imported
+    only by a PostgreSQL store)."""
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+
+    class TextArrayDumper(Dumper):
+        format = Format.BINARY
+        oid = 1009  # text[]
+
+        def dump(self, obj: Any) -> bytes:
+            if not obj:
+                return _EMPTY_ARRAY
+            parts = [_ARRAY_HEAD.pack(1, None in obj, 25, len(obj), 1)]
+            pack = _LENGTH.pack
+            for item in obj:
+                if item is None:
+                    parts.append(_NULL)
+                else:
+                    data = item.encode("utf-8")
+                    parts.append(pack(len(data)))
+                    parts.append(data)
+            return b"".join(parts)
+
+    return TextArrayDumper
+
+
+async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Set up a new pooled connection: the binary dumper of :class:`_TextArray`."""
+    conn.adapters.register_dumper(_TextArray, _text_array_dumper())
 
 
 class _Known:
