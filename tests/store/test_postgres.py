@@ -284,3 +284,32 @@ async def test_text_arrays_go_over_binary_with_nulls_and_any_text(pg_url: str) -
         )
         row = await cursor.fetchone()
     assert row == (list(values), 5, 2, [], "text[]")
+
+
+def test_a_session_structure_read_as_arrays_is_put_in_seq_order() -> None:
+    from pi_context.store.postgres import _structure
+
+    structure = _structure(
+        [
+            [3, 1, 2, 4],
+            ["c", "a", "b", "a"],
+            ["b", None, "a", "c"],
+            ["message", "session_info", "message", "message"],
+            ["user", None, "assistant", "user"],
+            ["t3", "t1", "t2", "t4"],
+            [None, None, None, "r"],
+        ]
+    )
+    assert structure.ids == ["a", "b", "c", "a"]
+    assert structure.parents == [None, "a", "b", "c"]
+    assert structure.types == ["session_info", "message", "message", "message"]
+    assert structure.roles == [None, "assistant", "user", "user"]
+    assert structure.timestamps == ["t1", "t2", "t3", "t4"]
+    assert structure.refs == [None, None, None, "r"]
+    assert structure.by_id == {"a": 3, "b": 1, "c": 2}  # the later row of a repeated id
+
+
+def test_a_session_with_no_entries_left_has_an_empty_structure() -> None:
+    from pi_context.store.postgres import _structure
+
+    assert len(_structure([None] * 7)) == 0

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import os
 import re
 import struct
@@ -741,18 +742,21 @@ class PostgresStore:
             while done < len(order) and len(hits) < limit:
                 batch = order[done : done + limit]
                 done += len(batch)
-                # each session by its own primary-key range, in seq order (no sort of all)
+                # One row per session: each column as an array, read by the session's own
+                # primary-key range in seq order (binary arrays: no Python per entry row).
                 cursor = await conn.execute(
-                    "SELECT s.sid, e.entry_id, e.parent_id, e.type, e.role, e.ts, e.ref "
-                    "FROM unnest(%s::text[]) AS s(sid) CROSS JOIN LATERAL ("
-                    "SELECT entry_id, parent_id, type, role, ts, ref FROM pi_entries "
+                    "SELECT s.sid, e.* FROM unnest(%s::text[]) AS s(sid) CROSS JOIN LATERAL ("
+                    "SELECT array_agg(seq), array_agg(entry_id), array_agg(parent_id), "
+                    "array_agg(type), array_agg(role), array_agg(ts), array_agg(ref) "
+                    "FROM (SELECT seq, entry_id, parent_id, type, role, ts, ref FROM pi_entries "
                     "WHERE tenant_id = %s AND session_id = s.sid AND entry_id IS NOT NULL "
-                    "ORDER BY seq) e",
+                    "ORDER BY seq) o) e",
                     (batch, tenant),
+                    binary=True,
                 )
                 structures: dict[str, IndexedEntries] = {sid: IndexedEntries() for sid in batch}
-                for row in await cursor.fetchall():
-                    structures[row[0]].add(row[1:])
+                for sid, *columns in await cursor.fetchall():
+                    structures[sid] = _structure(columns)
                 keys = [(sid, seq) for sid in batch for seq, _, _ in by_session[sid]]
                 cursor = await conn.execute(
                     "SELECT e.session_id, e.seq, e.line FROM pi_entries e "
@@ -955,6 +959,30 @@ class _FetchedIndex:
 
     def rebuild(self) -> None:
         return None
+
+
+def _structure(columns: Sequence[list[Any] | None]) -> Any:
+    """One session's :class:`IndexedEntries` from its columns as arrays (``seq``, id, parent,
+    type, role, timestamp, ref; ``None`` when it has no entry), in ``seq`` order."""
+    from pi_context.session.search.index import IndexedEntries
+
+    seqs = columns[0]
+    if not seqs:
+        return IndexedEntries()
+    rows: Sequence[Sequence[Any]] = [c or [] for c in columns[1:]]
+    if any(a > b for a, b in itertools.pairwise(seqs)):  # the subquery's order was not kept
+        order = sorted(range(len(seqs)), key=seqs.__getitem__)
+        rows = [[c[i] for i in order] for c in rows]
+    ids, parents, types, roles, stamps, refs = (list(c) for c in rows)
+    return IndexedEntries(
+        ids=ids,
+        parents=parents,
+        types=types,
+        roles=roles,
+        timestamps=stamps,
+        refs=refs,
+        by_id=dict(zip(ids, range(len(ids)), strict=True)),  # the later row of a repeated id
+    )
 
 
 def _session_hits(
