@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import os
 import re
 import struct
@@ -970,7 +969,7 @@ def _structure(columns: Sequence[list[Any] | None]) -> Any:
     if not seqs:
         return IndexedEntries()
     rows: Sequence[Sequence[Any]] = [c or [] for c in columns[1:]]
-    if any(a > b for a, b in itertools.pairwise(seqs)):  # the subquery's order was not kept
+    if seqs != sorted(seqs):  # the subquery's order was not kept (sorted: a C pass)
         order = sorted(range(len(seqs)), key=seqs.__getitem__)
         rows = [[c[i] for i in order] for c in rows]
     ids, parents, types, roles, stamps, refs = (list(c) for c in rows)
