@@ -289,11 +289,12 @@ async def test_migrate_replaces_a_version_2_append_function(pg_url: str) -> None
         async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
             found = await (
                 await conn.execute(
-                    "SELECT s.version, p.prosrc LIKE '%ANY(%' FROM pi_store_schema s, pg_proc p "
-                    "WHERE p.proname = 'pi_append'"
+                    "SELECT s.version, p.prosrc LIKE '%ANY(%', p.proconfig "
+                    "FROM pi_store_schema s, pg_proc p WHERE p.proname = 'pi_append'"
                 )
             ).fetchall()
-        assert found == [(SCHEMA_VERSION, False)]
+        # and its plan is made once per connection (the generic one), not on every call
+        assert found == [(SCHEMA_VERSION, False, ["plan_cache_mode=force_generic_plan"])]
         await store.migrate()  # again: nothing changes
         second = await store.append(ref, [message("b", "a", "assistant", "r")], if_leaf="a")
         assert (first.seqs, second.seqs) == ((1,), (2,))
