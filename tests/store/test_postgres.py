@@ -271,6 +271,38 @@ async def test_a_schema_before_the_append_function_appends_until_migrated(pg_url
         await store.aclose()
 
 
+async def test_migrate_replaces_a_version_2_append_function(pg_url: str) -> None:
+    # version 2's function looked ids up with ``= ANY(array)`` (a plan that could read the
+    # whole session); migrating replaces it with the one that looks each id up by its key
+    store = await _opened(pg_url)
+    try:
+        await store.migrate()
+        ref = await store.create(cwd="/w", session_id="v2")
+        first = await store.append(ref, [message("a", None, "user", "q")], if_leaf=None)
+        async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
+            await conn.execute("UPDATE pi_store_schema SET version = 2")
+            await conn.execute(
+                "UPDATE pg_proc SET prosrc = replace(prosrc, 'e.entry_id = p.id', "
+                "'e.entry_id = ANY(ARRAY[p.id])') WHERE proname = 'pi_append'"
+            )
+        await store.migrate()
+        async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
+            found = await (
+                await conn.execute(
+                    "SELECT s.version, p.prosrc LIKE '%ANY(%', p.proconfig "
+                    "FROM pi_store_schema s, pg_proc p WHERE p.proname = 'pi_append'"
+                )
+            ).fetchall()
+        # and its plan is made once per connection (the generic one), not on every call
+        assert found == [(SCHEMA_VERSION, False, ["plan_cache_mode=force_generic_plan"])]
+        await store.migrate()  # again: nothing changes
+        second = await store.append(ref, [message("b", "a", "assistant", "r")], if_leaf="a")
+        assert (first.seqs, second.seqs) == ((1,), (2,))
+        assert await store.append(ref, [message("b", "a", "assistant", "r")]) == second
+    finally:
+        await store.aclose()
+
+
 async def test_text_arrays_go_over_binary_with_nulls_and_any_text(pg_url: str) -> None:
     from pi_context.store.postgres import _configure, _TextArray
 
