@@ -17,6 +17,7 @@ from rich.text import Text
 from pi_context.cli.interactive.theme import (
     BUILTIN_THEMES,
     IGNORED_TOKENS,
+    REQUIRED_TOKENS,
     ThemeError,
     active_theme,
     apply_theme,
@@ -27,33 +28,11 @@ from pi_context.cli.interactive.theme import (
     refresh_theme,
 )
 
-# a complete custom theme: every required token, most of them through one variable
-_REQUIRED = [
-    *[
-        "accent",
-        "border",
-        "borderAccent",
-        "borderMuted",
-        "success",
-        "error",
-        "warning",
-        "muted",
-        "dim",
-        "text",
-    ],
-    *["thinkingText", "selectedBg", "userMessageBg", "userMessageText", "customMessageBg"],
-    *["customMessageText", "customMessageLabel", "toolPendingBg", "toolSuccessBg", "toolErrorBg"],
-    *["toolTitle", "toolOutput", "mdHeading", "mdLink", "mdLinkUrl", "mdCode", "mdCodeBlock"],
-    *["mdCodeBlockBorder", "mdQuote", "mdQuoteBorder", "mdHr", "mdListBullet", "toolDiffAdded"],
-    *["toolDiffRemoved", "toolDiffContext", "syntaxComment", "syntaxKeyword", "syntaxFunction"],
-    *["syntaxVariable", "syntaxString", "syntaxNumber", "syntaxType", "syntaxOperator"],
-    *["syntaxPunctuation", "thinkingOff", "thinkingMinimal", "thinkingLow", "thinkingMedium"],
-    *["thinkingHigh", "thinkingXhigh", "bashMode"],
-]
-
 
 def _theme(name: str = "sea", **colors: Any) -> dict[str, Any]:
-    base: dict[str, Any] = dict.fromkeys(_REQUIRED, "ink")
+    base: dict[str, Any] = dict.fromkeys(
+        REQUIRED_TOKENS, "ink"
+    )  # a complete theme, most tokens through one variable
     base.update(colors)
     return {"name": name, "vars": {"ink": "#123", "alarm": "okhsl(20 91% 47%)"}, "colors": base}
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rich.color import Color, ColorSystem
 
-from pi_context.cli.interactive.theme import BUILTIN_THEMES
+from pi_context.cli.interactive.theme import BUILTIN_THEMES, REQUIRED_TOKENS
 from tests.cli.interactive.tmux_screen import NEEDS_TMUX, Screen, tmux_pictx
 
 pytestmark = NEEDS_TMUX
@@ -104,64 +104,11 @@ def test_without_a_theme_the_terminals_own_colors_stay(tmp_path: Path) -> None:
 
 def test_editing_the_active_theme_file_recolors_at_the_next_prompt(tmp_path: Path) -> None:
     tokens = BUILTIN_THEMES["dark"].colors  # any values will do for the tokens not looked at
-    required = [
-        "accent",
-        "border",
-        "borderAccent",
-        "borderMuted",
-        "success",
-        "error",
-        "warning",
-        "muted",
-        "dim",
-        "text",
-        "thinkingText",
-        "selectedBg",
-        "userMessageBg",
-        "userMessageText",
-        "customMessageBg",
-        "customMessageText",
-        "customMessageLabel",
-        "toolPendingBg",
-        "toolSuccessBg",
-        "toolErrorBg",
-        "toolTitle",
-        "toolOutput",
-        "mdHeading",
-        "mdLink",
-        "mdLinkUrl",
-        "mdCode",
-        "mdCodeBlock",
-        "mdCodeBlockBorder",
-        "mdQuote",
-        "mdQuoteBorder",
-        "mdHr",
-        "mdListBullet",
-        "toolDiffAdded",
-        "toolDiffRemoved",
-        "toolDiffContext",
-        "syntaxComment",
-        "syntaxKeyword",
-        "syntaxFunction",
-        "syntaxVariable",
-        "syntaxString",
-        "syntaxNumber",
-        "syntaxType",
-        "syntaxOperator",
-        "syntaxPunctuation",
-        "thinkingOff",
-        "thinkingMinimal",
-        "thinkingLow",
-        "thinkingMedium",
-        "thinkingHigh",
-        "thinkingXhigh",
-        "bashMode",
-    ]
     path = tmp_path / "agent" / "themes" / "sea.json"
     path.parent.mkdir(parents=True)
 
     def write(error: str, stamp: int) -> None:
-        colors = {t: tokens.get(t, "#808080") for t in required} | {"error": error}
+        colors = {t: tokens.get(t, "#808080") for t in REQUIRED_TOKENS} | {"error": error}
         path.write_text(json.dumps({"name": "sea", "colors": colors}), encoding="utf-8")
         os.utime(path, (stamp, stamp))
 

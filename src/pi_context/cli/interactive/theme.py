@@ -39,6 +39,7 @@ from rich.theme import Theme
 __all__ = [
     "BUILTIN_THEMES",
     "IGNORED_TOKENS",
+    "REQUIRED_TOKENS",
     "ActiveTheme",
     "ThemeError",
     "ThemePalette",
@@ -58,7 +59,7 @@ _OPTIONAL = {
     "searchMatchText": "text",
     "thinkingMax": "thinkingXhigh",
 }
-_REQUIRED = [
+REQUIRED_TOKENS = (
     "accent",
     "border",
     "borderAccent",
@@ -110,8 +111,9 @@ _REQUIRED = [
     "thinkingHigh",
     "thinkingXhigh",
     "bashMode",
-]
-TOKENS = frozenset(_REQUIRED) | frozenset(_OPTIONAL)
+)
+"""The tokens a theme file must define (pi's schema)."""
+TOKENS = frozenset(REQUIRED_TOKENS) | frozenset(_OPTIONAL)
 _TOP_LEVEL = frozenset({"$schema", "name", "appearance", "vars", "colors", "export"})
 
 USED_TOKENS = [
@@ -255,7 +257,7 @@ def parse_theme(data: object) -> ThemePalette:
     unknown = sorted(set(colors) - TOKENS)
     if unknown:
         raise ThemeError("unknown color token(s): " + ", ".join(unknown))
-    missing = [t for t in _REQUIRED if t not in colors]
+    missing = [t for t in REQUIRED_TOKENS if t not in colors]
     if missing:
         raise ThemeError("missing required color token(s): " + ", ".join(missing))
     variables = data.get("vars") or {}
