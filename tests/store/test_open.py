@@ -137,7 +137,7 @@ async def test_a_long_parse_does_not_block_the_loop(
     assert len(data) >= OFF_LOOP_BYTES
     ref = await store.import_bytes(data)
     ticked = threading.Event()
-    real_scan, real_session = scan_lines, Session
+    real_scan, real_session = scan_lines, Session.from_scan
     waits: list[bool] = []
 
     def slow_scan(data: bytes, **kwargs: Any) -> Any:
@@ -150,7 +150,7 @@ async def test_a_long_parse_does_not_block_the_loop(
         return real_session(*args, **kwargs)
 
     monkeypatch.setattr(store_base, "scan_lines", slow_scan)
-    monkeypatch.setattr(store_base, "Session", slow_session)
+    monkeypatch.setattr(Session, "from_scan", slow_session)
     stored, _ = await _with_ticker(lambda: store.load(ref), ticked, 3)
     assert waits == [True]
     assert stored.leaf_id == "e0000039"

@@ -211,10 +211,6 @@ class Session:
             raise SessionFormatError(
                 "not a valid pi session (no session header line)", path=where, line=1
             )
-        header = scan.header
-        entries: Sequence[Entry] = scan.entries
-        if scan.version < CURRENT_VERSION:
-            header, entries = migrate_entries(header, entries, ids or new_entry_id)
         storage = SessionStorage(
             file_path,
             persisted=True,
@@ -223,6 +219,29 @@ class Session:
             known_lines=scan.newlines,
             torn_from=scan.size - scan.unterminated_bytes if scan.torn_tail else None,
         )
+        return cls.from_scan(
+            scan, storage=storage, ids=ids, clock=clock, lock_timeout=lock_timeout, fsync=fsync
+        )
+
+    @classmethod
+    def from_scan(
+        cls,
+        scan: ScanResult,
+        *,
+        storage: SessionStorage | PendingEntries | None = None,
+        ids: Callable[[], str] | None = None,
+        clock: Callable[[], int] | None = None,
+        lock_timeout: float | None = _DEFAULT_LOCK_TIMEOUT,
+        fsync: bool = True,
+    ) -> Session:
+        """The session a scan with a header read: its entries taken over (the tree appends to
+        them), a v1/v2 session migrated in memory, the scan's problems kept."""
+        header = scan.header
+        if header is None:
+            raise SessionFormatError("not a valid pi session (no session header line)", line=1)
+        entries: Sequence[Entry] = scan.entries
+        if scan.version < CURRENT_VERSION:
+            header, entries = migrate_entries(header, entries, ids or new_entry_id)
         return cls(
             header,
             entries,

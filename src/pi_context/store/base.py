@@ -24,12 +24,12 @@ from pi_context.errors import (
     SessionFormatError,
     StoreError,
 )
-from pi_context.session._load.scan import CURRENT_VERSION, ScanResult, migrate_entries, scan_lines
+from pi_context.session._load.scan import CURRENT_VERSION, ScanResult, scan_lines
 from pi_context.session._pending import PendingEntries
 from pi_context.session.entries import Entry
 from pi_context.session.problems import LoadProblem, bounded
 from pi_context.session.search.text import SNIPPET_CHARS, entry_text
-from pi_context.session.store import Session, new_entry_id
+from pi_context.session.store import Session
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -184,20 +184,7 @@ class StoredSession:
         if isinstance(self._leaf, _Unread):
             self._leaf = _leaf_of(scan)  # read while the parsed entries are still this object's
         self._scan = None
-        header = scan.header
-        assert header is not None
-        entries: Sequence[Entry] = scan.entries
-        if scan.version < CURRENT_VERSION:
-            header, entries = migrate_entries(header, entries, ids or new_entry_id)
-        return Session(
-            header,
-            entries,
-            storage=storage,
-            problems=scan.problems,
-            logs=[scan.log],
-            ids=ids,
-            clock=clock,
-        )
+        return Session.from_scan(scan, storage=storage, ids=ids, clock=clock)
 
     def __repr__(self) -> str:
         return f"StoredSession(ref={self.ref!r}, data=<{len(self.data)} bytes>)"
