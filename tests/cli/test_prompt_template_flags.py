@@ -5,13 +5,11 @@ same arguments in the same folders."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli.helpers import first_prompt_sent
 
 
 def _sent(tmp_path: Path, *args: str) -> str:
@@ -22,22 +20,7 @@ def _sent(tmp_path: Path, *args: str) -> str:
     (tmp_path / "mine").mkdir(exist_ok=True)
     (tmp_path / "mine" / "shared.md").write_text("explicit shared $1\n")
     (tmp_path / "mine" / "own.md").write_text("explicit own $1\n")
-    replies = tmp_path / "replies.json"
-    replies.write_text(json.dumps(["done"]))
-    sessions = tmp_path / f"sessions-{len(list(tmp_path.glob('sessions-*')))}"
-    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent), "HOME": str(tmp_path)}
-    argv = [sys.executable, "-m", "pi_context", "--model", f"scripted:{replies}"]
-    argv += ["--session-dir", str(sessions), *args]
-    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    (session,) = sessions.rglob("*.jsonl")
-    entries = [json.loads(line) for line in session.read_text(encoding="utf-8").splitlines()]
-    (user,) = [
-        e["message"]
-        for e in entries
-        if e.get("type") == "message" and e["message"]["role"] == "user"
-    ]
-    return str(user["content"][0]["text"])
+    return first_prompt_sent(tmp_path, agent, *args)
 
 
 @pytest.mark.parametrize(

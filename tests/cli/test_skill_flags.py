@@ -3,13 +3,11 @@ or without discovery, and ``-ns`` leaves the discovered and configured ones out.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli.helpers import first_prompt_sent
 
 
 def _skill(folder: Path, name: str, body: str) -> None:
@@ -23,22 +21,7 @@ def _sent(tmp_path: Path, *args: str) -> str:
     agent = tmp_path / "agent"
     _skill(agent / "skills" / "auto", "auto", "discovered auto body")
     _skill(tmp_path / "mine" / "own", "own", "explicit own body")
-    replies = tmp_path / "replies.json"
-    replies.write_text(json.dumps(["done"]))
-    sessions = tmp_path / f"sessions-{len(list(tmp_path.glob('sessions-*')))}"
-    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent), "HOME": str(tmp_path)}
-    argv = [sys.executable, "-m", "pi_context", "--model", f"scripted:{replies}"]
-    argv += ["--session-dir", str(sessions), *args]
-    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    (session,) = sessions.rglob("*.jsonl")
-    entries = [json.loads(line) for line in session.read_text(encoding="utf-8").splitlines()]
-    (user,) = [
-        e["message"]
-        for e in entries
-        if e.get("type") == "message" and e["message"]["role"] == "user"
-    ]
-    return str(user["content"][0]["text"])
+    return first_prompt_sent(tmp_path, agent, *args)
 
 
 @pytest.mark.parametrize(
