@@ -88,6 +88,11 @@ def test_at_references_and_tab_paths_typed_in_the_terminal(world: tuple[Screen, 
     screen.wait_for(lambda s: "› !ls README.md" in s, "the chosen entry")
     screen.keys("Enter")
     screen.wait_for(lambda s: s.count("README.md") >= 2, "the listing")
+    screen.keys("-l", "!wc -c ./src/notes")
+    screen.keys("Tab")  # one candidate that needs quotes: inserted at once, no list to choose from
+    screen.wait_for(lambda s: '› !wc -c "./src/notes on parsing.md"' in s, "the quoted path")
+    screen.keys("Enter")  # runs the line at once
+    screen.wait_for(lambda s: "6 ./src/notes on parsing.md" in s, "the command's output")
     screen.type_line("/quit")
 
     messages = _messages(sessions)
@@ -98,6 +103,7 @@ def test_at_references_and_tab_paths_typed_in_the_terminal(world: tuple[Screen, 
         "assistant",
         "bashExecution",
         "bashExecution",
+        "bashExecution",
     ]
     # the message holds the reference as inserted (pi sends the text; the model reads the file)
     assert messages[0]["content"] == [{"type": "text", "text": "@README.md summarize it"}]
@@ -106,3 +112,4 @@ def test_at_references_and_tab_paths_typed_in_the_terminal(world: tuple[Screen, 
     ]
     assert messages[4]["command"] == "cat ./src/app.py"
     assert (messages[5]["command"], messages[5]["output"]) == ("ls README.md", "README.md\n")
+    assert messages[6]["command"] == 'wc -c "./src/notes on parsing.md"'

@@ -45,6 +45,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from prompt_toolkit.buffer import CompletionState
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
@@ -574,6 +575,18 @@ def _command_name(document: Document) -> bool:
     return text.startswith("/") and not any(c.isspace() for c in text)
 
 
+def tab_path_inserted(state: CompletionState) -> bool:
+    """Whether ``state`` is the one path a Tab found, already inserted: a path that needs
+    quotes is inserted by selecting it, and prompt_toolkit keeps that list of one open. It is
+    done, not a list to choose from: Enter sends the line, as after any completed path."""
+    return (
+        len(state.completions) == 1
+        and state.complete_index == 0
+        and isinstance(state.completions[0], FileCompletion)
+        and state.completions[0].chosen is not None
+    )
+
+
 def completion_key_bindings() -> KeyBindings:
     """Tab and Enter in an open ``@`` or path list insert its highlighted entry (the first
     when none is highlighted), as pi's lists do; Up/Down move through it."""
@@ -584,11 +597,9 @@ def completion_key_bindings() -> KeyBindings:
         from prompt_toolkit.application import get_app
 
         state = get_app().current_buffer.complete_state
-        return (
-            state is not None
-            and bool(state.completions)
-            and isinstance(state.completions[0], FileCompletion)
-        )
+        if state is None or not state.completions:
+            return False
+        return isinstance(state.completions[0], FileCompletion) and not tab_path_inserted(state)
 
     @bindings.add(Keys.Tab, filter=file_list_open)
     @bindings.add(Keys.Enter, filter=file_list_open)

@@ -69,7 +69,11 @@ from rich.text import Text
 
 from pi_context.cli.app.agent_api import AgentApi, no_model_help
 from pi_context.cli.interactive.clipboard_paste import clipboard_key_bindings
-from pi_context.cli.interactive.completion import EditorCompleter, completion_key_bindings
+from pi_context.cli.interactive.completion import (
+    EditorCompleter,
+    completion_key_bindings,
+    tab_path_inserted,
+)
 from pi_context.cli.interactive.editor_habits import (
     ENABLE_EXTENDED_KEYS,
     RESET_EXTENDED_KEYS,
@@ -198,7 +202,11 @@ def _key_bindings(
     def _enter(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
         state = buffer.complete_state
-        if state is not None and state.current_completion is not None:
+        if (
+            state is not None
+            and state.current_completion is not None
+            and not tab_path_inserted(state)
+        ):
             buffer.apply_completion(state.current_completion)
             return
         if buffer.text.endswith("\\") and buffer.cursor_position == len(buffer.text):
