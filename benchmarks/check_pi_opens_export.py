@@ -292,6 +292,8 @@ async def check_session(
             exported = work / f"{kind}.jsonl"
             await store.export_jsonl(ref, exported)
             row.same_bytes = exported.read_bytes() == path.read_bytes()
+            if not row.same_bytes:
+                row.notes.append("the export's bytes are not the file's")
             header = (await store.load(ref)).header
             cwd = str(header.get("cwd") or "/")
             if reference is None:
@@ -335,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pi-cache", type=Path, default=Path(tempfile.gettempdir()) / "mcp-pi")
     parser.add_argument("--stores", default=",".join(STORES))
     parser.add_argument("--only", nargs="*", default=[], help="session file names to check")
-    parser.add_argument("--keep", type=Path, help="leave the files here to look at")
+    parser.add_argument("--keep", type=Path, help="leave the files in this new directory")
     args = parser.parse_args(argv)
     stores = [s for s in args.stores.split(",") if s]
     if unknown := set(stores) - set(STORES):
