@@ -4,9 +4,8 @@ The default tenant's sessions are ``DIR/<id>.jsonl``; another tenant's are
 ``DIR/<tenant>/<id>.jsonl``. An append writes its batch's lines under the session file's own
 advisory lock, in one write, with a session file's byte rules, then ``fsync``; its checks read
 only what another writer added since the store's last append to the file (``_file_state``); a
-search goes
-through the file's own search index, and every file operation runs in a worker thread: the event loop
-never waits on a lock or a disk.
+search goes through the file's own search index, and every file operation runs in a worker
+thread: the event loop never waits on a lock or a disk.
 """
 
 from __future__ import annotations
