@@ -167,6 +167,11 @@ async def test_a_torn_last_line_is_read_again_until_a_newline_ends_it(
         out.write(_pi_line("pi-3", "a1", "no newline yet")[:20])
     with path.open("ab") as out:
         out.write(_pi_line("pi-3", "a1", "no newline yet")[20:])
+    # a retry of that line's entry is answered from it (nothing written)
+    retry = await _append_as_expected(
+        store, ref, path, [json.loads(_pi_line("pi-3", "a1", "no newline yet"))]
+    )
+    assert retry == AppendResult("pi-3", (5,))
     got = await _append_as_expected(
         store, ref, path, [message("a2", "pi-3", "assistant", "y")], if_leaf="pi-3"
     )
@@ -174,7 +179,7 @@ async def test_a_torn_last_line_is_read_again_until_a_newline_ends_it(
     assert _leaf(path) == "a2"
     # the line finished by the store's own newline is an entry of the session from now on
     got = await _append_as_expected(store, ref, path, [message("b1", "pi-3", "user", "z")])
-    assert got == AppendResult("b1", (6,))
+    assert got == AppendResult("b1", (7,))
 
 
 async def test_a_retry_of_an_id_stored_twice_is_answered_with_its_last_line(

@@ -29,7 +29,7 @@ from pi_context.errors import (
 from pi_context.session.entries import Entry
 from pi_context.session.search.text import SNIPPET_CHARS
 from pi_context.session.store import Session
-from pi_context.store._file_state import KnownFiles, Listed, listing_key, read_file
+from pi_context.store._file_state import KnownFile, KnownFiles, Listed, listing_key, read_file
 from pi_context.store.base import (
     ANY_LEAF,
     AppendResult,
@@ -186,6 +186,7 @@ class FileStore:
             except SessionError as exc:
                 raise StoreError(str(exc)) from exc
             known = self._files.take(key)
+            keep: KnownFile | None = None  # what is true of the file when the append ends
             try:
                 with handle.locked(_LOCK_TIMEOUT) as size:
                     stat = os.fstat(handle.fd)
@@ -194,9 +195,9 @@ class FileStore:
                     else:
                         state = read_file(ref, handle.fd, size, stat)
                         if isinstance(state, bytes):  # not even a complete header line
-                            known = None
                             return self._append_whole(ref, handle, state, batch, if_leaf)
                         known, unread = state
+                    keep = known
                     done = decide_append(
                         ref,
                         known.version,
@@ -212,22 +213,22 @@ class FileStore:
                     written = (b" \n" if unread.data else b"") + b"".join(
                         e.line + b"\n" for e in batch
                     )
-                    kept, known = known, None  # not true of the file until the write is whole
+                    keep = None  # not true of the file until the write is whole
                     handle.append(written)
                     handle.sync()
-                    kept.wrote(unread, batch, written)
+                    known.wrote(unread, batch, written)
                     after = os.fstat(handle.fd)
-                    if after.st_size == kept.size:  # else another writer appended meanwhile
-                        kept.mtime_ns = after.st_mtime_ns
-                        known = kept
+                    if after.st_size == known.size:  # else another writer appended meanwhile
+                        known.mtime_ns = after.st_mtime_ns
+                        keep = known
                         self._files.list_as(
-                            key, Listed(listing_key(after), kept.lines, kept.leaf_if_last)
+                            key, Listed(listing_key(after), known.lines, known.leaf_if_last)
                         )
             except SessionError as exc:
                 raise StoreError(str(exc)) from exc
             finally:
-                if known is not None:
-                    self._files.put(key, known)
+                if keep is not None:
+                    self._files.put(key, keep)
                 handle.close()
         return AppendResult(batch[-1].id, tuple(range(before + 1, before + len(batch) + 1)))
 
