@@ -84,6 +84,40 @@ async def _run(
     return int(len(latencies) / elapsed), latencies, cpu / len(latencies) * 1e6
 
 
+async def _listing(sessions: int, stored: int) -> None:
+    """Every page of ``list_sessions`` over ``sessions`` file sessions of ``stored`` entries:
+    the first listing, then three more of the unchanged files, then one after an append to
+    each of ten of them."""
+    with tempfile.TemporaryDirectory() as folder:
+        store = await open_store(folder)
+        leaves = []
+        for i in range(sessions):
+            ref = await store.create(cwd="/w", session_id=f"l{i:05d}")
+            history = [
+                _message(f"h{n}", f"h{n - 1}" if n else None, "user", f"old {n}")
+                for n in range(stored)
+            ]
+            leaves.append((ref, (await store.append(ref, history)).leaf_id))
+        fresh = await open_store(folder)  # nothing known of the files yet
+
+        async def listing() -> float:
+            start = time.perf_counter()
+            cursor: str | None = None
+            while True:
+                page = await fresh.list_sessions(limit=500, cursor=cursor)
+                cursor = page.cursor
+                if cursor is None:
+                    return (time.perf_counter() - start) * 1000
+
+        first = await listing()
+        again = [await listing() for _ in range(3)]
+        for ref, leaf in leaves[:10]:
+            await store.append(ref, [_message("new", leaf, "user", "one more")], if_leaf=leaf)
+        after = await listing()
+    print(f"list_sessions over {sessions} sessions of {stored} entries (ms):")
+    print(f"first {first:.1f}; unchanged {min(again):.1f}; after 10 appended to {after:.1f}")
+
+
 def _server_cpu(data: Path) -> float:
     """Seconds of CPU the server's postmaster and its ended backends have used (Linux)."""
     pid = (data / "postmaster.pid").read_text().split()[0]
@@ -177,11 +211,21 @@ async def main() -> None:
     parser.add_argument(
         "--stored", type=int, default=0, metavar="N", help="entries each session holds first"
     )
+    parser.add_argument(
+        "--list",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead: N file sessions of --stored entries, each listing's time (ms)",
+    )
     parser.add_argument("--profile", type=int, default=0, metavar="N")
     parser.add_argument("--cprofile", metavar="FILE", help="with --profile: cProfile stats")
     args = parser.parse_args()
     if args.profile:
         await _profile(args.profile, args.cprofile)
+        return
+    if args.list:
+        await _listing(args.list, args.stored)
         return
     counts = [int(c) for c in args.sessions.split(",")]
     rows: list[tuple[str, int, int, float, float, float, str]] = []
