@@ -4,11 +4,13 @@ message) under ``if_leaf``. The PostgreSQL store runs against a temporary local 
 tests' own, Unix socket); the file store on the same machine is the same-run baseline.
 
     .venv/bin/python benchmarks/bench_store.py [--seconds 5] [--sessions 1,8,32] [--connections 32]
-        [--postgres-only]
+        [--postgres-only | --file-only] [--stored N]
 
 Each row also gives the client's CPU per append (``time.process_time``) and, for PostgreSQL,
 the server's (its postmaster's and ended backends' CPU, read from ``/proc``: Linux only).
-``--connections`` caps the pool; ``--postgres-only`` leaves out the file store.
+``--connections`` caps the pool; ``--postgres-only`` leaves out the file store, ``--file-only``
+the PostgreSQL store (no server is started); ``--stored N`` gives each session N entries before
+the timed appends (a long session).
 
 ``--profile N`` measures instead what one append costs: N sequential appends to one session,
 the server's committed transactions per append (``pg_stat_database.xact_commit``; one
@@ -46,16 +48,24 @@ def _message(entry_id: str, parent: str | None, role: str, text: str) -> dict[st
 
 
 async def _run(
-    store: SessionStore, sessions: int, seconds: float
+    store: SessionStore, sessions: int, seconds: float, stored: int = 0
 ) -> tuple[int, list[float], float]:
     await store.migrate()
     refs = [await store.create(cwd="/w", session_id=f"b{sessions}-{i}") for i in range(sessions)]
+    leaves: list[str | None] = [None] * sessions
+    if stored:  # each session already holds `stored` entries (one append: not timed)
+        for index, ref in enumerate(refs):
+            history = [
+                _message(f"{index}-h{n}", f"{index}-h{n - 1}" if n else None, "user", f"old {n}")
+                for n in range(stored)
+            ]
+            leaves[index] = (await store.append(ref, history)).leaf_id
     latencies: list[float] = []
     deadline = time.perf_counter() + seconds
 
     async def writer(index: int) -> None:
         ref = refs[index]
-        leaf: str | None = None
+        leaf = leaves[index]
         n = 0
         while time.perf_counter() < deadline:
             user = _message(f"{index}-{n}-u", leaf, "user", f"question {n} about the release")
@@ -72,6 +82,40 @@ async def _run(
     cpu = time.process_time() - cpu
     elapsed = time.perf_counter() - began
     return int(len(latencies) / elapsed), latencies, cpu / len(latencies) * 1e6
+
+
+async def _listing(sessions: int, stored: int) -> None:
+    """Every page of ``list_sessions`` over ``sessions`` file sessions of ``stored`` entries:
+    the first listing, then three more of the unchanged files, then one after an append to
+    each of ten of them."""
+    with tempfile.TemporaryDirectory() as folder:
+        store = await open_store(folder)
+        leaves = []
+        for i in range(sessions):
+            ref = await store.create(cwd="/w", session_id=f"l{i:05d}")
+            history = [
+                _message(f"h{n}", f"h{n - 1}" if n else None, "user", f"old {n}")
+                for n in range(stored)
+            ]
+            leaves.append((ref, (await store.append(ref, history)).leaf_id))
+        fresh = await open_store(folder)  # nothing known of the files yet
+
+        async def listing() -> float:
+            start = time.perf_counter()
+            cursor: str | None = None
+            while True:
+                page = await fresh.list_sessions(limit=500, cursor=cursor)
+                cursor = page.cursor
+                if cursor is None:
+                    return (time.perf_counter() - start) * 1000
+
+        first = await listing()
+        again = [await listing() for _ in range(3)]
+        for ref, leaf in leaves[:10]:
+            await store.append(ref, [_message("new", leaf, "user", "one more")], if_leaf=leaf)
+        after = await listing()
+    print(f"list_sessions over {sessions} sessions of {stored} entries (ms):")
+    print(f"first {first:.1f}; unchanged {min(again):.1f}; after 10 appended to {after:.1f}")
 
 
 def _server_cpu(data: Path) -> float:
@@ -161,14 +205,38 @@ async def main() -> None:
     parser.add_argument(
         "--postgres-only", action="store_true", help="without the file store's baseline"
     )
+    parser.add_argument(
+        "--file-only", action="store_true", help="the file store alone (no PostgreSQL server)"
+    )
+    parser.add_argument(
+        "--stored", type=int, default=0, metavar="N", help="entries each session holds first"
+    )
+    parser.add_argument(
+        "--list",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead: N file sessions of --stored entries, each listing's time (ms)",
+    )
     parser.add_argument("--profile", type=int, default=0, metavar="N")
     parser.add_argument("--cprofile", metavar="FILE", help="with --profile: cProfile stats")
     args = parser.parse_args()
     if args.profile:
         await _profile(args.profile, args.cprofile)
         return
+    if args.list:
+        await _listing(args.list, args.stored)
+        return
     counts = [int(c) for c in args.sessions.split(",")]
     rows: list[tuple[str, int, int, float, float, float, str]] = []
+    if args.file_only:
+        for count in counts:
+            with tempfile.TemporaryDirectory() as folder:
+                files = await open_store(folder)
+                rate, lat, cpu = await _run(files, count, args.seconds, args.stored)
+                rows.append(("file", count, rate, _p(lat, 0.5), _p(lat, 0.99), cpu, "-"))
+        _print(rows)
+        return
     with running_server() as server:
         if isinstance(server, str):
             sys.exit(server)
@@ -176,7 +244,7 @@ async def main() -> None:
             url = server.url(server.new_database())
             server_cpu = _server_cpu(server.data)
             store = await open_store(url, max_connections=min(count, args.connections))
-            rate, lat, cpu = await _run(store, count, args.seconds)
+            rate, lat, cpu = await _run(store, count, args.seconds, args.stored)
             await store.aclose()
             await asyncio.sleep(0.3)  # the backends end and are counted
             server_cpu = (_server_cpu(server.data) - server_cpu) / len(lat) * 1e6
@@ -187,8 +255,12 @@ async def main() -> None:
                 continue
             with tempfile.TemporaryDirectory() as folder:
                 files = await open_store(folder)
-                rate, lat, cpu = await _run(files, count, args.seconds)
+                rate, lat, cpu = await _run(files, count, args.seconds, args.stored)
                 rows.append(("file (baseline)", count, rate, _p(lat, 0.5), _p(lat, 0.99), cpu, "-"))
+    _print(rows)
+
+
+def _print(rows: list[tuple[str, int, int, float, float, float, str]]) -> None:
     print(
         "| store | sessions | appends/s (2 entries each) | p50 ms | p99 ms "
         "| client CPU us/append | server CPU us/append |"

@@ -624,16 +624,39 @@ def plan_append(
 ) -> AppendResult | None:
     """The checks of an append to the stored bytes ``data``: the stored result of a retry,
     or ``None`` when the batch is to be written; raises for a broken rule or a moved leaf."""
+    cut = FileLines.of(data, str(ref))
+    stored = cut.entry_lines()
+    leaf = cut.scan.entries[-1].id if len(cut.scan.entries) else None
+    return decide_append(
+        ref,
+        cut.scan.version,
+        {k: v[1] for k, v in stored.items()},
+        {k: v[0] for k, v in stored.items()},
+        leaf,
+        batch,
+        if_leaf,
+    )
+
+
+def decide_append(
+    ref: SessionRef,
+    version: int,
+    stored_line: Mapping[str, bytes],
+    seq_of: Mapping[str, int],
+    leaf: str | None,
+    batch: Sequence[PreparedEntry],
+    if_leaf: str | _AnyLeaf | None,
+) -> AppendResult | None:
+    """:func:`plan_append`'s checks over what they read of a stored file: the header's
+    ``version``, each stored entry id's line (``stored_line``) and seq (``seq_of``; a repeated
+    id: its last line) and the leaf (the last entry as the session reader reads the file)."""
     from pi_context.errors import LeafMovedError
 
-    cut = FileLines.of(data, str(ref))
-    if cut.scan.version < CURRENT_VERSION:
-        raise legacy_refusal(ref, cut.scan.version)
-    stored = cut.entry_lines()
-    retry = check_batch(batch, {k: v[1] for k, v in stored.items()}, stored)
+    if version < CURRENT_VERSION:
+        raise legacy_refusal(ref, version)
+    retry = check_batch(batch, stored_line, seq_of)
     if retry is not None:
-        return AppendResult(batch[-1].id, tuple(stored[e.id][0] for e in batch))
-    leaf = cut.scan.entries[-1].id if len(cut.scan.entries) else None
+        return AppendResult(batch[-1].id, tuple(seq_of[e.id] for e in batch))
     if not isinstance(if_leaf, _AnyLeaf) and leaf != if_leaf:
         raise LeafMovedError(
             f"{ref}: the leaf is {bounded(repr(leaf), 80)}, not {bounded(repr(if_leaf), 80)}; "

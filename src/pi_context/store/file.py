@@ -2,9 +2,10 @@
 
 The default tenant's sessions are ``DIR/<id>.jsonl``; another tenant's are
 ``DIR/<tenant>/<id>.jsonl``. An append writes its batch's lines under the session file's own
-advisory lock, in one write, with a session file's byte rules, then ``fsync``; a search goes
-through the file's own search index, and every file operation runs in a worker thread: the event loop
-never waits on a lock or a disk.
+advisory lock, in one write, with a session file's byte rules, then ``fsync``; its checks read
+only what another writer added since the store's last append to the file (``_file_state``); a
+search goes through the file's own search index, and every file operation runs in a worker
+thread: the event loop never waits on a lock or a disk.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pi_context.errors import (
 from pi_context.session.entries import Entry
 from pi_context.session.search.text import SNIPPET_CHARS
 from pi_context.session.store import Session
+from pi_context.store._file_state import KnownFile, KnownFiles, Listed, listing_key, read_file
 from pi_context.store.base import (
     ANY_LEAF,
     AppendResult,
@@ -42,6 +44,7 @@ from pi_context.store.base import (
     _AnyLeaf,
     append_lines,
     check_tenant,
+    decide_append,
     parse_file,
     plan_append,
     prepare_entries,
@@ -51,6 +54,7 @@ from pi_context.store.base import (
 )
 
 if TYPE_CHECKING:
+    from pi_context.session._file.writer import SessionFile
     from pi_context.session.search.query import SearchHit
 
 __all__ = ["FileStore"]
@@ -67,6 +71,7 @@ class FileStore:
         self.root = Path(root)
         self.url = f"file:{self.root}"
         self.cache_dir = cache_dir
+        self._files = KnownFiles()
 
     # -- paths ---------------------------------------------------------------------------------
 
@@ -172,25 +177,77 @@ class FileStore:
         # inside it, the session file's own lock (the one pi's writers take) is held while
         # the file is read, checked and the whole batch written in one write, then fsynced:
         # a crash leaves all of the batch or none of it (at worst a torn last line, which
-        # the reader skips).
+        # the reader skips). What the checks need is kept from the last append (see
+        # _file_state): only what another writer added since is read.
+        key = str(path)
         with self._locked(path.with_name(f".{path.stem}.append-lock")):
             try:
                 handle = SessionFile(path)
             except SessionError as exc:
                 raise StoreError(str(exc)) from exc
+            known = self._files.take(key)
+            keep: KnownFile | None = None  # what is true of the file when the append ends
             try:
                 with handle.locked(_LOCK_TIMEOUT) as size:
-                    data = handle.read_from(0, size)
-                    done = plan_append(ref, data, batch, if_leaf)
+                    stat = os.fstat(handle.fd)
+                    if known is not None and known.same_file(handle.fd, stat):
+                        unread = known.catch_up(handle.fd, size)
+                    else:
+                        state = read_file(ref, handle.fd, size, stat)
+                        if isinstance(state, bytes):  # not even a complete header line
+                            return self._append_whole(ref, handle, state, batch, if_leaf)
+                        known, unread = state
+                    keep = known
+                    done = decide_append(
+                        ref,
+                        known.version,
+                        known.stored_lines(handle.fd, unread),
+                        known.seq_of(unread),
+                        unread.leaf,
+                        batch,
+                        if_leaf,
+                    )
                     if done is not None:
                         return done
-                    before = len(FileLines.of(data, str(path)).lines)
-                    handle.append(append_lines(data, [e.line for e in batch])[len(data) :])
+                    before = known.lines + (1 if unread.data else 0)
+                    written = (b" \n" if unread.data else b"") + b"".join(
+                        e.line + b"\n" for e in batch
+                    )
+                    keep = None  # not true of the file until the write is whole
+                    handle.append(written)
                     handle.sync()
+                    known.wrote(unread, batch, written)
+                    after = os.fstat(handle.fd)
+                    if after.st_size == known.size:  # else another writer appended meanwhile
+                        known.mtime_ns = after.st_mtime_ns
+                        keep = known
+                        self._files.list_as(
+                            key, Listed(listing_key(after), known.lines, known.leaf_if_last)
+                        )
             except SessionError as exc:
                 raise StoreError(str(exc)) from exc
             finally:
+                if keep is not None:
+                    self._files.put(key, keep)
                 handle.close()
+        return AppendResult(batch[-1].id, tuple(range(before + 1, before + len(batch) + 1)))
+
+    @staticmethod
+    def _append_whole(
+        ref: SessionRef,
+        handle: SessionFile,
+        data: bytes,
+        batch: Sequence[PreparedEntry],
+        if_leaf: str | _AnyLeaf | None,
+    ) -> AppendResult:
+        """An append checked against the whole file's bytes ``data`` (a file whose header line
+        is not complete yet: nothing is kept of it)."""
+        done = plan_append(ref, data, batch, if_leaf)
+        if done is not None:
+            return done
+        before = len(FileLines.of(data, str(ref)).lines)
+        handle.append(append_lines(data, [e.line for e in batch])[len(data) :])
+        handle.sync()
         return AppendResult(batch[-1].id, tuple(range(before + 1, before + len(batch) + 1)))
 
     async def load(self, ref: SessionRef) -> StoredSession:
@@ -302,21 +359,35 @@ class FileStore:
                 ref = SessionRef(tenant, name)
                 path = folder / f"{name}.jsonl"
                 try:
-                    data = path.read_bytes()
-                    stat = path.stat()
-                    cut = FileLines.of(data, str(path))
+                    row = self._listed(path)
                 except (OSError, SessionError):
                     continue
-                leaf = cut.scan.entries[-1].id if len(cut.scan.entries) else None
-                rows.append(SessionSummary(ref, len(cut.lines), leaf, stat.st_mtime))
+                rows.append(SessionSummary(ref, row[0].lines, row[0].leaf, row[1]))
             more = len(names) > len(page)
             return SessionPage(rows, page[-1] if more and page else None)
 
         return await asyncio.to_thread(run)
 
+    def _listed(self, path: Path) -> tuple[Listed, float]:
+        """A listing row of the file at ``path`` and its mtime: kept from the last listing or
+        append while the file's device, inode, size and mtime are the same, else read."""
+        stat = path.stat()
+        key = listing_key(stat)
+        row = self._files.listed(str(path), key)
+        if row is None:
+            data = path.read_bytes()
+            stat = path.stat()
+            cut = FileLines.of(data, str(path))
+            leaf = cut.scan.entries[-1].id if len(cut.scan.entries) else None
+            row = Listed(listing_key(stat), len(cut.lines), leaf)
+            if row.key == key:  # else written while it was read: not kept
+                self._files.list_as(str(path), row)
+        return row, stat.st_mtime
+
     async def delete(self, ref: SessionRef) -> None:
         def run() -> None:
             path = self._existing(ref)
+            self._files.forget(str(path))
             path.unlink()
             for sidecar in (f".{path.stem}.lease", f".{path.stem}.append-lock"):
                 with contextlib.suppress(FileNotFoundError):
@@ -336,6 +407,7 @@ class FileStore:
                 for path in folder.glob("*.jsonl"):
                     with contextlib.suppress(FileNotFoundError):
                         if path.stat().st_mtime < cutoff:
+                            self._files.forget(str(path))
                             path.unlink()
                             gone += 1
             return gone
