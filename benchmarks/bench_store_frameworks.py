@@ -367,7 +367,7 @@ async def _interleaved_reads(
     """Each contender's 1k and 10k histories, read in interleaved rounds."""
     rows: list[dict[str, Any]] = []
     for contender in contenders:
-        await contender.open(server.url(server.new_database()), 2)
+        await contender.open(server.url(server.new_database()), 4)
         for items in (1000, 10_000):
             await contender.new_session(f"read-{items}")
             await contender.seed(f"read-{items}", items)
