@@ -25,12 +25,19 @@ The extra packages are not dependencies of pi-context (benchmark only)::
         langgraph-checkpoint-postgres
     nice .venv/bin/python benchmarks/bench_store_frameworks.py [--turns 1000] [--sessions 8]
     nice .venv/bin/python benchmarks/bench_store_frameworks.py --quick   # about 2 minutes
+    nice .venv/bin/python benchmarks/bench_store_frameworks.py --reads-only --only pi,openai-agents
+
+``--reads-only`` measures the reads alone, the contenders' reads interleaved round by round
+(each round reads every contender's history once, in turn), so that a machine whose load
+drifts during the run weighs on each alike; it also gives the client CPU per read
+(``time.process_time``: every thread of the process).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import sys
 import time
@@ -354,6 +361,35 @@ async def _measure(
     return row
 
 
+async def _interleaved_reads(
+    server: PgServer, contenders: list[Contender], args: argparse.Namespace
+) -> list[dict[str, Any]]:
+    """Each contender's 1k and 10k histories, read in interleaved rounds."""
+    rows: list[dict[str, Any]] = []
+    for contender in contenders:
+        await contender.open(server.url(server.new_database()), 4)
+        for items in (1000, 10_000):
+            await contender.new_session(f"read-{items}")
+            await contender.seed(f"read-{items}", items)
+        rows.append({"name": contender.name})
+    for items, reads in ((1000, args.reads), (10_000, max(3, args.reads // 3))):
+        sid = f"read-{items}"
+        wall: list[list[float]] = [[] for _ in contenders]
+        cpu: list[list[float]] = [[] for _ in contenders]
+        for _ in range(reads):
+            for n, contender in enumerate(contenders):
+                start, start_cpu = time.perf_counter(), time.process_time()
+                count = await contender.read(sid)
+                wall[n].append(time.perf_counter() - start)
+                cpu[n].append(time.process_time() - start_cpu)
+                assert count == items, (contender.name, count, items)
+        for n, row in enumerate(rows):
+            row[f"read{items}"] = (_p(wall[n], 0.5), _p(wall[n], 0.95), _p(cpu[n], 0.5))
+    for contender in contenders:
+        await contender.close()
+    return rows
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=1000, help="turns into one session")
@@ -362,6 +398,9 @@ async def main() -> None:
     parser.add_argument("--reads", type=int, default=30, help="reads of the 1k history")
     parser.add_argument("--only", default=",".join(CONTENDERS), help="pi,openai-agents,langgraph")
     parser.add_argument("--quick", action="store_true", help="--turns 200 --concurrent-turns 25")
+    parser.add_argument(
+        "--reads-only", action="store_true", help="only the reads, interleaved (default 60)"
+    )
     args = parser.parse_args()
     if args.quick:
         args.turns, args.concurrent_turns, args.reads = 200, 25, 15
@@ -371,6 +410,27 @@ async def main() -> None:
         if isinstance(server, str):
             sys.exit(server)
         version = server.psql("SHOW server_version")
+        if args.reads_only:
+            reads = 60 if args.reads == 30 and not args.quick else args.reads
+            args.reads = reads
+            contenders = [CONTENDERS[key](texts) for key in args.only.split(",")]
+            rows = await _interleaved_reads(server, contenders, args)
+            print(f"PostgreSQL {version}; reads of whole histories, interleaved, {reads} rounds")
+            print(
+                f"of 1k items, {max(3, reads // 3)} of 10k; load average {os.getloadavg()[0]:.1f}.\n"
+            )
+            print(
+                "| store | read 1k items p50 / p95 ms | client CPU p50 ms "
+                "| read 10k items p50 / p95 ms | client CPU p50 ms |"
+            )
+            print("|---|---:|---:|---:|---:|")
+            for row in rows:
+                r1, r10 = row["read1000"], row["read10000"]
+                print(
+                    f"| {row['name']} | {r1[0]:.1f} / {r1[1]:.1f} | {r1[2]:.1f} "
+                    f"| {r10[0]:.1f} / {r10[1]:.1f} | {r10[2]:.1f} |"
+                )
+            return
         for key in args.only.split(","):
             contender = CONTENDERS[key](texts)
             print(f"... {contender.name}", file=sys.stderr, flush=True)
