@@ -285,11 +285,10 @@ class CompactionSettings:
           and the kept tail leave a narrow band between the context after a compaction (the
           summary, the tail, often one whole file just read: about 10k tokens on a 48k
           window) and the compaction point, and every request of the band re-reads all of
-          it. Compacting at half the window makes the average request about a quarter
-          smaller for about a third more summary requests, which the cached re-reads more
-          than pay for (benchmarks/README.md, "Retention", branch ``retcost``: 48k, four
-          seeds, both simulators); what compaction replaces stays in the session for
-          ``recall``. Below the band the system prompt and the summary are a large share of
+          it. Compacting at about half the window made the average request 11-24% smaller
+          for 21-42% more (smaller) summary requests, which the cached re-reads more than pay
+          for (benchmarks/README.md, "Retention", branch ``retcost``: 48k, four seeds, both
+          simulators); what compaction replaces stays in the session for ``recall``. Below the band the system prompt and the summary are a large share of
           the window and compacting earlier leaves little room to work in; above it the
           reserve is pi's and so is the compaction point. The band's edges join the rules on
           either side, so no window compacts later than a larger one.
