@@ -178,10 +178,12 @@ def test_fit_to_window_keeps_pis_proportions_on_smaller_windows() -> None:
     from pi_context.tokens import should_compact
 
     settings = CompactionSettings()
-    # the reserve: pi's 16,384 down to 49,152 tokens, a third of the window below that
+    # the reserve: pi's 16,384 down to 65,536 tokens, a third of the window at 32,768 and
+    # below; in between, the mid-window rule (the next test)
     assert settings.fit_to_window(128_000).reserve_tokens == 16_384
-    assert settings.fit_to_window(49_152).reserve_tokens == 16_384
-    assert settings.fit_to_window(48_000).reserve_tokens == 16_000
+    assert settings.fit_to_window(65_536).reserve_tokens == 16_384
+    assert settings.fit_to_window(32_768).reserve_tokens == 32_768 // 3
+    assert settings.fit_to_window(16_000).reserve_tokens == 16_000 // 3
     # the tail: a tenth of the window (pi's 20,000 of 200,000)
     assert settings.fit_to_window(128_000).keep_recent_tokens == 12_800
     assert settings.fit_to_window(48_000).keep_recent_tokens == 4_800
@@ -194,6 +196,35 @@ def test_fit_to_window_keeps_pis_proportions_on_smaller_windows() -> None:
     assert not should_compact(100, 8192, small)
     assert should_compact(5500, 8192, small)
     assert small.summarizer == settings.summarizer
+
+
+def test_fit_to_window_compacts_at_about_half_of_a_mid_sized_window() -> None:
+    from pi_context.resources.settings import mid_window_reserve
+    from pi_context.tokens import should_compact
+
+    settings = CompactionSettings()
+    # half the window at three times pi's reserve, pi's reserve at four times it
+    assert settings.fit_to_window(49_152).reserve_tokens == 24_576
+    fitted = settings.fit_to_window(48_000)
+    assert (fitted.reserve_tokens, fitted.keep_recent_tokens) == (23_616, 4_800)
+    assert not should_compact(24_384, 48_000, fitted)
+    assert should_compact(24_385, 48_000, fitted)
+    assert settings.fit_to_window(57_344).reserve_tokens == 20_480
+    # only inside the band; the compaction point never falls as the window grows
+    assert mid_window_reserve(32_768) == mid_window_reserve(65_536) == 0
+    points = [w - settings.fit_to_window(w).reserve_tokens for w in range(16_000, 80_001, 64)]
+    assert points == sorted(points)
+    # a reserve the user set is kept; a tail the user set keeps room to grow
+    reserve_set = compaction_settings_for({"compaction": {"reserveTokens": 16_000}})
+    assert reserve_set.fit_to_window(48_000).reserve_tokens == 16_000
+    long_tail = compaction_settings_for({"compaction": {"keepRecentTokens": 14_000}})
+    fitted = long_tail.fit_to_window(48_000)
+    assert (fitted.reserve_tokens, fitted.keep_recent_tokens) == (16_000, 14_000)
+    # the lean settings (a cap below the band's point) compact where they did
+    lean = compaction_settings_for(
+        {"compaction": {"maxContextTokens": 20_000, "keepRecentTokens": 4_000}}
+    )
+    assert lean.fit_to_window(48_000).reserve_tokens == 28_000
 
 
 def test_fit_to_window_keeps_sizes_the_user_set_when_they_fit() -> None:
@@ -245,7 +276,8 @@ def test_max_context_tokens_moves_the_compaction_point_down() -> None:
     assert compaction_settings_for({}).max_context_tokens == 0
     # under twice the tail a compaction could not get below it: every turn would compact
     close = compaction_settings_for({"compaction": {"maxContextTokens": 5_000}})
-    assert close.fit_to_window(48_000).reserve_tokens == 16_000  # tail 4,800: ignored
+    default_48k = CompactionSettings().fit_to_window(48_000).reserve_tokens
+    assert close.fit_to_window(48_000).reserve_tokens == default_48k  # tail 4,800: ignored
     assert close.fit_to_window(48_000).keep_recent_tokens == 4_800
     twice = compaction_settings_for({"compaction": {"maxContextTokens": 9_600}})
     assert twice.fit_to_window(48_000).reserve_tokens == 48_000 - 9_600

@@ -168,6 +168,22 @@ KEEP_WINDOW_DIVISOR = 10
 """The default kept tail is at most ``window // 10``: pi's 20,000 of a 200,000-token window."""
 
 
+def mid_window_reserve(context_window: int) -> int:
+    """The least default reserve on a window of two to four times pi's reserve (0 elsewhere).
+
+    Half the window at three times pi's reserve (49,152 tokens), falling in straight lines to
+    pi's reserve at four times it (65,536: pi's compaction point from there on) and to a third
+    of the window at twice it (32,768: the third-of-the-window rule from there down), so that no
+    window compacts later than a larger one (:meth:`CompactionSettings.fit_to_window`).
+    """
+    low, high = 2 * DEFAULT_RESERVE_TOKENS, 4 * DEFAULT_RESERVE_TOKENS
+    if not low < context_window < high:
+        return 0
+    rising = context_window // RESERVE_WINDOW_DIVISOR + (context_window - low) // 2
+    falling = 3 * DEFAULT_RESERVE_TOKENS - context_window // 2
+    return min(context_window // 2, rising, falling)
+
+
 SummarizerMode = Literal["auto", "model", "offline"]
 """``auto``: the model when there is one, the offline summarizer otherwise and after a model
 failure; ``model``: pi's behaviour (a failure is a failure); ``offline``: never call a model."""
@@ -263,10 +279,25 @@ class CompactionSettings:
           window, so on windows of 200k and more it is pi's. A fixed 20,000 is most of a
           small window; it kept a quarter of a 48k one, and the context every request re-reads
           stayed large for no gain a summary would not give (finding 16).
+        * on a window of two to four times pi's reserve (32,768 to 65,536 tokens) the reserve
+          is at least :func:`mid_window_reserve`: the compaction point is about half the
+          window (24,384 tokens on a 48k one) instead of two thirds. There the fixed reserve
+          and the kept tail leave a narrow band between the context after a compaction (the
+          summary, the tail, often one whole file just read: about 10k tokens on a 48k
+          window) and the compaction point, and every request of the band re-reads all of
+          it. Compacting at about half the window made the average request 11-24% smaller
+          for 21-42% more (smaller) summary requests, which the cached re-reads more than pay
+          for (benchmarks/README.md, "Retention", branch ``retcost``: 48k, four seeds, both
+          simulators); what compaction replaces stays in the session for ``recall``. Below the band the system prompt and the summary are a large share of
+          the window and compacting earlier leaves little room to work in; above it the
+          reserve is pi's and so is the compaction point. The band's edges join the rules on
+          either side, so no window compacts later than a larger one.
 
         Sizes the user set (:attr:`explicit`) are kept as set when reserve and tail together
         leave room in the window (a user may want compaction well before the window fills);
-        when they do not, they are capped like the defaults. :attr:`max_context_tokens` moves
+        when they do not, they are capped like the defaults. A reserve the user set is never
+        raised to the band's, nor is the reserve raised where a tail the user set would leave
+        less than itself to grow in. :attr:`max_context_tokens` moves
         the compaction point down to that size when it is at least twice the kept tail (below
         that, the tail and the summary alone would be over it, and every turn would compact).
         """
@@ -282,6 +313,9 @@ class CompactionSettings:
             keep = min(keep, keep_cap)
         if reserve + keep >= context_window:
             reserve, keep = min(reserve, reserve_cap), min(keep, keep_cap)
+        floor = mid_window_reserve(context_window)
+        if "reserveTokens" not in self.explicit and 2 * keep <= context_window - floor:
+            reserve = max(reserve, floor)
         if 2 * keep <= self.max_context_tokens < context_window - reserve:
             reserve = context_window - self.max_context_tokens
         if (reserve, keep) == (self.reserve_tokens, self.keep_recent_tokens):
