@@ -7,7 +7,10 @@ tests' own, Unix socket); the file store on the same machine is the same-run bas
         [--postgres-only]
 
 Each row also gives the client's CPU per append (``time.process_time``) and, for PostgreSQL,
-the server's (its postmaster's and ended backends' CPU, read from ``/proc``: Linux only).
+the server's (its postmaster's and ended backends' CPU, read from ``/proc``: Linux only), and,
+for PostgreSQL, the share of the head rows' updates that were HOT (``pg_stat_user_tables``
+of ``pi_sessions``: ``n_tup_hot_upd / n_tup_upd``; an update that is not HOT writes a new entry
+in every index of the table) and the size of ``pi_sessions`` with its indexes after the run.
 ``--connections`` caps the pool; ``--postgres-only`` leaves out the file store.
 
 ``--profile N`` measures instead what one append costs: N sequential appends to one session,
@@ -80,6 +83,21 @@ def _server_cpu(data: Path) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+async def _head_stats(url: str) -> tuple[str, str]:
+    """The share of ``pi_sessions``' updates that were HOT, and its size with its indexes."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        cursor = await conn.execute(
+            "SELECT n_tup_upd, n_tup_hot_upd, pg_total_relation_size(relid) "
+            "FROM pg_stat_user_tables WHERE relname = 'pi_sessions'"
+        )
+        row = await cursor.fetchone()
+    assert row is not None
+    updates, hot, size = (int(v) for v in row)
+    return f"{hot / updates:.0%}" if updates else "-", f"{size // 1024:,}"
 
 
 def _p(values: list[float], q: float) -> float:
@@ -168,7 +186,7 @@ async def main() -> None:
         await _profile(args.profile, args.cprofile)
         return
     counts = [int(c) for c in args.sessions.split(",")]
-    rows: list[tuple[str, int, int, float, float, float, str]] = []
+    rows: list[tuple[str, int, int, float, float, float, str, str, str]] = []
     with running_server() as server:
         if isinstance(server, str):
             sys.exit(server)
@@ -180,22 +198,37 @@ async def main() -> None:
             await store.aclose()
             await asyncio.sleep(0.3)  # the backends end and are counted
             server_cpu = (_server_cpu(server.data) - server_cpu) / len(lat) * 1e6
+            hot, size = await _head_stats(url)
             rows.append(
-                ("postgresql", count, rate, _p(lat, 0.5), _p(lat, 0.99), cpu, f"{server_cpu:.0f}")
+                (
+                    "postgresql",
+                    count,
+                    rate,
+                    _p(lat, 0.5),
+                    _p(lat, 0.99),
+                    cpu,
+                    f"{server_cpu:.0f}",
+                    hot,
+                    size,
+                )
             )
             if args.postgres_only:
                 continue
             with tempfile.TemporaryDirectory() as folder:
                 files = await open_store(folder)
                 rate, lat, cpu = await _run(files, count, args.seconds)
-                rows.append(("file (baseline)", count, rate, _p(lat, 0.5), _p(lat, 0.99), cpu, "-"))
+                p50, p99 = _p(lat, 0.5), _p(lat, 0.99)
+                rows.append(("file (baseline)", count, rate, p50, p99, cpu, "-", "-", "-"))
     print(
         "| store | sessions | appends/s (2 entries each) | p50 ms | p99 ms "
-        "| client CPU us/append | server CPU us/append |"
+        "| client CPU us/append | server CPU us/append | HOT head updates | pi_sessions kB |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, count, rate, p50, p99, cpu, server in rows:
-        print(f"| {name} | {count} | {rate:,} | {p50:.1f} | {p99:.1f} | {cpu:.0f} | {server} |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, count, rate, p50, p99, cpu, server, hot, size in rows:
+        print(
+            f"| {name} | {count} | {rate:,} | {p50:.1f} | {p99:.1f} | {cpu:.0f} | {server} "
+            f"| {hot} | {size} |"
+        )
 
 
 if __name__ == "__main__":
