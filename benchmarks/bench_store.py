@@ -10,7 +10,8 @@ Each row also gives the client's CPU per append (``time.process_time``) and, for
 the server's (its postmaster's and ended backends' CPU, read from ``/proc``: Linux only), and,
 for PostgreSQL, the share of the head rows' updates that were HOT (``pg_stat_user_tables``
 of ``pi_sessions``: ``n_tup_hot_upd / n_tup_upd``; an update that is not HOT writes a new entry
-in every index of the table) and the size of ``pi_sessions`` with its indexes after the run.
+in every index of the table), the size of ``pi_sessions`` with its indexes after the run and
+the WAL the server wrote per append (``pg_stat_wal.wal_bytes``, the whole cluster).
 ``--connections`` caps the pool; ``--postgres-only`` leaves out the file store.
 
 ``--profile N`` measures instead what one append costs: N sequential appends to one session,
@@ -83,6 +84,16 @@ def _server_cpu(data: Path) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+async def _wal_bytes(url: str) -> int:
+    """The bytes of WAL the server has written (all databases)."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        row = await (await conn.execute("SELECT wal_bytes FROM pg_stat_wal")).fetchone()
+    assert row is not None
+    return int(row[0])
 
 
 async def _head_stats(url: str) -> tuple[str, str]:
@@ -186,19 +197,21 @@ async def main() -> None:
         await _profile(args.profile, args.cprofile)
         return
     counts = [int(c) for c in args.sessions.split(",")]
-    rows: list[tuple[str, int, int, float, float, float, str, str, str]] = []
+    rows: list[tuple[str, int, int, float, float, float, str, str, str, str]] = []
     with running_server() as server:
         if isinstance(server, str):
             sys.exit(server)
         for count in counts:
             url = server.url(server.new_database())
             server_cpu = _server_cpu(server.data)
+            wal = await _wal_bytes(url)
             store = await open_store(url, max_connections=min(count, args.connections))
             rate, lat, cpu = await _run(store, count, args.seconds)
             await store.aclose()
             await asyncio.sleep(0.3)  # the backends end and are counted
             server_cpu = (_server_cpu(server.data) - server_cpu) / len(lat) * 1e6
             hot, size = await _head_stats(url)
+            wal = (await _wal_bytes(url) - wal) // len(lat)
             rows.append(
                 (
                     "postgresql",
@@ -210,6 +223,7 @@ async def main() -> None:
                     f"{server_cpu:.0f}",
                     hot,
                     size,
+                    f"{wal:,}",
                 )
             )
             if args.postgres_only:
@@ -218,16 +232,17 @@ async def main() -> None:
                 files = await open_store(folder)
                 rate, lat, cpu = await _run(files, count, args.seconds)
                 p50, p99 = _p(lat, 0.5), _p(lat, 0.99)
-                rows.append(("file (baseline)", count, rate, p50, p99, cpu, "-", "-", "-"))
+                rows.append(("file (baseline)", count, rate, p50, p99, cpu, "-", "-", "-", "-"))
     print(
         "| store | sessions | appends/s (2 entries each) | p50 ms | p99 ms "
-        "| client CPU us/append | server CPU us/append | HOT head updates | pi_sessions kB |"
+        "| client CPU us/append | server CPU us/append | HOT head updates | pi_sessions kB "
+        "| WAL bytes/append |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, count, rate, p50, p99, cpu, server, hot, size in rows:
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, count, rate, p50, p99, cpu, server, hot, size, wal in rows:
         print(
             f"| {name} | {count} | {rate:,} | {p50:.1f} | {p99:.1f} | {cpu:.0f} | {server} "
-            f"| {hot} | {size} |"
+            f"| {hot} | {size} | {wal} |"
         )
 
 
