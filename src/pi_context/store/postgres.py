@@ -146,14 +146,15 @@ _HEAD_STEPS: Final = [
     "DROP INDEX IF EXISTS pi_sessions_updated",
     "CREATE INDEX IF NOT EXISTS pi_sessions_idle ON pi_sessions (updated_minute)",
 ]
-"""Version 4's step (run by :meth:`PostgresStore.migrate` on a schema before it, and on a new
+"""Version 4's steps (run by :meth:`PostgresStore.migrate` on a schema before it, and on a new
 one after the tables): every append updates its session's head row, and PostgreSQL can write
 the new version of a row in place of the old one, on the same page and without a new entry in
 any index (a HOT update), only when no indexed column changes and the page has room. Before,
 ``updated_at`` was indexed (for :meth:`~PostgresStore.prune`), so every append added an entry
 to that index and left a dead row and a dead index entry for vacuum. Now the index is on
-``updated_minute``, ``updated_at`` cut to the minute (UTC, so never later than ``updated_at``):
-an append changes it once a minute at most, and prune finds its candidates by it and checks
+``updated_minute``, ``updated_at`` cut to the minute (in UTC: the same minute whatever the
+connection's time zone; set from the same ``now()``, so never later than ``updated_at``): an
+append changes it once a minute at most, and prune finds its candidates by it and checks
 ``updated_at`` exactly. Half of each page is left free (``fillfactor``) for the new versions of
 its rows; pages written before keep their rows until one moves. The column is added without a
 value (no rewrite of the table): a session not written since has none, and prune reads those
