@@ -7,7 +7,11 @@ tests' own, Unix socket); the file store on the same machine is the same-run bas
         [--postgres-only | --file-only] [--stored N]
 
 Each row also gives the client's CPU per append (``time.process_time``) and, for PostgreSQL,
-the server's (its postmaster's and ended backends' CPU, read from ``/proc``: Linux only).
+the server's (its postmaster's and ended backends' CPU, read from ``/proc``: Linux only), and,
+for PostgreSQL, the share of the head rows' updates that were HOT (``pg_stat_user_tables``
+of ``pi_sessions``: ``n_tup_hot_upd / n_tup_upd``; an update that is not HOT writes a new entry
+in every index of the table), the size of ``pi_sessions`` with its indexes after the run and
+the WAL the server wrote per append (``pg_stat_wal.wal_bytes``, the whole cluster).
 ``--connections`` caps the pool; ``--postgres-only`` leaves out the file store, ``--file-only``
 the PostgreSQL store (no server is started); ``--stored N`` gives each session N entries before
 the timed appends (a long session).
@@ -126,6 +130,31 @@ def _server_cpu(data: Path) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+async def _wal_bytes(url: str) -> int:
+    """The bytes of WAL the server has written (all databases)."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        row = await (await conn.execute("SELECT wal_bytes FROM pg_stat_wal")).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+async def _head_stats(url: str) -> tuple[str, str]:
+    """The share of ``pi_sessions``' updates that were HOT, and its size with its indexes."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        cursor = await conn.execute(
+            "SELECT n_tup_upd, n_tup_hot_upd, pg_total_relation_size(relid) "
+            "FROM pg_stat_user_tables WHERE relname = 'pi_sessions'"
+        )
+        row = await cursor.fetchone()
+    assert row is not None
+    updates, hot, size = (int(v) for v in row)
+    return f"{hot / updates:.0%}" if updates else "-", f"{size // 1024:,}"
+
+
 def _p(values: list[float], q: float) -> float:
     """The nearest-rank percentile, in milliseconds."""
     ordered = sorted(values)
@@ -228,13 +257,14 @@ async def main() -> None:
         await _listing(args.list, args.stored)
         return
     counts = [int(c) for c in args.sessions.split(",")]
-    rows: list[tuple[str, int, int, float, float, float, str]] = []
+    rows: list[tuple[str, int, int, float, float, float, str, str, str, str]] = []
     if args.file_only:
         for count in counts:
             with tempfile.TemporaryDirectory() as folder:
                 files = await open_store(folder)
                 rate, lat, cpu = await _run(files, count, args.seconds, args.stored)
-                rows.append(("file", count, rate, _p(lat, 0.5), _p(lat, 0.99), cpu, "-"))
+                p50, p99 = _p(lat, 0.5), _p(lat, 0.99)
+                rows.append(("file", count, rate, p50, p99, cpu, "-", "-", "-", "-"))
         _print(rows)
         return
     with running_server() as server:
@@ -243,31 +273,50 @@ async def main() -> None:
         for count in counts:
             url = server.url(server.new_database())
             server_cpu = _server_cpu(server.data)
+            wal = await _wal_bytes(url)
             store = await open_store(url, max_connections=min(count, args.connections))
             rate, lat, cpu = await _run(store, count, args.seconds, args.stored)
             await store.aclose()
             await asyncio.sleep(0.3)  # the backends end and are counted
             server_cpu = (_server_cpu(server.data) - server_cpu) / len(lat) * 1e6
+            hot, size = await _head_stats(url)
+            wal = (await _wal_bytes(url) - wal) // len(lat)
             rows.append(
-                ("postgresql", count, rate, _p(lat, 0.5), _p(lat, 0.99), cpu, f"{server_cpu:.0f}")
+                (
+                    "postgresql",
+                    count,
+                    rate,
+                    _p(lat, 0.5),
+                    _p(lat, 0.99),
+                    cpu,
+                    f"{server_cpu:.0f}",
+                    hot,
+                    size,
+                    f"{wal:,}",
+                )
             )
             if args.postgres_only:
                 continue
             with tempfile.TemporaryDirectory() as folder:
                 files = await open_store(folder)
                 rate, lat, cpu = await _run(files, count, args.seconds, args.stored)
-                rows.append(("file (baseline)", count, rate, _p(lat, 0.5), _p(lat, 0.99), cpu, "-"))
+                p50, p99 = _p(lat, 0.5), _p(lat, 0.99)
+                rows.append(("file (baseline)", count, rate, p50, p99, cpu, "-", "-", "-", "-"))
     _print(rows)
 
 
-def _print(rows: list[tuple[str, int, int, float, float, float, str]]) -> None:
+def _print(rows: list[tuple[str, int, int, float, float, float, str, str, str, str]]) -> None:
     print(
         "| store | sessions | appends/s (2 entries each) | p50 ms | p99 ms "
-        "| client CPU us/append | server CPU us/append |"
+        "| client CPU us/append | server CPU us/append | HOT head updates | pi_sessions kB "
+        "| WAL bytes/append |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, count, rate, p50, p99, cpu, server in rows:
-        print(f"| {name} | {count} | {rate:,} | {p50:.1f} | {p99:.1f} | {cpu:.0f} | {server} |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, count, rate, p50, p99, cpu, server, hot, size, wal in rows:
+        print(
+            f"| {name} | {count} | {rate:,} | {p50:.1f} | {p99:.1f} | {cpu:.0f} | {server} "
+            f"| {hot} | {size} | {wal} |"
+        )
 
 
 if __name__ == "__main__":

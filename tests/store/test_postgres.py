@@ -303,6 +303,126 @@ async def test_migrate_replaces_a_version_2_append_function(pg_url: str) -> None
         await store.aclose()
 
 
+async def _head_schema(url: str) -> tuple[Any, ...]:
+    """The schema version, ``pi_sessions``' indexes, its storage options and whether it has
+    the column ``updated_minute``."""
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        row = await (
+            await conn.execute(
+                "SELECT (SELECT version FROM pi_store_schema), "
+                "(SELECT array_agg(indexname::text ORDER BY indexname) FROM pg_indexes "
+                " WHERE tablename = 'pi_sessions'), "
+                "(SELECT reloptions FROM pg_class WHERE relname = 'pi_sessions'), "
+                "EXISTS (SELECT 1 FROM information_schema.columns "
+                " WHERE table_name = 'pi_sessions' AND column_name = 'updated_minute')"
+            )
+        ).fetchone()
+    assert row is not None
+    return tuple(row)
+
+
+async def _as_version_3(url: str) -> None:
+    """Turn a migrated database back into the schema of version 3: ``updated_at`` indexed,
+    no ``updated_minute``, pages filled, an append function that sets ``updated_at`` only."""
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        for statement in (
+            "DROP INDEX pi_sessions_idle",
+            "ALTER TABLE pi_sessions DROP COLUMN updated_minute",
+            "ALTER TABLE pi_sessions RESET (fillfactor)",
+            "CREATE INDEX pi_sessions_updated ON pi_sessions (updated_at)",
+            r"UPDATE pg_proc SET prosrc = regexp_replace(prosrc, ',\s*updated_minute = [^\n]*', "
+            "'') WHERE proname = 'pi_append'",
+            "UPDATE pi_store_schema SET version = 3",
+        ):
+            await conn.execute(statement)
+
+
+async def _minutes(url: str) -> dict[str, tuple[Any, Any]]:
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        rows = await (
+            await conn.execute("SELECT session_id, updated_minute, updated_at FROM pi_sessions")
+        ).fetchall()
+    return {r[0]: (r[1], r[2]) for r in rows}
+
+
+async def test_migrate_upgrades_a_version_3_database(pg_url: str) -> None:
+    store = await _opened(pg_url)
+    try:
+        await store.migrate()
+        quiet = await store.create(cwd="/w", session_id="quiet")
+        await store.append(quiet, [message("q", None, "user", "q")], if_leaf=None)
+        busy = await store.create(cwd="/w", session_id="busy")
+    finally:
+        await store.aclose()
+    await _as_version_3(pg_url)
+    assert await _head_schema(pg_url) == (
+        3,
+        ["pi_sessions_pkey", "pi_sessions_updated"],
+        None,
+        False,
+    )
+    older = await _opened(pg_url)  # not migrated yet: appends and prunes on version 3
+    try:
+        first = await older.append(busy, [message("a", None, "user", "q")], if_leaf=None)
+        assert await older.prune(idle_seconds=3600) == 0
+        await older.migrate()
+        migrated = (4, ["pi_sessions_idle", "pi_sessions_pkey"], ["fillfactor=50"], True)
+        assert await _head_schema(pg_url) == migrated
+        minutes = await _minutes(pg_url)
+        assert minutes["quiet"][0] is None
+        assert minutes["busy"][0] is None
+        second = await older.append(busy, [message("b", "a", "assistant", "r")], if_leaf="a")
+        assert (first.seqs, second.seqs) == ((1,), (2,))
+        assert await older.append(busy, [message("b", "a", "assistant", "r")]) == second
+        minute, written = (await _minutes(pg_url))["busy"]
+        assert minute is not None
+        assert minute <= written
+        assert minute.second == 0
+        assert minute.microsecond == 0
+        await older.migrate()  # again: nothing changes
+        assert await _head_schema(pg_url) == migrated
+        assert [e["id"] for e in (await older.load(quiet)).entries] == ["q"]
+        assert await older.prune(idle_seconds=3600) == 0
+        await asyncio.sleep(0.05)
+        # the session without a minute (not written since the upgrade) is found too
+        assert await older.prune(idle_seconds=0.01) == 2
+        assert await _minutes(pg_url) == {}
+    finally:
+        await older.aclose()
+
+
+async def test_an_append_updates_the_head_row_in_place(pg_url: str) -> None:
+    # HOT: no indexed column of the head row changes (the minute aside), so PostgreSQL
+    # writes each new version beside the old one without touching an index
+    store = await _opened(pg_url)
+    try:
+        await store.migrate()
+        ref = await store.create(cwd="/w", session_id="hot")
+        leaf = None
+        for n in range(20):
+            result = await store.append(ref, [message(f"m{n}", leaf, "user", "q")], if_leaf=leaf)
+            leaf = result.leaf_id
+    finally:
+        await store.aclose()  # its backends end and report their counts
+    row: tuple[Any, ...] | None = None
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
+        for _ in range(600):
+            row = await (
+                await conn.execute(
+                    "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables "
+                    "WHERE relname = 'pi_sessions'"
+                )
+            ).fetchone()
+            assert row is not None
+            if row[0] >= 20:
+                break
+            await asyncio.sleep(0.1)
+    # the minute may have turned once during the appends
+    assert row is not None
+    assert row[0] == 20
+    assert row[1] >= 19
+
+
 async def test_text_arrays_go_over_binary_with_nulls_and_any_text(pg_url: str) -> None:
     from pi_context.store.postgres import _configure, _TextArray
 

@@ -4,7 +4,9 @@ Tables (created by :meth:`PostgresStore.migrate`):
 
 * ``pi_sessions``: one head row per session, keyed ``(tenant_id, session_id)``: the header line
   (with any lines an imported file had before it), the last ``seq``, the leaf, whether the
-  last line ends with a newline, the header's version, when it was created and last written.
+  last line ends with a newline, the header's version, when it was created and last written,
+  and the minute it was last written (UTC), the one column of the row an append changes that
+  is indexed (see :data:`_HEAD_STEPS`).
 * ``pi_entries``: one row per line after the header, keyed ``(tenant_id, session_id, seq)``
   (``seq`` counts from 1 without gaps): the exact line as ``text``, the entry's id, parent,
   type, role, timestamp and the entry it points at, and a ``tsvector`` of its searchable text
@@ -79,11 +81,12 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 """1: the tables; 2: with the function :data:`_APPEND_FUNCTION` (an append whose plan the
 server keeps); 3: that function's lookups go through the indexes by key, whatever the table's
 statistics (before: a plan made while the table looked empty read every entry of the session
-on each append), and its plan is made once per connection, not on every call."""
+on each append), and its plan is made once per connection, not on every call; 4: the head row
+an append moves is updated in place (HOT): :data:`_HEAD_STEPS`."""
 _LOCK_KEY: Final = 0x70695F7374  # the advisory lock migrate() takes ("pi_st")
 _TS_CONFIG: Final = "english"
 _ATTEMPTS: Final = 3
@@ -106,7 +109,6 @@ _SCHEMA: Final = [
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (tenant_id, session_id))""",
-    "CREATE INDEX IF NOT EXISTS pi_sessions_updated ON pi_sessions (updated_at)",
     """CREATE TABLE IF NOT EXISTS pi_entries (
         tenant_id text NOT NULL,
         session_id text NOT NULL,
@@ -137,6 +139,28 @@ _SCHEMA: Final = [
         FOREIGN KEY (tenant_id, session_id) REFERENCES pi_sessions ON DELETE CASCADE)""",
 ]
 
+_HEAD_STEPS: Final = [
+    "ALTER TABLE pi_sessions SET (fillfactor = 50)",
+    "ALTER TABLE pi_sessions ADD COLUMN IF NOT EXISTS updated_minute timestamptz",
+    "ALTER TABLE pi_sessions ALTER COLUMN updated_minute "
+    "SET DEFAULT date_trunc('minute', now(), 'UTC')",
+    "DROP INDEX IF EXISTS pi_sessions_updated",
+    "CREATE INDEX IF NOT EXISTS pi_sessions_idle ON pi_sessions (updated_minute)",
+]
+"""Version 4's steps (run by :meth:`PostgresStore.migrate` on a schema before it, and on a new
+one after the tables): every append updates its session's head row, and PostgreSQL can write
+the new version of a row in place of the old one, on the same page and without a new entry in
+any index (a HOT update), only when no indexed column changes and the page has room. Before,
+``updated_at`` was indexed (for :meth:`~PostgresStore.prune`), so every append added an entry
+to that index and left a dead row and a dead index entry for vacuum. Now the index is on
+``updated_minute``, ``updated_at`` cut to the minute (in UTC: the same minute whatever the
+connection's time zone; set from the same ``now()``, so never later than ``updated_at``): an
+append changes it once a minute at most, and prune finds its candidates by it and checks
+``updated_at`` exactly. Half of each page is left free (``fillfactor``) for the new versions of
+its rows; pages written before keep their rows until one moves. The column is added without a
+value (no rewrite of the table): a session not written since has none, and prune reads those
+too."""
+
 _TENANT_OF_TRANSACTION: Final = "tenant_id = current_setting('pi_context.tenant', true)"
 _ROW_SECURITY: Final = [
     statement
@@ -152,7 +176,7 @@ _ROW_SECURITY: Final = [
 # Each lookup of an entry by id is a subquery of one id with LIMIT, and the tail's row is named
 # by a scalar subquery: the key is then a plain equality in the index condition, never an
 # ``= ANY(array)`` or a join clause the planner may leave as a filter over the whole session.
-_APPEND: Final = f"""
+_APPEND_TEMPLATE: Final = f"""
 WITH input AS (
     SELECT * FROM unnest(
         %(ids)b::text[], %(parents)b::text[], %(types)b::text[], %(roles)b::text[],
@@ -167,7 +191,7 @@ head AS (
            fixed_tail = NOT h.tail_newline,
            prefix = CASE WHEN NOT h.tail_newline AND h.head_seq = 0
                          THEN h.prefix || ' ' ELSE h.prefix END,
-           updated_at = now()
+           updated_at = now(){{touch}}
      WHERE h.tenant_id = %(t)s AND h.session_id = %(s)s AND h.version >= 3
        AND (NOT %(check)s OR h.leaf_id IS NOT DISTINCT FROM %(if_leaf)s::text)
        AND NOT EXISTS (
@@ -197,6 +221,10 @@ ins AS (
 SELECT head_seq FROM head
 """
 
+_APPEND: Final = _APPEND_TEMPLATE.format(touch="")
+"""The append statement sent whole, to a schema before :data:`_APPEND_FUNCTION` (which has no
+``updated_minute``)."""
+
 _APPEND_ARGUMENTS: Final = [
     ("t", "text"),
     ("s", "text"),
@@ -224,7 +252,13 @@ _APPEND_FUNCTION: Final = (
     + ", ".join(f"p_{name} {kind}" for name, kind in _APPEND_ARGUMENTS)
     + ") RETURNS SETOF bigint LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan"
     + " AS $pi_append$ BEGIN RETURN QUERY"
-    + re.sub(r"%\((\w+)\)[sb]", r"p_\1", _APPEND)
+    + re.sub(
+        r"%\((\w+)\)[sb]",
+        r"p_\1",
+        _APPEND_TEMPLATE.format(
+            touch=",\n           updated_minute = date_trunc('minute', now(), 'UTC')"
+        ),
+    )
     + "; END $pi_append$"
 )
 """The append statement as a function of the schema: PL/pgSQL keeps its plan in the server
@@ -245,6 +279,9 @@ _APPEND_CALL: Final = (
 )
 _FIRST_APPEND_FUNCTION: Final = 2
 """The schema version from which :data:`_APPEND_FUNCTION` exists (before: the statement)."""
+_FIRST_HOT_HEAD: Final = 4
+"""The schema version from which :data:`_HEAD_STEPS` are done (before: ``updated_at`` is
+indexed and there is no ``updated_minute``)."""
 
 _IMPORT: Final = f"""
 INSERT INTO pi_entries
@@ -299,6 +336,8 @@ class PostgresStore:
         self._schema_checked = False
         self._append_sql = _APPEND
         """The append: the schema's function, or (a schema before it) the statement."""
+        self._version = SCHEMA_VERSION
+        """The database's schema version (read with :meth:`_ready`)."""
         self._row_security = False
         """Whether the tables' row-level security applies to this role (read with the schema
         version): then every statement names its tenant (:meth:`_conn`)."""
@@ -419,6 +458,7 @@ class PostgresStore:
         _check_version(row[0] if row else None, self._host)
         if row and row[0] >= _FIRST_APPEND_FUNCTION:
             self._append_sql = _APPEND_CALL
+        self._version = row[0] if row else SCHEMA_VERSION
         self._row_security = bool(row and row[1])
         self._schema_checked = True
 
@@ -447,7 +487,8 @@ class PostgresStore:
                 row = None
             if row is not None and row[0] > SCHEMA_VERSION:
                 _check_version(row[0], self._host)
-            for statement in [*_SCHEMA, _APPEND_FUNCTION]:
+            steps = _HEAD_STEPS if row is None or row[0] < _FIRST_HOT_HEAD else []
+            for statement in [*_SCHEMA, *steps, _APPEND_FUNCTION]:
                 await conn.execute(statement)
             if row_level_security:
                 for statement in _ROW_SECURITY:
@@ -459,6 +500,7 @@ class PostgresStore:
             )
         self._schema_checked = True
         self._append_sql = _APPEND_CALL
+        self._version = SCHEMA_VERSION
 
     # -- sessions ------------------------------------------------------------------------------------
 
@@ -875,7 +917,9 @@ class PostgresStore:
 
     async def prune(self, *, idle_seconds: float, tenant: str | None = None) -> int:
         """Delete every session (whole: head, entries, lease) not written for
-        ``idle_seconds``; returns how many."""
+        ``idle_seconds``; returns how many. The candidates are found by the index on
+        ``updated_minute`` (never later than ``updated_at``; none on a session not written
+        since the schema's version 4), and each is checked by ``updated_at``."""
         await self._ready()
         if self._row_security and tenant is None:
             raise StoreError(
@@ -883,10 +927,16 @@ class PostgresStore:
                 "(tenant=...), or as the role that owns the tables"
             )
         async with self._conn(tenant) as conn:
+            idle = "updated_at < now() - make_interval(secs => %(idle)s)"
+            if self._version >= _FIRST_HOT_HEAD:
+                idle = (
+                    "(updated_minute < now() - make_interval(secs => %(idle)s) "
+                    f"OR updated_minute IS NULL) AND {idle}"
+                )
             cursor = await conn.execute(
-                "DELETE FROM pi_sessions WHERE updated_at < now() - make_interval(secs => %s) "
-                "AND (%s::text IS NULL OR tenant_id = %s::text)",
-                (float(idle_seconds), tenant, tenant),
+                f"DELETE FROM pi_sessions WHERE {idle} "
+                "AND (%(t)s::text IS NULL OR tenant_id = %(t)s::text)",
+                {"idle": float(idle_seconds), "t": tenant},
             )
             return cursor.rowcount
 
