@@ -721,7 +721,6 @@ class PostgresStore:
         tenant's entries (``ts_rank_cd``; the index's leading column is the tenant), then the
         sessions of the best candidates are read (ids, parents, types) to decide, as
         :meth:`search` does, each hit's branch and what replaced it."""
-        from pi_context.session.search.index import IndexedEntries
         from pi_context.session.search.query import query_phrases
 
         check_tenant(tenant)
@@ -751,43 +750,38 @@ class PostgresStore:
             while done < len(order) and len(hits) < limit:
                 batch = order[done : done + limit]
                 done += len(batch)
-                # One row per session: each column as an array, read by the session's own
-                # primary-key range in seq order (binary arrays: no Python per entry row).
-                cursor = await conn.execute(
-                    "SELECT s.sid, e.* FROM unnest(%s::text[]) AS s(sid) CROSS JOIN LATERAL ("
-                    "SELECT array_agg(seq), array_agg(entry_id), array_agg(parent_id), "
-                    "array_agg(type), array_agg(role), array_agg(ts), array_agg(ref) "
-                    "FROM (SELECT seq, entry_id, parent_id, type, role, ts, ref FROM pi_entries "
-                    "WHERE tenant_id = %s AND session_id = s.sid AND entry_id IS NOT NULL "
-                    "ORDER BY seq) o) e",
-                    (batch, tenant),
-                    binary=True,
-                )
-                structures: dict[str, IndexedEntries] = {sid: IndexedEntries() for sid in batch}
-                for sid, *columns in await cursor.fetchall():
-                    structures[sid] = _structure(columns)
                 keys = [(sid, seq) for sid in batch for seq, _, _ in by_session[sid]]
                 cursor = await conn.execute(
-                    "SELECT e.session_id, e.seq, e.line FROM pi_entries e "
-                    "JOIN unnest(%s::text[], %s::bigint[]) AS k(session_id, seq) "
-                    "ON e.session_id = k.session_id AND e.seq = k.seq WHERE e.tenant_id = %s",
-                    ([k[0] for k in keys], [k[1] for k in keys], tenant),
+                    _TENANT_BATCH,
+                    {
+                        "sids": batch,
+                        "t": tenant,
+                        "key_sids": [k[0] for k in keys],
+                        "key_seqs": [k[1] for k in keys],
+                    },
+                    binary=True,
                 )
-                lines = {(r[0], int(r[1])): r[2] for r in await cursor.fetchall()}
+                fetched = {row[0]: row[1:] for row in await cursor.fetchall()}
                 for sid in batch:
+                    columns = fetched.get(sid)
+                    found = _lean_structure(columns) if columns is not None else None
+                    if found is None:  # a repeated id: the hit may be a row not fetched
+                        structure, lines = await _full_structure(conn, tenant, sid, by_session)
+                    else:
+                        structure, lines = found
                     ranked = [
-                        (entry_id, score, lines.get((sid, seq), ""))
+                        (entry_id, score, lines.get(seq, ""))
                         for seq, entry_id, score in by_session[sid]
                     ]
-                    found = _session_hits(
-                        structures[sid],
+                    session_hits = _session_hits(
+                        structure,
                         ranked,
                         query,
                         limit=limit,
                         all_branches=all_branches,
                         snippet_chars=snippet_chars,
                     )
-                    hits += [TenantHit(SessionRef(tenant, sid), hit) for hit in found]
+                    hits += [TenantHit(SessionRef(tenant, sid), hit) for hit in session_hits]
         return best_hits(hits, limit)
 
     async def _require(
@@ -992,6 +986,109 @@ def _structure(columns: Sequence[list[Any] | None]) -> Any:
         refs=refs,
         by_id=dict(zip(ids, range(len(ids)), strict=True)),  # the later row of a repeated id
     )
+
+
+_BRANCH_TYPES: Final = ("compaction", "context_edit", "branch_summary")
+"""The entry types whose type and ref the branch rules read (the session package's
+:mod:`~pi_context.session.search.query`); every other entry's type is not needed there."""
+
+# One row per session of a tenant search's batch: the ids and parents of every entry (arrays
+# in seq order, read by the session's primary-key range), the seq, type and ref of the entries
+# the branch rules look at, and the seq, role, timestamp and line of the session's candidates.
+_TENANT_BATCH: Final = f"""
+SELECT s.sid, e.*, c.* FROM unnest(%(sids)s::text[]) AS s(sid)
+CROSS JOIN LATERAL (
+    SELECT array_agg(seq), array_agg(entry_id), array_agg(parent_id),
+           array_agg(seq) FILTER (WHERE kept), array_agg(type) FILTER (WHERE kept),
+           array_agg(ref) FILTER (WHERE kept)
+      FROM (SELECT seq, entry_id, parent_id, type, ref,
+                   type IN ({", ".join(f"'{t}'" for t in _BRANCH_TYPES)}) AS kept
+              FROM pi_entries
+             WHERE tenant_id = %(t)s AND session_id = s.sid AND entry_id IS NOT NULL
+             ORDER BY seq) o) e
+CROSS JOIN LATERAL (
+    SELECT array_agg(p.seq), array_agg(p.role), array_agg(p.ts), array_agg(p.line)
+      FROM unnest(%(key_sids)s::text[], %(key_seqs)s::bigint[]) AS k(sid, seq)
+      JOIN pi_entries p ON p.tenant_id = %(t)s AND p.session_id = k.sid AND p.seq = k.seq
+     WHERE k.sid = s.sid) c
+"""
+
+
+def _lean_structure(columns: Sequence[list[Any] | None]) -> tuple[Any, dict[int, str]] | None:
+    """A session's :class:`IndexedEntries` holding what a search of the given candidates
+    reads (ids and parents of all; type and ref of the entries the branch rules look at;
+    role and timestamp of the candidates), and the candidates' lines by seq, from a row of
+    :data:`_TENANT_BATCH`; ``None`` when the session repeats an id (a candidate may then
+    stand for a later row, whose role and timestamp were not read)."""
+    from pi_context.session.search.index import IndexedEntries
+
+    seqs, ids, parents, kept_seqs, kept_types, kept_refs = columns[:6]
+    cand_seqs, cand_roles, cand_stamps, cand_lines = columns[6:10]
+    if not seqs or not ids:
+        return IndexedEntries(), {}
+    parents = parents or []
+    if seqs != sorted(seqs):  # the subquery's order was not kept (sorted: a C pass)
+        order = sorted(range(len(seqs)), key=seqs.__getitem__)
+        seqs = [seqs[i] for i in order]
+        ids = [ids[i] for i in order]
+        parents = [parents[i] for i in order]
+    by_id = dict(zip(ids, range(len(ids)), strict=True))
+    if len(by_id) != len(ids):
+        return None
+    row_of = dict(zip(seqs, range(len(seqs)), strict=True))
+    count = len(ids)
+    types: list[str] = [""] * count
+    refs: list[str | None] = [None] * count
+    for seq, kind, ref in zip(kept_seqs or [], kept_types or [], kept_refs or [], strict=True):
+        types[row_of[seq]] = kind
+        refs[row_of[seq]] = ref
+    roles: list[str | None] = [None] * count
+    stamps: list[str | None] = [None] * count
+    lines: dict[int, str] = {}
+    for seq, role, stamp, line in zip(
+        cand_seqs or [], cand_roles or [], cand_stamps or [], cand_lines or [], strict=True
+    ):
+        row = row_of.get(seq)
+        if row is not None:
+            roles[row] = role
+            stamps[row] = stamp
+            lines[seq] = line
+    structure = IndexedEntries(
+        ids=ids,
+        parents=parents,
+        types=types,
+        roles=roles,
+        timestamps=stamps,
+        refs=refs,
+        by_id=by_id,
+    )
+    return structure, lines
+
+
+async def _full_structure(
+    conn: psycopg.AsyncConnection[Any],
+    tenant: str,
+    sid: str,
+    by_session: Mapping[str, Sequence[tuple[int, str, float]]],
+) -> tuple[Any, dict[int, str]]:
+    """A session's whole :class:`IndexedEntries` and its candidates' lines by seq (for a
+    session that repeats an id)."""
+    cursor = await conn.execute(
+        "SELECT array_agg(seq), array_agg(entry_id), array_agg(parent_id), array_agg(type), "
+        "array_agg(role), array_agg(ts), array_agg(ref) "
+        "FROM (SELECT seq, entry_id, parent_id, type, role, ts, ref FROM pi_entries "
+        "WHERE tenant_id = %s AND session_id = %s AND entry_id IS NOT NULL ORDER BY seq) o",
+        (tenant, sid),
+        binary=True,
+    )
+    row = await cursor.fetchone()
+    structure = _structure(row if row is not None else [None])
+    cursor = await conn.execute(
+        "SELECT seq, line FROM pi_entries "
+        "WHERE tenant_id = %s AND session_id = %s AND seq = ANY(%s::bigint[])",
+        (tenant, sid, [seq for seq, _, _ in by_session[sid]]),
+    )
+    return structure, {int(seq): line for seq, line in await cursor.fetchall()}
 
 
 def _session_hits(

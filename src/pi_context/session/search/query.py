@@ -176,19 +176,21 @@ class _BranchView:
     def __init__(self, structure: IndexedEntries, leaf: int | None) -> None:
         self._s = structure
         self.key = (leaf, len(structure))
-        path: list[int] = []
-        by_id = structure.by_id
-        parents = structure.parents
-        row = leaf
-        while row is not None:
-            path.append(row)
-            parent = parents[row]
-            row = by_id.get(parent) if parent is not None else None
-            if len(path) > len(parents):  # a parent cycle: keep the entries before it repeats
-                path = list(dict.fromkeys(path))
-                break
-        path.reverse()
-        self.position = {row: i for i, row in enumerate(path)}
+        path = _linear_path(structure, leaf)
+        if path is None:
+            path = []
+            by_id = structure.by_id
+            parents = structure.parents
+            row = leaf
+            while row is not None:
+                path.append(row)
+                parent = parents[row]
+                row = by_id.get(parent) if parent is not None else None
+                if len(path) > len(parents):  # a parent cycle: keep the entries before it repeats
+                    path = list(dict.fromkeys(path))
+                    break
+            path.reverse()
+        self.position = dict(zip(path, range(len(path)), strict=True))
         self._compactions: list[tuple[int, int, int]] = []  # (position, first kept, row)
         edits: dict[str, int] = {}
         for i, row in enumerate(path):
@@ -225,6 +227,21 @@ class _BranchView:
             self._summaries = _abandoned_branches(self._s)
         summary = self._summaries.get(row)
         return self._s.ids[summary] if summary is not None else None
+
+
+def _linear_path(structure: IndexedEntries, leaf: int | None) -> list[int] | None:
+    """The branch ending at ``leaf`` when it is every row up to it, each the child of the row
+    before (the usual session: no branch, no repeated id), found by comparing the lists
+    whole; ``None`` otherwise (the caller walks the parents)."""
+    if leaf is None:
+        return None
+    ids, parents, by_id = structure.ids, structure.parents, structure.by_id
+    if len(by_id) != len(ids) or parents[1 : leaf + 1] != ids[:leaf]:
+        return None
+    first = parents[0]
+    if first is not None and first in by_id:
+        return None
+    return list(range(leaf + 1))
 
 
 def _row_of(structure: IndexedEntries, entry_id: str | None) -> int | None:
