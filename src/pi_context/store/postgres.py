@@ -24,6 +24,7 @@ statements, so the store works behind pgbouncer in transaction mode. Errors are 
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import os
@@ -753,11 +754,11 @@ class PostgresStore:
                 keys = [(sid, seq) for sid in batch for seq, _, _ in by_session[sid]]
                 cursor = await conn.execute(
                     _TENANT_BATCH,
-                    {
-                        "sids": batch,
+                    {  # text arrays by the binary dumper (a list is inspected item by item)
+                        "sids": _TextArray(batch),
                         "t": tenant,
-                        "key_sids": [k[0] for k in keys],
-                        "key_seqs": [k[1] for k in keys],
+                        "key_sids": _TextArray([k[0] for k in keys]),
+                        "key_seqs": _TextArray([str(k[1]) for k in keys]),
                     },
                     binary=True,
                 )
@@ -1008,7 +1009,7 @@ CROSS JOIN LATERAL (
              ORDER BY seq) o) e
 CROSS JOIN LATERAL (
     SELECT array_agg(p.seq), array_agg(p.role), array_agg(p.ts), array_agg(p.line)
-      FROM unnest(%(key_sids)s::text[], %(key_seqs)s::bigint[]) AS k(sid, seq)
+      FROM unnest(%(key_sids)s::text[], %(key_seqs)s::text[]::bigint[]) AS k(sid, seq)
       JOIN pi_entries p ON p.tenant_id = %(t)s AND p.session_id = k.sid AND p.seq = k.seq
      WHERE k.sid = s.sid) c
 """
@@ -1035,20 +1036,26 @@ def _lean_structure(columns: Sequence[list[Any] | None]) -> tuple[Any, dict[int,
     by_id = dict(zip(ids, range(len(ids)), strict=True))
     if len(by_id) != len(ids):
         return None
-    row_of = dict(zip(seqs, range(len(seqs)), strict=True))
     count = len(ids)
+
+    def row_of(seq: int) -> int | None:  # seqs are sorted and distinct
+        row = bisect.bisect_left(seqs, seq)
+        return row if row < count and seqs[row] == seq else None
+
     types: list[str] = [""] * count
     refs: list[str | None] = [None] * count
     for seq, kind, ref in zip(kept_seqs or [], kept_types or [], kept_refs or [], strict=True):
-        types[row_of[seq]] = kind
-        refs[row_of[seq]] = ref
+        row = row_of(seq)
+        if row is not None:
+            types[row] = kind
+            refs[row] = ref
     roles: list[str | None] = [None] * count
     stamps: list[str | None] = [None] * count
     lines: dict[int, str] = {}
     for seq, role, stamp, line in zip(
         cand_seqs or [], cand_roles or [], cand_stamps or [], cand_lines or [], strict=True
     ):
-        row = row_of.get(seq)
+        row = row_of(seq)
         if row is not None:
             roles[row] = role
             stamps[row] = stamp
@@ -1085,8 +1092,8 @@ async def _full_structure(
     structure = _structure(row if row is not None else [None])
     cursor = await conn.execute(
         "SELECT seq, line FROM pi_entries "
-        "WHERE tenant_id = %s AND session_id = %s AND seq = ANY(%s::bigint[])",
-        (tenant, sid, [seq for seq, _, _ in by_session[sid]]),
+        "WHERE tenant_id = %s AND session_id = %s AND seq = ANY(%s::text[]::bigint[])",
+        (tenant, sid, _TextArray([str(seq) for seq, _, _ in by_session[sid]])),
     )
     return structure, {int(seq): line for seq, line in await cursor.fetchall()}
 
