@@ -729,40 +729,48 @@ class PostgresStore:
         phrases = query_phrases(query)
         if limit <= 0 or not phrases:
             return []
-        tsquery = " || ".join([f"phraseto_tsquery('{_TS_CONFIG}', %s)"] * len(phrases))
         wanted = max(100, limit * 20)
         hits: list[TenantHit] = []
         async with self._conn(tenant) as conn:
             cursor = await conn.execute(
-                f"SELECT e.session_id, e.seq, e.entry_id, ts_rank_cd(e.tsv, q.q, 1) AS score "
-                f"FROM pi_entries e, (SELECT ({tsquery}) AS q) q "
-                f"WHERE e.tenant_id = %s AND e.tsv @@ q.q AND e.entry_id IS NOT NULL "
-                f"ORDER BY score DESC, e.session_id, e.seq LIMIT %s",
-                (*[" ".join(p) for p in phrases], tenant, wanted),
+                _tenant_search(len(phrases)),
+                {
+                    **{f"q{i}": " ".join(p) for i, p in enumerate(phrases)},
+                    "t": tenant,
+                    "wanted": wanted,
+                    "batch": limit,
+                },
+                binary=True,
             )
-            candidates = await cursor.fetchall()
             by_session: dict[str, list[tuple[int, str, float]]] = {}
-            for session_id, seq, entry_id, score in candidates:
-                by_session.setdefault(session_id, []).append((int(seq), entry_id, float(score)))
+            fetched: dict[str, Sequence[Any]] = {}
+            for part, _n, sid, seq, entry_id, score, *columns in await cursor.fetchall():
+                if part == 0:
+                    by_session.setdefault(sid, []).append((int(seq), entry_id, float(score)))
+                else:
+                    fetched[sid] = columns
             order = list(by_session)  # sessions by their best candidate
-            # Read the sessions of the best `limit` candidates first; more only while the
-            # hits found fall short (candidates off the branch, or shadowed).
+            # Read the sessions of the best `limit` candidates first (with the ranking, in one
+            # statement); more only while the hits found fall short (candidates off the
+            # branch, or shadowed).
             done = 0
             while done < len(order) and len(hits) < limit:
                 batch = order[done : done + limit]
                 done += len(batch)
-                keys = [(sid, seq) for sid in batch for seq, _, _ in by_session[sid]]
-                cursor = await conn.execute(
-                    _TENANT_BATCH,
-                    {  # text arrays by the binary dumper (a list is inspected item by item)
-                        "sids": _TextArray(batch),
-                        "t": tenant,
-                        "key_sids": _TextArray([k[0] for k in keys]),
-                        "key_seqs": _TextArray([str(k[1]) for k in keys]),
-                    },
-                    binary=True,
-                )
-                fetched = {row[0]: row[1:] for row in await cursor.fetchall()}
+                missing = [sid for sid in batch if sid not in fetched]
+                if missing:
+                    keys = [(sid, seq) for sid in missing for seq, _, _ in by_session[sid]]
+                    cursor = await conn.execute(
+                        _TENANT_BATCH,
+                        {  # text arrays by the binary dumper (a list is inspected item by item)
+                            "sids": _TextArray(missing),
+                            "t": tenant,
+                            "key_sids": _TextArray([k[0] for k in keys]),
+                            "key_seqs": _TextArray([str(k[1]) for k in keys]),
+                        },
+                        binary=True,
+                    )
+                    fetched.update({row[0]: row[1:] for row in await cursor.fetchall()})
                 for sid in batch:
                     columns = fetched.get(sid)
                     found = _lean_structure(columns) if columns is not None else None
@@ -993,25 +1001,63 @@ _BRANCH_TYPES: Final = ("compaction", "context_edit", "branch_summary")
 """The entry types whose type and ref the branch rules read (the session package's
 :mod:`~pi_context.session.search.query`); every other entry's type is not needed there."""
 
-# One row per session of a tenant search's batch: the ids and parents of every entry (arrays
-# in seq order, read by the session's primary-key range), the seq, type and ref of the entries
-# the branch rules look at, and the seq, role, timestamp and line of the session's candidates.
-_TENANT_BATCH: Final = f"""
-SELECT s.sid, e.*, c.* FROM unnest(%(sids)s::text[]) AS s(sid)
+_KEPT: Final = ", ".join(f"'{t}'" for t in _BRANCH_TYPES)
+
+# The columns of one session of a tenant search's batch (``s.sid``): the ids and parents of
+# every entry (arrays in seq order, read by the session's primary-key range), the seq, type
+# and ref of the entries the branch rules look at, and the seq, role, timestamp and line of
+# the session's candidates (``k``: session id and seq).
+_SESSION_COLUMNS: Final = f"""
 CROSS JOIN LATERAL (
-    SELECT array_agg(seq), array_agg(entry_id), array_agg(parent_id),
-           array_agg(seq) FILTER (WHERE kept), array_agg(type) FILTER (WHERE kept),
-           array_agg(ref) FILTER (WHERE kept)
-      FROM (SELECT seq, entry_id, parent_id, type, ref,
-                   type IN ({", ".join(f"'{t}'" for t in _BRANCH_TYPES)}) AS kept
+    SELECT array_agg(seq) AS seqs, array_agg(entry_id) AS ids, array_agg(parent_id) AS parents,
+           array_agg(seq) FILTER (WHERE kept) AS kept_seqs,
+           array_agg(type) FILTER (WHERE kept) AS kept_types,
+           array_agg(ref) FILTER (WHERE kept) AS kept_refs
+      FROM (SELECT seq, entry_id, parent_id, type, ref, type IN ({_KEPT}) AS kept
               FROM pi_entries
              WHERE tenant_id = %(t)s AND session_id = s.sid AND entry_id IS NOT NULL
              ORDER BY seq) o) e
 CROSS JOIN LATERAL (
-    SELECT array_agg(p.seq), array_agg(p.role), array_agg(p.ts), array_agg(p.line)
-      FROM unnest(%(key_sids)s::text[], %(key_seqs)s::text[]::bigint[]) AS k(sid, seq)
+    SELECT array_agg(p.seq) AS cand_seqs, array_agg(p.role) AS cand_roles,
+           array_agg(p.ts) AS cand_stamps, array_agg(p.line) AS cand_lines
+      FROM {{keys}} AS k(sid, seq)
       JOIN pi_entries p ON p.tenant_id = %(t)s AND p.session_id = k.sid AND p.seq = k.seq
      WHERE k.sid = s.sid) c
+"""
+
+# One row per session of a later batch of a tenant search, the candidates' keys given.
+_TENANT_BATCH: Final = "SELECT s.sid, e.*, c.* FROM unnest(%(sids)s::text[]) AS s(sid)" + (
+    _SESSION_COLUMNS.format(keys="unnest(%(key_sids)s::text[], %(key_seqs)s::text[]::bigint[])")
+)
+
+
+@functools.cache
+def _tenant_search(phrases: int) -> str:
+    """A tenant search's first statement, for a query of ``phrases`` parts: the tenant's best
+    ``%(wanted)s`` entries by the full-text index (rows of part 0, best first: session, seq,
+    id, score as text: the float4's shortest digits, as the session search reads it), then the
+    first batch, the sessions of the best ``%(batch)s`` of them (rows of part 1, as
+    :data:`_TENANT_BATCH` gives them)."""
+    tsquery = " || ".join(f"phraseto_tsquery('{_TS_CONFIG}', %(q{i})s)" for i in range(phrases))
+    return f"""
+WITH ranked AS MATERIALIZED (
+    SELECT e.session_id, e.seq, e.entry_id, ts_rank_cd(e.tsv, q.q, 1) AS score
+      FROM pi_entries e, (SELECT ({tsquery}) AS q) q
+     WHERE e.tenant_id = %(t)s AND e.tsv @@ q.q AND e.entry_id IS NOT NULL
+     ORDER BY score DESC, e.session_id, e.seq LIMIT %(wanted)s),
+r AS MATERIALIZED (
+    SELECT ranked.*, row_number() OVER (ORDER BY score DESC, session_id, seq) AS n
+      FROM ranked),
+b AS (SELECT session_id AS sid, min(n) AS n FROM r GROUP BY session_id ORDER BY 2
+      LIMIT %(batch)s)
+SELECT 0 AS part, r.n, r.session_id, r.seq, r.entry_id, r.score::text,
+       NULL::bigint[], NULL::text[], NULL::text[], NULL::bigint[], NULL::text[], NULL::text[],
+       NULL::bigint[], NULL::text[], NULL::text[], NULL::text[]
+  FROM r
+UNION ALL
+SELECT 1, s.n, s.sid, NULL, NULL, NULL, e.*, c.* FROM b AS s
+{_SESSION_COLUMNS.format(keys="(SELECT session_id, seq FROM r)")}
+ORDER BY 1, 2
 """
 
 
