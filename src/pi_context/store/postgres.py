@@ -718,10 +718,12 @@ class PostgresStore:
         all_branches: bool = False,
         snippet_chars: int = SNIPPET_CHARS,
     ) -> list[TenantHit]:
-        """The best hits over every session of ``tenant``: the full-text index ranks the
-        tenant's entries (``ts_rank_cd``; the index's leading column is the tenant), then the
-        sessions of the best candidates are read (ids, parents, types) to decide, as
-        :meth:`search` does, each hit's branch and what replaced it."""
+        """The best hits over every session of ``tenant``: one statement ranks the tenant's
+        entries by the full-text index (``ts_rank_cd``; the index's leading column is the
+        tenant) and reads the sessions of the best candidates (each entry's id and parent,
+        the type and ref of compactions, context edits and branch summaries, the candidates'
+        lines), from which the session package decides, as :meth:`search` does, each hit's
+        branch and what replaced it."""
         from pi_context.session.search.query import query_phrases
 
         check_tenant(tenant)
