@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import collections
+import json
 import logging
+import re
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -486,3 +490,53 @@ def test_a_loaded_file_without_entries_is_its_prefix() -> None:
 
     assert _file_of([(None, None, "pre\nheader", True)]) == b"pre\nheader\n"
     assert _file_of([(None, None, "header", False)]) == b"header"
+
+
+_CONFORMANCE = sorted(
+    p
+    for p in (Path(__file__).parents[1] / "data" / "conformance" / "sessions").glob("*/*.jsonl")
+    if not p.name.startswith("tiny_")
+    or p.name in ("tiny_crlf.jsonl", "tiny_header_no_newline.jsonl")
+)
+
+
+def _common_words(data: bytes, count: int) -> list[str]:
+    """The ``count`` most frequent words of four letters or more in ``data``."""
+    words = re.findall(r"[a-z]{4,}", data.decode("utf-8", "replace").lower())
+    return [w for w, _ in collections.Counter(words).most_common(count)]
+
+
+async def test_tenant_search_gives_each_sessions_own_hits(pg_url: str) -> None:
+    """The tenant-wide search reads only part of each session's structure; with one session
+    a tenant, its hits are exactly the session's own search's (branches, compactions,
+    context edits, branch summaries, a repeated id), on the branch and over all of them."""
+    store = await _opened(pg_url)
+    try:
+        await store.migrate()
+        sessions = [(p.name, p.read_bytes()) for p in _CONFORMANCE]
+        repeated = [
+            message("r1", None, "user", "first words of the release"),
+            message("r2", "r1", "assistant", "release noted"),
+            message("r1", "r2", "user", "the same id again"),
+            message("r3", "r1", "assistant", "release done"),
+        ]
+        header = {"type": "session", "version": 3, "id": "s-repeated", "cwd": "/w"}
+        sessions.append(
+            ("repeated", b"".join(json.dumps(e).encode() + b"\n" for e in [header, *repeated]))
+        )
+        checked = 0
+        for n, (name, data) in enumerate(sessions):
+            tenant = f"t{n}"
+            ref = await store.import_bytes(data, tenant=tenant)
+            for query in ["release", *_common_words(data, 6)]:
+                for all_branches in (False, True):
+                    own = await store.search(ref, query, limit=50, all_branches=all_branches)
+                    wide = await store.search_tenant(
+                        tenant, query, limit=50, all_branches=all_branches
+                    )
+                    assert [h.ref for h in wide] == [ref] * len(wide), name
+                    assert [h.hit for h in wide] == own, (name, query, all_branches)
+                    checked += len(own)
+        assert checked > 100
+    finally:
+        await store.aclose()

@@ -26,6 +26,7 @@ statements, so the store works behind pgbouncer in transaction mode. Errors are 
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import operator
@@ -762,11 +763,12 @@ class PostgresStore:
         all_branches: bool = False,
         snippet_chars: int = SNIPPET_CHARS,
     ) -> list[TenantHit]:
-        """The best hits over every session of ``tenant``: the full-text index ranks the
-        tenant's entries (``ts_rank_cd``; the index's leading column is the tenant), then the
-        sessions of the best candidates are read (ids, parents, types) to decide, as
-        :meth:`search` does, each hit's branch and what replaced it."""
-        from pi_context.session.search.index import IndexedEntries
+        """The best hits over every session of ``tenant``: one statement ranks the tenant's
+        entries by the full-text index (``ts_rank_cd``; the index's leading column is the
+        tenant) and reads the sessions of the best candidates (each entry's id and parent,
+        the type and ref of compactions, context edits and branch summaries, the candidates'
+        lines), from which the session package decides, as :meth:`search` does, each hit's
+        branch and what replaced it."""
         from pi_context.session.search.query import query_phrases
 
         check_tenant(tenant)
@@ -774,65 +776,68 @@ class PostgresStore:
         phrases = query_phrases(query)
         if limit <= 0 or not phrases:
             return []
-        tsquery = " || ".join([f"phraseto_tsquery('{_TS_CONFIG}', %s)"] * len(phrases))
         wanted = max(100, limit * 20)
         hits: list[TenantHit] = []
         async with self._conn(tenant) as conn:
             cursor = await conn.execute(
-                f"SELECT e.session_id, e.seq, e.entry_id, ts_rank_cd(e.tsv, q.q, 1) AS score "
-                f"FROM pi_entries e, (SELECT ({tsquery}) AS q) q "
-                f"WHERE e.tenant_id = %s AND e.tsv @@ q.q AND e.entry_id IS NOT NULL "
-                f"ORDER BY score DESC, e.session_id, e.seq LIMIT %s",
-                (*[" ".join(p) for p in phrases], tenant, wanted),
+                _tenant_search(len(phrases)),
+                {
+                    **{f"q{i}": " ".join(p) for i, p in enumerate(phrases)},
+                    "t": tenant,
+                    "wanted": wanted,
+                    "batch": limit,
+                },
+                binary=True,
             )
-            candidates = await cursor.fetchall()
             by_session: dict[str, list[tuple[int, str, float]]] = {}
-            for session_id, seq, entry_id, score in candidates:
-                by_session.setdefault(session_id, []).append((int(seq), entry_id, float(score)))
+            fetched: dict[str, Sequence[Any]] = {}
+            for part, _n, sid, seq, entry_id, score, *columns in await cursor.fetchall():
+                if part == 0:
+                    by_session.setdefault(sid, []).append((int(seq), entry_id, float(score)))
+                else:
+                    fetched[sid] = columns
             order = list(by_session)  # sessions by their best candidate
-            # Read the sessions of the best `limit` candidates first; more only while the
-            # hits found fall short (candidates off the branch, or shadowed).
+            # Read the sessions of the best `limit` candidates first (with the ranking, in one
+            # statement); more only while the hits found fall short (candidates off the
+            # branch, or shadowed).
             done = 0
             while done < len(order) and len(hits) < limit:
                 batch = order[done : done + limit]
                 done += len(batch)
-                # One row per session: each column as an array, read by the session's own
-                # primary-key range in seq order (binary arrays: no Python per entry row).
-                cursor = await conn.execute(
-                    "SELECT s.sid, e.* FROM unnest(%s::text[]) AS s(sid) CROSS JOIN LATERAL ("
-                    "SELECT array_agg(seq), array_agg(entry_id), array_agg(parent_id), "
-                    "array_agg(type), array_agg(role), array_agg(ts), array_agg(ref) "
-                    "FROM (SELECT seq, entry_id, parent_id, type, role, ts, ref FROM pi_entries "
-                    "WHERE tenant_id = %s AND session_id = s.sid AND entry_id IS NOT NULL "
-                    "ORDER BY seq) o) e",
-                    (batch, tenant),
-                    binary=True,
-                )
-                structures: dict[str, IndexedEntries] = {sid: IndexedEntries() for sid in batch}
-                for sid, *columns in await cursor.fetchall():
-                    structures[sid] = _structure(columns)
-                keys = [(sid, seq) for sid in batch for seq, _, _ in by_session[sid]]
-                cursor = await conn.execute(
-                    "SELECT e.session_id, e.seq, e.line FROM pi_entries e "
-                    "JOIN unnest(%s::text[], %s::bigint[]) AS k(session_id, seq) "
-                    "ON e.session_id = k.session_id AND e.seq = k.seq WHERE e.tenant_id = %s",
-                    ([k[0] for k in keys], [k[1] for k in keys], tenant),
-                )
-                lines = {(r[0], int(r[1])): r[2] for r in await cursor.fetchall()}
+                missing = [sid for sid in batch if sid not in fetched]
+                if missing:
+                    keys = [(sid, seq) for sid in missing for seq, _, _ in by_session[sid]]
+                    cursor = await conn.execute(
+                        _TENANT_BATCH,
+                        {  # text arrays by the binary dumper (a list is inspected item by item)
+                            "sids": _TextArray(missing),
+                            "t": tenant,
+                            "key_sids": _TextArray([k[0] for k in keys]),
+                            "key_seqs": _TextArray([str(k[1]) for k in keys]),
+                        },
+                        binary=True,
+                    )
+                    fetched.update({row[0]: row[1:] for row in await cursor.fetchall()})
                 for sid in batch:
+                    columns = fetched.get(sid)
+                    found = _lean_structure(columns) if columns is not None else None
+                    if found is None:  # a repeated id: the hit may be a row not fetched
+                        structure, lines = await _full_structure(conn, tenant, sid, by_session)
+                    else:
+                        structure, lines = found
                     ranked = [
-                        (entry_id, score, lines.get((sid, seq), ""))
+                        (entry_id, score, lines.get(seq, ""))
                         for seq, entry_id, score in by_session[sid]
                     ]
-                    found = _session_hits(
-                        structures[sid],
+                    session_hits = _session_hits(
+                        structure,
                         ranked,
                         query,
                         limit=limit,
                         all_branches=all_branches,
                         snippet_chars=snippet_chars,
                     )
-                    hits += [TenantHit(SessionRef(tenant, sid), hit) for hit in found]
+                    hits += [TenantHit(SessionRef(tenant, sid), hit) for hit in session_hits]
         return best_hits(hits, limit)
 
     async def _require(
@@ -1045,6 +1050,153 @@ def _structure(columns: Sequence[list[Any] | None]) -> Any:
         refs=refs,
         by_id=dict(zip(ids, range(len(ids)), strict=True)),  # the later row of a repeated id
     )
+
+
+_BRANCH_TYPES: Final = ("compaction", "context_edit", "branch_summary")
+"""The entry types whose type and ref the branch rules read (the session package's
+:mod:`~pi_context.session.search.query`); every other entry's type is not needed there."""
+
+_KEPT: Final = ", ".join(f"'{t}'" for t in _BRANCH_TYPES)
+
+# The columns of one session of a tenant search's batch (``s.sid``): the ids and parents of
+# every entry (arrays in seq order, read by the session's primary-key range), the seq, type
+# and ref of the entries the branch rules look at, and the seq, role, timestamp and line of
+# the session's candidates (``k``: session id and seq).
+_SESSION_COLUMNS: Final = f"""
+CROSS JOIN LATERAL (
+    SELECT array_agg(seq) AS seqs, array_agg(entry_id) AS ids, array_agg(parent_id) AS parents,
+           array_agg(seq) FILTER (WHERE kept) AS kept_seqs,
+           array_agg(type) FILTER (WHERE kept) AS kept_types,
+           array_agg(ref) FILTER (WHERE kept) AS kept_refs
+      FROM (SELECT seq, entry_id, parent_id, type, ref, type IN ({_KEPT}) AS kept
+              FROM pi_entries
+             WHERE tenant_id = %(t)s AND session_id = s.sid AND entry_id IS NOT NULL
+             ORDER BY seq) o) e
+CROSS JOIN LATERAL (
+    SELECT array_agg(p.seq) AS cand_seqs, array_agg(p.role) AS cand_roles,
+           array_agg(p.ts) AS cand_stamps, array_agg(p.line) AS cand_lines
+      FROM {{keys}} AS k(sid, seq)
+      JOIN pi_entries p ON p.tenant_id = %(t)s AND p.session_id = k.sid AND p.seq = k.seq
+     WHERE k.sid = s.sid) c
+"""
+
+# One row per session of a later batch of a tenant search, the candidates' keys given.
+_TENANT_BATCH: Final = "SELECT s.sid, e.*, c.* FROM unnest(%(sids)s::text[]) AS s(sid)" + (
+    _SESSION_COLUMNS.format(keys="unnest(%(key_sids)s::text[], %(key_seqs)s::text[]::bigint[])")
+)
+
+
+@functools.cache
+def _tenant_search(phrases: int) -> str:
+    """A tenant search's first statement, for a query of ``phrases`` parts: the tenant's best
+    ``%(wanted)s`` entries by the full-text index (rows of part 0, best first: session, seq,
+    id, score as text: the float4's shortest digits, as the session search reads it), then the
+    first batch, the sessions of the best ``%(batch)s`` of them (rows of part 1, as
+    :data:`_TENANT_BATCH` gives them)."""
+    tsquery = " || ".join(f"phraseto_tsquery('{_TS_CONFIG}', %(q{i})s)" for i in range(phrases))
+    return f"""
+WITH ranked AS MATERIALIZED (
+    SELECT e.session_id, e.seq, e.entry_id, ts_rank_cd(e.tsv, q.q, 1) AS score
+      FROM pi_entries e, (SELECT ({tsquery}) AS q) q
+     WHERE e.tenant_id = %(t)s AND e.tsv @@ q.q AND e.entry_id IS NOT NULL
+     ORDER BY score DESC, e.session_id, e.seq LIMIT %(wanted)s),
+r AS MATERIALIZED (
+    SELECT ranked.*, row_number() OVER (ORDER BY score DESC, session_id, seq) AS n
+      FROM ranked),
+b AS (SELECT session_id AS sid, min(n) AS n FROM r GROUP BY session_id ORDER BY 2
+      LIMIT %(batch)s)
+SELECT 0 AS part, r.n, r.session_id, r.seq, r.entry_id, r.score::text,
+       NULL::bigint[], NULL::text[], NULL::text[], NULL::bigint[], NULL::text[], NULL::text[],
+       NULL::bigint[], NULL::text[], NULL::text[], NULL::text[]
+  FROM r
+UNION ALL
+SELECT 1, s.n, s.sid, NULL, NULL, NULL, e.*, c.* FROM b AS s
+{_SESSION_COLUMNS.format(keys="(SELECT session_id, seq FROM r)")}
+ORDER BY 1, 2
+"""
+
+
+def _lean_structure(columns: Sequence[list[Any] | None]) -> tuple[Any, dict[int, str]] | None:
+    """A session's :class:`IndexedEntries` holding what a search of the given candidates
+    reads (ids and parents of all; type and ref of the entries the branch rules look at;
+    role and timestamp of the candidates), and the candidates' lines by seq, from a row of
+    :data:`_TENANT_BATCH`; ``None`` when the session repeats an id (a candidate may then
+    stand for a later row, whose role and timestamp were not read)."""
+    from pi_context.session.search.index import IndexedEntries
+
+    seqs, ids, parents, kept_seqs, kept_types, kept_refs = columns[:6]
+    cand_seqs, cand_roles, cand_stamps, cand_lines = columns[6:10]
+    if not seqs or not ids:
+        return IndexedEntries(), {}
+    parents = parents or []
+    if seqs != sorted(seqs):  # the subquery's order was not kept (sorted: a C pass)
+        order = sorted(range(len(seqs)), key=seqs.__getitem__)
+        seqs = [seqs[i] for i in order]
+        ids = [ids[i] for i in order]
+        parents = [parents[i] for i in order]
+    by_id = dict(zip(ids, range(len(ids)), strict=True))
+    if len(by_id) != len(ids):
+        return None
+    count = len(ids)
+
+    def row_of(seq: int) -> int | None:  # seqs are sorted and distinct
+        row = bisect.bisect_left(seqs, seq)
+        return row if row < count and seqs[row] == seq else None
+
+    types: list[str] = [""] * count
+    refs: list[str | None] = [None] * count
+    for seq, kind, ref in zip(kept_seqs or [], kept_types or [], kept_refs or [], strict=True):
+        row = row_of(seq)
+        if row is not None:
+            types[row] = kind
+            refs[row] = ref
+    roles: list[str | None] = [None] * count
+    stamps: list[str | None] = [None] * count
+    lines: dict[int, str] = {}
+    for seq, role, stamp, line in zip(
+        cand_seqs or [], cand_roles or [], cand_stamps or [], cand_lines or [], strict=True
+    ):
+        row = row_of(seq)
+        if row is not None:
+            roles[row] = role
+            stamps[row] = stamp
+            lines[seq] = line
+    structure = IndexedEntries(
+        ids=ids,
+        parents=parents,
+        types=types,
+        roles=roles,
+        timestamps=stamps,
+        refs=refs,
+        by_id=by_id,
+    )
+    return structure, lines
+
+
+async def _full_structure(
+    conn: psycopg.AsyncConnection[Any],
+    tenant: str,
+    sid: str,
+    by_session: Mapping[str, Sequence[tuple[int, str, float]]],
+) -> tuple[Any, dict[int, str]]:
+    """A session's whole :class:`IndexedEntries` and its candidates' lines by seq (for a
+    session that repeats an id)."""
+    cursor = await conn.execute(
+        "SELECT array_agg(seq), array_agg(entry_id), array_agg(parent_id), array_agg(type), "
+        "array_agg(role), array_agg(ts), array_agg(ref) "
+        "FROM (SELECT seq, entry_id, parent_id, type, role, ts, ref FROM pi_entries "
+        "WHERE tenant_id = %s AND session_id = %s AND entry_id IS NOT NULL ORDER BY seq) o",
+        (tenant, sid),
+        binary=True,
+    )
+    row = await cursor.fetchone()
+    structure = _structure(row if row is not None else [None])
+    cursor = await conn.execute(
+        "SELECT seq, line FROM pi_entries "
+        "WHERE tenant_id = %s AND session_id = %s AND seq = ANY(%s::text[]::bigint[])",
+        (tenant, sid, _TextArray([str(seq) for seq, _, _ in by_session[sid]])),
+    )
+    return structure, {int(seq): line for seq, line in await cursor.fetchall()}
 
 
 def _session_hits(

@@ -23,7 +23,7 @@ Unicode-aware) are stemmed, so ``errors`` finds ``error``. No query syntax reach
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -176,22 +176,32 @@ class _BranchView:
     def __init__(self, structure: IndexedEntries, leaf: int | None) -> None:
         self._s = structure
         self.key = (leaf, len(structure))
-        path: list[int] = []
-        by_id = structure.by_id
-        parents = structure.parents
-        row = leaf
-        while row is not None:
-            path.append(row)
-            parent = parents[row]
-            row = by_id.get(parent) if parent is not None else None
-            if len(path) > len(parents):  # a parent cycle: keep the entries before it repeats
-                path = list(dict.fromkeys(path))
-                break
-        path.reverse()
-        self.position = {row: i for i, row in enumerate(path)}
+        path = _linear_path(structure, leaf)
+        linear = path is not None
+        if path is None:
+            path = []
+            by_id = structure.by_id
+            parents = structure.parents
+            row = leaf
+            while row is not None:
+                path.append(row)
+                parent = parents[row]
+                row = by_id.get(parent) if parent is not None else None
+                if len(path) > len(parents):  # a parent cycle: keep the entries before it repeats
+                    path = list(dict.fromkeys(path))
+                    break
+            path.reverse()
+        self.position = dict(zip(path, range(len(path)), strict=True))
+        if linear:  # a row is its own position: find the marked rows by scanning in C
+            marked = sorted(
+                row for kind in _MARKERS for row in _indexes(structure.types, kind, len(path))
+            )
+            walk: Iterable[tuple[int, int]] = zip(marked, marked, strict=True)
+        else:
+            walk = enumerate(path)
         self._compactions: list[tuple[int, int, int]] = []  # (position, first kept, row)
         edits: dict[str, int] = {}
-        for i, row in enumerate(path):
+        for i, row in walk:
             kind = structure.types[row]
             if kind == "compaction":
                 kept_row = _row_of(structure, structure.refs[row])
@@ -225,6 +235,38 @@ class _BranchView:
             self._summaries = _abandoned_branches(self._s)
         summary = self._summaries.get(row)
         return self._s.ids[summary] if summary is not None else None
+
+
+_MARKERS: Final = ("compaction", "context_edit")
+"""The entry types on a branch that replace others in its context."""
+
+
+def _indexes(values: list[str], value: str, end: int) -> list[int]:
+    """Where ``value`` is in ``values[:end]`` (each search a C scan)."""
+    found: list[int] = []
+    start = 0
+    while True:
+        try:
+            start = values.index(value, start, end)
+        except ValueError:
+            return found
+        found.append(start)
+        start += 1
+
+
+def _linear_path(structure: IndexedEntries, leaf: int | None) -> list[int] | None:
+    """The branch ending at ``leaf`` when it is every row up to it, each the child of the row
+    before (the usual session: no branch, no repeated id), found by comparing the lists
+    whole; ``None`` otherwise (the caller walks the parents)."""
+    if leaf is None:
+        return None
+    ids, parents, by_id = structure.ids, structure.parents, structure.by_id
+    if len(by_id) != len(ids) or parents[1 : leaf + 1] != ids[:leaf]:
+        return None
+    first = parents[0]
+    if first is not None and first in by_id:
+        return None
+    return list(range(leaf + 1))
 
 
 def _row_of(structure: IndexedEntries, entry_id: str | None) -> int | None:
