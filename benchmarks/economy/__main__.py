@@ -49,13 +49,16 @@ def _job(unit: Unit, out: Path) -> dict[str, Any]:
     keep = unit.summary_keep if unit.retention else "none"
     simulator: Simulator
     if unit.summary_model:
-        from benchmarks.economy.real_summary import ObservedSimulator, RealSummarizer
+        from benchmarks.economy.real_summary import ObservedSimulator, RealSummarizer, carry_over
 
         real_log = out / "logs" / f"{unit.name}.real.jsonl"
         real_log.parent.mkdir(parents=True, exist_ok=True)
-        real_log.unlink(missing_ok=True)
         real = RealSummarizer(
-            unit.summary_url, unit.summary_model, window=unit.summary_window, log=real_log
+            unit.summary_url,
+            unit.summary_model,
+            window=unit.summary_window,
+            log=real_log,
+            measured=carry_over(real_log),
         )
         simulator = ObservedSimulator(
             unit.api,  # type: ignore[arg-type]

@@ -11,10 +11,17 @@ previous summary, kept or not) go into the run as ``real_summaries``.
 A small model's window is smaller than the requests: a prompt longer than
 :attr:`RealSummarizer.window` leaves (at 3 characters a token) keeps its first third and last
 two thirds, and only the facts in the text actually sent are counted.
+
+A stopped run keeps what it measured: each record is appended to the unit's log as it is made,
+and a re-run of the unit (:func:`carry_over`) sends again only the summary requests it has no
+answer for. The simulated run is deterministic, so the re-run makes the same summary requests;
+one whose number and sent text (its ``digest``) match a measured one takes that one's records
+instead of asking the model again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import urllib.error
 import urllib.request
@@ -28,7 +35,18 @@ from benchmarks.economy.server import Simulator
 from benchmarks.economy.wire import anthropic_conversation, openai_conversation
 from benchmarks.economy.workload import Probe
 
-__all__ = ["ObservedSimulator", "RealSummarizer", "fact_places", "kept_rates", "system_text"]
+__all__ = [
+    "ObservedSimulator",
+    "RealSummarizer",
+    "carry_over",
+    "fact_places",
+    "kept_rates",
+    "read_measured",
+    "system_text",
+]
+
+Measured = dict[tuple[int, str], list[dict[str, Any]]]
+"""Records of summary requests already answered, by (request number, digest)."""
 
 _CARRIED = KeepRates(decision=0.0, error=0.0, number=0.0, file=0.0, carry=1.0)
 _NEW = KeepRates(decision=1.0, error=1.0, number=1.0, file=1.0, carry=0.0)
@@ -85,6 +103,9 @@ class RealSummarizer:
     """A JSON-lines file each record is also appended to as it is made (a long run can be
     stopped and still read)."""
     records: list[dict[str, Any]] = field(default_factory=list)
+    measured: Measured = field(default_factory=dict)
+    """Records of an earlier run of the same unit (:func:`carry_over`): a request found here
+    is not sent again."""
 
     def _record(self, record: dict[str, Any]) -> None:
         self.records.append(record)
@@ -98,6 +119,12 @@ class RealSummarizer:
         sent = cut_to_fit(prompt, chars)
         places = fact_places(sent, probes)
         if not places:
+            return
+        digest = request_digest(self.model, self.max_tokens, system, sent)
+        done = self.measured.get((request, digest))
+        if done:
+            for record in done:
+                self._record(record)
             return
         body = {
             "model": self.model,
@@ -130,8 +157,54 @@ class RealSummarizer:
                     "where": where,
                     "kept": probe.fact in reply,
                     "cut": len(sent) < len(prompt),
+                    "sent_chars": len(sent),
+                    "prompt_chars": len(prompt),
+                    "digest": digest,
                 }
             )
+
+
+def request_digest(model: str, max_tokens: int, system: str, sent: str) -> str:
+    """A short hash of what decides the model's reply to one summary request."""
+    text = json.dumps([model, max_tokens, system, sent])
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+def read_measured(log: Path) -> Measured:
+    """The answered requests' records in a JSON-lines log, by (request, digest).
+
+    Failed requests and records without a digest (older logs) are left out, so they are sent
+    again; a line cut short by a stopped run is skipped."""
+    measured: Measured = {}
+    if not log.exists():
+        return measured
+    for line in log.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict) or "kind" not in record or "digest" not in record:
+            continue
+        measured.setdefault((int(record["request"]), str(record["digest"])), []).append(record)
+    return measured
+
+
+def carry_over(log: Path) -> Measured:
+    """Before a unit runs again: what its earlier runs measured, kept for the new run.
+
+    The records of ``log`` (the stopped run's) and of ``<log>.previous.jsonl`` (the runs
+    before) are merged into the latter, and ``log`` is started afresh; the new run writes
+    every record of its own requests, reused ones included, to ``log``."""
+    previous = log.with_name(log.name.removesuffix(".jsonl") + ".previous.jsonl")
+    measured = read_measured(previous)
+    measured.update(read_measured(log))
+    if measured:
+        lines = "".join(json.dumps(r) + "\n" for records in measured.values() for r in records)
+        partial = previous.with_name(previous.name + ".tmp")
+        partial.write_text(lines)
+        partial.replace(previous)
+    log.unlink(missing_ok=True)
+    return measured
 
 
 def kept_rates(records: Sequence[Mapping[str, Any]]) -> dict[str, tuple[int, int]]:
@@ -174,13 +247,24 @@ def real_summary_line(run: Mapping[str, Any]) -> str:
     rates = kept_rates(records)
     errors = sum(1 for r in records if "error" in r)
     sent = len({r["request"] for r in records})
+    sizes = {
+        r["request"]: (r["sent_chars"], r["prompt_chars"]) for r in records if "sent_chars" in r
+    }
     parts = [
         f"{key} {kept}/{present}"
         for key in ("decision", "error", "number", "file", "carry")
         if key in rates
         for kept, present in [rates[key]]
     ]
-    return (
+    line = (
         f"{run['contender']}: {sent} summary requests sent, {errors} failed; kept / present: "
         + (", ".join(parts) or "no planted fact in any request sent")
     )
+    if sizes:
+        shares = sorted(s / p for s, p in sizes.values())
+        whole = sum(1 for s, p in sizes.values() if s >= p)
+        line += (
+            f"; {whole} of {len(sizes)} prompts sent whole, share of a prompt's characters "
+            f"sent {shares[0]:.0%}-{shares[-1]:.0%} (median {shares[len(shares) // 2]:.0%})"
+        )
+    return line

@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 from benchmarks.economy.real_summary import (
     RealSummarizer,
+    carry_over,
     cut_to_fit,
     fact_places,
     kept_rates,
+    read_measured,
     real_summary_line,
     system_text,
 )
@@ -106,3 +108,73 @@ def test_system_text_of_either_api() -> None:
     assert system_text({"system": [{"type": "text", "text": "x"}], "messages": []}) == "x"
     assert system_text({"system": "y"}) == "y"
     assert system_text({"messages": [{"role": "system", "content": "z"}]}) == "z"
+
+
+def _prompt(*facts: str) -> str:
+    return "<conversation>" + " ".join(facts) + "</conversation>\nSummarize."
+
+
+def test_each_record_says_how_much_of_its_prompt_was_sent(
+    server: tuple[str, list[dict[str, Any]]],
+) -> None:
+    url, _seen = server
+    real = RealSummarizer(url, "tiny", window=1024, max_tokens=100)
+    whole = _prompt(PROBES[0].fact)
+    real.observe("s", whole, PROBES, 1)
+    long = PROBES[1].fact + " " + "x" * 9000 + _prompt(PROBES[2].fact)
+    real.observe("s", long, PROBES, 2)
+    sizes = {r["request"]: (r["sent_chars"], r["prompt_chars"], r["cut"]) for r in real.records}
+    assert sizes[1] == (len(whole), len(whole), False)
+    sent, total, cut = sizes[2]
+    assert (total, cut) == (len(long), True)
+    assert sent < total
+    line = real_summary_line({"contender": "pi", "real_summaries": real.records})
+    assert line.endswith(
+        f"; 1 of 2 prompts sent whole, share of a prompt's characters sent "
+        f"{sent / total:.0%}-100% (median 100%)"
+    )
+
+
+def test_a_rerun_sends_only_the_requests_not_yet_answered(
+    server: tuple[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    url, seen = server
+    log = tmp_path / "unit.real.jsonl"
+    first = RealSummarizer(url, "tiny", log=log)
+    first.observe("s", _prompt(PROBES[0].fact), PROBES, 1)
+    first.observe("s", _prompt(PROBES[1].fact), PROBES, 2)
+    with log.open("a") as out:
+        out.write('{"request": 3, "kind": "dec')  # the run was stopped mid-line
+    assert len(seen) == 2
+
+    measured = carry_over(log)
+    assert not log.exists()
+    assert sorted(measured) == sorted((r["request"], r["digest"]) for r in first.records)
+    again = RealSummarizer(url, "tiny", log=log, measured=measured)
+    again.observe("s", _prompt(PROBES[0].fact), PROBES, 1)  # answered: not sent
+    again.observe("s", _prompt(PROBES[3].fact), PROBES, 2)  # another text: sent
+    again.observe("s", _prompt(PROBES[1].fact), PROBES, 3)  # another number: sent
+    assert len(seen) == 4
+    assert again.records[0] == first.records[0]
+    assert [r["fact"] for r in again.records] == [PROBES[i].fact for i in (0, 3, 1)]
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
+    assert logged == again.records
+
+    # a third run still knows what the first measured (kept in the .previous file)
+    previous = tmp_path / "unit.real.previous.jsonl"
+    assert read_measured(previous) == measured
+    third = carry_over(log)
+    assert set(measured) < set(third)
+    assert len(third) == 4
+
+
+def test_failed_and_undigested_records_are_sent_again(tmp_path: Path) -> None:
+    log = tmp_path / "old.real.jsonl"
+    records = [
+        {"request": 1, "error": "URLError: refused"},
+        {"request": 2, "kind": "decision", "fact": "F", "where": "new", "kept": False},
+        {"request": 3, "kind": "error", "fact": "G", "where": "new", "kept": True, "digest": "d"},
+    ]
+    log.write_text("".join(json.dumps(r) + "\n" for r in records) + "not json\n")
+    assert read_measured(log) == {(3, "d"): [records[2]]}
+    assert read_measured(tmp_path / "missing.jsonl") == {}
