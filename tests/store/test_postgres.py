@@ -467,27 +467,6 @@ def test_a_session_with_no_entries_left_has_an_empty_structure() -> None:
     assert len(_structure([None] * 7)) == 0
 
 
-def test_a_loaded_file_puts_its_rows_in_seq_order() -> None:
-    from pi_context.store.postgres import _file_of
-
-    header = '{"type":"session","id":"s"}'
-    rows: list[Any] = [
-        (3, b"third", None, None),
-        (1, b"first", header, True),
-        (2, b"\xffsecond", None, None),  # a damaged line, as bytes
-    ]
-    assert _file_of(rows) == header.encode() + b"\nfirst\n\xffsecond\nthird\n"
-    rows = [(2, b"b", None, None), (1, b"a", header, False)]
-    assert _file_of(rows) == header.encode() + b"\na\nb"  # no newline after the last line
-
-
-def test_a_loaded_file_without_entries_is_its_prefix() -> None:
-    from pi_context.store.postgres import _file_of
-
-    assert _file_of([(None, None, "pre\nheader", True)]) == b"pre\nheader\n"
-    assert _file_of([(None, None, "header", False)]) == b"header"
-
-
 def test_a_load_reads_the_rows_as_the_files_lines() -> None:
     from pi_context.store.postgres import _lines_of
 
@@ -520,3 +499,24 @@ async def test_a_loaded_session_holds_its_lines_until_its_bytes_are_read(pg_url:
         assert loaded.scan.size == len(data)
     finally:
         await store.aclose()
+
+
+def test_a_loaded_file_puts_its_rows_in_seq_order() -> None:
+    from pi_context.store.postgres import _file_of
+
+    header = '{"type":"session","id":"s"}'
+    rows: list[Any] = [
+        (3, b"third", None, None),
+        (1, b"first", header, True),
+        (2, b"\xffsecond", None, None),  # a damaged line, as bytes
+    ]
+    assert _file_of(rows) == header.encode() + b"\nfirst\n\xffsecond\nthird\n"
+    rows = [(2, b"b", None, None), (1, b"a", header, False)]
+    assert _file_of(rows) == header.encode() + b"\na\nb"  # no newline after the last line
+
+
+def test_a_loaded_file_without_entries_is_its_prefix() -> None:
+    from pi_context.store.postgres import _file_of
+
+    assert _file_of([(None, None, "pre\nheader", True)]) == b"pre\nheader\n"
+    assert _file_of([(None, None, "header", False)]) == b"header"
