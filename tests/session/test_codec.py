@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 from pi_context import _json
 from pi_context.errors import PiContextError, SessionFormatError
 from pi_context.session import Session
-from pi_context.session._load.scan import ScanResult, migrate_entries, scan_file, scan_lines
+from pi_context.session._load.scan import (
+    ScanResult,
+    SplitBytes,
+    migrate_entries,
+    scan_file,
+    scan_lines,
+)
 from pi_context.testing import FixedClock, SequentialIds
 from tests.session.conftest import DATA
 from tests.session.helpers import assistant, user
@@ -310,13 +316,35 @@ LONG_LINE = (
     st.sampled_from([b"", b"\n", b"\r\n", b'{"type":"x","id":"z"', b"{}"]),
     st.sampled_from([1, 2, 3, 7, 64, 1 << 20]),
 )
-def test_scan_file_in_chunks_equals_scanning_the_bytes(
+def test_scan_file_in_chunks_and_split_bytes_equal_scanning_the_bytes(
     lines: list[bytes], tail: bytes, chunk_size: int
 ) -> None:
     data = b"\n".join(lines) + tail
     whole = _scan_or_error(lambda: scan_lines(data, path="f"))
     chunked = _scan_or_error(lambda: scan_file(io.BytesIO(data), path="f", chunk_size=chunk_size))
     assert chunked == whole
+    # the same bytes held as their lines (as a store reads them) scan the same
+    split = SplitBytes(data.split(b"\n"))
+    assert (len(split), split.join()) == (len(data), data)
+    assert _scan_or_error(lambda: scan_lines(split, path="f")) == whole
+    bom = b"\xef\xbb\xbf" + data
+    assert _scan_or_error(
+        lambda: scan_lines(SplitBytes(bom.split(b"\n")), path="f", strip_bom=True)
+    ) == _scan_or_error(lambda: scan_lines(bom, path="f", strip_bom=True))
+
+
+def test_scanning_split_bytes_reads_the_lines_as_the_joined_bytes() -> None:
+    entry = b'{"type":"x","id":"a","parentId":null,"timestamp":"t"}'
+    torn = b'{"type":"x","id":"b","par'
+    scan = scan_lines(SplitBytes([b"", HEADER, entry, torn]))
+    size = 3 + len(HEADER) + len(entry) + len(torn)
+    assert (scan.size, scan.newlines, scan.trailing_newline) == (size, 3, False)
+    assert (scan.header_line, scan.blank_lines) == (2, 1)
+    assert scan.torn_tail
+    assert scan.unterminated_bytes == len(torn)
+    assert [e.raw for e in scan.entries] == [entry]
+    empty = scan_lines(SplitBytes([]))
+    assert (empty.size, empty.header, empty.trailing_newline) == (0, None, True)
 
 
 def test_scan_file_counts_bytes_and_the_unterminated_tail() -> None:

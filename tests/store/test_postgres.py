@@ -471,6 +471,40 @@ def test_a_session_with_no_entries_left_has_an_empty_structure() -> None:
     assert len(_structure([None] * 7)) == 0
 
 
+def test_a_load_reads_the_rows_as_the_files_lines() -> None:
+    from pi_context.store.postgres import _lines_of
+
+    header = '{"type":"session","id":"s"}'
+    rows: list[Any] = [(2, b"b", None, None), (1, b"a", "pre\n" + header, True)]
+    assert _lines_of(rows) == [b"pre", header.encode(), b"a", b"b", b""]
+    rows = [(2, b"b", None, None), (1, b"a", header, False)]
+    assert _lines_of(rows) == [header.encode(), b"a", b"b"]
+    assert _lines_of([(None, None, "header", True)]) == [b"header", b""]
+
+
+async def test_a_loaded_session_holds_its_lines_until_its_bytes_are_read(pg_url: str) -> None:
+    import json
+
+    from pi_context.session._load.scan import SplitBytes
+
+    lines = [{"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/"}]
+    lines += [message(f"e{n}", f"e{n - 1}" if n else None, "user", f"hi {n}") for n in range(3)]
+    data = b"junk\n" + b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+    store = await _opened(pg_url)
+    try:
+        await store.migrate()
+        ref = await store.import_bytes(data)
+        loaded = await store.load(ref)
+        assert isinstance(loaded._data, SplitBytes)
+        assert loaded.size == len(data)
+        assert [e["id"] for e in loaded.entries] == ["e0", "e1", "e2"]
+        assert loaded.data == data
+        assert loaded.data is loaded.data  # joined once
+        assert loaded.scan.size == len(data)
+    finally:
+        await store.aclose()
+
+
 def test_a_loaded_file_puts_its_rows_in_seq_order() -> None:
     from pi_context.store.postgres import _file_of
 

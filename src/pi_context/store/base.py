@@ -24,7 +24,12 @@ from pi_context.errors import (
     SessionFormatError,
     StoreError,
 )
-from pi_context.session._load.scan import CURRENT_VERSION, ScanResult, scan_lines
+from pi_context.session._load.scan import (
+    CURRENT_VERSION,
+    ScanResult,
+    SplitBytes,
+    scan_lines,
+)
 from pi_context.session._pending import PendingEntries
 from pi_context.session.entries import Entry
 from pi_context.session.problems import LoadProblem, bounded
@@ -128,20 +133,36 @@ class StoredSession:
     :attr:`entries` after that parses the bytes again rather than share them.
     """
 
-    __slots__ = ("_leaf", "_scan", "data", "ref")
+    __slots__ = ("_data", "_leaf", "_scan", "ref")
 
-    def __init__(self, ref: SessionRef, data: bytes, scan: ScanResult | None = None) -> None:
+    def __init__(
+        self, ref: SessionRef, data: bytes | SplitBytes, scan: ScanResult | None = None
+    ) -> None:
         self.ref = ref
-        self.data = data
+        self._data = data
+        """The file's bytes, or its lines until :attr:`data` joins them."""
         self._scan = scan
         self._leaf: str | _Unread | None = _UNREAD
+
+    @property
+    def data(self) -> bytes:
+        """The stored file's bytes."""
+        data = self._data
+        if isinstance(data, SplitBytes):
+            data = self._data = data.join()
+        return data
+
+    @property
+    def size(self) -> int:
+        """``len(data)``, without joining lines into bytes to know it."""
+        return len(self._data)
 
     @property
     def scan(self) -> ScanResult:
         """The reader's view of :attr:`data`."""
         scan = self._scan
         if scan is None:
-            scan = self._scan = parse_file(self.data, str(self.ref))
+            scan = self._scan = parse_file(self._data, str(self.ref))
         return scan
 
     @property
@@ -187,7 +208,7 @@ class StoredSession:
         return Session.from_scan(scan, storage=storage, ids=ids, clock=clock)
 
     def __repr__(self) -> str:
-        return f"StoredSession(ref={self.ref!r}, data=<{len(self.data)} bytes>)"
+        return f"StoredSession(ref={self.ref!r}, data=<{self.size} bytes>)"
 
 
 class _Unread:
@@ -265,9 +286,9 @@ async def search_sessions(
         cursor = page.cursor
 
 
-def parse_file(data: bytes, where: str) -> ScanResult:
-    """The reader's view of a stored file's bytes; a file without a session header (or whose
-    header has no id) is an error naming ``where``."""
+def parse_file(data: bytes | SplitBytes, where: str) -> ScanResult:
+    """The reader's view of a stored file's bytes (or its lines: :class:`SplitBytes`); a file
+    without a session header (or whose header has no id) is an error naming ``where``."""
     scan = scan_lines(data, path=where)
     if scan.header is None:
         raise SessionFormatError("not a valid pi session (no session header line)", path=where)
@@ -457,11 +478,11 @@ def append_lines(data: bytes, lines: Sequence[bytes]) -> bytes:
     return bytes(out)
 
 
-def stored_view(ref: SessionRef, data: bytes) -> StoredSession:
+def stored_view(ref: SessionRef, data: bytes | SplitBytes) -> StoredSession:
     return StoredSession(ref, data, parse_file(data, str(ref)))
 
 
-async def load_view(ref: SessionRef, data: bytes) -> StoredSession:
+async def load_view(ref: SessionRef, data: bytes | SplitBytes) -> StoredSession:
     """:func:`stored_view`, parsed off the event loop when the session is large
     (:func:`off_loop`)."""
     return await off_loop(len(data), lambda: stored_view(ref, data))

@@ -98,7 +98,7 @@ class StoreBinding:
         pending = PendingEntries()
         # building the tree and projection of a large session is CPU work: off the loop
         session = await off_loop(
-            len(stored.data), lambda: stored.session(storage=pending, ids=ids, clock=clock)
+            stored.size, lambda: stored.session(storage=pending, ids=ids, clock=clock)
         )
         return cls(store, ref, session, pending, leaf)
 

@@ -48,6 +48,7 @@ from pi_context.errors import (
     StoreTimeoutError,
     StoreUnavailableError,
 )
+from pi_context.session._load.scan import SplitBytes
 from pi_context.session.entries import Entry
 from pi_context.session.problems import bounded
 from pi_context.session.search.text import SNIPPET_CHARS
@@ -315,6 +316,7 @@ the server's ``string_agg(... ORDER BY seq)`` of the whole file, which sorted ev
 disk past ``work_mem``) and built the file as one value."""
 
 _SEQ: Final = operator.itemgetter(0)
+_LINE: Final = operator.itemgetter(1)
 
 _PASSWORD_IN_URL: Final = re.compile(r"(://[^:/@?#]*:)([^@/?#]*)(@)")
 _PASSWORD_KEY: Final = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
@@ -576,13 +578,17 @@ class PostgresStore:
         return ref
 
     async def export_bytes(self, ref: SessionRef) -> bytes:
+        return b"\n".join(await self._file_lines(ref))
+
+    async def _file_lines(self, ref: SessionRef) -> list[bytes]:
+        """The session's file as its lines (:func:`_lines_of`), in one statement."""
         await self._ready()
         async with self._conn(ref.tenant) as conn:
             cursor = await conn.execute(_LOAD, (ref.tenant, ref.id), binary=True)
             rows = await cursor.fetchall()
         if not rows:
             raise _not_found(ref)
-        return _file_of(rows)
+        return _lines_of(rows)
 
     async def export_jsonl(self, ref: SessionRef, out_path: str | os.PathLike[str]) -> None:
         import asyncio
@@ -591,7 +597,8 @@ class PostgresStore:
         await asyncio.to_thread(Path(out_path).write_bytes, data)
 
     async def load(self, ref: SessionRef) -> StoredSession:
-        return await load_view(ref, await self.export_bytes(ref))
+        # The rows' lines go to the reader as they are: no file joined to be split again.
+        return await load_view(ref, SplitBytes(await self._file_lines(ref)))
 
     # -- appending ---------------------------------------------------------------------------------
 
@@ -1256,17 +1263,24 @@ def _file_of(rows: list[Any]) -> bytes:
     """A session's file from the rows of :data:`_LOAD` (``seq``, line, and the prefix and
     ``tail_newline`` on the first row): the prefix, the lines in ``seq`` order, each
     separated by a newline, and a newline after the last when the file ends with one."""
+    return b"\n".join(_lines_of(rows))
+
+
+def _lines_of(rows: list[Any]) -> list[bytes]:
+    """The file of :func:`_file_of` as its lines, split on ``\\n``: the prefix's lines, the
+    entries' lines in ``seq`` order (a stored line holds no newline), and ``b""`` after the
+    last newline when the file ends with one."""
     # Sorted here, whatever order the rows came in: the server sends the lateral subquery's
     # order, which SQL does not promise for the join's output (sorting sorted rows is one
     # comparison per row).
     rows.sort(key=_SEQ)
     _, _, prefix, tail_newline = rows[0]
-    parts = [prefix.encode("utf-8")]
+    lines: list[bytes] = prefix.encode("utf-8").split(b"\n")
     if rows[0][0] is not None:
-        parts += [row[1] for row in rows]
+        lines += map(_LINE, rows)
     if tail_newline:
-        parts.append(b"")
-    return b"\n".join(parts)
+        lines.append(b"")
+    return lines
 
 
 def _text(line: bytes, where: str, number: int | None) -> str:

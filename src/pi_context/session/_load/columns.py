@@ -146,10 +146,8 @@ class EntryColumns(IndexedView[Entry]):
             buffer += raw
         else:
             start, end, rest = cut
-            view = memoryview(raw)
-            buffer += view[start:end]
-            buffer += view[rest:]
-            view.release()
+            buffer += raw[start:end]
+            buffer += raw[rest:]
         self._starts.append(len(buffer))
         self._tails.append(cut is not None)
         if self._pinned is not None:

@@ -30,6 +30,7 @@ __all__ = [
     "CURRENT_VERSION",
     "LoadProblem",
     "ScanResult",
+    "SplitBytes",
     "is_blank_line",
     "is_js_blank",
     "migrate_entries",
@@ -173,8 +174,42 @@ def _line_batches(
     yield pending, True
 
 
+class SplitBytes:
+    """A file's bytes held as their lines: ``lines`` are the bytes split on ``\\n`` (none holds
+    one), the last one what follows the last newline (``b""`` when the bytes end with one).
+    ``len()`` is the bytes' length; :func:`scan_lines` reads the lines as they are, with the
+    same result as for the joined bytes (a store that reads a file as lines need not join them
+    to have them split again)."""
+
+    __slots__ = ("lines", "size")
+
+    def __init__(self, lines: list[bytes]) -> None:
+        self.lines = lines
+        self.size = sum(map(len, lines)) + max(len(lines) - 1, 0)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def join(self) -> bytes:
+        """The bytes."""
+        return b"\n".join(self.lines)
+
+
+def _given_lines(data: SplitBytes, result: ScanResult) -> Iterator[tuple[Sequence[bytes], bool]]:
+    """:func:`_line_batches` of ``data``'s bytes, from its lines as they are (one batch)."""
+    lines = data.lines
+    last = lines[-1] if lines else b""
+    result.size = data.size
+    if last:
+        result.trailing_newline = False
+        result.unterminated_bytes = len(last)
+        yield lines, True
+    else:
+        yield lines[:-1], True
+
+
 def _scan(
-    chunks: Iterable[bytes],
+    chunks: Iterable[bytes] | SplitBytes,
     *,
     path: str | None,
     header_seen: bool,
@@ -183,6 +218,11 @@ def _scan(
 ) -> ScanResult:
     log = ProblemLog(path)
     result = ScanResult(log=log, entries=EntryColumns(log))
+    batches: Iterator[tuple[Sequence[bytes], bool]] = (
+        _given_lines(chunks, result)
+        if isinstance(chunks, SplitBytes)
+        else _line_batches(chunks, result)
+    )
     entries = result.entries
     problems = result.problems
     fast = _FAST.match
@@ -192,9 +232,9 @@ def _scan(
     previous_id = ""
     header_found = header_seen
     offset = 0
-    for lines, final in _line_batches(chunks, result):
-        last_index = offset + len(lines) - 1 if final else -1
-        for index, line in enumerate(lines, offset):
+    for batch, final in batches:
+        last_index = offset + len(batch) - 1 if final else -1
+        for index, line in enumerate(batch, offset):
             m = fast(line) if header_found and index != last_index else None
             if m is not None and line.endswith((b"}", b"}\r")):
                 kind_raw, id_raw, parent_raw, role_raw = m.group(1, 2, 3, 6)
@@ -265,13 +305,13 @@ def _scan(
                 result.header_line = number
                 continue
             entries.add(Entry.from_data(obj, line=number, raw=line, log=log))
-        offset += len(lines)
+        offset += len(batch)
     result.newlines = offset - (0 if result.trailing_newline else 1)
     return result
 
 
 def scan_lines(
-    data: bytes,
+    data: bytes | SplitBytes,
     *,
     path: str | None = None,
     strip_bom: bool = False,
@@ -285,13 +325,17 @@ def scan_lines(
     a leading BOM is ignored); the file loader, like pi's ``loadEntriesFromFile``, treats a
     BOM-prefixed first line as malformed. ``header_seen`` and ``first_line`` scan a tail of a
     file whose header was already read (lines numbered from ``first_line``).
+    ``data`` may be :class:`SplitBytes` (the same result, read from its lines).
     ``require_header=False`` takes the first JSON object as the header whatever it holds (pi's
     ``parseSessionEntries`` view) instead of raising.
     """
-    if strip_bom and data.startswith(b"\xef\xbb\xbf"):
+    if isinstance(data, SplitBytes):
+        if strip_bom and data.lines and data.lines[0].startswith(b"\xef\xbb\xbf"):
+            data = SplitBytes([data.lines[0][3:], *data.lines[1:]])
+    elif strip_bom and data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     return _scan(
-        (data,),
+        data if isinstance(data, SplitBytes) else (data,),
         path=path,
         header_seen=header_seen,
         first_line=first_line,
