@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pi_context.errors import StoreUnavailableError
 from pi_context.session.entries import Entry
 from pi_context.store import MemoryStore, SessionRef
 from pi_context.store.base import ANY_LEAF, AppendResult, _AnyLeaf
+
+CONFORMANCE_SESSIONS = sorted(
+    (Path(__file__).parents[1] / "data" / "conformance" / "sessions").glob("*/*.jsonl")
+)
+"""Every session file of the conformance data (pi 1.6.0's inputs), the damaged ones too."""
 
 
 def message(entry_id: str, parent: str | None, role: str, text: str) -> dict[str, Any]:

@@ -20,11 +20,9 @@ from pi_context.store import (
     SessionStore,
     open_store,
 )
-from tests.store.helpers import message
+from tests.store.helpers import CONFORMANCE_SESSIONS, message
 
-SESSIONS = sorted(
-    (Path(__file__).parents[1] / "data" / "conformance" / "sessions").glob("*/*.jsonl")
-)
+SESSIONS = CONFORMANCE_SESSIONS
 NOT_SESSIONS = {
     # no header line a reader accepts, or a header without an id: nothing to key them by
     "tiny_bom_header.jsonl",

@@ -28,11 +28,9 @@ from pi_context.store.base import (
     plan_append,
     prepare_entries,
 )
-from tests.store.helpers import message
+from tests.store.helpers import CONFORMANCE_SESSIONS, message
 
-SESSIONS = sorted(
-    (Path(__file__).parents[1] / "data" / "conformance" / "sessions").glob("*/*.jsonl")
-)
+SESSIONS = CONFORMANCE_SESSIONS
 
 
 def _pi_line(entry_id: str, parent: str | None, text: str) -> bytes:

@@ -7,7 +7,6 @@ import collections
 import json
 import logging
 import re
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -22,7 +21,7 @@ from pi_context.store import (
     open_store,
 )
 from pi_context.store.postgres import SCHEMA_VERSION, PostgresStore
-from tests.store.helpers import message
+from tests.store.helpers import CONFORMANCE_SESSIONS, message
 from tests.store.pg_server import PASSWORD, PgServer
 
 
@@ -526,12 +525,12 @@ def test_a_loaded_file_without_entries_is_its_prefix() -> None:
     assert _file_of([(None, None, "header", False)]) == b"header"
 
 
-_CONFORMANCE = sorted(
+_CONFORMANCE = [
     p
-    for p in (Path(__file__).parents[1] / "data" / "conformance" / "sessions").glob("*/*.jsonl")
+    for p in CONFORMANCE_SESSIONS
     if not p.name.startswith("tiny_")
     or p.name in ("tiny_crlf.jsonl", "tiny_header_no_newline.jsonl")
-)
+]
 
 
 def _common_words(data: bytes, count: int) -> list[str]:
