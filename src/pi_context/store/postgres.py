@@ -82,12 +82,13 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 """1: the tables; 2: with the function :data:`_APPEND_FUNCTION` (an append whose plan the
 server keeps); 3: that function's lookups go through the indexes by key, whatever the table's
 statistics (before: a plan made while the table looked empty read every entry of the session
 on each append), and its plan is made once per connection, not on every call; 4: the head row
-an append moves is updated in place (HOT): :data:`_HEAD_STEPS`."""
+an append moves is updated in place (HOT): :data:`_HEAD_STEPS`; 5: the entries' primary key
+carries the columns a tenant search reads of every entry: :data:`_KEY_STEPS`."""
 _LOCK_KEY: Final = 0x70695F7374  # the advisory lock migrate() takes ("pi_st")
 _TS_CONFIG: Final = "english"
 _ATTEMPTS: Final = 3
@@ -124,7 +125,8 @@ _SCHEMA: Final = [
         line text NOT NULL,
         raw bytea,
         tsv tsvector,
-        PRIMARY KEY (tenant_id, session_id, seq),
+        CONSTRAINT pi_entries_pkey PRIMARY KEY (tenant_id, session_id, seq)
+            INCLUDE (entry_id, parent_id, type, ref),
         FOREIGN KEY (tenant_id, session_id) REFERENCES pi_sessions ON DELETE CASCADE)""",
     """CREATE UNIQUE INDEX IF NOT EXISTS pi_entries_id
         ON pi_entries (tenant_id, session_id, entry_id, dup) WHERE entry_id IS NOT NULL""",
@@ -161,6 +163,21 @@ append changes it once a minute at most, and prune finds its candidates by it an
 its rows; pages written before keep their rows until one moves. The column is added without a
 value (no rewrite of the table): a session not written since has none, and prune reads those
 too."""
+
+_KEY_STEPS: Final = [
+    "CREATE UNIQUE INDEX pi_entries_key ON pi_entries (tenant_id, session_id, seq) "
+    "INCLUDE (entry_id, parent_id, type, ref)",
+    "ALTER TABLE pi_entries DROP CONSTRAINT pi_entries_pkey, "
+    "ADD CONSTRAINT pi_entries_pkey PRIMARY KEY USING INDEX pi_entries_key",
+]
+"""Version 5's steps (run by :meth:`PostgresStore.migrate` on a schema before it; a new schema
+creates the key so): the primary key of ``pi_entries`` also holds each entry's id, parent,
+type and ref (``INCLUDE``: stored in the index's leaf pages, not part of the key), so a tenant
+search reads a session's structure from the index alone (an index-only scan, for the pages
+the visibility map marks all-visible: vacuum marks them, autovacuum after enough inserts)
+instead of a heap page per entry. The index is built anew and then takes the key's place (the
+key's columns and uniqueness are the same): the build reads the whole table and blocks its
+writes until the migration's transaction ends."""
 
 _TENANT_OF_TRANSACTION: Final = "tenant_id = current_setting('pi_context.tenant', true)"
 _ROW_SECURITY: Final = [
@@ -283,6 +300,9 @@ _FIRST_APPEND_FUNCTION: Final = 2
 _FIRST_HOT_HEAD: Final = 4
 """The schema version from which :data:`_HEAD_STEPS` are done (before: ``updated_at`` is
 indexed and there is no ``updated_minute``)."""
+_FIRST_COVERING_KEY: Final = 5
+"""The schema version from which the primary key of ``pi_entries`` includes the columns a
+tenant search reads (:data:`_KEY_STEPS`)."""
 
 _IMPORT: Final = f"""
 INSERT INTO pi_entries
@@ -489,6 +509,8 @@ class PostgresStore:
             if row is not None and row[0] > SCHEMA_VERSION:
                 _check_version(row[0], self._host)
             steps = _HEAD_STEPS if row is None or row[0] < _FIRST_HOT_HEAD else []
+            if row is not None and row[0] < _FIRST_COVERING_KEY:
+                steps = [*steps, *_KEY_STEPS]
             for statement in [*_SCHEMA, *steps, _APPEND_FUNCTION]:
                 await conn.execute(statement)
             if row_level_security:
