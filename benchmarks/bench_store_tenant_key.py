@@ -1,6 +1,6 @@
 """Tenant-scoped recall on one PostgreSQL database with the entries' primary key covering
-(schema 5: ``INCLUDE (entry_id, parent_id, type, ref)``) and plain (schema 4's three
-columns), swapped back and forth on the same rows, so both sides meet the same data, the same
+(``migrate(covering_key=True)``: ``INCLUDE (entry_id, parent_id, type, ref)``) and plain (its
+three columns), swapped back and forth on the same rows, so both sides meet the same data, the same
 queries and the same load (rounds alternate). Sessions as ``bench_store_recall.py`` makes
 them. Each round times ``--queries`` tenant searches (p50 / p95 ms); then one search's first
 statement is shown by ``EXPLAIN (ANALYZE, BUFFERS)`` under each key: its scans of
@@ -121,7 +121,7 @@ async def main() -> None:
         f"load average {os.getloadavg()[0]:.1f}"
     )
     for covering in (False, True):
-        name = "covering (schema 5)" if covering else "plain (schema 4)"
+        name = "covering" if covering else "plain"
         runs = ", ".join(f"{p50:.1f} / {p95:.1f}" for p50, p95 in results[covering])
         print(f"{name}: tenant p50 / p95 ms per round: {runs}")
         print(f"  EXPLAIN: {plans[covering]}")

@@ -349,24 +349,9 @@ async def _entries_key(url: str) -> tuple[Any, ...]:
     return tuple(row)
 
 
-async def _as_version_4(url: str) -> None:
-    """Turn a migrated database back into the schema of version 4: the primary key of
-    ``pi_entries`` its three columns only."""
-    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-        for statement in (
-            "CREATE UNIQUE INDEX pi_entries_plain ON pi_entries (tenant_id, session_id, seq)",
-            "ALTER TABLE pi_entries DROP CONSTRAINT pi_entries_pkey, "
-            "ADD CONSTRAINT pi_entries_pkey PRIMARY KEY USING INDEX pi_entries_plain",
-            "UPDATE pi_store_schema SET version = 4",
-        ):
-            await conn.execute(statement)
-
-
 async def _as_version_3(url: str) -> None:
     """Turn a migrated database back into the schema of version 3: ``updated_at`` indexed,
-    no ``updated_minute``, pages filled, an append function that sets ``updated_at`` only
-    (and the entries' key of version 4)."""
-    await _as_version_4(url)
+    no ``updated_minute``, pages filled, an append function that sets ``updated_at`` only."""
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
         for statement in (
             "DROP INDEX pi_sessions_idle",
@@ -409,12 +394,7 @@ async def test_migrate_upgrades_a_version_3_database(pg_url: str) -> None:
         first = await older.append(busy, [message("a", None, "user", "q")], if_leaf=None)
         assert await older.prune(idle_seconds=3600) == 0
         await older.migrate()
-        migrated = (
-            SCHEMA_VERSION,
-            ["pi_sessions_idle", "pi_sessions_pkey"],
-            ["fillfactor=50"],
-            True,
-        )
+        migrated = (4, ["pi_sessions_idle", "pi_sessions_pkey"], ["fillfactor=50"], True)
         assert await _head_schema(pg_url) == migrated
         minutes = await _minutes(pg_url)
         assert minutes["quiet"][0] is None
@@ -439,47 +419,42 @@ async def test_migrate_upgrades_a_version_3_database(pg_url: str) -> None:
         await older.aclose()
 
 
-async def test_migrate_upgrades_a_version_4_database_to_the_covering_key(pg_url: str) -> None:
+async def test_migrate_with_covering_key_swaps_the_entries_key_in_once(pg_url: str) -> None:
     indexes = ["pi_entries_id", "pi_entries_pkey", "pi_entries_tsv"]
     store = await _opened(pg_url)
     try:
         await store.migrate()
-        assert await _entries_key(pg_url) == (SCHEMA_VERSION, _COVERING_KEY, indexes)
+        assert await _entries_key(pg_url) == (SCHEMA_VERSION, _PLAIN_KEY, indexes)
         ref = await store.create(tenant="acme", cwd="/w", session_id="kept")
         await store.append(ref, [message("a", None, "user", "alpha question")], if_leaf=None)
         await store.append(ref, [message("b", "a", "assistant", "alpha answer")], if_leaf="a")
-    finally:
-        await store.aclose()
-    await _as_version_4(pg_url)
-    assert await _entries_key(pg_url) == (4, _PLAIN_KEY, indexes)
-    older = await _opened(pg_url)  # not migrated yet: appends and searches on version 4
-    try:
-        await older.append(ref, [message("c", "b", "user", "alpha again")], if_leaf="b")
-        before = await older.search_tenant("acme", "alpha")
-        await older.migrate()
-        assert await _entries_key(pg_url) == (SCHEMA_VERSION, _COVERING_KEY, indexes)
-        assert await older.search_tenant("acme", "alpha") == before
+        await store.append(ref, [message("c", "b", "user", "alpha again")], if_leaf="b")
+        before = await store.search_tenant("acme", "alpha")
         assert len(before) == 3
-        await older.append(ref, [message("d", "c", "assistant", "r")], if_leaf="c")
+        await store.migrate(covering_key=True)
+        assert await _entries_key(pg_url) == (SCHEMA_VERSION, _COVERING_KEY, indexes)
+        assert await store.search_tenant("acme", "alpha") == before
+        await store.append(ref, [message("d", "c", "assistant", "r")], if_leaf="c")
         with pytest.raises(psycopg.errors.UniqueViolation):  # still the key: a seq once
             async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
                 await conn.execute(
                     "INSERT INTO pi_entries (tenant_id, session_id, seq, line) "
                     "VALUES ('acme', 'kept', 1, '{}')"
                 )
-        await older.migrate()  # again: nothing changes
+        await store.migrate(covering_key=True)  # again: nothing changes
+        await store.migrate()  # nor without it: the key stays
         assert await _entries_key(pg_url) == (SCHEMA_VERSION, _COVERING_KEY, indexes)
-        loaded = await older.load(ref)
+        loaded = await store.load(ref)
         assert [e["id"] for e in loaded.entries] == ["a", "b", "c", "d"]
     finally:
-        await older.aclose()
+        await store.aclose()
 
 
 async def test_a_tenant_search_reads_the_structure_from_the_key_alone(pg_url: str) -> None:
     # after a vacuum, the structure read is an index-only scan of the primary key
     store = await _opened(pg_url)
     try:
-        await store.migrate()
+        await store.migrate(covering_key=True)
         ref = await store.create(tenant="acme", cwd="/w", session_id="s")
         leaf = None
         for n in range(50):

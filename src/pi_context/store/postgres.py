@@ -8,7 +8,8 @@ Tables (created by :meth:`PostgresStore.migrate`):
   and the minute it was last written (UTC), the one column of the row an append changes that
   is indexed (see :data:`_HEAD_STEPS`).
 * ``pi_entries``: one row per line after the header, keyed ``(tenant_id, session_id, seq)``
-  (``seq`` counts from 1 without gaps): the exact line as ``text``, the entry's id, parent,
+  (``seq`` counts from 1 without gaps; with ``migrate(covering_key=True)`` the key's index
+  includes the id, parent, type and ref: :data:`_KEY_STEPS`): the exact line as ``text``, the entry's id, parent,
   type, role, timestamp and the entry it points at, and a ``tsvector`` of its searchable text
   (at most :data:`~pi_context.store.base.INDEXED_CHARS` characters of it), under a GIN index
   over ``(tenant_id, session_id, tsv)`` (``btree_gin``). No foreign key joins an entry to its
@@ -82,13 +83,12 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 4
 """1: the tables; 2: with the function :data:`_APPEND_FUNCTION` (an append whose plan the
 server keeps); 3: that function's lookups go through the indexes by key, whatever the table's
 statistics (before: a plan made while the table looked empty read every entry of the session
 on each append), and its plan is made once per connection, not on every call; 4: the head row
-an append moves is updated in place (HOT): :data:`_HEAD_STEPS`; 5: the entries' primary key
-carries the columns a tenant search reads of every entry: :data:`_KEY_STEPS`."""
+an append moves is updated in place (HOT): :data:`_HEAD_STEPS`."""
 _LOCK_KEY: Final = 0x70695F7374  # the advisory lock migrate() takes ("pi_st")
 _TS_CONFIG: Final = "english"
 _ATTEMPTS: Final = 3
@@ -125,8 +125,7 @@ _SCHEMA: Final = [
         line text NOT NULL,
         raw bytea,
         tsv tsvector,
-        CONSTRAINT pi_entries_pkey PRIMARY KEY (tenant_id, session_id, seq)
-            INCLUDE (entry_id, parent_id, type, ref),
+        PRIMARY KEY (tenant_id, session_id, seq),
         FOREIGN KEY (tenant_id, session_id) REFERENCES pi_sessions ON DELETE CASCADE)""",
     """CREATE UNIQUE INDEX IF NOT EXISTS pi_entries_id
         ON pi_entries (tenant_id, session_id, entry_id, dup) WHERE entry_id IS NOT NULL""",
@@ -170,14 +169,21 @@ _KEY_STEPS: Final = [
     "ALTER TABLE pi_entries DROP CONSTRAINT pi_entries_pkey, "
     "ADD CONSTRAINT pi_entries_pkey PRIMARY KEY USING INDEX pi_entries_key",
 ]
-"""Version 5's steps (run by :meth:`PostgresStore.migrate` on a schema before it; a new schema
-creates the key so): the primary key of ``pi_entries`` also holds each entry's id, parent,
-type and ref (``INCLUDE``: stored in the index's leaf pages, not part of the key), so a tenant
-search reads a session's structure from the index alone (an index-only scan, for the pages
-the visibility map marks all-visible: vacuum marks them, autovacuum after enough inserts)
-instead of a heap page per entry. The index is built anew and then takes the key's place (the
-key's columns and uniqueness are the same): the build reads the whole table and blocks its
-writes until the migration's transaction ends."""
+"""The covering key (``migrate(covering_key=True)``, on any schema version: the key's columns,
+uniqueness and name stay, so every statement and every version of this code work with either
+key): the primary key of ``pi_entries`` also holds each entry's id, parent, type and ref
+(``INCLUDE``: stored in the index's leaf pages, not part of the key), so a tenant search reads
+a session's structure from the index alone (an index-only scan, for the pages the visibility
+map marks all-visible: vacuum marks them, autovacuum after enough inserts) instead of a heap
+page per entry. Its cost is on the append path: each entry's key entry is larger (about 9%
+more WAL per append of two entries). The index is built anew and then takes the key's place:
+the build reads the whole table and blocks its writes until the migration's transaction
+ends."""
+_HAS_COVERING_KEY: Final = (
+    "SELECT i.indnatts > i.indnkeyatts FROM pg_constraint c "
+    "JOIN pg_index i ON i.indexrelid = c.conindid "
+    "WHERE c.conrelid = 'pi_entries'::regclass AND c.contype = 'p'"
+)
 
 _TENANT_OF_TRANSACTION: Final = "tenant_id = current_setting('pi_context.tenant', true)"
 _ROW_SECURITY: Final = [
@@ -300,9 +306,7 @@ _FIRST_APPEND_FUNCTION: Final = 2
 _FIRST_HOT_HEAD: Final = 4
 """The schema version from which :data:`_HEAD_STEPS` are done (before: ``updated_at`` is
 indexed and there is no ``updated_minute``)."""
-_FIRST_COVERING_KEY: Final = 5
-"""The schema version from which the primary key of ``pi_entries`` includes the columns a
-tenant search reads (:data:`_KEY_STEPS`)."""
+
 
 _IMPORT: Final = f"""
 INSERT INTO pi_entries
@@ -485,7 +489,9 @@ class PostgresStore:
 
     # -- schema --------------------------------------------------------------------------------------
 
-    async def migrate(self, *, row_level_security: bool = False) -> None:
+    async def migrate(
+        self, *, row_level_security: bool = False, covering_key: bool = False
+    ) -> None:
         """Create or upgrade the schema; idempotent, and safe from many processes at once (an
         advisory transaction lock serializes them). A schema newer than this code is refused.
 
@@ -495,7 +501,13 @@ class PostgresStore:
         tables (the application's role) then reads and writes one tenant's rows per
         statement, whatever the query says; the store sets the tenant itself. It stays on once
         set (a later ``migrate()`` without it does not turn it off). Stores opened before it
-        was turned on must be reopened."""
+        was turned on must be reopened.
+
+        ``covering_key=True`` rebuilds the primary key of the entries to include each entry's
+        id, parent, type and ref (:data:`_KEY_STEPS`): a tenant search then reads each
+        candidate session's structure from the index alone, once vacuum has marked the pages
+        all-visible; appends write about 9% more WAL. The build blocks writes to the entries
+        until the migration ends. It stays once made; results are the same either way."""
         from psycopg import errors as pg
 
         async with self._conn() as conn, conn.transaction():
@@ -509,10 +521,13 @@ class PostgresStore:
             if row is not None and row[0] > SCHEMA_VERSION:
                 _check_version(row[0], self._host)
             steps = _HEAD_STEPS if row is None or row[0] < _FIRST_HOT_HEAD else []
-            if row is not None and row[0] < _FIRST_COVERING_KEY:
-                steps = [*steps, *_KEY_STEPS]
             for statement in [*_SCHEMA, *steps, _APPEND_FUNCTION]:
                 await conn.execute(statement)
+            if covering_key:
+                covered = await (await conn.execute(_HAS_COVERING_KEY)).fetchone()
+                if not (covered and covered[0]):
+                    for statement in _KEY_STEPS:
+                        await conn.execute(statement)
             if row_level_security:
                 for statement in _ROW_SECURITY:
                     await conn.execute(statement)
@@ -1081,7 +1096,8 @@ _BRANCH_TYPES: Final = ("compaction", "context_edit", "branch_summary")
 _KEPT: Final = ", ".join(f"'{t}'" for t in _BRANCH_TYPES)
 
 # The columns of one session of a tenant search's batch (``s.sid``): the ids and parents of
-# every entry (arrays in seq order, read by the session's primary-key range), the seq, type
+# every entry (arrays in seq order, read by the session's primary-key range: from the index
+# alone when it is the covering key, on pages vacuum marked all-visible), the seq, type
 # and ref of the entries the branch rules look at, and the seq, role, timestamp and line of
 # the session's candidates (``k``: session id and seq).
 _SESSION_COLUMNS: Final = f"""
