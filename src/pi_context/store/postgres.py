@@ -9,8 +9,8 @@ Tables (created by :meth:`PostgresStore.migrate`):
   is indexed (see :data:`_HEAD_STEPS`).
 * ``pi_entries``: one row per line after the header, keyed ``(tenant_id, session_id, seq)``
   (``seq`` counts from 1 without gaps; with ``migrate(covering_key=True)`` the key's index
-  includes the id, parent, type and ref: :data:`_KEY_STEPS`): the exact line as ``text``, the entry's id, parent,
-  type, role, timestamp and the entry it points at, and a ``tsvector`` of its searchable text
+  includes the id, parent, type and ref: :data:`_KEY_STEPS`): the exact line as ``text``, the
+  entry's id, parent, type, role, timestamp and the entry it points at, and a ``tsvector`` of its searchable text
   (at most :data:`~pi_context.store.base.INDEXED_CHARS` characters of it), under a GIN index
   over ``(tenant_id, session_id, tsv)`` (``btree_gin``). No foreign key joins an entry to its
   parent: an imported damaged file keeps lines whose parent is missing, byte for byte.
@@ -306,7 +306,6 @@ _FIRST_APPEND_FUNCTION: Final = 2
 _FIRST_HOT_HEAD: Final = 4
 """The schema version from which :data:`_HEAD_STEPS` are done (before: ``updated_at`` is
 indexed and there is no ``updated_minute``)."""
-
 
 _IMPORT: Final = f"""
 INSERT INTO pi_entries
