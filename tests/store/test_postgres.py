@@ -7,7 +7,7 @@ import collections
 import json
 import logging
 import re
-from typing import Any
+from typing import Any, Final
 
 import psycopg
 import pytest
@@ -324,6 +324,30 @@ async def _head_schema(url: str) -> tuple[Any, ...]:
     return tuple(row)
 
 
+_PLAIN_KEY: Final = (
+    "CREATE UNIQUE INDEX pi_entries_pkey ON public.pi_entries "
+    "USING btree (tenant_id, session_id, seq)"
+)
+_COVERING_KEY: Final = _PLAIN_KEY + " INCLUDE (entry_id, parent_id, type, ref)"
+
+
+async def _entries_key(url: str) -> tuple[Any, ...]:
+    """The schema version, the primary key of ``pi_entries`` (its constraint's index, as
+    ``CREATE INDEX``) and the names of the table's indexes."""
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        row = await (
+            await conn.execute(
+                "SELECT (SELECT version FROM pi_store_schema), "
+                "(SELECT pg_get_indexdef(conindid) FROM pg_constraint "
+                " WHERE conrelid = 'pi_entries'::regclass AND contype = 'p'), "
+                "(SELECT array_agg(indexname::text ORDER BY indexname) FROM pg_indexes "
+                " WHERE tablename = 'pi_entries')"
+            )
+        ).fetchone()
+    assert row is not None
+    return tuple(row)
+
+
 async def _as_version_3(url: str) -> None:
     """Turn a migrated database back into the schema of version 3: ``updated_at`` indexed,
     no ``updated_minute``, pages filled, an append function that sets ``updated_at`` only."""
@@ -392,6 +416,63 @@ async def test_migrate_upgrades_a_version_3_database(pg_url: str) -> None:
         assert await _minutes(pg_url) == {}
     finally:
         await older.aclose()
+
+
+async def test_migrate_with_covering_key_swaps_the_entries_key_in_once(pg_url: str) -> None:
+    indexes = ["pi_entries_id", "pi_entries_pkey", "pi_entries_tsv"]
+    store = await _opened(pg_url)
+    try:
+        await store.migrate()
+        assert await _entries_key(pg_url) == (SCHEMA_VERSION, _PLAIN_KEY, indexes)
+        ref = await store.create(tenant="acme", cwd="/w", session_id="kept")
+        await store.append(ref, [message("a", None, "user", "alpha question")], if_leaf=None)
+        await store.append(ref, [message("b", "a", "assistant", "alpha answer")], if_leaf="a")
+        await store.append(ref, [message("c", "b", "user", "alpha again")], if_leaf="b")
+        before = await store.search_tenant("acme", "alpha")
+        assert len(before) == 3
+        await store.migrate(covering_key=True)
+        assert await _entries_key(pg_url) == (SCHEMA_VERSION, _COVERING_KEY, indexes)
+        assert await store.search_tenant("acme", "alpha") == before
+        await store.append(ref, [message("d", "c", "assistant", "r")], if_leaf="c")
+        with pytest.raises(psycopg.errors.UniqueViolation):  # still the key: a seq once
+            async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
+                await conn.execute(
+                    "INSERT INTO pi_entries (tenant_id, session_id, seq, line) "
+                    "VALUES ('acme', 'kept', 1, '{}')"
+                )
+        await store.migrate(covering_key=True)  # again: nothing changes
+        await store.migrate()  # nor without it: the key stays
+        assert await _entries_key(pg_url) == (SCHEMA_VERSION, _COVERING_KEY, indexes)
+        loaded = await store.load(ref)
+        assert [e["id"] for e in loaded.entries] == ["a", "b", "c", "d"]
+    finally:
+        await store.aclose()
+
+
+async def test_a_tenant_search_reads_the_structure_from_the_key_alone(pg_url: str) -> None:
+    # after a vacuum, the structure read is an index-only scan of the primary key
+    store = await _opened(pg_url)
+    try:
+        await store.migrate(covering_key=True)
+        ref = await store.create(tenant="acme", cwd="/w", session_id="s")
+        leaf = None
+        for n in range(50):
+            entry = message(f"m{n}", leaf, "user", f"word{n} common")
+            leaf = (await store.append(ref, [entry], if_leaf=leaf)).leaf_id
+    finally:
+        await store.aclose()
+    from pi_context.store.postgres import _TENANT_BATCH
+
+    async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as conn:
+        await conn.execute("VACUUM (ANALYZE) pi_entries")
+        await conn.execute("SET enable_seqscan = off")
+        await conn.execute("SET enable_bitmapscan = off")
+        sql = _TENANT_BATCH.replace("%(sids)s", "ARRAY['s']").replace("%(t)s", "'acme'")
+        sql = sql.replace("%(key_sids)s", "ARRAY['s']").replace("%(key_seqs)s", "ARRAY['3']")
+        rows = await (await conn.execute(f"EXPLAIN (ANALYZE, COSTS OFF) {sql}")).fetchall()
+    plan = "\n".join(r[0] for r in rows)
+    assert re.search(r"Index Only Scan using pi_entries_pkey", plan), plan
+    assert re.search(r"Heap Fetches: 0\b", plan), plan
 
 
 async def test_an_append_updates_the_head_row_in_place(pg_url: str) -> None:

@@ -8,8 +8,9 @@ Tables (created by :meth:`PostgresStore.migrate`):
   and the minute it was last written (UTC), the one column of the row an append changes that
   is indexed (see :data:`_HEAD_STEPS`).
 * ``pi_entries``: one row per line after the header, keyed ``(tenant_id, session_id, seq)``
-  (``seq`` counts from 1 without gaps): the exact line as ``text``, the entry's id, parent,
-  type, role, timestamp and the entry it points at, and a ``tsvector`` of its searchable text
+  (``seq`` counts from 1 without gaps; with ``migrate(covering_key=True)`` the key's index
+  includes the id, parent, type and ref: :data:`_KEY_STEPS`): the exact line as ``text``, the
+  entry's id, parent, type, role, timestamp and the entry it points at, and a ``tsvector`` of its searchable text
   (at most :data:`~pi_context.store.base.INDEXED_CHARS` characters of it), under a GIN index
   over ``(tenant_id, session_id, tsv)`` (``btree_gin``). No foreign key joins an entry to its
   parent: an imported damaged file keeps lines whose parent is missing, byte for byte.
@@ -162,6 +163,28 @@ append changes it once a minute at most, and prune finds its candidates by it an
 its rows; pages written before keep their rows until one moves. The column is added without a
 value (no rewrite of the table): a session not written since has none, and prune reads those
 too."""
+
+_KEY_STEPS: Final = [
+    "CREATE UNIQUE INDEX pi_entries_key ON pi_entries (tenant_id, session_id, seq) "
+    "INCLUDE (entry_id, parent_id, type, ref)",
+    "ALTER TABLE pi_entries DROP CONSTRAINT pi_entries_pkey, "
+    "ADD CONSTRAINT pi_entries_pkey PRIMARY KEY USING INDEX pi_entries_key",
+]
+"""The covering key (``migrate(covering_key=True)``, on any schema version: the key's columns,
+uniqueness and name stay, so every statement and every version of this code work with either
+key): the primary key of ``pi_entries`` also holds each entry's id, parent, type and ref
+(``INCLUDE``: stored in the index's leaf pages, not part of the key), so a tenant search reads
+a session's structure from the index alone (an index-only scan, for the pages the visibility
+map marks all-visible: vacuum marks them, autovacuum after enough inserts) instead of a heap
+page per entry. Its cost is on the append path: each entry's key entry is larger (about 9%
+more WAL per append of two entries). The index is built anew and then takes the key's place:
+the build reads the whole table and blocks its writes until the migration's transaction
+ends."""
+_HAS_COVERING_KEY: Final = (
+    "SELECT i.indnatts > i.indnkeyatts FROM pg_constraint c "
+    "JOIN pg_index i ON i.indexrelid = c.conindid "
+    "WHERE c.conrelid = 'pi_entries'::regclass AND c.contype = 'p'"
+)
 
 _TENANT_OF_TRANSACTION: Final = "tenant_id = current_setting('pi_context.tenant', true)"
 _ROW_SECURITY: Final = [
@@ -467,7 +490,9 @@ class PostgresStore:
 
     # -- schema --------------------------------------------------------------------------------------
 
-    async def migrate(self, *, row_level_security: bool = False) -> None:
+    async def migrate(
+        self, *, row_level_security: bool = False, covering_key: bool = False
+    ) -> None:
         """Create or upgrade the schema; idempotent, and safe from many processes at once (an
         advisory transaction lock serializes them). A schema newer than this code is refused.
 
@@ -477,7 +502,13 @@ class PostgresStore:
         tables (the application's role) then reads and writes one tenant's rows per
         statement, whatever the query says; the store sets the tenant itself. It stays on once
         set (a later ``migrate()`` without it does not turn it off). Stores opened before it
-        was turned on must be reopened."""
+        was turned on must be reopened.
+
+        ``covering_key=True`` rebuilds the primary key of the entries to include each entry's
+        id, parent, type and ref (:data:`_KEY_STEPS`): a tenant search then reads each
+        candidate session's structure from the index alone, once vacuum has marked the pages
+        all-visible; appends write about 9% more WAL. The build blocks writes to the entries
+        until the migration ends. It stays once made; results are the same either way."""
         from psycopg import errors as pg
 
         async with self._conn() as conn, conn.transaction():
@@ -493,6 +524,11 @@ class PostgresStore:
             steps = _HEAD_STEPS if row is None or row[0] < _FIRST_HOT_HEAD else []
             for statement in [*_SCHEMA, *steps, _APPEND_FUNCTION]:
                 await conn.execute(statement)
+            if covering_key:
+                covered = await (await conn.execute(_HAS_COVERING_KEY)).fetchone()
+                if not (covered and covered[0]):
+                    for statement in _KEY_STEPS:
+                        await conn.execute(statement)
             if row_level_security:
                 for statement in _ROW_SECURITY:
                     await conn.execute(statement)
@@ -1066,7 +1102,8 @@ _BRANCH_TYPES: Final = ("compaction", "context_edit", "branch_summary")
 _KEPT: Final = ", ".join(f"'{t}'" for t in _BRANCH_TYPES)
 
 # The columns of one session of a tenant search's batch (``s.sid``): the ids and parents of
-# every entry (arrays in seq order, read by the session's primary-key range), the seq, type
+# every entry (arrays in seq order, read by the session's primary-key range: from the index
+# alone when it is the covering key, on pages vacuum marked all-visible), the seq, type
 # and ref of the entries the branch rules look at, and the seq, role, timestamp and line of
 # the session's candidates (``k``: session id and seq).
 _SESSION_COLUMNS: Final = f"""
