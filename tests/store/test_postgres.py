@@ -418,11 +418,39 @@ async def test_migrate_upgrades_a_version_3_database(pg_url: str) -> None:
         await older.aclose()
 
 
+async def _with_plain_key(url: str) -> None:
+    """The entries' primary key made plain, as an earlier version created it."""
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await conn.execute(
+            "CREATE UNIQUE INDEX pi_entries_plain ON pi_entries (tenant_id, session_id, seq)"
+        )
+        await conn.execute(
+            "ALTER TABLE pi_entries DROP CONSTRAINT pi_entries_pkey, "
+            "ADD CONSTRAINT pi_entries_pkey PRIMARY KEY USING INDEX pi_entries_plain"
+        )
+
+
+async def test_a_new_database_gets_the_covering_key(pg_url: str) -> None:
+    store = await _opened(pg_url)
+    try:
+        await store.migrate()
+        key = await _entries_key(pg_url)
+        assert key == (
+            SCHEMA_VERSION,
+            _COVERING_KEY,
+            ["pi_entries_id", "pi_entries_pkey", "pi_entries_tsv"],
+        )
+    finally:
+        await store.aclose()
+
+
 async def test_migrate_with_covering_key_swaps_the_entries_key_in_once(pg_url: str) -> None:
     indexes = ["pi_entries_id", "pi_entries_pkey", "pi_entries_tsv"]
     store = await _opened(pg_url)
     try:
         await store.migrate()
+        await _with_plain_key(pg_url)  # a table an earlier version made
+        await store.migrate()  # without the flag: the plain key stays
         assert await _entries_key(pg_url) == (SCHEMA_VERSION, _PLAIN_KEY, indexes)
         ref = await store.create(tenant="acme", cwd="/w", session_id="kept")
         await store.append(ref, [message("a", None, "user", "alpha question")], if_leaf=None)

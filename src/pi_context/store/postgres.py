@@ -8,8 +8,9 @@ Tables (created by :meth:`PostgresStore.migrate`):
   and the minute it was last written (UTC), the one column of the row an append changes that
   is indexed (see :data:`_HEAD_STEPS`).
 * ``pi_entries``: one row per line after the header, keyed ``(tenant_id, session_id, seq)``
-  (``seq`` counts from 1 without gaps; with ``migrate(covering_key=True)`` the key's index
-  includes the id, parent, type and ref: :data:`_KEY_STEPS`): the exact line as ``text``, the
+  (``seq`` counts from 1 without gaps; the key's index also holds the id, parent, type and
+  ref, on a table an older version made once ``migrate(covering_key=True)`` rebuilt it:
+  :data:`_KEY_STEPS`): the exact line as ``text``, the
   entry's id, parent, type, role, timestamp and the entry it points at, and a ``tsvector`` of its searchable text
   (at most :data:`~pi_context.store.base.INDEXED_CHARS` characters of it), under a GIN index
   over ``(tenant_id, session_id, tsv)`` (``btree_gin``). No foreign key joins an entry to its
@@ -126,7 +127,7 @@ _SCHEMA: Final = [
         line text NOT NULL,
         raw bytea,
         tsv tsvector,
-        PRIMARY KEY (tenant_id, session_id, seq),
+        PRIMARY KEY (tenant_id, session_id, seq) INCLUDE (entry_id, parent_id, type, ref),
         FOREIGN KEY (tenant_id, session_id) REFERENCES pi_sessions ON DELETE CASCADE)""",
     """CREATE UNIQUE INDEX IF NOT EXISTS pi_entries_id
         ON pi_entries (tenant_id, session_id, entry_id, dup) WHERE entry_id IS NOT NULL""",
@@ -170,7 +171,8 @@ _KEY_STEPS: Final = [
     "ALTER TABLE pi_entries DROP CONSTRAINT pi_entries_pkey, "
     "ADD CONSTRAINT pi_entries_pkey PRIMARY KEY USING INDEX pi_entries_key",
 ]
-"""The covering key (``migrate(covering_key=True)``, on any schema version: the key's columns,
+"""The covering key, on a table made without it (new tables are made with it;
+``migrate(covering_key=True)`` rebuilds an older one's, on any schema version: the key's columns,
 uniqueness and name stay, so every statement and every version of this code work with either
 key): the primary key of ``pi_entries`` also holds each entry's id, parent, type and ref
 (``INCLUDE``: stored in the index's leaf pages, not part of the key), so a tenant search reads
@@ -504,11 +506,13 @@ class PostgresStore:
         set (a later ``migrate()`` without it does not turn it off). Stores opened before it
         was turned on must be reopened.
 
-        ``covering_key=True`` rebuilds the primary key of the entries to include each entry's
-        id, parent, type and ref (:data:`_KEY_STEPS`): a tenant search then reads each
-        candidate session's structure from the index alone, once vacuum has marked the pages
-        all-visible; appends write about 9% more WAL. The build blocks writes to the entries
-        until the migration ends. It stays once made; results are the same either way."""
+        The entries' primary key includes each entry's id, parent, type and ref (a covering
+        key): a tenant search reads each candidate session's structure from the index alone,
+        once vacuum has marked the pages all-visible, for about 9% more WAL per append. New
+        tables are made with it. A table an earlier version made keeps its plain key (the
+        rebuild blocks writes, so it is not done unasked) until ``covering_key=True``
+        rebuilds it (:data:`_KEY_STEPS`); the build blocks writes to the entries until the
+        migration ends. It stays once made; results are the same either way."""
         from psycopg import errors as pg
 
         async with self._conn() as conn, conn.transaction():
