@@ -46,6 +46,7 @@ def test_resume_twice_or_without_pause_changes_nothing() -> None:
 
 def test_a_collector_someone_else_turned_off_stays_off() -> None:
     gc.disable()
+    gc.unfreeze()  # an earlier test in this process may have frozen its objects
     collector.pause()
     collector.resume()
     assert not gc.isenabled()
