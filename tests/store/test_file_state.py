@@ -234,6 +234,29 @@ async def test_a_replaced_or_shrunk_file_is_read_whole_again(
     assert b'"cwd":"/v"' in path.read_bytes()
 
 
+async def test_a_file_rewritten_in_place_at_the_same_size_is_read_whole_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, ref, path = await _new(tmp_path)
+    await store.append(ref, [message("u1", None, "user", "first")])
+    await store.append(ref, [message("a1", "u1", "assistant", "reply")])
+    await store.append(ref, [message("u2", "a1", "user", "third " * 100)])
+    reads = _reads(monkeypatch)
+    # an earlier line's id changed; the header and the last line (longer than the bytes
+    # checked before the known end) kept; not a byte longer
+    data = path.read_bytes()
+    changed = data.replace(b'"id":"a1"', b'"id":"b1"', 1)
+    assert len(changed) == len(data)
+    assert data[-300:] == changed[-300:]
+    stat = os.stat(path)
+    with path.open("r+b") as out:
+        out.write(changed)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    # a retry of a1 is no longer a retry: a1 is not stored any more
+    await _append_as_expected(store, ref, path, [message("a1", "u1", "assistant", "reply")])
+    assert reads[0][0] == 0
+
+
 async def test_two_stores_on_one_directory_see_each_others_appends(tmp_path: Path) -> None:
     first, ref, path = await _new(tmp_path)
     second = await open_store(tmp_path / "files")

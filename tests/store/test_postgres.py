@@ -613,9 +613,13 @@ async def test_a_loaded_session_holds_its_lines_until_its_bytes_are_read(pg_url:
         await store.aclose()
 
 
-def test_a_loaded_file_puts_its_rows_in_seq_order() -> None:
-    from pi_context.store.postgres import _file_of
+def _file_of(rows: list[Any]) -> bytes:
+    from pi_context.store.postgres import _lines_of
 
+    return b"\n".join(_lines_of(rows))  # as export_bytes joins them
+
+
+def test_a_loaded_file_puts_its_rows_in_seq_order() -> None:
     header = '{"type":"session","id":"s"}'
     rows: list[Any] = [
         (3, b"third", None, None),
@@ -628,8 +632,6 @@ def test_a_loaded_file_puts_its_rows_in_seq_order() -> None:
 
 
 def test_a_loaded_file_without_entries_is_its_prefix() -> None:
-    from pi_context.store.postgres import _file_of
-
     assert _file_of([(None, None, "pre\nheader", True)]) == b"pre\nheader\n"
     assert _file_of([(None, None, "header", False)]) == b"header"
 

@@ -179,7 +179,7 @@ def mid_window_reserve(context_window: int) -> int:
     low, high = 2 * DEFAULT_RESERVE_TOKENS, 4 * DEFAULT_RESERVE_TOKENS
     if not low < context_window < high:
         return 0
-    rising = context_window // RESERVE_WINDOW_DIVISOR + (context_window - low) // 2
+    rising = (5 * context_window - 3 * low) // 6  # a third of it, plus half of what is over low
     falling = 3 * DEFAULT_RESERVE_TOKENS - context_window // 2
     return min(context_window // 2, rising, falling)
 

@@ -10,7 +10,10 @@ wrote it (:class:`KnownFile`), and on the next append, under the same locks:
   bytes just before the known end are still what they were: only the bytes past the known end
   are read and parsed (none when nobody else wrote; a line another writer such as pi appended
   meanwhile; a torn last line);
-* anything else (replaced, shrunk, rewritten): the whole file is read again.
+* anything else (replaced, shrunk, written since at the same size, or its header line or the
+  bytes before the known end changed): the whole file is read again. A file rewritten in
+  place to a greater size that keeps those bytes is taken as grown (pi only appends; its one
+  rewrite, a version migration, changes the header line).
 
 Every line is read with the session reader's own rules, as a read of the whole file would read
 it: the reader decodes the file's last line in full and reads the others by their head, so the
@@ -87,9 +90,13 @@ class KnownFile:
     # -- reading --------------------------------------------------------------------------------
 
     def same_file(self, fd: int, stat: os.stat_result) -> bool:
-        """Whether the file open as ``fd`` still starts with what is known of it."""
+        """Whether the file open as ``fd`` still starts with what is known of it: the same
+        file, not shorter, not written since at the same size, and its header line and the
+        bytes before the known end unchanged."""
         if (stat.st_dev, stat.st_ino) != (self.dev, self.ino) or stat.st_size < self.size:
             return False
+        if stat.st_size == self.size and stat.st_mtime_ns != self.mtime_ns:
+            return False  # rewritten in place (an append would have made it longer)
         check_from = self.size - len(self.check)
         return (
             os.pread(fd, len(self.head), 0) == self.head

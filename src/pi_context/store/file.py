@@ -192,6 +192,7 @@ class FileStore:
                     stat = os.fstat(handle.fd)
                     if known is not None and known.same_file(handle.fd, stat):
                         unread = known.catch_up(handle.fd, size)
+                        known.mtime_ns = stat.st_mtime_ns
                     else:
                         state = read_file(ref, handle.fd, size, stat)
                         if isinstance(state, bytes):  # not even a complete header line

@@ -9,8 +9,8 @@ Tables (created by :meth:`PostgresStore.migrate`):
   is indexed (see :data:`_HEAD_STEPS`).
 * ``pi_entries``: one row per line after the header, keyed ``(tenant_id, session_id, seq)``
   (``seq`` counts from 1 without gaps; the key's index also holds the id, parent, type and
-  ref, on a table an older version made once ``migrate(covering_key=True)`` rebuilt it:
-  :data:`_KEY_STEPS`): the exact line as ``text``, the
+  ref: on new tables, and on one an older version made once ``migrate(covering_key=True)``
+  rebuilt it, :data:`_KEY_STEPS`): the exact line as ``text``, the
   entry's id, parent, type, role, timestamp and the entry it points at, and a ``tsvector`` of its searchable text
   (at most :data:`~pi_context.store.base.INDEXED_CHARS` characters of it), under a GIN index
   over ``(tenant_id, session_id, tsv)`` (``btree_gin``). No foreign key joins an entry to its
@@ -53,6 +53,7 @@ from pi_context.errors import (
 from pi_context.session._load.scan import SplitBytes
 from pi_context.session.entries import Entry
 from pi_context.session.problems import bounded
+from pi_context.session.search.query import BRANCH_TYPES
 from pi_context.session.search.text import SNIPPET_CHARS
 from pi_context.session.store import Session
 from pi_context.store.base import (
@@ -180,8 +181,8 @@ a session's structure from the index alone (an index-only scan, for the pages th
 map marks all-visible: vacuum marks them, autovacuum after enough inserts) instead of a heap
 page per entry. Its cost is on the append path: each entry's key entry is larger (about 9%
 more WAL per append of two entries). The index is built anew and then takes the key's place:
-the build reads the whole table and blocks its writes until the migration's transaction
-ends."""
+the build reads the whole table and blocks its writes (reads go on) until the migration's
+transaction ends; the swap, near the migration's end, blocks reads too until it commits."""
 _HAS_COVERING_KEY: Final = (
     "SELECT i.indnatts > i.indnkeyatts FROM pg_constraint c "
     "JOIN pg_index i ON i.indexrelid = c.conindid "
@@ -512,7 +513,7 @@ class PostgresStore:
         tables are made with it. A table an earlier version made keeps its plain key (the
         rebuild blocks writes, so it is not done unasked) until ``covering_key=True``
         rebuilds it (:data:`_KEY_STEPS`); the build blocks writes to the entries until the
-        migration ends. It stays once made; results are the same either way."""
+        migration ends, and the swap at its end reads too. It stays once made; results are the same either way."""
         from psycopg import errors as pg
 
         async with self._conn() as conn, conn.transaction():
@@ -526,13 +527,19 @@ class PostgresStore:
             if row is not None and row[0] > SCHEMA_VERSION:
                 _check_version(row[0], self._host)
             steps = _HEAD_STEPS if row is None or row[0] < _FIRST_HOT_HEAD else []
-            for statement in [*_SCHEMA, *steps, _APPEND_FUNCTION]:
+            for statement in _SCHEMA:
                 await conn.execute(statement)
+            swap: list[str] = []
             if covering_key:
                 covered = await (await conn.execute(_HAS_COVERING_KEY)).fetchone()
                 if not (covered and covered[0]):
-                    for statement in _KEY_STEPS:
-                        await conn.execute(statement)
+                    # The key's index is built before anything takes a lock that stops
+                    # reads (the head steps lock the sessions, the swap the entries): those
+                    # locks last from their statement to the end of the migration.
+                    build, *swap = _KEY_STEPS
+                    await conn.execute(build)
+            for statement in [*steps, *swap, _APPEND_FUNCTION]:
+                await conn.execute(statement)
             if row_level_security:
                 for statement in _ROW_SECURITY:
                     await conn.execute(statement)
@@ -1099,11 +1106,7 @@ def _structure(columns: Sequence[list[Any] | None]) -> Any:
     )
 
 
-_BRANCH_TYPES: Final = ("compaction", "context_edit", "branch_summary")
-"""The entry types whose type and ref the branch rules read (the session package's
-:mod:`~pi_context.session.search.query`); every other entry's type is not needed there."""
-
-_KEPT: Final = ", ".join(f"'{t}'" for t in _BRANCH_TYPES)
+_KEPT: Final = ", ".join(f"'{t}'" for t in BRANCH_TYPES)
 
 # The columns of one session of a tenant search's batch (``s.sid``): the ids and parents of
 # every entry (arrays in seq order, read by the session's primary-key range: from the index
@@ -1300,17 +1303,12 @@ def _not_found(ref: SessionRef) -> SessionNotFoundError:
     return SessionNotFoundError(f"no session {ref.id!r} in tenant {ref.tenant!r}")
 
 
-def _file_of(rows: list[Any]) -> bytes:
-    """A session's file from the rows of :data:`_LOAD` (``seq``, line, and the prefix and
-    ``tail_newline`` on the first row): the prefix, the lines in ``seq`` order, each
-    separated by a newline, and a newline after the last when the file ends with one."""
-    return b"\n".join(_lines_of(rows))
-
-
 def _lines_of(rows: list[Any]) -> list[bytes]:
-    """The file of :func:`_file_of` as its lines, split on ``\\n``: the prefix's lines, the
-    entries' lines in ``seq`` order (a stored line holds no newline), and ``b""`` after the
-    last newline when the file ends with one."""
+    """A session's file as its lines, split on ``\\n``, from the rows of :data:`_LOAD`
+    (``seq``, line, and the prefix and ``tail_newline`` on the first row): the prefix's lines,
+    the entries' lines in ``seq`` order (a stored line holds no newline), and ``b""`` after the
+    last newline when the file ends with one (joined with newlines: the file's bytes, as
+    :meth:`PostgresStore.export_bytes` gives them)."""
     # Sorted here, whatever order the rows came in: the server sends the lateral subquery's
     # order, which SQL does not promise for the join's output (sorting sorted rows is one
     # comparison per row).

@@ -373,6 +373,18 @@ def test_a_tab_list_narrows_as_the_word_grows_until_an_entry_is_chosen(tmp_path:
     assert _complete(completer, "!cat bravo/", tab=True) == []  # empty directory
 
 
+def test_only_the_one_path_a_tab_found_counts_as_inserted_at_once(tmp_path: Path) -> None:
+    _tree(tmp_path, "my notes.txt", "alpha.txt", "alps.txt")
+    completer = EditorCompleter(_NoCommands(), lambda: tmp_path)
+    (alone,) = _complete(completer, "my", tab=True)  # one path, quoted: inserted at once
+    assert isinstance(alone, FileCompletion)
+    assert (alone.text, alone.alone) == ('"my notes.txt"', True)
+    assert len(_complete(completer, "al", tab=True)) == 2  # a list
+    (narrowed,) = _complete(completer, "alph")  # typed on to one entry: still a list to choose
+    assert isinstance(narrowed, FileCompletion)
+    assert (narrowed.text, narrowed.alone) == ("alpha.txt", False)
+
+
 def test_a_single_tab_candidate_opens_no_list(tmp_path: Path) -> None:
     _tree(tmp_path, "only.txt")
     completer = EditorCompleter(_NoCommands(), lambda: tmp_path)

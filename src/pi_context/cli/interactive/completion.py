@@ -471,13 +471,25 @@ def _completed_path(typed: str, name: str) -> str:
 class FileCompletion(Completion):
     """An entry of an ``@`` list or of Tab's path list (``chosen``: told when it is picked)."""
 
-    def __init__(self, *args: Any, chosen: Callable[[], None] | None = None, **kw: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        chosen: Callable[[], None] | None = None,
+        alone: bool = False,
+        **kw: Any,
+    ) -> None:
         super().__init__(*args, **kw)
         self.chosen = chosen
+        self.alone = alone
+        """The one path a Tab press found (inserted at once, not a list to choose from)."""
 
 
 def _completion(
-    suggestion: Suggestion, prefix: str, chosen: Callable[[], None] | None = None
+    suggestion: Suggestion,
+    prefix: str,
+    chosen: Callable[[], None] | None = None,
+    *,
+    alone: bool = False,
 ) -> FileCompletion:
     after = " " if prefix.startswith("@") and not suggestion.is_dir else ""
     return FileCompletion(
@@ -486,6 +498,7 @@ def _completion(
         display=shown(suggestion.label),
         display_meta=shown(suggestion.description),
         chosen=chosen,
+        alone=alone,
     )
 
 
@@ -541,7 +554,8 @@ class EditorCompleter(Completer):
         found = path_suggestions(prefix, self.cwd())
         if len(found) < 2:  # nothing, or inserted at once: no list stays open
             self._tab_word = None
-        return [_completion(s, prefix, self._close_tab_list) for s in found]
+        alone = event.completion_requested and len(found) == 1
+        return [_completion(s, prefix, self._close_tab_list, alone=alone) for s in found]
 
     def get_completions(
         self, document: Document, complete_event: CompleteEvent
@@ -583,7 +597,7 @@ def tab_path_inserted(state: CompletionState) -> bool:
         len(state.completions) == 1
         and state.complete_index == 0
         and isinstance(state.completions[0], FileCompletion)
-        and state.completions[0].chosen is not None
+        and state.completions[0].alone
     )
 
 

@@ -240,6 +240,10 @@ class _BranchView:
 _MARKERS: Final = ("compaction", "context_edit")
 """The entry types on a branch that replace others in its context."""
 
+BRANCH_TYPES: Final = (*_MARKERS, "branch_summary")
+"""Every entry type whose type and ref the branch rules here read (a store that reads a
+session's structure in part reads these entries' types and refs, and no other's)."""
+
 
 def _indexes(values: list[str], value: str, end: int) -> list[int]:
     """Where ``value`` is in ``values[:end]`` (each search a C scan)."""
