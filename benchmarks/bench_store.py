@@ -257,14 +257,10 @@ async def main() -> None:
         await _listing(args.list, args.stored)
         return
     counts = [int(c) for c in args.sessions.split(",")]
-    rows: list[tuple[str, int, int, float, float, float, str, str, str, str]] = []
+    rows: list[_Row] = []
     if args.file_only:
         for count in counts:
-            with tempfile.TemporaryDirectory() as folder:
-                files = await open_store(folder)
-                rate, lat, cpu = await _run(files, count, args.seconds, args.stored)
-                p50, p99 = _p(lat, 0.5), _p(lat, 0.99)
-                rows.append(("file", count, rate, p50, p99, cpu, "-", "-", "-", "-"))
+            rows.append(await _file_row("file", count, args.seconds, args.stored))
         _print(rows)
         return
     with running_server() as server:
@@ -297,15 +293,22 @@ async def main() -> None:
             )
             if args.postgres_only:
                 continue
-            with tempfile.TemporaryDirectory() as folder:
-                files = await open_store(folder)
-                rate, lat, cpu = await _run(files, count, args.seconds, args.stored)
-                p50, p99 = _p(lat, 0.5), _p(lat, 0.99)
-                rows.append(("file (baseline)", count, rate, p50, p99, cpu, "-", "-", "-", "-"))
+            rows.append(await _file_row("file (baseline)", count, args.seconds, args.stored))
     _print(rows)
 
 
-def _print(rows: list[tuple[str, int, int, float, float, float, str, str, str, str]]) -> None:
+_Row = tuple[str, int, int, float, float, float, str, str, str, str]
+
+
+async def _file_row(name: str, count: int, seconds: float, stored: int) -> _Row:
+    """The file store's row: ``count`` sessions appended to in a fresh directory."""
+    with tempfile.TemporaryDirectory() as folder:
+        files = await open_store(folder)
+        rate, lat, cpu = await _run(files, count, seconds, stored)
+    return (name, count, rate, _p(lat, 0.5), _p(lat, 0.99), cpu, "-", "-", "-", "-")
+
+
+def _print(rows: list[_Row]) -> None:
     print(
         "| store | sessions | appends/s (2 entries each) | p50 ms | p99 ms "
         "| client CPU us/append | server CPU us/append | HOT head updates | pi_sessions kB "
