@@ -24,6 +24,7 @@ from pi_context.errors import (
     SessionFormatError,
     StoreError,
 )
+from pi_context.session._file.writer import appended_bytes
 from pi_context.session._load.scan import (
     CURRENT_VERSION,
     ScanResult,
@@ -469,13 +470,7 @@ def check_batch(
 
 def append_lines(data: bytes, lines: Sequence[bytes]) -> bytes:
     """The file bytes after appending ``lines`` as a session file's append writes them."""
-    out = bytearray(data)
-    if out and not out.endswith(b"\n"):
-        out += b" \n"
-    for line in lines:
-        out += line
-        out += b"\n"
-    return bytes(out)
+    return data + appended_bytes(lines, after_newline=not data or data.endswith(b"\n"))
 
 
 def stored_view(ref: SessionRef, data: bytes | SplitBytes) -> StoredSession:

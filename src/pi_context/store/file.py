@@ -26,6 +26,7 @@ from pi_context.errors import (
     SessionNotFoundError,
     StoreError,
 )
+from pi_context.session._file.writer import appended_bytes
 from pi_context.session.entries import Entry
 from pi_context.session.search.text import SNIPPET_CHARS
 from pi_context.session.store import Session
@@ -211,9 +212,7 @@ class FileStore:
                     if done is not None:
                         return done
                     before = known.lines + (1 if unread.data else 0)
-                    written = (b" \n" if unread.data else b"") + b"".join(
-                        e.line + b"\n" for e in batch
-                    )
+                    written = appended_bytes([e.line for e in batch], after_newline=not unread.data)
                     keep = None  # not true of the file until the write is whole
                     handle.append(written)
                     handle.sync()
@@ -276,8 +275,6 @@ class FileStore:
 
         return await asyncio.to_thread(run)
 
-    # -- leases ----------------------------------------------------------------------------------
-
     async def search_tenant(
         self,
         tenant: str,
@@ -297,6 +294,8 @@ class FileStore:
             all_branches=all_branches,
             snippet_chars=snippet_chars,
         )
+
+    # -- leases ----------------------------------------------------------------------------------
 
     def lease(self, ref: SessionRef, *, owner: str, ttl: float = 30.0) -> Lease:
         return Lease(self, ref, owner, ttl)

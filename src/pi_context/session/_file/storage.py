@@ -11,7 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pi_context.errors import SessionError
-from pi_context.session._file.writer import SessionFile, atomic_write, remove_stale_temp_files
+from pi_context.session._file.writer import (
+    SessionFile,
+    appended_bytes,
+    atomic_write,
+    remove_stale_temp_files,
+)
 from pi_context.session._load.scan import CURRENT_VERSION, ScanResult, scan_lines
 
 __all__ = ["ForeignLines", "SessionStorage"]
@@ -123,9 +128,7 @@ class SessionStorage:
                 raise SessionError("session file shrank since it was read", path=self.path)
             if size > self._size:
                 self._merge_foreign(handle, size, on_foreign)
-            data = line + b"\n"
-            if not handle.ends_with_newline(size):
-                data = b" \n" + data
+            data = appended_bytes([line], after_newline=handle.ends_with_newline(size))
             written = handle.append(data)
         self._size = size + written
         self._known_lines += data.count(b"\n")

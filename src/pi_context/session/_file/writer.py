@@ -22,7 +22,7 @@ import contextlib
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Final
 
@@ -35,6 +35,14 @@ __all__ = ["SessionFile", "atomic_write", "remove_stale_temp_files", "temp_name_
 
 _POLL_SECONDS = 0.01
 _TEMP_SUFFIX: Final = ".pictx-tmp"
+
+
+def appended_bytes(lines: Iterable[bytes], *, after_newline: bool) -> bytes:
+    """What an append writes: each line (holding no newline) and a newline, after ``" \\n"``
+    when the file does not end with a newline (``after_newline`` false: a torn last line),
+    so the first new line starts on a line of its own."""
+    body = b"".join(line + b"\n" for line in lines)
+    return body if after_newline else b" \n" + body
 
 
 class SessionFile:
