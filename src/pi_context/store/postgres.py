@@ -513,7 +513,8 @@ class PostgresStore:
         tables are made with it. A table an earlier version made keeps its plain key (the
         rebuild blocks writes, so it is not done unasked) until ``covering_key=True``
         rebuilds it (:data:`_KEY_STEPS`); the build blocks writes to the entries until the
-        migration ends, and the swap at its end reads too. It stays once made; results are the same either way."""
+        migration ends, and the swap at its end blocks reads too. It stays once made; results
+        are the same either way."""
         from psycopg import errors as pg
 
         async with self._conn() as conn, conn.transaction():
@@ -1082,6 +1083,15 @@ class _FetchedIndex:
         return None
 
 
+def _in_seq_order(seqs: list[int], columns: list[list[Any]]) -> tuple[list[int], list[list[Any]]]:
+    """``seqs`` and ``columns`` (a value per seq each) in ``seq`` order: as they are when the
+    subquery's order was kept (checked by sorting: a C pass), else rearranged."""
+    if seqs == sorted(seqs):
+        return seqs, columns
+    order = sorted(range(len(seqs)), key=seqs.__getitem__)
+    return [seqs[i] for i in order], [[c[i] for i in order] for c in columns]
+
+
 def _structure(columns: Sequence[list[Any] | None]) -> Any:
     """One session's :class:`IndexedEntries` from its columns as arrays (``seq``, id, parent,
     type, role, timestamp, ref; ``None`` when it has no entry), in ``seq`` order."""
@@ -1090,11 +1100,9 @@ def _structure(columns: Sequence[list[Any] | None]) -> Any:
     seqs = columns[0]
     if not seqs:
         return IndexedEntries()
-    rows: Sequence[Sequence[Any]] = [c or [] for c in columns[1:]]
-    if seqs != sorted(seqs):  # the subquery's order was not kept (sorted: a C pass)
-        order = sorted(range(len(seqs)), key=seqs.__getitem__)
-        rows = [[c[i] for i in order] for c in rows]
-    ids, parents, types, roles, stamps, refs = (list(c) for c in rows)
+    _, (ids, parents, types, roles, stamps, refs) = _in_seq_order(
+        seqs, [c or [] for c in columns[1:]]
+    )
     return IndexedEntries(
         ids=ids,
         parents=parents,
@@ -1179,12 +1187,7 @@ def _lean_structure(columns: Sequence[list[Any] | None]) -> tuple[Any, dict[int,
     cand_seqs, cand_roles, cand_stamps, cand_lines = columns[6:10]
     if not seqs or not ids:
         return IndexedEntries(), {}
-    parents = parents or []
-    if seqs != sorted(seqs):  # the subquery's order was not kept (sorted: a C pass)
-        order = sorted(range(len(seqs)), key=seqs.__getitem__)
-        seqs = [seqs[i] for i in order]
-        ids = [ids[i] for i in order]
-        parents = [parents[i] for i in order]
+    seqs, (ids, parents) = _in_seq_order(seqs, [ids, parents or []])
     by_id = dict(zip(ids, range(len(ids)), strict=True))
     if len(by_id) != len(ids):
         return None

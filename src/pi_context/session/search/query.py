@@ -179,18 +179,7 @@ class _BranchView:
         path = _linear_path(structure, leaf)
         linear = path is not None
         if path is None:
-            path = []
-            by_id = structure.by_id
-            parents = structure.parents
-            row = leaf
-            while row is not None:
-                path.append(row)
-                parent = parents[row]
-                row = by_id.get(parent) if parent is not None else None
-                if len(path) > len(parents):  # a parent cycle: keep the entries before it repeats
-                    path = list(dict.fromkeys(path))
-                    break
-            path.reverse()
+            path = _walked_path(structure, leaf)
         self.position = dict(zip(path, range(len(path)), strict=True))
         if linear:  # a row is its own position: find the marked rows by scanning in C
             marked = sorted(
@@ -271,6 +260,24 @@ def _linear_path(structure: IndexedEntries, leaf: int | None) -> list[int] | Non
     if first is not None and first in by_id:
         return None
     return list(range(leaf + 1))
+
+
+def _walked_path(structure: IndexedEntries, leaf: int | None) -> list[int]:
+    """The branch ending at ``leaf``, root first, found by walking the parents (a parent cycle:
+    the entries before it repeats)."""
+    path: list[int] = []
+    by_id = structure.by_id
+    parents = structure.parents
+    row = leaf
+    while row is not None:
+        path.append(row)
+        parent = parents[row]
+        row = by_id.get(parent) if parent is not None else None
+        if len(path) > len(parents):
+            path = list(dict.fromkeys(path))
+            break
+    path.reverse()
+    return path
 
 
 def _row_of(structure: IndexedEntries, entry_id: str | None) -> int | None:
