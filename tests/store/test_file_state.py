@@ -309,8 +309,7 @@ def test_the_least_recently_used_files_are_let_go_past_the_lines_kept(tmp_path: 
             head=b"",
             check=b"",
             version=3,
-            lines=lines,
-            starts=array("q"),
+            starts=array("q", range(lines)),  # a line's offset each
             ids={},
             leaf_if_last=None,
             leaf_if_more=None,

@@ -76,16 +76,20 @@ class KnownFile:
     check: bytes
     """The last bytes (at most :data:`_CHECK_BYTES`) before ``size``."""
     version: int
-    lines: int
-    """Lines after the header line (entries, blank and damaged lines alike)."""
     starts: array[int]
-    """Each of those lines' offset in the file (``starts[seq - 1]``)."""
+    """The offset in the file of each line after the header line (entries, blank and damaged
+    lines alike): ``starts[seq - 1]``."""
     ids: dict[str, int]
     """Each entry id → the seq of its last line."""
     leaf_if_last: str | None
     """The leaf when the file ends at ``size`` (its last line decoded in full)."""
     leaf_if_more: str | None
     """The leaf over ``[0, size)`` when lines follow (its last line read by its head)."""
+
+    @property
+    def lines(self) -> int:
+        """Lines after the header line."""
+        return len(self.starts)
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -115,7 +119,7 @@ class KnownFile:
     def _take(self, chunk: bytes) -> None:
         """Take in ``chunk``: complete lines (ending with a newline) at the known end."""
         offset = self.size
-        seq = self.lines
+        first = seq = self.lines
         starts = self.starts
         ids = self.ids
         pos = 0
@@ -127,9 +131,8 @@ class KnownFile:
             if meta is not None:
                 ids[meta.id] = seq
             pos = newline + 1
-        count = seq - self.lines
+        count = seq - first
         self.leaf_if_more, self.leaf_if_last = _leaves(self.leaf_if_more, chunk, count)
-        self.lines = seq
         self.size = offset + len(chunk)
         self.check = (self.check + chunk)[-_CHECK_BYTES:]
 
@@ -168,7 +171,6 @@ class KnownFile:
             self.starts.append(offset)
             self.ids[entry.id] = seq
             offset += len(entry.line) + 1
-        self.lines = seq
         self.leaf_if_last = self.leaf_if_more = batch[-1].id
         self.check = (self.check + unread.data + written)[-_CHECK_BYTES:]
         self.size = offset
@@ -243,7 +245,6 @@ def read_file(
         head=data[:head_end],
         check=data[max(0, head_end - _CHECK_BYTES) : head_end],
         version=scan.version,
-        lines=0,
         starts=array("q"),
         ids={},
         leaf_if_last=None,
