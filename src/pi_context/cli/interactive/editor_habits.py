@@ -264,12 +264,7 @@ def editor_habit_bindings(keymap: Keymap, actions: HabitActions) -> KeyBindings:
     ``keymap``."""
     bindings = KeyBindings()
 
-    def on(action: str) -> Callable[[Callable[[KeyPressEvent], None]], None]:
-        def add(handler: Callable[[KeyPressEvent], None]) -> None:
-            for keys in keymap.sequences(action):
-                bindings.add(*keys)(handler)
-
-        return add
+    on = keymap.binder(bindings)
 
     if not any(keys == ("c-z",) for bound in keymap.keys.values() for keys in bound):
 

@@ -27,13 +27,19 @@ terminals send for it with extended keys (``CSI code;mod u`` and xterm's ``CSI 2
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.keys import Keys
+
+if TYPE_CHECKING:
+    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+    KeyHandler = Callable[[KeyPressEvent], None]
+    """A key binding's handler."""
 
 __all__ = [
     "DEFAULT_KEYS",
@@ -358,6 +364,19 @@ class Keymap:
 
     def sequences(self, action: str) -> tuple[KeySeq, ...]:
         return self.keys.get(action, ())
+
+    def binder(self, bindings: KeyBindings) -> Callable[[str], Callable[[KeyHandler], None]]:
+        """``on(action)``: a decorator adding its handler to ``bindings`` on every key
+        sequence of ``action``."""
+
+        def on(action: str) -> Callable[[KeyHandler], None]:
+            def add(handler: KeyHandler) -> None:
+                for keys in self.sequences(action):
+                    bindings.add(*keys)(handler)
+
+            return add
+
+        return on
 
     def label(self, action: str) -> str:
         """The action's keys as ``/hotkeys`` writes them (``Ctrl+G``; ``(none)``)."""

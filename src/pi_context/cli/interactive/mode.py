@@ -153,12 +153,7 @@ def _key_bindings(
     keymap = keymap if keymap is not None else load_keymap(None)
     bindings = KeyBindings()
 
-    def on(action: str) -> Callable[[Callable[[KeyPressEvent], None]], None]:
-        def add(handler: Callable[[KeyPressEvent], None]) -> None:
-            for keys in keymap.sequences(action):
-                bindings.add(*keys)(handler)
-
-        return add
+    on = keymap.binder(bindings)
 
     if escape_on_empty is not None:
         on_empty = escape_on_empty
